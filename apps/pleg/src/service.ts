@@ -1,0 +1,12 @@
+import type { ServiceDefinition } from '@app/service';
+import { PlegModule } from './pleg.module.js';
+
+const schema = {};
+
+export const definition: ServiceDefinition<typeof schema> = {
+  service: 'pleg',
+  defaultPort: 10313,
+  schema,
+  module: PlegModule,
+  buckets: ['podCache', 'leases'],
+};

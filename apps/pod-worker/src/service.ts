@@ -1,0 +1,12 @@
+import type { ServiceDefinition } from '@app/service';
+import { PodWorkerModule } from './pod-worker.module.js';
+
+const schema = {};
+
+export const definition: ServiceDefinition<typeof schema> = {
+  service: 'pod-worker',
+  defaultPort: 10312,
+  schema,
+  module: PodWorkerModule,
+  buckets: ['workers', 'leases'],
+};

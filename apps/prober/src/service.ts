@@ -1,0 +1,11 @@
+import type { ServiceDefinition } from '@app/service';
+import { ProberModule } from './prober.module.js';
+
+const schema = {};
+
+export const definition: ServiceDefinition<typeof schema> = {
+  service: 'prober',
+  defaultPort: 10314,
+  schema,
+  module: ProberModule,
+};

@@ -1,0 +1,5 @@
+import { Module } from '@nestjs/common';
+
+/** syncLoop / syncLoopIteration, podManager, admission, workQueue, housekeeping. */
+@Module({})
+export class SyncLoopModule {}

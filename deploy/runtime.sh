@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The node's container runtime for kubelet-split: containerd with its own
+# root, state and socket (never a system containerd's), CRI configured for
+# this machine, the CNI bridge config, and the locally built images.
+#
+# usage: deploy/runtime.sh start|stop|status|address
+#   start   start containerd unless ours already answers; import the images if missing
+#   stop    stop every task in the k8s.io namespace, then the containerd we started
+#   status  exit 0 when our containerd answers
+#   address print the socket path
+# Paths can be moved with KS_RUNTIME_STATE (default /run/kubelet-split)
+# and KS_RUNTIME_ROOT (default /var/lib/kubelet-split).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+state=${KS_RUNTIME_STATE:-/run/kubelet-split}
+root=${KS_RUNTIME_ROOT:-/var/lib/kubelet-split}
+sock="$state/containerd/containerd.sock"
+pidfile="$state/containerd.pid"
+log="$state/containerd.log"
+conf="$state/containerd-config.toml"
+cni_dir="$state/cni/net.d"
+
+answers() { timeout 5 ctr --address "$sock" version >/dev/null 2>&1; }
+
+render() {
+  local snapshotter=$1
+  mkdir -p "$state/containerd" "$root/containerd" "$cni_dir" "$root/cni/networks"
+  sed -e "s#@ROOT@#$root/containerd#g" -e "s#@STATE@#$state/containerd#g" \
+      -e "s#@CNI_CONF_DIR@#$cni_dir#g" -e "s#@SNAPSHOTTER@#$snapshotter#g" \
+      "$here/containerd/config.toml.in" > "$conf"
+  sed -e "s#/var/lib/kubelet-split/cni/networks#$root/cni/networks#" \
+      "$here/cni/10-kubelet-split.conflist" > "$cni_dir/10-kubelet-split.conflist"
+}
+
+launch() {
+  nohup containerd --config "$conf" >>"$log" 2>&1 &
+  echo $! > "$pidfile"
+  for _ in $(seq 1 100); do
+    answers && return 0
+    kill -0 "$(cat "$pidfile")" 2>/dev/null || { echo "runtime.sh: containerd exited; see $log" >&2; tail -20 "$log" >&2; return 1; }
+    sleep 0.1
+  done
+  echo "runtime.sh: containerd did not answer on $sock within 10s; see $log" >&2
+  return 1
+}
+
+stop_containerd() {
+  [ -f "$pidfile" ] || return 0
+  local pid; pid=$(cat "$pidfile")
+  if kill -0 "$pid" 2>/dev/null && grep -q containerd "/proc/$pid/comm" 2>/dev/null; then
+    kill -TERM "$pid"
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
+  fi
+  rm -f "$pidfile"
+}
+
+images_present() {
+  local have; have=$(ctr --address "$sock" -n k8s.io images ls -q 2>/dev/null)
+  grep -qx 'localhost/kubelet-split/pause:3.10' <<<"$have" && grep -qx 'localhost/kubelet-split/busybox:1.35' <<<"$have"
+}
+
+case "${1:-}" in
+  start)
+    if answers; then
+      echo "runtime.sh: containerd already answers on $sock"
+    else
+      render overlayfs
+      launch
+      if ! ctr --address "$sock" plugins ls 2>/dev/null | grep -E 'io.containerd.snapshotter.v1 +overlayfs ' | grep -q ' ok'; then
+        echo "runtime.sh: overlayfs is not usable here; falling back to the native snapshotter"
+        stop_containerd
+        render native
+        launch
+      fi
+      echo "runtime.sh: containerd $(containerd --version | awk '{print $3}') on $sock (pid $(cat "$pidfile"), log $log)"
+    fi
+    if ! images_present; then
+      snap=$(sed -n 's/^ *snapshotter = "\(.*\)"/\1/p' "$conf" 2>/dev/null | head -1)
+      CONTAINERD_ADDRESS="$sock" SNAPSHOTTER="${snap:-overlayfs}" "$here/images/build.sh" --out "$state/images"
+    fi
+    ;;
+  stop)
+    if answers; then
+      # Tasks first, so that no shim or container is left behind.
+      for id in $(ctr --address "$sock" -n k8s.io tasks ls -q 2>/dev/null); do
+        ctr --address "$sock" -n k8s.io tasks kill -s SIGKILL "$id" >/dev/null 2>&1 || true
+      done
+      for _ in $(seq 1 30); do
+        [ -z "$(ctr --address "$sock" -n k8s.io tasks ls -q 2>/dev/null | head -1)" ] && break
+        for id in $(ctr --address "$sock" -n k8s.io tasks ls -q 2>/dev/null); do
+          ctr --address "$sock" -n k8s.io tasks delete "$id" >/dev/null 2>&1 || true
+        done
+        sleep 0.1
+      done
+    fi
+    stop_containerd
+    ;;
+  status) answers ;;
+  address) echo "$sock" ;;
+  *) echo "usage: $0 start|stop|status|address" >&2; exit 2 ;;
+esac

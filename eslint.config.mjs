@@ -1,0 +1,47 @@
+// Type-aware lint (STYLE.md 13): every promise handled, exhaustive switches,
+// and one door per lib: `@app/<lib>` only, never a path into a lib.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', '**/*.mjs', '**/*.js'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
+      '@typescript-eslint/no-extraneous-class': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['@app/*/*'], message: 'Import a lib through its one door: @app/<lib>.' },
+            { group: ['**/libs/*/src/*', '**/libs/*/src/**', '../../libs/**', '../../../libs/**'], message: 'Import a lib through its path alias @app/<lib>, not by path.' },
+            { group: ['**/apps/**'], message: 'Apps never import each other (or be imported by libs).' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Tests may reach an app's definition and the deploy files; they still go through @app/* for libs.
+    files: ['test/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['@app/*/*'], message: 'Import a lib through its one door: @app/<lib>.' },
+            { group: ['**/libs/*/src/*', '**/libs/*/src/**'], message: 'Import a lib through its path alias @app/<lib>, not by path.' },
+          ],
+        },
+      ],
+    },
+  },
+);

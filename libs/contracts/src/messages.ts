@@ -1,0 +1,200 @@
+/**
+ * The payloads that travel on our subjects. Each carries a `type` versioned in
+ * its name (`kubelet.v1.pod_update`); fields are only ever added, never
+ * repurposed, so a v1 reader keeps working when a field appears.
+ */
+import type { Pod } from './kube.js';
+import type { PodOperation, ProbeType } from './subjects.js';
+import { POD_OPERATIONS, PROBE_TYPES } from './subjects.js';
+
+export const MessageTypes = {
+  podUpdate: 'kubelet.v1.pod_update',
+  sourcesReady: 'kubelet.v1.sources_ready',
+  podLifecycleEvent: 'kubelet.v1.pod_lifecycle_event',
+  probeResult: 'kubelet.v1.probe_result',
+  updatePodOptions: 'kubelet.v1.update_pod_options',
+  workDone: 'kubelet.v1.work_done',
+  statusCommand: 'kubelet.v1.status_command',
+  proberCommand: 'kubelet.v1.prober_command',
+  event: 'kubelet.v1.event',
+} as const;
+export type MessageType = (typeof MessageTypes)[keyof typeof MessageTypes];
+
+/** configCh's PodUpdate: the pods of one source and what happened to them. */
+export interface PodUpdateMessage {
+  type: typeof MessageTypes.podUpdate;
+  op: PodOperation;
+  /** kubetypes source: "file", "http" or "api". */
+  source: string;
+  pods: Pod[];
+}
+
+/** sourcesReady: these sources have each delivered one full listing. */
+export interface SourcesReadyMessage {
+  type: typeof MessageTypes.sourcesReady;
+  sources: string[];
+}
+
+/** pleg.PodLifecycleEventType */
+export const POD_LIFECYCLE_EVENT_TYPES = ['ContainerStarted', 'ContainerDied', 'ContainerRemoved', 'PodSync', 'ContainerChanged'] as const;
+export type PodLifecycleEventType = (typeof POD_LIFECYCLE_EVENT_TYPES)[number];
+
+/** pleg.PodLifecycleEvent: ID is the pod UID, data the container ID where there is one. */
+export interface PodLifecycleEventMessage {
+  type: typeof MessageTypes.podLifecycleEvent;
+  id: string;
+  eventType: PodLifecycleEventType;
+  data?: string;
+}
+
+export const PROBE_RESULTS = ['Success', 'Failure', 'Unknown'] as const;
+export type ProbeResultValue = (typeof PROBE_RESULTS)[number];
+
+/** results.Update: one probe's result changed (or a liveness failure repeated). */
+export interface ProbeResultMessage {
+  type: typeof MessageTypes.probeResult;
+  probeType: ProbeType;
+  podUid: string;
+  containerId: string;
+  containerName?: string;
+  result: ProbeResultValue;
+  message?: string;
+}
+
+/** kubetypes.SyncPodType */
+export const SYNC_POD_TYPES = ['SyncPodSync', 'SyncPodUpdate', 'SyncPodCreate', 'SyncPodKill'] as const;
+export type SyncPodType = (typeof SYNC_POD_TYPES)[number];
+
+/** The kubelet's UpdatePodOptions, as dispatchWork sends it. */
+export interface UpdatePodOptionsMessage {
+  type: typeof MessageTypes.updatePodOptions;
+  updateType: SyncPodType;
+  /** RFC 3339: when the sync loop first saw the change (for pod start latency). */
+  startTime: string;
+  pod: Pod;
+  killPodOptions?: { gracePeriodOverride?: number; reason?: string; message?: string };
+}
+
+/** completeWork: requeue this pod after `requeueAfterMs`. */
+export interface WorkDoneMessage {
+  type: typeof MessageTypes.workDone;
+  podUid: string;
+  requeueAfterMs: number;
+  error?: string;
+}
+
+/** A statusManager call; `verb` is in the subject too. */
+export interface StatusCommandMessage {
+  type: typeof MessageTypes.statusCommand;
+  podUid: string;
+  /** Verb-specific arguments (a PodStatus, a container ID and readiness, ...). */
+  args: Record<string, unknown>;
+}
+
+/** A probeManager call; `verb` is in the subject. */
+export interface ProberCommandMessage {
+  type: typeof MessageTypes.proberCommand;
+  pods: Pod[];
+}
+
+/** recorder.Eventf, as a core/v1 Event would carry it. */
+export interface EventMessage {
+  type: typeof MessageTypes.event;
+  involvedObject: { kind: string; namespace?: string; name: string; uid?: string; fieldPath?: string };
+  eventType: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+  source: { component: string; host: string };
+  timestamp: string;
+}
+
+export type Message =
+  | PodUpdateMessage
+  | SourcesReadyMessage
+  | PodLifecycleEventMessage
+  | ProbeResultMessage
+  | UpdatePodOptionsMessage
+  | WorkDoneMessage
+  | StatusCommandMessage
+  | ProberCommandMessage
+  | EventMessage;
+
+export type MessageOf<T extends MessageType> = Extract<Message, { type: T }>;
+
+/** A message that is not what its subject promises; `reason` names the field. */
+export class MessageError extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'MessageError';
+  }
+}
+
+type Check = (m: Record<string, unknown>) => string | undefined;
+
+const str = (f: string): Check => (m) => (typeof m[f] === 'string' && (m[f]).length > 0 ? undefined : `field "${f}" must be a non-empty string`);
+const num = (f: string): Check => (m) => (typeof m[f] === 'number' && Number.isFinite(m[f]) ? undefined : `field "${f}" must be a number`);
+const arr = (f: string): Check => (m) => (Array.isArray(m[f]) ? undefined : `field "${f}" must be an array`);
+const obj = (f: string): Check => (m) => (isRecord(m[f]) ? undefined : `field "${f}" must be an object`);
+const among = (f: string, values: readonly string[]): Check => (m) =>
+  typeof m[f] === 'string' && values.includes(m[f]) ? undefined : `field "${f}" must be one of ${values.join(', ')}`;
+
+const REQUIRED: Record<MessageType, Check[]> = {
+  [MessageTypes.podUpdate]: [among('op', POD_OPERATIONS), str('source'), arr('pods')],
+  [MessageTypes.sourcesReady]: [arr('sources')],
+  [MessageTypes.podLifecycleEvent]: [str('id'), among('eventType', POD_LIFECYCLE_EVENT_TYPES)],
+  [MessageTypes.probeResult]: [among('probeType', PROBE_TYPES), str('podUid'), str('containerId'), among('result', PROBE_RESULTS)],
+  [MessageTypes.updatePodOptions]: [among('updateType', SYNC_POD_TYPES), str('startTime'), obj('pod')],
+  [MessageTypes.workDone]: [str('podUid'), num('requeueAfterMs')],
+  [MessageTypes.statusCommand]: [str('podUid'), obj('args')],
+  [MessageTypes.proberCommand]: [arr('pods')],
+  [MessageTypes.event]: [obj('involvedObject'), among('eventType', ['Normal', 'Warning']), str('reason'), str('message'), obj('source'), str('timestamp')],
+};
+
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Checks that `value` is a message of type `expected` with its required
+ * fields; throws MessageError naming the first thing that is wrong.
+ */
+export function decodeMessage<T extends MessageType>(expected: T, value: unknown): MessageOf<T> {
+  if (!isRecord(value)) throw new MessageError(`expected a JSON object of type ${expected}`);
+  if (value['type'] !== expected) {
+    throw new MessageError(`expected type "${expected}", got ${JSON.stringify(value['type'] ?? null)}`);
+  }
+  for (const check of REQUIRED[expected]) {
+    const problem = check(value);
+    if (problem) throw new MessageError(`${expected}: ${problem}`);
+  }
+  return value as unknown as MessageOf<T>;
+}
+
+/** Parses raw bytes as JSON; throws MessageError when they are not. */
+export function parseJson(data: Uint8Array): unknown {
+  const text = new TextDecoder().decode(data);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    throw new MessageError(`payload is not JSON: ${(e as Error).message}`);
+  }
+}
+
+/** The reply to `Subjects.serviceInfo`: one instance of one service. */
+export interface ServiceInfo {
+  type: 'kubelet.v1.service_info';
+  service: string;
+  node: string;
+  instance: string;
+  connectionName: string;
+  pid: number;
+  startedAt: string;
+  httpPort: number;
+  /** The subjects this instance subscribes to. */
+  subjects: string[];
+}
+
+/** The shape of every error reply on a request/reply subject. */
+export interface ErrorReply {
+  error: { code: string; description: string };
+}

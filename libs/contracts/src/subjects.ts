@@ -1,0 +1,260 @@
+/**
+ * Every NATS subject of kubelet-split, in one place (DESIGN.md, "Subjects
+ * mirror the kubelet's channels"). Each family has:
+ *  - `pattern`: a template with `{node}` for Nest's @EventPattern/@MessagePattern
+ *    (the transport fills in the node when it subscribes);
+ *  - `wildcard(node, ...)`: what to subscribe to;
+ *  - `build(node, ...)`: the subject to publish on;
+ *  - `parse(subject)`: the tokens back, or undefined when it is not one of ours.
+ */
+
+/** PodUpdate operations, as config.PodConfig emits them (kubetypes.PodOperation). */
+export const POD_OPERATIONS = ['add', 'update', 'remove', 'reconcile', 'delete'] as const;
+export type PodOperation = (typeof POD_OPERATIONS)[number];
+
+export const PROBE_TYPES = ['liveness', 'readiness', 'startup'] as const;
+export type ProbeType = (typeof PROBE_TYPES)[number];
+
+/** statusManager calls, by their kubelet names. */
+export const STATUS_VERBS = ['SetPodStatus', 'TerminatePod', 'SetContainerReadiness', 'SetContainerStartup'] as const;
+export type StatusVerb = (typeof STATUS_VERBS)[number];
+
+/** probeManager calls, by their kubelet names. */
+export const PROBER_VERBS = ['AddPod', 'RemovePod', 'CleanupPods', 'StopLivenessAndStartup'] as const;
+export type ProberVerb = (typeof PROBER_VERBS)[number];
+
+/** The fixed number of pod-worker shards; pods are placed by `shardOf`. */
+export const DEFAULT_SHARD_COUNT = 16;
+
+/** Thrown when a subject token would be unsafe (empty, has '.', '*', '>' or whitespace). */
+export class SubjectTokenError extends Error {
+  constructor(what: string, token: string) {
+    super(`invalid ${what} "${token}" for a NATS subject token`);
+    this.name = 'SubjectTokenError';
+  }
+}
+
+function token(what: string, value: string): string {
+  if (value.length === 0 || /[.*>\s]/.test(value)) throw new SubjectTokenError(what, value);
+  return value;
+}
+
+/**
+ * A Kubernetes node name may be an FQDN; NATS tokens may not contain dots.
+ * Dots become underscores, which a node name cannot contain, so it reverses.
+ */
+export function nodeToken(node: string): string {
+  return token('node name', node.replaceAll('.', '_'));
+}
+
+/** The inverse of `nodeToken`. */
+export function nodeFromToken(t: string): string {
+  return t.replaceAll('_', '.');
+}
+
+/**
+ * The pod-worker shard that owns a pod: FNV-1a of the UID modulo the shard
+ * count. Stable across processes and restarts, which the shard leases need.
+ */
+export function shardOf(uid: string, shardCount: number = DEFAULT_SHARD_COUNT): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < uid.length; i++) {
+    h ^= uid.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h % shardCount;
+}
+
+/** NATS subject matching: `*` is one token, `>` the rest (at least one token). */
+export function subjectMatches(wildcard: string, subject: string): boolean {
+  const w = wildcard.split('.');
+  const s = subject.split('.');
+  for (let i = 0; i < w.length; i++) {
+    if (w[i] === '>') return s.length > i;
+    if (i >= s.length) return false;
+    if (w[i] !== '*' && w[i] !== s[i]) return false;
+  }
+  return w.length === s.length;
+}
+
+/** Fills `{node}` (and `{service}`) in a pattern template. */
+export function resolvePattern(pattern: string, node: string, service?: string): string {
+  const withNode = pattern.replaceAll('{node}', nodeToken(node));
+  return service === undefined ? withNode : withNode.replaceAll('{service}', token('service', service));
+}
+
+function split(subject: string, prefix: string, count: number): string[] | undefined {
+  const parts = subject.split('.');
+  if (parts.length !== count || parts[0] !== prefix) return undefined;
+  return parts;
+}
+
+function oneOf<T extends string>(values: readonly T[], v: string | undefined): v is T {
+  return v !== undefined && (values as readonly string[]).includes(v);
+}
+
+export const Subjects = {
+  /** configCh: config-source -> sync-loop. `kubelet.<node>.config.<op>` (the wildcard also catches `config.ready`). */
+  podUpdate: {
+    pattern: 'kubelet.{node}.config.*',
+    wildcard: (node: string) => `kubelet.${nodeToken(node)}.config.*`,
+    build: (node: string, op: PodOperation) => `kubelet.${nodeToken(node)}.config.${token('operation', op)}`,
+    parse(subject: string): { node: string; op: PodOperation } | undefined {
+      const p = split(subject, 'kubelet', 4);
+      if (!p || p[2] !== 'config' || !oneOf(POD_OPERATIONS, p[3])) return undefined;
+      return { node: nodeFromToken(p[1] ?? ''), op: p[3] };
+    },
+  },
+
+  /** sourcesReady: config-source -> sync-loop, once every source has delivered a full listing. */
+  sourcesReady: {
+    pattern: 'kubelet.{node}.config.ready',
+    wildcard: (node: string) => `kubelet.${nodeToken(node)}.config.ready`,
+    build: (node: string) => `kubelet.${nodeToken(node)}.config.ready`,
+    parse(subject: string): { node: string } | undefined {
+      const p = split(subject, 'kubelet', 4);
+      return p && p[2] === 'config' && p[3] === 'ready' ? { node: nodeFromToken(p[1] ?? '') } : undefined;
+    },
+  },
+
+  /** plegCh: pleg -> sync-loop. `kubelet.<node>.pleg.<uid>`. */
+  pleg: {
+    pattern: 'kubelet.{node}.pleg.*',
+    wildcard: (node: string) => `kubelet.${nodeToken(node)}.pleg.*`,
+    build: (node: string, uid: string) => `kubelet.${nodeToken(node)}.pleg.${token('pod UID', uid)}`,
+    parse(subject: string): { node: string; uid: string } | undefined {
+      const p = split(subject, 'kubelet', 4);
+      return p && p[2] === 'pleg' ? { node: nodeFromToken(p[1] ?? ''), uid: p[3] ?? '' } : undefined;
+    },
+  },
+
+  /** The results managers' Updates(): prober -> sync-loop, status-manager. `kubelet.<node>.probe.<type>.<uid>`. */
+  probeResult: {
+    pattern: 'kubelet.{node}.probe.*.*',
+    wildcard: (node: string, probeType?: ProbeType) =>
+      `kubelet.${nodeToken(node)}.probe.${probeType ? token('probe type', probeType) : '*'}.*`,
+    build: (node: string, probeType: ProbeType, uid: string) =>
+      `kubelet.${nodeToken(node)}.probe.${token('probe type', probeType)}.${token('pod UID', uid)}`,
+    parse(subject: string): { node: string; probeType: ProbeType; uid: string } | undefined {
+      const p = split(subject, 'kubelet', 5);
+      if (!p || p[2] !== 'probe' || !oneOf(PROBE_TYPES, p[3])) return undefined;
+      return { node: nodeFromToken(p[1] ?? ''), probeType: p[3], uid: p[4] ?? '' };
+    },
+  },
+
+  /**
+   * dispatchWork -> podWorkers.UpdatePod: sync-loop -> the pod-worker owning the shard.
+   * `kubelet.<node>.work.<shard>.<uid>`. Subscribe per shard number: `work.*.*` would catch `work.done.*`.
+   * No decorator pattern: shards are taken and given back at run time.
+   */
+  work: {
+    wildcard: (node: string, shard: number) => `kubelet.${nodeToken(node)}.work.${shardToken(shard)}.*`,
+    build: (node: string, shard: number, uid: string) =>
+      `kubelet.${nodeToken(node)}.work.${shardToken(shard)}.${token('pod UID', uid)}`,
+    parse(subject: string): { node: string; shard: number; uid: string } | undefined {
+      const p = split(subject, 'kubelet', 5);
+      if (!p || p[2] !== 'work' || !/^\d+$/.test(p[3] ?? '')) return undefined;
+      return { node: nodeFromToken(p[1] ?? ''), shard: Number(p[3]), uid: p[4] ?? '' };
+    },
+  },
+
+  /** completeWork -> workQueue.Enqueue: pod-worker -> sync-loop. `kubelet.<node>.work.done.<uid>`. */
+  workDone: {
+    pattern: 'kubelet.{node}.work.done.*',
+    wildcard: (node: string) => `kubelet.${nodeToken(node)}.work.done.*`,
+    build: (node: string, uid: string) => `kubelet.${nodeToken(node)}.work.done.${token('pod UID', uid)}`,
+    parse(subject: string): { node: string; uid: string } | undefined {
+      const p = split(subject, 'kubelet', 5);
+      return p && p[2] === 'work' && p[3] === 'done' ? { node: nodeFromToken(p[1] ?? ''), uid: p[4] ?? '' } : undefined;
+    },
+  },
+
+  /** statusManager calls: pod-worker, prober -> status-manager. `kubelet.<node>.status.<verb>.<uid>`. */
+  status: {
+    pattern: 'kubelet.{node}.status.*.*',
+    wildcard: (node: string) => `kubelet.${nodeToken(node)}.status.*.*`,
+    build: (node: string, verb: StatusVerb, uid: string) =>
+      `kubelet.${nodeToken(node)}.status.${token('status verb', verb)}.${token('pod UID', uid)}`,
+    parse(subject: string): { node: string; verb: StatusVerb; uid: string } | undefined {
+      const p = split(subject, 'kubelet', 5);
+      if (!p || p[2] !== 'status' || !oneOf(STATUS_VERBS, p[3])) return undefined;
+      return { node: nodeFromToken(p[1] ?? ''), verb: p[3], uid: p[4] ?? '' };
+    },
+  },
+
+  /** probeManager calls: pod-worker, sync-loop -> prober. `kubelet.<node>.prober.<verb>`. */
+  prober: {
+    pattern: 'kubelet.{node}.prober.*',
+    wildcard: (node: string) => `kubelet.${nodeToken(node)}.prober.*`,
+    build: (node: string, verb: ProberVerb) => `kubelet.${nodeToken(node)}.prober.${token('prober verb', verb)}`,
+    parse(subject: string): { node: string; verb: ProberVerb } | undefined {
+      const p = split(subject, 'kubelet', 4);
+      if (!p || p[2] !== 'prober' || !oneOf(PROBER_VERBS, p[3])) return undefined;
+      return { node: nodeFromToken(p[1] ?? ''), verb: p[3] };
+    },
+  },
+
+  /** recorder.Eventf: any service -> status-manager. `kubelet.<node>.events.<uid>`. */
+  events: {
+    pattern: 'kubelet.{node}.events.*',
+    wildcard: (node: string) => `kubelet.${nodeToken(node)}.events.*`,
+    build: (node: string, uid: string) => `kubelet.${nodeToken(node)}.events.${token('pod UID', uid)}`,
+    parse(subject: string): { node: string; uid: string } | undefined {
+      const p = split(subject, 'kubelet', 4);
+      return p && p[2] === 'events' ? { node: nodeFromToken(p[1] ?? ''), uid: p[3] ?? '' } : undefined;
+    },
+  },
+
+  /** RuntimeService calls: any -> cri-gateway, request/reply. `cri.<node>.runtime.<Method>`. */
+  criRuntime: {
+    pattern: 'cri.{node}.runtime.*',
+    wildcard: (node: string) => `cri.${nodeToken(node)}.runtime.*`,
+    build: (node: string, method: string) => `cri.${nodeToken(node)}.runtime.${token('CRI method', method)}`,
+    parse(subject: string): { node: string; method: string } | undefined {
+      const p = split(subject, 'cri', 4);
+      return p && p[2] === 'runtime' ? { node: nodeFromToken(p[1] ?? ''), method: p[3] ?? '' } : undefined;
+    },
+  },
+
+  /** ImageService calls: any -> cri-gateway, request/reply. `cri.<node>.image.<Method>`. */
+  criImage: {
+    pattern: 'cri.{node}.image.*',
+    wildcard: (node: string) => `cri.${nodeToken(node)}.image.*`,
+    build: (node: string, method: string) => `cri.${nodeToken(node)}.image.${token('CRI method', method)}`,
+    parse(subject: string): { node: string; method: string } | undefined {
+      const p = split(subject, 'cri', 4);
+      return p && p[2] === 'image' ? { node: nodeFromToken(p[1] ?? ''), method: p[3] ?? '' } : undefined;
+    },
+  },
+
+  /**
+   * Who is here: every instance of every service answers a request on
+   * `kubelet.<node>.service.<service>.info` with a ServiceInfo (no queue
+   * group, so a request-many sees all replicas). Used by the project's tools.
+   */
+  serviceInfo: {
+    pattern: 'kubelet.{node}.service.{service}.info',
+    wildcard: (node: string, service = '*') => `kubelet.${nodeToken(node)}.service.${service === '*' ? '*' : token('service', service)}.info`,
+    build: (node: string, service: string) => `kubelet.${nodeToken(node)}.service.${token('service', service)}.info`,
+    parse(subject: string): { node: string; service: string } | undefined {
+      const p = split(subject, 'kubelet', 5);
+      return p && p[2] === 'service' && p[4] === 'info' ? { node: nodeFromToken(p[1] ?? ''), service: p[3] ?? '' } : undefined;
+    },
+  },
+
+  /** GetContainerEvents relayed by cri-gateway: `cri.<node>.events`. */
+  criEvents: {
+    pattern: 'cri.{node}.events',
+    wildcard: (node: string) => `cri.${nodeToken(node)}.events`,
+    build: (node: string) => `cri.${nodeToken(node)}.events`,
+    parse(subject: string): { node: string } | undefined {
+      const p = split(subject, 'cri', 3);
+      return p && p[2] === 'events' ? { node: nodeFromToken(p[1] ?? '') } : undefined;
+    },
+  },
+} as const;
+
+function shardToken(shard: number): string {
+  if (!Number.isInteger(shard) || shard < 0) throw new SubjectTokenError('shard', String(shard));
+  return String(shard);
+}

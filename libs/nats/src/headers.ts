@@ -1,0 +1,70 @@
+/**
+ * Message headers that let one pod's flow be traced across services:
+ * W3C `traceparent` (https://www.w3.org/TR/trace-context/), the pod UID and
+ * the sending service. nats-server 2.9 has no message tracing of its own.
+ */
+import { randomBytes } from 'node:crypto';
+import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
+
+export const Headers = {
+  traceparent: 'traceparent',
+  podUid: 'Kubelet-Pod-UID',
+  service: 'Kubelet-Service',
+} as const;
+
+export interface TraceContext {
+  traceId: string;
+  spanId: string;
+  sampled: boolean;
+}
+
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+
+export function parseTraceparent(value: string | undefined): TraceContext | undefined {
+  if (!value) return undefined;
+  const m = TRACEPARENT.exec(value.trim().toLowerCase());
+  if (!m || /^0+$/.test(m[1] ?? '') || /^0+$/.test(m[2] ?? '')) return undefined;
+  return { traceId: m[1] ?? '', spanId: m[2] ?? '', sampled: (Number.parseInt(m[3] ?? '0', 16) & 1) === 1 };
+}
+
+export function formatTraceparent(ctx: TraceContext): string {
+  return `00-${ctx.traceId}-${ctx.spanId}-${ctx.sampled ? '01' : '00'}`;
+}
+
+/** A new trace, or a new span in `parent`'s trace. */
+export function nextSpan(parent?: TraceContext): TraceContext {
+  return {
+    traceId: parent?.traceId ?? randomBytes(16).toString('hex'),
+    spanId: randomBytes(8).toString('hex'),
+    sampled: parent?.sampled ?? true,
+  };
+}
+
+export interface MessageMeta {
+  /** The trace this message continues; a new one is started when absent. */
+  trace?: TraceContext;
+  podUid?: string;
+  service?: string;
+}
+
+/** Headers for an outgoing message: a child span of `meta.trace`, the pod UID, the sender. */
+export function messageHeaders(meta: MessageMeta = {}): MsgHdrs {
+  const h = natsHeaders();
+  h.set(Headers.traceparent, formatTraceparent(nextSpan(meta.trace)));
+  if (meta.podUid) h.set(Headers.podUid, meta.podUid);
+  if (meta.service) h.set(Headers.service, meta.service);
+  return h;
+}
+
+/** What an incoming message's headers say of its trace and pod. */
+export function readMeta(h: MsgHdrs | undefined): MessageMeta {
+  if (!h) return {};
+  const meta: MessageMeta = {};
+  const trace = parseTraceparent(h.get(Headers.traceparent));
+  if (trace) meta.trace = trace;
+  const podUid = h.get(Headers.podUid);
+  if (podUid) meta.podUid = podUid;
+  const service = h.get(Headers.service);
+  if (service) meta.service = service;
+  return meta;
+}

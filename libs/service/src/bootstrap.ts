@@ -1,0 +1,172 @@
+/**
+ * The process contract of every service (DESIGN.md): configuration from the
+ * environment, validated once (bad config: a clear message, exit 1); one
+ * named NATS connection; a hybrid Nest app (our NATS transport + HTTP on
+ * PORT with /healthz, /readyz, /metrics); structured logs; on SIGTERM it
+ * stops taking work, drains, and exits within SHUTDOWN_GRACE_PERIOD.
+ */
+import 'reflect-metadata';
+import { Module, type DynamicModule, type Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { INestApplication } from '@nestjs/common';
+import { ConfigError, parseEnv, sharedSchema, type ConfigOf, type EnvSchema, type SharedConfig } from '@app/config';
+import { NatsBus, connectNats, connectionName, ensureBuckets, type BucketId } from '@app/nats';
+import { NestPinoLogger, createLogger, createMetricsRegistry, type Logger } from '@app/observability';
+import { CoreModule } from './core.module.js';
+import { HealthChecks } from './health.js';
+import { KubeletNatsTransport } from './nats-transport.js';
+import type { ServiceContext } from './context.js';
+
+/** The seven services of DESIGN.md. */
+export const SERVICE_NAMES = ['config-source', 'sync-loop', 'pod-worker', 'pleg', 'prober', 'status-manager', 'cri-gateway'] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+export interface ServiceDefinition<S extends EnvSchema> {
+  service: ServiceName;
+  /** The HTTP port when PORT is unset. */
+  defaultPort: number;
+  /** The service's own variables, on top of the shared ones. */
+  schema: S;
+  /** The app's root module; its providers inject the ServiceContext pieces from CoreModule. */
+  module: Type<unknown> | DynamicModule;
+  /** KV buckets the service reads or writes; created if absent. */
+  buckets?: readonly BucketId[];
+  /** Request/reply subjects are shared by replicas in this queue group (default: the service name). */
+  queue?: string;
+}
+
+export type FullConfig<S extends EnvSchema> = SharedConfig & ConfigOf<S>;
+
+/** The full schema of a service: shared variables plus its own. */
+export function serviceSchema<S extends EnvSchema>(def: Pick<ServiceDefinition<S>, 'defaultPort' | 'schema'>) {
+  return { ...sharedSchema(def.defaultPort), ...def.schema };
+}
+
+/** Parses the environment for a service; throws ConfigError. */
+export function loadServiceConfig<S extends EnvSchema>(
+  def: Pick<ServiceDefinition<S>, 'defaultPort' | 'schema'>,
+  source: NodeJS.ProcessEnv = process.env,
+): FullConfig<S> {
+  return parseEnv(serviceSchema(def), source);
+}
+
+export interface RunningService {
+  ctx: ServiceContext;
+  app: INestApplication;
+  shutdown(reason: string): Promise<void>;
+}
+
+/** Boots a service; `main.ts` calls `runService`, which adds the process-level handling. */
+export async function bootstrapService<S extends EnvSchema>(def: ServiceDefinition<S>, config: FullConfig<S>, logger: Logger): Promise<RunningService> {
+  const startedAt = new Date();
+  const node = config.NODE_NAME;
+  const name = connectionName(def.service, node, config.INSTANCE_ID);
+  const health = new HealthChecks();
+  const metrics = createMetricsRegistry({ service: def.service, node });
+
+  const connection = await connectNats({ servers: config.NATS_URL, name, logger });
+  health.addReadiness('nats', () => (connection.isClosed() ? { ok: false, detail: 'connection closed' } : { ok: true, detail: connection.getServer() }));
+  const buckets = def.buckets && def.buckets.length > 0 ? await ensureBuckets(connection, def.buckets) : {};
+
+  const transport = new KubeletNatsTransport({ connection, node, service: def.service, logger, queue: def.queue ?? def.service });
+  const ctx: ServiceContext<FullConfig<S>> = {
+    identity: { service: def.service, node, instance: config.INSTANCE_ID, connectionName: name, startedAt },
+    config,
+    logger,
+    metrics,
+    connection,
+    bus: new NatsBus(connection, def.service),
+    buckets,
+    health,
+    subjects: () => transport.subjects,
+  };
+
+  @Module({ imports: [CoreModule.forRoot(ctx), def.module] })
+  class RootModule {}
+
+  const app = await NestFactory.create(RootModule, {
+    logger: new NestPinoLogger(logger.child({ component: 'nest' })),
+    forceCloseConnections: true,
+    abortOnError: false,
+  });
+  app.connectMicroservice({ strategy: transport }, { inheritAppConfig: true });
+
+  let subscriptionsBound = false;
+  health.addReadiness('subscriptions', () =>
+    subscriptionsBound ? { ok: true, detail: `${transport.subjects.length} subjects` } : { ok: false, detail: 'not bound yet' },
+  );
+  await app.startAllMicroservices();
+  await connection.flush(); // the server has our SUBs once the flush returns
+  subscriptionsBound = true;
+  await app.listen(config.PORT, config.HOST);
+  logger.info(
+    { port: config.PORT, host: config.HOST, subjects: transport.subjects, startupMs: Date.now() - startedAt.getTime() },
+    'service ready',
+  );
+
+  let stopping: Promise<void> | undefined;
+  const shutdown = (reason: string): Promise<void> => {
+    stopping ??= (async () => {
+      logger.info({ reason }, 'shutting down: no new work');
+      health.markDraining();
+      await app.close(); // unsubscribes (transport.close) and closes HTTP
+      await connection.drain(); // in-flight messages are handled, then the connection closes
+      logger.info('shut down cleanly');
+    })();
+    return stopping;
+  };
+  return { ctx: ctx, app, shutdown };
+}
+
+/**
+ * The whole life of a service process: config or exit 1, boot, signals,
+ * never dying of an unhandled rejection.
+ */
+export async function runService<S extends EnvSchema>(def: ServiceDefinition<S>): Promise<void> {
+  let config: FullConfig<S>;
+  try {
+    config = loadServiceConfig(def);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${def.service}: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const logger = createLogger({ service: def.service, node: config.NODE_NAME, instance: config.INSTANCE_ID }, config.LOG_LEVEL);
+  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection (kept running)'));
+  process.on('uncaughtException', (err) => {
+    logger.fatal({ err }, 'uncaught exception');
+    process.exit(1);
+  });
+
+  let running: RunningService | undefined;
+  let signalled = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (signalled) return;
+    signalled = true;
+    const timer = setTimeout(() => {
+      logger.error({ graceMs: config.SHUTDOWN_GRACE_PERIOD }, 'grace period over, exiting anyway');
+      process.exit(1);
+    }, config.SHUTDOWN_GRACE_PERIOD);
+    timer.unref();
+    if (!running) process.exit(0); // still booting: nothing to hand back
+    running.shutdown(signal).then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+
+  try {
+    running = await bootstrapService(def, config, logger);
+  } catch (err) {
+    logger.fatal({ err }, 'could not start');
+    process.exit(1);
+  }
+  if (signalled) await running.shutdown('signal during boot').then(() => process.exit(0));
+}

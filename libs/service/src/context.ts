@@ -1,0 +1,38 @@
+/**
+ * What every service gets from the bootstrap, as Nest providers: its typed
+ * config, logger, metrics registry, NATS connection and bus, KV buckets and
+ * health checks. Apps inject the narrow piece they need.
+ */
+import type { NatsConnection, KV, BucketId } from '@app/nats';
+import { NatsBus } from '@app/nats';
+import type { Logger, Registry } from '@app/observability';
+import type { SharedConfig } from '@app/config';
+import type { HealthChecks } from './health.js';
+
+export interface ServiceIdentity {
+  service: string;
+  node: string;
+  instance: string;
+  connectionName: string;
+  startedAt: Date;
+}
+
+export interface ServiceContext<C extends SharedConfig = SharedConfig> {
+  identity: ServiceIdentity;
+  config: C;
+  logger: Logger;
+  metrics: Registry;
+  connection: NatsConnection;
+  bus: NatsBus;
+  buckets: Partial<Record<BucketId, KV>>;
+  health: HealthChecks;
+  /** Subjects bound by the transport, filled once it listens. */
+  subjects: () => readonly string[];
+}
+
+/** Injection tokens (symbols, since most of these are interfaces). */
+export const SERVICE_CONTEXT = Symbol('SERVICE_CONTEXT');
+export const SERVICE_CONFIG = Symbol('SERVICE_CONFIG');
+export const SERVICE_LOGGER = Symbol('SERVICE_LOGGER');
+export const METRICS_REGISTRY = Symbol('METRICS_REGISTRY');
+export const NATS_CONNECTION = Symbol('NATS_CONNECTION');

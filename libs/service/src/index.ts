@@ -1,0 +1,8 @@
+export { SERVICE_NAMES, bootstrapService, loadServiceConfig, runService, serviceSchema } from './bootstrap.js';
+export type { FullConfig, RunningService, ServiceDefinition, ServiceName } from './bootstrap.js';
+export { METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER } from './context.js';
+export type { ServiceContext, ServiceIdentity } from './context.js';
+export { CoreModule, HealthController, ServiceInfoController } from './core.module.js';
+export { HealthChecks } from './health.js';
+export type { Check, CheckResult, HealthReport } from './health.js';
+export { KubeletNatsTransport, rpcError, toErrorReply } from './nats-transport.js';
