@@ -21,7 +21,7 @@ log="$state/containerd.log"
 conf="$state/containerd-config.toml"
 cni_dir="$state/cni/net.d"
 
-answers() { timeout 5 ctr --address "$sock" version >/dev/null 2>&1; }
+answers() { [ -S "$sock" ] && timeout 5 ctr --address "$sock" version >/dev/null 2>&1; }
 
 render() {
   local snapshotter=$1
@@ -34,7 +34,9 @@ render() {
 }
 
 launch() {
-  nohup containerd --config "$conf" >>"$log" 2>&1 &
+  # Its own session: a Ctrl-C in the launcher's terminal must not reach containerd
+  # before its tasks are stopped (runtime.sh stop does that, then stops it).
+  setsid nohup containerd --config "$conf" >>"$log" 2>&1 < /dev/null &
   echo $! > "$pidfile"
   for _ in $(seq 1 100); do
     answers && return 0

@@ -10,7 +10,6 @@ const schema = {
 
 export const definition: ServiceDefinition<typeof schema> = {
   service: 'config-source',
-  defaultPort: 10310,
   schema,
   module: ConfigSourceModule,
 };

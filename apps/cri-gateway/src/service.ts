@@ -11,7 +11,6 @@ const schema = {
 
 export const definition: ServiceDefinition<typeof schema> = {
   service: 'cri-gateway',
-  defaultPort: 10316,
   schema,
   module: CriGatewayModule,
 };

@@ -5,7 +5,6 @@ const schema = {};
 
 export const definition: ServiceDefinition<typeof schema> = {
   service: 'pleg',
-  defaultPort: 10313,
   schema,
   module: PlegModule,
   buckets: ['podCache', 'leases'],

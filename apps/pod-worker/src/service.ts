@@ -5,7 +5,6 @@ const schema = {};
 
 export const definition: ServiceDefinition<typeof schema> = {
   service: 'pod-worker',
-  defaultPort: 10312,
   schema,
   module: PodWorkerModule,
   buckets: ['workers', 'leases'],

@@ -5,7 +5,6 @@ const schema = {};
 
 export const definition: ServiceDefinition<typeof schema> = {
   service: 'prober',
-  defaultPort: 10314,
   schema,
   module: ProberModule,
 };

@@ -8,7 +8,6 @@ const schema = {
 
 export const definition: ServiceDefinition<typeof schema> = {
   service: 'status-manager',
-  defaultPort: 10315,
   schema,
   module: StatusManagerModule,
   buckets: ['podStatus', 'leases'],

@@ -5,7 +5,6 @@ const schema = {};
 
 export const definition: ServiceDefinition<typeof schema> = {
   service: 'sync-loop',
-  defaultPort: 10311,
   schema,
   module: SyncLoopModule,
   buckets: ['pods', 'leases'],

@@ -21,10 +21,19 @@ import type { ServiceContext } from './context.js';
 export const SERVICE_NAMES = ['config-source', 'sync-loop', 'pod-worker', 'pleg', 'prober', 'status-manager', 'cri-gateway'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
+/** Each service's HTTP port when PORT is unset (replicas on one host set PORT). */
+export const DEFAULT_PORTS: Readonly<Record<ServiceName, number>> = {
+  'config-source': 10310,
+  'sync-loop': 10311,
+  'pod-worker': 10312,
+  pleg: 10313,
+  prober: 10314,
+  'status-manager': 10315,
+  'cri-gateway': 10316,
+};
+
 export interface ServiceDefinition<S extends EnvSchema> {
   service: ServiceName;
-  /** The HTTP port when PORT is unset. */
-  defaultPort: number;
   /** The service's own variables, on top of the shared ones. */
   schema: S;
   /** The app's root module; its providers inject the ServiceContext pieces from CoreModule. */
@@ -38,13 +47,13 @@ export interface ServiceDefinition<S extends EnvSchema> {
 export type FullConfig<S extends EnvSchema> = SharedConfig & ConfigOf<S>;
 
 /** The full schema of a service: shared variables plus its own. */
-export function serviceSchema<S extends EnvSchema>(def: Pick<ServiceDefinition<S>, 'defaultPort' | 'schema'>) {
-  return { ...sharedSchema(def.defaultPort), ...def.schema };
+export function serviceSchema<S extends EnvSchema>(def: Pick<ServiceDefinition<S>, 'service' | 'schema'>) {
+  return { ...sharedSchema(DEFAULT_PORTS[def.service]), ...def.schema };
 }
 
 /** Parses the environment for a service; throws ConfigError. */
 export function loadServiceConfig<S extends EnvSchema>(
-  def: Pick<ServiceDefinition<S>, 'defaultPort' | 'schema'>,
+  def: Pick<ServiceDefinition<S>, 'service' | 'schema'>,
   source: NodeJS.ProcessEnv = process.env,
 ): FullConfig<S> {
   return parseEnv(serviceSchema(def), source);

@@ -1,0 +1,173 @@
+/**
+ * The local launcher: the whole node stack as plain processes on this
+ * machine. Starts containerd (deploy/runtime.sh: own root, state and socket;
+ * images built and imported), nats-server (deploy/nats/nats-server.conf) and
+ * the seven services, waits until every /readyz is green, prints who runs
+ * where, streams every log line with a service prefix, and on Ctrl-C stops
+ * everything it started. A service that dies is restarted with a backoff.
+ *
+ *   node dist/deploy/local/launch.js [--manifests DIR] [--pod-workers N] [--no-runtime]
+ */
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { DEFAULT_PORTS, SERVICE_NAMES, type ServiceName } from '@app/service';
+import { REPO_ROOT, exited, spawnService, startNats, stopProcess, waitHttpOk, type NatsServer, type ServiceProcess } from './stack.js';
+
+const { values: args } = parseArgs({
+  options: {
+    manifests: { type: 'string', default: join(REPO_ROOT, 'deploy', 'examples') },
+    'pod-workers': { type: 'string', default: '2' },
+    'no-runtime': { type: 'boolean', default: false },
+    'ready-timeout': { type: 'string', default: '60' },
+  },
+});
+
+const podWorkers = Number(args['pod-workers']);
+if (!Number.isInteger(podWorkers) || podWorkers < 1) {
+  process.stderr.write(`--pod-workers must be a positive integer, got "${args['pod-workers']}"\n`);
+  process.exit(2);
+}
+const node = (process.env['NODE_NAME'] ?? hostname()).toLowerCase();
+const runtimeScript = join(REPO_ROOT, 'deploy', 'runtime.sh');
+const COLORS = [36, 32, 33, 35, 34, 91, 92, 93, 94, 95];
+const useColor = process.stdout.isTTY;
+
+function prefixed(label: string, color: number) {
+  const tag = label.padEnd(18);
+  return (line: string) => process.stdout.write(`${useColor ? `\u001b[${color}m${tag}\u001b[0m` : tag} | ${line}\n`);
+}
+const say = prefixed('launcher', 37);
+
+interface Slot {
+  service: ServiceName;
+  instance: string;
+  port: number;
+  env: Record<string, string>;
+  color: number;
+  current?: ServiceProcess;
+  restarts: number;
+}
+
+let stopping = false;
+let nats: NatsServer | undefined;
+let natsChild: ChildProcess | undefined;
+let startedRuntime = false;
+const slots: Slot[] = [];
+
+function runtime(cmd: 'start' | 'stop' | 'status' | 'address'): string {
+  return execFileSync('bash', [runtimeScript, cmd], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+}
+
+function launch(slot: Slot): ServiceProcess {
+  const sp = spawnService(slot.service, slot.env, {
+    port: slot.port,
+    instance: slot.instance,
+    sink: prefixed(slot.instance === '0' ? slot.service : `${slot.service}#${slot.instance}`, slot.color),
+  });
+  slot.current = sp;
+  sp.process.once('exit', (code, signal) => {
+    if (stopping) return;
+    slot.restarts++;
+    const delay = Math.min(30_000, 1000 * 2 ** Math.min(slot.restarts - 1, 5));
+    say(`${slot.service}#${slot.instance} exited (code ${code}, signal ${signal}); restarting in ${delay}ms`);
+    setTimeout(() => {
+      if (!stopping) launch(slot);
+    }, delay).unref();
+  });
+  return sp;
+}
+
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  say(`${signal}: stopping the services`);
+  await Promise.all(slots.flatMap((s) => (s.current ? [s.current.stop(15_000)] : [])));
+  if (nats || natsChild) {
+    say('stopping nats-server');
+    await (nats ? nats.stop() : natsChild && stopProcess(natsChild, 5000));
+  }
+  if (startedRuntime) {
+    say('stopping containerd (and every task in the k8s.io namespace)');
+    try {
+      runtime('stop');
+    } catch (err) {
+      say(`runtime.sh stop failed: ${(err as Error).message}`);
+    }
+  }
+  say('stopped');
+}
+
+async function main(): Promise<void> {
+  process.on('SIGINT', () => void shutdown('SIGINT').then(() => process.exit(0)));
+  process.on('SIGTERM', () => void shutdown('SIGTERM').then(() => process.exit(0)));
+
+  let runtimeEndpoint = process.env['CONTAINER_RUNTIME_ENDPOINT'] ?? '';
+  if (!args['no-runtime']) {
+    let running = false;
+    try {
+      runtime('status');
+      running = true;
+    } catch {
+      running = false;
+    }
+    say(running ? 'containerd already running; using it' : 'starting containerd');
+    process.stdout.write(runtime('start') + '\n');
+    startedRuntime = !running;
+    runtimeEndpoint = `unix://${runtime('address')}`;
+  }
+
+  say('starting nats-server');
+  nats = await startNats({
+    config: join(REPO_ROOT, 'deploy', 'nats', 'nats-server.conf'),
+    port: 4222,
+    monitorPort: 8222,
+    sink: prefixed('nats-server', 90),
+    onSpawn: (child) => (natsChild = child),
+  });
+
+  const shared: Record<string, string> = { NODE_NAME: node, NATS_URL: nats.url, LOG_LEVEL: process.env['LOG_LEVEL'] ?? 'info' };
+  SERVICE_NAMES.forEach((service, i) => {
+    const replicas = service === 'pod-worker' ? podWorkers : 1;
+    for (let r = 0; r < replicas; r++) {
+      const env: Record<string, string> = { ...shared };
+      if (service === 'config-source') env['POD_MANIFEST_PATH'] = resolve(args.manifests);
+      if (service === 'cri-gateway' && runtimeEndpoint) env['CONTAINER_RUNTIME_ENDPOINT'] = runtimeEndpoint;
+      slots.push({ service, instance: String(r), port: r === 0 ? DEFAULT_PORTS[service] : 10340 + r, env, color: COLORS[i % COLORS.length] ?? 37, restarts: 0 });
+    }
+  });
+
+  const t0 = performance.now();
+  const started = slots.map((slot) => ({ slot, sp: launch(slot) }));
+  const timeoutMs = Number(args['ready-timeout']) * 1000;
+  await Promise.all(
+    started.map(async ({ sp }) => {
+      await waitHttpOk(sp.readyUrl, timeoutMs);
+      sp.readyAfterMs = performance.now() - t0;
+    }),
+  );
+
+  const rows = [
+    ['SERVICE', 'INSTANCE', 'PORT', 'PID', 'READY'],
+    ['nats-server', '-', `${nats.port} (monitor ${nats.monitorPort})`, String(nats.process.pid), '-'],
+    ...started.map(({ slot, sp }) => [slot.service, slot.instance, String(slot.port), String(sp.process.pid), `${Math.round(sp.readyAfterMs ?? 0)}ms`]),
+  ];
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
+  const table = rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c] ?? 0)).join('  ')).join('\n');
+  process.stdout.write(`\nkubelet-split is up on node "${node}" (manifests: ${resolve(args.manifests)})\n${table}\n\n`);
+  process.stdout.write(`NATS monitoring: ${nats.monitorUrl}/connz?subs=detail   Ctrl-C stops everything.\n\n`);
+
+  await exited(nats.process);
+  if (!stopping) {
+    say('nats-server exited; stopping the stack');
+    await shutdown('nats-server exit');
+    process.exit(1);
+  }
+}
+
+main().catch(async (err: unknown) => {
+  say(`failed: ${(err as Error).message}`);
+  await shutdown('failure');
+  process.exit(1);
+});

@@ -1,0 +1,186 @@
+/**
+ * Starting the stack's processes on a dev machine or in tests: a real
+ * nats-server and the services as separate node processes. Used by the local
+ * launcher (launch.ts) and by the integration and end-to-end tests.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import type { ServiceName } from '@app/service';
+
+/** The repository root (this file is dist/deploy/local/stack.js or deploy/local/stack.ts). */
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), fileURLToPath(import.meta.url).includes('/dist/') ? '../../..' : '../..');
+
+export function serviceEntry(service: ServiceName): string {
+  return join(REPO_ROOT, 'dist', 'apps', service, 'src', 'main.js');
+}
+
+/** A free TCP port on loopback (the kernel's choice). */
+export async function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.once('error', rej);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => res(port));
+    });
+  });
+}
+
+/** Whether nothing listens on `port` on loopback. */
+export async function portFree(port: number): Promise<boolean> {
+  return new Promise((res) => {
+    const srv = createServer();
+    srv.once('error', () => res(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => res(true)));
+  });
+}
+
+export type LineSink = (line: string) => void;
+
+/** Sends each line a child prints to `sink`. */
+export function pipeLines(child: ChildProcess, sink: LineSink): void {
+  for (const stream of [child.stdout, child.stderr]) {
+    if (!stream) continue;
+    createInterface({ input: stream }).on('line', sink);
+  }
+}
+
+/** Waits until `url` answers 200, or throws after `timeoutMs`. */
+export async function waitHttpOk(url: string, timeoutMs: number, alive?: () => boolean): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = 'no answer';
+  while (Date.now() < deadline) {
+    if (alive && !alive()) throw new Error(`${url}: the process exited before it was ready`);
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
+      if (res.status === 200) return;
+      last = `HTTP ${res.status}: ${await res.text()}`;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${url} not ready after ${timeoutMs}ms (last: ${last})`);
+}
+
+/** Resolves when the child has exited (immediately if it already has). */
+export function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((res) => child.once('exit', () => res()));
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
+export async function stopProcess(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited(child);
+  clearTimeout(timer);
+}
+
+export interface NatsServer {
+  url: string;
+  port: number;
+  monitorPort: number;
+  monitorUrl: string;
+  process: ChildProcess;
+  storeDir: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a real nats-server with JetStream and monitoring on loopback.
+ * Ports default to free ones and the store to a fresh temporary directory.
+ */
+export async function startNats(
+  opts: { port?: number; monitorPort?: number; storeDir?: string; config?: string; sink?: LineSink; onSpawn?: (child: ChildProcess) => void } = {},
+): Promise<NatsServer> {
+  for (const p of [opts.port, opts.monitorPort]) {
+    if (p !== undefined && !(await portFree(p))) throw new Error(`port ${p} is in use: is another nats-server running?`);
+  }
+  const port = opts.port ?? (await freePort());
+  const monitorPort = opts.monitorPort ?? (await freePort());
+  // With a config file, the store directory is the file's (nats-server refuses a second one).
+  const ownStore = opts.storeDir === undefined && opts.config === undefined;
+  const storeDir = opts.storeDir ?? (opts.config ? '' : mkdtempSync(join(tmpdir(), 'ks-nats-')));
+  const args = opts.config
+    ? ['-c', opts.config, '-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort)]
+    : ['-js', '-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), '-sd', storeDir, '-n', 'kubelet-split-test'];
+  const child = spawn('nats-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  opts.onSpawn?.(child);
+  const spawnError = new Promise<never>((_, rej) => child.once('error', (e) => rej(new Error(`cannot start nats-server: ${e.message} (run deploy/install.sh)`))));
+  if (opts.sink) pipeLines(child, opts.sink);
+  else {
+    child.stdout.resume();
+    child.stderr.resume();
+  }
+  const monitorUrl = `http://127.0.0.1:${monitorPort}`;
+  await Promise.race([waitHttpOk(`${monitorUrl}/healthz?js-enabled-only=true`, 15_000, () => child.exitCode === null), spawnError]);
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    port,
+    monitorPort,
+    monitorUrl,
+    process: child,
+    storeDir,
+    async stop() {
+      await stopProcess(child, 5000);
+      if (ownStore) rmSync(storeDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface ServiceProcess {
+  service: ServiceName;
+  instance: string;
+  port: number;
+  process: ChildProcess;
+  readyUrl: string;
+  /** ms from spawn to /readyz 200, once ready. */
+  readyAfterMs?: number;
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** Spawns one service (from dist/) with `env` on top of the current environment. */
+export function spawnService(
+  service: ServiceName,
+  env: Record<string, string>,
+  opts: { sink?: LineSink; port: number; instance: string },
+): ServiceProcess {
+  const child = spawn(process.execPath, ['--enable-source-maps', serviceEntry(service)], {
+    env: { ...process.env, ...env, PORT: String(opts.port), INSTANCE_ID: opts.instance },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  if (opts.sink) pipeLines(child, opts.sink);
+  else {
+    child.stdout?.resume();
+    child.stderr?.resume();
+  }
+  return {
+    service,
+    instance: opts.instance,
+    port: opts.port,
+    process: child,
+    readyUrl: `http://127.0.0.1:${opts.port}/readyz`,
+    stop: (graceMs = 15_000) => stopProcess(child, graceMs),
+  };
+}
+
+/** Spawns a service and waits for its /readyz; records how long that took. */
+export async function startService(
+  service: ServiceName,
+  env: Record<string, string>,
+  opts: { sink?: LineSink; port: number; instance: string; timeoutMs?: number },
+): Promise<ServiceProcess> {
+  const t0 = performance.now();
+  const sp = spawnService(service, env, opts);
+  await waitHttpOk(sp.readyUrl, opts.timeoutMs ?? 30_000, () => sp.process.exitCode === null);
+  sp.readyAfterMs = performance.now() - t0;
+  return sp;
+}
