@@ -1,0 +1,24 @@
+# One image for every kubelet-split service; APP selects which one runs.
+#   docker build --build-arg APP=pleg -t kubelet-split/pleg .
+FROM node:20-bookworm-slim AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts
+COPY tsconfig.json tsconfig.build.json nest-cli.json ./
+COPY libs libs
+COPY apps apps
+COPY deploy deploy
+COPY test test
+RUN npm run build && npm prune --omit=dev
+
+FROM node:20-bookworm-slim
+ARG APP
+RUN test -n "$APP" || (echo "build with --build-arg APP=<service>" >&2; exit 1)
+ENV NODE_ENV=production APP=${APP}
+WORKDIR /app
+COPY --from=build /src/package.json ./
+COPY --from=build /src/node_modules node_modules
+COPY --from=build /src/dist dist
+USER node
+STOPSIGNAL SIGTERM
+CMD ["sh", "-c", "exec node --enable-source-maps dist/apps/$APP/src/main.js"]

@@ -1,0 +1,108 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Subjects, SubjectTokenError, nodeFromToken, nodeToken, resolvePattern, shardOf, subjectMatches } from './subjects.js';
+
+const NODE = 'node-a';
+const UID = '3f2c7a9e-1b2d-4c5e-8f90-0a1b2c3d4e5f';
+
+describe('Subjects: every builder lands in its own wildcard and parses back', () => {
+  const cases = [
+    { name: 'podUpdate add', subject: Subjects.podUpdate.build(NODE, 'add'), wildcard: Subjects.podUpdate.wildcard(NODE), parsed: Subjects.podUpdate.parse(Subjects.podUpdate.build(NODE, 'add')), want: { node: NODE, op: 'add' } },
+    { name: 'podUpdate delete', subject: Subjects.podUpdate.build(NODE, 'delete'), wildcard: Subjects.podUpdate.wildcard(NODE), parsed: Subjects.podUpdate.parse(Subjects.podUpdate.build(NODE, 'delete')), want: { node: NODE, op: 'delete' } },
+    { name: 'sourcesReady', subject: Subjects.sourcesReady.build(NODE), wildcard: Subjects.sourcesReady.wildcard(NODE), parsed: Subjects.sourcesReady.parse(Subjects.sourcesReady.build(NODE)), want: { node: NODE } },
+    { name: 'pleg', subject: Subjects.pleg.build(NODE, UID), wildcard: Subjects.pleg.wildcard(NODE), parsed: Subjects.pleg.parse(Subjects.pleg.build(NODE, UID)), want: { node: NODE, uid: UID } },
+    { name: 'probeResult liveness', subject: Subjects.probeResult.build(NODE, 'liveness', UID), wildcard: Subjects.probeResult.wildcard(NODE), parsed: Subjects.probeResult.parse(Subjects.probeResult.build(NODE, 'liveness', UID)), want: { node: NODE, probeType: 'liveness', uid: UID } },
+    { name: 'probeResult readiness, typed wildcard', subject: Subjects.probeResult.build(NODE, 'readiness', UID), wildcard: Subjects.probeResult.wildcard(NODE, 'readiness'), parsed: Subjects.probeResult.parse(Subjects.probeResult.build(NODE, 'readiness', UID)), want: { node: NODE, probeType: 'readiness', uid: UID } },
+    { name: 'work shard 7', subject: Subjects.work.build(NODE, 7, UID), wildcard: Subjects.work.wildcard(NODE, 7), parsed: Subjects.work.parse(Subjects.work.build(NODE, 7, UID)), want: { node: NODE, shard: 7, uid: UID } },
+    { name: 'workDone', subject: Subjects.workDone.build(NODE, UID), wildcard: Subjects.workDone.wildcard(NODE), parsed: Subjects.workDone.parse(Subjects.workDone.build(NODE, UID)), want: { node: NODE, uid: UID } },
+    { name: 'status TerminatePod', subject: Subjects.status.build(NODE, 'TerminatePod', UID), wildcard: Subjects.status.wildcard(NODE), parsed: Subjects.status.parse(Subjects.status.build(NODE, 'TerminatePod', UID)), want: { node: NODE, verb: 'TerminatePod', uid: UID } },
+    { name: 'prober AddPod', subject: Subjects.prober.build(NODE, 'AddPod'), wildcard: Subjects.prober.wildcard(NODE), parsed: Subjects.prober.parse(Subjects.prober.build(NODE, 'AddPod')), want: { node: NODE, verb: 'AddPod' } },
+    { name: 'events', subject: Subjects.events.build(NODE, UID), wildcard: Subjects.events.wildcard(NODE), parsed: Subjects.events.parse(Subjects.events.build(NODE, UID)), want: { node: NODE, uid: UID } },
+    { name: 'criRuntime', subject: Subjects.criRuntime.build(NODE, 'RunPodSandbox'), wildcard: Subjects.criRuntime.wildcard(NODE), parsed: Subjects.criRuntime.parse(Subjects.criRuntime.build(NODE, 'RunPodSandbox')), want: { node: NODE, method: 'RunPodSandbox' } },
+    { name: 'criImage', subject: Subjects.criImage.build(NODE, 'PullImage'), wildcard: Subjects.criImage.wildcard(NODE), parsed: Subjects.criImage.parse(Subjects.criImage.build(NODE, 'PullImage')), want: { node: NODE, method: 'PullImage' } },
+    { name: 'criEvents', subject: Subjects.criEvents.build(NODE), wildcard: Subjects.criEvents.wildcard(NODE), parsed: Subjects.criEvents.parse(Subjects.criEvents.build(NODE)), want: { node: NODE } },
+    { name: 'serviceInfo', subject: Subjects.serviceInfo.build(NODE, 'pleg'), wildcard: Subjects.serviceInfo.wildcard(NODE), parsed: Subjects.serviceInfo.parse(Subjects.serviceInfo.build(NODE, 'pleg')), want: { node: NODE, service: 'pleg' } },
+  ];
+  for (const tc of cases) {
+    it(tc.name, () => {
+      assert.ok(subjectMatches(tc.wildcard, tc.subject), `${tc.subject} should match ${tc.wildcard}`);
+      assert.deepEqual(tc.parsed, tc.want);
+    });
+  }
+});
+
+describe('Subjects: families do not catch each other', () => {
+  const cases = [
+    { name: 'work shard wildcard does not catch work.done', wildcard: Subjects.work.wildcard(NODE, 0), subject: Subjects.workDone.build(NODE, UID) },
+    { name: 'one shard does not catch another', wildcard: Subjects.work.wildcard(NODE, 1), subject: Subjects.work.build(NODE, 2, UID) },
+    { name: 'another node is not ours', wildcard: Subjects.pleg.wildcard(NODE), subject: Subjects.pleg.build('node-b', UID) },
+    { name: 'readiness wildcard does not catch liveness', wildcard: Subjects.probeResult.wildcard(NODE, 'readiness'), subject: Subjects.probeResult.build(NODE, 'liveness', UID) },
+    { name: 'runtime wildcard does not catch image calls', wildcard: Subjects.criRuntime.wildcard(NODE), subject: Subjects.criImage.build(NODE, 'ListImages') },
+  ];
+  for (const tc of cases) {
+    it(tc.name, () => assert.equal(subjectMatches(tc.wildcard, tc.subject), false));
+  }
+
+  it('parse refuses subjects of another family', () => {
+    assert.equal(Subjects.work.parse(Subjects.workDone.build(NODE, UID)), undefined);
+    assert.equal(Subjects.podUpdate.parse(Subjects.sourcesReady.build(NODE)), undefined);
+    assert.equal(Subjects.status.parse(`kubelet.${NODE}.status.Bogus.${UID}`), undefined);
+    assert.equal(Subjects.pleg.parse(`cri.${NODE}.pleg.${UID}`), undefined);
+  });
+});
+
+describe('subject tokens', () => {
+  it('a dotted node name becomes one token and comes back', () => {
+    const node = 'ip-10-0-0-1.ec2.internal';
+    const subject = Subjects.pleg.build(node, UID);
+    assert.equal(subject.split('.').length, 4);
+    assert.equal(nodeFromToken(nodeToken(node)), node);
+    assert.deepEqual(Subjects.pleg.parse(subject), { node, uid: UID });
+  });
+
+  const bad = [
+    { name: 'empty UID', build: () => Subjects.pleg.build(NODE, '') },
+    { name: 'UID with a dot', build: () => Subjects.pleg.build(NODE, 'a.b') },
+    { name: 'UID that is a wildcard', build: () => Subjects.events.build(NODE, '*') },
+    { name: 'UID with a space', build: () => Subjects.workDone.build(NODE, 'a b') },
+    { name: 'negative shard', build: () => Subjects.work.build(NODE, -1, UID) },
+    { name: 'fractional shard', build: () => Subjects.work.build(NODE, 1.5, UID) },
+    { name: 'CRI method with ">"', build: () => Subjects.criRuntime.build(NODE, '>') },
+  ];
+  for (const tc of bad) {
+    it(`refuses ${tc.name}`, () => assert.throws(tc.build, SubjectTokenError));
+  }
+
+  it('decorator patterns resolve to the wildcards', () => {
+    assert.equal(resolvePattern(Subjects.pleg.pattern, NODE), Subjects.pleg.wildcard(NODE));
+    assert.equal(resolvePattern(Subjects.probeResult.pattern, NODE), Subjects.probeResult.wildcard(NODE));
+    assert.equal(resolvePattern(Subjects.serviceInfo.pattern, NODE, 'prober'), Subjects.serviceInfo.build(NODE, 'prober'));
+  });
+});
+
+describe('shardOf', () => {
+  it('is stable and within range', () => {
+    assert.equal(shardOf(UID), shardOf(UID));
+    for (let i = 0; i < 200; i++) {
+      const s = shardOf(`pod-${i}`, 16);
+      assert.ok(Number.isInteger(s) && s >= 0 && s < 16);
+    }
+  });
+  it('spreads pods over every shard', () => {
+    const seen = new Set<number>();
+    for (let i = 0; i < 500; i++) seen.add(shardOf(`uid-${i}`, 16));
+    assert.equal(seen.size, 16);
+  });
+});
+
+describe('subjectMatches', () => {
+  const cases = [
+    { w: 'a.*.c', s: 'a.b.c', want: true },
+    { w: 'a.*', s: 'a.b.c', want: false },
+    { w: 'a.>', s: 'a.b.c', want: true },
+    { w: 'a.>', s: 'a', want: false },
+    { w: 'a.b', s: 'a.b', want: true },
+    { w: 'a.b.c', s: 'a.b', want: false },
+  ];
+  for (const tc of cases) it(`${tc.w} vs ${tc.s}`, () => assert.equal(subjectMatches(tc.w, tc.s), tc.want));
+});

@@ -1,0 +1,39 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Headers, formatTraceparent, messageHeaders, nextSpan, parseTraceparent, readMeta } from './headers.js';
+
+describe('traceparent', () => {
+  it('round-trips', () => {
+    const ctx = nextSpan();
+    assert.deepEqual(parseTraceparent(formatTraceparent(ctx)), ctx);
+  });
+
+  it('a child span keeps the trace and gets a new span id', () => {
+    const parent = nextSpan();
+    const child = nextSpan(parent);
+    assert.equal(child.traceId, parent.traceId);
+    assert.notEqual(child.spanId, parent.spanId);
+  });
+
+  const bad = ['', 'garbage', '01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', '00-00000000000000000000000000000000-b7ad6b7169203331-01', '00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01'];
+  for (const v of bad) it(`refuses "${v}"`, () => assert.equal(parseTraceparent(v), undefined));
+
+  it('parses the W3C example', () => {
+    assert.deepEqual(parseTraceparent('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'), {
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+      spanId: 'b7ad6b7169203331',
+      sampled: true,
+    });
+  });
+
+  it('message headers carry the trace, pod and sender, and read back', () => {
+    const trace = nextSpan();
+    const h = messageHeaders({ trace, podUid: 'uid-1', service: 'pleg' });
+    const meta = readMeta(h);
+    assert.equal(meta.trace?.traceId, trace.traceId);
+    assert.notEqual(meta.trace?.spanId, trace.spanId);
+    assert.equal(meta.podUid, 'uid-1');
+    assert.equal(meta.service, 'pleg');
+    assert.equal(h.get(Headers.podUid), 'uid-1');
+  });
+});
