@@ -5,6 +5,7 @@ WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
+COPY proto proto
 COPY libs libs
 COPY apps apps
 COPY deploy deploy
@@ -19,6 +20,7 @@ WORKDIR /app
 COPY --from=build /src/package.json ./
 COPY --from=build /src/node_modules node_modules
 COPY --from=build /src/dist dist
+COPY --from=build /src/proto proto
 USER node
 STOPSIGNAL SIGTERM
 CMD ["sh", "-c", "exec node --enable-source-maps dist/apps/$APP/src/main.js"]

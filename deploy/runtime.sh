@@ -9,7 +9,8 @@
 #   status  exit 0 when our containerd answers
 #   address print the socket path
 # Paths can be moved with KS_RUNTIME_STATE (default /run/kubelet-split)
-# and KS_RUNTIME_ROOT (default /var/lib/kubelet-split).
+# and KS_RUNTIME_ROOT (default /var/lib/kubelet-split), e.g. for a second,
+# throw-away containerd in a test; KS_SKIP_IMAGES=1 skips the image import.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -78,7 +79,7 @@ case "${1:-}" in
       fi
       echo "runtime.sh: containerd $(containerd --version | awk '{print $3}') on $sock (pid $(cat "$pidfile"), log $log)"
     fi
-    if ! images_present; then
+    if [ -z "${KS_SKIP_IMAGES:-}" ] && ! images_present; then
       snap=$(sed -n 's/^ *snapshotter = "\(.*\)"/\1/p' "$conf" 2>/dev/null | head -1)
       CONTAINERD_ADDRESS="$sock" SNAPSHOTTER="${snap:-overlayfs}" "$here/images/build.sh" --out "$state/images"
     fi

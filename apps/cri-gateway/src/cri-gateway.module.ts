@@ -1,5 +1,70 @@
-import { Module } from '@nestjs/common';
+import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Clock, SystemClock } from '@app/clock';
+import { criProtoPath, type CriTimeouts } from '@app/cri';
+import { NatsBus } from '@app/nats';
+import type { Logger, Registry } from '@app/observability';
+import { HealthChecks, METRICS_REGISTRY, SERVICE_CONFIG, SERVICE_LOGGER } from '@app/service';
+import { ContainerEventsRelay } from './container-events.js';
+import { CriController } from './cri.controller.js';
+import { CriGateway, RuntimeMetrics } from './gateway.js';
+import { RequestSchema } from './request-schema.js';
+import { GrpcRuntimeConnection, RuntimeConnection } from './runtime-connection.js';
+import { RuntimeMetricsRecorder } from './runtime-metrics.js';
+import { RuntimeStatusPoller } from './runtime-status.js';
+import type { CriGatewayOwnConfig } from './service.js';
+
+type Config = CriGatewayOwnConfig & { NODE_NAME: string };
 
 /** kuberuntime's remote runtime and image clients: the only process on the CRI socket. */
-@Module({})
-export class CriGatewayModule {}
+@Module({
+  controllers: [CriController],
+  providers: [
+    { provide: Clock, useClass: SystemClock },
+    {
+      provide: RuntimeConnection,
+      inject: [SERVICE_CONFIG],
+      useFactory: (cfg: Config) => new GrpcRuntimeConnection(cfg.CONTAINER_RUNTIME_ENDPOINT, criProtoPath()),
+    },
+    { provide: RequestSchema, useFactory: () => new RequestSchema(criProtoPath()) },
+    { provide: RuntimeMetrics, inject: [METRICS_REGISTRY], useFactory: (r: Registry) => new RuntimeMetricsRecorder(r) },
+    {
+      provide: CriGateway,
+      inject: [RuntimeConnection, RequestSchema, SERVICE_CONFIG, RuntimeMetrics, Clock],
+      useFactory: (conn: RuntimeConnection, schema: RequestSchema, cfg: Config, metrics: RuntimeMetrics, clock: Clock) => {
+        const timeouts: CriTimeouts = { requestMs: cfg.RUNTIME_REQUEST_TIMEOUT, listMs: cfg.RUNTIME_LIST_TIMEOUT, pullMs: cfg.IMAGE_PULL_TIMEOUT };
+        return new CriGateway(conn, schema, timeouts, metrics, clock);
+      },
+    },
+    {
+      provide: RuntimeStatusPoller,
+      inject: [CriGateway, Clock, SERVICE_LOGGER],
+      useFactory: (gw: CriGateway, clock: Clock, logger: Logger) => new RuntimeStatusPoller(gw, clock, logger.child({ component: 'runtime-status' })),
+    },
+    {
+      provide: ContainerEventsRelay,
+      inject: [RuntimeConnection, NatsBus, SERVICE_CONFIG, Clock, SERVICE_LOGGER],
+      useFactory: (conn: RuntimeConnection, bus: NatsBus, cfg: Config, clock: Clock, logger: Logger) =>
+        new ContainerEventsRelay(conn, bus, cfg.NODE_NAME, clock, logger.child({ component: 'container-events' })),
+    },
+  ],
+})
+export class CriGatewayModule implements OnModuleInit, OnApplicationShutdown {
+  constructor(
+    private readonly poller: RuntimeStatusPoller,
+    private readonly relay: ContainerEventsRelay,
+    private readonly connection: RuntimeConnection,
+    @Inject(HealthChecks) private readonly health: HealthChecks,
+  ) {}
+
+  onModuleInit(): void {
+    this.health.addReadiness('runtime', () => this.poller.readiness());
+    this.health.addReadiness('containerEvents', () => this.relay.report());
+    this.poller.start();
+    this.relay.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.all([this.poller.stop(), this.relay.stop()]);
+    this.connection.close();
+  }
+}

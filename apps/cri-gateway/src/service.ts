@@ -1,5 +1,5 @@
-import { env } from '@app/config';
-import type { ServiceDefinition } from '@app/service';
+import { env, type ConfigOf } from '@app/config';
+import type { FullConfig, ServiceDefinition } from '@app/service';
 import { CriGatewayModule } from './cri-gateway.module.js';
 
 const schema = {
@@ -7,7 +7,13 @@ const schema = {
     default: 'unix:///run/kubelet-split/containerd/containerd.sock',
     describe: 'the CRI socket, like --container-runtime-endpoint',
   }),
+  RUNTIME_REQUEST_TIMEOUT: env.duration({ default: 120_000, describe: 'deadline of CRI calls that change the runtime, like --runtime-request-timeout' }),
+  RUNTIME_LIST_TIMEOUT: env.duration({ default: 30_000, describe: 'deadline of CRI reads: list, status, stats, version' }),
+  IMAGE_PULL_TIMEOUT: env.duration({ default: 120_000, describe: 'deadline of PullImage, so an unreachable registry fails instead of hanging' }),
 };
+
+export type CriGatewayConfig = FullConfig<typeof schema>;
+export type CriGatewayOwnConfig = ConfigOf<typeof schema>;
 
 export const definition: ServiceDefinition<typeof schema> = {
   service: 'cri-gateway',

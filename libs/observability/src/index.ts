@@ -1,3 +1,3 @@
-export { createLogger, NestPinoLogger } from './logger.js';
+export { NestPinoLogger, createLogger, silentLogger } from './logger.js';
 export type { Logger, LoggerIdentity } from './logger.js';
 export { Counter, Gauge, Histogram, Registry, Summary, createMetricsRegistry } from './metrics.js';

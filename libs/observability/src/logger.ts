@@ -63,3 +63,8 @@ export class NestPinoLogger implements LoggerService {
     }
   }
 }
+
+/** A logger that writes nothing, for unit tests. */
+export function silentLogger(): Logger {
+  return pino({ level: 'silent' });
+}

@@ -96,6 +96,8 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
   const app = await NestFactory.create(RootModule, {
     logger: new NestPinoLogger(logger.child({ component: 'nest' })),
     forceCloseConnections: true,
+    bodyParser: false, // bodies are read with readJsonBody, for one error format
+
     abortOnError: false,
   });
   app.connectMicroservice({ strategy: transport }, { inheritAppConfig: true });

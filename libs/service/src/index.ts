@@ -6,3 +6,4 @@ export { CoreModule, HealthController, ServiceInfoController } from './core.modu
 export { HealthChecks } from './health.js';
 export type { Check, CheckResult, HealthReport } from './health.js';
 export { KubeletNatsTransport, rpcError, toErrorReply } from './nats-transport.js';
+export { readJsonBody } from './http-body.js';

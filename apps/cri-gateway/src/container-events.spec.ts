@@ -1,0 +1,85 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeClock } from '@app/clock';
+import { CriError, type ContainerEventResponse, type CriService } from '@app/cri';
+import { silentLogger } from '@app/observability';
+import { ContainerEventsRelay, UNSUPPORTED_RETRY_MS } from './container-events.js';
+import { RuntimeConnection, type EventStream } from './runtime-connection.js';
+
+/** Each call to containerEvents opens a stream the test controls. */
+class StreamingConnection extends RuntimeConnection {
+  opened: { emit: (e: ContainerEventResponse) => void; fail: (e: CriError) => void; end: () => void }[] = [];
+  unary(_s: CriService, _m: string): Promise<unknown> {
+    return Promise.resolve({});
+  }
+  hasMethod(): boolean {
+    return true;
+  }
+  containerEvents(onEvent: (e: ContainerEventResponse) => void): EventStream {
+    let fail: (e: CriError) => void = () => undefined;
+    let end: () => void = () => undefined;
+    const done = new Promise<void>((res, rej) => {
+      fail = rej;
+      end = res;
+    });
+    this.opened.push({ emit: onEvent, fail, end });
+    return { done, cancel: () => end() };
+  }
+  close(): void {}
+}
+
+const published: { subject: string; payload: unknown }[] = [];
+const bus = { publish: (subject: string, payload: unknown) => void published.push({ subject, payload }) };
+
+describe('ContainerEventsRelay', () => {
+  it('says "unsupported by this runtime" on Unimplemented, and asks again only after a long while', async () => {
+    const conn = new StreamingConnection();
+    const clock = new FakeClock(0);
+    const relay = new ContainerEventsRelay(conn, bus, 'node-a', clock, silentLogger());
+    relay.start();
+    await clock.step(0);
+    conn.opened[0]?.fail(new CriError('Unimplemented', 'unknown method GetContainerEvents for service runtime.v1.RuntimeService'));
+    await clock.step(0);
+    assert.equal(relay.state, 'unsupported');
+    assert.match(relay.report().detail ?? '', /unsupported by this runtime/);
+    assert.equal(relay.report().ok, true);
+    await clock.step(UNSUPPORTED_RETRY_MS - 1);
+    assert.equal(conn.opened.length, 1);
+    await clock.step(1);
+    assert.equal(conn.opened.length, 2);
+    await relay.stop();
+  });
+
+  it('relays events to cri.<node>.events', async () => {
+    const conn = new StreamingConnection();
+    const clock = new FakeClock(0);
+    published.length = 0;
+    const relay = new ContainerEventsRelay(conn, bus, 'node-a', clock, silentLogger());
+    relay.start();
+    await clock.step(0);
+    conn.opened[0]?.emit({ containerId: 'c1', containerEventType: 'CONTAINER_STARTED_EVENT', createdAt: '1', containersStatuses: [] });
+    assert.equal(relay.state, 'streaming');
+    assert.deepEqual(published.map((p) => p.subject), ['cri.node-a.events']);
+    await relay.stop();
+  });
+
+  it('reconnects after other stream errors with a doubling backoff', async () => {
+    const conn = new StreamingConnection();
+    const clock = new FakeClock(0);
+    const relay = new ContainerEventsRelay(conn, bus, 'node-a', clock, silentLogger());
+    relay.start();
+    await clock.step(0);
+    conn.opened[0]?.fail(new CriError('Unavailable', 'runtime restarting'));
+    await clock.step(999);
+    assert.equal(conn.opened.length, 1);
+    await clock.step(1);
+    assert.equal(conn.opened.length, 2);
+    assert.equal(relay.state, 'reconnecting');
+    conn.opened[1]?.fail(new CriError('Unavailable', 'still restarting'));
+    await clock.step(1999);
+    assert.equal(conn.opened.length, 2);
+    await clock.step(1);
+    assert.equal(conn.opened.length, 3);
+    await relay.stop();
+  });
+});

@@ -1,0 +1,119 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeClock } from '@app/clock';
+import { CriError, criProtoPath, type ContainerEventResponse, type CriService } from '@app/cri';
+import { CriGateway, RuntimeMetrics } from './gateway.js';
+import { RequestSchema } from './request-schema.js';
+import { RuntimeConnection, type EventStream } from './runtime-connection.js';
+
+interface Sent {
+  service: CriService;
+  method: string;
+  request: unknown;
+  deadlineMs: number;
+}
+
+/** A RuntimeConnection that records calls and answers from a script. */
+class FakeConnection extends RuntimeConnection {
+  readonly sent: Sent[] = [];
+  answer: (s: Sent) => Promise<unknown> = () => Promise.resolve({});
+  unary(service: CriService, method: string, request: unknown, deadlineMs: number): Promise<unknown> {
+    const s = { service, method, request, deadlineMs };
+    this.sent.push(s);
+    return this.answer(s);
+  }
+  containerEvents(_onEvent: (e: ContainerEventResponse) => void): EventStream {
+    return { done: new Promise(() => undefined), cancel: () => undefined };
+  }
+  hasMethod(_service: CriService, method: string): boolean {
+    return method !== 'GetContainerEvents' && method !== 'NoSuchMethod';
+  }
+  close(): void {}
+}
+
+class RecordingMetrics extends RuntimeMetrics {
+  readonly ops: { operation: string; seconds: number; failed: boolean }[] = [];
+  readonly sandboxes: { handler: string; failed: boolean }[] = [];
+  observe(operation: string, seconds: number, failed: boolean): void {
+    this.ops.push({ operation, seconds, failed });
+  }
+  observeRunPodSandbox(handler: string, _seconds: number, failed: boolean): void {
+    this.sandboxes.push({ handler, failed });
+  }
+}
+
+const schema = new RequestSchema(criProtoPath());
+const timeouts = { requestMs: 120_000, listMs: 30_000, pullMs: 60_000 };
+
+function setup() {
+  const conn = new FakeConnection();
+  const metrics = new RecordingMetrics();
+  const clock = new FakeClock(0);
+  return { conn, metrics, clock, gw: new CriGateway(conn, schema, timeouts, metrics, clock) };
+}
+
+describe('CriGateway: deadlines by method', () => {
+  const cases = [
+    { name: 'ListContainers gets the list timeout', service: 'runtime' as const, method: 'ListContainers', request: {}, want: 30_000 },
+    { name: 'ContainerStatus gets the list timeout', service: 'runtime' as const, method: 'ContainerStatus', request: { containerId: 'c1' }, want: 30_000 },
+    { name: 'RunPodSandbox gets the request timeout', service: 'runtime' as const, method: 'RunPodSandbox', request: { config: { metadata: { name: 'p', namespace: 'd', uid: 'u' } } }, want: 120_000 },
+    { name: 'ExecSync gets its timeout plus the request timeout', service: 'runtime' as const, method: 'ExecSync', request: { containerId: 'c1', cmd: ['true'], timeout: 5 }, want: 125_000 },
+    { name: 'ExecSync without a timeout gets the request timeout', service: 'runtime' as const, method: 'ExecSync', request: { containerId: 'c1', cmd: ['true'] }, want: 120_000 },
+    { name: 'PullImage gets the pull timeout', service: 'image' as const, method: 'PullImage', request: { image: { image: 'x' } }, want: 60_000 },
+    { name: 'ImageFsInfo gets the list timeout', service: 'image' as const, method: 'ImageFsInfo', request: {}, want: 30_000 },
+  ];
+  for (const tc of cases) {
+    it(tc.name, async () => {
+      const { conn, gw } = setup();
+      await gw.call(tc.service, tc.method, tc.request);
+      assert.equal(conn.sent[0]?.deadlineMs, tc.want);
+    });
+  }
+});
+
+describe('CriGateway: bad input never reaches the runtime', () => {
+  const cases = [
+    { name: 'unknown method', method: 'NoSuchMethod', request: {}, code: 'Unimplemented', re: /unknown runtime method "NoSuchMethod"/ },
+    { name: 'not an object', method: 'ListContainers', request: 'hello', code: 'InvalidArgument', re: /must be a JSON object/ },
+    { name: 'misspelled field', method: 'StopPodSandbox', request: { podSandboxID: 'x' }, code: 'InvalidArgument', re: /unknown field podSandboxID/ },
+    { name: 'missing id', method: 'StopPodSandbox', request: {}, code: 'InvalidArgument', re: /podSandboxId is required by StopPodSandbox/ },
+    { name: 'empty id', method: 'RemoveContainer', request: { containerId: '' }, code: 'InvalidArgument', re: /containerId is required/ },
+    { name: 'wrong type', method: 'StopContainer', request: { containerId: 'c', timeout: 'soon' }, code: 'InvalidArgument', re: /timeout must be an integer/ },
+    { name: 'wrong nested type', method: 'ListContainers', request: { filter: { state: { state: 'SLEEPING' } } }, code: 'InvalidArgument', re: /filter.state.state must be one of CONTAINER_CREATED/ },
+    { name: 'label selector not a map', method: 'ListContainers', request: { filter: { labelSelector: ['a'] } }, code: 'InvalidArgument', re: /filter.labelSelector must be an object/ },
+    { name: 'ExecSync without a command', method: 'ExecSync', request: { containerId: 'c', cmd: [] }, code: 'InvalidArgument', re: /cmd is required/ },
+  ];
+  for (const tc of cases) {
+    it(tc.name, async () => {
+      const { conn, gw } = setup();
+      await assert.rejects(gw.call('runtime', tc.method, tc.request), (err: unknown) => err instanceof CriError && err.code === tc.code && tc.re.test(err.description));
+      assert.equal(conn.sent.length, 0);
+    });
+  }
+});
+
+describe('CriGateway: results, errors and metrics', () => {
+  it('passes the runtime answer through and records the operation', async () => {
+    const { conn, gw, metrics, clock } = setup();
+    conn.answer = async () => {
+      await clock.step(250);
+      return { containers: [{ id: 'c1' }] };
+    };
+    assert.deepEqual(await gw.call('runtime', 'ListContainers', {}), { containers: [{ id: 'c1' }] });
+    assert.deepEqual(metrics.ops, [{ operation: 'list_containers', seconds: 0.25, failed: false }]);
+  });
+
+  it('keeps the gRPC code of a runtime error and counts it as an error', async () => {
+    const { conn, gw, metrics } = setup();
+    conn.answer = () => Promise.reject(new CriError('NotFound', 'container "c9" not found'));
+    await assert.rejects(gw.call('runtime', 'ContainerStatus', { containerId: 'c9' }), { code: 'NotFound', description: 'container "c9" not found' });
+    assert.deepEqual(metrics.ops.map((o) => [o.operation, o.failed]), [['container_status', true]]);
+  });
+
+  it('records RunPodSandbox by runtime handler, with its errors', async () => {
+    const { conn, gw, metrics } = setup();
+    conn.answer = () => Promise.reject(new CriError('Unknown', 'failed to setup network'));
+    await assert.rejects(gw.call('runtime', 'RunPodSandbox', { config: { metadata: { name: 'p', namespace: 'd', uid: 'u' } }, runtimeHandler: 'runc' }));
+    assert.deepEqual(metrics.sandboxes, [{ handler: 'runc', failed: true }]);
+  });
+});

@@ -1,0 +1,69 @@
+/**
+ * A CriRuntime for unit tests: records every call, answers from handlers the
+ * test sets (or an empty response), and can be told to fail.
+ */
+import type { MessageMeta } from '@app/nats';
+import { CriRuntime, type ImageRequest, type ImageResponse, type RuntimeRequest, type RuntimeResponse } from './client.js';
+import { CriError, type CriErrorCode } from './errors.js';
+import type { CriService, ImageMethod, RuntimeMethod } from './methods.js';
+
+export interface RecordedCall {
+  service: CriService;
+  method: string;
+  request: unknown;
+}
+
+type Handler = (request: unknown) => unknown;
+
+export class FakeCri extends CriRuntime {
+  readonly calls: RecordedCall[] = [];
+  private readonly handlers = new Map<string, Handler>();
+  private readonly failures = new Map<string, CriError[]>();
+
+  /** Answers `method` with `fn(request)` from now on. */
+  onRuntime<M extends RuntimeMethod>(method: M, fn: (request: RuntimeRequest<M>) => RuntimeResponse<M>): this {
+    this.handlers.set(`runtime/${method}`, fn as Handler);
+    return this;
+  }
+
+  onImage<M extends ImageMethod>(method: M, fn: (request: ImageRequest<M>) => ImageResponse<M>): this {
+    this.handlers.set(`image/${method}`, fn as Handler);
+    return this;
+  }
+
+  /** The next call of `method` fails with `code` (queue several to fail several times). */
+  failNext(service: CriService, method: string, code: CriErrorCode, description = `${method} failed`): this {
+    const key = `${service}/${method}`;
+    this.failures.set(key, [...(this.failures.get(key) ?? []), new CriError(code, description)]);
+    return this;
+  }
+
+  callsOf(method: string): unknown[] {
+    return this.calls.filter((c) => c.method === method).map((c) => c.request);
+  }
+
+  runtime<M extends RuntimeMethod>(method: M, request: RuntimeRequest<M>, _meta?: MessageMeta): Promise<RuntimeResponse<M>> {
+    return this.answer('runtime', method, request) as Promise<RuntimeResponse<M>>;
+  }
+
+  image<M extends ImageMethod>(method: M, request: ImageRequest<M>, _meta?: MessageMeta): Promise<ImageResponse<M>> {
+    return this.answer('image', method, request) as Promise<ImageResponse<M>>;
+  }
+
+  private answer(service: CriService, method: string, request: unknown): Promise<unknown> {
+    this.calls.push({ service, method, request });
+    const key = `${service}/${method}`;
+    const failure = this.failures.get(key)?.shift();
+    if (failure) return Promise.reject(failure);
+    const handler = this.handlers.get(key);
+    try {
+      return Promise.resolve(handler ? handler(request) : {});
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+}
+
+// The fake is a CriRuntime: checked by the compiler, as the kubelet's `var _ Runtime = &FakeRuntime{}`.
+const _isPort: CriRuntime = new FakeCri();
+void _isPort;

@@ -1,0 +1,110 @@
+/**
+ * Facts about each CRI method that both sides of the gateway need: the
+ * kubelet's metric label for it (operation_type, as in
+ * pkg/kubelet/kuberuntime/instrumented_services.go) and which deadline
+ * applies to it.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ImageServiceMethods, RuntimeServiceMethods } from './types.js';
+
+export type RuntimeMethod = keyof RuntimeServiceMethods;
+export type ImageMethod = keyof ImageServiceMethods;
+export type CriService = 'runtime' | 'image';
+
+/**
+ * Which deadline a call gets:
+ * - `list`: reads (Version, Status, List*, *Status, *Stats, ImageFsInfo): the short timeout;
+ * - `default`: everything that changes the runtime: the runtime request timeout (2m, like the kubelet's);
+ * - `exec`: ExecSync: its own timeout plus the runtime request timeout, as the kubelet's remote client does;
+ * - `pull`: PullImage: the image pull timeout, so an unreachable registry fails instead of hanging.
+ */
+export type DeadlineClass = 'list' | 'default' | 'exec' | 'pull';
+
+export interface MethodInfo {
+  operation: string;
+  deadline: DeadlineClass;
+}
+
+export const RUNTIME_METHOD_INFO: Readonly<Record<RuntimeMethod, MethodInfo>> = {
+  Version: { operation: 'version', deadline: 'list' },
+  RunPodSandbox: { operation: 'run_podsandbox', deadline: 'default' },
+  StopPodSandbox: { operation: 'stop_podsandbox', deadline: 'default' },
+  RemovePodSandbox: { operation: 'remove_podsandbox', deadline: 'default' },
+  PodSandboxStatus: { operation: 'podsandbox_status', deadline: 'list' },
+  ListPodSandbox: { operation: 'list_podsandbox', deadline: 'list' },
+  CreateContainer: { operation: 'create_container', deadline: 'default' },
+  StartContainer: { operation: 'start_container', deadline: 'default' },
+  StopContainer: { operation: 'stop_container', deadline: 'default' },
+  RemoveContainer: { operation: 'remove_container', deadline: 'default' },
+  ListContainers: { operation: 'list_containers', deadline: 'list' },
+  ContainerStatus: { operation: 'container_status', deadline: 'list' },
+  UpdateContainerResources: { operation: 'update_container', deadline: 'default' },
+  ReopenContainerLog: { operation: 'reopen_container_log', deadline: 'default' },
+  ExecSync: { operation: 'exec_sync', deadline: 'exec' },
+  Exec: { operation: 'exec', deadline: 'default' },
+  Attach: { operation: 'attach', deadline: 'default' },
+  PortForward: { operation: 'port_forward', deadline: 'default' },
+  ContainerStats: { operation: 'container_stats', deadline: 'list' },
+  ListContainerStats: { operation: 'list_container_stats', deadline: 'list' },
+  PodSandboxStats: { operation: 'podsandbox_stats', deadline: 'list' },
+  ListPodSandboxStats: { operation: 'list_podsandbox_stats', deadline: 'list' },
+  UpdateRuntimeConfig: { operation: 'update_runtime_config', deadline: 'default' },
+  Status: { operation: 'status', deadline: 'list' },
+};
+
+export const IMAGE_METHOD_INFO: Readonly<Record<ImageMethod, MethodInfo>> = {
+  ListImages: { operation: 'list_images', deadline: 'list' },
+  ImageStatus: { operation: 'image_status', deadline: 'list' },
+  PullImage: { operation: 'pull_image', deadline: 'pull' },
+  RemoveImage: { operation: 'remove_image', deadline: 'default' },
+  ImageFsInfo: { operation: 'image_fs_info', deadline: 'list' },
+};
+
+export function methodInfo(service: CriService, method: string): MethodInfo | undefined {
+  const table: Readonly<Record<string, MethodInfo>> = service === 'runtime' ? RUNTIME_METHOD_INFO : IMAGE_METHOD_INFO;
+  return Object.hasOwn(table, method) ? table[method] : undefined;
+}
+
+export interface CriTimeouts {
+  /** Calls that change the runtime (the kubelet's --runtime-request-timeout, 2m). */
+  requestMs: number;
+  /** Reads: list, status, stats, version. */
+  listMs: number;
+  /** PullImage. */
+  pullMs: number;
+}
+
+export const DEFAULT_CRI_TIMEOUTS: CriTimeouts = { requestMs: 120_000, listMs: 30_000, pullMs: 120_000 };
+
+/** The deadline of one call, in ms from now. */
+export function deadlineMs(info: MethodInfo, request: unknown, t: CriTimeouts): number {
+  switch (info.deadline) {
+    case 'list':
+      return t.listMs;
+    case 'default':
+      return t.requestMs;
+    case 'pull':
+      return t.pullMs;
+    case 'exec': {
+      const seconds = Number((request as { timeout?: unknown } | null)?.timeout ?? 0);
+      return (Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 0) + t.requestMs;
+    }
+  }
+}
+
+/**
+ * Where proto/runtime/v1/api.proto is: the first `proto/` directory found
+ * walking up from this module (dist/libs/cri/src in a build, /app in the image).
+ */
+export function criProtoPath(from: string = import.meta.url): string {
+  let dir = dirname(fileURLToPath(from));
+  for (;;) {
+    const candidate = join(dir, 'proto', 'runtime', 'v1', 'api.proto');
+    if (existsSync(candidate)) return candidate;
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`proto/runtime/v1/api.proto not found above ${fileURLToPath(from)}`);
+    dir = parent;
+  }
+}

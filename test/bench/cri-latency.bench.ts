@@ -1,0 +1,73 @@
+/**
+ * What the NATS hop costs: ListContainers and ContainerStatus through
+ * cri-gateway over NATS (libs/cri's client) against the same calls made
+ * directly over gRPC to containerd, N sequential calls each after a warm-up;
+ * prints p50, p99 and the latency NATS adds.
+ *
+ *   npm run build && bash deploy/runtime.sh start && node dist/test/bench/cri-latency.bench.js [--calls 1000]
+ */
+import { randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { connect } from '@nats-io/transport-node';
+import { NatsCriClient, criProtoPath } from '@app/cri';
+import { GrpcRuntimeConnection } from '../../apps/cri-gateway/src/runtime-connection.js';
+import { freePort, startNats, startService } from '../../deploy/local/stack.js';
+import { runtimeAddress } from '../support/runtime.js';
+
+const { values } = parseArgs({ options: { calls: { type: 'string', default: '1000' } } });
+const calls = Number(values.calls);
+const NODE = 'bench';
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+async function measure(fn: () => Promise<unknown>): Promise<{ p50: number; p99: number }> {
+  for (let i = 0; i < 50; i++) await fn(); // warm-up
+  const t: number[] = [];
+  for (let i = 0; i < calls; i++) {
+    const t0 = performance.now();
+    await fn();
+    t.push(performance.now() - t0);
+  }
+  t.sort((a, b) => a - b);
+  return { p50: percentile(t, 50), p99: percentile(t, 99) };
+}
+
+const address = runtimeAddress();
+const nats = await startNats();
+const nc = await connect({ servers: nats.url, name: 'bench' });
+const gateway = await startService('cri-gateway', { NODE_NAME: NODE, NATS_URL: nats.url, LOG_LEVEL: 'warn', CONTAINER_RUNTIME_ENDPOINT: `unix://${address}` }, { port: await freePort(), instance: 'bench' });
+const cri = new NatsCriClient(nc, NODE, 'bench');
+const direct = new GrpcRuntimeConnection(`unix://${address}`, criProtoPath());
+
+const uid = randomUUID();
+const config = { metadata: { name: 'bench', namespace: 'bench', uid, attempt: 0 }, linux: { securityContext: { namespaceOptions: { network: 'NODE' as const } } } };
+const { podSandboxId } = await cri.runtime('RunPodSandbox', { config });
+try {
+  const { containerId } = await cri.runtime('CreateContainer', {
+    podSandboxId,
+    config: { metadata: { name: 'c', attempt: 0 }, image: { image: 'localhost/kubelet-split/busybox:1.35' }, command: ['sleep', '3600'] },
+    sandboxConfig: config,
+  });
+  await cri.runtime('StartContainer', { containerId });
+  const listed = await cri.runtime('ListContainers', {});
+
+  const rows: [string, { p50: number; p99: number }, { p50: number; p99: number }][] = [
+    ['ListContainers', await measure(() => direct.unary('runtime', 'ListContainers', {}, 30_000)), await measure(() => cri.runtime('ListContainers', {}))],
+    ['ContainerStatus', await measure(() => direct.unary('runtime', 'ContainerStatus', { containerId }, 30_000)), await measure(() => cri.runtime('ContainerStatus', { containerId }))],
+  ];
+  const f = (n: number) => `${n.toFixed(3)}ms`.padStart(10);
+  process.stdout.write(`${calls} sequential calls each, ${listed.containers.length} containers in the runtime (node ${process.version})\n`);
+  process.stdout.write(`${'call'.padEnd(16)}${'gRPC p50'.padStart(10)}${'gRPC p99'.padStart(10)}${'NATS p50'.padStart(10)}${'NATS p99'.padStart(10)}${'added p50'.padStart(11)}${'added p99'.padStart(11)}\n`);
+  for (const [name, g, n] of rows) {
+    process.stdout.write(`${name.padEnd(16)}${f(g.p50)}${f(g.p99)}${f(n.p50)}${f(n.p99)} ${f(n.p50 - g.p50)} ${f(n.p99 - g.p99)}\n`);
+  }
+} finally {
+  await cri.runtime('StopPodSandbox', { podSandboxId }).catch(() => undefined);
+  await cri.runtime('RemovePodSandbox', { podSandboxId }).catch(() => undefined);
+  direct.close();
+  await gateway.stop();
+  await nc.close();
+  await nats.stop();
+}

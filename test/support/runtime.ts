@@ -1,0 +1,44 @@
+/**
+ * The real containerd for end-to-end tests: the one deploy/runtime.sh runs
+ * (npm test starts it), or a throw-away second one with its own state and
+ * root, for tests that must kill and restart it.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../../deploy/local/stack.js';
+
+const script = join(REPO_ROOT, 'deploy', 'runtime.sh');
+
+/** The socket of the project's containerd. */
+export function runtimeAddress(): string {
+  return process.env['KS_RUNTIME_ADDRESS'] ?? execFileSync('bash', [script, 'address'], { encoding: 'utf8' }).trim();
+}
+
+export interface ScratchRuntime {
+  address: string;
+  start(): void;
+  stop(): void;
+  remove(): void;
+}
+
+/** A second containerd in a temporary directory (no images), started and stopped at will. */
+export function scratchRuntime(): ScratchRuntime {
+  const dir = mkdtempSync(join(tmpdir(), 'ks-ctd-'));
+  const env = { ...process.env, KS_RUNTIME_STATE: join(dir, 'state'), KS_RUNTIME_ROOT: join(dir, 'root'), KS_SKIP_IMAGES: '1' };
+  const run = (cmd: string) => {
+    const r = spawnSync('bash', [script, cmd], { env, encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`runtime.sh ${cmd}: ${r.stderr}${r.stdout}`);
+    return r.stdout.trim();
+  };
+  return {
+    address: run('address'),
+    start: () => void run('start'),
+    stop: () => void run('stop'),
+    remove: () => {
+      run('stop');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
