@@ -1,7 +1,8 @@
 /**
  * What the NATS hop costs: ListContainers and ContainerStatus through
  * cri-gateway over NATS (libs/cri's client) against the same calls made
- * directly over gRPC to containerd, N sequential calls each after a warm-up;
+ * directly over gRPC to containerd, N sequential calls each, alternating the
+ * two so both see the same load, after a warm-up;
  * prints p50, p99 and the latency NATS adds.
  *
  *   npm run build && bash deploy/runtime.sh start && node dist/test/bench/cri-latency.bench.js [--calls 1000]
@@ -22,16 +23,26 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 }
 
-async function measure(fn: () => Promise<unknown>): Promise<{ p50: number; p99: number }> {
-  for (let i = 0; i < 50; i++) await fn(); // warm-up
-  const t: number[] = [];
+type Stats = { p50: number; p99: number };
+
+/** Alternates the two calls, so both see the same machine load; after a warm-up. */
+async function measure(direct: () => Promise<unknown>, viaNats: () => Promise<unknown>): Promise<[Stats, Stats]> {
+  for (let i = 0; i < 100; i++) await Promise.all([direct(), viaNats()]);
+  const d: number[] = [];
+  const n: number[] = [];
   for (let i = 0; i < calls; i++) {
-    const t0 = performance.now();
-    await fn();
-    t.push(performance.now() - t0);
+    let t0 = performance.now();
+    await direct();
+    d.push(performance.now() - t0);
+    t0 = performance.now();
+    await viaNats();
+    n.push(performance.now() - t0);
   }
-  t.sort((a, b) => a - b);
-  return { p50: percentile(t, 50), p99: percentile(t, 99) };
+  const stats = (t: number[]): Stats => {
+    t.sort((a, b) => a - b);
+    return { p50: percentile(t, 50), p99: percentile(t, 99) };
+  };
+  return [stats(d), stats(n)];
 }
 
 const address = runtimeAddress();
@@ -53,9 +64,9 @@ try {
   await cri.runtime('StartContainer', { containerId });
   const listed = await cri.runtime('ListContainers', {});
 
-  const rows: [string, { p50: number; p99: number }, { p50: number; p99: number }][] = [
-    ['ListContainers', await measure(() => direct.unary('runtime', 'ListContainers', {}, 30_000)), await measure(() => cri.runtime('ListContainers', {}))],
-    ['ContainerStatus', await measure(() => direct.unary('runtime', 'ContainerStatus', { containerId }, 30_000)), await measure(() => cri.runtime('ContainerStatus', { containerId }))],
+  const rows: [string, Stats, Stats][] = [
+    ['ListContainers', ...(await measure(() => direct.unary('runtime', 'ListContainers', {}, 30_000), () => cri.runtime('ListContainers', {})))],
+    ['ContainerStatus', ...(await measure(() => direct.unary('runtime', 'ContainerStatus', { containerId }, 30_000), () => cri.runtime('ContainerStatus', { containerId })))],
   ];
   const f = (n: number) => `${n.toFixed(3)}ms`.padStart(10);
   process.stdout.write(`${calls} sequential calls each, ${listed.containers.length} containers in the runtime (node ${process.version})\n`);

@@ -1,9 +1,11 @@
-import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Module, type BeforeApplicationShutdown, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Clock, SystemClock } from '@app/clock';
 import { criProtoPath, type CriTimeouts } from '@app/cri';
 import { NatsBus } from '@app/nats';
 import type { Logger, Registry } from '@app/observability';
-import { HealthChecks, METRICS_REGISTRY, SERVICE_CONFIG, SERVICE_LOGGER } from '@app/service';
+import type { NatsConnection } from '@app/nats';
+import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, type ServiceContext } from '@app/service';
+import { CriNatsResponder } from './cri-nats.responder.js';
 import { ContainerEventsRelay } from './container-events.js';
 import { CriController } from './cri.controller.js';
 import { CriGateway, RuntimeMetrics } from './gateway.js';
@@ -41,6 +43,11 @@ type Config = CriGatewayOwnConfig & { NODE_NAME: string };
       useFactory: (gw: CriGateway, clock: Clock, logger: Logger) => new RuntimeStatusPoller(gw, clock, logger.child({ component: 'runtime-status' })),
     },
     {
+      provide: CriNatsResponder,
+      inject: [NATS_CONNECTION, CriGateway, SERVICE_CONFIG, SERVICE_LOGGER],
+      useFactory: (nc: NatsConnection, gw: CriGateway, cfg: Config, logger: Logger) => new CriNatsResponder(nc, gw, cfg.NODE_NAME, logger),
+    },
+    {
       provide: ContainerEventsRelay,
       inject: [RuntimeConnection, NatsBus, SERVICE_CONFIG, Clock, SERVICE_LOGGER],
       useFactory: (conn: RuntimeConnection, bus: NatsBus, cfg: Config, clock: Clock, logger: Logger) =>
@@ -48,19 +55,26 @@ type Config = CriGatewayOwnConfig & { NODE_NAME: string };
     },
   ],
 })
-export class CriGatewayModule implements OnModuleInit, OnApplicationShutdown {
+export class CriGatewayModule implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   constructor(
     private readonly poller: RuntimeStatusPoller,
     private readonly relay: ContainerEventsRelay,
     private readonly connection: RuntimeConnection,
+    private readonly responder: CriNatsResponder,
     @Inject(HealthChecks) private readonly health: HealthChecks,
+    @Inject(SERVICE_CONTEXT) private readonly ctx: ServiceContext,
   ) {}
 
   onModuleInit(): void {
+    this.ctx.addSubjects(this.responder.start());
     this.health.addReadiness('runtime', () => this.poller.readiness());
     this.health.addReadiness('containerEvents', () => this.relay.report());
     this.poller.start();
     this.relay.start();
+  }
+
+  beforeApplicationShutdown(): void {
+    this.responder.stop();
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -77,6 +77,7 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
   health.addReadiness('nats', () => (connection.isClosed() ? { ok: false, detail: 'connection closed' } : { ok: true, detail: connection.getServer() }));
   const buckets = def.buckets && def.buckets.length > 0 ? await ensureBuckets(connection, def.buckets) : {};
 
+  const extraSubjects: string[] = [];
   const transport = new KubeletNatsTransport({ connection, node, service: def.service, logger, queue: def.queue ?? def.service });
   const ctx: ServiceContext<FullConfig<S>> = {
     identity: { service: def.service, node, instance: config.INSTANCE_ID, connectionName: name, startedAt },
@@ -87,7 +88,8 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
     bus: new NatsBus(connection, def.service),
     buckets,
     health,
-    subjects: () => transport.subjects,
+    subjects: () => [...transport.subjects, ...extraSubjects],
+    addSubjects: (subjects) => void extraSubjects.push(...subjects),
   };
 
   @Module({ imports: [CoreModule.forRoot(ctx), def.module] })
@@ -104,14 +106,14 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
 
   let subscriptionsBound = false;
   health.addReadiness('subscriptions', () =>
-    subscriptionsBound ? { ok: true, detail: `${transport.subjects.length} subjects` } : { ok: false, detail: 'not bound yet' },
+    subscriptionsBound ? { ok: true, detail: `${ctx.subjects().length} subjects` } : { ok: false, detail: 'not bound yet' },
   );
   await app.startAllMicroservices();
   await connection.flush(); // the server has our SUBs once the flush returns
   subscriptionsBound = true;
   await app.listen(config.PORT, config.HOST);
   logger.info(
-    { port: config.PORT, host: config.HOST, subjects: transport.subjects, startupMs: Date.now() - startedAt.getTime() },
+    { port: config.PORT, host: config.HOST, subjects: ctx.subjects(), startupMs: Date.now() - startedAt.getTime() },
     'service ready',
   );
 

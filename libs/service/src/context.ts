@@ -26,8 +26,10 @@ export interface ServiceContext<C extends SharedConfig = SharedConfig> {
   bus: NatsBus;
   buckets: Partial<Record<BucketId, KV>>;
   health: HealthChecks;
-  /** Subjects bound by the transport, filled once it listens. */
+  /** Subjects this instance subscribes to (the transport's and those added). */
   subjects: () => readonly string[];
+  /** Records subjects subscribed to outside the transport (dynamic or hot-path subscriptions). */
+  addSubjects: (subjects: readonly string[]) => void;
 }
 
 /** Injection tokens (symbols, since most of these are interfaces). */

@@ -1,0 +1,59 @@
+/**
+ * The CRI over NATS, on the hot path: `cri.<node>.runtime.<Method>` and
+ * `cri.<node>.image.<Method>` are answered by a plain subscription on the
+ * service's connection rather than through Nest's handler pipeline (guards,
+ * interceptors, observables), which cost about half a millisecond per call
+ * here; see docs/adr/0003-cri-gateway-hot-path.md. Same handler as HTTP
+ * (CriGateway.call), same error shape as every other reply.
+ */
+import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
+import { MessageError, Subjects, parseJson } from '@app/contracts';
+import type { CriService } from '@app/cri';
+import type { Logger } from '@app/observability';
+import { toErrorReply } from '@app/service';
+import type { CriGateway } from './gateway.js';
+
+const enc = new TextEncoder();
+
+export class CriNatsResponder {
+  private readonly subs: Subscription[] = [];
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly gateway: Pick<CriGateway, 'call'>,
+    private readonly node: string,
+    private readonly logger: Logger,
+    private readonly queue = 'cri-gateway',
+  ) {}
+
+  /** Subscribes; the subjects it bound. */
+  start(): string[] {
+    const bind = (service: CriService, subject: string) => {
+      this.subs.push(this.nc.subscribe(subject, { queue: this.queue, callback: (err, msg) => (err ? this.logger.error({ err, subject }, 'subscription error') : void this.serve(service, msg)) }));
+      return subject;
+    };
+    return [bind('runtime', Subjects.criRuntime.wildcard(this.node)), bind('image', Subjects.criImage.wildcard(this.node))];
+  }
+
+  /** Stops taking calls; those in flight still answer. */
+  stop(): void {
+    for (const s of this.subs.splice(0)) s.unsubscribe();
+  }
+
+  private async serve(service: CriService, msg: Msg): Promise<void> {
+    let body: unknown;
+    try {
+      const parsed = service === 'runtime' ? Subjects.criRuntime.parse(msg.subject) : Subjects.criImage.parse(msg.subject);
+      if (!parsed) throw new MessageError(`not a CRI subject: ${msg.subject}`);
+      body = await this.gateway.call(service, parsed.method, msg.data.length === 0 ? {} : parseJson(msg.data));
+    } catch (err) {
+      body = toErrorReply(err);
+    }
+    if (!msg.reply) return;
+    try {
+      msg.respond(enc.encode(JSON.stringify(body)));
+    } catch (err) {
+      this.logger.error({ err, subject: msg.subject }, 'could not send a reply');
+    }
+  }
+}
