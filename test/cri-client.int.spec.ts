@@ -1,0 +1,50 @@
+/** NatsCriClient on a real nats-server when the gateway is missing or silent: errors a caller can act on. */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { CriError, NatsCriClient } from '@app/cri';
+import { startNats, type NatsServer } from '../deploy/local/stack.js';
+
+describe('NatsCriClient without a working gateway', { timeout: 60_000 }, () => {
+  let nats: NatsServer;
+  let nc: NatsConnection;
+
+  before(async () => {
+    nats = await startNats();
+    nc = await connect({ servers: nats.url });
+  });
+  after(async () => {
+    await nc?.close();
+    await nats?.stop();
+  });
+
+  it('no gateway at all: Unavailable, at once', async () => {
+    const cri = new NatsCriClient(nc, 'no-gateway', 'test');
+    const t0 = Date.now();
+    await assert.rejects(cri.runtime('ListContainers', {}), (err: unknown) => err instanceof CriError && err.code === 'Unavailable' && /no cri-gateway answers on cri\.no-gateway\.runtime\.ListContainers/.test(err.description));
+    assert.ok(Date.now() - t0 < 2000);
+  });
+
+  it('a gateway that never answers: DeadlineExceeded after the method deadline plus a margin', async () => {
+    const sub = nc.subscribe('cri.silent.runtime.*', { callback: () => undefined });
+    try {
+      const cri = new NatsCriClient(nc, 'silent', 'test', { requestMs: 1000, listMs: 200, pullMs: 1000 });
+      const t0 = Date.now();
+      await assert.rejects(cri.runtime('ListContainers', {}), (err: unknown) => err instanceof CriError && err.code === 'DeadlineExceeded');
+      const took = Date.now() - t0;
+      assert.ok(took >= 5000 && took < 15_000, `took ${took}ms`);
+    } finally {
+      sub.unsubscribe();
+    }
+  });
+
+  it('an error reply keeps its code', async () => {
+    const sub = nc.subscribe('cri.erring.image.*', { callback: (_e, m) => void m.respond(new TextEncoder().encode('{"error":{"code":"NotFound","description":"image \\"x\\" not found"}}')) });
+    try {
+      const cri = new NatsCriClient(nc, 'erring', 'test');
+      await assert.rejects(cri.image('ImageStatus', { image: { image: 'x' } }), { name: 'CriError', code: 'NotFound', description: 'image "x" not found' });
+    } finally {
+      sub.unsubscribe();
+    }
+  });
+});
