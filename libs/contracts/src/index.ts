@@ -1,3 +1,4 @@
 export * from './subjects.js';
 export * from './messages.js';
 export type * from './kube.js';
+export * from './state.js';

@@ -105,6 +105,15 @@ export interface Volume {
   hostPath?: { path: string; type?: string };
 }
 
+/** A pod's tolerance of a node taint (core/v1 Toleration). */
+export interface Toleration {
+  key?: string;
+  operator?: 'Exists' | 'Equal';
+  value?: string;
+  effect?: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+  tolerationSeconds?: number;
+}
+
 export interface PodSpec {
   containers: Container[];
   initContainers?: Container[];
@@ -128,6 +137,7 @@ export interface PodSpec {
   schedulerName?: string;
   enableServiceLinks?: boolean;
   dnsConfig?: { nameservers?: string[]; searches?: string[]; options?: { name: string; value?: string }[] };
+  tolerations?: Toleration[];
 }
 
 export interface PodCondition {

@@ -17,6 +17,7 @@ export const MessageTypes = {
   statusCommand: 'kubelet.v1.status_command',
   proberCommand: 'kubelet.v1.prober_command',
   event: 'kubelet.v1.event',
+  sourcesSnapshot: 'kubelet.v1.sources_snapshot',
 } as const;
 export type MessageType = (typeof MessageTypes)[keyof typeof MessageTypes];
 
@@ -65,6 +66,14 @@ export interface ProbeResultMessage {
 export const SYNC_POD_TYPES = ['SyncPodSync', 'SyncPodUpdate', 'SyncPodCreate', 'SyncPodKill'] as const;
 export type SyncPodType = (typeof SYNC_POD_TYPES)[number];
 
+/** The kubelet's KillPodOptions. */
+export interface KillPodOptions {
+  /** PodTerminationGracePeriodSecondsOverride. */
+  gracePeriodOverride?: number;
+  reason?: string;
+  message?: string;
+}
+
 /** The kubelet's UpdatePodOptions, as dispatchWork sends it. */
 export interface UpdatePodOptionsMessage {
   type: typeof MessageTypes.updatePodOptions;
@@ -72,7 +81,9 @@ export interface UpdatePodOptionsMessage {
   /** RFC 3339: when the sync loop first saw the change (for pod start latency). */
   startTime: string;
   pod: Pod;
-  killPodOptions?: { gracePeriodOverride?: number; reason?: string; message?: string };
+  killPodOptions?: KillPodOptions;
+  /** Set when the pod exists only in the runtime (HandlePodCleanups' orphans): `pod` is built from its labels. */
+  runningPodOnly?: boolean;
 }
 
 /** completeWork: requeue this pod after `requeueAfterMs`. */
@@ -95,6 +106,8 @@ export interface StatusCommandMessage {
 export interface ProberCommandMessage {
   type: typeof MessageTypes.proberCommand;
   pods: Pod[];
+  /** CleanupPods: the UIDs whose probe workers may keep running (the others stop). */
+  podUids?: string[];
 }
 
 /** recorder.Eventf, as a core/v1 Event would carry it. */
@@ -108,6 +121,12 @@ export interface EventMessage {
   timestamp: string;
 }
 
+/** The reply to `Subjects.sourcesSnapshot`: each configured source's current listing. */
+export interface SourcesSnapshotMessage {
+  type: typeof MessageTypes.sourcesSnapshot;
+  sources: { source: string; ready: boolean; pods: Pod[] }[];
+}
+
 export type Message =
   | PodUpdateMessage
   | SourcesReadyMessage
@@ -117,7 +136,8 @@ export type Message =
   | WorkDoneMessage
   | StatusCommandMessage
   | ProberCommandMessage
-  | EventMessage;
+  | EventMessage
+  | SourcesSnapshotMessage;
 
 export type MessageOf<T extends MessageType> = Extract<Message, { type: T }>;
 
@@ -147,6 +167,7 @@ const REQUIRED: Record<MessageType, Check[]> = {
   [MessageTypes.workDone]: [str('podUid'), num('requeueAfterMs')],
   [MessageTypes.statusCommand]: [str('podUid'), obj('args')],
   [MessageTypes.proberCommand]: [arr('pods')],
+  [MessageTypes.sourcesSnapshot]: [arr('sources')],
   [MessageTypes.event]: [obj('involvedObject'), among('eventType', ['Normal', 'Warning']), str('reason'), str('message'), obj('source'), str('timestamp')],
 };
 

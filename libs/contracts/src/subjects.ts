@@ -16,7 +16,7 @@ export const PROBE_TYPES = ['liveness', 'readiness', 'startup'] as const;
 export type ProbeType = (typeof PROBE_TYPES)[number];
 
 /** statusManager calls, by their kubelet names. */
-export const STATUS_VERBS = ['SetPodStatus', 'TerminatePod', 'SetContainerReadiness', 'SetContainerStartup'] as const;
+export const STATUS_VERBS = ['SetPodStatus', 'TerminatePod', 'SetContainerReadiness', 'SetContainerStartup', 'RemoveOrphanedStatuses'] as const;
 export type StatusVerb = (typeof STATUS_VERBS)[number];
 
 /** probeManager calls, by their kubelet names. */
@@ -114,6 +114,21 @@ export const Subjects = {
     parse(subject: string): { node: string } | undefined {
       const p = split(subject, 'kubelet', 4);
       return p && p[2] === 'config' && p[3] === 'ready' ? { node: nodeFromToken(p[1] ?? '') } : undefined;
+    },
+  },
+
+  /**
+   * Every source's current full listing, on request: config-source answers,
+   * the sync loop asks at start and now and then, so a PodUpdate lost while
+   * it was down is repaired (level-triggered). `kubelet.<node>.sources.snapshot`.
+   */
+  sourcesSnapshot: {
+    pattern: 'kubelet.{node}.sources.snapshot',
+    wildcard: (node: string) => `kubelet.${nodeToken(node)}.sources.snapshot`,
+    build: (node: string) => `kubelet.${nodeToken(node)}.sources.snapshot`,
+    parse(subject: string): { node: string } | undefined {
+      const p = split(subject, 'kubelet', 4);
+      return p && p[2] === 'sources' && p[3] === 'snapshot' ? { node: nodeFromToken(p[1] ?? '') } : undefined;
     },
   },
 

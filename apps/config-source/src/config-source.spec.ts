@@ -1,0 +1,169 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeClock } from '@app/clock';
+import type { EventMessage, PodUpdateMessage } from '@app/contracts';
+import { silentLogger } from '@app/observability';
+import { ConfigSourceService } from './config-source.service.js';
+import { ListingBuilder } from './listing.js';
+import { ManifestDirectory, type DirectoryRead } from './manifest-reader.js';
+import { PodConfig } from './pod-config.js';
+import { FileSource } from './sources.js';
+
+const NODE = 'node-a';
+const manifest = (name: string, image = 'busybox:1.35', extra = '') => `apiVersion: v1
+kind: Pod
+metadata:
+  name: ${name}
+spec:
+  containers:
+    - name: main
+      image: ${image}${extra}
+`;
+
+describe('ListingBuilder: a directory of manifests to a listing', () => {
+  it('admits good pods and names the file and reason of each refusal', () => {
+    const b = new ListingBuilder('file', NODE);
+    const l = b.build([
+      { location: '/m/good.yaml', text: manifest('web') },
+      { location: '/m/syntax.yaml', text: 'apiVersion: v1\nkind: Pod\nmetadata: [oops' },
+      { location: '/m/kind.yaml', text: 'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n' },
+      { location: '/m/noname.yaml', text: 'apiVersion: v1\nkind: Pod\nmetadata: {}\nspec:\n  containers: [{name: c, image: x:1}]\n' },
+      { location: '/m/dupc.yaml', text: 'apiVersion: v1\nkind: Pod\nmetadata: {name: dup}\nspec:\n  containers: [{name: c, image: x:1}, {name: c, image: y:1}]\n' },
+      { location: '/m/unreadable.yaml', error: 'cannot read: EACCES' },
+      { location: '/m/huge.yaml', size: 11 * 1024 * 1024, text: '' },
+    ]);
+    assert.deepEqual(l.pods.map((p) => p.metadata.name), [`web-${NODE}`]);
+    const byFile = new Map(l.problems.map((p) => [p.location, p.reason]));
+    assert.match(byFile.get('/m/syntax.yaml') ?? '', /line/i);
+    assert.match(byFile.get('/m/kind.yaml') ?? '', /Deployment/);
+    assert.match(byFile.get('/m/noname.yaml') ?? '', /metadata\.name/);
+    assert.match(byFile.get('/m/dupc.yaml') ?? '', /Duplicate value/);
+    assert.match(byFile.get('/m/unreadable.yaml') ?? '', /EACCES/);
+    assert.match(byFile.get('/m/huge.yaml') ?? '', /larger than/);
+  });
+
+  it('several pods in one file, and two pods with one name across files: the second is refused', () => {
+    const b = new ListingBuilder('file', NODE);
+    const l = b.build([
+      { location: '/m/a.yaml', text: `${manifest('one')}---\n${manifest('two')}` },
+      { location: '/m/b.yaml', text: manifest('one', 'other:1') },
+    ]);
+    assert.deepEqual(l.pods.map((p) => p.metadata.name).sort(), [`one-${NODE}`, `two-${NODE}`]);
+    assert.match(l.problems.find((p) => p.location === '/m/b.yaml')?.reason ?? '', /duplicate pod default\/one-node-a: already defined in \/m\/a.yaml/);
+  });
+
+  it('a broken edit keeps the last good pod; fixing it gives the new one; deleting the file removes it', () => {
+    const b = new ListingBuilder('file', NODE);
+    const first = b.build([{ location: '/m/web.yaml', text: manifest('web') }]);
+    const uid = first.pods[0]?.metadata.uid;
+    const broken = b.build([{ location: '/m/web.yaml', text: 'kind: Pod\nmetadata: [' }]);
+    assert.deepEqual(broken.pods.map((p) => p.metadata.uid), [uid]);
+    const invalid = b.build([{ location: '/m/web.yaml', text: manifest('web', '') }]);
+    assert.deepEqual(invalid.pods.map((p) => p.metadata.uid), [uid], 'an invalid version of a named pod keeps the last good one');
+    const fixed = b.build([{ location: '/m/web.yaml', text: manifest('web', 'busybox:1.36') }]);
+    assert.equal(fixed.pods[0]?.spec.containers[0]?.image, 'busybox:1.36');
+    assert.equal(b.build([]).pods.length, 0);
+  });
+
+  it('a new file that is broken admits nothing', () => {
+    const b = new ListingBuilder('file', NODE);
+    assert.equal(b.build([{ location: '/m/new.yaml', text: 'metadata: [' }]).pods.length, 0);
+  });
+});
+
+describe('PodConfig', () => {
+  it('stamps config.seen once and keeps it; sources are ready after one listing each', () => {
+    const pc = new PodConfig(['file', 'http']);
+    const b = new ListingBuilder('file', NODE);
+    const pods = b.build([{ location: '/m/web.yaml', text: manifest('web') }]).pods;
+    const ops1 = pc.apply('file', pods, new Date('2026-01-01T00:00:00Z'));
+    assert.equal(ops1.add.length, 1);
+    assert.equal(ops1.add[0]?.metadata.annotations?.['kubernetes.io/config.seen'], '2026-01-01T00:00:00.000Z');
+    assert.equal(pc.allReady(), false);
+    const ops2 = pc.apply('file', pods, new Date('2026-01-02T00:00:00Z'));
+    assert.equal(Object.values(ops2).flat().length, 0);
+    assert.equal(pc.snapshot()[0]?.pods[0]?.metadata.annotations?.['kubernetes.io/config.seen'], '2026-01-01T00:00:00.000Z');
+    pc.apply('http', [], new Date());
+    assert.equal(pc.allReady(), true);
+  });
+});
+
+class Bus {
+  sent: { subject: string; payload: unknown }[] = [];
+  publish(subject: string, payload: unknown): void {
+    this.sent.push({ subject, payload });
+  }
+  ops(): string[] {
+    return this.sent.filter((s) => /\.config\.(add|update|remove|reconcile|delete)$/.test(s.subject)).map((s) => `${(s.payload as PodUpdateMessage).op}:${(s.payload as PodUpdateMessage).pods.map((p) => p.metadata.name).join(',')}`);
+  }
+}
+
+describe('ConfigSourceService', () => {
+  it('publishes operations in the kubelet order, config.ready once ready, one Warning event per new problem', () => {
+    const bus = new Bus();
+    const svc = new ConfigSourceService(NODE, bus, new FakeClock(0), silentLogger(), ['file']);
+    const b = new ListingBuilder('file', NODE);
+    svc.onListing('file', b.build([{ location: '/m/a.yaml', text: manifest('a') }, { location: '/m/b.yaml', text: manifest('b') }]));
+    assert.deepEqual(bus.ops(), [`add:a-${NODE},b-${NODE}`]);
+    assert.ok(bus.sent.some((s) => s.subject === `kubelet.${NODE}.config.ready`));
+    bus.sent = [];
+    svc.onListing('file', b.build([{ location: '/m/a.yaml', text: manifest('a', 'x:2') }, { location: '/m/c.yaml', text: manifest('c') }, { location: '/m/bad.yaml', text: 'kind: [' }]));
+    // A changed manifest keeps its UID: an update, not a remove and an add.
+    assert.deepEqual(bus.ops(), [`remove:b-${NODE}`, `add:c-${NODE}`, `update:a-${NODE}`]);
+    const events = bus.sent.filter((s) => s.subject === `kubelet.${NODE}.events.${NODE}`).map((s) => s.payload as EventMessage);
+    assert.equal(events.length, 1);
+    assert.equal(events[0]?.eventType, 'Warning');
+    assert.match(events[0]?.message ?? '', /^\/m\/bad.yaml: /);
+    bus.sent = [];
+    svc.onListing('file', b.build([{ location: '/m/a.yaml', text: manifest('a', 'x:2') }, { location: '/m/c.yaml', text: manifest('c') }, { location: '/m/bad.yaml', text: 'kind: [' }]));
+    assert.equal(bus.sent.filter((s) => s.subject.includes('.events.')).length, 0, 'the same problem is not reported again');
+  });
+
+  it('with no source configured it is ready at once', () => {
+    const bus = new Bus();
+    const svc = new ConfigSourceService(NODE, bus, new FakeClock(0), silentLogger(), []);
+    svc.start([]);
+    assert.deepEqual(bus.sent.map((s) => s.subject), [`kubelet.${NODE}.config.ready`]);
+  });
+});
+
+class FakeDirectory extends ManifestDirectory {
+  files = new Map<string, string>();
+  missing = false;
+  reads = 0;
+  onChange?: () => void;
+  read(): Promise<DirectoryRead> {
+    this.reads++;
+    if (this.missing) return Promise.resolve({ missing: true, error: 'ENOENT' });
+    return Promise.resolve({ missing: false, manifests: [...this.files].map(([location, text]) => ({ location, text })) });
+  }
+  watch(_dir: string, onChange: () => void): () => void {
+    this.onChange = onChange;
+    return () => (this.onChange = undefined);
+  }
+}
+
+describe('FileSource', () => {
+  it('reads at start, on change (debounced) and every check period; a missing directory is an empty listing', async () => {
+    const dir = new FakeDirectory();
+    dir.files.set('/m/a.yaml', manifest('a'));
+    const clock = new FakeClock(0);
+    const listings: string[][] = [];
+    const src = new FileSource('/m', NODE, dir, clock, silentLogger(), 20_000, (_s, l) => listings.push(l.pods.map((p) => p.metadata.name ?? '')));
+    src.start();
+    await clock.step(0);
+    assert.deepEqual(listings, [[`a-${NODE}`]]);
+    dir.files.set('/m/b.yaml', manifest('b'));
+    dir.onChange?.();
+    dir.onChange?.();
+    await clock.step(100);
+    assert.equal(listings.length, 2);
+    assert.deepEqual(listings[1], [`a-${NODE}`, `b-${NODE}`]);
+    await clock.step(20_000);
+    assert.equal(listings.length, 3);
+    dir.missing = true;
+    await clock.step(20_000);
+    assert.deepEqual(listings.at(-1), []);
+    src.stop();
+  });
+});

@@ -1,0 +1,46 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { PodRecord, PodStatus, PodSyncStatusRecord } from '@app/contracts';
+import { decideHousekeeping } from './housekeeping.js';
+import type { RuntimePod } from './ports.js';
+
+const rec = (uid: string, extra: Partial<PodRecord> = {}): [string, PodRecord] => [uid, { pod: { metadata: { uid, name: uid, namespace: 'default' }, spec: { containers: [] } }, source: 'file', addedAt: 100, admitted: true, ...extra }];
+const rp = (uid: string, running = true): RuntimePod => ({ uid, name: uid, namespace: 'default', running });
+
+describe('decideHousekeeping', () => {
+  const cases: {
+    name: string;
+    desired: [string, PodRecord][];
+    workers?: [string, PodSyncStatusRecord][];
+    runtime?: RuntimePod[];
+    statuses?: [string, PodStatus][];
+    want: { kill?: string[]; orphanedStatuses?: string[]; possiblyRunning?: string[]; restart?: string[] };
+  }[] = [
+    { name: 'a runtime pod nobody wants is killed', desired: [], runtime: [rp('x')], want: { kill: ['x'] } },
+    { name: 'a runtime pod with nothing running is left alone', desired: [], runtime: [rp('x', false)], want: {} },
+    { name: 'a desired runtime pod is left alone', desired: [rec('a')], runtime: [rp('a')], want: { possiblyRunning: ['a'] } },
+    { name: 'a pod its worker is terminating is left to the worker', desired: [], runtime: [rp('x')], workers: [['x', { syncedAt: 1, terminatingAt: 2 }]], want: {} },
+    { name: 'a pod whose worker finished but still runs is killed again', desired: [], runtime: [rp('x')], workers: [['x', { terminatingAt: 2, terminatedAt: 3 }]], want: { kill: ['x'] } },
+    { name: 'statuses of pods no longer desired are orphaned', desired: [rec('a')], statuses: [['a', { phase: 'Running' }], ['gone', { phase: 'Succeeded' }]], want: { orphanedStatuses: ['gone'], possiblyRunning: ['a'] } },
+    { name: 'terminal pods keep no probe workers', desired: [rec('a'), rec('done')], statuses: [['done', { phase: 'Succeeded' }]], want: { possiblyRunning: ['a'] } },
+    { name: 'rejected pods keep no probe workers', desired: [rec('r', { admitted: false })], want: {} },
+    { name: 'terminating pods keep their probe workers', desired: [rec('t')], workers: [['t', { terminatingAt: 5 }]], want: { possiblyRunning: ['t'] } },
+    { name: 'a terminated pod added again is restarted', desired: [rec('again', { addedAt: 500 })], workers: [['again', { terminatingAt: 100, terminatedAt: 200 }]], want: { restart: ['again'] } },
+    { name: 'a terminated pod not added again is not restarted', desired: [rec('old', { addedAt: 100 })], workers: [['old', { terminatingAt: 150, terminatedAt: 200 }]], want: {} },
+    { name: 'a pod that ended by itself is not restarted', desired: [rec('ok', { addedAt: 500 })], workers: [['ok', { terminatedAt: 200 }]], statuses: [['ok', { phase: 'Succeeded' }]], want: {} },
+  ];
+  for (const tc of cases) {
+    it(tc.name, () => {
+      const d = decideHousekeeping({
+        desired: new Map(tc.desired),
+        workers: new Map(tc.workers ?? []),
+        runtimePods: tc.runtime ?? [],
+        statuses: new Map(tc.statuses ?? []),
+      });
+      assert.deepEqual(
+        { kill: d.kill.map((p) => p.uid), orphanedStatuses: d.orphanedStatuses, possiblyRunning: d.possiblyRunning, restart: d.restart },
+        { kill: [], orphanedStatuses: [], possiblyRunning: [], restart: [], ...tc.want },
+      );
+    });
+  }
+});

@@ -1,0 +1,55 @@
+/**
+ * HandlePodCleanups' decisions, as a pure function of what the node looks
+ * like (pkg/kubelet/kubelet_pods.go): which runtime pods to kill, which
+ * statuses to drop, which pods may keep probe workers, and which terminated
+ * pods were added again and must be started anew.
+ */
+import { podWorkerState, type PodRecord, type PodStatus, type PodSyncStatusRecord } from '@app/contracts';
+import type { RuntimePod } from './ports.js';
+
+export interface HousekeepingInput {
+  desired: ReadonlyMap<string, PodRecord>;
+  workers: ReadonlyMap<string, PodSyncStatusRecord>;
+  runtimePods: readonly RuntimePod[];
+  statuses: ReadonlyMap<string, PodStatus>;
+}
+
+export interface HousekeepingDecisions {
+  /** Runtime pods no desired pod owns and no worker is handling: killed with a 1s grace period. */
+  kill: RuntimePod[];
+  /** Statuses of pods that are no longer desired. */
+  orphanedStatuses: string[];
+  /** Pods whose probe workers may keep running (possibly running pods). */
+  possiblyRunning: string[];
+  /** Terminated pods that are desired again (TerminatedAndRecreatedPod): SyncPodCreate. */
+  restart: string[];
+}
+
+export function isTerminalPhase(status: PodStatus | undefined): boolean {
+  return status?.phase === 'Succeeded' || status?.phase === 'Failed';
+}
+
+export function decideHousekeeping(input: HousekeepingInput): HousekeepingDecisions {
+  const { desired, workers, runtimePods, statuses } = input;
+  const possiblyRunning: string[] = [];
+  const restart: string[] = [];
+  for (const [uid, record] of desired) {
+    if (!record.admitted) continue;
+    const worker = workers.get(uid);
+    const state = worker ? podWorkerState(worker) : undefined;
+    if (state === 'TerminatedPod') {
+      // Added again after its worker finished: start it anew, unless it ended by itself.
+      const terminatedAt = worker?.terminatedAt ?? 0;
+      if (record.addedAt > terminatedAt && !record.terminationRequested && !isTerminalPhase(statuses.get(uid))) restart.push(uid);
+      continue;
+    }
+    if (state === 'SyncPod' || state === 'TerminatingPod' || (state === undefined && !isTerminalPhase(statuses.get(uid)))) possiblyRunning.push(uid);
+  }
+  const kill = runtimePods.filter((rp) => {
+    const state = workers.get(rp.uid);
+    const worked = state !== undefined && podWorkerState(state) !== 'TerminatedPod';
+    return rp.running && !worked && !desired.has(rp.uid);
+  });
+  const orphanedStatuses = [...statuses.keys()].filter((uid) => !desired.has(uid));
+  return { kill, orphanedStatuses, possiblyRunning, restart };
+}

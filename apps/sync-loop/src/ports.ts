@@ -1,0 +1,56 @@
+/**
+ * The narrow ports the sync loop depends on; adapters (KV, NATS, CRI) in
+ * adapters.ts, fakes in the unit tests.
+ */
+import type { KillPodOptions, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, StatusVerb, SourcesSnapshotMessage, SyncPodType } from '@app/contracts';
+
+/** The `pods` bucket: desired pods and work-queue entries. The sync loop is its only writer. */
+export abstract class PodStore {
+  abstract loadPods(): Promise<PodRecord[]>;
+  abstract putPod(record: PodRecord): Promise<void>;
+  abstract deletePod(uid: string): Promise<void>;
+  abstract loadQueue(): Promise<Map<string, number>>;
+  abstract putQueue(uid: string, dueAt: number): Promise<void>;
+  abstract deleteQueue(uid: string): Promise<void>;
+}
+
+/** What other services own that the sync loop reads. */
+export abstract class NodeState {
+  /** The pod workers' podSyncStatuses (`workers` bucket). */
+  abstract workerStates(): Promise<Map<string, PodSyncStatusRecord>>;
+  /** The status manager's statuses (`pod-status` bucket), by UID. */
+  abstract podStatuses(): Promise<Map<string, PodStatus>>;
+}
+
+/** A pod as the runtime has it (from the kubelet's labels on its sandboxes and containers). */
+export interface RuntimePod {
+  uid: string;
+  name: string;
+  namespace: string;
+  /** Anything still running: a ready sandbox or a running container. */
+  running: boolean;
+}
+
+export interface RuntimeContainer {
+  id: string;
+  name: string;
+  state: string;
+  createdAt: number;
+}
+
+export abstract class RuntimeView {
+  abstract pods(): Promise<RuntimePod[]>;
+  abstract containersOf(uid: string): Promise<RuntimeContainer[]>;
+  abstract removeContainer(id: string): Promise<void>;
+}
+
+/** Everything the sync loop sends out. */
+export abstract class SyncLoopOutbox {
+  /** dispatchWork: `kubelet.<node>.work.<shard>.<uid>`. */
+  abstract dispatch(pod: Pod, updateType: SyncPodType, startTime: Date, killPodOptions?: KillPodOptions, runningPodOnly?: boolean): void;
+  abstract status(verb: StatusVerb, uid: string, args: Record<string, unknown>): void;
+  abstract prober(verb: ProberVerb, pods: Pod[], podUids?: string[]): void;
+  abstract event(pod: Pod, type: 'Normal' | 'Warning', reason: string, message: string): void;
+  /** The config sources' current listings, or undefined when config-source does not answer. */
+  abstract sourcesSnapshot(): Promise<SourcesSnapshotMessage | undefined>;
+}

@@ -1,0 +1,262 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeClock } from '@app/clock';
+import { MessageTypes, type Pod, type PodOperation, type PodUpdateMessage } from '@app/contracts';
+import { nodeInfoFrom } from '@app/kube';
+import { silentLogger } from '@app/observability';
+import { FakeNodeState, FakeRuntimeView, MemoryPodStore, RecordingOutbox } from './fakes.spec-support.js';
+import { SyncLoop, pastActiveDeadline } from './sync-loop.js';
+
+const T0 = Date.UTC(2026, 10, 1, 12, 0, 0);
+
+function pod(uid: string, opts: { image?: string; cpu?: string; created?: string; deadline?: number; gates?: boolean; grace?: number; deleting?: boolean } = {}): Pod {
+  return {
+    metadata: {
+      name: `pod-${uid}`,
+      namespace: 'default',
+      uid,
+      ...(opts.created ? { creationTimestamp: opts.created } : {}),
+      annotations: { 'kubernetes.io/config.source': 'file' },
+      ...(opts.deleting ? { deletionTimestamp: '2026-11-01T12:00:00Z', deletionGracePeriodSeconds: opts.grace ?? 30 } : {}),
+    },
+    spec: {
+      containers: [{ name: 'c', image: opts.image ?? 'busybox:1', ...(opts.cpu ? { resources: { requests: { cpu: opts.cpu } } } : {}) }],
+      ...(opts.deadline ? { activeDeadlineSeconds: opts.deadline } : {}),
+      ...(opts.gates ? { readinessGates: [{ conditionType: 'example.com/ready' }] } : {}),
+    },
+  };
+}
+
+const update = (op: PodOperation, ...pods: Pod[]): PodUpdateMessage => ({ type: MessageTypes.podUpdate, op, source: 'file', pods });
+
+function setup(store = new MemoryPodStore()) {
+  const clock = new FakeClock(T0);
+  const nodeState = new FakeNodeState();
+  const runtime = new FakeRuntimeView();
+  const out = new RecordingOutbox();
+  const node = nodeInfoFrom({ name: 'node-a', cpu: '2', memory: '4Gi', maxPods: 3 });
+  const loop = new SyncLoop(store, nodeState, runtime, out, node, clock, silentLogger());
+  return { loop, store, clock, nodeState, runtime, out };
+}
+
+describe('SyncLoop: configCh', () => {
+  it('ADD dispatches SyncPodCreate; the same ADD again dispatches nothing', async () => {
+    const { loop, out } = setup();
+    await loop.handlePodUpdate(update('add', pod('a')));
+    assert.deepEqual(out.take(), ['a:SyncPodCreate']);
+    await loop.handlePodUpdate(update('add', pod('a')));
+    assert.deepEqual(out.take(), []);
+  });
+
+  it('an ADD of a known pod with another spec is an update', async () => {
+    const { loop, out } = setup();
+    await loop.handlePodUpdate(update('add', pod('a')));
+    out.take();
+    await loop.handlePodUpdate(update('add', pod('a', { image: 'busybox:2' })));
+    assert.deepEqual(out.take(), ['a:SyncPodUpdate']);
+  });
+
+  it('ADDs are handled in creation order', async () => {
+    const { loop, out } = setup();
+    await loop.handlePodUpdate(update('add', pod('late', { created: '2026-01-02T00:00:00Z' }), pod('early', { created: '2026-01-01T00:00:00Z' })));
+    assert.deepEqual(out.take(), ['early:SyncPodCreate', 'late:SyncPodCreate']);
+  });
+
+  it('UPDATE dispatches SyncPodUpdate only when the pod changed', async () => {
+    const { loop, out } = setup();
+    await loop.handlePodUpdate(update('add', pod('a')));
+    out.take();
+    await loop.handlePodUpdate(update('update', pod('a')));
+    assert.deepEqual(out.take(), []);
+    await loop.handlePodUpdate(update('update', pod('a', { image: 'x:1' })));
+    assert.deepEqual(out.take(), ['a:SyncPodUpdate']);
+  });
+
+  it('REMOVE kills the pod and forgets it; a second REMOVE does nothing', async () => {
+    const { loop, out, store } = setup();
+    await loop.handlePodUpdate(update('add', pod('a')));
+    out.take();
+    await loop.handlePodUpdate(update('remove', pod('a')));
+    assert.deepEqual(out.take(), ['a:SyncPodKill']);
+    assert.equal(store.pods.has('a'), false);
+    await loop.handlePodUpdate(update('remove', pod('a')));
+    assert.deepEqual(out.take(), []);
+  });
+
+  it('DELETE is a graceful termination request with the deletion grace period', async () => {
+    const { loop, out, store } = setup();
+    await loop.handlePodUpdate(update('add', pod('a')));
+    out.take();
+    await loop.handlePodUpdate(update('delete', pod('a', { deleting: true, grace: 7 })));
+    assert.deepEqual(out.dispatched, [{ uid: 'a', updateType: 'SyncPodKill', killPodOptions: { gracePeriodOverride: 7 }, runningPodOnly: false }]);
+    assert.equal(store.pods.get('a')?.terminationRequested, true);
+  });
+
+  it('RECONCILE syncs only pods with readiness gates', async () => {
+    const { loop, out } = setup();
+    await loop.handlePodUpdate(update('add', pod('plain'), pod('gated', { gates: true })));
+    out.take();
+    const withStatus = (p: Pod): Pod => ({ ...p, status: { phase: 'Running' } });
+    await loop.handlePodUpdate(update('reconcile', withStatus(pod('plain')), withStatus(pod('gated', { gates: true }))));
+    assert.deepEqual(out.take(), ['gated:SyncPodSync']);
+  });
+
+  it('a pod that does not fit is rejected: no dispatch, Failed status with the reason, a Warning event', async () => {
+    const { loop, out, store } = setup();
+    await loop.handlePodUpdate(update('add', pod('big', { cpu: '3' })));
+    assert.deepEqual(out.take(), []);
+    assert.equal(store.pods.get('big')?.admitted, false);
+    assert.equal(out.statuses[0]?.verb, 'SetPodStatus');
+    const status = out.statuses[0]?.args['status'] as { phase: string; reason: string; message: string };
+    assert.equal(status.phase, 'Failed');
+    assert.equal(status.reason, 'OutOfcpu');
+    assert.match(status.message, /^Pod was rejected: /);
+    assert.equal(out.events[0]?.reason, 'OutOfcpu');
+    assert.equal(out.events[0]?.type, 'Warning');
+    // A rejected pod that is removed is not killed: it never ran.
+    await loop.handlePodUpdate(update('remove', pod('big', { cpu: '3' })));
+    assert.deepEqual(out.take(), []);
+  });
+
+  it('max pods counts only active admitted pods', async () => {
+    const { loop, out } = setup();
+    await loop.handlePodUpdate(update('add', pod('a'), pod('b'), pod('c'), pod('d')));
+    assert.deepEqual(out.take(), ['a:SyncPodCreate', 'b:SyncPodCreate', 'c:SyncPodCreate']);
+    assert.equal(out.statuses.at(-1)?.uid, 'd');
+    assert.equal((out.statuses.at(-1)?.args['status'] as { reason: string }).reason, 'OutOfpods');
+  });
+});
+
+describe('SyncLoop: restart from KV', () => {
+  it('a new sync loop on the same store knows the pods and dispatches nothing for the same ADD', async () => {
+    const store = new MemoryPodStore();
+    const first = setup(store);
+    await first.loop.handlePodUpdate(update('add', pod('a'), pod('b')));
+    const second = setup(store);
+    await second.loop.restore();
+    assert.deepEqual([...second.loop.desiredPods.keys()].sort(), ['a', 'b']);
+    await second.loop.handlePodUpdate(update('add', pod('a'), pod('b')));
+    assert.deepEqual(second.out.take(), []);
+  });
+
+  it('reconcileWithSources repairs an ADD and a REMOVE lost while it was down', async () => {
+    const { loop, out } = setup();
+    await loop.handlePodUpdate(update('add', pod('stale')));
+    out.take();
+    out.snapshot = { type: MessageTypes.sourcesSnapshot, sources: [{ source: 'file', ready: true, pods: [pod('fresh')] }] };
+    assert.equal(loop.areSourcesReady, false);
+    assert.equal(await loop.reconcileWithSources(), true);
+    assert.deepEqual(out.take(), ['stale:SyncPodKill', 'fresh:SyncPodCreate']);
+    assert.equal(loop.areSourcesReady, true);
+    await loop.reconcileWithSources();
+    assert.deepEqual(out.take(), []);
+  });
+});
+
+describe('SyncLoop: syncCh (getPodsToSync)', () => {
+  it('syncs a pod when its work-queue time comes, not before, and the queue survives a restart', async () => {
+    const store = new MemoryPodStore();
+    const { loop, out, clock } = setup(store);
+    await loop.handlePodUpdate(update('add', pod('a')));
+    out.take();
+    await loop.handleWorkDone({ type: MessageTypes.workDone, podUid: 'a', requeueAfterMs: 10_000 });
+    await clock.step(9_999);
+    assert.deepEqual(await loop.syncTick(), []);
+    const restarted = setup(store);
+    await restarted.clock.step(10_000);
+    await restarted.loop.restore();
+    assert.deepEqual(await restarted.loop.syncTick(), ['a']);
+    assert.deepEqual(restarted.out.take(), ['a:SyncPodSync']);
+    assert.deepEqual(await restarted.loop.syncTick(), [], 'taken off the queue once synced');
+  });
+
+  it('syncs a pod past its activeDeadlineSeconds', async () => {
+    const { loop, out, nodeState, clock } = setup();
+    await loop.handlePodUpdate(update('add', pod('a', { deadline: 30 })));
+    out.take();
+    nodeState.statuses.set('a', { phase: 'Running', startTime: new Date(T0).toISOString() });
+    await clock.step(29_000);
+    assert.deepEqual(await loop.syncTick(), []);
+    await clock.step(1_000);
+    assert.deepEqual(await loop.syncTick(), ['a']);
+    nodeState.statuses.set('a', { phase: 'Failed', reason: 'DeadlineExceeded', startTime: new Date(T0).toISOString() });
+    assert.deepEqual(await loop.syncTick(), [], 'a terminal pod is not synced for its deadline');
+  });
+
+  it('pastActiveDeadline', () => {
+    const p = pod('a', { deadline: 10 });
+    assert.equal(pastActiveDeadline(p, undefined, T0), false, 'not started');
+    assert.equal(pastActiveDeadline(p, { startTime: new Date(T0).toISOString() }, T0 + 9_999), false);
+    assert.equal(pastActiveDeadline(p, { startTime: new Date(T0).toISOString() }, T0 + 10_000), true);
+    assert.equal(pastActiveDeadline(pod('b'), { startTime: new Date(T0).toISOString() }, T0 + 1e9), false, 'no deadline');
+  });
+});
+
+describe('SyncLoop: plegCh and probes', () => {
+  it('a sync-worthy PLEG event syncs a known pod; ContainerRemoved and unknown pods do not', async () => {
+    const { loop, out } = setup();
+    await loop.handlePodUpdate(update('add', pod('a')));
+    out.take();
+    await loop.handlePlegEvent({ type: MessageTypes.podLifecycleEvent, id: 'a', eventType: 'ContainerStarted', data: 'c1' });
+    await loop.handlePlegEvent({ type: MessageTypes.podLifecycleEvent, id: 'a', eventType: 'ContainerRemoved', data: 'c1' });
+    await loop.handlePlegEvent({ type: MessageTypes.podLifecycleEvent, id: 'zzz', eventType: 'ContainerStarted', data: 'c9' });
+    assert.deepEqual(out.take(), ['a:SyncPodSync']);
+  });
+
+  it('ContainerDied removes dead containers of that name beyond the newest one', async () => {
+    const { loop, runtime } = setup();
+    await loop.handlePodUpdate(update('add', pod('a')));
+    runtime.containers.set('a', [
+      { id: 'old', name: 'c', state: 'CONTAINER_EXITED', createdAt: 1 },
+      { id: 'newest', name: 'c', state: 'CONTAINER_EXITED', createdAt: 3 },
+      { id: 'middle', name: 'c', state: 'CONTAINER_EXITED', createdAt: 2 },
+      { id: 'running', name: 'c', state: 'CONTAINER_RUNNING', createdAt: 4 },
+      { id: 'other', name: 'sidecar', state: 'CONTAINER_EXITED', createdAt: 1 },
+    ]);
+    await loop.handlePlegEvent({ type: MessageTypes.podLifecycleEvent, id: 'a', eventType: 'ContainerDied', data: 'newest' });
+    assert.deepEqual(runtime.removed.sort(), ['middle', 'old']);
+  });
+
+  const probeCases = [
+    { name: 'liveness success: nothing', probeType: 'liveness' as const, result: 'Success' as const, want: [] },
+    { name: 'liveness failure: sync', probeType: 'liveness' as const, result: 'Failure' as const, want: ['a:SyncPodSync'] },
+    { name: 'readiness change: sync', probeType: 'readiness' as const, result: 'Success' as const, want: ['a:SyncPodSync'] },
+    { name: 'startup change: sync', probeType: 'startup' as const, result: 'Failure' as const, want: ['a:SyncPodSync'] },
+  ];
+  for (const tc of probeCases) {
+    it(tc.name, async () => {
+      const { loop, out } = setup();
+      await loop.handlePodUpdate(update('add', pod('a')));
+      out.take();
+      loop.handleProbeResult({ type: MessageTypes.probeResult, probeType: tc.probeType, podUid: 'a', containerId: 'c1', result: tc.result });
+      assert.deepEqual(out.take(), tc.want);
+    });
+  }
+});
+
+describe('SyncLoop: housekeeping', () => {
+  it('waits for the sources to be ready', async () => {
+    const { loop, out, runtime } = setup();
+    runtime.runtimePods = [{ uid: 'orphan', name: 'x', namespace: 'default', running: true }];
+    await loop.housekeeping();
+    assert.deepEqual(out.take(), []);
+    assert.equal(out.probers.length, 0);
+  });
+
+  it('kills runtime pods nobody wants with a 1s grace, cleans probe workers and orphaned statuses', async () => {
+    const { loop, out, runtime, nodeState } = setup();
+    await loop.handlePodUpdate(update('add', pod('a')));
+    loop.handleSourcesReady();
+    out.take();
+    runtime.runtimePods = [
+      { uid: 'a', name: 'pod-a', namespace: 'default', running: true },
+      { uid: 'orphan', name: 'x', namespace: 'default', running: true },
+    ];
+    nodeState.workers.set('a', { syncedAt: T0 });
+    nodeState.statuses.set('gone', { phase: 'Running' });
+    await loop.housekeeping();
+    assert.deepEqual(out.dispatched, [{ uid: 'orphan', updateType: 'SyncPodKill', killPodOptions: { gracePeriodOverride: 1 }, runningPodOnly: true }]);
+    assert.deepEqual(out.probers, [{ verb: 'CleanupPods', podUids: ['a'] }]);
+    assert.deepEqual(out.statuses.map((s) => `${s.verb}/${s.uid}`), ['RemoveOrphanedStatuses/gone']);
+  });
+});

@@ -1,0 +1,319 @@
+/**
+ * The kubelet's syncLoopIteration, as a service: every channel of the
+ * kubelet arrives here as a NATS message or a tick, and each turns into
+ * work for the pod workers (dispatchWork). The podManager and the workQueue
+ * live in the `pods` KV bucket, so a restarted sync loop carries on where
+ * it stopped, and it compares every change with what it already has, so
+ * nothing is dispatched twice for the same change.
+ *
+ *   configCh        handlePodUpdate   ADD / UPDATE / REMOVE / RECONCILE / DELETE
+ *   plegCh          handlePlegEvent   sync the pod; clean up dead containers on ContainerDied
+ *   probe managers  handleProbeResult liveness failure, readiness and startup changes sync the pod
+ *   syncCh (1s)     syncTick          pods due in the work queue and pods past activeDeadlineSeconds
+ *   housekeeping    housekeeping      HandlePodCleanups (2s, once the sources are ready)
+ *   completeWork    handleWorkDone    enqueue the pod for its next sync
+ */
+import { Clock } from '@app/clock';
+import type {
+  PodLifecycleEventMessage,
+  Pod,
+  PodOperation,
+  PodRecord,
+  PodStatus,
+  PodUpdateMessage,
+  ProbeResultMessage,
+  SyncPodType,
+  WorkDoneMessage,
+} from '@app/contracts';
+import { canAdmitPod, diffListing, podsDifferSemantically, type NodeInfo, type PodOperations } from '@app/kube';
+import type { Logger } from '@app/observability';
+import { decideHousekeeping, isTerminalPhase } from './housekeeping.js';
+import { NodeState, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
+
+/** The kubelet keeps one dead container per container name (MaxPerPodContainer, at least 1). */
+export const DEAD_CONTAINERS_TO_KEEP = 1;
+/** Orphaned-status and restart requests are repeated at most this often while nothing changes. */
+const REPEAT_MS = 30_000;
+
+export class SyncLoop {
+  /** podManager: desired pods by UID. */
+  private readonly pods = new Map<string, PodRecord>();
+  /** workQueue: when each pod is due for its next sync. */
+  private readonly queue = new Map<string, number>();
+  private sourcesReady = false;
+  private readonly lastSent = new Map<string, number>();
+
+  constructor(
+    private readonly store: PodStore,
+    private readonly nodeState: NodeState,
+    private readonly runtime: RuntimeView,
+    private readonly out: SyncLoopOutbox,
+    private readonly node: NodeInfo,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Loads the podManager and the work queue from KV. */
+  async restore(): Promise<void> {
+    for (const r of await this.store.loadPods()) this.pods.set(r.pod.metadata.uid ?? '', r);
+    for (const [uid, due] of await this.store.loadQueue()) this.queue.set(uid, due);
+    this.logger.info({ pods: this.pods.size, queued: this.queue.size }, 'podManager restored from KV');
+  }
+
+  get desiredPods(): ReadonlyMap<string, PodRecord> {
+    return this.pods;
+  }
+
+  get areSourcesReady(): boolean {
+    return this.sourcesReady;
+  }
+
+  /** configCh. */
+  async handlePodUpdate(msg: PodUpdateMessage): Promise<void> {
+    const ops: PodOperations = { add: [], update: [], remove: [], reconcile: [], delete: [] };
+    ops[msg.op] = msg.pods;
+    await this.applyOperations(msg.source, ops);
+  }
+
+  /** sourcesReady. */
+  handleSourcesReady(): void {
+    if (!this.sourcesReady) this.logger.info('all pod sources ready: housekeeping starts');
+    this.sourcesReady = true;
+  }
+
+  /**
+   * Level-triggered repair: each source's full listing from config-source,
+   * diffed against the podManager, so an update lost while this process was
+   * down is applied now.
+   */
+  async reconcileWithSources(): Promise<boolean> {
+    const snap = await this.out.sourcesSnapshot();
+    if (!snap) return false;
+    for (const s of snap.sources) {
+      if (!s.ready) continue;
+      const mine = new Map([...this.pods].filter(([, r]) => r.source === s.source).map(([uid, r]) => [uid, r.pod] as const));
+      await this.applyOperations(s.source, diffListing(mine, s.pods));
+    }
+    if (snap.sources.every((s) => s.ready)) this.handleSourcesReady();
+    return true;
+  }
+
+  private async applyOperations(source: string, ops: PodOperations): Promise<void> {
+    const start = this.clock.date();
+    // The kubelet's order for one listing: removes, adds, updates, deletes, reconciles.
+    for (const pod of ops.remove) await this.handleRemove(pod, start);
+    for (const pod of sortByCreation(ops.add)) await this.handleAdd(source, pod, start);
+    for (const pod of ops.update) await this.handleUpdate(source, pod, start, 'update');
+    for (const pod of ops.delete) await this.handleUpdate(source, pod, start, 'delete');
+    for (const pod of ops.reconcile) await this.handleReconcile(pod, start);
+  }
+
+  /** HandlePodAdditions (one pod): admit and dispatch SyncPodCreate, unless it is already known. */
+  private async handleAdd(source: string, pod: Pod, start: Date): Promise<void> {
+    const uid = pod.metadata.uid ?? '';
+    const existing = this.pods.get(uid);
+    if (existing) {
+      if (podsDifferSemantically(existing.pod, pod)) await this.handleUpdate(source, pod, start, 'update');
+      return;
+    }
+    const record: PodRecord = { pod, source, addedAt: this.clock.now(), admitted: true };
+    if (!pod.metadata.deletionTimestamp) {
+      const verdict = admit(this.activePods(), pod, this.node);
+      if (!verdict.admit) {
+        record.admitted = false;
+        record.rejection = { reason: verdict.reason ?? 'UnexpectedAdmissionError', message: verdict.message ?? '' };
+      }
+    }
+    this.pods.set(uid, record);
+    await this.store.putPod(record);
+    if (!record.admitted && record.rejection) {
+      this.rejectPod(pod, record.rejection.reason, record.rejection.message);
+      return;
+    }
+    this.dispatch(pod, 'SyncPodCreate', start);
+  }
+
+  /** HandlePodUpdates / DELETE: store the new spec and dispatch. */
+  private async handleUpdate(source: string, pod: Pod, start: Date, op: Extract<PodOperation, 'update' | 'delete'>): Promise<void> {
+    const uid = pod.metadata.uid ?? '';
+    const existing = this.pods.get(uid);
+    if (!existing) {
+      await this.handleAdd(source, pod, start);
+      return;
+    }
+    if (!podsDifferSemantically(existing.pod, pod)) return;
+    const deleting = op === 'delete' || pod.metadata.deletionTimestamp !== undefined;
+    const record: PodRecord = { ...existing, pod, source, ...(deleting ? { terminationRequested: true } : {}) };
+    this.pods.set(uid, record);
+    await this.store.putPod(record);
+    if (!record.admitted) return;
+    if (deleting) {
+      const grace = pod.metadata.deletionGracePeriodSeconds;
+      this.dispatch(pod, 'SyncPodKill', start, grace !== undefined ? { gracePeriodOverride: grace } : {});
+    } else {
+      this.dispatch(pod, 'SyncPodUpdate', start);
+    }
+  }
+
+  /** HandlePodRemoves: forget the pod and kill it. */
+  private async handleRemove(pod: Pod, start: Date): Promise<void> {
+    const uid = pod.metadata.uid ?? '';
+    const existing = this.pods.get(uid);
+    if (!existing) return;
+    this.pods.delete(uid);
+    this.queue.delete(uid);
+    await this.store.deletePod(uid);
+    await this.store.deleteQueue(uid);
+    if (existing.admitted) this.dispatch(existing.pod, 'SyncPodKill', start);
+  }
+
+  /** HandlePodReconcile: keep the new status; sync when readiness gates may need it. */
+  private async handleReconcile(pod: Pod, start: Date): Promise<void> {
+    const uid = pod.metadata.uid ?? '';
+    const existing = this.pods.get(uid);
+    if (!existing) return;
+    const record: PodRecord = { ...existing, pod: { ...existing.pod, ...(pod.status ? { status: pod.status } : {}) } };
+    this.pods.set(uid, record);
+    await this.store.putPod(record);
+    if (record.admitted && (pod.spec.readinessGates?.length ?? 0) > 0) this.dispatch(record.pod, 'SyncPodSync', start);
+  }
+
+  /** plegCh. */
+  async handlePlegEvent(e: PodLifecycleEventMessage): Promise<void> {
+    const record = this.pods.get(e.id);
+    if (record?.admitted && e.eventType !== 'ContainerRemoved') this.dispatch(record.pod, 'SyncPodSync', this.clock.date());
+    if (e.eventType === 'ContainerDied' && e.data) await this.cleanUpContainersInPod(e.id, e.data);
+  }
+
+  /** The probe managers' updates: a liveness failure, and readiness or startup changes, sync the pod. */
+  handleProbeResult(r: ProbeResultMessage): void {
+    if (r.probeType === 'liveness' && r.result !== 'Failure') return;
+    const record = this.pods.get(r.podUid);
+    if (record?.admitted) this.dispatch(record.pod, 'SyncPodSync', this.clock.date());
+  }
+
+  /** completeWork -> workQueue.Enqueue. */
+  async handleWorkDone(m: WorkDoneMessage): Promise<void> {
+    if (!this.pods.has(m.podUid)) return;
+    const due = this.clock.now() + Math.max(0, m.requeueAfterMs);
+    this.queue.set(m.podUid, due);
+    await this.store.putQueue(m.podUid, due);
+  }
+
+  /** syncCh: getPodsToSync, then HandlePodSyncs. */
+  async syncTick(): Promise<string[]> {
+    const now = this.clock.now();
+    const statuses = await this.nodeState.podStatuses().catch(() => new Map<string, PodStatus>());
+    const toSync: string[] = [];
+    for (const [uid, due] of this.queue) {
+      if (due > now) continue;
+      this.queue.delete(uid);
+      await this.store.deleteQueue(uid);
+      if (this.pods.get(uid)?.admitted) toSync.push(uid);
+    }
+    for (const [uid, record] of this.pods) {
+      if (!record.admitted || toSync.includes(uid)) continue;
+      if (pastActiveDeadline(record.pod, statuses.get(uid), now)) toSync.push(uid);
+    }
+    const start = this.clock.date();
+    for (const uid of toSync) {
+      const record = this.pods.get(uid);
+      if (record) this.dispatch(record.pod, 'SyncPodSync', start);
+    }
+    return toSync;
+  }
+
+  /** housekeepingCh: HandlePodCleanups, once every source has delivered. */
+  async housekeeping(): Promise<void> {
+    if (!this.sourcesReady) return;
+    const [workers, runtimePods, statuses] = await Promise.all([this.nodeState.workerStates(), this.runtime.pods(), this.nodeState.podStatuses()]);
+    const d = decideHousekeeping({ desired: this.pods, workers, runtimePods, statuses });
+    const now = this.clock.now();
+    const start = this.clock.date();
+    this.out.prober('CleanupPods', [], d.possiblyRunning);
+    for (const rp of d.kill) {
+      this.logger.info({ pod: `${rp.namespace}/${rp.name}`, uid: rp.uid }, 'killing a runtime pod no source wants');
+      const pod: Pod = { metadata: { name: rp.name, namespace: rp.namespace, uid: rp.uid }, spec: { containers: [] } };
+      this.dispatch(pod, 'SyncPodKill', start, { gracePeriodOverride: 1 }, true);
+    }
+    for (const uid of d.orphanedStatuses) {
+      if (this.recentlySent(`status/${uid}`, now)) continue;
+      this.out.status('RemoveOrphanedStatuses', uid, {});
+    }
+    for (const uid of d.restart) {
+      const record = this.pods.get(uid);
+      if (!record || this.recentlySent(`restart/${uid}`, now)) continue;
+      this.logger.info({ uid }, 'restarting a terminated pod that was added again');
+      this.dispatch(record.pod, 'SyncPodCreate', start);
+    }
+  }
+
+  /** The kubelet's cleanUpContainersInPod: dead containers beyond the ones kept are removed. */
+  async cleanUpContainersInPod(uid: string, exitedContainerId: string): Promise<string[]> {
+    const containers = await this.runtime.containersOf(uid);
+    const died = containers.find((c) => c.id === exitedContainerId);
+    if (!died) return [];
+    const record = this.pods.get(uid);
+    const removeAll = !record || record.terminationRequested === true;
+    const dead = containers
+      .filter((c) => c.name === died.name && c.state === 'CONTAINER_EXITED')
+      .sort((a, b) => b.createdAt - a.createdAt);
+    const doomed = removeAll ? dead : dead.slice(DEAD_CONTAINERS_TO_KEEP);
+    const removed: string[] = [];
+    for (const c of doomed) {
+      try {
+        await this.runtime.removeContainer(c.id);
+        removed.push(c.id);
+      } catch (err) {
+        this.logger.warn({ uid, containerId: c.id, err: (err as Error).message }, 'failed to remove a dead container');
+      }
+    }
+    return removed;
+  }
+
+  /** Pods admitted and still active (for canAdmitPod). */
+  private activePods(): Pod[] {
+    return [...this.pods.values()].filter((r) => r.admitted && !r.terminationRequested && !isTerminalPhase(r.pod.status)).map((r) => r.pod);
+  }
+
+  private rejectPod(pod: Pod, reason: string, message: string): void {
+    this.logger.warn({ pod: `${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}`, reason, message }, 'pod rejected by admission');
+    this.out.event(pod, 'Warning', reason, message);
+    this.out.status('SetPodStatus', pod.metadata.uid ?? '', { status: { phase: 'Failed', reason, message: `Pod was rejected: ${message}` } });
+  }
+
+  private dispatch(pod: Pod, updateType: SyncPodType, start: Date, killPodOptions?: { gracePeriodOverride?: number }, runningPodOnly = false): void {
+    this.out.dispatch(pod, updateType, start, killPodOptions, runningPodOnly);
+  }
+
+  private recentlySent(key: string, now: number): boolean {
+    const last = this.lastSent.get(key);
+    if (last !== undefined && now - last < REPEAT_MS) return true;
+    this.lastSent.set(key, now);
+    return false;
+  }
+}
+
+/** canAdmitPod; a pod whose quantities cannot be read is refused, not thrown on. */
+function admit(active: Pod[], pod: Pod, node: NodeInfo): { admit: boolean; reason?: string; message?: string } {
+  try {
+    return canAdmitPod(active, pod, node);
+  } catch (err) {
+    return { admit: false, reason: 'UnexpectedAdmissionError', message: `Allocate failed due to ${(err as Error).message}, which is unexpected` };
+  }
+}
+
+/** The activeDeadlineHandler's pastActiveDeadline. */
+export function pastActiveDeadline(pod: Pod, status: PodStatus | undefined, now: number): boolean {
+  const deadline = pod.spec.activeDeadlineSeconds;
+  if (deadline === undefined) return false;
+  const s = status ?? pod.status;
+  if (!s?.startTime || isTerminalPhase(s)) return false;
+  return now - Date.parse(s.startTime) >= deadline * 1000;
+}
+
+function sortByCreation(pods: readonly Pod[]): Pod[] {
+  const created = (p: Pod) => p.metadata.creationTimestamp ?? p.metadata.annotations?.['kubernetes.io/config.seen'] ?? '';
+  return [...pods].sort((a, b) => created(a).localeCompare(created(b)) || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
+}
+
