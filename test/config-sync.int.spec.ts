@@ -160,3 +160,37 @@ describe('config-source -> sync-loop -> dispatchWork on a real nats-server', { t
     assert.deepEqual(work(), [`SyncPodKill:${webUid}`]);
   });
 });
+
+describe('config-source http source on a real nats-server', { timeout: 60_000 }, () => {
+  it('a PodList served on loopback: ADD of its pods, then config.ready', async () => {
+    const { createServer } = await import('node:http');
+    let body = JSON.stringify({ apiVersion: 'v1', kind: 'PodList', items: [{ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'remote' }, spec: { containers: [{ name: 'c', image: 'localhost/kubelet-split/busybox:1.35' }] } }] });
+    let auth = '';
+    const server = createServer((req, res) => {
+      auth = req.headers['x-token'] as string;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    const nats = await startNats();
+    const nc = await connect({ servers: nats.url });
+    const got: string[] = [];
+    nc.subscribe('kubelet.http-int.config.*', { callback: (_e, m) => void got.push(`${m.subject.split('.').pop()}:${((JSON.parse(dec.decode(m.data)) as PodUpdateMessage).pods ?? []).map((p) => p.metadata.name).join(',')}`) });
+    await nc.flush();
+    const cs = await startService('config-source', { NODE_NAME: 'http-int', NATS_URL: nats.url, LOG_LEVEL: 'warn', MANIFEST_URL: `http://127.0.0.1:${port}/pods`, MANIFEST_URL_HEADER: 'X-Token:secret', HTTP_CHECK_FREQUENCY: '1s' }, { port: await freePort(), instance: 'h' });
+    try {
+      const deadline = Date.now() + 15_000;
+      while (Date.now() < deadline && !got.includes('ready:')) await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(got.slice(0, 2), ['add:remote-http-int', 'ready:']);
+      assert.equal(auth, 'secret');
+      body = 'not: [yaml';
+      await new Promise((r) => setTimeout(r, 2500));
+      assert.ok(!got.some((g) => g.startsWith('remove:')), 'a broken listing removes nothing');
+    } finally {
+      await cs.stop();
+      await nc.close();
+      await nats.stop();
+      server.close();
+    }
+  });
+});

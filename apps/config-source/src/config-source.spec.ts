@@ -5,9 +5,9 @@ import type { EventMessage, PodUpdateMessage } from '@app/contracts';
 import { silentLogger } from '@app/observability';
 import { ConfigSourceService } from './config-source.service.js';
 import { ListingBuilder } from './listing.js';
-import { ManifestDirectory, type DirectoryRead } from './manifest-reader.js';
+import { ManifestDirectory, ManifestFetcher, type DirectoryRead, type FetchResult } from './manifest-reader.js';
 import { PodConfig } from './pod-config.js';
-import { FileSource } from './sources.js';
+import { FileSource, HttpSource, parseHeaderList } from './sources.js';
 
 const NODE = 'node-a';
 const manifest = (name: string, image = 'busybox:1.35', extra = '') => `apiVersion: v1
@@ -165,5 +165,56 @@ describe('FileSource', () => {
     await clock.step(20_000);
     assert.deepEqual(listings.at(-1), []);
     src.stop();
+  });
+});
+
+class FakeFetcher extends ManifestFetcher {
+  answer: FetchResult = { ok: false, error: 'not yet' };
+  calls: { url: string; headers: Record<string, string> }[] = [];
+  fetch(url: string, headers: Record<string, string>): Promise<FetchResult> {
+    this.calls.push({ url, headers });
+    return Promise.resolve(this.answer);
+  }
+}
+
+describe('HttpSource', () => {
+  const URL = 'http://127.0.0.1:9/pods';
+  const podList = (...names: string[]) =>
+    JSON.stringify({ apiVersion: 'v1', kind: 'PodList', items: names.map((n) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: n }, spec: { containers: [{ name: 'c', image: 'x:1' }] } })) });
+
+  it('polls with the headers; a failed fetch is a problem and keeps the last listing; not ready until one succeeds', async () => {
+    const fetcher = new FakeFetcher();
+    const clock = new FakeClock(0);
+    const listings: string[][] = [];
+    const problems: string[] = [];
+    const src = new HttpSource(URL, { Authorization: 'Bearer x' }, NODE, fetcher, clock, silentLogger(), 20_000, (_s, l) => listings.push(l.pods.map((p) => p.metadata.name ?? '')), (_s, ps) => problems.push(...ps.map((p) => p.reason)));
+    src.start();
+    await clock.step(0);
+    assert.deepEqual(listings, []);
+    assert.deepEqual(problems, ['not yet']);
+    assert.deepEqual(fetcher.calls[0], { url: URL, headers: { Authorization: 'Bearer x' } });
+    fetcher.answer = { ok: true, text: podList('a', 'b') };
+    await clock.step(20_000);
+    assert.deepEqual(listings, [[`a-${NODE}`, `b-${NODE}`]]);
+    fetcher.answer = { ok: false, error: 'HTTP 500' };
+    await clock.step(20_000);
+    assert.equal(listings.length, 1, 'no new listing on a failed fetch');
+    fetcher.answer = { ok: true, text: JSON.stringify((JSON.parse(podList('c')) as { items: unknown[] }).items) };
+    await clock.step(20_000);
+    assert.deepEqual(listings.at(-1), [`c-${NODE}`]);
+    src.stop();
+  });
+
+  it('http pods get their UID from the URL', () => {
+    const a = new ListingBuilder('http', NODE).build([{ location: URL, text: podList('a') }]).pods[0];
+    const b = new ListingBuilder('http', NODE).build([{ location: `${URL}2`, text: podList('a') }]).pods[0];
+    assert.equal(a?.metadata.annotations?.['kubernetes.io/config.source'], 'http');
+    assert.notEqual(a?.metadata.uid, b?.metadata.uid);
+  });
+
+  it('parseHeaderList', () => {
+    assert.deepEqual(parseHeaderList('A:1, B: two:three'), { A: '1', B: 'two:three' });
+    assert.deepEqual(parseHeaderList(undefined), {});
+    assert.throws(() => parseHeaderList('nocolon'), /"nocolon" is not a Name:value pair/);
   });
 });
