@@ -33,6 +33,7 @@ const bus = { publish: (subject: string, payload: unknown) => void published.pus
 
 describe('ContainerEventsRelay', () => {
   it('says "unsupported by this runtime" on Unimplemented, and asks again only after a long while', async () => {
+    published.length = 0;
     const conn = new StreamingConnection();
     const clock = new FakeClock(0);
     const relay = new ContainerEventsRelay(conn, bus, 'node-a', clock, silentLogger());
@@ -42,8 +43,12 @@ describe('ContainerEventsRelay', () => {
     await clock.step(0);
     assert.equal(relay.state, 'unsupported');
     assert.match(relay.report().detail ?? '', /unsupported by this runtime/);
+    const said = () => published.filter((p) => (p.payload as { type?: string }).type === 'kubelet.v1.container_events_status').map((p) => (p.payload as { state: string }).state);
+    assert.deepEqual(said(), ['unsupported'], 'the state is published when it changes');
+    await clock.step(30_000);
+    assert.deepEqual(said(), ['unsupported', 'unsupported'], 'and repeated every 30s');
     assert.equal(relay.report().ok, true);
-    await clock.step(UNSUPPORTED_RETRY_MS - 1);
+    await clock.step(UNSUPPORTED_RETRY_MS - 1 - 30_000);
     assert.equal(conn.opened.length, 1);
     await clock.step(1);
     assert.equal(conn.opened.length, 2);
@@ -59,7 +64,10 @@ describe('ContainerEventsRelay', () => {
     await clock.step(0);
     conn.opened[0]?.emit({ containerId: 'c1', containerEventType: 'CONTAINER_STARTED_EVENT', createdAt: '1', containersStatuses: [] });
     assert.equal(relay.state, 'streaming');
-    assert.deepEqual(published.map((p) => p.subject), ['cri.node-a.events']);
+    const events = published.filter((p) => !(p.payload as { type?: string }).type);
+    assert.deepEqual(events.map((p) => p.subject), ['cri.node-a.events']);
+    const statuses = published.filter((p) => (p.payload as { type?: string }).type === 'kubelet.v1.container_events_status');
+    assert.deepEqual(statuses.map((p) => (p.payload as { state: string }).state), ['streaming']);
     await relay.stop();
   });
 

@@ -5,8 +5,8 @@
  * rarely, in case the runtime was upgraded underneath. Other stream errors
  * are retried with a backoff.
  */
-import { Clock } from '@app/clock';
-import { Subjects } from '@app/contracts';
+import { Clock, type Timer } from '@app/clock';
+import { MessageTypes, Subjects, type ContainerEventsStatusMessage } from '@app/contracts';
 import { CriError } from '@app/cri';
 import type { NatsBus } from '@app/nats';
 import type { Logger } from '@app/observability';
@@ -16,9 +16,12 @@ import { RuntimeConnection } from './runtime-connection.js';
 export type RelayState = 'starting' | 'streaming' | 'unsupported' | 'reconnecting' | 'stopped';
 
 export const UNSUPPORTED_RETRY_MS = 5 * 60_000;
+/** How often the relay's state is repeated on `cri.<node>.events`. */
+export const STATUS_HEARTBEAT_MS = 30_000;
 
 export class ContainerEventsRelay {
-  private stateValue: RelayState = 'starting';
+  private state_: RelayState = 'starting';
+  private heartbeat?: Timer;
   private detail = '';
   private relayed = 0;
   private readonly abort = new AbortController();
@@ -34,12 +37,26 @@ export class ContainerEventsRelay {
   ) {}
 
   get state(): RelayState {
-    return this.stateValue;
+    return this.state_;
+  }
+
+  /** Moves to `s`; a change is published at once. */
+  private setState(s: RelayState, detail: string): void {
+    const changed = s !== this.state_ || detail !== this.detail;
+    this.state_ = s;
+    this.detail = detail;
+    if (changed) this.publishStatus();
+  }
+
+  /** The relay's state on the events subject, for an evented PLEG. */
+  private publishStatus(): void {
+    const msg: ContainerEventsStatusMessage = { type: MessageTypes.containerEventsStatus, state: this.state_, detail: this.detail };
+    this.bus.publish(Subjects.criEvents.build(this.node), msg);
   }
 
   /** Shown in /readyz; never makes the gateway unready (the generic PLEG does not need events). */
   report(): CheckResult {
-    switch (this.stateValue) {
+    switch (this.state_) {
       case 'unsupported':
         return { ok: true, detail: `GetContainerEvents unsupported by this runtime (${this.detail}); PLEG relists instead` };
       case 'streaming':
@@ -47,19 +64,25 @@ export class ContainerEventsRelay {
       case 'starting':
       case 'reconnecting':
       case 'stopped':
-        return { ok: true, detail: `${this.stateValue}${this.detail ? `: ${this.detail}` : ''}` };
+        return { ok: true, detail: `${this.state_}${this.detail ? `: ${this.detail}` : ''}` };
     }
   }
 
   start(): void {
     this.loop ??= this.run();
+    const beat = () => {
+      this.publishStatus();
+      this.heartbeat = this.clock.setTimer(STATUS_HEARTBEAT_MS, beat);
+    };
+    this.heartbeat = this.clock.setTimer(STATUS_HEARTBEAT_MS, beat);
   }
 
   async stop(): Promise<void> {
+    this.heartbeat?.cancel();
     this.abort.abort();
     this.cancelStream?.();
     await this.loop;
-    this.stateValue = 'stopped';
+    this.setState('stopped', '');
   }
 
   private async run(): Promise<void> {
@@ -67,8 +90,8 @@ export class ContainerEventsRelay {
     const subject = Subjects.criEvents.build(this.node);
     while (!this.abort.signal.aborted) {
       const stream = this.connection.containerEvents((event) => {
-        if (this.stateValue !== 'streaming') {
-          this.stateValue = 'streaming';
+        if (this.state_ !== 'streaming') {
+          this.setState('streaming', '');
           backoff = 1000;
         }
         this.relayed++;
@@ -78,23 +101,20 @@ export class ContainerEventsRelay {
       let wait: number;
       try {
         await stream.done;
-        this.detail = 'the stream ended';
-        this.stateValue = 'reconnecting';
+        this.setState('reconnecting', 'the stream ended');
         wait = backoff;
       } catch (err) {
         if (this.abort.signal.aborted) return;
         const e = err instanceof CriError ? err : new CriError('Unknown', String(err));
         if (e.code === 'Unimplemented') {
-          if (this.stateValue !== 'unsupported') {
+          if (this.state_ !== 'unsupported') {
             this.logger.warn({ err: e.description }, 'GetContainerEvents unsupported by this runtime; the PLEG will relist');
           }
-          this.stateValue = 'unsupported';
-          this.detail = e.description;
+          this.setState('unsupported', e.description);
           wait = UNSUPPORTED_RETRY_MS;
         } else {
-          if (this.stateValue !== 'reconnecting') this.logger.warn({ code: e.code, err: e.description }, 'container event stream failed; reconnecting');
-          this.stateValue = 'reconnecting';
-          this.detail = `${e.code}: ${e.description}`;
+          if (this.state_ !== 'reconnecting') this.logger.warn({ code: e.code, err: e.description }, 'container event stream failed; reconnecting');
+          this.setState('reconnecting', `${e.code}: ${e.description}`);
           wait = backoff;
           backoff = Math.min(backoff * 2, 30_000);
         }

@@ -18,6 +18,7 @@ export const MessageTypes = {
   proberCommand: 'kubelet.v1.prober_command',
   event: 'kubelet.v1.event',
   sourcesSnapshot: 'kubelet.v1.sources_snapshot',
+  containerEventsStatus: 'kubelet.v1.container_events_status',
 } as const;
 export type MessageType = (typeof MessageTypes)[keyof typeof MessageTypes];
 
@@ -127,6 +128,17 @@ export interface SourcesSnapshotMessage {
   sources: { source: string; ready: boolean; pods: Pod[] }[];
 }
 
+/**
+ * On `cri.<node>.events` beside the CRI's ContainerEventResponse (which has
+ * no `type`): the relay's state, on every change and every 30s, so an
+ * evented PLEG knows whether events flow.
+ */
+export interface ContainerEventsStatusMessage {
+  type: typeof MessageTypes.containerEventsStatus;
+  state: 'starting' | 'streaming' | 'unsupported' | 'reconnecting' | 'stopped';
+  detail: string;
+}
+
 export type Message =
   | PodUpdateMessage
   | SourcesReadyMessage
@@ -137,7 +149,8 @@ export type Message =
   | StatusCommandMessage
   | ProberCommandMessage
   | EventMessage
-  | SourcesSnapshotMessage;
+  | SourcesSnapshotMessage
+  | ContainerEventsStatusMessage;
 
 export type MessageOf<T extends MessageType> = Extract<Message, { type: T }>;
 
@@ -168,6 +181,7 @@ const REQUIRED: Record<MessageType, Check[]> = {
   [MessageTypes.statusCommand]: [str('podUid'), obj('args')],
   [MessageTypes.proberCommand]: [arr('pods')],
   [MessageTypes.sourcesSnapshot]: [arr('sources')],
+  [MessageTypes.containerEventsStatus]: [str('state')],
   [MessageTypes.event]: [obj('involvedObject'), among('eventType', ['Normal', 'Warning']), str('reason'), str('message'), obj('source'), str('timestamp')],
 };
 

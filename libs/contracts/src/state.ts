@@ -53,3 +53,27 @@ export interface VersionedPodStatusRecord {
   podNamespace: string;
   status: PodStatus;
 }
+
+/**
+ * `pod-cache` bucket, key `<node>.pod.<uid>`: the runtime's view of one pod
+ * as the PLEG last inspected it (the kubelet's kubecontainer.PodStatus in the
+ * podCache). Sandbox and container statuses are the CRI's, in its JSON form.
+ */
+export interface PodCacheEntry {
+  uid: string;
+  name: string;
+  namespace: string;
+  /** When the PLEG's relist that produced this began (ms since the epoch); never goes back. */
+  timestamp: number;
+  /** PodSandboxStatus of each sandbox, newest first. */
+  sandboxStatuses: unknown[];
+  /** ContainerStatus of each container. */
+  containerStatuses: unknown[];
+  /** The pod's IPs, from its newest ready sandbox. */
+  ips: string[];
+}
+
+/** `pod-cache` bucket, key `<node>.global`: the cache's clock; every pod is at least this fresh. */
+export interface PodCacheGlobal {
+  timestamp: number;
+}

@@ -257,6 +257,16 @@ export const Subjects = {
     },
   },
 
+  /**
+   * A service's own commands (the PLEG's mode, ...): request/reply on
+   * `kubelet.<node>.service.<service>.<command>`; each is also on the
+   * service's HTTP port.
+   */
+  serviceCommand: {
+    pattern: (command: string) => `kubelet.{node}.service.{service}.${token('command', command)}`,
+    build: (node: string, service: string, command: string) => `kubelet.${nodeToken(node)}.service.${token('service', service)}.${token('command', command)}`,
+  },
+
   /** GetContainerEvents relayed by cri-gateway: `cri.<node>.events`. */
   criEvents: {
     pattern: 'cri.{node}.events',

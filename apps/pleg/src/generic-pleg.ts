@@ -1,0 +1,209 @@
+/**
+ * The generic PLEG (pkg/kubelet/pleg/generic.go): relist the runtime every
+ * period, compare each pod with the last relist, inspect the pods that
+ * changed (and those whose inspection failed last time), write their
+ * statuses to the pod cache, send the events, and advance the cache's clock.
+ *
+ * Unlike upstream, each pod's inspection has its own timeout and pods are
+ * inspected a few at a time, so one hung pod cannot hold the relist past
+ * the health threshold and mark the node NotReady (kubernetes#94829): the
+ * slow pod is retried on the next relist, the others go on.
+ */
+import { Clock } from '@app/clock';
+import type { PodCacheEntry, PodLifecycleEventMessage } from '@app/contracts';
+import type { ContainerStatus, CriRuntime, PodSandboxStatus } from '@app/cri';
+import type { Logger } from '@app/observability';
+import { containerState, groupByPod, podEvents, type PodView } from './events.js';
+import { PlegEventSink, PlegMetrics, PodCacheStore } from './ports.js';
+
+export interface GenericPlegOptions {
+  /** Inspecting one pod may take this long before it is left for the next relist. */
+  inspectTimeoutMs: number;
+  /** Pods inspected at once. */
+  inspectConcurrency: number;
+  /** The PLEG is unhealthy when the last successful relist is older than this (upstream: 3m). */
+  relistThresholdMs: number;
+}
+
+export interface RelistResult {
+  events: PodLifecycleEventMessage[];
+  inspected: string[];
+  failed: string[];
+}
+
+class InspectTimeout extends Error {}
+
+export class GenericPleg {
+  /** podRecords: each pod as the last successful relist saw it. */
+  private readonly records = new Map<string, PodView>();
+  private readonly toReinspect = new Set<string>();
+  private lastTimestamp = 0;
+  private lastRelistAt?: number;
+  private lastRelistStart?: number;
+  private relisting = false;
+
+  constructor(
+    private readonly cri: CriRuntime,
+    private readonly cache: PodCacheStore,
+    private readonly sink: PlegEventSink,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly options: GenericPlegOptions,
+    private readonly metrics?: PlegMetrics,
+  ) {}
+
+  /**
+   * Restart safety: the previous view comes back from the cache, so the
+   * first relist reports only what changed while the PLEG was away, not
+   * every container as new.
+   */
+  async restore(): Promise<number> {
+    const { entries, global } = await this.cache.load();
+    for (const e of entries) this.records.set(e.uid, viewFromCache(e));
+    this.lastTimestamp = Math.max(global, ...entries.map((e) => e.timestamp));
+    return entries.length;
+  }
+
+  /** Healthy while the last successful relist is within the threshold (Healthy()). */
+  healthy(): { ok: boolean; detail: string } {
+    const now = this.clock.now();
+    if (this.lastRelistAt === undefined) return { ok: true, detail: 'no relist yet' };
+    const age = now - this.lastRelistAt;
+    return age > this.options.relistThresholdMs
+      ? { ok: false, detail: `pleg was last seen active ${Math.round(age / 1000)}s ago; threshold is ${Math.round(this.options.relistThresholdMs / 1000)}s` }
+      : { ok: true, detail: `last relist ${age}ms ago` };
+  }
+
+  /** Records a pod as seen outside a relist (an evented update), so the next relist does not report it again. */
+  observe(view: PodView): void {
+    this.records.set(view.uid, view);
+  }
+
+  forget(uid: string): void {
+    this.records.delete(uid);
+  }
+
+  get lastSeen(): number | undefined {
+    return this.lastRelistAt;
+  }
+
+  /** A timestamp for the cache that never goes back, even if the clock does. */
+  nextTimestamp(): number {
+    this.lastTimestamp = Math.max(this.clock.now(), this.lastTimestamp + 1);
+    return this.lastTimestamp;
+  }
+
+  /** One relist. Throws when the runtime cannot be listed (the relist failed; health will show it). */
+  async relist(): Promise<RelistResult> {
+    if (this.relisting) return { events: [], inspected: [], failed: [] };
+    this.relisting = true;
+    const started = this.clock.now();
+    try {
+      const timestamp = this.nextTimestamp();
+      const [sandboxes, containers] = await Promise.all([this.cri.runtime('ListPodSandbox', {}), this.cri.runtime('ListContainers', {})]);
+      const current = groupByPod(sandboxes.items, containers.containers);
+
+      const changed = new Map<string, PodLifecycleEventMessage[]>();
+      for (const uid of new Set([...this.records.keys(), ...current.keys()])) {
+        const events = podEvents(uid, this.records.get(uid), current.get(uid));
+        if (events.length > 0 || this.toReinspect.has(uid)) changed.set(uid, events);
+      }
+
+      const inspected: string[] = [];
+      const failed: string[] = [];
+      const allEvents: PodLifecycleEventMessage[] = [];
+      await this.forEachLimited([...changed.keys()], async (uid) => {
+        const view = current.get(uid);
+        try {
+          if (view) await this.cache.set(await this.withTimeout(this.inspect(view, timestamp), uid));
+          else await this.cache.delete(uid);
+        } catch (err) {
+          // Ignore this pod's events now; it is inspected again on the next relist.
+          failed.push(uid);
+          this.toReinspect.add(uid);
+          this.logger.warn({ uid, err: (err as Error).message }, 'PLEG: pod inspection failed; will retry on the next relist');
+          return;
+        }
+        this.toReinspect.delete(uid);
+        inspected.push(uid);
+        if (view) this.records.set(uid, view);
+        else this.records.delete(uid);
+        allEvents.push(...(changed.get(uid) ?? []));
+      });
+
+      let discarded = 0;
+      for (const e of allEvents) if (!this.sink.publish(e)) discarded++;
+      if (discarded > 0) this.metrics?.discarded(discarded);
+      await this.cache.updateTime(timestamp);
+
+      const finished = this.clock.now();
+      this.metrics?.relisted((finished - started) / 1000, this.lastRelistStart === undefined ? undefined : (started - this.lastRelistStart) / 1000, finished);
+      this.lastRelistStart = started;
+      this.lastRelistAt = finished;
+      return { events: allEvents, inspected, failed };
+    } finally {
+      this.relisting = false;
+    }
+  }
+
+  /** GetPodStatus: every sandbox's and container's status, as one cache entry. */
+  private async inspect(view: PodView, timestamp: number): Promise<PodCacheEntry> {
+    const sandboxStatuses: PodSandboxStatus[] = [];
+    for (const id of view.sandboxIds) {
+      const s = await this.cri.runtime('PodSandboxStatus', { podSandboxId: id });
+      if (s.status) sandboxStatuses.push(s.status);
+    }
+    sandboxStatuses.sort((a, b) => Number(BigInt(b.createdAt) - BigInt(a.createdAt)));
+    const containerStatuses: ContainerStatus[] = [];
+    for (const id of view.containerIds) {
+      const s = await this.cri.runtime('ContainerStatus', { containerId: id });
+      if (s.status) containerStatuses.push(s.status);
+    }
+    const ready = sandboxStatuses.find((s) => s.state === 'SANDBOX_READY');
+    const ips = ready?.network?.ip ? [ready.network.ip, ...(ready.network.additionalIps ?? []).map((ip) => ip.ip)] : [];
+    return { uid: view.uid, name: view.name, namespace: view.namespace, timestamp, sandboxStatuses, containerStatuses, ips };
+  }
+
+  private withTimeout<T>(p: Promise<T>, uid: string): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const timer = this.clock.setTimer(this.options.inspectTimeoutMs, () => reject(new InspectTimeout(`inspecting pod ${uid} took longer than ${this.options.inspectTimeoutMs}ms`)));
+      p.then(
+        (v) => {
+          timer.cancel();
+          resolve(v);
+        },
+        (e: unknown) => {
+          timer.cancel();
+          reject(e instanceof Error ? e : new Error(String(e)));
+        },
+      );
+    });
+  }
+
+  private async forEachLimited(items: string[], fn: (item: string) => Promise<void>): Promise<void> {
+    let next = 0;
+    const worker = async () => {
+      while (next < items.length) {
+        const item = items[next++];
+        if (item !== undefined) await fn(item);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.options.inspectConcurrency, items.length) }, worker));
+  }
+}
+
+/** The view a cache entry implies: its containers' and sandboxes' states. */
+export function viewFromCache(e: PodCacheEntry): PodView {
+  const states = new Map<string, ReturnType<typeof containerState>>();
+  const sandboxIds: string[] = [];
+  const containerIds: string[] = [];
+  for (const s of e.sandboxStatuses as PodSandboxStatus[]) {
+    states.set(s.id, containerState(s.state));
+    sandboxIds.push(s.id);
+  }
+  for (const c of e.containerStatuses as ContainerStatus[]) {
+    states.set(c.id, containerState(c.state));
+    containerIds.push(c.id);
+  }
+  return { uid: e.uid, name: e.name, namespace: e.namespace, states, sandboxIds, containerIds };
+}

@@ -1,0 +1,22 @@
+/** The PLEG's ports: where the cache goes and where events go. */
+import type { PodCacheEntry, PodLifecycleEventMessage } from '@app/contracts';
+
+/** The `pod-cache` bucket; the PLEG is its only writer. */
+export abstract class PodCacheStore {
+  abstract load(): Promise<{ entries: PodCacheEntry[]; global: number }>;
+  abstract set(entry: PodCacheEntry): Promise<void>;
+  abstract delete(uid: string): Promise<void>;
+  abstract updateTime(timestamp: number): Promise<void>;
+}
+
+/** plegCh: `kubelet.<node>.pleg.<uid>`. */
+export abstract class PlegEventSink {
+  /** Returns false when the event could not be sent (counted as discarded). */
+  abstract publish(event: PodLifecycleEventMessage): boolean;
+}
+
+/** kubelet_pleg_* metrics. */
+export abstract class PlegMetrics {
+  abstract relisted(durationSeconds: number, intervalSeconds: number | undefined, at: number): void;
+  abstract discarded(count: number): void;
+}

@@ -1,0 +1,2 @@
+export { KvPodCache, MemoryPodCache, PodCache, podCacheGlobalKey, podCacheKey } from './pod-cache.js';
+export type { CacheResult } from './pod-cache.js';
