@@ -24,3 +24,5 @@ export {
 export type { StaticPodOrigin } from './static-pod.js';
 export { formatFieldErrors, isDNS1123Label, isDNS1123Subdomain, isValidPortName, validatePod } from './validation.js';
 export type { FieldError } from './validation.js';
+export { KubeletAnnotations, findContainerStatus, runtimeContainerState, toRuntimeContainerStatus, toRuntimePodStatus } from './runtime-status.js';
+export type { RuntimeContainerState, RuntimeContainerStatus, RuntimePodStatus } from './runtime-status.js';
