@@ -1,0 +1,226 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeClock } from '@app/clock';
+import { MessageTypes, type KillPodOptions, type Pod, type PodSyncStatusRecord, type SyncPodType, type UpdatePodOptionsMessage } from '@app/contracts';
+import { silentLogger } from '@app/observability';
+import { MemoryPodCache, type CacheResult } from '@app/pod-cache';
+import { PodSyncer, PodWorkers, WorkQueue, WorkerStore, coalesce } from './pod-workers.js';
+
+const T0 = 1_000_000;
+
+function pod(uid: string, image = 'busybox:1'): Pod {
+  return { metadata: { uid, name: `pod-${uid}`, namespace: 'default' }, spec: { containers: [{ name: 'c', image }], terminationGracePeriodSeconds: 30 } };
+}
+const upd = (updateType: SyncPodType, p: Pod, killPodOptions?: KillPodOptions): UpdatePodOptionsMessage => ({
+  type: MessageTypes.updatePodOptions,
+  updateType,
+  startTime: new Date(T0).toISOString(),
+  pod: p,
+  ...(killPodOptions ? { killPodOptions } : {}),
+});
+
+/** A syncer whose calls the test can hold open, and which records what it was asked. */
+class ScriptedSyncer extends PodSyncer {
+  calls: string[] = [];
+  grace: number[] = [];
+  hold?: Promise<void>;
+  fail = false;
+  terminal = false;
+  private async step(what: string): Promise<void> {
+    this.calls.push(what);
+    if (this.hold) await this.hold;
+    if (this.fail) throw new Error('runtime says no');
+  }
+  async syncPod(t: SyncPodType, p: Pod, _c: CacheResult): Promise<boolean> {
+    await this.step(`sync:${t}:${p.spec.containers[0]?.image ?? ''}`);
+    return this.terminal;
+  }
+  async syncTerminatingPod(p: Pod, _c: CacheResult, grace: number): Promise<void> {
+    this.grace.push(grace);
+    await this.step(`terminating:${p.spec.containers[0]?.image ?? ''}`);
+  }
+  async syncTerminatedPod(_p: Pod): Promise<void> {
+    await this.step('terminated');
+  }
+}
+
+class MemoryWorkerStore extends WorkerStore {
+  records = new Map<string, PodSyncStatusRecord>();
+  load(uid: string) {
+    return Promise.resolve(this.records.get(uid));
+  }
+  save(uid: string, r: PodSyncStatusRecord) {
+    this.records.set(uid, { ...r });
+    return Promise.resolve();
+  }
+  delete(uid: string) {
+    this.records.delete(uid);
+    return Promise.resolve();
+  }
+}
+
+class RecordingQueue extends WorkQueue {
+  enqueued: { uid: string; afterMs: number; error?: string }[] = [];
+  enqueue(uid: string, afterMs: number, error?: string): void {
+    this.enqueued.push({ uid, afterMs, ...(error ? { error } : {}) });
+  }
+}
+
+function setup(store = new MemoryWorkerStore()) {
+  const clock = new FakeClock(T0);
+  const cache = new MemoryPodCache();
+  const syncer = new ScriptedSyncer();
+  const queue = new RecordingQueue();
+  const workers = new PodWorkers(syncer, store, queue, cache, clock, silentLogger(), (p, o) => o ?? p.spec.terminationGracePeriodSeconds ?? 30, { resyncIntervalMs: 60_000, backOffMs: 10_000, random: () => 0 });
+  /** Advances time and the cache clock, so waiting workers may act. */
+  const relist = async () => {
+    await clock.step(1000);
+    cache.updateTime(clock.now());
+    await clock.step(0);
+  };
+  return { clock, cache, syncer, queue, workers, store, relist };
+}
+
+function deferred() {
+  let release: () => void = () => undefined;
+  const promise = new Promise<void>((r) => (release = r));
+  return { promise, release };
+}
+
+describe('PodWorkers: the lifecycle', () => {
+  it('a sync, then a resync is enqueued after the resync interval', async () => {
+    const { workers, syncer, queue, relist } = setup();
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await relist();
+    assert.deepEqual(syncer.calls, ['sync:SyncPodCreate:busybox:1']);
+    assert.deepEqual(queue.enqueued, [{ uid: 'a', afterMs: 60_000 }]);
+    assert.equal(workers.state('a')?.syncedAt !== undefined, true);
+  });
+
+  it('a failed sync is retried after the back-off', async () => {
+    const { workers, syncer, queue, relist } = setup();
+    syncer.fail = true;
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await relist();
+    assert.deepEqual(queue.enqueued, [{ uid: 'a', afterMs: 10_000, error: 'runtime says no' }]);
+  });
+
+  it('SyncPod -> TerminatingPod -> TerminatedPod -> finished, each waiting for a newer cache', async () => {
+    const { workers, syncer, relist, store } = setup();
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await relist();
+    await workers.updatePod(upd('SyncPodKill', pod('a'), { gracePeriodOverride: 5 }));
+    assert.equal(store.records.get('a')?.gracePeriod, 5);
+    await relist();
+    assert.deepEqual(syncer.calls.slice(1), ['terminating:busybox:1']);
+    assert.deepEqual(syncer.grace, [5]);
+    await relist();
+    assert.deepEqual(syncer.calls.slice(1), ['terminating:busybox:1', 'terminated']);
+    assert.equal(store.records.get('a')?.finished, true);
+  });
+
+  it('a pod that reaches a terminal phase terminates by itself', async () => {
+    const { workers, syncer, relist } = setup();
+    syncer.terminal = true;
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await relist();
+    await relist();
+    await relist();
+    assert.deepEqual(syncer.calls, ['sync:SyncPodCreate:busybox:1', 'terminating:busybox:1', 'terminated']);
+  });
+
+  it('once terminating, it is never started again', async () => {
+    const { workers, syncer, relist } = setup();
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await relist();
+    syncer.fail = true; // termination keeps failing: something still runs
+    await workers.updatePod(upd('SyncPodKill', pod('a')));
+    await relist();
+    await workers.updatePod(upd('SyncPodUpdate', pod('a', 'busybox:2')));
+    await relist();
+    assert.ok(syncer.calls.slice(1).every((c) => c.startsWith('terminating')), syncer.calls.join(', '));
+    assert.equal(syncer.calls.at(-1), 'terminating:busybox:2', 'the newest spec is used for the kill');
+  });
+
+  it('the worker waits for a cache entry newer than its last sync', async () => {
+    const { workers, syncer, clock, cache, relist } = setup();
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await relist();
+    await workers.updatePod(upd('SyncPodSync', pod('a')));
+    await clock.step(5000);
+    assert.equal(syncer.calls.length, 1, 'no sync on a stale cache');
+    cache.updateTime(clock.now());
+    await clock.step(0);
+    assert.equal(syncer.calls.length, 2);
+  });
+});
+
+describe('PodWorkers: UpdatePod coalescing', () => {
+  it('while a sync runs, only the newest update waits', async () => {
+    const { workers, syncer, relist } = setup();
+    const gate = deferred();
+    syncer.hold = gate.promise;
+    await workers.updatePod(upd('SyncPodCreate', pod('a', 'v1')));
+    await relist();
+    await workers.updatePod(upd('SyncPodUpdate', pod('a', 'v2')));
+    await workers.updatePod(upd('SyncPodUpdate', pod('a', 'v3')));
+    syncer.hold = undefined;
+    gate.release();
+    await relist();
+    await relist();
+    assert.deepEqual(syncer.calls, ['sync:SyncPodCreate:v1', 'sync:SyncPodUpdate:v3']);
+  });
+
+  it('a waiting kill is never overwritten by a sync', async () => {
+    const { workers, syncer, relist } = setup();
+    const gate = deferred();
+    syncer.hold = gate.promise;
+    await workers.updatePod(upd('SyncPodCreate', pod('a', 'v1')));
+    await relist();
+    await workers.updatePod(upd('SyncPodKill', pod('a', 'v2')));
+    await workers.updatePod(upd('SyncPodUpdate', pod('a', 'v3')));
+    syncer.hold = undefined;
+    gate.release();
+    await relist();
+    await relist();
+    assert.deepEqual(syncer.calls, ['sync:SyncPodCreate:v1', 'terminating:v3', 'terminated']);
+  });
+
+  const cases: { name: string; pending?: SyncPodType; next: SyncPodType; want: SyncPodType }[] = [
+    { name: 'nothing waiting: the update waits', next: 'SyncPodSync', want: 'SyncPodSync' },
+    { name: 'sync then update: the update', pending: 'SyncPodSync', next: 'SyncPodUpdate', want: 'SyncPodUpdate' },
+    { name: 'sync then kill: the kill', pending: 'SyncPodSync', next: 'SyncPodKill', want: 'SyncPodKill' },
+    { name: 'kill then sync: still the kill', pending: 'SyncPodKill', next: 'SyncPodSync', want: 'SyncPodKill' },
+    { name: 'kill then create: still the kill', pending: 'SyncPodKill', next: 'SyncPodCreate', want: 'SyncPodKill' },
+  ];
+  for (const tc of cases) {
+    it(`coalesce: ${tc.name}`, () => {
+      assert.equal(coalesce(tc.pending ? upd(tc.pending, pod('a')) : undefined, upd(tc.next, pod('a'))).updateType, tc.want);
+    });
+  }
+});
+
+describe('PodWorkers: restart from KV', () => {
+  it('a restarted worker resumes a termination instead of starting the pod', async () => {
+    const store = new MemoryWorkerStore();
+    store.records.set('a', { syncedAt: T0 - 5000, terminatingAt: T0 - 1000, gracePeriod: 7 });
+    const { workers, syncer, relist } = setup(store);
+    await workers.updatePod(upd('SyncPodSync', pod('a')), T0);
+    await relist();
+    assert.deepEqual(syncer.calls, ['terminating:busybox:1']);
+    assert.deepEqual(syncer.grace, [7]);
+  });
+
+  it('a finished pod added again starts a fresh worker; anything else is ignored', async () => {
+    const store = new MemoryWorkerStore();
+    store.records.set('a', { syncedAt: 1, terminatingAt: 2, terminatedAt: 3, finished: true });
+    const { workers, syncer, relist } = setup(store);
+    await workers.updatePod(upd('SyncPodSync', pod('a')));
+    await relist();
+    assert.deepEqual(syncer.calls, []);
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await relist();
+    assert.deepEqual(syncer.calls, ['sync:SyncPodCreate:busybox:1']);
+    assert.equal(store.records.get('a')?.terminatingAt, undefined);
+  });
+});

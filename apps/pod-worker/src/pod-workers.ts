@@ -1,0 +1,241 @@
+/**
+ * Pod workers (pkg/kubelet/pod_workers.go), one per pod UID, in the
+ * pod-worker service.
+ *
+ * The lifecycle of a UID:
+ *
+ *     UpdatePod ──▶ SyncPod ──(terminal, SyncPodKill, deletionTimestamp)──▶ TerminatingPod ──▶ TerminatedPod ──▶ finished
+ *                   (repeats)                                               (kill, verify)       (final status,
+ *                                                                                                 sandboxes removed)
+ *
+ *  - One pod is processed by one worker at a time, in order. While a sync
+ *    runs, at most one further update waits: the newest wins, except that a
+ *    waiting kill is never replaced by a sync (the kill keeps the newer pod).
+ *  - Once a UID is terminating it is never started again. Only a
+ *    SyncPodCreate after the worker finished (the pod was added again, see
+ *    the sync loop's housekeeping) starts a fresh worker for it.
+ *  - Before acting, a worker waits for a pod cache entry newer than the end
+ *    of its last sync (GetNewerThan), so it never acts on a runtime view
+ *    older than its own actions.
+ *  - When a sync ends, the pod is enqueued for the next one
+ *    (`kubelet.<node>.work.done.<uid>`): the resync interval with jitter
+ *    after success, a back-off after an error.
+ *  - The per-pod state (syncedAt, terminatingAt, terminatedAt, grace period,
+ *    finished) is in the `workers` KV bucket, so a restarted worker resumes:
+ *    a terminating pod goes on terminating, and nothing is started twice.
+ */
+import { Clock } from '@app/clock';
+import type { KillPodOptions, Pod, PodSyncStatusRecord, SyncPodType, UpdatePodOptionsMessage } from '@app/contracts';
+import type { Logger } from '@app/observability';
+import type { CacheResult, PodCache } from '@app/pod-cache';
+
+/** The three syncs the kubelet's pod worker calls (SyncPodFn, SyncTerminatingPodFn, SyncTerminatedPodFn). */
+export abstract class PodSyncer {
+  /** Returns true when the pod reached a terminal phase and must now terminate. */
+  abstract syncPod(updateType: SyncPodType, pod: Pod, cache: CacheResult): Promise<boolean>;
+  /** Stops everything of the pod; throws when something still runs (the worker retries). */
+  abstract syncTerminatingPod(pod: Pod, cache: CacheResult, gracePeriod: number, kill: KillPodOptions | undefined, runningPodOnly: boolean): Promise<void>;
+  /** Final status; removes the pod's sandboxes. */
+  abstract syncTerminatedPod(pod: Pod, cache: CacheResult, runningPodOnly: boolean): Promise<void>;
+}
+
+/** The `workers` KV bucket, keyed by pod UID. */
+export abstract class WorkerStore {
+  abstract load(uid: string): Promise<PodSyncStatusRecord | undefined>;
+  abstract save(uid: string, record: PodSyncStatusRecord): Promise<void>;
+  abstract delete(uid: string): Promise<void>;
+}
+
+/** completeWork: `kubelet.<node>.work.done.<uid>`. */
+export abstract class WorkQueue {
+  abstract enqueue(uid: string, afterMs: number, error?: string): void;
+}
+
+export interface PodWorkersOptions {
+  /** --sync-frequency: the resync interval after a successful sync (jittered by up to 50%). */
+  resyncIntervalMs: number;
+  /** The back-off after a failed sync. */
+  backOffMs: number;
+  random?: () => number;
+}
+
+export interface PodWorkerMetrics {
+  syncDuration(operation: 'create' | 'update' | 'sync' | 'terminating' | 'terminated', seconds: number): void;
+}
+
+interface Worker {
+  uid: string;
+  record: PodSyncStatusRecord;
+  pod: Pod;
+  pending?: UpdatePodOptionsMessage;
+  working: boolean;
+  /** The end of the last sync: the next one waits for a cache entry newer than this. */
+  lastSyncEnd: number;
+  killOptions?: KillPodOptions;
+  runningPodOnly: boolean;
+  loop?: Promise<void>;
+}
+
+/** Computes the termination grace period the kubelet uses for a pod (see grace-period.ts). */
+export type GracePeriodOf = (pod: Pod, override?: number) => number;
+
+export class PodWorkers {
+  private readonly workers = new Map<string, Worker>();
+  private readonly abort = new AbortController();
+
+  constructor(
+    private readonly syncer: PodSyncer,
+    private readonly store: WorkerStore,
+    private readonly queue: WorkQueue,
+    private readonly cache: PodCache,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly gracePeriodOf: GracePeriodOf,
+    private readonly options: PodWorkersOptions,
+    private readonly metrics?: PodWorkerMetrics,
+  ) {}
+
+  /** Pods with a worker that has not finished (kubelet_working_pods). */
+  get working(): { sync: number; terminating: number; terminated: number } {
+    const out = { sync: 0, terminating: 0, terminated: 0 };
+    for (const w of this.workers.values()) {
+      if (w.record.finished) continue;
+      if (w.record.terminatedAt !== undefined) out.terminated++;
+      else if (w.record.terminatingAt !== undefined) out.terminating++;
+      else out.sync++;
+    }
+    return out;
+  }
+
+  /** The worker's state of a UID (for tests and the status endpoint). */
+  state(uid: string): PodSyncStatusRecord | undefined {
+    return this.workers.get(uid)?.record;
+  }
+
+  /** Whether termination was asked for this UID (IsPodTerminationRequested). */
+  isTerminationRequested(uid: string): boolean {
+    return this.workers.get(uid)?.record.terminatingAt !== undefined;
+  }
+
+  /**
+   * UpdatePod: hands an update to the pod's worker. `resumeFrom` is the
+   * time from which the cache must be newer (a replica taking over a shard
+   * passes its own start, so it never acts on what its predecessor saw).
+   */
+  async updatePod(options: UpdatePodOptionsMessage, resumeFrom = 0): Promise<void> {
+    const uid = options.pod.metadata.uid ?? '';
+    if (!uid) return;
+    let w = this.workers.get(uid);
+    if (!w) {
+      const persisted = await this.store.load(uid);
+      w = { uid, record: persisted ?? {}, pod: options.pod, working: false, lastSyncEnd: Math.max(persisted?.syncedAt ?? 0, resumeFrom), runningPodOnly: options.runningPodOnly === true };
+      this.workers.set(uid, w);
+    }
+    if (w.record.finished) {
+      if (options.updateType !== 'SyncPodCreate') return;
+      // Added again after it finished: a fresh worker (TerminatedAndRecreatedPod).
+      this.logger.info({ uid }, 'pod added again after it terminated: starting a fresh worker');
+      w.record = {};
+      w.killOptions = undefined;
+      w.runningPodOnly = options.runningPodOnly === true;
+      await this.store.save(uid, w.record);
+    }
+    const kill = options.updateType === 'SyncPodKill' || options.pod.metadata.deletionTimestamp !== undefined;
+    if (kill && w.record.terminatingAt === undefined) {
+      w.record = { ...w.record, terminatingAt: this.clock.now(), gracePeriod: this.gracePeriodOf(options.pod, options.killPodOptions?.gracePeriodOverride) };
+      w.killOptions = options.killPodOptions;
+      await this.store.save(uid, w.record);
+    } else if (kill && options.killPodOptions?.gracePeriodOverride !== undefined) {
+      // A shorter grace period may still shorten a termination in progress.
+      const grace = this.gracePeriodOf(options.pod, options.killPodOptions.gracePeriodOverride);
+      if (grace < (w.record.gracePeriod ?? Infinity)) w.record = { ...w.record, gracePeriod: grace };
+      w.killOptions = options.killPodOptions;
+    }
+    if (options.runningPodOnly !== true) w.pod = options.pod;
+    w.pending = coalesce(w.pending, options);
+    if (!w.working) {
+      w.working = true;
+      w.loop = this.managePodLoop(w);
+    }
+  }
+
+  /** Stops taking updates; waits for the syncs in progress. */
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await Promise.all([...this.workers.values()].flatMap((w) => (w.loop ? [w.loop] : [])));
+  }
+
+  /** Forgets a finished worker (its record stays in KV for housekeeping). */
+  forget(uid: string): void {
+    const w = this.workers.get(uid);
+    if (w && !w.working) this.workers.delete(uid);
+  }
+
+  private async managePodLoop(w: Worker): Promise<void> {
+    try {
+      while (w.pending && !this.abort.signal.aborted) {
+        const update = w.pending;
+        w.pending = undefined;
+        await this.syncOnce(w, update);
+      }
+    } finally {
+      w.working = false;
+    }
+  }
+
+  private async syncOnce(w: Worker, update: UpdatePodOptionsMessage): Promise<void> {
+    let cache: CacheResult;
+    try {
+      cache = await this.cache.getNewerThan(w.uid, w.lastSyncEnd, this.abort.signal);
+    } catch {
+      return; // stopping
+    }
+    const started = this.clock.now();
+    let error: string | undefined;
+    let operation: 'create' | 'update' | 'sync' | 'terminating' | 'terminated' = 'sync';
+    try {
+      if (w.record.terminatedAt !== undefined) {
+        operation = 'terminated';
+        await this.syncer.syncTerminatedPod(w.pod, cache, w.runningPodOnly);
+        w.record = { ...w.record, finished: true };
+        await this.store.save(w.uid, w.record);
+        this.logger.info({ uid: w.uid }, 'pod worker finished');
+      } else if (w.record.terminatingAt !== undefined) {
+        operation = 'terminating';
+        await this.syncer.syncTerminatingPod(w.pod, cache, w.record.gracePeriod ?? this.gracePeriodOf(w.pod), w.killOptions, w.runningPodOnly);
+        w.record = { ...w.record, terminatedAt: this.clock.now() };
+        await this.store.save(w.uid, w.record);
+        w.pending = coalesce(w.pending, { ...update, updateType: 'SyncPodKill' }); // on to syncTerminatedPod at once
+      } else {
+        operation = update.updateType === 'SyncPodCreate' ? 'create' : update.updateType === 'SyncPodUpdate' ? 'update' : 'sync';
+        w.record = { ...w.record, syncedAt: started };
+        await this.store.save(w.uid, w.record);
+        const terminal = await this.syncer.syncPod(update.updateType, w.pod, cache);
+        if (terminal && w.record.terminatingAt === undefined) {
+          w.record = { ...w.record, terminatingAt: this.clock.now(), gracePeriod: this.gracePeriodOf(w.pod) };
+          await this.store.save(w.uid, w.record);
+          w.pending = coalesce(w.pending, { ...update, updateType: 'SyncPodSync' });
+        }
+      }
+    } catch (err) {
+      error = (err as Error).message;
+      this.logger.warn({ uid: w.uid, pod: `${w.pod.metadata.namespace ?? ''}/${w.pod.metadata.name ?? ''}`, operation, err: error }, 'pod sync failed; will retry');
+    } finally {
+      w.lastSyncEnd = this.clock.now();
+      this.metrics?.syncDuration(operation, (w.lastSyncEnd - started) / 1000);
+    }
+    if (w.record.finished) return;
+    if (w.pending) return; // more work waits: no need to enqueue
+    const jitter = 1 + (this.options.random ?? Math.random)() * 0.5;
+    this.queue.enqueue(w.uid, error ? this.options.backOffMs : Math.round(this.options.resyncIntervalMs * jitter), error);
+  }
+}
+
+/** At most one waiting update: the newest, except that a waiting kill is kept (with the newer pod). */
+export function coalesce(pending: UpdatePodOptionsMessage | undefined, next: UpdatePodOptionsMessage): UpdatePodOptionsMessage {
+  if (!pending) return next;
+  const pendingKill = pending.updateType === 'SyncPodKill';
+  const nextKill = next.updateType === 'SyncPodKill';
+  if (pendingKill && !nextKill) return { ...pending, pod: next.runningPodOnly ? pending.pod : next.pod };
+  return next;
+}
