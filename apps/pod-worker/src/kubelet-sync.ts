@@ -1,0 +1,143 @@
+/**
+ * The kubelet's syncPod, syncTerminatingPod and syncTerminatedPod
+ * (kubelet.go; seeds 9, 10, 11.1) for the pod worker: status generation
+ * and the status manager, the pod's directories, the probe manager, and the
+ * runtime manager.
+ */
+import { Clock } from '@app/clock';
+import type { KillPodOptions, Pod, PodStatus, ProberVerb, StatusVerb, SyncPodType } from '@app/contracts';
+import type { CriRuntime } from '@app/cri';
+import { KubeletLabels, generateAPIPodStatus, isPodPhaseTerminal, terminatePodStatus, toRuntimePodStatus, type RuntimePodStatus } from '@app/kube';
+import type { Logger } from '@app/observability';
+import type { CacheResult } from '@app/pod-cache';
+import type { ProbeResults } from './pod-actions.js';
+import { PodSyncer } from './pod-workers.js';
+import type { RuntimeManager, SyncError } from './runtime-manager.js';
+import { PodDirectories } from './runtime-ports.js';
+
+/** What the pod worker tells the status manager and the probe manager. */
+export abstract class PodWorkerOutbox {
+  abstract status(verb: StatusVerb, pod: Pod, args: Record<string, unknown>): void;
+  abstract prober(verb: ProberVerb, pod: Pod): void;
+}
+
+/** The probe managers' latest results, as the pod worker hears them. */
+export abstract class ProbeResultsView implements ProbeResults {
+  abstract liveness(containerId: string): 'Success' | 'Failure' | undefined;
+  abstract startup(containerId: string): 'Success' | 'Failure' | undefined;
+  abstract readiness(containerId: string): 'Success' | 'Failure' | undefined;
+}
+
+export const DEADLINE_EXCEEDED = { reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' };
+
+export class KubeletSync extends PodSyncer {
+  /** The kubelet's reasonCache: the last sync's error per container, by pod UID. */
+  private readonly reasons = new Map<string, Map<string, SyncError>>();
+  /** The last status generated per pod, as the previous status of the next one. */
+  private readonly lastStatus = new Map<string, PodStatus>();
+
+  constructor(
+    private readonly runtime: RuntimeManager,
+    private readonly cri: CriRuntime,
+    private readonly dirs: PodDirectories,
+    private readonly out: PodWorkerOutbox,
+    private readonly probes: ProbeResultsView,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly hostIP: string,
+  ) {
+    super();
+  }
+
+  private generateStatus(pod: Pod, runtime: RuntimePodStatus, extra: { podIsTerminal?: boolean; podFailure?: { reason: string; message: string } } = {}): PodStatus {
+    const uid = pod.metadata.uid ?? '';
+    const previous = this.lastStatus.get(uid) ?? pod.status;
+    const reasons = this.reasons.get(uid);
+    const status = generateAPIPodStatus({
+      pod: { ...pod, ...(previous ? { status: previous } : {}) },
+      runtime,
+      now: this.clock.now(),
+      hostIP: this.hostIP,
+      readiness: (id) => (this.probes.readiness(id) === undefined ? undefined : this.probes.readiness(id) === 'Success'),
+      startup: (id) => (this.probes.startup(id) === undefined ? undefined : this.probes.startup(id) === 'Success'),
+      waitingReasons: (name) => reasons?.get(name),
+      ...extra,
+    });
+    this.lastStatus.set(uid, status);
+    return status;
+  }
+
+  /** syncPod (seed 11.1). Returns true when the pod is terminal and must terminate now. */
+  async syncPod(_updateType: SyncPodType, pod: Pod, cache: CacheResult): Promise<boolean> {
+    const uid = pod.metadata.uid ?? '';
+    const runtime = toRuntimePodStatus(uid, cache.entry);
+
+    // activeDeadlineSeconds: the pod fails, and terminates.
+    const podFailure = this.pastActiveDeadline(pod) ? DEADLINE_EXCEEDED : undefined;
+    const status = this.generateStatus(pod, runtime, podFailure ? { podFailure } : {});
+    this.out.status('SetPodStatus', pod, { status });
+    if (isPodPhaseTerminal(status.phase)) {
+      this.logger.info({ uid, phase: status.phase, reason: status.reason }, 'pod is terminal; terminating');
+      return true;
+    }
+
+    // Pod-network pods wait for the runtime's network (NetworkReady).
+    if (!pod.spec.hostNetwork) {
+      const st = await this.cri.runtime('Status', { verbose: false });
+      const net = st.status?.conditions.find((c) => c.type === 'NetworkReady');
+      if (net && !net.status) throw new Error(`network is not ready: ${net.reason}: ${net.message}`);
+    }
+    await this.dirs.ensure(pod);
+    this.out.prober('AddPod', pod);
+
+    const result = await this.runtime.syncPod(pod, runtime, this.probes);
+    const reasons = new Map(result.errors);
+    if (result.podError) {
+      for (const c of [...pod.spec.containers, ...(pod.spec.initContainers ?? [])]) if (!reasons.has(c.name)) reasons.set(c.name, result.podError);
+    }
+    this.reasons.set(uid, reasons);
+    if (result.podError) throw new Error(result.podError.message);
+    const hard = [...result.errors.values()].filter((e) => e.reason !== 'CrashLoopBackOff' && e.reason !== 'ImagePullBackOff');
+    if (hard.length > 0) throw new Error(hard.map((e) => `${e.reason}: ${e.message}`).join('; '));
+    return false;
+  }
+
+  /** syncTerminatingPod (seed 10): stop probes, kill everything, make sure nothing still runs. */
+  async syncTerminatingPod(pod: Pod, cache: CacheResult, gracePeriod: number, kill: KillPodOptions | undefined, runningPodOnly: boolean): Promise<void> {
+    const uid = pod.metadata.uid ?? '';
+    this.out.prober('StopLivenessAndStartup', pod);
+    const runtime = toRuntimePodStatus(uid, cache.entry);
+    if (!runningPodOnly) this.out.status('SetPodStatus', pod, { status: this.generateStatus(pod, runtime, { podIsTerminal: true }) });
+    // The pod's own grace period, or a shorter one asked for.
+    const override = kill?.gracePeriodOverride !== undefined || pod.metadata.deletionGracePeriodSeconds !== undefined ? gracePeriod : undefined;
+    await this.runtime.killPod(pod, runtime, override, kill);
+    const stillRunning = await this.cri.runtime('ListContainers', { filter: { labelSelector: { [KubeletLabels.podUid]: uid }, state: { state: 'CONTAINER_RUNNING' } } });
+    if (stillRunning.containers.length > 0) throw new Error(`pod ${uid} still has running containers: ${stillRunning.containers.map((c) => c.id.slice(0, 12)).join(', ')}`);
+    this.out.prober('RemovePod', pod);
+  }
+
+  /** syncTerminatedPod (seed 9): the final status, and the sandboxes removed. */
+  async syncTerminatedPod(pod: Pod, cache: CacheResult, runningPodOnly: boolean): Promise<void> {
+    const uid = pod.metadata.uid ?? '';
+    if (!runningPodOnly) {
+      const runtime = toRuntimePodStatus(uid, cache.entry);
+      const status = terminatePodStatus(pod, this.generateStatus(pod, runtime, { podIsTerminal: true }), this.clock.now());
+      this.out.status('TerminatePod', pod, { status });
+    }
+    const sandboxes = await this.cri.runtime('ListPodSandbox', { filter: { labelSelector: { [KubeletLabels.podUid]: uid } } });
+    for (const sb of sandboxes.items) {
+      await this.cri.runtime('StopPodSandbox', { podSandboxId: sb.id });
+      await this.cri.runtime('RemovePodSandbox', { podSandboxId: sb.id });
+    }
+    await this.dirs.remove(pod);
+    this.reasons.delete(uid);
+    this.lastStatus.delete(uid);
+  }
+
+  private pastActiveDeadline(pod: Pod): boolean {
+    const deadline = pod.spec.activeDeadlineSeconds;
+    const start = this.lastStatus.get(pod.metadata.uid ?? '')?.startTime ?? pod.status?.startTime;
+    if (deadline === undefined || !start) return false;
+    return this.clock.now() - Date.parse(start) >= deadline * 1000;
+  }
+}

@@ -1,0 +1,230 @@
+/**
+ * The CRI configs the kubelet's runtime manager builds from a pod
+ * (kuberuntime_sandbox.go generatePodSandboxConfig, kuberuntime_container.go
+ * generateContainerConfig, kubelet_pods.go makeEnvironmentVariables), pure:
+ * everything that depends on the node comes in as arguments.
+ */
+import { join } from 'node:path';
+import type { Container, Pod } from '@app/contracts';
+import type { ContainerConfig, KeyValue, PodSandboxConfig, PortMapping } from '@app/cri';
+import { KubeletAnnotations, KubeletLabels, cpuMillis, memoryBytes } from '@app/kube';
+
+/** The kubelet's defaults for CFS (quota period 100ms) and shares. */
+const CPU_PERIOD_US = 100_000;
+const MIN_SHARES = 2;
+const SHARES_PER_CPU = 1024;
+
+export interface NodeFacts {
+  nodeName: string;
+  hostIP: string;
+  /** Where pod log directories go (the kubelet's /var/log/pods). */
+  logRoot: string;
+  /** Where each pod's directory is (the kubelet's /var/lib/kubelet/pods). */
+  podRoot: string;
+  /** The host's resolv.conf, for pods that use the node's DNS. */
+  hostDns: { servers: string[]; searches: string[]; options: string[] };
+}
+
+/** `/var/log/pods/<namespace>_<name>_<uid>` */
+export function podLogDirectory(pod: Pod, logRoot: string): string {
+  return join(logRoot, `${pod.metadata.namespace ?? 'default'}_${pod.metadata.name ?? ''}_${pod.metadata.uid ?? ''}`);
+}
+
+/** The directory of an emptyDir volume of a pod. */
+export function emptyDirPath(pod: Pod, volume: string, podRoot: string): string {
+  return join(podRoot, pod.metadata.uid ?? '', 'volumes', 'kubernetes.io~empty-dir', volume);
+}
+
+export function podLabels(pod: Pod): Record<string, string> {
+  return {
+    ...(pod.metadata.labels ?? {}),
+    [KubeletLabels.podName]: pod.metadata.name ?? '',
+    [KubeletLabels.podNamespace]: pod.metadata.namespace ?? '',
+    [KubeletLabels.podUid]: pod.metadata.uid ?? '',
+  };
+}
+
+function namespaceOptions(pod: Pod) {
+  return {
+    network: pod.spec.hostNetwork ? ('NODE' as const) : ('POD' as const),
+    pid: pod.spec.hostPID ? ('NODE' as const) : ('CONTAINER' as const),
+    ipc: pod.spec.hostIPC ? ('NODE' as const) : ('POD' as const),
+  };
+}
+
+/** generatePodSandboxConfig */
+export function generatePodSandboxConfig(pod: Pod, attempt: number, node: NodeFacts): PodSandboxConfig {
+  const portMappings: PortMapping[] = [];
+  for (const c of pod.spec.containers) {
+    for (const p of c.ports ?? []) {
+      if (!p.hostPort) continue;
+      portMappings.push({ protocol: p.protocol ?? 'TCP', containerPort: p.containerPort, hostPort: p.hostPort, ...(p.hostIP ? { hostIp: p.hostIP } : {}) });
+    }
+  }
+  const dns = podDns(pod, node);
+  const privileged = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].some((c) => c.securityContext?.privileged === true);
+  const psc = pod.spec.securityContext;
+  return {
+    metadata: { name: pod.metadata.name ?? '', namespace: pod.metadata.namespace ?? '', uid: pod.metadata.uid ?? '', attempt },
+    // A hostNetwork sandbox shares the node's UTS namespace: runc refuses a hostname there, and so does the kubelet.
+    ...(pod.spec.hostNetwork ? {} : { hostname: (pod.spec.hostname ?? pod.metadata.name ?? '').slice(0, 63) }),
+    logDirectory: podLogDirectory(pod, node.logRoot),
+    ...(dns ? { dnsConfig: dns } : {}),
+    portMappings,
+    labels: podLabels(pod),
+    annotations: { ...(pod.metadata.annotations ?? {}) },
+    linux: {
+      cgroupParent: '',
+      securityContext: {
+        namespaceOptions: namespaceOptions(pod),
+        privileged,
+        ...(psc?.runAsUser !== undefined ? { runAsUser: { value: psc.runAsUser } } : {}),
+        ...(psc?.runAsGroup !== undefined ? { runAsGroup: { value: psc.runAsGroup } } : {}),
+      },
+      sysctls: Object.fromEntries((psc?.sysctls ?? []).map((s) => [s.name, s.value])),
+    },
+  };
+}
+
+/** The pod's DNS (GetPodDNS): no cluster DNS here, so ClusterFirst falls back to the node's, as the kubelet does. */
+function podDns(pod: Pod, node: NodeFacts): { servers: string[]; searches: string[]; options: string[] } | undefined {
+  const extra = pod.spec.dnsConfig;
+  const fromSpec = {
+    servers: extra?.nameservers ?? [],
+    searches: extra?.searches ?? [],
+    options: (extra?.options ?? []).map((o) => (o.value !== undefined ? `${o.name}:${o.value}` : o.name)),
+  };
+  if (pod.spec.dnsPolicy === 'None') return fromSpec;
+  return {
+    servers: [...node.hostDns.servers, ...fromSpec.servers].slice(0, 3),
+    searches: [...node.hostDns.searches, ...fromSpec.searches].slice(0, 32),
+    options: [...node.hostDns.options, ...fromSpec.options],
+  };
+}
+
+/** makeEnvironmentVariables: the container's env with fieldRef values, $(VAR) expanded in order. */
+export function containerEnv(pod: Pod, c: Container, podIPs: string[], node: NodeFacts): KeyValue[] {
+  const resolved = new Map<string, string>();
+  for (const e of c.env ?? []) {
+    let value = e.value ?? '';
+    const field = e.valueFrom?.fieldRef?.fieldPath;
+    if (field) value = fieldValue(pod, field, podIPs, node) ?? '';
+    else value = expand(value, resolved);
+    resolved.set(e.name, value);
+  }
+  return [...resolved].map(([key, value]) => ({ key, value }));
+}
+
+function fieldValue(pod: Pod, path: string, podIPs: string[], node: NodeFacts): string | undefined {
+  switch (path) {
+    case 'metadata.name':
+      return pod.metadata.name;
+    case 'metadata.namespace':
+      return pod.metadata.namespace;
+    case 'metadata.uid':
+      return pod.metadata.uid;
+    case 'spec.nodeName':
+      return pod.spec.nodeName ?? node.nodeName;
+    case 'status.podIP':
+      return podIPs[0] ?? '';
+    case 'status.podIPs':
+      return podIPs.join(',');
+    case 'status.hostIP':
+      return node.hostIP;
+    default: {
+      const label = /^metadata\.labels\['(.+)'\]$/.exec(path)?.[1];
+      if (label) return pod.metadata.labels?.[label] ?? '';
+      const annotation = /^metadata\.annotations\['(.+)'\]$/.exec(path)?.[1];
+      if (annotation) return pod.metadata.annotations?.[annotation] ?? '';
+      return undefined;
+    }
+  }
+}
+
+/** $(VAR) from the variables defined so far; $$(VAR) stays literal; unknown references are left as written. */
+export function expand(s: string, vars: ReadonlyMap<string, string>): string {
+  return s.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g, (m, name: string | undefined) => {
+    if (m === '$$') return '$';
+    return name !== undefined && vars.has(name) ? (vars.get(name) ?? '') : m;
+  });
+}
+
+/** The container's cgroup resources from its requests and limits (the kubelet's CFS quota and shares). */
+export function containerResources(c: Container) {
+  const req = c.resources?.requests ?? {};
+  const lim = c.resources?.limits ?? {};
+  const cpuRequest = req['cpu'] ?? lim['cpu'];
+  const cpuLimit = lim['cpu'];
+  const memLimit = lim['memory'];
+  const shares = cpuRequest ? Math.max(MIN_SHARES, Math.floor((cpuMillis(cpuRequest) * SHARES_PER_CPU) / 1000)) : MIN_SHARES;
+  return {
+    cpuShares: shares,
+    cpuPeriod: cpuLimit ? CPU_PERIOD_US : 0,
+    cpuQuota: cpuLimit ? Math.max(1000, Math.floor((cpuMillis(cpuLimit) * CPU_PERIOD_US) / 1000)) : 0,
+    memoryLimitInBytes: memLimit ? memoryBytes(memLimit) : 0,
+  };
+}
+
+export interface ContainerConfigInput {
+  pod: Pod;
+  container: Container;
+  restartCount: number;
+  imageRef: string;
+  podIPs: string[];
+  hash: string;
+  node: NodeFacts;
+}
+
+/** generateContainerConfig */
+export function generateContainerConfig(input: ContainerConfigInput): ContainerConfig {
+  const { pod, container: c, restartCount, node } = input;
+  const envs = containerEnv(pod, c, input.podIPs, node);
+  const vars = new Map(envs.map((e) => [e.key ?? '', e.value ?? '']));
+  const volumes = new Map((pod.spec.volumes ?? []).map((v) => [v.name, v]));
+  const mounts = (c.volumeMounts ?? []).map((m) => {
+    const v = volumes.get(m.name);
+    const hostPath = v?.hostPath ? v.hostPath.path : emptyDirPath(pod, m.name, node.podRoot);
+    return { containerPath: m.mountPath, hostPath: m.subPath ? join(hostPath, m.subPath) : hostPath, readonly: m.readOnly === true };
+  });
+  const sc = c.securityContext;
+  const psc = pod.spec.securityContext;
+  const runAsUser = sc?.runAsUser ?? psc?.runAsUser;
+  const runAsGroup = sc?.runAsGroup ?? psc?.runAsGroup;
+  return {
+    metadata: { name: c.name, attempt: restartCount },
+    image: { image: input.imageRef || (c.image ?? ''), userSpecifiedImage: c.image ?? '' },
+    ...(c.command ? { command: c.command.map((x) => expand(x, vars)) } : {}),
+    ...(c.args ? { args: c.args.map((x) => expand(x, vars)) } : {}),
+    ...(c.workingDir ? { workingDir: c.workingDir } : {}),
+    envs,
+    mounts,
+    labels: {
+      [KubeletLabels.podName]: pod.metadata.name ?? '',
+      [KubeletLabels.podNamespace]: pod.metadata.namespace ?? '',
+      [KubeletLabels.podUid]: pod.metadata.uid ?? '',
+      [KubeletLabels.containerName]: c.name,
+    },
+    annotations: {
+      [KubeletAnnotations.containerHash]: input.hash,
+      [KubeletAnnotations.restartCount]: String(restartCount),
+      [KubeletAnnotations.terminationMessagePath]: c.terminationMessagePath ?? '/dev/termination-log',
+      [KubeletAnnotations.terminationMessagePolicy]: c.terminationMessagePolicy ?? 'File',
+      [KubeletAnnotations.podTerminationGracePeriod]: String(pod.spec.terminationGracePeriodSeconds ?? 30),
+      ...(c.lifecycle?.preStop ? { [KubeletAnnotations.preStopHandler]: JSON.stringify(c.lifecycle.preStop) } : {}),
+      ...(c.ports?.length ? { [KubeletAnnotations.ports]: JSON.stringify(c.ports) } : {}),
+    },
+    logPath: join(c.name, `${restartCount}.log`),
+    stdin: c.stdin === true,
+    tty: c.tty === true,
+    linux: {
+      resources: containerResources(c),
+      securityContext: {
+        namespaceOptions: namespaceOptions(pod),
+        privileged: sc?.privileged === true,
+        readonlyRootfs: sc?.readOnlyRootFilesystem === true,
+        ...(runAsUser !== undefined ? { runAsUser: { value: runAsUser } } : {}),
+        ...(runAsGroup !== undefined ? { runAsGroup: { value: runAsGroup } } : {}),
+      },
+    },
+  };
+}

@@ -1,0 +1,351 @@
+/**
+ * The kubelet's runtime manager for one pod (kuberuntime_manager.go SyncPod,
+ * killPodWithSyncResult; kuberuntime_container.go startContainer,
+ * killContainer; kuberuntime_sandbox.go createPodSandbox), on the CRI
+ * through cri-gateway. What to do comes from computePodActions (pure);
+ * this file does it, in the kubelet's order:
+ *
+ *   1. compute sandbox and container changes
+ *   2. kill the pod's sandbox if necessary        (and purge init containers)
+ *   3. kill containers that should not run
+ *   4. prune duplicate init containers
+ *   5. create the sandbox if necessary
+ *   6. start the next init container / sidecars
+ *   7. start the main containers
+ *
+ * Every step's failure is kept per container (the kubelet's reasonCache):
+ * the pod's status shows it as the waiting reason.
+ */
+import { Clock } from '@app/clock';
+import type { Container, KillPodOptions, Pod } from '@app/contracts';
+import { CriError, type CriRuntime, type PodSandboxConfig } from '@app/cri';
+import { KubeletLabels, findContainerStatus, type RuntimeContainerStatus, type RuntimePodStatus } from '@app/kube';
+import type { Logger } from '@app/observability';
+import { CrashLoopBackOff } from './backoff.js';
+import { hashContainer } from './container-hash.js';
+import { graceReasonOf, killContainerGracePeriod, preStopHookTimeoutSeconds } from './grace-period.js';
+import { computePodActions, type ProbeResults } from './pod-actions.js';
+import { generateContainerConfig, generatePodSandboxConfig, type NodeFacts } from './runtime-config.js';
+import { EventRecorder, HookRunner } from './runtime-ports.js';
+
+/** A failed step for one container, as the status shows it (reason, message). */
+export interface SyncError {
+  reason: string;
+  message: string;
+}
+
+export interface PodSyncResult {
+  /** By container name. */
+  errors: Map<string, SyncError>;
+  /** A failure of the pod as a whole (the sandbox). */
+  podError?: SyncError;
+  startedContainers: number;
+  createdSandbox: boolean;
+}
+
+export interface RuntimeMetrics {
+  startedContainer(containerType: 'container' | 'init_container', failed: boolean, code?: string): void;
+  startedPod(failed: boolean): void;
+}
+
+/** The kubelet's image pull policies (EnsureImageExists). */
+export class ImagePuller {
+  private readonly backOff: CrashLoopBackOff;
+
+  constructor(
+    private readonly cri: CriRuntime,
+    private readonly events: EventRecorder,
+    private readonly clock: Clock,
+    backOff: { initialMs: number; maxMs: number },
+  ) {
+    this.backOff = new CrashLoopBackOff(backOff);
+  }
+
+  /** The image ref to run, or the waiting reason that keeps the container from starting. */
+  async ensure(pod: Pod, c: Container): Promise<{ ref: string } | { error: SyncError }> {
+    const image = c.image ?? '';
+    const policy = c.imagePullPolicy ?? 'IfNotPresent';
+    const fieldPath = `spec.containers{${c.name}}`;
+    let present: string | undefined;
+    try {
+      present = (await this.cri.image('ImageStatus', { image: { image } })).image?.id;
+    } catch (err) {
+      return { error: { reason: 'ErrImageInspect', message: `Failed to inspect image "${image}": ${(err as Error).message}` } };
+    }
+    if (present && policy !== 'Always') {
+      this.events.event(pod, 'Normal', 'Pulled', `Container image "${image}" already present on machine`, fieldPath);
+      return { ref: present };
+    }
+    if (!present && policy === 'Never') {
+      const message = `Container image "${image}" is not present with pull policy of Never`;
+      this.events.event(pod, 'Warning', 'ErrImageNeverPull', message, fieldPath);
+      return { error: { reason: 'ErrImageNeverPull', message } };
+    }
+    const key = `${pod.metadata.uid ?? ''}/${c.name}/${image}`;
+    const now = this.clock.now();
+    if (this.backOff.inBackOffSinceUpdate(key, now).backingOff) {
+      const message = `Back-off pulling image "${image}"`;
+      this.events.event(pod, 'Normal', 'BackOff', message, fieldPath);
+      return { error: { reason: 'ImagePullBackOff', message } };
+    }
+    this.events.event(pod, 'Normal', 'Pulling', `Pulling image "${image}"`, fieldPath);
+    const started = this.clock.now();
+    try {
+      const ref = (await this.cri.image('PullImage', { image: { image } })).imageRef;
+      this.backOff.reset(key);
+      this.events.event(pod, 'Normal', 'Pulled', `Successfully pulled image "${image}" in ${this.clock.now() - started}ms`, fieldPath);
+      return { ref };
+    } catch (err) {
+      this.backOff.next(key, this.clock.now());
+      const message = `Failed to pull image "${image}": ${(err as Error).message}`;
+      this.events.event(pod, 'Warning', 'Failed', message, fieldPath);
+      return { error: { reason: 'ErrImagePull', message } };
+    }
+  }
+}
+
+export class RuntimeManager {
+  constructor(
+    private readonly cri: CriRuntime,
+    private readonly images: ImagePuller,
+    private readonly backOff: CrashLoopBackOff,
+    private readonly hooks: HookRunner,
+    private readonly events: EventRecorder,
+    private readonly node: NodeFacts,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly metrics?: RuntimeMetrics,
+  ) {}
+
+  /** SyncPod: brings the runtime in line with the pod spec. */
+  async syncPod(pod: Pod, status: RuntimePodStatus, probes: ProbeResults): Promise<PodSyncResult> {
+    const result: PodSyncResult = { errors: new Map(), startedContainers: 0, createdSandbox: false };
+    const actions = computePodActions(pod, status, probes);
+
+    // 2. Kill the pod if its sandbox must be recreated (or nothing is left to run).
+    if (actions.killPod) {
+      if (actions.createSandbox && status.sandboxStatuses.length > 0) {
+        this.events.event(pod, 'Normal', 'SandboxChanged', 'Pod sandbox changed, it will be killed and re-created.');
+      }
+      await this.killPod(pod, status, undefined);
+      if (actions.createSandbox) await this.purgeInitContainers(pod, status);
+    } else {
+      // 3. Kill the containers that should not run, in parallel.
+      await Promise.all(
+        [...actions.containersToKill.values()].map((k) => {
+          const c = findContainerStatus(status, k.name);
+          return this.killContainer(pod, k.container, k.containerId, k.name, c, k.message || `Stopping container ${k.name}`, graceReasonOf(k.reason)).catch((err: unknown) => {
+            result.errors.set(k.name, { reason: 'KillContainerError', message: (err as Error).message });
+          });
+        }),
+      );
+      // 4. Prune duplicate init containers.
+      await this.pruneInitContainers(pod, status);
+    }
+
+    // 5. Create the sandbox.
+    let sandboxId = actions.sandboxId;
+    let podIPs = status.ips;
+    const sandboxConfig = generatePodSandboxConfig(pod, actions.attempt, this.node);
+    if (actions.createSandbox) {
+      const created = await this.createSandbox(pod, sandboxConfig);
+      if ('error' in created) {
+        result.podError = created.error;
+        this.metrics?.startedPod(true);
+        return result;
+      }
+      sandboxId = created.id;
+      podIPs = created.ips;
+      result.createdSandbox = true;
+      this.metrics?.startedPod(false);
+    }
+    if (!sandboxId) return result;
+
+    // 6. Init containers: the next one in the classic path, then restartable ones (sidecars) in order.
+    const inits = pod.spec.initContainers ?? [];
+    const initToStart = [...(actions.nextInitContainerToStart ? [actions.nextInitContainerToStart] : []), ...actions.initContainersToStart.map((i) => inits[i]).filter((c): c is Container => c !== undefined)];
+    for (const c of initToStart) {
+      const err = await this.startContainer(pod, c, 'init_container', status, sandboxId, sandboxConfig, podIPs);
+      if (err) {
+        result.errors.set(c.name, err);
+        // The classic init path goes one container at a time; a failed one stops the rest.
+        if (c.restartPolicy !== 'Always') return result;
+      } else result.startedContainers++;
+    }
+
+    // 7. Main containers.
+    for (const i of actions.containersToStart) {
+      const c = pod.spec.containers[i];
+      if (!c) continue;
+      const err = await this.startContainer(pod, c, 'container', status, sandboxId, sandboxConfig, podIPs);
+      if (err) result.errors.set(c.name, err);
+      else result.startedContainers++;
+    }
+    return result;
+  }
+
+  /** killPodWithSyncResult: every running container in parallel, then the sandboxes. */
+  async killPod(pod: Pod, status: RuntimePodStatus, gracePeriodOverride: number | undefined, kill?: KillPodOptions): Promise<void> {
+    const running = status.containerStatuses.filter((c) => c.state === 'running' || c.state === 'created' || c.state === 'unknown');
+    const specs = new Map([...pod.spec.containers, ...(pod.spec.initContainers ?? [])].map((c) => [c.name, c]));
+    const errors: string[] = [];
+    await Promise.all(
+      running.map((c) =>
+        this.killContainer(pod, specs.get(c.name), c.id, c.name, c, kill?.message ?? `Stopping container ${c.name}`, 'other', gracePeriodOverride).catch((err: unknown) => {
+          errors.push(`${c.name}: ${(err as Error).message}`);
+        }),
+      ),
+    );
+    for (const sb of status.sandboxStatuses) {
+      if (sb.state !== 'SANDBOX_READY') continue;
+      try {
+        await this.cri.runtime('StopPodSandbox', { podSandboxId: sb.id });
+      } catch (err) {
+        errors.push(`sandbox ${sb.id}: ${(err as Error).message}`);
+      }
+    }
+    if (errors.length > 0) throw new Error(`failed to kill pod: ${errors.join('; ')}`);
+  }
+
+  /** killContainer: preStop hook, then StopContainer with what is left of the grace period. */
+  async killContainer(
+    pod: Pod,
+    spec: Container | undefined,
+    containerId: string,
+    name: string,
+    status: RuntimeContainerStatus | undefined,
+    message: string,
+    reason: 'liveness' | 'startup' | 'other',
+    gracePeriodOverride?: number,
+  ): Promise<void> {
+    const fieldPath = `spec.containers{${name}}`;
+    const input = { pod, ...(spec ? { container: spec } : {}), reason, ...(gracePeriodOverride !== undefined ? { gracePeriodOverride } : {}) };
+    let grace = killContainerGracePeriod(input);
+    this.events.event(pod, 'Normal', 'Killing', message, fieldPath);
+    const preStop = spec?.lifecycle?.preStop;
+    const hookTimeout = preStopHookTimeoutSeconds(input);
+    if (spec && preStop && status?.state === 'running' && hookTimeout > 0) {
+      const started = this.clock.now();
+      const failure = await this.hooks.run(pod, spec, containerId, preStop, [], hookTimeout);
+      if (failure) this.events.event(pod, 'Warning', 'FailedPreStopHook', `PreStopHook failed: ${failure}`, fieldPath);
+      grace = killContainerGracePeriod({ ...input, preStopDurationSeconds: Math.floor((this.clock.now() - started) / 1000) });
+    }
+    try {
+      await this.cri.runtime('StopContainer', { containerId, timeout: grace });
+    } catch (err) {
+      if (!(err instanceof CriError && err.code === 'NotFound')) throw err;
+    }
+  }
+
+  /** createPodSandbox: config, log directory (made by the caller), RunPodSandbox, then its IPs. */
+  private async createSandbox(pod: Pod, config: PodSandboxConfig): Promise<{ id: string; ips: string[] } | { error: SyncError }> {
+    const uid = pod.metadata.uid ?? '';
+    // Never a second sandbox: a ready one the cache does not show yet means the cache is behind.
+    const existing = await this.cri.runtime('ListPodSandbox', { filter: { labelSelector: { [KubeletLabels.podUid]: uid }, state: { state: 'SANDBOX_READY' } } });
+    if (existing.items.length > 0) throw new Error(`a ready sandbox of pod ${uid} exists that the pod cache does not show yet; waiting for the next relist`);
+    try {
+      const { podSandboxId } = await this.cri.runtime('RunPodSandbox', { config });
+      const st = await this.cri.runtime('PodSandboxStatus', { podSandboxId });
+      const ips = st.status?.network?.ip ? [st.status.network.ip, ...(st.status.network.additionalIps ?? []).map((i) => i.ip)] : [];
+      return { id: podSandboxId, ips };
+    } catch (err) {
+      const message = `Failed to create pod sandbox: ${(err as Error).message}`;
+      this.events.event(pod, 'Warning', 'FailedCreatePodSandBox', message);
+      return { error: { reason: 'FailedCreatePodSandBox', message } };
+    }
+  }
+
+  /** startContainer: back-off, image, create, start, postStart. Returns why it could not, if it could not. */
+  private async startContainer(
+    pod: Pod,
+    c: Container,
+    type: 'container' | 'init_container',
+    status: RuntimePodStatus,
+    sandboxId: string,
+    sandboxConfig: PodSandboxConfig,
+    podIPs: string[],
+  ): Promise<SyncError | undefined> {
+    const fieldPath = `spec.${type === 'init_container' ? 'initContainers' : 'containers'}{${c.name}}`;
+    const previous = findContainerStatus(status, c.name);
+    const now = this.clock.now();
+    const key = this.backOff.key(pod, c);
+    if (previous && previous.state === 'exited') {
+      const b = this.backOff.inBackOff(key, previous.finishedAt, now);
+      if (b.backingOff) {
+        this.events.event(pod, 'Warning', 'BackOff', `Back-off restarting failed container ${c.name} in pod ${pod.metadata.name ?? ''}_${pod.metadata.namespace ?? ''}(${pod.metadata.uid ?? ''})`, fieldPath);
+        return { reason: 'CrashLoopBackOff', message: b.message ?? `back-off restarting failed container=${c.name}` };
+      }
+      this.backOff.next(key, now);
+    }
+
+    const image = await this.images.ensure(pod, c);
+    if ('error' in image) return image.error;
+
+    // Never a duplicate: a created or running container of this name the cache does not show yet means it is behind.
+    const live = await this.cri.runtime('ListContainers', { filter: { podSandboxId: sandboxId, labelSelector: { [KubeletLabels.podUid]: pod.metadata.uid ?? '', [KubeletLabels.containerName]: c.name } } });
+    const known = new Set(status.containerStatuses.map((s) => s.id));
+    if (live.containers.some((x) => (x.state === 'CONTAINER_RUNNING' || x.state === 'CONTAINER_CREATED') && !known.has(x.id))) {
+      throw new Error(`container ${c.name} of pod ${pod.metadata.uid ?? ''} exists but the pod cache does not show it yet; waiting for the next relist`);
+    }
+
+    const restartCount = previous ? previous.restartCount + 1 : 0;
+    const config = generateContainerConfig({ pod, container: c, restartCount, imageRef: image.ref, podIPs, hash: hashContainer(c), node: this.node });
+    let containerId: string;
+    try {
+      containerId = (await this.cri.runtime('CreateContainer', { podSandboxId: sandboxId, config, sandboxConfig })).containerId;
+    } catch (err) {
+      const message = `Error: ${(err as Error).message}`;
+      this.events.event(pod, 'Warning', 'Failed', message, fieldPath);
+      this.metrics?.startedContainer(type, true, 'CreateContainerError');
+      return { reason: 'CreateContainerError', message };
+    }
+    this.events.event(pod, 'Normal', 'Created', `Created container ${c.name}`, fieldPath);
+    try {
+      await this.cri.runtime('StartContainer', { containerId });
+    } catch (err) {
+      const message = `Error: ${(err as Error).message}`;
+      this.events.event(pod, 'Warning', 'Failed', message, fieldPath);
+      this.metrics?.startedContainer(type, true, 'RunContainerError');
+      return { reason: 'RunContainerError', message };
+    }
+    this.events.event(pod, 'Normal', 'Started', `Started container ${c.name}`, fieldPath);
+    this.metrics?.startedContainer(type, false);
+
+    const postStart = c.lifecycle?.postStart;
+    if (postStart) {
+      const failure = await this.hooks.run(pod, c, containerId, postStart, podIPs, pod.spec.terminationGracePeriodSeconds ?? 30);
+      if (failure) {
+        const message = `PostStartHook failed: ${failure}`;
+        this.events.event(pod, 'Warning', 'FailedPostStartHook', message, fieldPath);
+        await this.killContainer(pod, c, containerId, c.name, undefined, message, 'other').catch((err: unknown) => {
+          this.logger.warn({ err: (err as Error).message }, 'failed to kill a container whose postStart hook failed');
+        });
+        return { reason: 'PostStartHookError', message };
+      }
+    }
+    return undefined;
+  }
+
+  /** purgeInitContainers: with a new sandbox, the init containers of the old one are removed. */
+  private async purgeInitContainers(pod: Pod, status: RuntimePodStatus): Promise<void> {
+    const names = new Set((pod.spec.initContainers ?? []).map((c) => c.name));
+    for (const c of status.containerStatuses) {
+      if (!names.has(c.name) || c.state === 'running') continue;
+      await this.cri.runtime('RemoveContainer', { containerId: c.id }).catch((err: unknown) => this.logger.warn({ id: c.id, err: (err as Error).message }, 'failed to remove an init container'));
+    }
+  }
+
+  /** pruneInitContainersBeforeStart: of each init container, only the newest exited instance is kept. */
+  private async pruneInitContainers(pod: Pod, status: RuntimePodStatus): Promise<void> {
+    const names = new Set((pod.spec.initContainers ?? []).map((c) => c.name));
+    const seen = new Set<string>();
+    for (const c of status.containerStatuses) {
+      if (!names.has(c.name) || c.state !== 'exited') continue;
+      if (!seen.has(c.name)) {
+        seen.add(c.name);
+        continue;
+      }
+      await this.cri.runtime('RemoveContainer', { containerId: c.id }).catch((err: unknown) => this.logger.warn({ id: c.id, err: (err as Error).message }, 'failed to prune an init container'));
+    }
+  }
+}

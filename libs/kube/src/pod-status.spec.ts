@@ -1,0 +1,991 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Container, ContainerStatus, Pod, PodCondition, PodPhase, PodStatus } from '@app/contracts';
+import type { PodSandboxStatus } from '@app/cri';
+import { computePodPhase, generateAPIPodStatus, getPodQOS, isPodPhaseTerminal, terminatePodStatus, type ContainerWaitingReason, type PodQOSClass, type StatusInputs } from './pod-status.js';
+import type { RuntimeContainerState, RuntimeContainerStatus, RuntimePodStatus } from './runtime-status.js';
+import { ConfigSourceAnnotation } from './static-pod.js';
+
+// ---------------------------------------------------------------------------
+// Fixtures
+// ---------------------------------------------------------------------------
+
+const NOW = Date.parse('2026-11-29T08:00:00Z');
+/** ms, `seconds` before NOW. */
+const ago = (seconds: number): number => NOW - seconds * 1000;
+const iso = (ms: number): string => new Date(ms).toISOString().replace('.000Z', 'Z');
+const ns = (ms: number): string => (BigInt(ms) * 1_000_000n).toString();
+
+const IMG = 'localhost/kubelet-split/busybox:1.35';
+const IMAGE_REF = 'sha256:0b1d3c5a7e';
+const HOST_IP = '192.168.50.10';
+const POD_IP = '10.88.77.5';
+
+interface SandboxOpts {
+  id?: string;
+  ready?: boolean;
+  ip?: string;
+  createdAt?: number;
+  hostNetwork?: boolean;
+}
+
+function sandbox(o: SandboxOpts = {}): PodSandboxStatus {
+  return {
+    id: o.id ?? 'sb-1',
+    metadata: { name: 'web', uid: 'uid-1', namespace: 'default', attempt: 0 },
+    state: o.ready === false ? 'SANDBOX_NOTREADY' : 'SANDBOX_READY',
+    createdAt: ns(o.createdAt ?? ago(120)),
+    network: { ip: o.ip ?? (o.hostNetwork ? '' : POD_IP), additionalIps: [] },
+    linux: { namespaces: { options: { network: o.hostNetwork ? 'NODE' : 'POD', pid: 'CONTAINER', ipc: 'POD', targetId: '' } } },
+    labels: {},
+    annotations: {},
+    runtimeHandler: '',
+  };
+}
+
+interface CtrOpts {
+  id?: string;
+  exitCode?: number;
+  reason?: string;
+  message?: string;
+  createdAt?: number;
+  startedAt?: number;
+  finishedAt?: number;
+  restartCount?: number;
+}
+
+/** One runtime container instance; its ID is `<name>-<restartCount>` unless given. */
+function rc(name: string, state: RuntimeContainerState, o: CtrOpts = {}): RuntimeContainerStatus {
+  const restartCount = o.restartCount ?? 0;
+  const createdAt = o.createdAt ?? ago(100);
+  return {
+    id: o.id ?? `${name}-${restartCount}`,
+    name,
+    state,
+    createdAt,
+    startedAt: o.startedAt ?? (state === 'created' ? 0 : createdAt + 1000),
+    finishedAt: o.finishedAt ?? (state === 'exited' ? createdAt + 10_000 : 0),
+    exitCode: o.exitCode ?? 0,
+    reason: o.reason ?? (state === 'exited' ? (o.exitCode ? 'Error' : 'Completed') : ''),
+    message: o.message ?? '',
+    image: IMG,
+    imageRef: IMAGE_REF,
+    hash: 'h',
+    restartCount,
+  };
+}
+
+function runtime(containers: RuntimeContainerStatus[], sandboxes: PodSandboxStatus[] = [sandbox()]): RuntimePodStatus {
+  const ready = sandboxes.find((s) => s.state === 'SANDBOX_READY' && s.network?.ip);
+  return { uid: 'uid-1', name: 'web', namespace: 'default', ips: ready?.network ? [ready.network.ip] : [], sandboxStatuses: sandboxes, containerStatuses: containers, timestamp: NOW };
+}
+
+const ctr = (name: string, extra: Partial<Container> = {}): Container => ({ name, image: IMG, ...extra });
+const sidecar = (name: string, extra: Partial<Container> = {}): Container => ctr(name, { restartPolicy: 'Always', ...extra });
+const probe = { exec: { command: ['true'] }, periodSeconds: 1 };
+
+interface PodOpts {
+  containers?: Container[];
+  initContainers?: Container[];
+  restartPolicy?: 'Always' | 'OnFailure' | 'Never';
+  readinessGates?: string[];
+  status?: PodStatus;
+  hostNetwork?: boolean;
+  deleted?: boolean;
+  staticPod?: boolean;
+}
+
+function mkPod(o: PodOpts = {}): Pod {
+  return {
+    metadata: {
+      name: 'web',
+      namespace: 'default',
+      uid: 'uid-1',
+      ...(o.staticPod ? { annotations: { [ConfigSourceAnnotation]: 'file' } } : {}),
+      ...(o.deleted ? { deletionTimestamp: iso(ago(5)) } : {}),
+    },
+    spec: {
+      containers: o.containers ?? [ctr('app')],
+      ...(o.initContainers ? { initContainers: o.initContainers } : {}),
+      ...(o.restartPolicy ? { restartPolicy: o.restartPolicy } : {}),
+      ...(o.readinessGates ? { readinessGates: o.readinessGates.map((conditionType) => ({ conditionType })) } : {}),
+      ...(o.hostNetwork ? { hostNetwork: true } : {}),
+    },
+    ...(o.status ? { status: o.status } : {}),
+  };
+}
+
+type Results = Record<string, boolean>;
+
+function inputs(pod: Pod, rt: RuntimePodStatus, extra: Partial<StatusInputs> & { readinessById?: Results; startupById?: Results; reasons?: Record<string, [string, string]> } = {}): StatusInputs {
+  const { readinessById = {}, startupById = {}, reasons = {}, ...rest } = extra;
+  const reason = (name: string): ContainerWaitingReason | undefined => {
+    const r = reasons[name];
+    return r ? { reason: r[0], message: r[1] } : undefined;
+  };
+  return {
+    pod,
+    runtime: rt,
+    now: NOW,
+    hostIP: HOST_IP,
+    readiness: (id) => readinessById[id],
+    startup: (id) => startupById[id],
+    waitingReasons: reason,
+    ...rest,
+  };
+}
+
+/** "True", "False Reason" or "False Reason: message". */
+function summary(c: PodCondition): string {
+  return `${c.status}${c.reason ? ` ${c.reason}` : ''}${c.message ? `: ${c.message}` : ''}`;
+}
+
+const ALL_TRUE = { PodReadyToStartContainers: 'True', Initialized: 'True', Ready: 'True', ContainersReady: 'True', PodScheduled: 'True' };
+
+function conditionsOf(s: PodStatus): Record<string, string> {
+  return Object.fromEntries((s.conditions ?? []).map((c) => [c.type, summary(c)]));
+}
+
+function pick<T extends object>(actual: T, keys: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(keys.map((k) => [k, (actual as Record<string, unknown>)[k]]));
+}
+
+function statusNamed(list: ContainerStatus[] | undefined, name: string): ContainerStatus {
+  const s = list?.find((x) => x.name === name);
+  assert.ok(s, `no status for container ${name}`);
+  return s;
+}
+
+interface Want {
+  phase: PodPhase;
+  reason?: string;
+  message?: string;
+  conditions?: Record<string, string>;
+  /** Fields to compare, by container name. */
+  containers?: Record<string, Partial<ContainerStatus>>;
+  init?: Record<string, Partial<ContainerStatus>>;
+  extra?: (s: PodStatus) => void;
+}
+
+function check(s: PodStatus, want: Want): void {
+  assert.equal(s.phase, want.phase, 'phase');
+  assert.equal(s.reason, want.reason, 'reason');
+  assert.equal(s.message, want.message, 'message');
+  if (want.conditions) assert.deepEqual(conditionsOf(s), want.conditions);
+  for (const [name, fields] of Object.entries(want.containers ?? {})) {
+    assert.deepEqual(pick(statusNamed(s.containerStatuses, name), Object.keys(fields)), fields, `container ${name}`);
+  }
+  for (const [name, fields] of Object.entries(want.init ?? {})) {
+    assert.deepEqual(pick(statusNamed(s.initContainerStatuses, name), Object.keys(fields)), fields, `init container ${name}`);
+  }
+  want.extra?.(s);
+  // What goes over the wire: no undefined left behind.
+  assert.deepEqual(JSON.parse(JSON.stringify(s)), s);
+}
+
+const running = (startedAt: number) => ({ running: { startedAt: iso(startedAt) } });
+const waiting = (reason: string, message?: string) => ({ waiting: { reason, ...(message ? { message } : {}) } });
+const BACKOFF = 'back-off 40s restarting failed container=app pod=web_default(uid-1)';
+
+// ---------------------------------------------------------------------------
+// generateAPIPodStatus
+// ---------------------------------------------------------------------------
+
+interface Case {
+  name: string;
+  inputs: StatusInputs;
+  want: Want;
+}
+
+const cases: Case[] = [
+  {
+    name: 'running, one container: every condition True, full container status',
+    inputs: inputs(mkPod(), runtime([rc('app', 'running', { createdAt: ago(91), startedAt: ago(90) })])),
+    want: {
+      phase: 'Running',
+      conditions: ALL_TRUE,
+      containers: {
+        app: { state: running(ago(90)), lastState: {}, ready: true, started: true, restartCount: 0, image: IMG, imageID: IMAGE_REF, containerID: 'containerd://app-0' },
+      },
+      extra: (s) => {
+        assert.equal(s.podIP, POD_IP);
+        assert.deepEqual(s.podIPs, [{ ip: POD_IP }]);
+        assert.equal(s.hostIP, HOST_IP);
+        assert.deepEqual(s.hostIPs, [{ ip: HOST_IP }]);
+        assert.equal(s.qosClass, 'BestEffort');
+        assert.equal(s.initContainerStatuses, undefined);
+        // The first sandbox is older than now: it is the start time.
+        assert.equal(s.startTime, iso(ago(120)));
+      },
+    },
+  },
+  {
+    name: 'running, two containers, statuses in spec order',
+    inputs: inputs(mkPod({ containers: [ctr('web'), ctr('log')] }), runtime([rc('log', 'running', { createdAt: ago(80) }), rc('web', 'running', { createdAt: ago(90) })])),
+    want: {
+      phase: 'Running',
+      conditions: ALL_TRUE,
+      containers: { web: { ready: true, started: true, containerID: 'containerd://web-0' }, log: { ready: true, started: true, containerID: 'containerd://log-0' } },
+      extra: (s) => assert.deepEqual(s.containerStatuses?.map((c) => c.name), ['web', 'log']),
+    },
+  },
+  {
+    name: 'running beside a crashed one: Running, not ready',
+    inputs: inputs(mkPod({ containers: [ctr('web'), ctr('app')] }), runtime([rc('web', 'running'), rc('app', 'exited', { exitCode: 2, restartCount: 1 })]), { reasons: { app: ['CrashLoopBackOff', BACKOFF] } }),
+    want: {
+      phase: 'Running',
+      conditions: { ...ALL_TRUE, Ready: 'False ContainersNotReady: containers with unready status: [app]', ContainersReady: 'False ContainersNotReady: containers with unready status: [app]' },
+      containers: { web: { ready: true }, app: { state: waiting('CrashLoopBackOff', BACKOFF), ready: false, started: false, restartCount: 1 } },
+    },
+  },
+  {
+    name: 'crash-looping: waiting CrashLoopBackOff, the last run in lastState, restartCount 3',
+    inputs: inputs(
+      mkPod(),
+      runtime([
+        rc('app', 'exited', { exitCode: 1, reason: 'Error', message: 'boom', restartCount: 3, createdAt: ago(30), startedAt: ago(29), finishedAt: ago(20) }),
+        rc('app', 'exited', { exitCode: 1, restartCount: 2, createdAt: ago(70) }),
+      ]),
+      { reasons: { app: ['CrashLoopBackOff', BACKOFF] } },
+    ),
+    want: {
+      phase: 'Running',
+      conditions: { ...ALL_TRUE, Ready: 'False ContainersNotReady: containers with unready status: [app]', ContainersReady: 'False ContainersNotReady: containers with unready status: [app]' },
+      containers: {
+        app: {
+          state: waiting('CrashLoopBackOff', BACKOFF),
+          lastState: { terminated: { exitCode: 1, reason: 'Error', message: 'boom', startedAt: iso(ago(29)), finishedAt: iso(ago(20)), containerID: 'containerd://app-3' } },
+          ready: false,
+          started: false,
+          restartCount: 3,
+          containerID: 'containerd://app-3',
+        },
+      },
+    },
+  },
+  {
+    name: 'restarted after a crash: running, lastState from the instance before',
+    inputs: inputs(mkPod(), runtime([rc('app', 'running', { restartCount: 1, createdAt: ago(10), startedAt: ago(9) }), rc('app', 'exited', { exitCode: 2, createdAt: ago(60), finishedAt: ago(15) })])),
+    want: {
+      phase: 'Running',
+      conditions: ALL_TRUE,
+      containers: {
+        app: {
+          state: running(ago(9)),
+          lastState: { terminated: { exitCode: 2, reason: 'Error', startedAt: iso(ago(59)), finishedAt: iso(ago(15)), containerID: 'containerd://app-0' } },
+          restartCount: 1,
+          ready: true,
+        },
+      },
+    },
+  },
+  {
+    name: 'restart count without the annotation: the dead instances still there are counted',
+    inputs: inputs(mkPod(), runtime([rc('app', 'running', { id: 'c', createdAt: ago(10) }), rc('app', 'exited', { id: 'b', exitCode: 1, createdAt: ago(40) }), rc('app', 'exited', { id: 'a', exitCode: 1, createdAt: ago(80) })])),
+    want: { phase: 'Running', containers: { app: { restartCount: 2, containerID: 'containerd://c' } } },
+  },
+  {
+    name: 'init blocked: the first init container failed and is restarting; the app waits PodInitializing',
+    inputs: inputs(
+      mkPod({ initContainers: [ctr('init'), ctr('init2')] }),
+      runtime([rc('init', 'exited', { exitCode: 1, reason: 'Error', restartCount: 2, createdAt: ago(20), finishedAt: ago(18) })]),
+      { reasons: { init: ['CrashLoopBackOff', 'back-off 20s restarting failed container=init pod=web_default(uid-1)'] } },
+    ),
+    want: {
+      phase: 'Pending',
+      conditions: {
+        ...ALL_TRUE,
+        Initialized: 'False ContainersNotInitialized: containers with incomplete status: [init init2]',
+        Ready: 'False ContainersNotReady: containers with unready status: [app]',
+        ContainersReady: 'False ContainersNotReady: containers with unready status: [app]',
+      },
+      init: {
+        init: {
+          state: waiting('CrashLoopBackOff', 'back-off 20s restarting failed container=init pod=web_default(uid-1)'),
+          lastState: { terminated: { exitCode: 1, reason: 'Error', startedAt: iso(ago(19)), finishedAt: iso(ago(18)), containerID: 'containerd://init-2' } },
+          restartCount: 2,
+          ready: false,
+        },
+        init2: { state: waiting('PodInitializing'), ready: false, started: false, restartCount: 0, imageID: '' },
+      },
+      containers: { app: { state: waiting('PodInitializing'), lastState: {}, ready: false, started: false, restartCount: 0, image: IMG, imageID: '' } },
+      extra: (s) => {
+        assert.deepEqual(s.initContainerStatuses?.map((c) => c.name), ['init', 'init2']);
+        assert.equal(statusNamed(s.containerStatuses, 'app').containerID, undefined);
+      },
+    },
+  },
+  {
+    name: 'init in progress: the first init container done, the second running',
+    inputs: inputs(mkPod({ initContainers: [ctr('init'), ctr('init2')] }), runtime([rc('init2', 'running', { createdAt: ago(50) }), rc('init', 'exited', { exitCode: 0, createdAt: ago(90) })])),
+    want: {
+      phase: 'Pending',
+      conditions: {
+        ...ALL_TRUE,
+        Initialized: 'False ContainersNotInitialized: containers with incomplete status: [init2]',
+        Ready: 'False ContainersNotReady: containers with unready status: [app]',
+        ContainersReady: 'False ContainersNotReady: containers with unready status: [app]',
+      },
+      init: { init: { state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: iso(ago(89)), finishedAt: iso(ago(80)), containerID: 'containerd://init-0' } }, ready: true }, init2: { ready: false, started: true } },
+      containers: { app: { state: waiting('PodInitializing') } },
+    },
+  },
+  {
+    name: 'init failed with restartPolicy Never: Failed',
+    inputs: inputs(mkPod({ initContainers: [ctr('init')], restartPolicy: 'Never' }), runtime([rc('init', 'exited', { exitCode: 1, reason: 'Error' })], [sandbox({ ready: false })])),
+    want: {
+      phase: 'Failed',
+      conditions: {
+        PodReadyToStartContainers: 'False',
+        Initialized: 'False ContainersNotInitialized: containers with incomplete status: [init]',
+        Ready: 'False PodFailed',
+        ContainersReady: 'False PodFailed',
+        PodScheduled: 'True',
+      },
+      init: { init: { state: { terminated: { exitCode: 1, reason: 'Error', startedAt: iso(ago(99)), finishedAt: iso(ago(90)), containerID: 'containerd://init-0' } }, ready: false } },
+      containers: { app: { state: waiting('PodInitializing'), ready: false } },
+      extra: (s) => assert.equal(s.podIP, undefined),
+    },
+  },
+  {
+    name: 'a completed init container is not run again: a stale back-off for it is not shown',
+    inputs: inputs(mkPod({ initContainers: [ctr('init')] }), runtime([rc('app', 'running', { createdAt: ago(60) }), rc('init', 'exited', { exitCode: 0, createdAt: ago(90) })]), {
+      reasons: { init: ['CrashLoopBackOff', 'back-off 10s restarting failed container=init pod=web_default(uid-1)'] },
+    }),
+    want: {
+      phase: 'Running',
+      conditions: ALL_TRUE,
+      init: { init: { state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: iso(ago(89)), finishedAt: iso(ago(80)), containerID: 'containerd://init-0' } }, ready: true, started: false } },
+    },
+  },
+  {
+    name: 'init removed from the runtime after the app was created: inferred Completed',
+    inputs: inputs(mkPod({ initContainers: [ctr('init')] }), runtime([rc('app', 'running')])),
+    want: {
+      phase: 'Running',
+      conditions: ALL_TRUE,
+      init: {
+        init: {
+          state: { terminated: { exitCode: 0, reason: 'Completed', message: 'Unable to get init container status from container runtime and pod has been initialized, treat it as exited normally' } },
+          ready: true,
+        },
+      },
+    },
+  },
+  {
+    name: 'sidecar running beside the main container: Running, Ready when both ready',
+    inputs: inputs(
+      mkPod({ initContainers: [sidecar('proxy', { readinessProbe: probe })], containers: [ctr('app', { readinessProbe: probe })] }),
+      runtime([rc('app', 'running', { createdAt: ago(100) }), rc('proxy', 'running', { createdAt: ago(110) })]),
+      { readinessById: { 'proxy-0': true, 'app-0': true } },
+    ),
+    want: {
+      phase: 'Running',
+      conditions: ALL_TRUE,
+      init: { proxy: { state: running(ago(109)), ready: true, started: true } },
+      containers: { app: { ready: true, started: true } },
+    },
+  },
+  {
+    name: 'sidecar not ready yet: the pod is not Ready',
+    inputs: inputs(
+      mkPod({ initContainers: [sidecar('proxy', { readinessProbe: probe })], containers: [ctr('app')] }),
+      runtime([rc('app', 'running', { createdAt: ago(100) }), rc('proxy', 'running', { createdAt: ago(110) })]),
+      { readinessById: { 'proxy-0': false } },
+    ),
+    want: {
+      phase: 'Running',
+      conditions: { ...ALL_TRUE, Ready: 'False ContainersNotReady: containers with unready status: [proxy]', ContainersReady: 'False ContainersNotReady: containers with unready status: [proxy]' },
+      init: { proxy: { ready: false, started: true } },
+    },
+  },
+  {
+    name: 'sidecar started, main container not yet created: Pending, Initialized',
+    inputs: inputs(mkPod({ initContainers: [sidecar('proxy')], containers: [ctr('app')] }), runtime([rc('proxy', 'running', { createdAt: ago(110) })])),
+    want: {
+      phase: 'Pending',
+      conditions: { ...ALL_TRUE, Ready: 'False ContainersNotReady: containers with unready status: [app]', ContainersReady: 'False ContainersNotReady: containers with unready status: [app]' },
+      containers: { app: { state: waiting('PodInitializing') } },
+    },
+  },
+  {
+    name: 'sidecar behind a startup probe: not started, the pod not initialized',
+    inputs: inputs(mkPod({ initContainers: [sidecar('proxy', { startupProbe: probe })], containers: [ctr('app')] }), runtime([rc('proxy', 'running', { createdAt: ago(110) })])),
+    want: {
+      phase: 'Pending',
+      conditions: {
+        ...ALL_TRUE,
+        Initialized: 'False ContainersNotInitialized: containers with incomplete status: [proxy]',
+        Ready: 'False ContainersNotReady: containers with unready status: [proxy app]',
+        ContainersReady: 'False ContainersNotReady: containers with unready status: [proxy app]',
+      },
+      init: { proxy: { started: false, ready: false } },
+    },
+  },
+  {
+    name: 'sidecar crashed in a Never pod: it is restarted whatever the pod policy, so it shows its back-off',
+    inputs: inputs(
+      mkPod({ initContainers: [sidecar('proxy')], containers: [ctr('app')], restartPolicy: 'Never' }),
+      runtime([rc('app', 'running', { createdAt: ago(100) }), rc('proxy', 'exited', { exitCode: 1, restartCount: 1, createdAt: ago(50) })]),
+      { reasons: { proxy: ['CrashLoopBackOff', 'back-off 10s restarting failed container=proxy pod=web_default(uid-1)'] } },
+    ),
+    want: {
+      phase: 'Running',
+      // The app has run: the pod stays initialized while its sidecar restarts.
+      conditions: {
+        ...ALL_TRUE,
+        Ready: 'False ContainersNotReady: containers with unready status: [proxy]',
+        ContainersReady: 'False ContainersNotReady: containers with unready status: [proxy]',
+      },
+      init: {
+        proxy: {
+          state: waiting('CrashLoopBackOff', 'back-off 10s restarting failed container=proxy pod=web_default(uid-1)'),
+          lastState: { terminated: { exitCode: 1, reason: 'Error', startedAt: iso(ago(49)), finishedAt: iso(ago(40)), containerID: 'containerd://proxy-1' } },
+          restartCount: 1,
+          ready: false,
+        },
+      },
+    },
+  },
+  {
+    name: 'sidecar stopped after the main container completed (Never): Succeeded, the sidecar does not count',
+    inputs: inputs(
+      mkPod({ initContainers: [sidecar('proxy')], containers: [ctr('app')], restartPolicy: 'Never' }),
+      runtime([rc('proxy', 'exited', { exitCode: 137, createdAt: ago(110) }), rc('app', 'exited', { exitCode: 0, createdAt: ago(100) })]),
+    ),
+    want: { phase: 'Succeeded' },
+  },
+  {
+    name: 'sidecar still running after the main container completed (Never): Running until it is stopped',
+    inputs: inputs(
+      mkPod({ initContainers: [sidecar('proxy')], containers: [ctr('app')], restartPolicy: 'Never' }),
+      runtime([rc('proxy', 'running', { createdAt: ago(110) }), rc('app', 'exited', { exitCode: 0, createdAt: ago(100) })]),
+    ),
+    want: { phase: 'Running' },
+  },
+  {
+    name: 'succeeded: restartPolicy Never, exit 0',
+    inputs: inputs(mkPod({ restartPolicy: 'Never' }), runtime([rc('app', 'exited', { exitCode: 0 })], [sandbox({ ready: false })])),
+    want: {
+      phase: 'Succeeded',
+      conditions: { PodReadyToStartContainers: 'False', Initialized: 'True PodCompleted', Ready: 'False PodCompleted', ContainersReady: 'False PodCompleted', PodScheduled: 'True' },
+      containers: { app: { state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: iso(ago(99)), finishedAt: iso(ago(90)), containerID: 'containerd://app-0' } }, ready: false, started: false } },
+    },
+  },
+  {
+    name: 'failed: restartPolicy Never, exit 1',
+    inputs: inputs(mkPod({ restartPolicy: 'Never' }), runtime([rc('app', 'exited', { exitCode: 1 })])),
+    want: {
+      phase: 'Failed',
+      conditions: { ...ALL_TRUE, Ready: 'False PodFailed', ContainersReady: 'False PodFailed' },
+      containers: { app: { state: { terminated: { exitCode: 1, reason: 'Error', startedAt: iso(ago(99)), finishedAt: iso(ago(90)), containerID: 'containerd://app-0' } } } },
+    },
+  },
+  {
+    name: 'OOMKilled under Never: the runtime reason is kept, Failed',
+    inputs: inputs(mkPod({ restartPolicy: 'Never' }), runtime([rc('app', 'exited', { exitCode: 137, reason: 'OOMKilled' })])),
+    want: { phase: 'Failed', containers: { app: { state: { terminated: { exitCode: 137, reason: 'OOMKilled', startedAt: iso(ago(99)), finishedAt: iso(ago(90)), containerID: 'containerd://app-0' } } } } },
+  },
+  {
+    name: 'OnFailure, exit 0: Succeeded, not restarted even with a stale back-off',
+    inputs: inputs(mkPod({ restartPolicy: 'OnFailure' }), runtime([rc('app', 'exited', { exitCode: 0 })]), { reasons: { app: ['CrashLoopBackOff', BACKOFF] } }),
+    want: { phase: 'Succeeded', containers: { app: { state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: iso(ago(99)), finishedAt: iso(ago(90)), containerID: 'containerd://app-0' } } } } },
+  },
+  {
+    name: 'OnFailure, exit 1: restarting, Running',
+    inputs: inputs(mkPod({ restartPolicy: 'OnFailure' }), runtime([rc('app', 'exited', { exitCode: 1 })]), { reasons: { app: ['CrashLoopBackOff', BACKOFF] } }),
+    want: { phase: 'Running', containers: { app: { state: waiting('CrashLoopBackOff', BACKOFF), lastState: { terminated: { exitCode: 1, reason: 'Error', startedAt: iso(ago(99)), finishedAt: iso(ago(90)), containerID: 'containerd://app-0' } } } } },
+  },
+  ...(
+    [
+      ['ErrImagePull', 'failed to pull and unpack image "localhost/nope:1": not found'],
+      ['ImagePullBackOff', 'Back-off pulling image "localhost/nope:1"'],
+      ['ErrImageNeverPull', 'Container image "localhost/nope:1" is not present with pull policy of Never'],
+    ] as const
+  ).map(
+    ([reason, message]): Case => ({
+      name: `image error ${reason}: waiting with the reason and message, Pending`,
+      inputs: inputs(mkPod({ containers: [ctr('app', { image: 'localhost/nope:1' })] }), runtime([]), { reasons: { app: [reason, message] } }),
+      want: {
+        phase: 'Pending',
+        conditions: { ...ALL_TRUE, Ready: 'False ContainersNotReady: containers with unready status: [app]', ContainersReady: 'False ContainersNotReady: containers with unready status: [app]' },
+        containers: { app: { state: waiting(reason, message), lastState: {}, ready: false, started: false, restartCount: 0, image: 'localhost/nope:1', imageID: '' } },
+      },
+    }),
+  ),
+  {
+    name: 'no sandbox yet: ContainerCreating, PodReadyToStartContainers False, no pod IP',
+    inputs: inputs(mkPod(), runtime([], [])),
+    want: {
+      phase: 'Pending',
+      conditions: {
+        ...ALL_TRUE,
+        PodReadyToStartContainers: 'False',
+        Ready: 'False ContainersNotReady: containers with unready status: [app]',
+        ContainersReady: 'False ContainersNotReady: containers with unready status: [app]',
+      },
+      containers: { app: { state: waiting('ContainerCreating'), ready: false, started: false } },
+      extra: (s) => {
+        assert.equal(s.podIP, undefined);
+        assert.equal(s.startTime, iso(NOW));
+      },
+    },
+  },
+  {
+    name: 'sandbox without an IP: PodReadyToStartContainers False',
+    inputs: inputs(mkPod(), runtime([], [sandbox({ ip: '' })])),
+    want: { phase: 'Pending', extra: (s) => assert.equal(conditionsOf(s)['PodReadyToStartContainers'], 'False') },
+  },
+  {
+    name: 'host network: no sandbox IP needed, the pod IP is the host IP',
+    inputs: inputs(mkPod({ hostNetwork: true }), runtime([rc('app', 'running')], [sandbox({ hostNetwork: true })])),
+    want: {
+      phase: 'Running',
+      conditions: ALL_TRUE,
+      extra: (s) => {
+        assert.equal(s.podIP, HOST_IP);
+        assert.deepEqual(s.podIPs, [{ ip: HOST_IP }]);
+      },
+    },
+  },
+  {
+    name: 'dual stack: the node family first',
+    inputs: inputs(mkPod(), { ...runtime([rc('app', 'running')]), ips: ['fd00:77::5', POD_IP, '10.88.77.6'] }),
+    want: { phase: 'Running', extra: (s) => assert.deepEqual(s.podIPs, [{ ip: POD_IP }, { ip: 'fd00:77::5' }]) },
+  },
+  {
+    name: 'deadline exceeded: podFailure makes it Failed with its reason and message',
+    inputs: inputs(mkPod(), runtime([rc('app', 'running')]), { podFailure: { reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' } }),
+    want: {
+      phase: 'Failed',
+      reason: 'DeadlineExceeded',
+      message: 'Pod was active on the node longer than the specified deadline',
+      conditions: { ...ALL_TRUE, Ready: 'False PodFailed', ContainersReady: 'False PodFailed' },
+    },
+  },
+  {
+    name: 'terminating: podIsTerminal with containers still running stays Running',
+    inputs: inputs(mkPod({ deleted: true }), runtime([rc('app', 'running')]), { podIsTerminal: true }),
+    want: { phase: 'Running', conditions: ALL_TRUE },
+  },
+  {
+    name: 'terminal under restartPolicy Always, all exited 0: Succeeded, no back-off shown',
+    inputs: inputs(mkPod({ deleted: true }), runtime([rc('app', 'exited', { exitCode: 0 })]), { podIsTerminal: true, reasons: { app: ['CrashLoopBackOff', BACKOFF] } }),
+    want: { phase: 'Succeeded', containers: { app: { state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: iso(ago(99)), finishedAt: iso(ago(90)), containerID: 'containerd://app-0' } } } } },
+  },
+  {
+    name: 'terminal under restartPolicy Always, killed with 137: Failed',
+    inputs: inputs(mkPod({ containers: [ctr('web'), ctr('app')] }), runtime([rc('web', 'exited', { exitCode: 0 }), rc('app', 'exited', { exitCode: 137 })]), { podIsTerminal: true }),
+    want: { phase: 'Failed' },
+  },
+  {
+    name: 'terminal static pod: no terminal phase yet (upstream #116484), Running under Always',
+    inputs: inputs(mkPod({ staticPod: true }), runtime([rc('app', 'exited', { exitCode: 0 })]), { podIsTerminal: true }),
+    want: { phase: 'Running' },
+  },
+  {
+    name: 'readiness gate without its condition: Ready False ReadinessGatesNotReady',
+    inputs: inputs(mkPod({ readinessGates: ['example.com/lb'] }), runtime([rc('app', 'running')])),
+    want: {
+      phase: 'Running',
+      conditions: { ...ALL_TRUE, Ready: 'False ReadinessGatesNotReady: corresponding condition of pod readiness gate "example.com/lb" does not exist.' },
+    },
+  },
+  {
+    name: 'readiness gate condition False: Ready False, the condition kept first',
+    inputs: inputs(
+      mkPod({ readinessGates: ['example.com/lb'], status: { phase: 'Running', conditions: [{ type: 'example.com/lb', status: 'False', lastTransitionTime: iso(ago(300)) }] } }),
+      runtime([rc('app', 'running')]),
+    ),
+    want: {
+      phase: 'Running',
+      conditions: { 'example.com/lb': 'False', ...ALL_TRUE, Ready: 'False ReadinessGatesNotReady: the status of pod readiness gate "example.com/lb" is not "True", but False' },
+      extra: (s) => {
+        assert.deepEqual(
+          s.conditions?.map((c) => c.type),
+          ['example.com/lb', 'PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'],
+        );
+        assert.deepEqual(s.conditions?.[0], { type: 'example.com/lb', status: 'False', lastTransitionTime: iso(ago(300)) });
+      },
+    },
+  },
+  {
+    name: 'readiness gate condition True: Ready',
+    inputs: inputs(mkPod({ readinessGates: ['example.com/lb'], status: { phase: 'Running', conditions: [{ type: 'example.com/lb', status: 'True' }] } }), runtime([rc('app', 'running')])),
+    want: { phase: 'Running', conditions: { 'example.com/lb': 'True', ...ALL_TRUE } },
+  },
+  {
+    name: 'readiness probe not yet passed: Ready False ContainersNotReady, started',
+    inputs: inputs(mkPod({ containers: [ctr('app', { readinessProbe: probe })] }), runtime([rc('app', 'running')])),
+    want: {
+      phase: 'Running',
+      conditions: { ...ALL_TRUE, Ready: 'False ContainersNotReady: containers with unready status: [app]', ContainersReady: 'False ContainersNotReady: containers with unready status: [app]' },
+      containers: { app: { ready: false, started: true } },
+    },
+  },
+  {
+    name: 'readiness probe failing: not ready',
+    inputs: inputs(mkPod({ containers: [ctr('app', { readinessProbe: probe })] }), runtime([rc('app', 'running')]), { readinessById: { 'app-0': false } }),
+    want: { phase: 'Running', containers: { app: { ready: false, started: true } } },
+  },
+  {
+    name: 'readiness probe passed: ready',
+    inputs: inputs(mkPod({ containers: [ctr('app', { readinessProbe: probe })] }), runtime([rc('app', 'running')]), { readinessById: { 'app-0': true } }),
+    want: { phase: 'Running', conditions: ALL_TRUE, containers: { app: { ready: true, started: true } } },
+  },
+  {
+    name: 'startup probe not yet passed: neither started nor ready, even with readiness Success',
+    inputs: inputs(mkPod({ containers: [ctr('app', { startupProbe: probe })] }), runtime([rc('app', 'running')]), { readinessById: { 'app-0': true } }),
+    want: { phase: 'Running', containers: { app: { ready: false, started: false } } },
+  },
+  {
+    name: 'started in the previous status under the same ID stays started without a startup result',
+    inputs: inputs(
+      mkPod({ containers: [ctr('app', { startupProbe: probe })], status: { phase: 'Running', containerStatuses: [{ name: 'app', state: running(ago(99)), ready: true, started: true, restartCount: 0, image: IMG, imageID: IMAGE_REF, containerID: 'containerd://app-0' }] } }),
+      runtime([rc('app', 'running')]),
+    ),
+    want: { phase: 'Running', containers: { app: { started: true, ready: true } } },
+  },
+  {
+    name: 'a running container vanished from the runtime: lastState terminated 137, restart counted',
+    inputs: inputs(
+      mkPod({ status: { phase: 'Running', containerStatuses: [{ name: 'app', state: running(ago(99)), lastState: {}, ready: true, started: true, restartCount: 4, image: IMG, imageID: IMAGE_REF, containerID: 'containerd://app-4' }] } }),
+      runtime([]),
+    ),
+    want: {
+      phase: 'Running',
+      containers: {
+        app: {
+          state: waiting('ContainerCreating'),
+          lastState: { terminated: { exitCode: 137, reason: 'ContainerStatusUnknown', message: 'The container could not be located when the pod was deleted.  The container used to be Running' } },
+          restartCount: 5,
+        },
+      },
+    },
+  },
+  {
+    name: 'a running container the runtime reports unknown: terminated 137 ContainerStatusUnknown',
+    inputs: inputs(
+      mkPod({ restartPolicy: 'Never', status: { phase: 'Running', containerStatuses: [{ name: 'app', state: running(ago(99)), ready: true, restartCount: 0, image: IMG, imageID: IMAGE_REF, containerID: 'containerd://app-0' }] } }),
+      runtime([rc('app', 'unknown')]),
+    ),
+    want: {
+      phase: 'Failed',
+      containers: { app: { state: { terminated: { exitCode: 137, reason: 'ContainerStatusUnknown', message: 'The container could not be located when the pod was terminated' } }, restartCount: 1 } },
+    },
+  },
+  {
+    name: 'terminal phase never goes back: Succeeded stays Succeeded whatever the runtime says',
+    inputs: inputs(mkPod({ status: { phase: 'Succeeded', startTime: iso(ago(3600)) } }), runtime([rc('app', 'running')])),
+    want: {
+      phase: 'Succeeded',
+      conditions: { ...ALL_TRUE, Initialized: 'True PodCompleted', Ready: 'False PodCompleted', ContainersReady: 'False PodCompleted' },
+      extra: (s) => assert.equal(s.startTime, iso(ago(3600))),
+    },
+  },
+  {
+    name: 'terminal phase never goes back: Failed stays Failed, even against podFailure it keeps the phase',
+    inputs: inputs(mkPod({ status: { phase: 'Succeeded' } }), runtime([]), { podFailure: { reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' } }),
+    want: { phase: 'Succeeded', reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' },
+  },
+  {
+    name: 'a rejected pod keeps its reason and message',
+    inputs: inputs(mkPod({ status: { phase: 'Failed', reason: 'OutOfcpu', message: "Node didn't have enough resource: cpu, requested: 8000, used: 0, capacity: 4000" } }), runtime([], [])),
+    want: { phase: 'Failed', reason: 'OutOfcpu', message: "Node didn't have enough resource: cpu, requested: 8000, used: 0, capacity: 4000" },
+  },
+  {
+    name: 'the reason goes with its phase: dropped when the phase changes',
+    inputs: inputs(mkPod({ status: { phase: 'Pending', reason: 'SomethingPending', message: 'was pending' } }), runtime([rc('app', 'running')])),
+    want: { phase: 'Running' },
+  },
+  {
+    name: 'the reason kept while the phase holds',
+    inputs: inputs(mkPod({ status: { phase: 'Running', reason: 'NodeReboot', message: 'still here' } }), runtime([rc('app', 'running')])),
+    want: { phase: 'Running', reason: 'NodeReboot', message: 'still here' },
+  },
+  {
+    name: 'a previously terminated container missing from the runtime keeps its terminated state (Never)',
+    inputs: inputs(
+      mkPod({
+        restartPolicy: 'Never',
+        status: {
+          phase: 'Running',
+          containerStatuses: [{ name: 'app', state: { terminated: { exitCode: 0, reason: 'Completed', containerID: 'containerd://gone' } }, lastState: {}, ready: false, restartCount: 0, image: IMG, imageID: IMAGE_REF, containerID: 'containerd://gone' }],
+        },
+      }),
+      runtime([]),
+    ),
+    want: { phase: 'Succeeded', containers: { app: { state: { terminated: { exitCode: 0, reason: 'Completed', containerID: 'containerd://gone' } }, containerID: 'containerd://gone' } } },
+  },
+];
+
+describe('generateAPIPodStatus', () => {
+  for (const tc of cases) {
+    it(tc.name, () => {
+      const before = structuredClone(tc.inputs.pod);
+      const status = generateAPIPodStatus(tc.inputs);
+      check(status, tc.want);
+      assert.deepEqual(tc.inputs.pod, before, 'the pod is not modified');
+    });
+  }
+});
+
+describe('generateAPIPodStatus: lastTransitionTime and startTime', () => {
+  const T0 = iso(ago(600));
+  const previous: PodStatus = {
+    phase: 'Running',
+    startTime: iso(ago(900)),
+    conditions: [
+      { type: 'PodReadyToStartContainers', status: 'True', lastTransitionTime: T0 },
+      { type: 'Initialized', status: 'True', lastTransitionTime: T0 },
+      { type: 'Ready', status: 'True', lastTransitionTime: T0 },
+      { type: 'ContainersReady', status: 'False', reason: 'ContainersNotReady', lastTransitionTime: T0 },
+      { type: 'PodScheduled', status: 'True', lastTransitionTime: T0 },
+    ],
+  };
+  const cases: { name: string; pod: Pod; rt: RuntimePodStatus; want: Record<string, string> }[] = [
+    {
+      name: 'kept when the status did not change, now when it did',
+      pod: mkPod({ status: previous }),
+      rt: runtime([rc('app', 'running')]),
+      want: { PodReadyToStartContainers: T0, Initialized: T0, Ready: T0, ContainersReady: iso(NOW), PodScheduled: T0 },
+    },
+    {
+      name: 'a readiness flip moves Ready and ContainersReady only',
+      pod: mkPod({ containers: [ctr('app', { readinessProbe: probe })], status: previous }),
+      rt: runtime([rc('app', 'running')]),
+      want: { PodReadyToStartContainers: T0, Initialized: T0, Ready: iso(NOW), ContainersReady: T0, PodScheduled: T0 },
+    },
+    {
+      name: 'all now on the first status',
+      pod: mkPod(),
+      rt: runtime([rc('app', 'running')]),
+      want: { PodReadyToStartContainers: iso(NOW), Initialized: iso(NOW), Ready: iso(NOW), ContainersReady: iso(NOW), PodScheduled: iso(NOW) },
+    },
+  ];
+  for (const tc of cases) {
+    it(tc.name, () => {
+      const s = generateAPIPodStatus(inputs(tc.pod, tc.rt));
+      assert.deepEqual(Object.fromEntries((s.conditions ?? []).map((c) => [c.type, c.lastTransitionTime])), tc.want);
+    });
+  }
+
+  it('keeps the previous startTime', () => {
+    assert.equal(generateAPIPodStatus(inputs(mkPod({ status: previous }), runtime([rc('app', 'running')]))).startTime, iso(ago(900)));
+  });
+  it('drops milliseconds from every time', () => {
+    const s = generateAPIPodStatus({ ...inputs(mkPod(), runtime([rc('app', 'running', { startedAt: ago(30) + 789 })], [])), now: NOW + 456 });
+    assert.equal(s.startTime, '2026-11-29T08:00:00Z');
+    assert.deepEqual(statusNamed(s.containerStatuses, 'app').state, running(ago(30)));
+    assert.ok((s.conditions ?? []).every((c) => c.lastTransitionTime === '2026-11-29T08:00:00Z'));
+  });
+});
+
+// ---------------------------------------------------------------------------
+// terminatePodStatus
+// ---------------------------------------------------------------------------
+
+const UNKNOWN_137 = { terminated: { exitCode: 137, reason: 'ContainerStatusUnknown', message: 'The container could not be located when the pod was terminated' } };
+
+function cs(name: string, state: ContainerStatus['state'], extra: Partial<ContainerStatus> = {}): ContainerStatus {
+  return { name, state, lastState: {}, ready: false, restartCount: 0, image: IMG, imageID: '', ...extra };
+}
+
+describe('terminatePodStatus', () => {
+  const completed = { terminated: { exitCode: 0, reason: 'Completed', containerID: 'containerd://done' } };
+  const cases: { name: string; pod: Pod; status: PodStatus; want: { phase: PodPhase | undefined; containers: Record<string, ContainerStatus['state']>; init?: Record<string, ContainerStatus['state']> } }[] = [
+    {
+      name: 'running containers never seen terminated: 137 ContainerStatusUnknown; Running becomes Failed',
+      pod: mkPod({ containers: [ctr('web'), ctr('app')] }),
+      status: { phase: 'Running', containerStatuses: [cs('web', running(ago(50))), cs('app', completed)] },
+      want: { phase: 'Failed', containers: { web: UNKNOWN_137, app: completed } },
+    },
+    {
+      name: 'a waiting container of an initialized pod is terminated too',
+      pod: mkPod(),
+      status: { phase: 'Pending', containerStatuses: [cs('app', waiting('ContainerCreating'))] },
+      want: { phase: 'Failed', containers: { app: UNKNOWN_137 } },
+    },
+    {
+      name: 'a terminal phase is kept',
+      pod: mkPod({ restartPolicy: 'Never' }),
+      status: { phase: 'Succeeded', containerStatuses: [cs('app', completed)] },
+      want: { phase: 'Succeeded', containers: { app: completed } },
+    },
+    {
+      name: 'not initialized: regular containers stay waiting; init containers up to the last that started are terminated',
+      pod: mkPod({ initContainers: [ctr('init1'), ctr('init2'), ctr('init3')] }),
+      status: {
+        phase: 'Pending',
+        initContainerStatuses: [cs('init1', completed), cs('init2', running(ago(10))), cs('init3', waiting('PodInitializing'))],
+        containerStatuses: [cs('app', waiting('PodInitializing'))],
+      },
+      want: { phase: 'Failed', init: { init1: completed, init2: UNKNOWN_137, init3: waiting('PodInitializing') }, containers: { app: waiting('PodInitializing') } },
+    },
+    {
+      name: 'no init container ever started: the first one is marked anyway',
+      pod: mkPod({ initContainers: [ctr('init1'), ctr('init2')] }),
+      status: { phase: 'Pending', initContainerStatuses: [cs('init1', waiting('PodInitializing')), cs('init2', waiting('PodInitializing'))], containerStatuses: [cs('app', waiting('PodInitializing'))] },
+      want: { phase: 'Failed', init: { init1: UNKNOWN_137, init2: waiting('PodInitializing') }, containers: { app: waiting('PodInitializing') } },
+    },
+    {
+      name: 'initialized (the last init container succeeded): regular containers are terminated',
+      pod: mkPod({ initContainers: [ctr('init1')] }),
+      status: { phase: 'Pending', initContainerStatuses: [cs('init1', completed)], containerStatuses: [cs('app', waiting('PodInitializing'))] },
+      want: { phase: 'Failed', init: { init1: completed }, containers: { app: UNKNOWN_137 } },
+    },
+    {
+      name: 'a static pod keeps its phase (upstream #116484), its containers are still terminated',
+      pod: mkPod({ staticPod: true }),
+      status: { phase: 'Running', containerStatuses: [cs('app', running(ago(50)))] },
+      want: { phase: 'Running', containers: { app: UNKNOWN_137 } },
+    },
+  ];
+  for (const tc of cases) {
+    it(tc.name, () => {
+      const before = structuredClone(tc.status);
+      const s = terminatePodStatus(tc.pod, tc.status, NOW);
+      assert.equal(s.phase, tc.want.phase);
+      assert.deepEqual(Object.fromEntries((s.containerStatuses ?? []).map((c) => [c.name, c.state])), tc.want.containers);
+      if (tc.want.init) assert.deepEqual(Object.fromEntries((s.initContainerStatuses ?? []).map((c) => [c.name, c.state])), tc.want.init);
+      assert.deepEqual(tc.status, before, 'the input status is not modified');
+    });
+  }
+
+  it('stamps startTime and transition times only where missing', () => {
+    const s = terminatePodStatus(mkPod(), { phase: 'Running', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: iso(ago(60)) }, { type: 'PodScheduled', status: 'True' }], containerStatuses: [] }, NOW);
+    assert.equal(s.startTime, iso(NOW));
+    assert.deepEqual(
+      s.conditions?.map((c) => c.lastTransitionTime),
+      [iso(ago(60)), iso(NOW)],
+    );
+  });
+
+  it('a status generated for a running pod, then terminated: every container accounted for', () => {
+    const pod = mkPod({ containers: [ctr('web'), ctr('app')] });
+    const generated = generateAPIPodStatus(inputs(pod, runtime([rc('web', 'running'), rc('app', 'exited', { exitCode: 0 })]), { podIsTerminal: true }));
+    assert.equal(generated.phase, 'Running');
+    const final = terminatePodStatus(pod, generated, NOW);
+    assert.equal(final.phase, 'Failed');
+    assert.deepEqual(statusNamed(final.containerStatuses, 'web').state, UNKNOWN_137);
+    assert.equal(statusNamed(final.containerStatuses, 'app').state?.terminated?.exitCode, 0);
+  });
+});
+
+// ---------------------------------------------------------------------------
+// computePodPhase
+// ---------------------------------------------------------------------------
+
+describe('computePodPhase', () => {
+  const term = (exitCode: number) => ({ terminated: { exitCode } });
+  const cases: { name: string; pod: Pod; statuses: ContainerStatus[]; podIsTerminal?: boolean; podHasInitialized?: boolean; want: PodPhase }[] = [
+    { name: 'a waiting container: Pending', pod: mkPod(), statuses: [cs('app', waiting('ContainerCreating'))], want: 'Pending' },
+    { name: 'no status at all: Pending', pod: mkPod(), statuses: [], want: 'Pending' },
+    { name: 'running: Running', pod: mkPod(), statuses: [cs('app', running(ago(1)))], want: 'Running' },
+    { name: 'one running, one status missing: Pending', pod: mkPod({ containers: [ctr('a'), ctr('b')] }), statuses: [cs('a', running(ago(1)))], want: 'Pending' },
+    { name: 'Always, exited 0: Running (restarting)', pod: mkPod(), statuses: [cs('app', term(0))], want: 'Running' },
+    { name: 'Never, exited 0: Succeeded', pod: mkPod({ restartPolicy: 'Never' }), statuses: [cs('app', term(0))], want: 'Succeeded' },
+    { name: 'Never, one of two failed: Failed', pod: mkPod({ restartPolicy: 'Never', containers: [ctr('a'), ctr('b')] }), statuses: [cs('a', term(0)), cs('b', term(3))], want: 'Failed' },
+    { name: 'OnFailure, failed: Running', pod: mkPod({ restartPolicy: 'OnFailure' }), statuses: [cs('app', term(1))], want: 'Running' },
+    { name: 'OnFailure, waiting after a failure counts as stopped: Running', pod: mkPod({ restartPolicy: 'OnFailure' }), statuses: [cs('app', waiting('CrashLoopBackOff'), { lastState: term(1) })], want: 'Running' },
+    { name: 'terminal, Always, all 0: Succeeded', pod: mkPod(), statuses: [cs('app', term(0))], podIsTerminal: true, want: 'Succeeded' },
+    { name: 'terminal, Always, a failure: Failed', pod: mkPod(), statuses: [cs('app', term(143))], podIsTerminal: true, want: 'Failed' },
+    {
+      name: 'init running: Pending',
+      pod: mkPod({ initContainers: [ctr('init')] }),
+      statuses: [cs('app', waiting('PodInitializing')), cs('init', running(ago(1)))],
+      want: 'Pending',
+    },
+    {
+      name: 'init failed under OnFailure: Pending (it restarts)',
+      pod: mkPod({ restartPolicy: 'OnFailure', initContainers: [ctr('init')] }),
+      statuses: [cs('app', waiting('PodInitializing')), cs('init', waiting('CrashLoopBackOff'), { lastState: term(1) })],
+      want: 'Pending',
+    },
+    {
+      name: 'init failed under Never, even waiting: Failed',
+      pod: mkPod({ restartPolicy: 'Never', initContainers: [ctr('init')] }),
+      statuses: [cs('app', waiting('PodInitializing')), cs('init', waiting(''), { lastState: term(1) })],
+      want: 'Failed',
+    },
+    {
+      name: 'sidecar running but not started, regular containers running, not initialized: Pending',
+      pod: mkPod({ initContainers: [sidecar('proxy')] }),
+      statuses: [cs('app', running(ago(1))), cs('proxy', running(ago(2)), { started: false })],
+      want: 'Pending',
+    },
+    {
+      name: 'sidecar restarting after the pod initialized: Running',
+      pod: mkPod({ initContainers: [sidecar('proxy')] }),
+      statuses: [cs('app', running(ago(1))), cs('proxy', running(ago(2)), { started: false })],
+      podHasInitialized: true,
+      want: 'Running',
+    },
+    {
+      name: 'sidecar crashed and waiting while the app runs: Running',
+      pod: mkPod({ initContainers: [sidecar('proxy')] }),
+      statuses: [cs('app', running(ago(1))), cs('proxy', waiting('CrashLoopBackOff'), { lastState: term(1) })],
+      want: 'Running',
+    },
+  ];
+  for (const tc of cases) {
+    it(tc.name, () => {
+      assert.equal(computePodPhase(tc.pod, tc.statuses, { podIsTerminal: tc.podIsTerminal ?? false, podHasInitialized: tc.podHasInitialized ?? false }), tc.want);
+    });
+  }
+});
+
+describe('isPodPhaseTerminal', () => {
+  const cases: { phase: string | undefined; want: boolean }[] = [
+    { phase: 'Succeeded', want: true },
+    { phase: 'Failed', want: true },
+    { phase: 'Running', want: false },
+    { phase: 'Pending', want: false },
+    { phase: 'Unknown', want: false },
+    { phase: undefined, want: false },
+  ];
+  for (const tc of cases) it(`${String(tc.phase)} -> ${tc.want}`, () => assert.equal(isPodPhaseTerminal(tc.phase), tc.want));
+});
+
+// ---------------------------------------------------------------------------
+// getPodQOS
+// ---------------------------------------------------------------------------
+
+describe('getPodQOS', () => {
+  const res = (requests?: Record<string, string>, limits?: Record<string, string>): Partial<Container> => ({ resources: { ...(requests ? { requests } : {}), ...(limits ? { limits } : {}) } });
+  const cases: { name: string; pod: Pod; want: PodQOSClass }[] = [
+    { name: 'no requests or limits: BestEffort', pod: mkPod(), want: 'BestEffort' },
+    { name: 'only other resources: BestEffort', pod: mkPod({ containers: [ctr('a', res({ 'ephemeral-storage': '1Gi' }, { 'ephemeral-storage': '1Gi' }))] }), want: 'BestEffort' },
+    { name: 'zero quantities: BestEffort', pod: mkPod({ containers: [ctr('a', res({ cpu: '0', memory: '0' }))] }), want: 'BestEffort' },
+    {
+      name: 'requests equal to limits for cpu and memory everywhere: Guaranteed',
+      pod: mkPod({ containers: [ctr('a', res({ cpu: '500m', memory: '128Mi' }, { cpu: '0.5', memory: '134217728' })), ctr('b', res({ cpu: '1', memory: '1Gi' }, { cpu: '1', memory: '1Gi' }))] }),
+      want: 'Guaranteed',
+    },
+    { name: 'limits only (requests default to them): Guaranteed', pod: mkPod({ containers: [ctr('a', res(undefined, { cpu: '1', memory: '1Gi' }))] }), want: 'Guaranteed' },
+    {
+      name: 'init containers count: Guaranteed when they are too',
+      pod: mkPod({ containers: [ctr('a', res(undefined, { cpu: '1', memory: '1Gi' }))], initContainers: [ctr('i', res(undefined, { cpu: '2', memory: '2Gi' }))] }),
+      want: 'Guaranteed',
+    },
+    { name: 'requests only: Burstable', pod: mkPod({ containers: [ctr('a', res({ cpu: '100m' }))] }), want: 'Burstable' },
+    { name: 'requests below limits: Burstable', pod: mkPod({ containers: [ctr('a', res({ cpu: '500m', memory: '128Mi' }, { cpu: '1', memory: '128Mi' }))] }), want: 'Burstable' },
+    { name: 'a cpu limit but no memory limit: Burstable', pod: mkPod({ containers: [ctr('a', res(undefined, { cpu: '1' }))] }), want: 'Burstable' },
+    {
+      name: 'one guaranteed container beside a best-effort one: Burstable',
+      pod: mkPod({ containers: [ctr('a', res(undefined, { cpu: '1', memory: '1Gi' })), ctr('b')] }),
+      want: 'Burstable',
+    },
+    {
+      name: 'a best-effort init container beside a guaranteed app: Burstable',
+      pod: mkPod({ containers: [ctr('a', res(undefined, { cpu: '1', memory: '1Gi' }))], initContainers: [ctr('i')] }),
+      want: 'Burstable',
+    },
+  ];
+  for (const tc of cases) {
+    it(tc.name, () => {
+      assert.equal(getPodQOS(tc.pod), tc.want);
+      assert.equal(generateAPIPodStatus(inputs(tc.pod, runtime([]))).qosClass, tc.want);
+    });
+  }
+});
