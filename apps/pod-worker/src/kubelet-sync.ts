@@ -11,7 +11,7 @@ import { KubeletLabels, generateAPIPodStatus, isPodPhaseTerminal, terminatePodSt
 import type { Logger } from '@app/observability';
 import type { CacheResult } from '@app/pod-cache';
 import type { ProbeResults } from './pod-actions.js';
-import { PodSyncer } from './pod-workers.js';
+import { PodSyncer, type SyncPodResult } from './pod-workers.js';
 import type { RuntimeManager, SyncError } from './runtime-manager.js';
 import { PodDirectories } from './runtime-ports.js';
 
@@ -67,8 +67,8 @@ export class KubeletSync extends PodSyncer {
     return status;
   }
 
-  /** syncPod (seed 11.1). Returns true when the pod is terminal and must terminate now. */
-  async syncPod(_updateType: SyncPodType, pod: Pod, cache: CacheResult): Promise<boolean> {
+  /** syncPod (seed 11.1). `terminal` when the pod must terminate now. */
+  async syncPod(_updateType: SyncPodType, pod: Pod, cache: CacheResult): Promise<SyncPodResult> {
     const uid = pod.metadata.uid ?? '';
     const runtime = toRuntimePodStatus(uid, cache.entry);
 
@@ -78,7 +78,7 @@ export class KubeletSync extends PodSyncer {
     this.out.status('SetPodStatus', pod, { status });
     if (isPodPhaseTerminal(status.phase)) {
       this.logger.info({ uid, phase: status.phase, reason: status.reason }, 'pod is terminal; terminating');
-      return true;
+      return { terminal: true };
     }
 
     // Pod-network pods wait for the runtime's network (NetworkReady).
@@ -99,7 +99,8 @@ export class KubeletSync extends PodSyncer {
     if (result.podError) throw new Error(result.podError.message);
     const hard = [...result.errors.values()].filter((e) => e.reason !== 'CrashLoopBackOff' && e.reason !== 'ImagePullBackOff');
     if (hard.length > 0) throw new Error(hard.map((e) => `${e.reason}: ${e.message}`).join('; '));
-    return false;
+    const waits = [...result.errors.values()].flatMap((e) => (e.retryAfterMs !== undefined ? [e.retryAfterMs] : []));
+    return { terminal: false, ...(waits.length > 0 ? { requeueAfterMs: Math.max(100, Math.min(...waits)) } : {}) };
   }
 
   /** syncTerminatingPod (seed 10): stop probes, kill everything, make sure nothing still runs. */

@@ -4,7 +4,7 @@ import { FakeClock } from '@app/clock';
 import { MessageTypes, type KillPodOptions, type Pod, type PodSyncStatusRecord, type SyncPodType, type UpdatePodOptionsMessage } from '@app/contracts';
 import { silentLogger } from '@app/observability';
 import { MemoryPodCache, type CacheResult } from '@app/pod-cache';
-import { PodSyncer, PodWorkers, WorkQueue, WorkerStore, coalesce } from './pod-workers.js';
+import { PodSyncer, PodWorkers, WorkQueue, WorkerStore, coalesce, type SyncPodResult } from './pod-workers.js';
 
 const T0 = 1_000_000;
 
@@ -31,9 +31,10 @@ class ScriptedSyncer extends PodSyncer {
     if (this.hold) await this.hold;
     if (this.fail) throw new Error('runtime says no');
   }
-  async syncPod(t: SyncPodType, p: Pod, _c: CacheResult): Promise<boolean> {
+  requeueAfterMs?: number;
+  async syncPod(t: SyncPodType, p: Pod, _c: CacheResult): Promise<SyncPodResult> {
     await this.step(`sync:${t}:${p.spec.containers[0]?.image ?? ''}`);
-    return this.terminal;
+    return { terminal: this.terminal, ...(this.requeueAfterMs !== undefined ? { requeueAfterMs: this.requeueAfterMs } : {}) };
   }
   async syncTerminatingPod(p: Pod, _c: CacheResult, grace: number): Promise<void> {
     this.grace.push(grace);
@@ -95,6 +96,14 @@ describe('PodWorkers: the lifecycle', () => {
     assert.deepEqual(syncer.calls, ['sync:SyncPodCreate:busybox:1']);
     assert.deepEqual(queue.enqueued, [{ uid: 'a', afterMs: 60_000 }]);
     assert.equal(workers.state('a')?.syncedAt !== undefined, true);
+  });
+
+  it('a sync that waits for a back-off to end is requeued for then, not after the whole resync interval', async () => {
+    const { workers, syncer, queue, relist } = setup();
+    syncer.requeueAfterMs = 3_500;
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await relist();
+    assert.deepEqual(queue.enqueued, [{ uid: 'a', afterMs: 3_500 }]);
   });
 
   it('a failed sync is retried after the back-off', async () => {

@@ -31,12 +31,17 @@ import type { CacheResult, PodCache } from '@app/pod-cache';
 
 /** The three syncs the kubelet's pod worker calls (SyncPodFn, SyncTerminatingPodFn, SyncTerminatedPodFn). */
 export abstract class PodSyncer {
-  /** Returns true when the pod reached a terminal phase and must now terminate. */
-  abstract syncPod(updateType: SyncPodType, pod: Pod, cache: CacheResult): Promise<boolean>;
+  /** `terminal` when the pod reached a terminal phase and must now terminate; `requeueAfterMs` when it wants another sync sooner than the resync (a back-off ends). */
+  abstract syncPod(updateType: SyncPodType, pod: Pod, cache: CacheResult): Promise<SyncPodResult>;
   /** Stops everything of the pod; throws when something still runs (the worker retries). */
   abstract syncTerminatingPod(pod: Pod, cache: CacheResult, gracePeriod: number, kill: KillPodOptions | undefined, runningPodOnly: boolean): Promise<void>;
   /** Final status; removes the pod's sandboxes. */
   abstract syncTerminatedPod(pod: Pod, cache: CacheResult, runningPodOnly: boolean): Promise<void>;
+}
+
+export interface SyncPodResult {
+  terminal: boolean;
+  requeueAfterMs?: number;
 }
 
 /** The `workers` KV bucket, keyed by pod UID. */
@@ -192,6 +197,7 @@ export class PodWorkers {
     }
     const started = this.clock.now();
     let error: string | undefined;
+    let requeueAfterMs: number | undefined;
     let operation: 'create' | 'update' | 'sync' | 'terminating' | 'terminated' = 'sync';
     try {
       if (w.record.terminatedAt !== undefined) {
@@ -210,7 +216,8 @@ export class PodWorkers {
         operation = update.updateType === 'SyncPodCreate' ? 'create' : update.updateType === 'SyncPodUpdate' ? 'update' : 'sync';
         w.record = { ...w.record, syncedAt: started };
         await this.store.save(w.uid, w.record);
-        const terminal = await this.syncer.syncPod(update.updateType, w.pod, cache);
+        const { terminal, requeueAfterMs: wants } = await this.syncer.syncPod(update.updateType, w.pod, cache);
+        requeueAfterMs = wants;
         if (terminal && w.record.terminatingAt === undefined) {
           w.record = { ...w.record, terminatingAt: this.clock.now(), gracePeriod: this.gracePeriodOf(w.pod) };
           await this.store.save(w.uid, w.record);
@@ -227,7 +234,8 @@ export class PodWorkers {
     if (w.record.finished) return;
     if (w.pending) return; // more work waits: no need to enqueue
     const jitter = 1 + (this.options.random ?? Math.random)() * 0.5;
-    this.queue.enqueue(w.uid, error ? this.options.backOffMs : Math.round(this.options.resyncIntervalMs * jitter), error);
+    const resync = Math.round(this.options.resyncIntervalMs * jitter);
+    this.queue.enqueue(w.uid, error ? this.options.backOffMs : Math.min(resync, requeueAfterMs ?? resync), error);
   }
 }
 

@@ -32,6 +32,8 @@ import { EventRecorder, HookRunner } from './runtime-ports.js';
 export interface SyncError {
   reason: string;
   message: string;
+  /** When a back-off ends and the pod is worth syncing again (ms from now). */
+  retryAfterMs?: number;
 }
 
 export interface PodSyncResult {
@@ -273,7 +275,7 @@ export class RuntimeManager {
       const b = this.backOff.inBackOff(key, previous.finishedAt, now);
       if (b.backingOff) {
         this.events.event(pod, 'Warning', 'BackOff', `Back-off restarting failed container ${c.name} in pod ${pod.metadata.name ?? ''}_${pod.metadata.namespace ?? ''}(${pod.metadata.uid ?? ''})`, fieldPath);
-        return { reason: 'CrashLoopBackOff', message: b.message ?? `back-off restarting failed container=${c.name}` };
+        return { reason: 'CrashLoopBackOff', message: b.message ?? `back-off restarting failed container=${c.name}`, retryAfterMs: b.remainingMs };
       }
       this.backOff.next(key, now);
     }
