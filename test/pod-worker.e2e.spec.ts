@@ -180,7 +180,8 @@ describe('pod workers on the real containerd', { timeout: 600_000 }, () => {
     await new Promise((r) => setTimeout(r, 3000)); // a few more syncs
     const sandboxes = await stack.sandboxes('restart');
     assert.equal(sandboxes.length, 1, `sandboxes: ${sandboxes.map((s) => `${s.id.slice(0, 12)} ${s.state}`).join(', ')}`);
-    const names = (await stack.containers('restart')).map((c) => c.labels['io.kubernetes.container.name']).sort();
-    assert.deepEqual(names, ['a', 'b']);
+    const cts = await stack.containers('restart');
+    const names = cts.map((c) => c.labels['io.kubernetes.container.name']).sort();
+    assert.deepEqual(names, ['a', 'b'], cts.map((c) => `${c.metadata?.name ?? ''}#${c.metadata?.attempt ?? ''} ${c.state} ${c.id.slice(0, 12)} sb=${c.podSandboxId.slice(0, 12)} created=${c.createdAt}`).join('\n'));
   });
 });

@@ -35,6 +35,8 @@ export class KubeletSync extends PodSyncer {
   private readonly reasons = new Map<string, Map<string, SyncError>>();
   /** The last status generated per pod, as the previous status of the next one. */
   private readonly lastStatus = new Map<string, PodStatus>();
+  /** Pods whose start was measured (kubelet_pod_start_duration_seconds). */
+  private readonly started = new Set<string>();
 
   constructor(
     private readonly runtime: RuntimeManager,
@@ -45,6 +47,8 @@ export class KubeletSync extends PodSyncer {
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly hostIP: string,
+    /** kubelet_pod_start_duration_seconds: from the kubelet first seeing the pod to its containers running. */
+    private readonly observePodStart?: (seconds: number) => void,
   ) {
     super();
   }
@@ -76,6 +80,7 @@ export class KubeletSync extends PodSyncer {
     const podFailure = this.pastActiveDeadline(pod) ? DEADLINE_EXCEEDED : undefined;
     const status = this.generateStatus(pod, runtime, podFailure ? { podFailure } : {});
     this.out.status('SetPodStatus', pod, { status });
+    this.measureStart(pod, status);
     if (isPodPhaseTerminal(status.phase)) {
       this.logger.info({ uid, phase: status.phase, reason: status.reason }, 'pod is terminal; terminating');
       return { terminal: true };
@@ -133,6 +138,16 @@ export class KubeletSync extends PodSyncer {
     await this.dirs.remove(pod);
     this.reasons.delete(uid);
     this.lastStatus.delete(uid);
+    this.started.delete(uid);
+  }
+
+  private measureStart(pod: Pod, status: PodStatus): void {
+    const uid = pod.metadata.uid ?? '';
+    if (this.started.has(uid) || status.phase !== 'Running') return;
+    if (!(status.containerStatuses ?? []).every((c) => c.state?.running !== undefined)) return;
+    this.started.add(uid);
+    const seen = Date.parse(pod.metadata.annotations?.['kubernetes.io/config.seen'] ?? pod.metadata.creationTimestamp ?? '');
+    if (Number.isFinite(seen)) this.observePodStart?.(Math.max(0, this.clock.now() - seen) / 1000);
   }
 
   private pastActiveDeadline(pod: Pod): boolean {

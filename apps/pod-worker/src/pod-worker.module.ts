@@ -74,9 +74,11 @@ export class PodWorkerService {
       },
     );
     this.cache = new KvPodCache(podCache, cfg.NODE_NAME);
-    const syncer = new KubeletSync(runtime, cri, new FsPodDirectories(node), new NatsPodWorkerOutbox(ctx.bus, cfg.NODE_NAME), this.probes, clock, ctx.logger.child({ component: 'sync' }), cfg.NODE_IP);
+    const podStart = new Histogram({ name: 'kubelet_pod_start_duration_seconds', help: 'Duration in seconds from kubelet seeing a pod for the first time to the pod starting to run', buckets: [0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600], registers });
+    const restarted = new Counter({ name: 'kubelet_restarted_pods_total', help: 'Number of pods that have been restarted because they were deleted and recreated with the same UID while the kubelet was watching them (common for static pods, extremely uncommon for API pods)', labelNames: ['static'], registers });
+    const syncer = new KubeletSync(runtime, cri, new FsPodDirectories(node), new NatsPodWorkerOutbox(ctx.bus, cfg.NODE_NAME), this.probes, clock, ctx.logger.child({ component: 'sync' }), cfg.NODE_IP, (s) => podStart.observe(s));
     const duration = new Histogram({ name: 'kubelet_pod_worker_duration_seconds', help: 'Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync', labelNames: ['operation_type'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registers });
-    this.workers = new PodWorkers(syncer, new KvWorkerStore(workersKv, cfg.NODE_NAME), new NatsWorkQueue(ctx.bus, cfg.NODE_NAME), this.cache, clock, this.logger, podTerminationGracePeriod, { resyncIntervalMs: cfg.SYNC_FREQUENCY, backOffMs: cfg.POD_SYNC_BACKOFF }, { syncDuration: (op, s) => duration.observe({ operation_type: op }, s) });
+    this.workers = new PodWorkers(syncer, new KvWorkerStore(workersKv, cfg.NODE_NAME), new NatsWorkQueue(ctx.bus, cfg.NODE_NAME), this.cache, clock, this.logger, podTerminationGracePeriod, { resyncIntervalMs: cfg.SYNC_FREQUENCY, backOffMs: cfg.POD_SYNC_BACKOFF }, { syncDuration: (op, s) => duration.observe({ operation_type: op }, s), restartedPod: (isStatic) => restarted.inc({ static: String(isStatic) }) });
     const workers = this.workers;
     new Gauge({ name: 'kubelet_working_pods', help: 'Number of pods the kubelet is actually running, broken down by lifecycle phase.', labelNames: ['lifecycle'], registers, collect() {
       const w = workers.working;

@@ -220,6 +220,17 @@ describe('PodWorkers: restart from KV', () => {
     assert.deepEqual(syncer.grace, [7]);
   });
 
+  it('a new process never acts on a runtime view older than its own start, whatever the update', async () => {
+    const { workers, syncer, clock, cache } = setup();
+    cache.updateTime(T0 - 1); // the cache is from before this process started
+    await workers.updatePod(upd('SyncPodSync', pod('a')));
+    await clock.step(0);
+    assert.deepEqual(syncer.calls, []);
+    cache.updateTime(T0 + 1);
+    await clock.step(0);
+    assert.deepEqual(syncer.calls, ['sync:SyncPodSync:busybox:1']);
+  });
+
   it('a finished pod added again starts a fresh worker; anything else is ignored', async () => {
     const store = new MemoryWorkerStore();
     store.records.set('a', { syncedAt: 1, terminatingAt: 2, terminatedAt: 3, finished: true });

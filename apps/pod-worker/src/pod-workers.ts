@@ -66,6 +66,8 @@ export interface PodWorkersOptions {
 
 export interface PodWorkerMetrics {
   syncDuration(operation: 'create' | 'update' | 'sync' | 'terminating' | 'terminated', seconds: number): void;
+  /** A pod deleted and added again with the same UID (kubelet_restarted_pods_total). */
+  restartedPod(isStatic: boolean): void;
 }
 
 interface Worker {
@@ -87,6 +89,12 @@ export type GracePeriodOf = (pod: Pod, override?: number) => number;
 export class PodWorkers {
   private readonly workers = new Map<string, Worker>();
   private readonly abort = new AbortController();
+  /**
+   * No worker of this process acts on a runtime view from before the process
+   * started: a predecessor that died mid-sync may have left calls in flight
+   * that only a later relist shows.
+   */
+  private readonly startedAt: number;
 
   constructor(
     private readonly syncer: PodSyncer,
@@ -98,7 +106,9 @@ export class PodWorkers {
     private readonly gracePeriodOf: GracePeriodOf,
     private readonly options: PodWorkersOptions,
     private readonly metrics?: PodWorkerMetrics,
-  ) {}
+  ) {
+    this.startedAt = clock.now();
+  }
 
   /** Pods with a worker that has not finished (kubelet_working_pods). */
   get working(): { sync: number; terminating: number; terminated: number } {
@@ -133,13 +143,15 @@ export class PodWorkers {
     let w = this.workers.get(uid);
     if (!w) {
       const persisted = await this.store.load(uid);
-      w = { uid, record: persisted ?? {}, pod: options.pod, working: false, lastSyncEnd: Math.max(persisted?.syncedAt ?? 0, resumeFrom), runningPodOnly: options.runningPodOnly === true };
+      w = { uid, record: persisted ?? {}, pod: options.pod, working: false, lastSyncEnd: Math.max(persisted?.syncedAt ?? 0, resumeFrom, this.startedAt), runningPodOnly: options.runningPodOnly === true };
       this.workers.set(uid, w);
     }
     if (w.record.finished) {
       if (options.updateType !== 'SyncPodCreate') return;
       // Added again after it finished: a fresh worker (TerminatedAndRecreatedPod).
       this.logger.info({ uid }, 'pod added again after it terminated: starting a fresh worker');
+      const source = options.pod.metadata.annotations?.['kubernetes.io/config.source'];
+      this.metrics?.restartedPod(source !== undefined && source !== 'api');
       w.record = {};
       w.killOptions = undefined;
       w.runningPodOnly = options.runningPodOnly === true;

@@ -120,8 +120,9 @@ export class RuntimeManager {
   ) {}
 
   /** SyncPod: brings the runtime in line with the pod spec. */
-  async syncPod(pod: Pod, status: RuntimePodStatus, probes: ProbeResults): Promise<PodSyncResult> {
+  async syncPod(pod: Pod, given: RuntimePodStatus, probes: ProbeResults): Promise<PodSyncResult> {
     const result: PodSyncResult = { errors: new Map(), startedContainers: 0, createdSandbox: false };
+    const status = await this.removeStrayContainers(given);
     const actions = computePodActions(pod, status, probes);
 
     // 2. Kill the pod if its sandbox must be recreated (or nothing is left to run).
@@ -326,6 +327,24 @@ export class RuntimeManager {
       }
     }
     return undefined;
+  }
+
+  /**
+   * A container that was created but never started while another of its
+   * name runs is a leftover of a worker that died mid-sync (its
+   * CreateContainer landed after its successor's): it is removed, and the
+   * sync goes on without it.
+   */
+  private async removeStrayContainers(status: RuntimePodStatus): Promise<RuntimePodStatus> {
+    const runningNames = new Set(status.containerStatuses.filter((c) => c.state === 'running').map((c) => c.name));
+    const strays = status.containerStatuses.filter((c) => c.state === 'created' && runningNames.has(c.name));
+    if (strays.length === 0) return status;
+    for (const c of strays) {
+      this.logger.warn({ uid: status.uid, container: c.name, id: c.id }, 'removing a container that was created but never started beside a running one');
+      await this.cri.runtime('RemoveContainer', { containerId: c.id }).catch((err: unknown) => this.logger.warn({ id: c.id, err: (err as Error).message }, 'failed to remove a stray container'));
+    }
+    const gone = new Set(strays.map((c) => c.id));
+    return { ...status, containerStatuses: status.containerStatuses.filter((c) => !gone.has(c.id)) };
   }
 
   /** purgeInitContainers: with a new sandbox, the init containers of the old one are removed. */
