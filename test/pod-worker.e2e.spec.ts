@@ -166,6 +166,29 @@ describe('pod workers on the real containerd', { timeout: 600_000 }, () => {
     assert.equal(cs(s, 'main')?.lastState?.terminated?.exitCode, 137);
   });
 
+  it('a static pod removed and added again (same UID) runs again', async () => {
+    const spec = pod('again', `  containers:\n${container('main', 'sleep 3600')}`);
+    stack.writeManifest('again', spec);
+    const first = await stack.waitForStatus('again', 'Running', (x) => running(x, 'main'));
+    stack.removeManifest('again');
+    await stack.waitFor('the sandbox to be removed', async () => ((await stack.sandboxes('again')).length === 0 ? true : undefined));
+    stack.writeManifest('again', spec);
+    const second = await stack.waitForStatus('again', 'Running again', (x) => running(x, 'main') && cs(x, 'main')?.containerID !== cs(first, 'main')?.containerID, 60_000);
+    assert.equal(second.phase, 'Running');
+  });
+
+  it('the pod-worker exports the kubelet metrics', async () => {
+    const [, pw] = [...stack.procs.entries()].find(([k]) => k.startsWith('pod-worker')) ?? [];
+    assert.ok(pw);
+    const text = await (await fetch(`http://127.0.0.1:${pw.port}/metrics`)).text();
+    assert.match(text, /kubelet_started_containers_total\{[^}]*container_type="container"[^}]*\} [1-9]/);
+    assert.match(text, /kubelet_started_pods_total\{[^}]*\} [1-9]/);
+    assert.match(text, /kubelet_pod_start_duration_seconds_count\{[^}]*\} [1-9]/);
+    assert.match(text, /kubelet_pod_worker_duration_seconds_count\{[^}]*operation_type="sync"[^}]*\} [1-9]/);
+    assert.match(text, /kubelet_working_pods\{[^}]*lifecycle="sync"[^}]*\} [1-9]/);
+    assert.match(text, /kubelet_restarted_pods_total\{[^}]*static="true"[^}]*\} [1-9]/);
+  });
+
   it('the pod-worker killed mid-sync and restarted: exactly one sandbox and one container per name', async () => {
     const [pw] = [...stack.procs.entries()].filter(([k]) => k.startsWith('pod-worker'));
     assert.ok(pw);

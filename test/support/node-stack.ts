@@ -4,7 +4,7 @@
  * directory, and what the node says about its pods: the statuses the pod
  * worker sends to the status manager, the events, and containerd's own view.
  */
-import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -72,7 +72,10 @@ export class NodeStack {
   }
 
   async startService(service: ServiceName, instance = '0'): Promise<ServiceProcess> {
-    const sp = await startService(service, this.env(service), { port: await freePort(), instance, timeoutMs: 60_000 });
+    // KS_E2E_LOGS=<dir> keeps each service's log lines there, for looking into a failure.
+    const logDir = process.env['KS_E2E_LOGS'];
+    const sink = logDir ? (line: string) => appendFileSync(join(logDir, `${this.options.node}-${service}-${instance}.log`), `${line}\n`) : undefined;
+    const sp = await startService(service, this.env(service), { port: await freePort(), instance, timeoutMs: 60_000, ...(sink ? { sink } : {}) });
     this.procs.set(`${service}#${instance}`, sp);
     return sp;
   }

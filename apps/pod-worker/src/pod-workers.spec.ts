@@ -138,6 +138,23 @@ describe('PodWorkers: the lifecycle', () => {
     assert.deepEqual(syncer.calls, ['sync:SyncPodCreate:busybox:1', 'terminating:busybox:1', 'terminated']);
   });
 
+  it('a failed termination is retried by the worker itself after the back-off', async () => {
+    const { workers, syncer, queue, relist, clock, cache } = setup();
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await relist();
+    syncer.fail = true;
+    await workers.updatePod(upd('SyncPodKill', pod('a')));
+    await relist();
+    assert.equal(syncer.calls.filter((c) => c.startsWith('terminating')).length, 1);
+    assert.equal(queue.enqueued.filter((e) => e.error).length, 0, 'nothing enqueued with the sync loop for a terminating pod');
+    syncer.fail = false;
+    await clock.step(10_000);
+    cache.updateTime(clock.now());
+    await clock.step(0);
+    await relist();
+    assert.deepEqual(syncer.calls.slice(1), ['terminating:busybox:1', 'terminating:busybox:1', 'terminated']);
+  });
+
   it('once terminating, it is never started again', async () => {
     const { workers, syncer, relist } = setup();
     await workers.updatePod(upd('SyncPodCreate', pod('a')));

@@ -245,6 +245,19 @@ export class PodWorkers {
     }
     if (w.record.finished) return;
     if (w.pending) return; // more work waits: no need to enqueue
+    if (error && w.record.terminatingAt !== undefined) {
+      // A termination that failed is retried by the worker itself: the pod may
+      // already be gone from the podManager, which then enqueues nothing for it.
+      this.clock.setTimer(this.options.backOffMs, () => {
+        if (this.abort.signal.aborted || w.record.finished) return;
+        w.pending = coalesce(w.pending, { ...update, updateType: 'SyncPodKill' });
+        if (!w.working) {
+          w.working = true;
+          w.loop = this.managePodLoop(w);
+        }
+      });
+      return;
+    }
     const jitter = 1 + (this.options.random ?? Math.random)() * 0.5;
     const resync = Math.round(this.options.resyncIntervalMs * jitter);
     this.queue.enqueue(w.uid, error ? this.options.backOffMs : Math.min(resync, requeueAfterMs ?? resync), error);

@@ -217,6 +217,16 @@ describe('SyncLoop: plegCh and probes', () => {
     assert.deepEqual(runtime.removed.sort(), ['middle', 'old']);
   });
 
+  it('ContainerDied of a pod no longer desired leaves the clean-up to its pod worker', async () => {
+    const { loop, runtime } = setup();
+    runtime.containers.set('gone', [
+      { id: 'x1', name: 'c', state: 'CONTAINER_EXITED', createdAt: 1 },
+      { id: 'x2', name: 'c', state: 'CONTAINER_EXITED', createdAt: 2 },
+    ]);
+    await loop.handlePlegEvent({ type: MessageTypes.podLifecycleEvent, id: 'gone', eventType: 'ContainerDied', data: 'x2' });
+    assert.deepEqual(runtime.removed, []);
+  });
+
   const probeCases = [
     { name: 'liveness success: nothing', probeType: 'liveness' as const, result: 'Success' as const, want: [] },
     { name: 'liveness failure: sync', probeType: 'liveness' as const, result: 'Failure' as const, want: ['a:SyncPodSync'] },

@@ -248,17 +248,22 @@ export class SyncLoop {
     }
   }
 
-  /** The kubelet's cleanUpContainersInPod: dead containers beyond the ones kept are removed. */
+  /**
+   * The kubelet's cleanUpContainersInPod: dead containers beyond the ones
+   * kept are removed. A pod that is no longer desired, or is terminating, is
+   * left to its pod worker, which removes everything with its sandbox (two
+   * removers of one container would race).
+   */
   async cleanUpContainersInPod(uid: string, exitedContainerId: string): Promise<string[]> {
+    const record = this.pods.get(uid);
+    if (!record || record.terminationRequested === true) return [];
     const containers = await this.runtime.containersOf(uid);
     const died = containers.find((c) => c.id === exitedContainerId);
     if (!died) return [];
-    const record = this.pods.get(uid);
-    const removeAll = !record || record.terminationRequested === true;
     const dead = containers
       .filter((c) => c.name === died.name && c.state === 'CONTAINER_EXITED')
       .sort((a, b) => b.createdAt - a.createdAt);
-    const doomed = removeAll ? dead : dead.slice(DEAD_CONTAINERS_TO_KEEP);
+    const doomed = dead.slice(DEAD_CONTAINERS_TO_KEEP);
     const removed: string[] = [];
     for (const c of doomed) {
       try {
