@@ -10,6 +10,7 @@ import type { CriRuntime } from '@app/cri';
 import { KubeletLabels, generateAPIPodStatus, isPodPhaseTerminal, terminatePodStatus, toRuntimePodStatus, type RuntimePodStatus } from '@app/kube';
 import type { Logger } from '@app/observability';
 import type { CacheResult } from '@app/pod-cache';
+import { canRunPod, type NodeSecurity } from './can-run-pod.js';
 import type { ProbeResults } from './pod-actions.js';
 import { PodSyncer, type SyncPodResult } from './pod-workers.js';
 import type { RuntimeManager, SyncError } from './runtime-manager.js';
@@ -26,6 +27,19 @@ export abstract class ProbeResultsView implements ProbeResults {
   abstract liveness(containerId: string): 'Success' | 'Failure' | undefined;
   abstract startup(containerId: string): 'Success' | 'Failure' | undefined;
   abstract readiness(containerId: string): 'Success' | 'Failure' | undefined;
+}
+
+/** syncPod's rewrite of a status when canRunPod says no: Pending, the reason, waiting containers Blocked. */
+export function blockedStatus(status: PodStatus, reason: string, message: string): PodStatus {
+  const block = (cs: PodStatus['containerStatuses']) => cs?.map((c) => (c.state?.waiting ? { ...c, state: { waiting: { ...c.state.waiting, reason: 'Blocked' } } } : c));
+  return {
+    ...status,
+    phase: isPodPhaseTerminal(status.phase) ? status.phase : 'Pending',
+    reason,
+    message,
+    ...(status.containerStatuses ? { containerStatuses: block(status.containerStatuses) } : {}),
+    ...(status.initContainerStatuses ? { initContainerStatuses: block(status.initContainerStatuses) } : {}),
+  };
 }
 
 export const DEADLINE_EXCEEDED = { reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' };
@@ -49,6 +63,7 @@ export class KubeletSync extends PodSyncer {
     private readonly hostIP: string,
     /** kubelet_pod_start_duration_seconds: from the kubelet first seeing the pod to its containers running. */
     private readonly observePodStart?: (seconds: number) => void,
+    private readonly security: NodeSecurity = { appArmorEnabled: false },
   ) {
     super();
   }
@@ -84,6 +99,16 @@ export class KubeletSync extends PodSyncer {
     if (isPodPhaseTerminal(status.phase)) {
       this.logger.info({ uid, phase: status.phase, reason: status.reason }, 'pod is terminal; terminating');
       return { terminal: true };
+    }
+
+    // canRunPod: a pod the node cannot run as asked is kept Pending, its containers Blocked, and killed.
+    const runnable = canRunPod(pod, this.security);
+    if (!runnable.admit) {
+      const blocked = blockedStatus(status, runnable.reason ?? '', runnable.message ?? '');
+      this.lastStatus.set(uid, blocked);
+      this.out.status('SetPodStatus', pod, { status: blocked });
+      await this.runtime.killPod(pod, runtime, undefined);
+      throw new Error(`pod cannot be run: ${runnable.message ?? ''}`);
     }
 
     // Pod-network pods wait for the runtime's network (NetworkReady).

@@ -64,7 +64,14 @@ export interface ResourceRequirements {
   requests?: Record<string, string>;
 }
 
+/** securityContext.appArmorProfile */
+export interface AppArmorProfile {
+  type: 'RuntimeDefault' | 'Localhost' | 'Unconfined';
+  localhostProfile?: string;
+}
+
 export interface SecurityContext {
+  appArmorProfile?: AppArmorProfile;
   runAsUser?: number;
   runAsGroup?: number;
   runAsNonRoot?: boolean;
@@ -129,7 +136,7 @@ export interface PodSpec {
   hostIPC?: boolean;
   hostname?: string;
   subdomain?: string;
-  securityContext?: { runAsUser?: number; runAsGroup?: number; fsGroup?: number; sysctls?: { name: string; value: string }[] };
+  securityContext?: { runAsUser?: number; runAsGroup?: number; fsGroup?: number; sysctls?: { name: string; value: string }[]; appArmorProfile?: AppArmorProfile };
   priority?: number;
   priorityClassName?: string;
   readinessGates?: { conditionType: string }[];

@@ -1,0 +1,432 @@
+/**
+ * The kubelet's prober.Manager (pkg/kubelet/prober/prober_manager.go): a
+ * probe worker for every (pod, container, probe type) a pod's containers
+ * and sidecars (restartable init containers) declare, the results they keep
+ * per container ID, and what those results mean for a container's `started`
+ * and `ready` (UpdatePodStatus).
+ *
+ * Where upstream's results managers send on their Updates() channels, this
+ * manager publishes a ProbeResultMessage to a ResultSink; the prober service
+ * puts it on `kubelet.<node>.probe.<type>.<uid>`. The pod statuses the
+ * workers read (upstream: the status manager's cache) are fed in with
+ * updatePodStatus.
+ */
+import type { Clock } from '@app/clock';
+import { MessageTypes, type Container, type ContainerStatus, type Pod, type PodStatus, type ProbeResultMessage, type ProbeResultValue, type ProbeType } from '@app/contracts';
+import { Counter, Histogram, type Logger, type Registry } from '@app/observability';
+import type { ProbeHandler } from './handlers.js';
+import { ProbeWorker, bareContainerId, probeOf, probeTypeName, type ProbeEvent, type ProbeObservation, type ProbeUpdate } from './worker.js';
+
+/**
+ * The message as published: a ProbeResultMessage plus the probe's own
+ * terminationGracePeriodSeconds when it has one (a field the v1 message
+ * does not declare yet; readers that do not know it ignore it).
+ */
+export type ProbeResultPublication = ProbeResultMessage & { terminationGracePeriodSeconds?: number };
+
+/** Where results go (upstream: the results managers' Updates() channels). */
+export abstract class ResultSink {
+  /** One result change, or a repeated liveness failure. A rejection is logged, never thrown. */
+  abstract publish(msg: ProbeResultMessage): void | Promise<void>;
+}
+
+/** Where the prober's container events go (recorder.Eventf: Unhealthy, ProbeWarning). */
+export abstract class ProbeEventSink {
+  abstract record(event: ProbeEvent): void | Promise<void>;
+}
+
+/** The labels of prober_probe_duration_seconds; prober_probe_total adds `result`. */
+export interface ProbeMetricLabels {
+  /** Liveness, Readiness or Startup. */
+  probe_type: string;
+  container: string;
+  pod: string;
+  namespace: string;
+}
+export type ProbeMetricResult = 'successful' | 'failed' | 'unknown';
+
+/** The prober's metrics. */
+export abstract class ProberMetrics {
+  /** A probe ran: prober_probe_total{result} + 1 and, when given, the duration into prober_probe_duration_seconds. */
+  abstract observe(labels: ProbeMetricLabels, result: ProbeMetricResult, durationSeconds?: number): void;
+  /** A worker stopped: its series are deleted, as upstream's worker does on exit. */
+  abstract forget(labels: ProbeMetricLabels): void;
+}
+
+const PROBE_METRIC_RESULTS: readonly ProbeMetricResult[] = ['successful', 'failed', 'unknown'];
+
+/** ProberMetrics on prom-client, registered in the service's registry. */
+export class PromProberMetrics extends ProberMetrics {
+  private readonly total: Counter<'probe_type' | 'result' | 'container' | 'pod' | 'namespace'>;
+  private readonly duration: Histogram<'probe_type' | 'container' | 'pod' | 'namespace'>;
+
+  constructor(registry: Registry) {
+    super();
+    this.total = new Counter({
+      name: 'prober_probe_total',
+      help: 'Cumulative number of a liveness, readiness or startup probe for a container by result.',
+      labelNames: ['probe_type', 'result', 'container', 'pod', 'namespace'] as const,
+      registers: [registry],
+    });
+    this.duration = new Histogram({
+      name: 'prober_probe_duration_seconds',
+      help: 'Duration in seconds for a probe response.',
+      labelNames: ['probe_type', 'container', 'pod', 'namespace'] as const,
+      registers: [registry],
+    });
+  }
+
+  observe(labels: ProbeMetricLabels, result: ProbeMetricResult, durationSeconds?: number): void {
+    this.total.inc({ ...labels, result });
+    if (durationSeconds !== undefined) this.duration.observe({ ...labels }, durationSeconds);
+  }
+
+  forget(labels: ProbeMetricLabels): void {
+    for (const result of PROBE_METRIC_RESULTS) this.total.remove({ ...labels, result });
+    this.duration.remove({ ...labels });
+  }
+}
+
+/**
+ * prober.Manager. Updating a running worker's probe is not supported (as
+ * upstream without MutableContainerProbes): a changed probe takes effect for
+ * a pod added again after its workers stopped.
+ */
+export abstract class ProberManager {
+  /** AddPod: starts a worker for every probe of the pod's containers and sidecars that has none yet. */
+  abstract addPod(pod: Pod): void;
+  /** StopLivenessAndStartup: during termination, liveness and startup workers stop; readiness keeps going. */
+  abstract stopLivenessAndStartup(pod: Pod): void;
+  /** RemovePod: stops every worker of the pod and forgets its results and status. */
+  abstract removePod(pod: Pod): void;
+  /** CleanupPods: stops the workers of every pod not in `desiredUids`. */
+  abstract cleanupPods(desiredUids: ReadonlySet<string>): void;
+  /**
+   * The pod's latest v1 status (from the status manager), which the workers
+   * read. A started container whose readiness has not succeeded gets a
+   * readiness probe at once, as UpdatePodStatus triggers one.
+   */
+  abstract updatePodStatus(uid: string, status: PodStatus): void;
+  /** UpdatePodStatus: a copy of `status` with each container's `started` and `ready` set from the probe results. */
+  abstract applyProbeResults(uid: string, status: PodStatus): PodStatus;
+  /** Whether the container has started (its startup probe succeeded, or it has none) by the last fed status. */
+  abstract isStarted(uid: string, containerName: string): boolean;
+  /** Whether the container is ready (started, running and its readiness probe succeeded, or it has none). */
+  abstract isReady(uid: string, containerName: string): boolean;
+  /** The results managers' Get: the result kept for a container ID (with or without the runtime prefix). */
+  abstract result(probeType: ProbeType, containerId: string): ProbeResultValue | undefined;
+  abstract hasWorker(uid: string, containerName: string, probeType: ProbeType): boolean;
+  abstract workerCount(): number;
+  /** Stops every worker (service shutdown). */
+  abstract stopAll(): void;
+}
+
+export interface ProberManagerDeps {
+  clock: Clock;
+  handler: ProbeHandler;
+  sink: ResultSink;
+  metrics?: ProberMetrics;
+  events?: ProbeEventSink;
+  /** [0, 1); Math.random by default. */
+  random?: () => number;
+  /** The node's IP, for hostNetwork pods whose status has no hostIP yet. */
+  hostIP?: string;
+  logger?: Logger;
+}
+
+/** The probe types in the order AddPod starts them. */
+const PROBE_ORDER: readonly ProbeType[] = ['startup', 'readiness', 'liveness'];
+
+const workerKey = (uid: string, containerName: string, probeType: ProbeType) => `${uid}/${containerName}/${probeType}`;
+
+/** The containers that get probe workers: the regular ones, then the sidecars. */
+function probedContainers(pod: Pod): Container[] {
+  return [...pod.spec.containers, ...(pod.spec.initContainers ?? []).filter(isRestartableInitContainer)];
+}
+
+function isRestartableInitContainer(c: Container): boolean {
+  return c.restartPolicy === 'Always';
+}
+
+export function newProberManager(deps: ProberManagerDeps): ProberManager {
+  return new DefaultProberManager(deps);
+}
+
+export class DefaultProberManager extends ProberManager {
+  private readonly workers = new Map<string, ProbeWorker>();
+  private readonly pods = new Map<string, Pod>();
+  private readonly statuses = new Map<string, PodStatus>();
+  /** Upstream's manager.start: the first probes are spread over a period only while the prober is this young. */
+  private readonly startedAt: number;
+
+  constructor(private readonly deps: ProberManagerDeps) {
+    super();
+    this.startedAt = deps.clock.now();
+  }
+
+  addPod(pod: Pod): void {
+    const uid = pod.metadata.uid;
+    if (!uid) {
+      this.deps.logger?.warn({ pod: pod.metadata.name }, 'AddPod: pod without a UID, not probed');
+      return;
+    }
+    this.pods.set(uid, pod);
+    for (const container of probedContainers(pod)) {
+      for (const probeType of PROBE_ORDER) {
+        if (!probeOf(container, probeType)) continue;
+        const key = workerKey(uid, container.name, probeType);
+        if (this.workers.has(key)) continue;
+        const worker = new ProbeWorker(
+          {
+            clock: this.deps.clock,
+            handler: this.deps.handler,
+            getStatus: () => this.statusOf(uid),
+            onResult: (u) => this.publish(u),
+            random: this.deps.random ?? Math.random,
+            proberStartedAt: this.startedAt,
+            ...(this.deps.hostIP !== undefined ? { hostIP: this.deps.hostIP } : {}),
+            onProbe: (o) => this.observe(o),
+            onEvent: (e) => this.record(e),
+            onStopped: (w) => this.workerStopped(key, w),
+          },
+          pod,
+          container,
+          probeType,
+        );
+        this.workers.set(key, worker);
+        worker.start();
+      }
+    }
+  }
+
+  stopLivenessAndStartup(pod: Pod): void {
+    this.stopWorkers((w) => w.podUid === pod.metadata.uid && w.probeType !== 'readiness');
+  }
+
+  removePod(pod: Pod): void {
+    const uid = pod.metadata.uid ?? '';
+    this.stopWorkers((w) => w.podUid === uid);
+    this.pods.delete(uid);
+    this.statuses.delete(uid);
+  }
+
+  cleanupPods(desiredUids: ReadonlySet<string>): void {
+    this.stopWorkers((w) => !desiredUids.has(w.podUid));
+    for (const uid of [...this.pods.keys()]) if (!desiredUids.has(uid)) this.pods.delete(uid);
+    for (const uid of [...this.statuses.keys()]) if (!desiredUids.has(uid)) this.statuses.delete(uid);
+  }
+
+  updatePodStatus(uid: string, status: PodStatus): void {
+    this.statuses.set(uid, status);
+    const spec = this.pods.get(uid);
+    const probed = [...(status.containerStatuses ?? []), ...(status.initContainerStatuses ?? []).filter((s) => this.isSidecar(spec, s.name))];
+    for (const cs of probed) {
+      if (!cs.state?.running || !this.isContainerStarted(uid, cs)) continue;
+      const readiness = this.workers.get(workerKey(uid, cs.name, 'readiness'));
+      if (readiness && readiness.resultFor(cs.containerID ?? '') !== 'Success') readiness.trigger();
+    }
+  }
+
+  applyProbeResults(uid: string, status: PodStatus): PodStatus {
+    const out = structuredClone(status);
+    const spec = this.pods.get(uid);
+    for (const cs of out.containerStatuses ?? []) {
+      cs.started = this.isContainerStarted(uid, cs);
+      if (cs.started) cs.ready = this.isContainerReady(uid, cs);
+    }
+    for (const cs of out.initContainerStatuses ?? []) {
+      cs.started = this.isContainerStarted(uid, cs);
+      if (this.isSidecar(spec, cs.name)) {
+        if (cs.started) cs.ready = this.isContainerReady(uid, cs);
+      } else if (cs.state?.terminated?.exitCode === 0) {
+        // A regular init container is ready once it has exited successfully.
+        cs.ready = true;
+      }
+    }
+    return out;
+  }
+
+  isStarted(uid: string, containerName: string): boolean {
+    const cs = this.containerStatus(uid, containerName);
+    return cs !== undefined && this.isContainerStarted(uid, cs);
+  }
+
+  isReady(uid: string, containerName: string): boolean {
+    const cs = this.containerStatus(uid, containerName);
+    return cs !== undefined && this.isContainerStarted(uid, cs) && this.isContainerReady(uid, cs);
+  }
+
+  result(probeType: ProbeType, containerId: string): ProbeResultValue | undefined {
+    for (const w of this.workers.values()) {
+      if (w.probeType !== probeType) continue;
+      const r = w.resultFor(containerId);
+      if (r !== undefined) return r;
+    }
+    return undefined;
+  }
+
+  hasWorker(uid: string, containerName: string, probeType: ProbeType): boolean {
+    return this.workers.has(workerKey(uid, containerName, probeType));
+  }
+
+  workerCount(): number {
+    return this.workers.size;
+  }
+
+  stopAll(): void {
+    this.stopWorkers(() => true);
+  }
+
+  /** The status the workers read: the fed one with started and ready from the results. */
+  private statusOf(uid: string): PodStatus | undefined {
+    const status = this.statuses.get(uid);
+    return status && this.applyProbeResults(uid, status);
+  }
+
+  private containerStatus(uid: string, name: string): ContainerStatus | undefined {
+    const status = this.statuses.get(uid);
+    return status?.containerStatuses?.find((s) => s.name === name) ?? status?.initContainerStatuses?.find((s) => s.name === name);
+  }
+
+  private isSidecar(pod: Pod | undefined, name: string): boolean {
+    const c = pod?.spec.initContainers?.find((i) => i.name === name);
+    return c !== undefined && isRestartableInitContainer(c);
+  }
+
+  /**
+   * isContainerStarted: running, and its startup probe succeeded for this
+   * container ID; with no result yet, a status that already says started
+   * (for this container: the prober restarted) counts, else started only
+   * when there is no startup probe worker.
+   */
+  private isContainerStarted(uid: string, cs: ContainerStatus): boolean {
+    if (!cs.state?.running) return false;
+    const id = cs.containerID ? bareContainerId(cs.containerID) : undefined;
+    const result = id === undefined ? undefined : this.workers.get(workerKey(uid, cs.name, 'startup'))?.resultFor(id);
+    if (result !== undefined) return result === 'Success';
+    if (cs.started === true) return true;
+    return !this.workers.has(workerKey(uid, cs.name, 'startup'));
+  }
+
+  /** Ready: running and a readiness success for this container ID, or no readiness probe worker. */
+  private isContainerReady(uid: string, cs: ContainerStatus): boolean {
+    if (!cs.state?.running) return false;
+    const worker = this.workers.get(workerKey(uid, cs.name, 'readiness'));
+    if (!worker) return true;
+    return cs.containerID !== undefined && worker.resultFor(cs.containerID) === 'Success';
+  }
+
+  private stopWorkers(which: (w: ProbeWorker) => boolean): void {
+    for (const w of [...this.workers.values()]) if (which(w)) w.stop();
+  }
+
+  private workerStopped(key: string, worker: ProbeWorker): void {
+    if (this.workers.get(key) === worker) this.workers.delete(key);
+    this.deps.metrics?.forget(metricLabels(worker.probeType, worker.pod, worker.container));
+  }
+
+  private publish(u: ProbeUpdate): void {
+    const msg: ProbeResultPublication = {
+      type: MessageTypes.probeResult,
+      probeType: u.probeType,
+      podUid: u.podUid,
+      containerId: u.containerId,
+      containerName: u.containerName,
+      result: u.result,
+      ...(u.message !== undefined ? { message: u.message } : {}),
+      ...(u.terminationGracePeriodSeconds !== undefined ? { terminationGracePeriodSeconds: u.terminationGracePeriodSeconds } : {}),
+    };
+    void this.deliver('publish probe result', () => this.deps.sink.publish(msg));
+  }
+
+  private record(e: ProbeEvent): void {
+    const events = this.deps.events;
+    if (events) void this.deliver('record probe event', () => events.record(e));
+  }
+
+  /** Calls a port that may throw or reject; the failure is logged, never thrown. */
+  private async deliver(what: string, call: () => void | Promise<void>): Promise<void> {
+    try {
+      await call();
+    } catch (err) {
+      this.deps.logger?.error({ err }, `prober: ${what} failed`);
+    }
+  }
+
+  private observe(o: ProbeObservation): void {
+    const metrics = this.deps.metrics;
+    if (!metrics) return;
+    const labels = metricLabels(o.probeType, o.pod, o.container);
+    // As upstream: durations of successful (and unknown) probes only.
+    switch (o.result) {
+      case 'Success':
+        metrics.observe(labels, 'successful', o.durationSeconds);
+        return;
+      case 'Failure':
+        metrics.observe(labels, 'failed');
+        return;
+      case 'Unknown':
+        metrics.observe(labels, 'unknown', o.durationSeconds);
+        return;
+    }
+  }
+}
+
+function metricLabels(probeType: ProbeType, pod: Pod, container: Container): ProbeMetricLabels {
+  return { probe_type: probeTypeName(probeType), container: container.name, pod: pod.metadata.name ?? '', namespace: pod.metadata.namespace ?? '' };
+}
+
+// ---------------------------------------------------------------------------
+// Fakes
+// ---------------------------------------------------------------------------
+
+/** A ResultSink for tests: keeps every message; `failNext` makes the next publish reject. */
+export class FakeResultSink extends ResultSink {
+  readonly messages: ProbeResultPublication[] = [];
+  private failures = 0;
+
+  failNext(times = 1): this {
+    this.failures += times;
+    return this;
+  }
+
+  publish(msg: ProbeResultMessage): Promise<void> {
+    if (this.failures > 0) {
+      this.failures--;
+      return Promise.reject(new Error('publish failed'));
+    }
+    this.messages.push(msg);
+    return Promise.resolve();
+  }
+
+  /** The messages of one probe type, as `result` strings. */
+  results(probeType: ProbeType, containerId?: string): ProbeResultValue[] {
+    return this.messages.filter((m) => m.probeType === probeType && (containerId === undefined || m.containerId === containerId)).map((m) => m.result);
+  }
+}
+
+/** A ProberMetrics for tests: records observations and forgotten series. */
+export class FakeProberMetrics extends ProberMetrics {
+  readonly observed: { labels: ProbeMetricLabels; result: ProbeMetricResult; durationSeconds?: number }[] = [];
+  readonly forgotten: ProbeMetricLabels[] = [];
+
+  observe(labels: ProbeMetricLabels, result: ProbeMetricResult, durationSeconds?: number): void {
+    this.observed.push({ labels, result, ...(durationSeconds !== undefined ? { durationSeconds } : {}) });
+  }
+
+  forget(labels: ProbeMetricLabels): void {
+    this.forgotten.push(labels);
+  }
+}
+
+/** A ProbeEventSink for tests. */
+export class FakeProbeEventSink extends ProbeEventSink {
+  readonly events: ProbeEvent[] = [];
+  record(event: ProbeEvent): void {
+    this.events.push(event);
+  }
+}
+
+// The fakes are the ports: checked by the compiler.
+const _ports: [ResultSink, ProberMetrics, ProbeEventSink] = [new FakeResultSink(), new FakeProberMetrics(), new FakeProbeEventSink()];
+void _ports;
