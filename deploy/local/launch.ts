@@ -65,6 +65,7 @@ function launch(slot: Slot): ServiceProcess {
     port: slot.port,
     instance: slot.instance,
     sink: prefixed(slot.instance === '0' ? slot.service : `${slot.service}#${slot.instance}`, slot.color),
+    detached: true,
   });
   slot.current = sp;
   sp.process.once('exit', (code, signal) => {
@@ -102,6 +103,7 @@ async function shutdown(signal: string): Promise<void> {
 async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT').then(() => process.exit(0)));
   process.on('SIGTERM', () => void shutdown('SIGTERM').then(() => process.exit(0)));
+  process.on('SIGHUP', () => void shutdown('SIGHUP').then(() => process.exit(0)));
 
   let runtimeEndpoint = process.env['CONTAINER_RUNTIME_ENDPOINT'] ?? '';
   if (!args['no-runtime']) {
@@ -125,6 +127,7 @@ async function main(): Promise<void> {
     monitorPort: 8222,
     sink: prefixed('nats-server', 90),
     onSpawn: (child) => (natsChild = child),
+    detached: true,
   });
 
   const shared: Record<string, string> = { NODE_NAME: node, NATS_URL: nats.url, LOG_LEVEL: process.env['LOG_LEVEL'] ?? 'info' };

@@ -99,7 +99,7 @@ export interface NatsServer {
  * Ports default to free ones and the store to a fresh temporary directory.
  */
 export async function startNats(
-  opts: { port?: number; monitorPort?: number; storeDir?: string; config?: string; sink?: LineSink; onSpawn?: (child: ChildProcess) => void } = {},
+  opts: { port?: number; monitorPort?: number; storeDir?: string; config?: string; sink?: LineSink; onSpawn?: (child: ChildProcess) => void; detached?: boolean } = {},
 ): Promise<NatsServer> {
   for (const p of [opts.port, opts.monitorPort]) {
     if (p !== undefined && !(await portFree(p))) throw new Error(`port ${p} is in use: is another nats-server running?`);
@@ -112,7 +112,7 @@ export async function startNats(
   const args = opts.config
     ? ['-c', opts.config, '-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort)]
     : ['-js', '-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), '-sd', storeDir, '-n', 'kubelet-split-test'];
-  const child = spawn('nats-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('nats-server', args, { stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached === true });
   opts.onSpawn?.(child);
   const spawnError = new Promise<never>((_, rej) => child.once('error', (e) => rej(new Error(`cannot start nats-server: ${e.message} (run deploy/install.sh)`))));
   if (opts.sink) pipeLines(child, opts.sink);
@@ -151,11 +151,14 @@ export interface ServiceProcess {
 export function spawnService(
   service: ServiceName,
   env: Record<string, string>,
-  opts: { sink?: LineSink; port: number; instance: string },
+  opts: { sink?: LineSink; port: number; instance: string; detached?: boolean },
 ): ServiceProcess {
+  // detached: a process group of its own, so a Ctrl-C in the launcher's terminal reaches only the
+  // launcher, which then stops the services before the nats-server they drain into.
   const child = spawn(process.execPath, ['--enable-source-maps', serviceEntry(service)], {
     env: { ...process.env, ...env, PORT: String(opts.port), INSTANCE_ID: opts.instance },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: opts.detached === true,
   });
   if (opts.sink) pipeLines(child, opts.sink);
   else {

@@ -92,15 +92,16 @@ export class ShardManager {
     loop();
   }
 
-  /** Gives every lease back, so another replica takes the shards at once. */
+  /** Gives every lease back (within a second: NATS may be gone), so another replica takes the shards at once. */
   async stop(): Promise<void> {
     this.stopped = true;
     this.timer?.cancel();
-    for (const [shard, revision] of this.owned) {
+    const releases = [...this.owned].map(([shard, revision]) => {
       this.onLose(shard);
-      await this.store.release(shard, revision);
-    }
+      return this.store.release(shard, revision);
+    });
     this.owned.clear();
+    await Promise.race([Promise.allSettled(releases), new Promise((r) => setTimeout(r, 1000).unref())]);
   }
 
   /** One round: renew, count the live owners, take up to the fair share, give back the excess. */

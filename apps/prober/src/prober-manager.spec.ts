@@ -1,0 +1,318 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeClock } from '@app/clock';
+import type { Container, ContainerStatus, Pod, PodStatus, Probe } from '@app/contracts';
+import { Registry } from '@app/observability';
+import { FakeProbeHandler } from './handlers.js';
+import { DefaultProberManager, FakeProbeEventSink, FakeProberMetrics, FakeResultSink, PromProberMetrics } from './prober-manager.js';
+
+const S = 1000;
+const T0 = Date.UTC(2026, 0, 1);
+const probe = (o: Partial<Probe> = {}): Probe => ({ exec: { command: ['true'] }, periodSeconds: 1, ...o });
+
+function makePod(uid: string, containers: Container[], o: { initContainers?: Container[]; restartPolicy?: 'Always' | 'Never' } = {}): Pod {
+  return {
+    metadata: { name: `web-${uid}`, namespace: 'default', uid },
+    spec: { containers, ...(o.initContainers ? { initContainers: o.initContainers } : {}), restartPolicy: o.restartPolicy ?? 'Always' },
+  };
+}
+
+function containerStatus(name: string, id: string, state: 'running' | 'terminated' = 'running', started?: boolean): ContainerStatus {
+  return {
+    name,
+    ready: false,
+    restartCount: 0,
+    image: 'busybox',
+    imageID: '',
+    containerID: `containerd://${id}`,
+    state: state === 'running' ? { running: { startedAt: new Date(T0).toISOString() } } : { terminated: { exitCode: 0, reason: 'Completed' } },
+    ...(started !== undefined ? { started } : {}),
+  };
+}
+
+function status(statuses: ContainerStatus[], o: { phase?: PodStatus['phase']; init?: ContainerStatus[] } = {}): PodStatus {
+  return { phase: o.phase ?? 'Running', podIP: '10.88.0.7', hostIP: '192.168.1.2', containerStatuses: statuses, ...(o.init ? { initContainerStatuses: o.init } : {}) };
+}
+
+function setup(random: () => number = () => 0) {
+  const clock = new FakeClock();
+  const handler = new FakeProbeHandler();
+  const sink = new FakeResultSink();
+  const metrics = new FakeProberMetrics();
+  const events = new FakeProbeEventSink();
+  const manager = new DefaultProberManager({ clock, handler, sink, metrics, events, random });
+  return { clock, handler, sink, metrics, events, manager };
+}
+
+describe('ProberManager.addPod', () => {
+  const liveness = probe();
+  const pod = makePod('u1', [{ name: 'app', livenessProbe: liveness, readinessProbe: probe() }, { name: 'db', startupProbe: probe() }, { name: 'plain' }], {
+    initContainers: [
+      { name: 'sidecar', restartPolicy: 'Always', readinessProbe: probe() },
+      { name: 'setup', readinessProbe: probe() },
+    ],
+  });
+  const cases: { container: string; probeType: 'liveness' | 'readiness' | 'startup'; want: boolean }[] = [
+    { container: 'app', probeType: 'liveness', want: true },
+    { container: 'app', probeType: 'readiness', want: true },
+    { container: 'app', probeType: 'startup', want: false },
+    { container: 'db', probeType: 'startup', want: true },
+    { container: 'plain', probeType: 'liveness', want: false },
+    { container: 'sidecar', probeType: 'readiness', want: true },
+    { container: 'setup', probeType: 'readiness', want: false },
+  ];
+  for (const tc of cases) {
+    it(`${tc.container} ${tc.probeType}: ${tc.want ? 'a worker' : 'no worker'}`, () => {
+      const { manager } = setup();
+      manager.addPod(pod);
+      assert.equal(manager.hasWorker('u1', tc.container, tc.probeType), tc.want);
+    });
+  }
+
+  it('one worker per (pod, container, probe type), adding a pod twice adds none', () => {
+    const { manager } = setup();
+    manager.addPod(pod);
+    manager.addPod(pod);
+    assert.equal(manager.workerCount(), 4);
+  });
+
+  it('a pod without a UID gets no workers', () => {
+    const { manager } = setup();
+    manager.addPod({ metadata: { name: 'x' }, spec: { containers: [{ name: 'app', livenessProbe: probe() }] } });
+    assert.equal(manager.workerCount(), 0);
+  });
+});
+
+describe('ProberManager results', () => {
+  it('publishes a probe_result with the bare container ID and the Unhealthy message, only on change', async () => {
+    const { clock, handler, sink, events, manager } = setup();
+    const pod = makePod('u1', [{ name: 'app', livenessProbe: probe({ failureThreshold: 1, terminationGracePeriodSeconds: 5 }) }]);
+    manager.addPod(pod);
+    manager.updatePodStatus('u1', status([containerStatus('app', 'abc')]));
+    handler.answer('Success', 'Success', { result: 'Failure', output: 'exit 1' });
+    await clock.step(0);
+    await clock.step(S);
+    await clock.step(S);
+    assert.deepEqual(sink.messages, [
+      { type: 'kubelet.v1.probe_result', probeType: 'liveness', podUid: 'u1', containerId: 'abc', containerName: 'app', result: 'Success', terminationGracePeriodSeconds: 5 },
+      {
+        type: 'kubelet.v1.probe_result',
+        probeType: 'liveness',
+        podUid: 'u1',
+        containerId: 'abc',
+        containerName: 'app',
+        result: 'Failure',
+        message: 'Liveness probe failed: exit 1',
+        terminationGracePeriodSeconds: 5,
+      },
+    ]);
+    assert.equal(manager.result('liveness', 'containerd://abc'), 'Failure');
+    assert.equal(manager.result('liveness', 'abc'), 'Failure');
+    assert.deepEqual(
+      events.events.map((e) => [e.reason, e.message]),
+      [['Unhealthy', 'Liveness probe failed: exit 1']],
+    );
+    await clock.step(S);
+    assert.equal(sink.messages.length, 3, 'the failure repeats the next period');
+    assert.equal(sink.messages[2]?.result, 'Failure');
+  });
+
+  it('a sink that fails does not stop the next results', async () => {
+    const { clock, handler, sink, manager } = setup();
+    sink.failNext();
+    manager.addPod(makePod('u1', [{ name: 'app', readinessProbe: probe() }]));
+    manager.updatePodStatus('u1', status([containerStatus('app', 'abc')]));
+    handler.answer('Success');
+    await clock.step(0);
+    assert.deepEqual(sink.results('readiness'), ['Success'], 'the initial Failure was lost, the Success went out');
+  });
+});
+
+describe('ProberManager started and ready (UpdatePodStatus)', () => {
+  it('no startup result yet: liveness and readiness wait; the startup success lets them probe', async () => {
+    const { clock, handler, manager } = setup();
+    const startup = probe({ failureThreshold: 10 });
+    const liveness = probe();
+    manager.addPod(makePod('u1', [{ name: 'app', startupProbe: startup, livenessProbe: liveness, readinessProbe: probe() }]));
+    manager.updatePodStatus('u1', status([containerStatus('app', 'abc')])); // no `started` from the status manager
+    handler.answer('Failure', 'Failure', 'Success');
+    await clock.step(0);
+    await clock.step(S);
+    const livenessRuns = () => handler.runs.filter((r) => r.probe === liveness).length;
+    assert.equal(livenessRuns(), 0);
+    assert.equal(manager.isStarted('u1', 'app'), false);
+    assert.equal(manager.applyProbeResults('u1', status([containerStatus('app', 'abc')])).containerStatuses?.[0]?.started, false);
+    await clock.step(S); // the startup probe succeeds
+    assert.equal(manager.isStarted('u1', 'app'), true);
+    await clock.step(S);
+    assert.ok(livenessRuns() >= 1, 'liveness probes once started');
+    assert.equal(handler.runs.filter((r) => r.probe === startup).length, 3, 'the startup probe stopped after its success');
+  });
+
+  const readiness: { name: string; readinessProbe?: Probe; state: 'running' | 'terminated'; answers: ('Success' | 'Failure')[]; want: boolean }[] = [
+    { name: 'no readiness probe: ready once running', state: 'running', answers: [], want: true },
+    { name: 'no readiness probe, not running: not ready', state: 'terminated', answers: [], want: false },
+    { name: 'a readiness probe that has not succeeded: not ready', readinessProbe: probe(), state: 'running', answers: ['Failure'], want: false },
+    { name: 'a readiness probe that succeeded: ready', readinessProbe: probe(), state: 'running', answers: ['Success'], want: true },
+  ];
+  for (const tc of readiness) {
+    it(tc.name, async () => {
+      const { clock, handler, manager } = setup();
+      manager.addPod(makePod('u1', [{ name: 'app', ...(tc.readinessProbe ? { readinessProbe: tc.readinessProbe } : {}) }]));
+      manager.updatePodStatus('u1', status([containerStatus('app', 'abc', tc.state)]));
+      handler.answer(...tc.answers);
+      await clock.step(0);
+      assert.equal(manager.isReady('u1', 'app'), tc.want);
+      assert.equal(manager.applyProbeResults('u1', status([containerStatus('app', 'abc', tc.state)])).containerStatuses?.[0]?.ready, tc.want);
+    });
+  }
+
+  it('a sidecar is ready by its readiness probe, a plain init container once it exited 0', async () => {
+    const { clock, handler, manager } = setup();
+    const pod = makePod('u1', [{ name: 'app' }], { initContainers: [{ name: 'init' }, { name: 'side', restartPolicy: 'Always', readinessProbe: probe() }] });
+    manager.addPod(pod);
+    const s = status([containerStatus('app', 'a1')], { init: [containerStatus('init', 'i1', 'terminated'), containerStatus('side', 's1')] });
+    manager.updatePodStatus('u1', s);
+    handler.answer('Success');
+    await clock.step(0);
+    const applied = manager.applyProbeResults('u1', s);
+    assert.deepEqual(
+      applied.initContainerStatuses?.map((c) => [c.name, c.started, c.ready]),
+      [
+        ['init', false, true],
+        ['side', true, true],
+      ],
+    );
+  });
+
+  it('a fed status of a started container that is not ready triggers a readiness probe at once', async () => {
+    const { clock, handler, manager } = setup();
+    manager.addPod(makePod('u1', [{ name: 'app', readinessProbe: probe({ periodSeconds: 10 }) }]));
+    manager.updatePodStatus('u1', status([containerStatus('app', 'abc')]));
+    handler.answer('Failure');
+    await clock.step(0);
+    await clock.step(3 * S);
+    assert.equal(handler.runs.length, 1);
+    manager.updatePodStatus('u1', status([containerStatus('app', 'abc')]));
+    await clock.step(0);
+    assert.equal(handler.runs.length, 2, 'probed at 3s, not at 10s');
+  });
+});
+
+describe('ProberManager worker teardown', () => {
+  const pod = (restartPolicy: 'Always' | 'Never' = 'Always') => makePod('u1', [{ name: 'app', livenessProbe: probe(), readinessProbe: probe(), startupProbe: probe() }], { restartPolicy });
+  const other = makePod('u2', [{ name: 'app', readinessProbe: probe() }]);
+  const cases: { name: string; act: (m: DefaultProberManager, clock: FakeClock) => void | Promise<void>; restartPolicy?: 'Always' | 'Never'; left: string[] }[] = [
+    { name: 'removePod stops every worker of the pod', act: (m) => m.removePod(pod()), left: ['u2/readiness'] },
+    { name: 'cleanupPods stops the workers of pods not desired', act: (m) => m.cleanupPods(new Set(['u2'])), left: ['u2/readiness'] },
+    { name: 'cleanupPods keeps desired pods', act: (m) => m.cleanupPods(new Set(['u1', 'u2'])), left: ['u1/liveness', 'u1/readiness', 'u1/startup', 'u2/readiness'] },
+    { name: 'stopLivenessAndStartup keeps readiness', act: (m) => m.stopLivenessAndStartup(pod()), left: ['u1/readiness', 'u2/readiness'] },
+    {
+      name: 'the container terminated for good (restartPolicy Never)',
+      restartPolicy: 'Never',
+      act: async (m, clock) => {
+        m.updatePodStatus('u1', status([{ ...containerStatus('app', 'abc', 'terminated'), state: { terminated: { exitCode: 1 } } }]));
+        await clock.step(S);
+      },
+      left: ['u2/readiness'],
+    },
+    {
+      name: 'the pod Succeeded',
+      act: async (m, clock) => {
+        m.updatePodStatus('u1', status([containerStatus('app', 'abc', 'terminated')], { phase: 'Succeeded' }));
+        await clock.step(S);
+      },
+      left: ['u2/readiness'],
+    },
+  ];
+  for (const tc of cases) {
+    it(tc.name, async () => {
+      const { clock, handler, manager, metrics } = setup();
+      manager.addPod(pod(tc.restartPolicy));
+      manager.addPod(other);
+      manager.updatePodStatus('u1', status([containerStatus('app', 'abc', 'running', true)]));
+      manager.updatePodStatus('u2', status([containerStatus('app', 'def')]));
+      await clock.step(0);
+      await tc.act(manager, clock);
+      const left = (['u1', 'u2'] as const).flatMap((uid) => (['liveness', 'readiness', 'startup'] as const).filter((t) => manager.hasWorker(uid, 'app', t)).map((t) => `${uid}/${t}`));
+      assert.deepEqual(left, tc.left);
+      assert.equal(manager.workerCount(), tc.left.length);
+      assert.equal(metrics.forgotten.length, 4 - tc.left.length, 'the stopped workers metric series are deleted');
+      const before = handler.runs.filter((r) => r.target.pod.metadata.uid === 'u1' && !tc.left.some((k) => k.startsWith('u1/'))).length;
+      await clock.step(5 * S);
+      const after = handler.runs.filter((r) => r.target.pod.metadata.uid === 'u1' && !tc.left.some((k) => k.startsWith('u1/'))).length;
+      assert.equal(after, before, 'stopped workers probe no more');
+    });
+  }
+
+  it('removePod forgets the pod status', async () => {
+    const { clock, manager } = setup();
+    manager.addPod(pod());
+    manager.updatePodStatus('u1', status([containerStatus('app', 'abc', 'running', true)]));
+    await clock.step(0);
+    manager.removePod(pod());
+    assert.equal(manager.isStarted('u1', 'app'), false);
+    assert.equal(manager.result('liveness', 'abc'), undefined);
+  });
+});
+
+describe('ProberManager random offset', () => {
+  it('pods added while the prober is young are spread over their period', async () => {
+    const offsets = [0.1, 0.5, 0.9];
+    let i = 0;
+    const { clock, handler, manager } = setup(() => offsets[i++] ?? 0);
+    for (const uid of ['u1', 'u2', 'u3']) {
+      manager.addPod(makePod(uid, [{ name: 'app', livenessProbe: probe({ periodSeconds: 10 }) }]));
+      manager.updatePodStatus(uid, status([containerStatus('app', `c-${uid}`)]));
+    }
+    const firstProbes: number[] = [];
+    for (let t = 0; t < 10; t++) {
+      await clock.step(t === 0 ? 0 : S);
+      while (firstProbes.length < handler.runs.length) firstProbes.push(t);
+    }
+    assert.deepEqual(firstProbes, [1, 5, 9]);
+  });
+
+  it('a pod added once the prober has run longer than the period probes at once', async () => {
+    const { clock, handler, manager } = setup(() => 0.9);
+    await clock.step(60 * S);
+    manager.addPod(makePod('u1', [{ name: 'app', livenessProbe: probe({ periodSeconds: 10 }) }]));
+    manager.updatePodStatus('u1', status([containerStatus('app', 'abc')]));
+    await clock.step(0);
+    assert.equal(handler.runs.length, 1);
+  });
+});
+
+describe('ProberManager metrics', () => {
+  it('counts probes by result, with durations for successes only, and deletes the series when the worker stops', async () => {
+    const { clock, handler, manager, metrics } = setup();
+    const pod = makePod('u1', [{ name: 'app', readinessProbe: probe() }]);
+    manager.addPod(pod);
+    manager.updatePodStatus('u1', status([containerStatus('app', 'abc')]));
+    handler.answer('Success', 'Failure');
+    await clock.step(0);
+    await clock.step(S);
+    const labels = { probe_type: 'Readiness', container: 'app', pod: 'web-u1', namespace: 'default' };
+    assert.deepEqual(metrics.observed, [
+      { labels, result: 'successful', durationSeconds: 0 },
+      { labels, result: 'failed' },
+    ]);
+    manager.removePod(pod);
+    assert.deepEqual(metrics.forgotten, [labels]);
+  });
+
+  it('PromProberMetrics writes prober_probe_total and prober_probe_duration_seconds', async () => {
+    const registry = new Registry();
+    const m = new PromProberMetrics(registry);
+    const labels = { probe_type: 'Liveness', container: 'app', pod: 'web', namespace: 'default' };
+    m.observe(labels, 'successful', 0.02);
+    m.observe(labels, 'successful', 0.03);
+    m.observe(labels, 'failed');
+    const text = await registry.metrics();
+    assert.match(text, /prober_probe_total\{probe_type="Liveness",result="successful",container="app",pod="web",namespace="default"\} 2/);
+    assert.match(text, /prober_probe_total\{probe_type="Liveness",result="failed",container="app",pod="web",namespace="default"\} 1/);
+    assert.match(text, /prober_probe_duration_seconds_count\{probe_type="Liveness",container="app",pod="web",namespace="default"\} 2/);
+    m.forget(labels);
+    assert.doesNotMatch(await registry.metrics(), /pod="web"/);
+  });
+});
