@@ -1,11 +1,9 @@
 /** The PLEG's ports on KV, NATS and prom-client. */
 import { Subjects, type PodCacheEntry, type PodCacheGlobal, type PodLifecycleEventMessage } from '@app/contracts';
-import { kvKey, type KV, type NatsBus } from '@app/nats';
+import { kvKey, readEntries, readEntry, type KV, type NatsBus } from '@app/nats';
 import { Counter, Gauge, Histogram, type Registry } from '@app/observability';
 import { podCacheGlobalKey, podCacheKey } from '@app/pod-cache';
 import { PlegEventSink, PlegMetrics, PodCacheStore } from './ports.js';
-
-const dec = new TextDecoder();
 
 export class KvPodCacheStore extends PodCacheStore {
   constructor(
@@ -15,15 +13,8 @@ export class KvPodCacheStore extends PodCacheStore {
     super();
   }
   async load(): Promise<{ entries: PodCacheEntry[]; global: number }> {
-    const entries: PodCacheEntry[] = [];
-    const keys: string[] = [];
-    for await (const k of await this.kv.keys(`${kvKey(this.node, 'pod')}.>`)) keys.push(k);
-    for (const k of keys) {
-      const e = await this.kv.get(k);
-      if (e?.operation === 'PUT' && e.value.length > 0) entries.push(JSON.parse(dec.decode(e.value)) as PodCacheEntry);
-    }
-    const g = await this.kv.get(podCacheGlobalKey(this.node));
-    const global = g?.operation === 'PUT' && g.value.length > 0 ? (JSON.parse(dec.decode(g.value)) as PodCacheGlobal).timestamp : 0;
+    const entries = [...(await readEntries<PodCacheEntry>(this.kv, kvKey(this.node, 'pod'))).values()];
+    const global = (await readEntry<PodCacheGlobal>(this.kv, podCacheGlobalKey(this.node)))?.timestamp ?? 0;
     return { entries, global };
   }
   async set(entry: PodCacheEntry): Promise<void> {

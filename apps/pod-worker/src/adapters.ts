@@ -18,13 +18,11 @@ import {
   type WorkDoneMessage,
 } from '@app/contracts';
 import type { CriRuntime } from '@app/cri';
-import { kvKey, type KV, type NatsBus } from '@app/nats';
+import { kvKey, readEntry, type KV, type NatsBus } from '@app/nats';
 import { PodWorkerOutbox, ProbeResultsView } from './kubelet-sync.js';
 import { WorkQueue, WorkerStore } from './pod-workers.js';
 import { emptyDirPath, podLogDirectory, type NodeFacts } from './runtime-config.js';
 import { EventRecorder, HookRunner, PodDirectories } from './runtime-ports.js';
-
-const dec = new TextDecoder();
 
 export class KvWorkerStore extends WorkerStore {
   constructor(
@@ -34,8 +32,7 @@ export class KvWorkerStore extends WorkerStore {
     super();
   }
   async load(uid: string): Promise<PodSyncStatusRecord | undefined> {
-    const e = await this.kv.get(kvKey(this.node, uid));
-    return e && e.operation === 'PUT' && e.value.length > 0 ? (JSON.parse(dec.decode(e.value)) as PodSyncStatusRecord) : undefined;
+    return readEntry<PodSyncStatusRecord>(this.kv, kvKey(this.node, uid));
   }
   async save(uid: string, record: PodSyncStatusRecord): Promise<void> {
     await this.kv.put(kvKey(this.node, uid), JSON.stringify(record));

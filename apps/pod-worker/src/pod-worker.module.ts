@@ -5,7 +5,7 @@ import type { Subscription } from '@nats-io/transport-node';
 import { Clock, SystemClock } from '@app/clock';
 import { MessageTypes, Subjects, decodeMessage, parseJson, shardOf, type PodRecord } from '@app/contracts';
 import { NatsCriClient } from '@app/cri';
-import { kvKey, type KV } from '@app/nats';
+import { kvKey, readEntries, type KV } from '@app/nats';
 import { Counter, Gauge, Histogram, type Logger, type Registry } from '@app/observability';
 import { KvPodCache } from '@app/pod-cache';
 import { HealthChecks, METRICS_REGISTRY, SERVICE_CONTEXT, type ServiceContext } from '@app/service';
@@ -18,8 +18,6 @@ import type { NodeFacts } from './runtime-config.js';
 import { ImagePuller, RuntimeManager } from './runtime-manager.js';
 import type { PodWorkerConfig } from './service.js';
 import { KvLeaseStore, ShardManager } from './shards.js';
-
-const dec = new TextDecoder();
 
 function hostDns(): NodeFacts['hostDns'] {
   try {
@@ -121,15 +119,8 @@ export class PodWorkerService {
     this.ctx.addSubjects([subject]);
     const resumeFrom = Date.now();
     let resynced = 0;
-    const keys: string[] = [];
-    for await (const k of await this.pods.keys(`${kvKey(cfg.NODE_NAME, 'pod')}.>`)) keys.push(k);
-    for (const key of keys) {
-      const uid = key.split('.').pop() ?? '';
-      if (shardOf(uid, cfg.POD_WORKER_SHARDS) !== shard) continue;
-      const e = await this.pods.get(key);
-      if (!e || e.operation !== 'PUT' || e.value.length === 0) continue;
-      const record = JSON.parse(dec.decode(e.value)) as PodRecord;
-      if (!record.admitted) continue;
+    for (const [uid, record] of await readEntries<PodRecord>(this.pods, kvKey(cfg.NODE_NAME, 'pod'))) {
+      if (shardOf(uid, cfg.POD_WORKER_SHARDS) !== shard || !record.admitted) continue;
       await this.workers.updatePod({ type: MessageTypes.updatePodOptions, updateType: record.terminationRequested ? 'SyncPodKill' : 'SyncPodSync', startTime: new Date().toISOString(), pod: record.pod }, resumeFrom);
       resynced++;
     }

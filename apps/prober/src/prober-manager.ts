@@ -77,12 +77,12 @@ export class PromProberMetrics extends ProberMetrics {
   }
 
   observe(labels: ProbeMetricLabels, result: ProbeMetricResult, durationSeconds?: number): void {
-    this.total.inc({ ...labels, result });
+    this.total.inc({ probe_type: labels.probe_type, result, container: labels.container, pod: labels.pod, namespace: labels.namespace });
     if (durationSeconds !== undefined) this.duration.observe({ ...labels }, durationSeconds);
   }
 
   forget(labels: ProbeMetricLabels): void {
-    for (const result of PROBE_METRIC_RESULTS) this.total.remove({ ...labels, result });
+    for (const result of PROBE_METRIC_RESULTS) this.total.remove({ probe_type: labels.probe_type, result, container: labels.container, pod: labels.pod, namespace: labels.namespace });
     this.duration.remove({ ...labels });
   }
 }

@@ -227,13 +227,12 @@ export class ProbeWorker {
     this.deps.onStopped?.(this);
   }
 
-  /** The manual trigger: probe now and count the next period from now. */
+  /** The manual trigger: probe now and count the next period from now (after the first probe; before it, nothing). */
   trigger(): void {
     switch (this.state) {
       case 'new':
       case 'offset':
-        // Go's buffered channel: taken after the first probe.
-        this.runAgain = true;
+        // The first probe is coming anyway (upstream would buffer the trigger and probe twice in a row).
         return;
       case 'probing':
         this.restartTicker();

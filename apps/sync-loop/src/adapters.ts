@@ -21,23 +21,8 @@ import {
 } from '@app/contracts';
 import type { CriRuntime } from '@app/cri';
 import { KubeletLabels } from '@app/kube';
-import { kvKey, type KV, type NatsBus } from '@app/nats';
+import { kvKey, readEntries, type KV, type NatsBus } from '@app/nats';
 import { NodeState, PodStore, RuntimeView, SyncLoopOutbox, type RuntimeContainer, type RuntimePod } from './ports.js';
-
-const dec = new TextDecoder();
-
-/** Every value under `<node>.<prefix>` in a bucket, by the key's last token. */
-async function readAll<T>(kv: KV, prefix: string): Promise<Map<string, T>> {
-  const out = new Map<string, T>();
-  const keys: string[] = [];
-  for await (const k of await kv.keys(`${prefix}.>`)) keys.push(k);
-  for (const key of keys) {
-    const e = await kv.get(key);
-    if (!e || e.operation !== 'PUT' || e.value.length === 0) continue;
-    out.set(key.slice(prefix.length + 1), JSON.parse(dec.decode(e.value)) as T);
-  }
-  return out;
-}
 
 export class KvPodStore extends PodStore {
   constructor(
@@ -47,7 +32,7 @@ export class KvPodStore extends PodStore {
     super();
   }
   async loadPods(): Promise<PodRecord[]> {
-    return [...(await readAll<PodRecord>(this.kv, kvKey(this.node, 'pod'))).values()];
+    return [...(await readEntries<PodRecord>(this.kv, kvKey(this.node, 'pod'))).values()];
   }
   async putPod(record: PodRecord): Promise<void> {
     await this.kv.put(kvKey(this.node, 'pod', record.pod.metadata.uid ?? ''), JSON.stringify(record));
@@ -56,7 +41,7 @@ export class KvPodStore extends PodStore {
     await this.kv.delete(kvKey(this.node, 'pod', uid));
   }
   async loadQueue(): Promise<Map<string, number>> {
-    const q = await readAll<WorkQueueRecord>(this.kv, kvKey(this.node, 'queue'));
+    const q = await readEntries<WorkQueueRecord>(this.kv, kvKey(this.node, 'queue'));
     return new Map([...q].map(([uid, r]) => [uid, r.dueAt]));
   }
   async putQueue(uid: string, dueAt: number): Promise<void> {
@@ -76,10 +61,10 @@ export class KvNodeState extends NodeState {
     super();
   }
   async workerStates(): Promise<Map<string, PodSyncStatusRecord>> {
-    return readAll<PodSyncStatusRecord>(this.workers, kvKey(this.node));
+    return readEntries<PodSyncStatusRecord>(this.workers, kvKey(this.node));
   }
   async podStatuses(): Promise<Map<string, PodStatus>> {
-    const all = await readAll<VersionedPodStatusRecord>(this.statuses, kvKey(this.node));
+    const all = await readEntries<VersionedPodStatusRecord>(this.statuses, kvKey(this.node));
     return new Map([...all].map(([uid, r]) => [uid, r.status]));
   }
 }

@@ -1,0 +1,147 @@
+/**
+ * status.Manager for the node: the pod workers' statuses, the probe
+ * results merged into them, versioned (PodStatusVersions) and kept in the
+ * `pod-status` KV bucket, whose only writer this is; the events of each
+ * pod; and the read API that joins the desired pods (the sync loop's
+ * `pods` bucket) with their statuses, like the kubelet's `/pods`.
+ */
+import { Clock } from '@app/clock';
+import type { EventMessage, Pod, PodList, PodRecord, PodStatus, ProbeResultMessage, StatusCommandMessage, StatusVerb } from '@app/contracts';
+import type { Logger } from '@app/observability';
+import { PodStatusVersions, statusPodOf, type ApplyResult, type StatusEntry, type StatusPod } from './status-store.js';
+
+/** The `pod-status` bucket. */
+export abstract class StatusStore {
+  abstract load(): Promise<[string, StatusEntry][]>;
+  abstract put(uid: string, entry: StatusEntry): Promise<void>;
+  abstract delete(uid: string): Promise<void>;
+}
+
+/** The desired pods (the sync loop's `pods` bucket), read only. */
+export abstract class DesiredPods {
+  abstract all(): Promise<PodRecord[]>;
+  abstract get(uid: string): Promise<PodRecord | undefined>;
+}
+
+export interface StatusMetrics {
+  synced(seconds: number): void;
+}
+
+export class StatusManager {
+  private versions = new PodStatusVersions();
+  private readonly events = new Map<string, EventMessage[]>();
+  /** Serializes changes, so versions are written in order. */
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly store: StatusStore,
+    private readonly desired: DesiredPods,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly eventsPerPod = 200,
+    private readonly metrics?: StatusMetrics,
+  ) {}
+
+  async restore(): Promise<number> {
+    const entries = await this.store.load();
+    this.versions = new PodStatusVersions(entries);
+    return entries.length;
+  }
+
+  statuses(): [string, StatusEntry][] {
+    return this.versions.all();
+  }
+
+  /** A statusManager call from a pod worker or the sync loop. */
+  handleCommand(verb: StatusVerb, msg: StatusCommandMessage): Promise<ApplyResult | undefined> {
+    return this.serially(async () => {
+      const started = this.clock.now();
+      const uid = msg.podUid;
+      if (verb === 'RemoveOrphanedStatuses') {
+        if (this.versions.remove(uid)) await this.store.delete(uid);
+        return undefined;
+      }
+      const status = msg.args['status'] as PodStatus | undefined;
+      const containerId = typeof msg.args['containerId'] === 'string' ? msg.args['containerId'] : '';
+      const pod = await this.statusPod(uid, msg.args);
+      let result: ApplyResult;
+      switch (verb) {
+        case 'SetPodStatus':
+          if (!status) throw new Error('SetPodStatus needs args.status');
+          result = this.versions.setPodStatus(uid, pod, status, this.clock.now());
+          break;
+        case 'TerminatePod':
+          if (!status) throw new Error('TerminatePod needs args.status');
+          result = this.versions.terminatePod(uid, pod, status, this.clock.now());
+          break;
+        case 'SetContainerReadiness':
+          result = this.versions.setContainerReadiness(uid, containerId, msg.args['ready'] === true, this.clock.now());
+          break;
+        case 'SetContainerStartup':
+          result = this.versions.setContainerStartup(uid, containerId, msg.args['started'] === true, this.clock.now());
+          break;
+      }
+      await this.persist(uid, result);
+      this.metrics?.synced((this.clock.now() - started) / 1000);
+      return result;
+    });
+  }
+
+  /** The readiness and startup managers' updates merge into the current status. */
+  handleProbeResult(r: ProbeResultMessage): Promise<ApplyResult | undefined> {
+    if (r.probeType === 'liveness') return Promise.resolve(undefined);
+    return this.serially(async () => {
+      const ok = r.result === 'Success';
+      const result = r.probeType === 'readiness' ? this.versions.setContainerReadiness(r.podUid, r.containerId, ok, this.clock.now()) : this.versions.setContainerStartup(r.podUid, r.containerId, ok, this.clock.now());
+      await this.persist(r.podUid, result);
+      return result;
+    });
+  }
+
+  /** recorder.Eventf: kept per pod, in order, the newest `eventsPerPod`. */
+  handleEvent(e: EventMessage): void {
+    const key = `${e.involvedObject.namespace ?? ''}/${e.involvedObject.name}`;
+    const list = this.events.get(key) ?? [];
+    list.push(e);
+    if (list.length > this.eventsPerPod) list.splice(0, list.length - this.eventsPerPod);
+    this.events.set(key, list);
+  }
+
+  /** The kubelet's `/pods`: every desired pod with its spec and latest status. */
+  async listPods(): Promise<PodList> {
+    const records = await this.desired.all();
+    const items = records.map((r) => this.withStatus(r)).sort((a, b) => `${a.metadata.namespace ?? ''}/${a.metadata.name ?? ''}`.localeCompare(`${b.metadata.namespace ?? ''}/${b.metadata.name ?? ''}`));
+    return { apiVersion: 'v1', kind: 'PodList', metadata: {}, items };
+  }
+
+  async getPod(namespace: string, name: string): Promise<Pod | undefined> {
+    return (await this.listPods()).items.find((p) => p.metadata.namespace === namespace && p.metadata.name === name);
+  }
+
+  eventsOf(namespace: string, name: string): EventMessage[] {
+    return [...(this.events.get(`${namespace}/${name}`) ?? [])];
+  }
+
+  private withStatus(r: PodRecord): Pod {
+    const entry = this.versions.get(r.pod.metadata.uid ?? '');
+    const status: PodStatus = entry?.status ?? (r.rejection ? { phase: 'Failed', reason: r.rejection.reason, message: `Pod was rejected: ${r.rejection.message}` } : { phase: 'Pending', ...r.pod.status });
+    return { apiVersion: 'v1', kind: 'Pod', ...r.pod, status };
+  }
+
+  private async statusPod(uid: string, args: Record<string, unknown>): Promise<StatusPod> {
+    const record = await this.desired.get(uid).catch(() => undefined);
+    if (record) return statusPodOf(record.pod);
+    return { name: typeof args['podName'] === 'string' ? args['podName'] : '', namespace: typeof args['podNamespace'] === 'string' ? args['podNamespace'] : '' };
+  }
+
+  private async persist(uid: string, result: ApplyResult): Promise<void> {
+    if (result.dropped) this.logger.info({ uid, why: result.dropped }, 'status update dropped');
+    if (result.changed && result.entry) await this.store.put(uid, result.entry);
+  }
+
+  private serially<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.chain.then(fn, fn);
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+}
