@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { serviceSchema } from '@app/service';
+import type { EnvSchema } from '@app/config';
+import { serviceSchema, type ServiceDefinition } from '@app/service';
 import { REPO_ROOT } from '../deploy/local/stack.js';
 import { definition as configSource } from '../apps/config-source/src/service.js';
 import { definition as syncLoop } from '../apps/sync-loop/src/service.js';
@@ -18,9 +19,8 @@ describe('README configuration table', () => {
     const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
     const section = readme.slice(readme.indexOf('## Configuration'));
     const documented = new Set([...section.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1]));
-    const read = new Set(
-      [configSource, syncLoop, podWorker, pleg, prober, statusManager, criGateway].flatMap((d) => Object.keys(serviceSchema(d))),
-    );
+    const defs = [configSource, syncLoop, podWorker, pleg, prober, statusManager, criGateway] as unknown as ServiceDefinition<EnvSchema>[];
+    const read = new Set(defs.flatMap((d) => Object.keys(serviceSchema(d))));
     assert.deepEqual([...read].filter((v) => !documented.has(v)), [], 'read but not documented');
     assert.deepEqual([...documented].filter((v) => v && !read.has(v)), [], 'documented but not read');
   });

@@ -61,6 +61,8 @@ export interface ProbeResultMessage {
   containerName?: string;
   result: ProbeResultValue;
   message?: string;
+  /** The probe's own terminationGracePeriodSeconds, for the kill a liveness or startup failure causes. */
+  terminationGracePeriodSeconds?: number;
 }
 
 /** kubetypes.SyncPodType */
