@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import {
   MessageTypes,
   Subjects,
+  podEvent,
   type Container,
-  type EventMessage,
   type LifecycleHandler,
   type Pod,
   type PodSyncStatusRecord,
@@ -82,16 +82,7 @@ export class NatsEventRecorder extends EventRecorder {
   }
   event(pod: Pod, type: 'Normal' | 'Warning', reason: string, message: string, fieldPath?: string): void {
     const uid = pod.metadata.uid ?? '';
-    const msg: EventMessage = {
-      type: MessageTypes.event,
-      involvedObject: { kind: 'Pod', namespace: pod.metadata.namespace ?? '', name: pod.metadata.name ?? '', uid, ...(fieldPath ? { fieldPath } : {}) },
-      eventType: type,
-      reason,
-      message,
-      source: { component: 'kubelet', host: this.node },
-      timestamp: new Date().toISOString(),
-    };
-    this.bus.publish(Subjects.events.build(this.node, uid), msg, { podUid: uid });
+    this.bus.publish(Subjects.events.build(this.node, uid), podEvent(pod, type, reason, message, this.node, fieldPath ? { fieldPath } : {}), { podUid: uid });
   }
 }
 

@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Ctx, EventPattern, NatsContext, Payload } from '@nestjs/microservices';
 import { Clock, SystemClock } from '@app/clock';
-import { MessageTypes, Subjects, decodeMessage, type EventMessage, type PodStatus, type ProbeResultMessage } from '@app/contracts';
+import { MessageTypes, Subjects, decodeMessage, podEvent, type PodStatus, type ProbeResultMessage } from '@app/contracts';
 import { NatsCriClient } from '@app/cri';
 import { NatsBus } from '@app/nats';
 import type { Registry } from '@app/observability';
@@ -34,16 +34,7 @@ class NatsProbeEventSink extends ProbeEventSink {
   }
   record(e: ProbeEvent): void {
     const uid = e.pod.metadata.uid ?? '';
-    const msg: EventMessage = {
-      type: MessageTypes.event,
-      involvedObject: { kind: 'Pod', namespace: e.pod.metadata.namespace ?? '', name: e.pod.metadata.name ?? '', uid, fieldPath: `spec.containers{${e.container.name}}` },
-      eventType: e.eventType,
-      reason: e.reason,
-      message: e.message,
-      source: { component: 'kubelet', host: this.node },
-      timestamp: new Date().toISOString(),
-    };
-    this.bus.publish(Subjects.events.build(this.node, uid), msg, { podUid: uid });
+    this.bus.publish(Subjects.events.build(this.node, uid), podEvent(e.pod, e.eventType, e.reason, e.message, this.node, { fieldPath: `spec.containers{${e.container.name}}` }), { podUid: uid });
   }
 }
 

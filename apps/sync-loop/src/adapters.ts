@@ -2,8 +2,8 @@
 import {
   MessageTypes,
   Subjects,
+  podEvent,
   shardOf,
-  type EventMessage,
   type KillPodOptions,
   type Pod,
   type PodRecord,
@@ -137,16 +137,7 @@ export class NatsSyncLoopOutbox extends SyncLoopOutbox {
 
   event(pod: Pod, type: 'Normal' | 'Warning', reason: string, message: string): void {
     const uid = pod.metadata.uid ?? '';
-    const msg: EventMessage = {
-      type: MessageTypes.event,
-      involvedObject: { kind: 'Pod', namespace: pod.metadata.namespace ?? '', name: pod.metadata.name ?? '', uid },
-      eventType: type,
-      reason,
-      message,
-      source: { component: 'kubelet', host: this.node },
-      timestamp: new Date().toISOString(),
-    };
-    this.bus.publish(Subjects.events.build(this.node, uid), msg, { podUid: uid });
+    this.bus.publish(Subjects.events.build(this.node, uid), podEvent(pod, type, reason, message, this.node), { podUid: uid });
   }
 
   async sourcesSnapshot(): Promise<SourcesSnapshotMessage | undefined> {

@@ -141,6 +141,26 @@ export interface ContainerEventsStatusMessage {
   detail: string;
 }
 
+/** An event about a pod, as the kubelet's recorder makes it (source component "kubelet"). */
+export function podEvent(
+  pod: Pod,
+  eventType: 'Normal' | 'Warning',
+  reason: string,
+  message: string,
+  host: string,
+  opts: { fieldPath?: string; at?: Date } = {},
+): EventMessage {
+  return {
+    type: MessageTypes.event,
+    involvedObject: { kind: 'Pod', namespace: pod.metadata.namespace ?? '', name: pod.metadata.name ?? '', uid: pod.metadata.uid ?? '', ...(opts.fieldPath ? { fieldPath: opts.fieldPath } : {}) },
+    eventType,
+    reason,
+    message,
+    source: { component: 'kubelet', host },
+    timestamp: (opts.at ?? new Date()).toISOString(),
+  };
+}
+
 export type Message =
   | PodUpdateMessage
   | SourcesReadyMessage
