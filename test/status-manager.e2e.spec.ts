@@ -118,6 +118,14 @@ describe('status manager and kubelet-split get pods on the real stack', { timeou
     assert.match(missing.stderr, /not found/);
   });
 
+  it('the status manager exports its kubelet metrics', async () => {
+    const text = await (await fetch(`${server}/metrics`)).text();
+    assert.match(text, /kubelet_desired_pods\{[^}]*static="true"[^}]*\} [1-9]/);
+    assert.match(text, /kubelet_running_pods\{[^}]*\} [1-9]/);
+    assert.match(text, /kubelet_running_containers\{[^}]*container_state="running"[^}]*\} [1-9]/);
+    assert.match(text, /kubelet_pod_status_sync_duration_seconds_count\{[^}]*\} [1-9]/);
+  });
+
   it('statuses are versioned in the pod-status bucket and survive a status-manager restart', async () => {
     const [key, sm] = [...stack.procs.entries()].find(([k]) => k.startsWith('status-manager')) ?? [];
     assert.ok(key && sm);

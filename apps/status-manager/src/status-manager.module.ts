@@ -80,7 +80,14 @@ export class StatusManagerController {
         const { podStatus, pods } = ctx.buckets;
         if (!podStatus || !pods) throw new Error('status-manager needs the pod-status and pods buckets');
         const sync = new Histogram({ name: 'kubelet_pod_status_sync_duration_seconds', help: 'Duration in seconds to sync a pod status update.', buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5], registers: [registry] });
-        const manager = new StatusManager(new KvStatusStore(podStatus, ctx.config.NODE_NAME), new KvDesiredPods(pods, ctx.config.NODE_NAME), clock, ctx.logger.child({ component: 'status' }), ctx.config.EVENTS_PER_POD, { synced: (s) => sync.observe(s) });
+        const desired = new KvDesiredPods(pods, ctx.config.NODE_NAME);
+        const manager = new StatusManager(new KvStatusStore(podStatus, ctx.config.NODE_NAME), desired, clock, ctx.logger.child({ component: 'status' }), ctx.config.EVENTS_PER_POD, { synced: (s) => sync.observe(s) });
+        new Gauge({ name: 'kubelet_desired_pods', help: 'The number of pods the kubelet is being instructed to run. static is true if the pod is not from the apiserver.', labelNames: ['static'], registers: [registry], async collect() {
+          const records = await desired.all();
+          const staticPods = records.filter((r) => r.source !== 'api').length;
+          this.set({ static: 'true' }, staticPods);
+          this.set({ static: 'false' }, records.length - staticPods);
+        } });
         new Gauge({ name: 'kubelet_running_pods', help: 'Number of pods that have a running pod sandbox', registers: [registry], collect() {
           this.set(manager.statuses().filter(([, e]) => e.status.phase === 'Running' || (e.status.conditions ?? []).some((c) => c.type === 'PodReadyToStartContainers' && c.status === 'True')).length);
         } });

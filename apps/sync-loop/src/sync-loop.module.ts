@@ -5,7 +5,7 @@ import { MessageError, MessageTypes, Subjects, decodeMessage, isRecord } from '@
 import { NatsCriClient } from '@app/cri';
 import { nodeInfoFrom } from '@app/kube';
 import { NatsBus, type NatsConnection } from '@app/nats';
-import { Counter, Gauge, type Logger, type Registry } from '@app/observability';
+import { Counter, type Logger, type Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, type ServiceContext } from '@app/service';
 import { CriRuntimeView, KvNodeState, KvPodStore, NatsSyncLoopOutbox } from './adapters.js';
 import type { SyncLoopConfig } from './service.js';
@@ -127,13 +127,6 @@ function parseLabels(spec: string | undefined): Record<string, string> {
           clock,
           logger,
         );
-        const desired = new Gauge({ name: 'kubelet_desired_pods', help: 'The number of pods the kubelet is being instructed to run. static is true if the pod is not from the apiserver.', labelNames: ['static'], registers: [registry], collect() {
-          let staticPods = 0;
-          for (const r of loop.desiredPods.values()) if (r.source !== 'api') staticPods++;
-          this.set({ static: 'true' }, staticPods);
-          this.set({ static: 'false' }, loop.desiredPods.size - staticPods);
-        } });
-        void desired;
         return new SyncLoopRunner(loop, clock, logger);
       },
     },
