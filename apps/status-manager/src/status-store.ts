@@ -21,7 +21,7 @@
  * Where this differs from upstream, the comment at the place says why.
  */
 import type { ContainerStatus, Pod, PodCondition, PodSpec, PodStatus, VersionedPodStatusRecord } from '@app/contracts';
-import { isPodPhaseTerminal, isStaticPod, terminatePodStatus } from '@app/kube';
+import { containersReadyCondition, isPodPhaseTerminal, isStaticPod, podReadyCondition, terminatePodStatus } from '@app/kube';
 
 /** One pod's versioned status: what the `pod-status` bucket holds. */
 export interface StatusEntry extends VersionedPodStatusRecord {
@@ -79,11 +79,6 @@ export function statusPodOf(pod: Pod): StatusPod {
 // Condition types and reasons (v1, kubetypes, status/generate.go).
 const PodReady = 'Ready';
 const ContainersReady = 'ContainersReady';
-const PodCompleted = 'PodCompleted';
-const PodFailedReason = 'PodFailed';
-const ContainersNotReady = 'ContainersNotReady';
-const ReadinessGatesNotReady = 'ReadinessGatesNotReady';
-const UnknownContainerStatuses = 'UnknownContainerStatuses';
 
 /** kubetypes.PodConditionByKubelet and PodConditionSharedByKubelet: the conditions isPodStatusByKubeletEqual compares. */
 const KUBELET_CONDITIONS: ReadonlySet<string> = new Set([
@@ -123,8 +118,6 @@ function truncateUtf8(s: string, max: number): string {
   while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
   return bytes.subarray(0, end).toString('utf8');
 }
-
-const goList = (names: readonly string[]): string => `[${names.join(' ')}]`;
 
 // ---------------------------------------------------------------------------
 // Semantic equality (apiequality.Semantic.DeepEqual on the JSON form)
@@ -278,47 +271,8 @@ export function normalizeStatus(spec: PodSpec | undefined, status: PodStatus): P
 }
 
 // ---------------------------------------------------------------------------
-// Readiness conditions (status/generate.go)
+// Readiness conditions: libs/kube's containersReadyCondition and podReadyCondition (status/generate.go)
 // ---------------------------------------------------------------------------
-
-function condition(type: string, status: PodCondition['status'], reason?: string, message?: string): PodCondition {
-  return { type, status, ...(reason ? { reason } : {}), ...(message ? { message } : {}) };
-}
-
-/** GenerateContainersReadyCondition over the init and regular statuses together (sidecars count). */
-function containersReadyCondition(spec: PodSpec, statuses: readonly ContainerStatus[], phase: PodStatus['phase']): PodCondition {
-  if (statuses.length === 0) return condition(ContainersReady, 'False', UnknownContainerStatuses);
-  const unknown: string[] = [];
-  const unready: string[] = [];
-  const check = (name: string): void => {
-    const s = statuses.find((x) => x.name === name);
-    if (!s) unknown.push(name);
-    else if (!s.ready) unready.push(name);
-  };
-  for (const c of spec.initContainers ?? []) if (c.restartPolicy === 'Always') check(c.name);
-  for (const c of spec.containers) check(c.name);
-  if (phase === 'Succeeded' && unknown.length === 0) return condition(ContainersReady, 'False', PodCompleted);
-  if (phase === 'Failed') return condition(ContainersReady, 'False', PodFailedReason);
-  const messages: string[] = [];
-  if (unknown.length > 0) messages.push(`containers with unknown status: ${goList(unknown)}`);
-  if (unready.length > 0) messages.push(`containers with unready status: ${goList(unready)}`);
-  if (messages.length > 0) return condition(ContainersReady, 'False', ContainersNotReady, messages.join(', '));
-  return condition(ContainersReady, 'True');
-}
-
-/** GeneratePodReadyCondition: containers ready and every readiness gate's condition True. */
-function podReadyCondition(spec: PodSpec, conditions: readonly PodCondition[], statuses: readonly ContainerStatus[], phase: PodStatus['phase']): PodCondition {
-  const containersReady = containersReadyCondition(spec, statuses, phase);
-  if (containersReady.status !== 'True') return { ...containersReady, type: PodReady };
-  const messages: string[] = [];
-  for (const gate of spec.readinessGates ?? []) {
-    const c = conditions.find((x) => x.type === gate.conditionType);
-    if (!c) messages.push(`corresponding condition of pod readiness gate ${JSON.stringify(gate.conditionType)} does not exist.`);
-    else if (c.status !== 'True') messages.push(`the status of pod readiness gate ${JSON.stringify(gate.conditionType)} is not "True", but ${c.status}`);
-  }
-  if (messages.length > 0) return condition(PodReady, 'False', ReadinessGatesNotReady, messages.join(', '));
-  return condition(PodReady, 'True');
-}
 
 function replaceOrAppendCondition(status: PodStatus, c: PodCondition): void {
   const conditions = (status.conditions ??= []);

@@ -26,5 +26,5 @@ export { formatFieldErrors, isDNS1123Label, isDNS1123Subdomain, isValidPortName,
 export type { FieldError } from './validation.js';
 export { KubeletAnnotations, findContainerStatus, runtimeContainerState, toRuntimeContainerStatus, toRuntimePodStatus } from './runtime-status.js';
 export type { RuntimeContainerState, RuntimeContainerStatus, RuntimePodStatus } from './runtime-status.js';
-export { computePodPhase, generateAPIPodStatus, getPodQOS, isPodPhaseTerminal, terminatePodStatus } from './pod-status.js';
+export { computePodPhase, containersReadyCondition, generateAPIPodStatus, getPodQOS, isPodPhaseTerminal, podReadyCondition, terminatePodStatus } from './pod-status.js';
 export type { ContainerWaitingReason, PodPhaseOptions, PodQOSClass, StatusInputs } from './pod-status.js';

@@ -18,7 +18,7 @@
  *
  * Where this differs from upstream, the comment at the place says why.
  */
-import type { Container, ContainerState, ContainerStateTerminated, ContainerStatus, Pod, PodCondition, PodPhase, PodStatus } from '@app/contracts';
+import type { Container, ContainerState, ContainerStateTerminated, ContainerStatus, Pod, PodCondition, PodPhase, PodSpec, PodStatus } from '@app/contracts';
 import type { PodSandboxStatus } from '@app/cri';
 import { parseQuantityNanos } from './quantity.js';
 import type { RuntimeContainerStatus, RuntimePodStatus } from './runtime-status.js';
@@ -548,8 +548,9 @@ function hasAnyRegularContainerStarted(pod: Pod, statuses: readonly ContainerSta
   return statuses.some((s) => names.has(s.name) && (s.state?.running !== undefined || s.state?.terminated !== undefined));
 }
 
-/** GenerateContainersReadyCondition: regular containers and sidecars all ready. */
-function containersReadyCondition(pod: Pod, statuses: readonly ContainerStatus[], phase: PodPhase): PodCondition {
+/** GenerateContainersReadyCondition: regular containers and sidecars all ready (also the status manager's, on readiness updates). */
+export function containersReadyCondition(spec: PodSpec, statuses: readonly ContainerStatus[], phase: PodStatus['phase']): PodCondition {
+  if (statuses.length === 0) return condition(ContainersReady, 'False', 'UnknownContainerStatuses');
   const unknown: string[] = [];
   const unready: string[] = [];
   const check = (c: Container): void => {
@@ -557,8 +558,8 @@ function containersReadyCondition(pod: Pod, statuses: readonly ContainerStatus[]
     if (!s) unknown.push(c.name);
     else if (!s.ready) unready.push(c.name);
   };
-  for (const c of pod.spec.initContainers ?? []) if (isRestartableInitContainer(c)) check(c);
-  for (const c of pod.spec.containers) check(c);
+  for (const c of spec.initContainers ?? []) if (isRestartableInitContainer(c)) check(c);
+  for (const c of spec.containers) check(c);
 
   if (phase === 'Succeeded' && unknown.length === 0) return condition(ContainersReady, 'False', PodCompleted);
   // A failed pod's containers may still be terminating: not ready.
@@ -571,11 +572,11 @@ function containersReadyCondition(pod: Pod, statuses: readonly ContainerStatus[]
 }
 
 /** GeneratePodReadyCondition: containers ready and every readiness gate's condition True. */
-function podReadyCondition(pod: Pod, conditions: readonly PodCondition[], statuses: readonly ContainerStatus[], phase: PodPhase): PodCondition {
-  const containersReady = containersReadyCondition(pod, statuses, phase);
+export function podReadyCondition(spec: PodSpec, conditions: readonly PodCondition[], statuses: readonly ContainerStatus[], phase: PodStatus['phase']): PodCondition {
+  const containersReady = containersReadyCondition(spec, statuses, phase);
   if (containersReady.status !== 'True') return { ...containersReady, type: PodReady };
   const messages: string[] = [];
-  for (const gate of pod.spec.readinessGates ?? []) {
+  for (const gate of spec.readinessGates ?? []) {
     const c = conditions.find((x) => x.type === gate.conditionType);
     if (!c) messages.push(`corresponding condition of pod readiness gate ${JSON.stringify(gate.conditionType)} does not exist.`);
     else if (c.status !== 'True') messages.push(`the status of pod readiness gate ${JSON.stringify(gate.conditionType)} is not "True", but ${c.status}`);
@@ -706,8 +707,8 @@ export function generateAPIPodStatus(inputs: StatusInputs): PodStatus {
   const allStatuses = [...initContainerStatuses, ...containerStatuses];
   conditions.push(podReadyToStartContainersCondition(pod, sandboxes));
   conditions.push(podInitializedCondition(pod, allStatuses, phase));
-  conditions.push(podReadyCondition(pod, conditions, allStatuses, phase));
-  conditions.push(containersReadyCondition(pod, allStatuses, phase));
+  conditions.push(podReadyCondition(pod.spec, conditions, allStatuses, phase));
+  conditions.push(containersReadyCondition(pod.spec, allStatuses, phase));
   conditions.push(condition(PodScheduled, 'True'));
   stampTransitionTimes(conditions, old.conditions, now);
 
