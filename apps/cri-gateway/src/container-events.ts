@@ -48,10 +48,14 @@ export class ContainerEventsRelay {
     if (changed) this.publishStatus();
   }
 
+  /** The relay's state, as published on the events subject and answered on request. */
+  status(): ContainerEventsStatusMessage {
+    return { type: MessageTypes.containerEventsStatus, state: this.state_, detail: this.detail };
+  }
+
   /** The relay's state on the events subject, for an evented PLEG. */
   private publishStatus(): void {
-    const msg: ContainerEventsStatusMessage = { type: MessageTypes.containerEventsStatus, state: this.state_, detail: this.detail };
-    this.bus.publish(Subjects.criEvents.build(this.node), msg);
+    this.bus.publish(Subjects.criEvents.build(this.node), this.status());
   }
 
   /** Shown in /readyz; never makes the gateway unready (the generic PLEG does not need events). */

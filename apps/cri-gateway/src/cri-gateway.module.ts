@@ -1,4 +1,6 @@
-import { Inject, Module, type BeforeApplicationShutdown, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Controller, Get, Inject, Module, type BeforeApplicationShutdown, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { MessagePattern } from '@nestjs/microservices';
+import { Subjects, type ContainerEventsStatusMessage } from '@app/contracts';
 import { Clock, SystemClock } from '@app/clock';
 import { criProtoPath, type CriTimeouts } from '@app/cri';
 import { NatsBus } from '@app/nats';
@@ -17,9 +19,25 @@ import type { CriGatewayOwnConfig } from './service.js';
 
 type Config = CriGatewayOwnConfig & { NODE_NAME: string };
 
+/** The event relay's state on request: `kubelet.<node>.service.cri-gateway.events`, and `GET /events`. */
+@Controller()
+export class ContainerEventsController {
+  constructor(private readonly relay: ContainerEventsRelay) {}
+
+  @MessagePattern(Subjects.serviceCommand.pattern('events'))
+  onStatus(): ContainerEventsStatusMessage {
+    return this.relay.status();
+  }
+
+  @Get('events')
+  getStatus(): ContainerEventsStatusMessage {
+    return this.relay.status();
+  }
+}
+
 /** kuberuntime's remote runtime and image clients: the only process on the CRI socket. */
 @Module({
-  controllers: [CriController],
+  controllers: [CriController, ContainerEventsController],
   providers: [
     { provide: Clock, useClass: SystemClock },
     {

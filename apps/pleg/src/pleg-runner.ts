@@ -55,6 +55,8 @@ export class PlegRunner {
     private readonly logger: Logger,
     private readonly options: PlegRunnerOptions,
     mode: PlegMode,
+    /** Asks cri-gateway how its event relay is doing; undefined when it does not answer. */
+    private readonly askRelay: () => Promise<ContainerEventsStatusMessage | undefined> = () => Promise.resolve(undefined),
   ) {
     this.desired = mode;
   }
@@ -83,6 +85,13 @@ export class PlegRunner {
     this.lastRelistAt = undefined; // relist at once in the new mode
     this.logger.info({ mode, why }, 'PLEG mode');
     this.schedule(0);
+    // Evented mode on a runtime that does not stream events falls back at once, not at the relay's next heartbeat.
+    if (mode === 'evented') {
+      void this.askRelay().then(
+        (s) => s && this.onRelayStatus(s),
+        () => undefined,
+      );
+    }
   }
 
   /** A message on `cri.<node>.events`: a container event, or the relay's status. */

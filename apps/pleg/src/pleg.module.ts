@@ -2,7 +2,7 @@ import { Controller, Get, HttpCode, Inject, Module, Post, Req, Res, type OnAppli
 import { EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
 import type { Request, Response } from 'express';
 import { Clock, SystemClock } from '@app/clock';
-import { Subjects, isRecord } from '@app/contracts';
+import { Subjects, isRecord, type ContainerEventsStatusMessage } from '@app/contracts';
 import { NatsCriClient } from '@app/cri';
 import { NatsBus, type NatsConnection } from '@app/nats';
 import { Gauge, type Registry } from '@app/observability';
@@ -83,7 +83,9 @@ export class PlegController {
         const cfg = ctx.config;
         const kv = ctx.buckets.podCache;
         if (!kv) throw new Error('pleg needs the pod-cache bucket');
-        return new PlegRunner(pleg, new KvPodCacheStore(kv, cfg.NODE_NAME), new NatsPlegEventSink(bus, cfg.NODE_NAME), clock, ctx.logger.child({ component: 'pleg-mode' }), { relistPeriodMs: cfg.RELIST_PERIOD, eventedRelistPeriodMs: cfg.EVENTED_RELIST_PERIOD, eventedSilenceMs: 90_000 }, cfg.PLEG_MODE);
+        const askRelay = () =>
+          bus.request<ContainerEventsStatusMessage>(Subjects.serviceCommand.build(cfg.NODE_NAME, 'cri-gateway', 'events'), {}, { timeoutMs: 5000 }).catch(() => undefined);
+        return new PlegRunner(pleg, new KvPodCacheStore(kv, cfg.NODE_NAME), new NatsPlegEventSink(bus, cfg.NODE_NAME), clock, ctx.logger.child({ component: 'pleg-mode' }), { relistPeriodMs: cfg.RELIST_PERIOD, eventedRelistPeriodMs: cfg.EVENTED_RELIST_PERIOD, eventedSilenceMs: 90_000 }, cfg.PLEG_MODE, askRelay);
       },
     },
   ],

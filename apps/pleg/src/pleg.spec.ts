@@ -228,6 +228,19 @@ describe('PlegRunner', () => {
     runner.stop();
   });
 
+  it('switching to evented mode asks the relay at once, and falls back at once when events are unsupported', async () => {
+    const { pleg, clock, cache, sink } = setup();
+    const askRelay = () => Promise.resolve({ type: 'kubelet.v1.container_events_status' as const, state: 'unsupported' as const, detail: 'unknown method GetContainerEvents' });
+    const runner = new PlegRunner(pleg, cache, sink, clock, silentLogger(), { relistPeriodMs: 1000, eventedRelistPeriodMs: 300_000, eventedSilenceMs: 90_000 }, 'generic', askRelay);
+    runner.start();
+    runner.setMode('evented');
+    await clock.step(0);
+    assert.equal(runner.mode.desired, 'evented');
+    assert.equal(runner.mode.effective, 'generic');
+    assert.match(runner.mode.fallbackReason ?? '', /does not stream container events/);
+    runner.stop();
+  });
+
   it('evented mode falls back when the relay is silent', async () => {
     const { pleg, clock, cache, sink } = setup();
     const runner = new PlegRunner(pleg, cache, sink, clock, silentLogger(), { relistPeriodMs: 1000, eventedRelistPeriodMs: 300_000, eventedSilenceMs: 90_000 }, 'evented');
