@@ -65,7 +65,7 @@ describe('pleg on the real containerd', { timeout: 180_000 }, () => {
   });
 
   it('ContainerStarted, ContainerDied (killed with ctr) and ContainerRemoved, each within about one relist', async () => {
-    const labels = { 'io.kubernetes.pod.uid': uid, 'io.kubernetes.pod.name': 'pleg-pod', 'io.kubernetes.pod.namespace': 'pleg-e2e' };
+    const labels = { 'io.kubernetes.pod.uid': uid, 'io.kubernetes.pod.name': 'pleg-pod', 'io.kubernetes.pod.namespace': 'pleg-e2e', 'kubelet-split.io/node': NODE };
     const config = { metadata: { name: 'pleg-pod', namespace: 'pleg-e2e', uid, attempt: 0 }, labels, linux: { securityContext: { namespaceOptions: { network: 'NODE' as const } } } };
     podSandboxId = (await cri.runtime('RunPodSandbox', { config })).podSandboxId;
     containerId = (

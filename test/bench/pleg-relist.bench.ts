@@ -64,7 +64,7 @@ try {
   const t0 = Date.now();
   for (let p = 0; p < PODS; p++) {
     const uid = randomUUID();
-    const labels = { 'io.kubernetes.pod.uid': uid, 'io.kubernetes.pod.name': `bench-${p}`, 'io.kubernetes.pod.namespace': 'pleg-bench' };
+    const labels = { 'io.kubernetes.pod.uid': uid, 'io.kubernetes.pod.name': `bench-${p}`, 'io.kubernetes.pod.namespace': 'pleg-bench', 'kubelet-split.io/node': NODE };
     const config = { metadata: { name: `bench-${p}`, namespace: 'pleg-bench', uid, attempt: 0 }, labels, linux: { securityContext: { namespaceOptions: { network: 'NODE' as const } } } };
     const { podSandboxId } = await cri.runtime('RunPodSandbox', { config });
     sandboxes.push(podSandboxId);

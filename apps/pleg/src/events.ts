@@ -36,8 +36,12 @@ export function containerState(criState: string | undefined): PlegContainerState
   }
 }
 
-/** Groups sandboxes and containers by the pod UID label the kubelet puts on them. */
-export function groupByPod(sandboxes: readonly PodSandbox[], containers: readonly Container[]): Map<string, PodView> {
+/**
+ * Groups sandboxes and containers by the pod UID label the kubelet puts on
+ * them; with `node`, only those its stack made (KubeletLabels.node).
+ */
+export function groupByPod(sandboxes: readonly PodSandbox[], containers: readonly Container[], node?: string): Map<string, PodView> {
+  const mine = (labels: Record<string, string>) => node === undefined || labels[KubeletLabels.node] === node;
   const pods = new Map<string, PodView>();
   const viewOf = (uid: string, labels: Record<string, string>, meta?: { name?: string; namespace?: string } | null) => {
     let v = pods.get(uid);
@@ -49,14 +53,14 @@ export function groupByPod(sandboxes: readonly PodSandbox[], containers: readonl
   };
   for (const sb of sandboxes) {
     const uid = sb.labels[KubeletLabels.podUid] ?? sb.metadata?.uid;
-    if (!uid) continue;
+    if (!uid || !mine(sb.labels)) continue;
     const v = viewOf(uid, sb.labels, sb.metadata);
     v.states.set(sb.id, containerState(sb.state));
     v.sandboxIds.push(sb.id);
   }
   for (const c of containers) {
     const uid = c.labels[KubeletLabels.podUid];
-    if (!uid) continue;
+    if (!uid || !mine(c.labels)) continue;
     const v = viewOf(uid, c.labels);
     v.states.set(c.id, containerState(c.state));
     v.containerIds.push(c.id);

@@ -23,6 +23,8 @@ export interface GenericPlegOptions {
   inspectConcurrency: number;
   /** The PLEG is unhealthy when the last successful relist is older than this (upstream: 3m). */
   relistThresholdMs: number;
+  /** Only pods this node's stack made (KubeletLabels.node); all pods when unset. */
+  node?: string;
 }
 
 export interface RelistResult {
@@ -101,7 +103,7 @@ export class GenericPleg {
     try {
       const timestamp = this.nextTimestamp();
       const [sandboxes, containers] = await Promise.all([this.cri.runtime('ListPodSandbox', {}), this.cri.runtime('ListContainers', {})]);
-      const current = groupByPod(sandboxes.items, containers.containers);
+      const current = groupByPod(sandboxes.items, containers.containers, this.options.node);
 
       const changed = new Map<string, PodLifecycleEventMessage[]>();
       for (const uid of new Set([...this.records.keys(), ...current.keys()])) {

@@ -71,7 +71,7 @@ export class PlegController {
           new NatsPlegEventSink(bus, cfg.NODE_NAME),
           clock,
           ctx.logger.child({ component: 'pleg' }),
-          { inspectTimeoutMs: cfg.INSPECT_TIMEOUT, inspectConcurrency: cfg.INSPECT_CONCURRENCY, relistThresholdMs: cfg.RELIST_THRESHOLD },
+          { inspectTimeoutMs: cfg.INSPECT_TIMEOUT, inspectConcurrency: cfg.INSPECT_CONCURRENCY, relistThresholdMs: cfg.RELIST_THRESHOLD, node: cfg.NODE_NAME },
           metrics,
         );
       },

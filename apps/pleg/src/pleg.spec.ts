@@ -4,7 +4,7 @@ import { FakeClock } from '@app/clock';
 import type { PodCacheEntry, PodLifecycleEventMessage } from '@app/contracts';
 import { FakeCri, type Container, type PodSandbox } from '@app/cri';
 import { silentLogger } from '@app/observability';
-import { generateEvents, type PlegContainerState } from './events.js';
+import { generateEvents, groupByPod, type PlegContainerState } from './events.js';
 import { GenericPleg } from './generic-pleg.js';
 import { PlegRunner } from './pleg-runner.js';
 import { PlegEventSink, PodCacheStore } from './ports.js';
@@ -100,6 +100,15 @@ function setup(cache = new MemoryCacheStore()) {
   const pleg = new GenericPleg(runtime.cri, cache, sink, clock, silentLogger(), { inspectTimeoutMs: 5000, inspectConcurrency: 4, relistThresholdMs: 180_000 });
   return { runtime, sink, clock, pleg, cache };
 }
+
+describe('groupByPod', () => {
+  it('with a node, only the pods that node\'s stack made', () => {
+    const sb = (id: string, node?: string) => ({ id, state: 'SANDBOX_READY', labels: { 'io.kubernetes.pod.uid': id, ...(node ? { 'kubelet-split.io/node': node } : {}) } }) as unknown as PodSandbox;
+    const all = [sb('mine', 'node-a'), sb('theirs', 'node-b'), sb('unlabelled')];
+    assert.deepEqual([...groupByPod(all, [], 'node-a').keys()], ['mine']);
+    assert.deepEqual([...groupByPod(all, []).keys()].sort(), ['mine', 'theirs', 'unlabelled']);
+  });
+});
 
 describe('GenericPleg.relist', () => {
   it('a container started, killed and removed: ContainerStarted, ContainerDied, ContainerRemoved, and the cache follows', async () => {

@@ -68,8 +68,14 @@ export class KubeletSync extends PodSyncer {
     super();
   }
 
-  private generateStatus(pod: Pod, runtime: RuntimePodStatus, extra: { podIsTerminal?: boolean; podFailure?: { reason: string; message: string } } = {}): PodStatus {
+  /**
+   * generateAPIPodStatus, with the kubelet's pod sync handlers: a pod past
+   * its activeDeadlineSeconds is Failed with DeadlineExceeded in every status
+   * generated for it, the terminating and terminated ones too.
+   */
+  private generateStatus(pod: Pod, runtime: RuntimePodStatus, extra: { podIsTerminal?: boolean } = {}): PodStatus {
     const uid = pod.metadata.uid ?? '';
+    const podFailure = this.pastActiveDeadline(pod) ? DEADLINE_EXCEEDED : undefined;
     const previous = this.lastStatus.get(uid) ?? pod.status;
     const reasons = this.reasons.get(uid);
     const status = generateAPIPodStatus({
@@ -81,6 +87,7 @@ export class KubeletSync extends PodSyncer {
       startup: (id) => (this.probes.startup(id) === undefined ? undefined : this.probes.startup(id) === 'Success'),
       waitingReasons: (name) => reasons?.get(name),
       ...extra,
+      ...(podFailure ? { podFailure } : {}),
     });
     this.lastStatus.set(uid, status);
     return status;
@@ -91,9 +98,8 @@ export class KubeletSync extends PodSyncer {
     const uid = pod.metadata.uid ?? '';
     const runtime = toRuntimePodStatus(uid, cache.entry);
 
-    // activeDeadlineSeconds: the pod fails, and terminates.
-    const podFailure = this.pastActiveDeadline(pod) ? DEADLINE_EXCEEDED : undefined;
-    const status = this.generateStatus(pod, runtime, podFailure ? { podFailure } : {});
+    // activeDeadlineSeconds: the pod fails (generateStatus), and terminates.
+    const status = this.generateStatus(pod, runtime);
     this.out.status('SetPodStatus', pod, { status });
     this.measureStart(pod, status);
     if (isPodPhaseTerminal(status.phase)) {
@@ -177,7 +183,9 @@ export class KubeletSync extends PodSyncer {
 
   private pastActiveDeadline(pod: Pod): boolean {
     const deadline = pod.spec.activeDeadlineSeconds;
-    const start = this.lastStatus.get(pod.metadata.uid ?? '')?.startTime ?? pod.status?.startTime;
+    const previous = this.lastStatus.get(pod.metadata.uid ?? '');
+    if (previous?.reason === DEADLINE_EXCEEDED.reason) return true; // once failed for it, always
+    const start = previous?.startTime ?? pod.status?.startTime;
     if (deadline === undefined || !start) return false;
     return this.clock.now() - Date.parse(start) >= deadline * 1000;
   }

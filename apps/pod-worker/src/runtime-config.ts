@@ -35,9 +35,10 @@ export function emptyDirPath(pod: Pod, volume: string, podRoot: string): string 
   return join(podRoot, pod.metadata.uid ?? '', 'volumes', 'kubernetes.io~empty-dir', volume);
 }
 
-export function podLabels(pod: Pod): Record<string, string> {
+export function podLabels(pod: Pod, nodeName: string): Record<string, string> {
   return {
     ...(pod.metadata.labels ?? {}),
+    [KubeletLabels.node]: nodeName,
     [KubeletLabels.podName]: pod.metadata.name ?? '',
     [KubeletLabels.podNamespace]: pod.metadata.namespace ?? '',
     [KubeletLabels.podUid]: pod.metadata.uid ?? '',
@@ -71,7 +72,7 @@ export function generatePodSandboxConfig(pod: Pod, attempt: number, node: NodeFa
     logDirectory: podLogDirectory(pod, node.logRoot),
     ...(dns ? { dnsConfig: dns } : {}),
     portMappings,
-    labels: podLabels(pod),
+    labels: podLabels(pod, node.nodeName),
     annotations: { ...(pod.metadata.annotations ?? {}) },
     linux: {
       cgroupParent: '',
@@ -199,6 +200,7 @@ export function generateContainerConfig(input: ContainerConfigInput): ContainerC
     envs,
     mounts,
     labels: {
+      [KubeletLabels.node]: node.nodeName,
       [KubeletLabels.podName]: pod.metadata.name ?? '',
       [KubeletLabels.podNamespace]: pod.metadata.namespace ?? '',
       [KubeletLabels.podUid]: pod.metadata.uid ?? '',

@@ -70,11 +70,16 @@ export class KvNodeState extends NodeState {
 }
 
 export class CriRuntimeView extends RuntimeView {
-  constructor(private readonly cri: CriRuntime) {
+  constructor(
+    private readonly cri: CriRuntime,
+    private readonly node: string,
+  ) {
     super();
   }
+  /** The runtime pods this node's stack made (KubeletLabels.node): never another stack's. */
   async pods(): Promise<RuntimePod[]> {
-    const [sandboxes, containers] = await Promise.all([this.cri.runtime('ListPodSandbox', {}), this.cri.runtime('ListContainers', {})]);
+    const mine = { labelSelector: { [KubeletLabels.node]: this.node } };
+    const [sandboxes, containers] = await Promise.all([this.cri.runtime('ListPodSandbox', { filter: mine }), this.cri.runtime('ListContainers', { filter: mine })]);
     const byUid = new Map<string, RuntimePod>();
     for (const sb of sandboxes.items) {
       const uid = sb.labels[KubeletLabels.podUid] ?? sb.metadata?.uid;
@@ -93,7 +98,7 @@ export class CriRuntimeView extends RuntimeView {
     return [...byUid.values()];
   }
   async containersOf(uid: string): Promise<RuntimeContainer[]> {
-    const res = await this.cri.runtime('ListContainers', { filter: { labelSelector: { [KubeletLabels.podUid]: uid } } });
+    const res = await this.cri.runtime('ListContainers', { filter: { labelSelector: { [KubeletLabels.podUid]: uid, [KubeletLabels.node]: this.node } } });
     return res.containers.map((c) => ({ id: c.id, name: c.labels[KubeletLabels.containerName] ?? c.metadata?.name ?? '', state: c.state, createdAt: Number(c.createdAt) / 1e6 }));
   }
   async removeContainer(id: string): Promise<void> {

@@ -121,7 +121,7 @@ function parseLabels(spec: string | undefined): Record<string, string> {
         const loop = new SyncLoop(
           new KvPodStore(pods, cfg.NODE_NAME),
           new KvNodeState(workers, podStatus, cfg.NODE_NAME),
-          new CriRuntimeView(new NatsCriClient(nc, cfg.NODE_NAME, 'sync-loop')),
+          new CriRuntimeView(new NatsCriClient(nc, cfg.NODE_NAME, 'sync-loop'), cfg.NODE_NAME),
           new NatsSyncLoopOutbox(bus, cfg.NODE_NAME, cfg.POD_WORKER_SHARDS, (t) => dispatches.inc({ update_type: t })),
           node,
           clock,

@@ -7,4 +7,11 @@ export const KubeletLabels = {
   podNamespace: 'io.kubernetes.pod.namespace',
   podUid: 'io.kubernetes.pod.uid',
   containerName: 'io.kubernetes.container.name',
+  /**
+   * kubelet-split's own: the node whose stack made the sandbox or container.
+   * The PLEG and the sync loop's housekeeping only look at their node's, so
+   * two stacks on one containerd (a test run beside a dev stack) never touch
+   * each other's pods.
+   */
+  node: 'kubelet-split.io/node',
 } as const;
