@@ -35,10 +35,15 @@ describe('status manager and kubelet-split get pods on the real stack', { timeou
     return new Map(rows.map((r) => r.trim().split(/\s{2,}/)).map((cols) => [cols[0] ?? '', cols[2] ?? '']));
   };
   const waitForColumn = (name: string, want: RegExp, timeoutMs = 60_000) =>
-    stack.waitFor(`${stack.podName(name)} STATUS ${String(want)}`, () => {
-      const s = statusColumn().get(stack.podName(name));
-      return s !== undefined && want.test(s) ? s : undefined;
-    }, timeoutMs);
+    stack
+      .waitFor(`${stack.podName(name)} STATUS ${String(want)}`, () => {
+        const s = statusColumn().get(stack.podName(name));
+        return s !== undefined && want.test(s) ? s : undefined;
+      }, timeoutMs)
+      .catch((err: unknown) => {
+        const seen = stack.history.filter((h) => h.pod === stack.podName(name)).map((h) => `${h.verb}:${h.status.phase ?? ''}:${h.status.reason ?? ''}`);
+        throw new Error(`${(err as Error).message}\nstatuses the pod worker sent: ${seen.join(' ')}`);
+      });
 
   before(async () => {
     await stack.start();
@@ -51,7 +56,7 @@ describe('status manager and kubelet-split get pods on the real stack', { timeou
     stack.writeManifest('succeeded', pod('succeeded', `  restartPolicy: Never\n  containers:\n${container('main', 'exit 0')}`));
     stack.writeManifest('failed', pod('failed', `  restartPolicy: Never\n  containers:\n${container('main', 'exit 3')}`));
     stack.writeManifest('neverpull', pod('neverpull', `  containers:\n    - name: main\n      image: localhost/kubelet-split/absent:1\n      imagePullPolicy: Never\n`));
-    stack.writeManifest('deadline', pod('deadline', `  activeDeadlineSeconds: 2\n  containers:\n${container('main', 'sleep 3600')}`));
+    stack.writeManifest('deadline', pod('deadline', `  activeDeadlineSeconds: 4\n  containers:\n${container('main', 'sleep 3600')}`));
     stack.writeManifest('toobig', pod('toobig', `  containers:\n${container('main', 'sleep 3600', '      resources:\n        requests:\n          cpu: "500"\n')}`));
   });
   after(() => stack.stop());
