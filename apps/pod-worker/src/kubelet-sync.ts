@@ -7,7 +7,7 @@
 import { Clock } from '@app/clock';
 import type { KillPodOptions, Pod, PodStatus, ProberVerb, StatusVerb, SyncPodType } from '@app/contracts';
 import type { CriRuntime } from '@app/cri';
-import { KubeletLabels, generateAPIPodStatus, isPodPhaseTerminal, terminatePodStatus, toRuntimePodStatus, type RuntimePodStatus } from '@app/kube';
+import { KubeletLabels, generateAPIPodStatus, pastActiveDeadline, isPodPhaseTerminal, terminatePodStatus, toRuntimePodStatus, type RuntimePodStatus } from '@app/kube';
 import type { Logger } from '@app/observability';
 import type { CacheResult } from '@app/pod-cache';
 import { canRunPod, type NodeSecurity } from './can-run-pod.js';
@@ -182,11 +182,8 @@ export class KubeletSync extends PodSyncer {
   }
 
   private pastActiveDeadline(pod: Pod): boolean {
-    const deadline = pod.spec.activeDeadlineSeconds;
     const previous = this.lastStatus.get(pod.metadata.uid ?? '');
     if (previous?.reason === DEADLINE_EXCEEDED.reason) return true; // once failed for it, always
-    const start = previous?.startTime ?? pod.status?.startTime;
-    if (deadline === undefined || !start) return false;
-    return this.clock.now() - Date.parse(start) >= deadline * 1000;
+    return pastActiveDeadline(pod, previous?.startTime ?? pod.status?.startTime, this.clock.now());
   }
 }

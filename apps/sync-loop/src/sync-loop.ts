@@ -25,7 +25,7 @@ import type {
   SyncPodType,
   WorkDoneMessage,
 } from '@app/contracts';
-import { canAdmitPod, diffListing, podsDifferSemantically, type NodeInfo, type PodOperations } from '@app/kube';
+import { canAdmitPod, pastActiveDeadline as pastDeadline, diffListing, podsDifferSemantically, type NodeInfo, type PodOperations } from '@app/kube';
 import type { Logger } from '@app/observability';
 import { decideHousekeeping, isTerminalPhase } from './housekeeping.js';
 import { NodeState, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
@@ -203,7 +203,9 @@ export class SyncLoop {
   /** syncCh: getPodsToSync, then HandlePodSyncs. */
   async syncTick(): Promise<string[]> {
     const now = this.clock.now();
-    const statuses = await this.nodeState.podStatuses().catch(() => new Map<string, PodStatus>());
+    // The statuses are only needed for activeDeadlineSeconds: no KV scan every second otherwise.
+    const anyDeadline = [...this.pods.values()].some((r) => r.admitted && r.pod.spec.activeDeadlineSeconds !== undefined);
+    const statuses = anyDeadline ? await this.nodeState.podStatuses().catch(() => new Map<string, PodStatus>()) : new Map<string, PodStatus>();
     const toSync: string[] = [];
     for (const [uid, due] of this.queue) {
       if (due > now) continue;
@@ -309,12 +311,10 @@ function admit(active: Pod[], pod: Pod, node: NodeInfo): { admit: boolean; reaso
 }
 
 /** The activeDeadlineHandler's pastActiveDeadline. */
+/** The activeDeadlineHandler's ShouldSync: past the deadline, and not terminal yet. */
 export function pastActiveDeadline(pod: Pod, status: PodStatus | undefined, now: number): boolean {
-  const deadline = pod.spec.activeDeadlineSeconds;
-  if (deadline === undefined) return false;
   const s = status ?? pod.status;
-  if (!s?.startTime || isTerminalPhase(s)) return false;
-  return now - Date.parse(s.startTime) >= deadline * 1000;
+  return !isTerminalPhase(s) && pastDeadline(pod, s?.startTime, now);
 }
 
 function sortByCreation(pods: readonly Pod[]): Pod[] {

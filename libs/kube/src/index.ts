@@ -28,3 +28,4 @@ export { KubeletAnnotations, findContainerStatus, runtimeContainerState, toRunti
 export type { RuntimeContainerState, RuntimeContainerStatus, RuntimePodStatus } from './runtime-status.js';
 export { computePodPhase, containersReadyCondition, generateAPIPodStatus, getPodQOS, isPodPhaseTerminal, podReadyCondition, terminatePodStatus } from './pod-status.js';
 export type { ContainerWaitingReason, PodPhaseOptions, PodQOSClass, StatusInputs } from './pod-status.js';
+export { pastActiveDeadline } from './active-deadline.js';
