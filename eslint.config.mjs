@@ -1,5 +1,7 @@
 // Type-aware lint (STYLE.md 13): every promise handled, exhaustive switches,
-// and one door per lib: `@app/<lib>` only, never a path into a lib.
+// and one door per lib: `@app/<lib>` only, never a path into a lib. A lib's
+// test doubles sit behind a second door, `@app/<lib>/testing`, which only
+// tests (*.spec.ts, test/) may open.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -25,7 +27,23 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['@app/*/*'], message: 'Import a lib through its one door: @app/<lib>.' },
+            { group: ['@app/*/*'], message: 'Import a lib through its one door: @app/<lib> (test doubles: @app/<lib>/testing, in tests only).' },
+            { group: ['**/libs/*/src/*', '**/libs/*/src/**', '../../libs/**', '../../../libs/**'], message: 'Import a lib through its path alias @app/<lib>, not by path.' },
+            { group: ['**/apps/**'], message: 'Apps never import each other (or be imported by libs).' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Unit tests may open a lib's testing door.
+    files: ['**/*.spec.ts', '**/testing.ts', '**/*.testing.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['@app/*/*', '!@app/*/testing'], message: 'Import a lib through its one door: @app/<lib>, or its testing door @app/<lib>/testing.' },
             { group: ['**/libs/*/src/*', '**/libs/*/src/**', '../../libs/**', '../../../libs/**'], message: 'Import a lib through its path alias @app/<lib>, not by path.' },
             { group: ['**/apps/**'], message: 'Apps never import each other (or be imported by libs).' },
           ],
@@ -41,7 +59,7 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['@app/*/*'], message: 'Import a lib through its one door: @app/<lib>.' },
+            { group: ['@app/*/*', '!@app/*/testing'], message: 'Import a lib through its one door: @app/<lib>, or its testing door @app/<lib>/testing.' },
             { group: ['**/libs/*/src/*', '**/libs/*/src/**'], message: 'Import a lib through its path alias @app/<lib>, not by path.' },
           ],
         },

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeClock } from '@app/clock';
+import { FakeClock } from '@app/clock/testing';
 import type { EventMessage, PodUpdateMessage } from '@app/contracts';
 import { silentLogger } from '@app/observability';
 import { ConfigSourceService } from './config-source.service.js';

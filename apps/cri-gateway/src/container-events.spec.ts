@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeClock } from '@app/clock';
+import { FakeClock } from '@app/clock/testing';
 import { CriError, type ContainerEventResponse, type CriService } from '@app/cri';
 import { silentLogger } from '@app/observability';
 import { ContainerEventsRelay, UNSUPPORTED_RETRY_MS } from './container-events.js';

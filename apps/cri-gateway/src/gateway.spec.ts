@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeClock } from '@app/clock';
+import { FakeClock } from '@app/clock/testing';
 import { CriError, criProtoPath, type ContainerEventResponse, type CriService } from '@app/cri';
 import { CriGateway, RuntimeMetrics } from './gateway.js';
 import { RequestSchema } from './request-schema.js';

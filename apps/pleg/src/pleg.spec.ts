@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeClock } from '@app/clock';
+import { FakeClock } from '@app/clock/testing';
 import type { PodCacheEntry, PodLifecycleEventMessage } from '@app/contracts';
 import { FakeCri, type Container, type PodSandbox } from '@app/cri';
 import { silentLogger } from '@app/observability';

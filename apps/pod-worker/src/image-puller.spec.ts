@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeClock } from '@app/clock';
+import { FakeClock } from '@app/clock/testing';
 import type { Container, Pod } from '@app/contracts';
 import { FakeCri } from '@app/cri';
 import { ImagePuller } from './runtime-manager.js';

@@ -4,7 +4,8 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
-import { FakeClock, SystemClock } from '@app/clock';
+import { SystemClock } from '@app/clock';
+import { FakeClock } from '@app/clock/testing';
 import type { Container, Pod, Probe } from '@app/contracts';
 import { FakeCri } from '@app/cri';
 import {

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeClock } from '@app/clock';
+import { FakeClock } from '@app/clock/testing';
 import type { Container, ContainerStatus, Pod, PodStatus, Probe } from '@app/contracts';
 import { Registry } from '@app/observability';
 import { FakeProbeHandler } from './handlers.js';

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeClock } from '@app/clock';
+import { FakeClock } from '@app/clock/testing';
 import { MessageTypes, type Pod, type PodOperation, type PodUpdateMessage } from '@app/contracts';
 import { nodeInfoFrom } from '@app/kube';
 import { silentLogger } from '@app/observability';

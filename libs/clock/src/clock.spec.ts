@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeClock } from './clock.js';
+import { FakeClock } from './testing.js';
 
 describe('FakeClock', () => {
   it('fires timers in order as time steps, and not before', async () => {

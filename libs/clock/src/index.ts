@@ -1,2 +1,2 @@
-export { Clock, FakeClock, SystemClock } from './clock.js';
+export { Clock, SystemClock } from './clock.js';
 export type { Timer } from './clock.js';
