@@ -22,15 +22,17 @@ export class FakeHookRunner extends HookRunner {
   }
 }
 
-/** Records `ensure <uid>` and `remove <uid>`. */
+/** Records `dirs ensure <uid>` and `dirs remove <uid>` into `calls` (which a test may share with other fakes). */
 export class FakePodDirectories extends PodDirectories {
-  readonly calls: string[] = [];
+  constructor(readonly calls: string[] = []) {
+    super();
+  }
   ensure(pod: Pod): Promise<void> {
-    this.calls.push(`ensure ${pod.metadata.uid ?? ''}`);
+    this.calls.push(`dirs ensure ${pod.metadata.uid ?? ''}`);
     return Promise.resolve();
   }
   remove(pod: Pod): Promise<void> {
-    this.calls.push(`remove ${pod.metadata.uid ?? ''}`);
+    this.calls.push(`dirs remove ${pod.metadata.uid ?? ''}`);
     return Promise.resolve();
   }
 }
