@@ -187,8 +187,24 @@ export class NodeStack {
       await this.nats?.stop();
       rmSync(this.dir, { recursive: true, force: true });
     }
-    if (leaked.length > 0) throw new Error(`node ${this.options.node} leaked ${leaked.length} sandbox(es)/container(s) in containerd after its pods were removed:\n  ${leaked.join('\n  ')}`);
+    if (leaked.length > 0) throw new Error(leakMessage(this.options.node, leaked));
   }
+}
+
+function leakMessage(node: string, leaked: string[]): string {
+  return `node ${node} leaked ${leaked.length} sandbox(es)/container(s) in containerd after its own cleanup:\n  ${leaked.join('\n  ')}`;
+}
+
+/**
+ * For tests that make sandboxes themselves, after their own cleanup: anything
+ * with `node`'s label still in containerd is removed, and the test fails,
+ * listing it.
+ */
+export async function failOnLeftovers(cri: NatsCriClient, node: string): Promise<void> {
+  const left = await leftovers(cri, node);
+  if (left.length === 0) return;
+  await removeLeftovers(cri, node);
+  throw new Error(leakMessage(node, left.map((x) => x.what)));
 }
 
 /** The sandboxes and containers in containerd that carry `node`'s label (KubeletLabels.node), described for a failure message. */
