@@ -14,7 +14,7 @@
 import type { Clock } from '@app/clock';
 import { MessageTypes, type Container, type ContainerStatus, type Pod, type PodStatus, type ProbeResultMessage, type ProbeResultValue, type ProbeType } from '@app/contracts';
 import { Counter, Histogram, type Logger, type Registry } from '@app/observability';
-import type { ProbeHandler } from './handlers.js';
+import type { ProbeHandler } from './handlers/index.js';
 import { ProbeWorker, bareContainerId, probeOf, probeTypeName, type ProbeEvent, type ProbeObservation, type ProbeUpdate } from './worker.js';
 
 /**
@@ -375,58 +375,3 @@ export class DefaultProberManager extends ProberManager {
 function metricLabels(probeType: ProbeType, pod: Pod, container: Container): ProbeMetricLabels {
   return { probe_type: probeTypeName(probeType), container: container.name, pod: pod.metadata.name ?? '', namespace: pod.metadata.namespace ?? '' };
 }
-
-// ---------------------------------------------------------------------------
-// Fakes
-// ---------------------------------------------------------------------------
-
-/** A ResultSink for tests: keeps every message; `failNext` makes the next publish reject. */
-export class FakeResultSink extends ResultSink {
-  readonly messages: ProbeResultPublication[] = [];
-  private failures = 0;
-
-  failNext(times = 1): this {
-    this.failures += times;
-    return this;
-  }
-
-  publish(msg: ProbeResultMessage): Promise<void> {
-    if (this.failures > 0) {
-      this.failures--;
-      return Promise.reject(new Error('publish failed'));
-    }
-    this.messages.push(msg);
-    return Promise.resolve();
-  }
-
-  /** The messages of one probe type, as `result` strings. */
-  results(probeType: ProbeType, containerId?: string): ProbeResultValue[] {
-    return this.messages.filter((m) => m.probeType === probeType && (containerId === undefined || m.containerId === containerId)).map((m) => m.result);
-  }
-}
-
-/** A ProberMetrics for tests: records observations and forgotten series. */
-export class FakeProberMetrics extends ProberMetrics {
-  readonly observed: { labels: ProbeMetricLabels; result: ProbeMetricResult; durationSeconds?: number }[] = [];
-  readonly forgotten: ProbeMetricLabels[] = [];
-
-  observe(labels: ProbeMetricLabels, result: ProbeMetricResult, durationSeconds?: number): void {
-    this.observed.push({ labels, result, ...(durationSeconds !== undefined ? { durationSeconds } : {}) });
-  }
-
-  forget(labels: ProbeMetricLabels): void {
-    this.forgotten.push(labels);
-  }
-}
-
-/** A ProbeEventSink for tests. */
-export class FakeProbeEventSink extends ProbeEventSink {
-  readonly events: ProbeEvent[] = [];
-  record(event: ProbeEvent): void {
-    this.events.push(event);
-  }
-}
-
-// The fakes are the ports: checked by the compiler.
-const _ports: [ResultSink, ProberMetrics, ProbeEventSink] = [new FakeResultSink(), new FakeProberMetrics(), new FakeProbeEventSink()];
-void _ports;

@@ -6,7 +6,7 @@ import { NatsCriClient } from '@app/cri';
 import { NatsBus } from '@app/nats';
 import type { Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, SERVICE_CONTEXT, type ServiceContext } from '@app/service';
-import { newProbeHandler } from './handlers.js';
+import { newProbeHandler } from './handlers/index.js';
 import { ProbeEventSink, PromProberMetrics, ResultSink, newProberManager, type ProberManager } from './prober-manager.js';
 import type { ProberConfig } from './service.js';
 import type { ProbeEvent } from './worker.js';
