@@ -1,6 +1,5 @@
 /** The pod worker's ports on KV, NATS, the CRI, HTTP and the file system. */
 import { mkdir, rm } from 'node:fs/promises';
-import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import {
   MessageTypes,
@@ -17,8 +16,11 @@ import {
   type StatusVerb,
   type WorkDoneMessage,
 } from '@app/contracts';
+import type { Clock } from '@app/clock';
 import type { CriRuntime } from '@app/cri';
+import { KubeletLabels } from '@app/kube';
 import { kvKey, readEntry, type KV, type NatsBus } from '@app/nats';
+import { CriCommandRunner, HttpClient, LifecycleHandlerRunner, NodeHttpClient } from '@app/probe';
 import { PodWorkerOutbox, ProbeResultsView } from './kubelet-sync.js';
 import { WorkQueue, WorkerStore } from './pod-workers.js';
 import { emptyDirPath, podLogDirectory, type NodeFacts } from './runtime-config.js';
@@ -104,59 +106,40 @@ export class ProbeResultsCache extends ProbeResultsView {
   }
 }
 
-/** Lifecycle hooks: exec through the CRI (ExecSync), httpGet and tcpSocket from this process, sleep. */
+/**
+ * Lifecycle hooks through @app/probe's LifecycleHandlerRunner (upstream
+ * handlerRunner): exec through the CRI's ExecSync, httpGet from this
+ * process. An httpGet hook without a host goes to the pod IP (the node IP
+ * for a hostNetwork pod); a preStop hook is not handed the IPs, so they are
+ * read from the pod's ready sandbox, as upstream asks the runtime's pod status.
+ */
 export class CriHookRunner extends HookRunner {
+  private readonly runner: LifecycleHandlerRunner;
+
   constructor(
     private readonly cri: CriRuntime,
     private readonly hostIP: string,
+    clock: Clock,
+    http: HttpClient = new NodeHttpClient(),
   ) {
     super();
+    this.runner = new LifecycleHandlerRunner({ commands: new CriCommandRunner(cri), http, clock });
   }
-  async run(pod: Pod, c: Container, containerId: string, h: LifecycleHandler, podIPs: string[], timeoutSeconds: number): Promise<string | undefined> {
-    try {
-      if (h.exec?.command?.length) {
-        const r = await this.cri.runtime('ExecSync', { containerId, cmd: h.exec.command, timeout: Math.max(1, timeoutSeconds) });
-        if (r.exitCode !== 0) return `command '${h.exec.command.join(' ')}' exited with ${r.exitCode}: ${Buffer.from(r.stderr || r.stdout, 'base64').toString().trim()}`;
-        return undefined;
-      }
-      const host = h.httpGet?.host ?? h.tcpSocket?.host ?? (pod.spec.hostNetwork ? this.hostIP : (podIPs[0] ?? this.hostIP));
-      if (h.httpGet) {
-        const port = resolvePort(h.httpGet.port, c);
-        const url = `${(h.httpGet.scheme ?? 'HTTP').toLowerCase()}://${host}:${port}${h.httpGet.path ?? '/'}`;
-        const res = await fetch(url, { headers: Object.fromEntries((h.httpGet.httpHeaders ?? []).map((x) => [x.name, x.value])), signal: AbortSignal.timeout(Math.max(1, timeoutSeconds) * 1000) });
-        await res.arrayBuffer();
-        return res.status >= 200 && res.status < 400 ? undefined : `HTTP GET ${url} returned ${res.status}`;
-      }
-      if (h.tcpSocket) {
-        const port = resolvePort(h.tcpSocket.port, c);
-        await new Promise<void>((resolve, reject) => {
-          const s = createConnection({ host, port, timeout: timeoutSeconds * 1000 }, () => {
-            s.end();
-            resolve();
-          });
-          s.on('error', reject);
-          s.on('timeout', () => reject(new Error('timeout')));
-        });
-        return undefined;
-      }
-      if (h.sleep) {
-        await new Promise((r) => setTimeout(r, Math.min(h.sleep?.seconds ?? 0, timeoutSeconds) * 1000));
-        return undefined;
-      }
-      return 'the hook has no handler';
-    } catch (err) {
-      return (err as Error).message;
-    }
-  }
-}
 
-function resolvePort(port: number | string, c: Container): number {
-  if (typeof port === 'number') return port;
-  const named = c.ports?.find((p) => p.name === port)?.containerPort;
-  if (named !== undefined) return named;
-  const n = Number(port);
-  if (Number.isInteger(n)) return n;
-  throw new Error(`port "${port}" is not a port of container ${c.name}`);
+  run(pod: Pod, container: Container, containerId: string, handler: LifecycleHandler, podIPs: string[], timeoutSeconds: number): Promise<string | undefined> {
+    return this.runner.run({ pod, container, containerId, timeoutSeconds, podIP: () => this.podIP(pod, podIPs) }, handler);
+  }
+
+  private async podIP(pod: Pod, podIPs: string[]): Promise<string | undefined> {
+    if (pod.spec.hostNetwork) return this.hostIP;
+    if (podIPs[0]) return podIPs[0];
+    const sandboxes = await this.cri.runtime('ListPodSandbox', { filter: { labelSelector: { [KubeletLabels.podUid]: pod.metadata.uid ?? '' }, state: { state: 'SANDBOX_READY' } } });
+    for (const sb of sandboxes.items ?? []) {
+      const ip = (await this.cri.runtime('PodSandboxStatus', { podSandboxId: sb.id })).status?.network?.ip;
+      if (ip) return ip;
+    }
+    return undefined;
+  }
 }
 
 export class FsPodDirectories extends PodDirectories {

@@ -6,9 +6,17 @@ export abstract class EventRecorder {
   abstract event(pod: Pod, type: 'Normal' | 'Warning', reason: string, message: string, fieldPath?: string): void;
 }
 
-/** Runs a lifecycle hook (postStart, preStop): exec in the container, or an HTTP GET. */
+/**
+ * Runs a lifecycle hook (postStart, preStop): exec in the container, an HTTP
+ * GET, or a sleep; a tcpSocket hook is refused (upstream handlerRunner.Run).
+ */
 export abstract class HookRunner {
-  /** Resolves with an error message, or undefined when the hook succeeded. */
+  /**
+   * Resolves with upstream's failure message (it may carry the hook's
+   * output: it belongs in the container status and the log, never in an
+   * event), or undefined when the hook succeeded. `podIPs` are the pod's
+   * IPs when the caller knows them; otherwise the runner finds them.
+   */
   abstract run(pod: Pod, container: Container, containerId: string, handler: LifecycleHandler, podIPs: string[], timeoutSeconds: number): Promise<string | undefined>;
 }
 
