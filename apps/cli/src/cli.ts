@@ -11,7 +11,8 @@
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import type { EventMessage, Pod, PodList } from '@app/contracts';
-import { describePod, printPodTable } from './printers.js';
+import { describePod } from './describe.js';
+import { printPodTable } from './get.js';
 
 const USAGE = `usage:
   kubelet-split get pods [-o wide|yaml|json] [-n NAMESPACE | -A] [--server URL]
