@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { EventMessage } from '@app/contracts';
+import type { EventMessage, Pod } from '@app/contracts';
 import { MessageTypes } from '@app/contracts';
 import { describePod, describeProbe } from './describe.js';
 import { at, cond, initSpec, MIN, pod, running, S, T0, waiting } from './testing.js';
@@ -126,8 +126,8 @@ describe('describe pod: describePod', () => {
   });
 
   it('no events, no volumes, a pod being deleted', () => {
-    const p = pod({ deletionTimestamp: at(now - 40 * S), status: { phase: 'Running', containerStatuses: [running('app')] } });
-    p.metadata.deletionGracePeriodSeconds = 30;
+    const deleted = pod({ deletionTimestamp: at(now - 40 * S), status: { phase: 'Running', containerStatuses: [running('app')] } });
+    const p: Pod = { ...deleted, metadata: { ...deleted.metadata, deletionGracePeriodSeconds: 30 } };
     const out = describePod(p, [], now);
     assert.match(out, /^Status:\s+Terminating \(lasts 40s\)$/m);
     assert.match(out, /^Termination Grace Period:\s+30s$/m);

@@ -176,8 +176,9 @@ describe('get pods: printPodTable', () => {
   });
 
   it('a pod without a creation time has an <unknown> age; no pods print nothing', () => {
-    const p = pod({ status: { phase: 'Pending' } });
-    delete p.metadata.creationTimestamp;
+    const created = pod({ status: { phase: 'Pending' } });
+    const { creationTimestamp: _created, ...metadata } = created.metadata;
+    const p: Pod = { ...created, metadata };
     assert.match(printPodTable([p], now, {}), /Pending {3}0 {10}<unknown>\n$/);
     assert.equal(printPodTable([], now, {}), '');
   });
