@@ -112,6 +112,7 @@ export class ProbeResultsCache extends ProbeResultsView {
  * process. An httpGet hook without a host goes to the pod IP (the node IP
  * for a hostNetwork pod); a preStop hook is not handed the IPs, so they are
  * read from the pod's ready sandbox, as upstream asks the runtime's pod status.
+ * An HTTPS hook that succeeded over HTTP is a LifecycleHTTPFallback warning.
  */
 export class CriHookRunner extends HookRunner {
   private readonly runner: LifecycleHandlerRunner;
@@ -120,10 +121,16 @@ export class CriHookRunner extends HookRunner {
     private readonly cri: CriRuntime,
     private readonly hostIP: string,
     clock: Clock,
-    http: HttpClient = new NodeHttpClient(),
+    options: { events?: EventRecorder; http?: HttpClient } = {},
   ) {
     super();
-    this.runner = new LifecycleHandlerRunner({ commands: new CriCommandRunner(cri), http, clock });
+    const { events } = options;
+    this.runner = new LifecycleHandlerRunner({
+      commands: new CriCommandRunner(cri),
+      http: options.http ?? new NodeHttpClient(),
+      clock,
+      ...(events ? { onHttpFallback: (pod: Pod, message: string) => events.event(pod, 'Warning', 'LifecycleHTTPFallback', message) } : {}),
+    });
   }
 
   run(pod: Pod, container: Container, containerId: string, handler: LifecycleHandler, podIPs: string[], timeoutSeconds: number): Promise<string | undefined> {

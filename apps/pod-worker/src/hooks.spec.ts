@@ -5,6 +5,7 @@ import type { Container, LifecycleHandler, Pod } from '@app/contracts';
 import { FakeCri } from '@app/cri';
 import type { RuntimeContainerStatus, RuntimePodStatus } from '@app/kube';
 import { silentLogger } from '@app/observability';
+import { HTTP_RESPONSE_TO_HTTPS_CLIENT } from '@app/probe';
 import { FakeHttpClient } from '@app/probe/testing';
 import { CriHookRunner } from './adapters.js';
 import { CrashLoopBackOff } from './backoff.js';
@@ -36,7 +37,7 @@ describe('CriHookRunner: which IP an httpGet hook without a host goes to', () =>
         .onRuntime('PodSandboxStatus', () => ({ status: { network: { ip: tc.sandboxIP ?? '' } } }) as never);
       const http = new FakeHttpClient();
       const pod = podWith(undefined, tc.hostNetwork ? { hostNetwork: true } : {});
-      const failure = await new CriHookRunner(cri, node.hostIP, new FakeClock(), http).run(pod, pod.spec.containers[0] as Container, 'abc', { httpGet: { port: 'http', path: '/hook' } }, tc.podIPs, 30);
+      const failure = await new CriHookRunner(cri, node.hostIP, new FakeClock(), { http }).run(pod, pod.spec.containers[0] as Container, 'abc', { httpGet: { port: 'http', path: '/hook' } }, tc.podIPs, 30);
       if (tc.wantFailure) assert.match(failure ?? '', tc.wantFailure);
       else assert.equal(failure, undefined);
       assert.deepEqual(
@@ -50,11 +51,22 @@ describe('CriHookRunner: which IP an httpGet hook without a host goes to', () =>
   it('exec goes through ExecSync; a tcpSocket hook is refused without a dial', async () => {
     const cri = new FakeCri().onRuntime('ExecSync', () => ({ stdout: '', stderr: Buffer.from('nope').toString('base64'), exitCode: 1 }));
     const pod = podWith(undefined);
-    const runner = new CriHookRunner(cri, node.hostIP, new FakeClock(), new FakeHttpClient());
+    const runner = new CriHookRunner(cri, node.hostIP, new FakeClock(), { http: new FakeHttpClient() });
     const c = pod.spec.containers[0] as Container;
     assert.match((await runner.run(pod, c, 'abc', { exec: { command: ['false'] } }, [], 5)) ?? '', /^Exec lifecycle hook \(\[false\]\) for Container "app" in Pod "web_default\(uid-1\)" failed - error: command 'false' exited with 1: nope, message: "nope"$/);
     assert.deepEqual(cri.callsOf('ExecSync'), [{ containerId: 'abc', cmd: ['false'], timeout: 5 }]);
     assert.match((await runner.run(pod, c, 'abc', { tcpSocket: { port: 8080 } }, ['10.0.0.5'], 5)) ?? '', /^Cannot run handler: invalid handler: /);
+  });
+});
+
+describe('CriHookRunner: an HTTPS hook that an HTTP server answers', () => {
+  it('succeeds over HTTP and records a LifecycleHTTPFallback warning on the pod', async () => {
+    const events = new Events();
+    const http = new FakeHttpClient().answer({ error: 'EPROTO', message: HTTP_RESPONSE_TO_HTTPS_CLIENT }, { status: 200 });
+    const pod = podWith(undefined);
+    const runner = new CriHookRunner(new FakeCri(), node.hostIP, new FakeClock(), { http, events });
+    assert.equal(await runner.run(pod, pod.spec.containers[0] as Container, 'abc', { httpGet: { port: 8443, scheme: 'HTTPS' } }, ['10.0.0.5'], 30), undefined);
+    assert.deepEqual(events.seen, [{ type: 'Warning', reason: 'LifecycleHTTPFallback', message: 'request to HTTPS lifecycle hook 10.0.0.5:8443 got HTTP response, retry with HTTP succeeded' }]);
   });
 });
 

@@ -61,7 +61,7 @@ export class PodWorkerService {
       cri,
       new ImagePuller(cri, events, clock, { initialMs: cfg.CRASHLOOP_BACKOFF_INITIAL, maxMs: cfg.CRASHLOOP_BACKOFF_MAX }),
       new CrashLoopBackOff({ initialMs: cfg.CRASHLOOP_BACKOFF_INITIAL, maxMs: cfg.CRASHLOOP_BACKOFF_MAX }),
-      new CriHookRunner(cri, cfg.NODE_IP, clock),
+      new CriHookRunner(cri, cfg.NODE_IP, clock, { events }),
       events,
       node,
       clock,

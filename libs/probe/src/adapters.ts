@@ -3,7 +3,7 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import { isIP, connect as netConnect } from 'node:net';
 import type { CriRuntime } from '@app/cri';
-import { ContainerCommandRunner, HttpClient, TcpDialer, type ExecSyncResult, type HttpRequest, type HttpResponse } from './ports.js';
+import { ContainerCommandRunner, HTTP_RESPONSE_TO_HTTPS_CLIENT, HttpClient, TcpDialer, type ExecSyncResult, type HttpRequest, type HttpResponse } from './ports.js';
 
 /**
  * node:http(s) as the prober's transport: no keep-alive, no proxy, TLS not
@@ -32,10 +32,15 @@ export class NodeHttpClient extends HttpClient {
           discard: () => res.destroy(),
         }),
       );
-      req.once('error', reject);
+      req.once('error', (err: NodeJS.ErrnoException) => reject(secure && isPlainHttpAnswer(err) ? Object.assign(new Error(HTTP_RESPONSE_TO_HTTPS_CLIENT), { code: err.code }) : err));
       req.end();
     });
   }
+}
+
+/** OpenSSL's word for a first record that is not TLS, as when an HTTP server answers the ClientHello. */
+function isPlainHttpAnswer(err: NodeJS.ErrnoException): boolean {
+  return err.code === 'EPROTO' && /wrong version number/i.test(err.message);
 }
 
 function readAtMost(res: http.IncomingMessage, limit: number, signal: AbortSignal): Promise<string> {

@@ -5,7 +5,7 @@ export { canonicalHeaderName, doHttpGet, httpProbeOutcome, newRequestForHttpGetA
 export type { HttpGetResult } from './http.js';
 export { LifecycleHandlerRunner } from './lifecycle.js';
 export type { LifecycleHandlerRunnerDeps, LifecycleHookTarget } from './lifecycle.js';
-export { ContainerCommandRunner, HttpClient, TcpDialer } from './ports.js';
+export { ContainerCommandRunner, HTTP_RESPONSE_TO_HTTPS_CLIENT, HttpClient, TcpDialer } from './ports.js';
 export type { ExecSyncResult, HttpRequest, HttpResponse } from './ports.js';
 export {
   KUBE_LIFECYCLE_USER_AGENT,

@@ -4,6 +4,7 @@ import { FakeClock } from '@app/clock/testing';
 import type { Container, LifecycleHandler, Pod } from '@app/contracts';
 import { CriError } from '@app/cri';
 import { LifecycleHandlerRunner, type LifecycleHookTarget } from './lifecycle.js';
+import { HTTP_RESPONSE_TO_HTTPS_CLIENT } from './ports.js';
 import { FakeCommandRunner, FakeHttpClient, type FakeHttpAnswer } from './testing.js';
 
 const pod: Pod = { metadata: { name: 'web', namespace: 'default', uid: 'uid-1' }, spec: { containers: [] } };
@@ -13,15 +14,23 @@ function setup(o: { http?: FakeHttpAnswer[]; exec?: (CriError | { stdout?: strin
   const clock = new FakeClock();
   const http = new FakeHttpClient({ status: 200 }).answer(...(o.http ?? []));
   const commands = new FakeCommandRunner().answer(...(o.exec ?? []));
-  const runner = new LifecycleHandlerRunner({ commands, http, clock });
-  return { clock, http, commands, runner };
+  const fallbacks: { pod: string; message: string }[] = [];
+  const runner = new LifecycleHandlerRunner({ commands, http, clock, onHttpFallback: (p, message) => fallbacks.push({ pod: p.metadata.name ?? '', message }) });
+  return { clock, http, commands, runner, fallbacks };
 }
 
+/** A hook target whose pod IP is `podIP`; `asked` counts how often the runner asked for it. */
 function target(o: { podIP?: string; timeoutSeconds?: number } = {}): LifecycleHookTarget & { asked: number } {
-  const t = { pod, container, containerId: 'abc', timeoutSeconds: o.timeoutSeconds ?? 30, asked: 0, podIP: () => Promise.resolve(o.podIP) };
-  t.podIP = () => {
-    t.asked++;
-    return Promise.resolve(o.podIP);
+  const t: LifecycleHookTarget & { asked: number } = {
+    pod,
+    container,
+    containerId: 'abc',
+    timeoutSeconds: o.timeoutSeconds ?? 30,
+    asked: 0,
+    podIP: () => {
+      t.asked++;
+      return Promise.resolve(o.podIP);
+    },
   };
   return t;
 }
@@ -126,6 +135,40 @@ describe('LifecycleHandlerRunner: httpGet (runHTTPHandler)', () => {
     await clock.step(1);
     await pending;
     assert.equal(done, 'HTTP lifecycle hook (/slow) for Container "app" in Pod "web_default(uid-1)" failed - error: Get "http://10.0.0.5:8080/slow": context deadline exceeded (Client.Timeout exceeded while awaiting headers)');
+  });
+});
+
+describe('LifecycleHandlerRunner: an HTTPS hook answered in plain HTTP (isHTTPResponseError)', () => {
+  const plainHttp: FakeHttpAnswer = { error: 'EPROTO', message: HTTP_RESPONSE_TO_HTTPS_CLIENT };
+  const hook: LifecycleHandler = { httpGet: { port: 8443, scheme: 'HTTPS', path: '/hook', httpHeaders: [{ name: 'Authorization', value: 'Bearer s3cret' }, { name: 'X-A', value: '1' }] } };
+
+  it('is retried over HTTP without the Authorization header; success records LifecycleHTTPFallback', async () => {
+    const { runner, http, fallbacks } = setup({ http: [plainHttp, { status: 200 }] });
+    assert.equal(await runner.run(target({ podIP: '10.0.0.5' }), hook), undefined);
+    assert.deepEqual(
+      http.requests.map((r) => [r.url.href, r.headers['Authorization']]),
+      [
+        ['https://10.0.0.5:8443/hook', 'Bearer s3cret'],
+        ['http://10.0.0.5:8443/hook', undefined],
+      ],
+    );
+    assert.equal(http.requests[1]?.headers['X-A'], '1', 'the other headers stay');
+    assert.deepEqual(fallbacks, [{ pod: 'web', message: 'request to HTTPS lifecycle hook 10.0.0.5:8443 got HTTP response, retry with HTTP succeeded' }]);
+  });
+
+  it('a failed retry fails the hook with the HTTPS error, no fallback recorded', async () => {
+    const { runner, fallbacks } = setup({ http: [plainHttp, { error: 'ECONNRESET' }] });
+    assert.equal(
+      await runner.run(target({ podIP: '10.0.0.5' }), hook),
+      `HTTP lifecycle hook (/hook) for Container "app" in Pod "web_default(uid-1)" failed - error: Get "https://10.0.0.5:8443/hook": ${HTTP_RESPONSE_TO_HTTPS_CLIENT}`,
+    );
+    assert.deepEqual(fallbacks, []);
+  });
+
+  it('other HTTPS errors are not retried', async () => {
+    const { runner, http } = setup({ http: [{ error: 'ECONNREFUSED' }] });
+    assert.match((await runner.run(target({ podIP: '10.0.0.5' }), hook)) ?? '', /connection refused$/);
+    assert.equal(http.requests.length, 1);
   });
 });
 

@@ -9,7 +9,9 @@
  *              same host followed (RedirectChecker(false)). Any response is
  *              a success, whatever its status: only a transport error
  *              (refused, unreachable, timed out) fails the hook, as
- *              runHTTPHandler returns only client.Do's error.
+ *              runHTTPHandler returns only client.Do's error. An HTTPS
+ *              hook answered in plain HTTP is retried over HTTP without
+ *              the Authorization header (a LifecycleHTTPFallback warning).
  *   sleep   -> waits on the Clock
  *   other   -> refused: `invalid handler: ...` (a tcpSocket hook passes
  *              API validation for compatibility but the kubelet never runs
@@ -25,7 +27,7 @@ import type { Clock } from '@app/clock';
 import type { Container, HTTPGetAction, LifecycleHandler, Pod, TCPSocketAction } from '@app/contracts';
 import { runInContainer } from './exec.js';
 import { doHttpGet, newRequestForHttpGetAction } from './http.js';
-import type { ContainerCommandRunner, HttpClient } from './ports.js';
+import { HTTP_RESPONSE_TO_HTTPS_CLIENT, type ContainerCommandRunner, type HttpClient } from './ports.js';
 import { KUBE_LIFECYCLE_USER_AGENT, errorText, formatPod } from './probe.js';
 
 export interface LifecycleHookTarget {
@@ -43,6 +45,8 @@ export interface LifecycleHandlerRunnerDeps {
   commands: ContainerCommandRunner;
   http: HttpClient;
   clock: Clock;
+  /** Records the LifecycleHTTPFallback warning (upstream: a pod event) after an HTTPS hook succeeded over HTTP. */
+  onHttpFallback?: (pod: Pod, message: string) => void;
 }
 
 /** Runs lifecycle hooks (upstream handlerRunner). */
@@ -83,8 +87,20 @@ export class LifecycleHandlerRunner {
     } catch (err) {
       return errorText(err);
     }
-    const result = await doHttpGet(this.deps.http, this.deps.clock, request, Math.max(1, target.timeoutSeconds) * 1000);
-    return result.ok ? undefined : result.error;
+    const timeoutMs = Math.max(1, target.timeoutSeconds) * 1000;
+    const result = await doHttpGet(this.deps.http, this.deps.clock, request, timeoutMs);
+    if (result.ok) return undefined;
+    if (request.url.protocol === 'https:' && result.error.includes(HTTP_RESPONSE_TO_HTTPS_CLIENT)) {
+      // An HTTPS hook answered in plain HTTP is retried over HTTP, without credentials (isHTTPResponseError).
+      const url = new URL(request.url.href.replace(/^https:/, 'http:'));
+      const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => name !== 'Authorization'));
+      const retry = await doHttpGet(this.deps.http, this.deps.clock, { ...request, url, headers }, timeoutMs);
+      if (retry.ok) {
+        this.deps.onHttpFallback?.(target.pod, `request to HTTPS lifecycle hook ${url.host} got HTTP response, retry with HTTP succeeded`);
+        return undefined;
+      }
+    }
+    return result.error;
   }
 }
 

@@ -25,10 +25,15 @@ export interface HttpResponse {
   discard(): void;
 }
 
+/** Go's transport error when a TLS handshake is answered in plain HTTP; the lifecycle runner retries over HTTP on it. */
+export const HTTP_RESPONSE_TO_HTTPS_CLIENT = 'http: server gave HTTP response to HTTPS client';
+
 /**
  * An HTTP(S) client that skips TLS verification, uses no proxy and no
  * keep-alive (the prober's transport). Rejects with the socket's error
- * (its `code`, e.g. ECONNREFUSED, is kept); honours `signal`.
+ * (its `code`, e.g. ECONNREFUSED, is kept), or with an Error whose message
+ * is HTTP_RESPONSE_TO_HTTPS_CLIENT when a TLS handshake is answered in
+ * plain HTTP; honours `signal`.
  */
 export abstract class HttpClient {
   abstract get(request: HttpRequest, signal: AbortSignal): Promise<HttpResponse>;

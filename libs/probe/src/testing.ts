@@ -2,8 +2,8 @@
 import { CriError } from '@app/cri';
 import { ContainerCommandRunner, HttpClient, TcpDialer, type ExecSyncResult, type HttpRequest, type HttpResponse } from './ports.js';
 
-/** A scripted answer of FakeHttpClient: a response, a socket error code (ECONNREFUSED, ...), or no answer until aborted. */
-export type FakeHttpAnswer = { status: number; location?: string; body?: string } | { error: string } | 'hang';
+/** A scripted answer of FakeHttpClient: a response, a socket error code (ECONNREFUSED, ...) with its message, or no answer until aborted. */
+export type FakeHttpAnswer = { status: number; location?: string; body?: string } | { error: string; message?: string } | 'hang';
 
 /**
  * An HttpClient that records every request and answers from a queue (then
@@ -27,7 +27,7 @@ export class FakeHttpClient extends HttpClient {
     this.requests.push(request);
     const a = this.queue.shift() ?? this.otherwise;
     if (a === 'hang') return untilAborted(signal);
-    if ('error' in a) return Promise.reject(Object.assign(new Error(`fake ${a.error}`), { code: a.error }));
+    if ('error' in a) return Promise.reject(Object.assign(new Error(a.message ?? `fake ${a.error}`), { code: a.error }));
     const body = a.body ?? '';
     return Promise.resolve({
       status: a.status,
