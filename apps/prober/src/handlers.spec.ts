@@ -11,7 +11,6 @@ import { FakeCri } from '@app/cri';
 import {
   ActionProbeHandler,
   ExecProbeHandler,
-  FakeProbeHandler,
   GrpcProbeHandler,
   HttpGetProbeHandler,
   KUBE_PROBE_USER_AGENT,
@@ -22,6 +21,7 @@ import {
   type ProbeOutcome,
   type ProbeTarget,
 } from './handlers.js';
+import { FakeProbeHandler } from './testing.js';
 
 const pod: Pod = { metadata: { name: 'web', namespace: 'default', uid: 'uid-1' }, spec: { containers: [] } };
 const b64 = (s: string) => Buffer.from(s).toString('base64');
