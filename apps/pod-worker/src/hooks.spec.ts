@@ -2,16 +2,17 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import type { Container, LifecycleHandler, Pod } from '@app/contracts';
+import { RecordingEventRecorder } from '@app/contracts/testing';
 import { FakeCri } from '@app/cri';
 import type { RuntimeContainerStatus, RuntimePodStatus } from '@app/kube';
 import { silentLogger } from '@app/observability';
 import { HTTP_RESPONSE_TO_HTTPS_CLIENT } from '@app/probe';
 import { FakeHttpClient } from '@app/probe/testing';
-import { CriHookRunner } from './adapters.js';
+import { CriHookRunner } from './adapters/cri-hook-runner.js';
 import { CrashLoopBackOff } from './backoff.js';
 import { ImagePuller, RuntimeManager } from './runtime-manager.js';
 import type { NodeFacts } from './runtime-config.js';
-import { EventRecorder, HookRunner } from './runtime-ports.js';
+import { HookRunner } from './ports.js';
 
 const node: NodeFacts = { nodeName: 'node-1', hostIP: '192.168.1.2', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] } };
 
@@ -82,10 +83,9 @@ class FailingHooks extends HookRunner {
   }
 }
 
-class Events extends EventRecorder {
-  readonly seen: { type: string; reason: string; message: string }[] = [];
-  event(_pod: Pod, type: 'Normal' | 'Warning', reason: string, message: string): void {
-    this.seen.push({ type, reason, message });
+class Events extends RecordingEventRecorder {
+  get seen(): { type: string; reason: string; message: string }[] {
+    return this.events.map(({ type, reason, message }) => ({ type, reason, message }));
   }
 }
 

@@ -17,7 +17,7 @@
  * the pod's status shows it as the waiting reason.
  */
 import { Clock } from '@app/clock';
-import type { Container, KillPodOptions, Pod } from '@app/contracts';
+import type { Container, EventRecorder, KillPodOptions, Pod } from '@app/contracts';
 import { CriError, type CriRuntime, type PodSandboxConfig } from '@app/cri';
 import { KubeletLabels, findContainerStatus, type RuntimeContainerStatus, type RuntimePodStatus } from '@app/kube';
 import type { Logger } from '@app/observability';
@@ -26,7 +26,7 @@ import { hashContainer } from './container-hash.js';
 import { graceReasonOf, killContainerGracePeriod, preStopHookTimeoutSeconds } from './grace-period.js';
 import { computePodActions, type ProbeResults } from './pod-actions.js';
 import { generateContainerConfig, generatePodSandboxConfig, type NodeFacts } from './runtime-config.js';
-import { EventRecorder, HookRunner } from './runtime-ports.js';
+import { HookRunner } from './ports.js';
 
 /** A failed step for one container, as the status shows it (reason, message). */
 export interface SyncError {

@@ -1,60 +1,13 @@
-/** The prober's test doubles, for its unit specs only: one fake beside each port (STYLE.md 9). */
+/** Hand-written fakes of the prober's ports (ports.ts, handlers/ ProbeHandler), and the handler specs' helpers, for unit tests only. */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import type { Container, Pod, Probe, ProbeResultMessage, ProbeResultValue, ProbeType } from '@app/contracts';
 import { ProbeHandler, type ProbeHandlerResult, type ProbeOutcome, type ProbeTarget } from './handlers/index.js';
 export type { ProbeOutcome, ProbeTarget };
-import { ProbeEventSink, ProberMetrics, ResultSink, type ProbeMetricLabels, type ProbeMetricResult, type ProbeResultPublication } from './prober-manager.js';
+import type { ProbeResultPublication } from './prober-manager.js';
+import { ProbeEventSink, ProberMetrics, ResultSink, type ProbeMetricLabels, type ProbeMetricResult } from './ports.js';
 import type { ProbeEvent } from './worker.js';
-
-export interface RecordedProbe {
-  probe: Probe;
-  target: ProbeTarget;
-  timeoutMs: number;
-}
-
-/**
- * A ProbeHandler for tests: records every run and answers from a queue of
- * outcomes (then from `otherwise`); `block()` holds the next answers until
- * released, to test probes in flight.
- */
-export class FakeProbeHandler extends ProbeHandler {
-  readonly runs: RecordedProbe[] = [];
-  private readonly queue: ProbeOutcome[] = [];
-  private gate: Promise<void> | undefined;
-  private release: (() => void) | undefined;
-
-  constructor(public otherwise: ProbeOutcome = { result: 'Success', output: '' }) {
-    super();
-  }
-
-  /** The next runs answer these, in order. */
-  answer(...outcomes: (ProbeOutcome | ProbeHandlerResult)[]): this {
-    for (const o of outcomes) this.queue.push(typeof o === 'string' ? { result: o, output: o === 'Failure' ? 'probe says no' : '' } : o);
-    return this;
-  }
-
-  /** Answers from now on hold until `unblock()`. */
-  block(): this {
-    this.gate ??= new Promise<void>((resolve) => (this.release = resolve));
-    return this;
-  }
-
-  unblock(): void {
-    this.release?.();
-    this.gate = undefined;
-    this.release = undefined;
-  }
-
-  async run(probe: Probe, target: ProbeTarget, timeoutMs: number): Promise<ProbeOutcome> {
-    this.runs.push({ probe, target, timeoutMs });
-    const outcome = this.queue.shift() ?? this.otherwise;
-    if (this.gate) await this.gate;
-    return outcome;
-  }
-}
-
 
 /** A ResultSink for tests: keeps every message; `failNext` makes the next publish reject. */
 export class FakeResultSink extends ResultSink {
@@ -104,8 +57,58 @@ export class FakeProbeEventSink extends ProbeEventSink {
 }
 
 // The fakes are the ports: checked by the compiler.
-const _ports: [ResultSink, ProberMetrics, ProbeEventSink, ProbeHandler] = [new FakeResultSink(), new FakeProberMetrics(), new FakeProbeEventSink(), new FakeProbeHandler()];
+const _ports: [ResultSink, ProberMetrics, ProbeEventSink] = [new FakeResultSink(), new FakeProberMetrics(), new FakeProbeEventSink()];
 void _ports;
+
+export interface RecordedProbe {
+  probe: Probe;
+  target: ProbeTarget;
+  timeoutMs: number;
+}
+
+/**
+ * A ProbeHandler for tests: records every run and answers from a queue of
+ * outcomes (then from `otherwise`); `block()` holds the next answers until
+ * released, to test probes in flight.
+ */
+export class FakeProbeHandler extends ProbeHandler {
+  readonly runs: RecordedProbe[] = [];
+  private readonly queue: ProbeOutcome[] = [];
+  private gate: Promise<void> | undefined;
+  private release: (() => void) | undefined;
+
+  constructor(public otherwise: ProbeOutcome = { result: 'Success', output: '' }) {
+    super();
+  }
+
+  /** The next runs answer these, in order. */
+  answer(...outcomes: (ProbeOutcome | ProbeHandlerResult)[]): this {
+    for (const o of outcomes) this.queue.push(typeof o === 'string' ? { result: o, output: o === 'Failure' ? 'probe says no' : '' } : o);
+    return this;
+  }
+
+  /** Answers from now on hold until `unblock()`. */
+  block(): this {
+    this.gate ??= new Promise<void>((resolve) => (this.release = resolve));
+    return this;
+  }
+
+  unblock(): void {
+    this.release?.();
+    this.gate = undefined;
+    this.release = undefined;
+  }
+
+  async run(probe: Probe, target: ProbeTarget, timeoutMs: number): Promise<ProbeOutcome> {
+    this.runs.push({ probe, target, timeoutMs });
+    const outcome = this.queue.shift() ?? this.otherwise;
+    if (this.gate) await this.gate;
+    return outcome;
+  }
+}
+
+const _isPort: ProbeHandler = new FakeProbeHandler() satisfies ProbeHandler;
+void _isPort;
 
 // ---------------------------------------------------------------------------
 // Helpers of the handler specs

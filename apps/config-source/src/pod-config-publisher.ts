@@ -1,37 +1,32 @@
 /**
- * The config-source's work: run the configured sources, merge their
- * listings (PodConfig), publish the PodUpdate operations on
- * `kubelet.<node>.config.<op>` in the kubelet's order (remove, add, update,
- * delete, reconcile), `kubelet.<node>.config.ready` once every source has
- * delivered, and a Warning event for each new manifest problem.
+ * The config-source's work (config.PodConfig's mux and updates channel):
+ * run the configured sources, merge their listings (PodConfig), publish the
+ * PodUpdate operations on `kubelet.<node>.config.<op>` in the kubelet's
+ * order (remove, add, update, delete, reconcile),
+ * `kubelet.<node>.config.ready` once every source has delivered, and a
+ * Warning event on the node for each new manifest problem.
  */
 import { Clock } from '@app/clock';
-import { MessageTypes, Subjects, nodeToken, type EventMessage, type Pod, type PodOperation, type PodUpdateMessage, type SourcesReadyMessage, type SourcesSnapshotMessage } from '@app/contracts';
+import { EventRecorder, MessageTypes, type Pod, type PodOperation, type PodUpdateMessage, type SourcesReadyMessage, type SourcesSnapshotMessage } from '@app/contracts';
 import { hasOperations, type PodOperations } from '@app/kube';
-import type { NatsBus } from '@app/nats';
 import type { Logger } from '@app/observability';
 import type { Listing } from './listing.js';
 import { PodConfig } from './pod-config.js';
+import { ConfigMetrics, PodUpdateOutbox } from './ports.js';
 import type { PodSource } from './sources.js';
 import type { ManifestProblem } from './static-pods.js';
 
 const PUBLISH_ORDER: readonly PodOperation[] = ['remove', 'add', 'update', 'delete', 'reconcile'];
 
-/** What the service reports to metrics. */
-export interface ConfigMetrics {
-  problems(source: string, count: number): void;
-  operations(op: PodOperation, count: number): void;
-}
-
-export class ConfigSourceService {
+export class PodConfigPublisher {
   private readonly podConfig: PodConfig;
   private sources: PodSource[] = [];
   /** location -> reasons already reported, so a problem is reported once, not every re-read. */
   private reported = new Map<string, Set<string>>();
 
   constructor(
-    private readonly node: string,
-    private readonly bus: Pick<NatsBus, 'publish'>,
+    private readonly outbox: PodUpdateOutbox,
+    private readonly events: EventRecorder,
     private readonly clock: Clock,
     private readonly logger: Logger,
     sourceNames: readonly string[],
@@ -75,7 +70,7 @@ export class ConfigSourceService {
       const pods = ops[op];
       if (pods.length === 0) continue;
       const msg: PodUpdateMessage = { type: MessageTypes.podUpdate, op, source, pods };
-      this.bus.publish(Subjects.podUpdate.build(this.node, op), msg, pods.length === 1 ? { podUid: pods[0]?.metadata.uid ?? '' } : {});
+      this.outbox.podUpdate(msg);
       this.metrics?.operations(op, pods.length);
       this.logger.info({ op, source, pods: pods.map(describePod) }, 'pod update');
     }
@@ -83,7 +78,7 @@ export class ConfigSourceService {
 
   private publishReady(): void {
     const msg: SourcesReadyMessage = { type: MessageTypes.sourcesReady, sources: this.podConfig.readySources() };
-    this.bus.publish(Subjects.sourcesReady.build(this.node), msg);
+    this.outbox.sourcesReady(msg);
   }
 
   /**
@@ -99,7 +94,7 @@ export class ConfigSourceService {
       current.set(p.location, reasons);
       if (this.reported.get(p.location)?.has(p.reason)) continue;
       this.logger.warn({ source, location: p.location, pod: p.podName, reason: p.reason }, 'static pod manifest refused');
-      this.bus.publish(Subjects.events.build(this.node, nodeToken(this.node)), this.event(p));
+      this.events.nodeEvent('Warning', 'FailedToAdmitStaticPod', `${p.location}: ${p.reason}`);
     }
     if (complete) {
       for (const location of this.reported.keys()) {
@@ -114,18 +109,6 @@ export class ConfigSourceService {
 
   private isOfSource(location: string, source: string): boolean {
     return /^https?:\/\//.test(location) === (source === 'http');
-  }
-
-  private event(p: ManifestProblem): EventMessage {
-    return {
-      type: MessageTypes.event,
-      involvedObject: { kind: 'Node', name: this.node, uid: this.node },
-      eventType: 'Warning',
-      reason: 'FailedToAdmitStaticPod',
-      message: `${p.location}: ${p.reason}`,
-      source: { component: 'kubelet', host: this.node },
-      timestamp: this.clock.date().toISOString(),
-    };
   }
 }
 

@@ -1,4 +1,4 @@
-/** Hand-written fakes of the sync loop's ports, for unit tests. */
+/** Hand-written fakes of the sync loop's ports (ports.ts), for unit tests only. */
 import type { KillPodOptions, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, SourcesSnapshotMessage, StatusVerb, SyncPodType } from '@app/contracts';
 import { NodeState, PodStore, RuntimeView, SyncLoopOutbox, type RuntimeContainer, type RuntimePod } from './ports.js';
 
@@ -67,7 +67,6 @@ export class RecordingOutbox extends SyncLoopOutbox {
   dispatched: Dispatched[] = [];
   statuses: { verb: StatusVerb; uid: string; args: Record<string, unknown> }[] = [];
   probers: { verb: ProberVerb; podUids?: string[] }[] = [];
-  events: { uid: string; type: string; reason: string; message: string }[] = [];
   snapshot?: SourcesSnapshotMessage;
 
   dispatch(pod: Pod, updateType: SyncPodType, _start: Date, killPodOptions?: KillPodOptions, runningPodOnly = false): void {
@@ -78,9 +77,6 @@ export class RecordingOutbox extends SyncLoopOutbox {
   }
   prober(verb: ProberVerb, _pods: Pod[], podUids?: string[]): void {
     this.probers.push({ verb, ...(podUids ? { podUids } : {}) });
-  }
-  event(pod: Pod, type: 'Normal' | 'Warning', reason: string, message: string): void {
-    this.events.push({ uid: pod.metadata.uid ?? '', type, reason, message });
   }
   sourcesSnapshot(): Promise<SourcesSnapshotMessage | undefined> {
     return Promise.resolve(this.snapshot);
