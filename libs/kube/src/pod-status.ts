@@ -114,8 +114,10 @@ function isRestartableInitContainer(c: Container): boolean {
   return c.restartPolicy === 'Always';
 }
 
+/** The pod's restart policy; validation admits only these three, and the API defaults to Always. */
 function restartPolicyOf(pod: Pod): 'Always' | 'OnFailure' | 'Never' {
-  return pod.spec.restartPolicy ?? 'Always';
+  const policy = pod.spec.restartPolicy;
+  return policy === 'OnFailure' || policy === 'Never' ? policy : 'Always';
 }
 
 /** The runtime status with containers and sandboxes newest first, whatever order the cache gave. */

@@ -1,0 +1,89 @@
+/**
+ * The exec action (pkg/probe/exec, and RunInContainer through the CRI's
+ * ExecSync), shared by probes and lifecycle hooks.
+ */
+import type { EnvVar } from '@app/contracts';
+import { isDeadlineExceeded } from '@app/cri';
+import type { ContainerCommandRunner } from './ports.js';
+import { MAX_PROBE_OUTPUT_BYTES, errorText, failureOutcome, unknownOutcome, type ProbeOutcome } from './probe.js';
+
+/** What RunInContainer hands back: stdout then stderr, and the error if the command failed. */
+export interface RunInContainerResult {
+  output: Buffer;
+  /** remote_runtime's CodeExitError (`command '<cmd>' exited with <code>: <stderr>`), or why it could not run. */
+  error?: string;
+  /** The command ran past its timeout (exec.TimeoutError). */
+  timedOut?: boolean;
+}
+
+/** RunInContainer: ExecSync, the output as stdout then stderr, a non-zero exit as an error. */
+export async function runInContainer(runner: ContainerCommandRunner, containerId: string, cmd: string[], timeoutSeconds: number): Promise<RunInContainerResult> {
+  try {
+    const r = await runner.execSync(containerId, cmd, timeoutSeconds);
+    const output = Buffer.concat([r.stdout, r.stderr]);
+    if (r.exitCode === 0) return { output };
+    return { output, error: `command '${cmd.join(' ')}' exited with ${r.exitCode}: ${r.stderr.toString('utf8')}` };
+  } catch (err) {
+    if (isDeadlineExceeded(err)) return { output: Buffer.alloc(0), error: `command ${JSON.stringify(cmd.join(' '))} timed out`, timedOut: true };
+    return { output: Buffer.alloc(0), error: errorText(err) };
+  }
+}
+
+/**
+ * The exec prober: exit 0 is a Success, another exit a Failure, both with
+ * the first 10 KiB of output; a timeout is a Failure (the remote runtime
+ * turns DeadlineExceeded into exec.TimeoutError); a command that could not
+ * be run is Unknown.
+ */
+export async function doExecProbe(runner: ContainerCommandRunner, containerId: string, cmd: string[], timeoutMs: number): Promise<ProbeOutcome> {
+  try {
+    const r = await runner.execSync(containerId, cmd, Math.max(1, Math.ceil(timeoutMs / 1000)));
+    const output = Buffer.concat([r.stdout, r.stderr]).subarray(0, MAX_PROBE_OUTPUT_BYTES).toString('utf8');
+    return { result: r.exitCode === 0 ? 'Success' : 'Failure', output };
+  } catch (err) {
+    if (isDeadlineExceeded(err)) return failureOutcome(`command ${JSON.stringify(cmd.join(' '))} timed out`);
+    return unknownOutcome(errorText(err));
+  }
+}
+
+/**
+ * ExpandContainerCommandOnlyStatic: `$(VAR)` becomes the value of the
+ * container's env var VAR (the literal value; '' for one set from a source),
+ * `$$` is a literal `$`, and an unknown or unterminated reference stays as written.
+ */
+export function expandCommandOnlyStatic(command: readonly string[], env: readonly EnvVar[] | undefined): string[] {
+  const values = new Map((env ?? []).map((e) => [e.name, e.value ?? '']));
+  return command.map((arg) => expand(arg, values));
+}
+
+function expand(input: string, values: ReadonlyMap<string, string>): string {
+  let out = '';
+  let i = 0;
+  while (i < input.length) {
+    const ch = input[i];
+    if (ch !== '$' || i + 1 >= input.length) {
+      out += ch;
+      i++;
+      continue;
+    }
+    const next = input[i + 1];
+    if (next === '$') {
+      out += '$';
+      i += 2;
+    } else if (next === '(') {
+      const close = input.indexOf(')', i + 2);
+      if (close < 0) {
+        out += '$(';
+        i += 2;
+      } else {
+        const name = input.slice(i + 2, close);
+        out += values.get(name) ?? `$(${name})`;
+        i = close + 1;
+      }
+    } else {
+      out += `$${next}`;
+      i += 2;
+    }
+  }
+  return out;
+}
