@@ -8,6 +8,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import type { Container, Pod, PodCacheEntry, PodSpec } from '@app/contracts';
+import { RecordingEventRecorder } from '@app/contracts/testing';
 import { FakeCri } from '@app/cri';
 import { KubeletAnnotations, KubeletLabels } from '@app/kube';
 import { silentLogger } from '@app/observability';
@@ -15,9 +16,8 @@ import type { CacheResult } from '@app/pod-cache';
 import { CrashLoopBackOff } from './backoff.js';
 import { hashContainer } from './container-hash.js';
 import { KubeletSync } from './kubelet-sync.js';
-import { FakeProbeResults, RecordingOutbox } from './kubelet-sync.testing.js';
 import { ImagePuller, RuntimeManager } from './runtime-manager.js';
-import { FakeHookRunner, FakePodDirectories, RecordingEvents } from './runtime-ports.testing.js';
+import { FakeHookRunner, FakePodDirectories, FakeProbeResults, RecordingOutbox } from './testing.js';
 
 const T0 = Date.UTC(2026, 0, 1, 12);
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
@@ -82,7 +82,7 @@ function setup(opts: { appArmor?: boolean } = {}) {
   const log: string[] = [];
   const clock = new FakeClock(T0);
   const cri = recordingCri(log);
-  const events = new RecordingEvents();
+  const events = new RecordingEventRecorder();
   const images = new ImagePuller(cri, events, clock, { initialMs: 10_000, maxMs: 300_000 });
   const node = { nodeName: 'n1', hostIP: '10.0.0.1', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] } };
   const runtime = new RuntimeManager(cri, images, new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 }), new FakeHookRunner(), events, node, clock, silentLogger());

@@ -9,13 +9,14 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import type { Container, Pod, PodSpec } from '@app/contracts';
+import { RecordingEventRecorder } from '@app/contracts/testing';
 import { FakeCri, type ContainerConfig, type PodSandboxStatus } from '@app/cri';
 import type { RuntimeContainerState, RuntimeContainerStatus, RuntimePodStatus } from '@app/kube';
 import { silentLogger } from '@app/observability';
 import { CrashLoopBackOff } from './backoff.js';
 import { hashContainer } from './container-hash.js';
 import { ImagePuller, RuntimeManager } from './runtime-manager.js';
-import { FakeHookRunner, RecordingEvents } from './runtime-ports.testing.js';
+import { FakeHookRunner } from './testing.js';
 
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
 const c = (name: string, extra: Partial<Container> = {}): Container => ({ name, image: IMAGE, ...extra });
@@ -87,7 +88,7 @@ function trace(cri: FakeCri): string[] {
 
 function setup() {
   const clock = new FakeClock(1_000_000);
-  const events = new RecordingEvents();
+  const events = new RecordingEventRecorder();
   const hooks = new FakeHookRunner();
   const cri = new FakeCri()
     .onImage('ImageStatus', () => ({ image: { id: 'sha256:img' } }) as never)
@@ -154,7 +155,7 @@ describe('RuntimeManager.syncPod: the steps of kuberuntime_manager.go SyncPod, i
       const { cri, events, manager } = setup();
       await manager.syncPod(tc.pod, tc.status, noProbes);
       assert.deepEqual(trace(cri), tc.want);
-      if (tc.events) for (const e of tc.events) assert.ok(events.seen.includes(e), `${e} in ${events.seen.join(', ')}`);
+      if (tc.events) for (const e of tc.events) assert.ok(events.events.some((x) => `${x.type}/${x.reason}` === e), `${e} in ${events.reasons().join(', ')}`);
     });
   }
 
@@ -165,7 +166,7 @@ describe('RuntimeManager.syncPod: the steps of kuberuntime_manager.go SyncPod, i
     assert.deepEqual(trace(cri), ['RunPodSandbox']);
     assert.equal(r.podError?.reason, 'FailedCreatePodSandBox');
     assert.match(r.podError?.message ?? '', /failed to setup network/);
-    assert.ok(events.seen.includes('Warning/FailedCreatePodSandBox'));
+    assert.ok(events.events.some((e) => e.type === 'Warning' && e.reason === 'FailedCreatePodSandBox'));
   });
 
   it('killing the pod fails: no sandbox is created (the sync fails)', async () => {

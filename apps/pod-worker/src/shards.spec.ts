@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import { silentLogger } from '@app/observability';
 import { ShardManager } from './shards.js';
-import { FakeLeaseStore } from './shards.testing.js';
+import { FakeLeaseStore } from './testing.js';
 
 const T0 = 1_000_000;
 const LEASE = 6000;

@@ -3,18 +3,21 @@
  * getIfNewerThan): the pod's entry once it, or the cache's global timestamp,
  * is strictly newer than the time asked for; until then the caller waits,
  * and every relist (a newer global timestamp) releases it, an unchanged pod
- * too. Checked on the in-memory cache and on the KV-backed one, whose
- * bucket is a fake.
+ * too. Checked on the in-memory cache and on the KV-backed one, over a
+ * FakeKv bucket.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PodCacheEntry, PodCacheGlobal } from '@app/contracts';
 import { kvKey, type KV } from '@app/nats';
+import { FakeKv } from '@app/nats/testing';
 import { KvPodCache, MemoryPodCache, podCacheGlobalKey, podCacheKey, type CacheResult, type PodCache } from './pod-cache.js';
-import { FakeKvBucket } from './pod-cache.testing.js';
+
 
 const NODE = 'n1';
 const entry = (uid: string, timestamp: number): PodCacheEntry => ({ uid, name: `pod-${uid}`, namespace: 'default', timestamp, sandboxStatuses: [], containerStatuses: [], ips: [] });
+/** FakeKv has the KV methods the cache uses (watch, status); the cache's constructor asks for a whole KV. */
+const asKv = (fake: FakeKv): KV => fake as unknown as KV;
 const tick = async () => {
   for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
 };
@@ -47,21 +50,20 @@ const flavours: { name: string; make: (initial: { entries: PodCacheEntry[]; glob
   {
     name: 'KvPodCache',
     make: async ({ entries, global }) => {
-      const bucket = new FakeKvBucket();
-      for (const e of entries) bucket.put(podCacheKey(NODE, e.uid), e);
-      if (global !== undefined) bucket.put(podCacheGlobalKey(NODE), { timestamp: global } satisfies PodCacheGlobal);
-      // The fake has the two KV methods the cache reads (checked by `implements Pick<KV, ...>`).
-      const cache = new KvPodCache(bucket as unknown as KV, NODE);
+      const bucket = new FakeKv('pod-cache');
+      for (const e of entries) await bucket.put(podCacheKey(NODE, e.uid), JSON.stringify(e));
+      if (global !== undefined) await bucket.put(podCacheGlobalKey(NODE), JSON.stringify({ timestamp: global } satisfies PodCacheGlobal));
+      const cache = new KvPodCache(asKv(bucket), NODE);
       await cache.start();
-      const after = async (fn: () => void) => {
-        fn();
+      const after = async (write: Promise<unknown>) => {
+        await write;
         await tick();
       };
       return {
         cache,
-        set: (e) => after(() => bucket.put(podCacheKey(NODE, e.uid), e)),
-        updateTime: (t) => after(() => bucket.put(podCacheGlobalKey(NODE), { timestamp: t } satisfies PodCacheGlobal)),
-        remove: (uid) => after(() => bucket.delete(podCacheKey(NODE, uid))),
+        set: (e) => after(bucket.put(podCacheKey(NODE, e.uid), JSON.stringify(e))),
+        updateTime: (t) => after(bucket.put(podCacheGlobalKey(NODE), JSON.stringify({ timestamp: t } satisfies PodCacheGlobal))),
+        remove: (uid) => after(bucket.delete(podCacheKey(NODE, uid))),
         stop: () => cache.stop(),
       };
     },
@@ -169,33 +171,33 @@ for (const flavour of flavours) {
 
 describe('KvPodCache on its bucket', () => {
   it('start reads what is already in the bucket before it resolves, and watches only its node\'s keys', async () => {
-    const bucket = new FakeKvBucket();
-    bucket.put(podCacheKey(NODE, 'a'), entry('a', 100));
-    bucket.put(podCacheKey(NODE, 'b'), entry('b', 110));
-    bucket.put(podCacheGlobalKey(NODE), { timestamp: 120 });
-    const cache = new KvPodCache(bucket as unknown as KV, NODE);
+    const bucket = new FakeKv('pod-cache');
+    await bucket.put(podCacheKey(NODE, 'a'), JSON.stringify(entry('a', 100)));
+    await bucket.put(podCacheKey(NODE, 'b'), JSON.stringify(entry('b', 110)));
+    await bucket.put(podCacheGlobalKey(NODE), JSON.stringify({ timestamp: 120 }));
+    await bucket.put(podCacheGlobalKey('other-node'), JSON.stringify({ timestamp: 999 }));
+    const cache = new KvPodCache(asKv(bucket), NODE);
     await cache.start();
-    assert.deepEqual(bucket.watches, [{ key: `${kvKey(NODE)}.>` }]);
+    assert.ok(bucket.calls.includes(`watch ${kvKey(NODE)}.>`), bucket.calls.join('\n'));
     assert.deepEqual(cache.get('a'), { entry: entry('a', 100), timestamp: 120 });
     assert.deepEqual(cache.get('b'), { entry: entry('b', 110), timestamp: 120 });
     cache.stop();
   });
 
   it('an empty bucket: start resolves at once (nothing to catch up with)', async () => {
-    const cache = new KvPodCache(new FakeKvBucket() as unknown as KV, NODE);
+    const cache = new KvPodCache(asKv(new FakeKv('pod-cache')), NODE);
     const first = await Promise.race([cache.start().then(() => 'started'), new Promise((r) => setTimeout(r, 1000).unref()).then(() => 'still waiting')]);
     assert.equal(first, 'started');
     cache.stop();
   });
 
   it('stop ends the watch: later writes do not reach the cache', async () => {
-    const bucket = new FakeKvBucket();
-    bucket.put(podCacheGlobalKey(NODE), { timestamp: 100 });
-    const cache = new KvPodCache(bucket as unknown as KV, NODE);
+    const bucket = new FakeKv('pod-cache');
+    await bucket.put(podCacheGlobalKey(NODE), JSON.stringify({ timestamp: 100 }));
+    const cache = new KvPodCache(asKv(bucket), NODE);
     await cache.start();
     cache.stop();
-    assert.equal(bucket.stopped, 1);
-    bucket.put(podCacheGlobalKey(NODE), { timestamp: 200 });
+    await bucket.put(podCacheGlobalKey(NODE), JSON.stringify({ timestamp: 200 }));
     await tick();
     assert.equal(cache.get('a').timestamp, 100);
   });
