@@ -2,13 +2,14 @@ import { Controller, Get, Inject, Module, type OnApplicationShutdown, type OnMod
 import { MessagePattern } from '@nestjs/microservices';
 import { Clock, SystemClock } from '@app/clock';
 import { Subjects, type SourcesSnapshotMessage } from '@app/contracts';
+import { parseColonSeparatedMapStringString } from '@app/kube';
 import { NatsBus } from '@app/nats';
 import { Counter, Gauge, type Logger, type Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, SERVICE_CONFIG, SERVICE_LOGGER } from '@app/service';
 import { ConfigSourceService, type ConfigMetrics } from './config-source.service.js';
 import { FsManifestDirectory, HttpManifestFetcher } from './manifest-reader.js';
 import type { ConfigSourceConfig } from './service.js';
-import { FileSource, HttpSource, parseHeaderList, type PodSource } from './sources.js';
+import { FileSource, HttpSource, type PodSource } from './sources.js';
 
 /** Each source's current listing: over NATS for the sync loop, over HTTP for people. */
 @Controller()
@@ -66,7 +67,7 @@ export class ConfigSourceModule implements OnModuleInit, OnApplicationShutdown {
       sources.push(new FileSource(cfg.POD_MANIFEST_PATH, cfg.NODE_NAME, new FsManifestDirectory(), clock, this.logger.child({ component: 'file-source' }), cfg.FILE_CHECK_FREQUENCY, service.onListing));
     }
     if (cfg.MANIFEST_URL) {
-      const headers = parseHeaderList(cfg.MANIFEST_URL_HEADER);
+      const headers = parseColonSeparatedMapStringString(cfg.MANIFEST_URL_HEADER, 'MANIFEST_URL_HEADER');
       sources.push(new HttpSource(cfg.MANIFEST_URL, headers, cfg.NODE_NAME, new HttpManifestFetcher(), clock, this.logger.child({ component: 'http-source' }), cfg.HTTP_CHECK_FREQUENCY, service.onListing, service.onProblems));
     }
     this.health.addReadiness('sources', () => {

@@ -17,7 +17,6 @@ import {
   KUBE_PROBE_USER_AGENT,
   TcpSocketProbeHandler,
   canonicalHeaderName,
-  expandCommandOnlyStatic,
   loadHealthService,
   type ProbeOutcome,
   type ProbeTarget,
@@ -86,19 +85,6 @@ describe('ExecProbeHandler (FakeCri)', () => {
     await new ExecProbeHandler(cri).run({ exec: { command: ['sh', '-c', 'test "$(GREETING)" = hi && echo $$(HOME)'] } }, target({ env: [{ name: 'GREETING', value: 'hi' }] }), 3000);
     assert.deepEqual(cri.callsOf('ExecSync'), [{ containerId: 'abc', cmd: ['sh', '-c', 'test "hi" = hi && echo $(HOME)'], timeout: 3 }]);
   });
-});
-
-describe('expandCommandOnlyStatic', () => {
-  const env = [{ name: 'A', value: 'x' }, { name: 'FROM_FIELD', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }];
-  const cases: { name: string; arg: string; want: string }[] = [
-    { name: 'a known variable', arg: '$(A)/b', want: 'x/b' },
-    { name: 'a variable from a source is empty (static values only)', arg: '[$(FROM_FIELD)]', want: '[]' },
-    { name: 'an unknown variable stays', arg: '$(NOPE)', want: '$(NOPE)' },
-    { name: '$$ escapes', arg: '$$(A) $$', want: '$(A) $' },
-    { name: 'an unterminated reference stays', arg: 'a$(A', want: 'a$(A' },
-    { name: 'a lone $ stays', arg: 'cost $5 $', want: 'cost $5 $' },
-  ];
-  for (const tc of cases) it(tc.name, () => assert.deepEqual(expandCommandOnlyStatic([tc.arg], env), [tc.want]));
 });
 
 // ---------------------------------------------------------------------------

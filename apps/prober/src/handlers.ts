@@ -21,8 +21,9 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import type { Clock } from '@app/clock';
-import type { Container, EnvVar, Pod, Probe } from '@app/contracts';
+import type { Container, Pod, Probe } from '@app/contracts';
 import { CriRuntime, grpcCodeName, isDeadlineExceeded } from '@app/cri';
+import { expandContainerCommandOnlyStatic, joinHostPort } from '@app/kube';
 
 export type ProbeHandlerResult = 'Success' | 'Failure' | 'Unknown';
 
@@ -120,7 +121,7 @@ export class ExecProbeHandler extends ProbeHandler {
 
   async run(probe: Probe, target: ProbeTarget, timeoutMs: number): Promise<ProbeOutcome> {
     // Exec probes see only the container's static env, not the downward API (ExpandContainerCommandOnlyStatic).
-    const cmd = expandCommandOnlyStatic(probe.exec?.command ?? [], target.container.env);
+    const cmd = expandContainerCommandOnlyStatic(probe.exec?.command ?? [], target.container.env);
     if (cmd.length === 0) return unknown(`exec probe of ${formatPod(target.pod)}:${target.container.name} has no command`);
     try {
       const r = await this.cri.runtime('ExecSync', { containerId: target.containerId, cmd, timeout: Math.max(1, Math.ceil(timeoutMs / 1000)) });
@@ -134,48 +135,6 @@ export class ExecProbeHandler extends ProbeHandler {
       return unknown(errorText(err));
     }
   }
-}
-
-/**
- * ExpandContainerCommandOnlyStatic: `$(VAR)` becomes the value of the
- * container's env var VAR (the literal value; '' for one set from a source),
- * `$$` is a literal `$`, and an unknown or unterminated reference stays as written.
- */
-export function expandCommandOnlyStatic(command: readonly string[], env: readonly EnvVar[] | undefined): string[] {
-  const values = new Map((env ?? []).map((e) => [e.name, e.value ?? '']));
-  return command.map((arg) => expand(arg, values));
-}
-
-function expand(input: string, values: ReadonlyMap<string, string>): string {
-  let out = '';
-  let i = 0;
-  while (i < input.length) {
-    const ch = input[i];
-    if (ch !== '$' || i + 1 >= input.length) {
-      out += ch;
-      i++;
-      continue;
-    }
-    const next = input[i + 1];
-    if (next === '$') {
-      out += '$';
-      i += 2;
-    } else if (next === '(') {
-      const close = input.indexOf(')', i + 2);
-      if (close < 0) {
-        out += '$(';
-        i += 2;
-      } else {
-        const name = input.slice(i + 2, close);
-        out += values.get(name) ?? `$(${name})`;
-        i = close + 1;
-      }
-    } else {
-      out += `$${next}`;
-      i += 2;
-    }
-  }
-  return out;
 }
 
 // ---------------------------------------------------------------------------
@@ -551,10 +510,6 @@ function probeHost(target: ProbeTarget): string {
   const host = target.podIP || (target.pod.spec.hostNetwork ? target.hostIP : '');
   if (!host) throw new Error(`pod ${formatPod(target.pod)} has no IP to probe yet`);
   return host;
-}
-
-function joinHostPort(host: string, port: number): string {
-  return host.includes(':') && !host.startsWith('[') ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
 /** What Go's net package says for a failed dial or read. */

@@ -8,7 +8,7 @@
  * Times in the output are UTC: kubectl prints the reader's local zone.
  */
 import type { Container, ContainerState, ContainerStatus, EventMessage, Pod, Probe, Toleration, Volume } from '@app/contracts';
-import { getPodQOS, isPodPhaseTerminal, parseQuantity } from '@app/kube';
+import { getPodQOS, isPodPhaseTerminal, isRestartableInitContainer, joinHostPort, parseQuantity } from '@app/kube';
 
 /** A pod as the list API returns it: spec and status. */
 export interface ListedPod {
@@ -157,8 +157,6 @@ function rfc1123z(t: string | null | undefined): string {
 
 /** node.NodeUnreachablePodReason */
 const NodeUnreachablePodReason = 'NodeLost';
-
-const isRestartableInitContainer = (c: Container | undefined): boolean => c?.restartPolicy === 'Always';
 
 function conditionTrue(pod: Pod, type: string): boolean {
   return pod.status?.conditions?.find((c) => c.type === type)?.status === 'True';
@@ -429,9 +427,6 @@ function describeStatus(w: PrefixWriter, stateName: string, state: ContainerStat
     w.write(L2, `${stateName}:\tWaiting\n`);
   }
 }
-
-/** net.JoinHostPort */
-const joinHostPort = (host: string, port: string): string => (host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`);
 
 /** DescribeProbe */
 export function describeProbe(probe: Probe): string {

@@ -3,7 +3,7 @@ import { EventPattern, Payload } from '@nestjs/microservices';
 import { Clock, SystemClock, type Timer } from '@app/clock';
 import { MessageError, MessageTypes, Subjects, decodeMessage, isRecord } from '@app/contracts';
 import { NatsCriClient } from '@app/cri';
-import { nodeInfoFrom } from '@app/kube';
+import { nodeInfoFrom, parseMapStringString } from '@app/kube';
 import { NatsBus, type NatsConnection } from '@app/nats';
 import { Counter, type Logger, type Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, type ServiceContext } from '@app/service';
@@ -93,16 +93,6 @@ export class SyncLoopChannels {
   }
 }
 
-function parseLabels(spec: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const pair of (spec ?? '').split(',').filter((p) => p.trim() !== '')) {
-    const [k, ...v] = pair.split('=');
-    if (!k || v.length === 0) throw new Error(`NODE_LABELS: "${pair}" is not a key=value pair`);
-    out[k.trim()] = v.join('=').trim();
-  }
-  return out;
-}
-
 /** syncLoop / syncLoopIteration, podManager, admission, workQueue, housekeeping. */
 @Module({
   controllers: [SyncLoopChannels],
@@ -116,7 +106,7 @@ function parseLabels(spec: string | undefined): Record<string, string> {
         const { pods, workers, podStatus } = ctx.buckets;
         if (!pods || !workers || !podStatus) throw new Error('sync-loop needs the pods, workers and pod-status buckets');
         const dispatches = new Counter({ name: 'kubelet_split_dispatched_work_total', help: 'dispatchWork calls, by update type.', labelNames: ['update_type'], registers: [registry] });
-        const node = nodeInfoFrom({ name: cfg.NODE_NAME, cpu: cfg.NODE_CPU, memory: cfg.NODE_MEMORY, maxPods: cfg.NODE_MAX_PODS, labels: parseLabels(cfg.NODE_LABELS) });
+        const node = nodeInfoFrom({ name: cfg.NODE_NAME, cpu: cfg.NODE_CPU, memory: cfg.NODE_MEMORY, maxPods: cfg.NODE_MAX_PODS, labels: parseMapStringString(cfg.NODE_LABELS, 'NODE_LABELS') });
         const logger = ctx.logger.child({ component: 'sync-loop' });
         const loop = new SyncLoop(
           new KvPodStore(pods, cfg.NODE_NAME),

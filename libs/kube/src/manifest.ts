@@ -6,6 +6,7 @@
  * problem comes back as an `error` string meant for a person.
  */
 import { parseAllDocuments } from 'yaml';
+import { isRecord } from '@app/contracts';
 
 /** One non-empty document of a manifest. */
 export interface ManifestDocument {
@@ -129,10 +130,6 @@ function checkPodObject(value: unknown): string | undefined {
 
 function apiVersionText(apiVersion: unknown): string {
   return apiVersion === undefined || apiVersion === null || apiVersion === '' ? 'a missing apiVersion' : `apiVersion ${JSON.stringify(apiVersion)}`;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function describe(v: unknown): string {

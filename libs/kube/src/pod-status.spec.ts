@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateAPIPodStatus } from './pod-status.js';
-import type { Container, Pod, PodStatus } from '@app/contracts';
+import type { Pod, PodStatus } from '@app/contracts';
 import type { StatusInputs } from './pod-status.js';
 import type { RuntimePodStatus } from './runtime-status.js';
 import { ago, ALL_TRUE, BACKOFF, check, conditionsOf, ctr, HOST_IP, IMAGE_REF, IMG, inputs, iso, mkPod, NOW, POD_IP, probe, rc, running, runtime, sandbox, sidecar, statusNamed, waiting, type Want } from './pod-status.spec-support.js';

@@ -10,7 +10,7 @@
  * is trusted, so a wrong type is a field error too, never an exception.
  */
 import { isIP } from 'node:net';
-import type { Pod } from '@app/contracts';
+import { isRecord, type Pod } from '@app/contracts';
 import { VOLUME_SOURCE_FIELDS } from './defaults.js';
 
 export interface FieldError {
@@ -720,8 +720,4 @@ function checkInteger(value: unknown, path: string, min: number, errs: FieldErro
   const n = value as number;
   if (n < 0) errs.push(invalid(path, n, 'must be greater than or equal to 0'));
   else if (n < min) errs.push(invalid(path, n, `must be greater than or equal to ${min}`));
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
