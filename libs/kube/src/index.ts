@@ -22,8 +22,10 @@ export {
   staticPodUID,
 } from './static-pod.js';
 export type { StaticPodOrigin } from './static-pod.js';
-export { formatFieldErrors, isDNS1123Label, isDNS1123Subdomain, isValidPortName, validatePod } from './validation.js';
-export type { FieldError } from './validation.js';
+export { formatFieldErrors } from './validation/field.js';
+export type { FieldError } from './validation/field.js';
+export { isDNS1123Label, isDNS1123Subdomain, isValidPortName } from './validation/names.js';
+export { validatePod } from './validation/spec.js';
 export { KubeletAnnotations, findContainerStatus, runtimeContainerState, toRuntimeContainerStatus, toRuntimePodStatus } from './runtime-status.js';
 export type { RuntimeContainerState, RuntimeContainerStatus, RuntimePodStatus } from './runtime-status.js';
 export { generateAPIPodStatus } from './pod-status.js';
