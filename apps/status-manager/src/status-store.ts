@@ -23,10 +23,10 @@
 import type { ContainerStatus, Pod, PodCondition, PodSpec, PodStatus, VersionedPodStatusRecord } from '@app/contracts';
 import {
   containersReadyCondition,
+  findContainerStatusByID,
   isPodPhaseTerminal,
   isRestartableInitContainer,
   isStaticPod,
-  parseContainerID,
   podConditionByKubelet,
   podConditionSharedByKubelet,
   podReadyCondition,
@@ -272,13 +272,6 @@ function specFromStatus(status: PodStatus): PodSpec {
   };
 }
 
-/** status_manager.go findContainerStatus: by container ID, bare or `containerd://<id>` (the form in the status). */
-function findContainerStatus(status: PodStatus, containerId: string): ContainerStatus | undefined {
-  const id = parseContainerID(containerId).id;
-  const matches = (s: ContainerStatus): boolean => s.containerID !== undefined && s.containerID !== null && parseContainerID(s.containerID).id === id;
-  return status.containerStatuses?.find(matches) ?? status.initContainerStatuses?.find(matches);
-}
-
 // ---------------------------------------------------------------------------
 // The store
 // ---------------------------------------------------------------------------
@@ -320,14 +313,14 @@ export class PodStatusVersions {
   setContainerReadiness(uid: string, containerId: string, ready: boolean, now: number): ApplyResult {
     const current = this.entries.get(uid);
     if (!current) return { changed: false, dropped: `container readiness changed before pod ${uid} has synced` };
-    const found = findContainerStatus(current.status, containerId);
+    const found = findContainerStatusByID(current.status, containerId);
     if (!found) return { changed: false, entry: structuredClone(current), dropped: `container readiness changed for unknown container ${containerId}` };
     if (found.ready === ready) return { changed: false, entry: structuredClone(current) };
 
     const pod = this.podOf(uid, current);
     const spec = pod.spec ?? specFromStatus(current.status);
     const status = structuredClone(current.status);
-    const target = findContainerStatus(status, containerId);
+    const target = findContainerStatusByID(status, containerId);
     if (target) target.ready = ready;
     const all = [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])];
     replaceOrAppendCondition(status, podReadyCondition(spec, status.conditions ?? [], all, status.phase));
@@ -339,12 +332,12 @@ export class PodStatusVersions {
   setContainerStartup(uid: string, containerId: string, started: boolean, now: number): ApplyResult {
     const current = this.entries.get(uid);
     if (!current) return { changed: false, dropped: `container startup changed before pod ${uid} has synced` };
-    const found = findContainerStatus(current.status, containerId);
+    const found = findContainerStatusByID(current.status, containerId);
     if (!found) return { changed: false, entry: structuredClone(current), dropped: `container startup changed for unknown container ${containerId}` };
     if (found.started === started) return { changed: false, entry: structuredClone(current) };
 
     const status = structuredClone(current.status);
-    const target = findContainerStatus(status, containerId);
+    const target = findContainerStatusByID(status, containerId);
     if (target) target.started = started;
     return this.updateStatus(uid, this.podOf(uid, current), status, now, { force: false, finished: false });
   }

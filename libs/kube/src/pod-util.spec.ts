@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Container, ContainerStatus } from '@app/contracts';
+import type { Container, ContainerStatus, PodStatus } from '@app/contracts';
 import { hasRestartableInitContainer } from './kubetypes.js';
-import { getContainerStatus, isRestartableInitContainer } from './pod-util.js';
+import { findContainerStatusByID, getContainerStatus, isRestartableInitContainer } from './pod-util.js';
 
 describe('isRestartableInitContainer', () => {
   const cases: { name: string; container: Container | undefined; want: boolean }[] = [
@@ -27,4 +27,16 @@ describe('getContainerStatus', () => {
     assert.equal(getContainerStatus(list, 'c'), undefined);
     assert.equal(getContainerStatus(undefined, 'a'), undefined);
   });
+});
+
+describe('findContainerStatusByID (status_manager.go findContainerStatus)', () => {
+  const s = (name: string, containerID?: string): ContainerStatus => ({ name, ready: false, restartCount: 0, image: 'img', imageID: '', ...(containerID !== undefined ? { containerID } : {}) });
+  const status: PodStatus = { containerStatuses: [s('app', 'containerd://app-1'), s('web')], initContainerStatuses: [s('init', 'containerd://init-1')] };
+  const cases: { name: string; id: string; want: string | undefined }[] = [
+    { name: 'a regular container by its bare ID', id: 'app-1', want: 'app' },
+    { name: 'a regular container by its full ID', id: 'containerd://app-1', want: 'app' },
+    { name: 'an init container', id: 'init-1', want: 'init' },
+    { name: 'an unknown ID', id: 'nope', want: undefined },
+  ];
+  for (const tc of cases) it(tc.name, () => assert.equal(findContainerStatusByID(status, tc.id)?.name, tc.want));
 });
