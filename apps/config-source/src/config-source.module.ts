@@ -8,7 +8,7 @@ import { Counter, Gauge, type Logger, type Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, SERVICE_CONFIG, SERVICE_LOGGER } from '@app/service';
 import { ConfigSourceService, type ConfigMetrics } from './config-source.service.js';
 import { FsManifestDirectory, HttpManifestFetcher } from './manifest-reader.js';
-import type { ConfigSourceConfig } from './service.js';
+import type { ConfigSourceConfig } from './config-source.config.js';
 import { FileSource, HttpSource, type PodSource } from './sources.js';
 
 /** Each source's current listing: over NATS for the sync loop, over HTTP for people. */

@@ -10,7 +10,7 @@ import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONTEXT, readJ
 import { KvPodCacheStore, NatsPlegEventSink, PromPlegMetrics } from './adapters.js';
 import { GenericPleg } from './generic-pleg.js';
 import { PlegRunner, type PlegMode } from './pleg-runner.js';
-import type { PlegConfig } from './service.js';
+import type { PlegConfig } from './pleg.config.js';
 
 function parseMode(body: unknown): PlegMode {
   const mode = isRecord(body) ? body['mode'] : undefined;

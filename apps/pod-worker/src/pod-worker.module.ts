@@ -16,7 +16,7 @@ import { KubeletSync } from './kubelet-sync.js';
 import { PodWorkers } from './pod-workers.js';
 import type { NodeFacts } from './runtime-config.js';
 import { ImagePuller, RuntimeManager } from './runtime-manager.js';
-import type { PodWorkerConfig } from './service.js';
+import type { PodWorkerConfig } from './pod-worker.config.js';
 import { KvLeaseStore, ShardManager } from './shards.js';
 
 function hostDns(): NodeFacts['hostDns'] {

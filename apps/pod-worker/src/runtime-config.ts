@@ -59,7 +59,7 @@ export function generatePodSandboxConfig(pod: Pod, attempt: number, node: NodeFa
   for (const c of pod.spec.containers) {
     for (const p of c.ports ?? []) {
       if (!p.hostPort) continue;
-      portMappings.push({ protocol: p.protocol ?? 'TCP', containerPort: p.containerPort, hostPort: p.hostPort, ...(p.hostIP ? { hostIp: p.hostIP } : {}) });
+      portMappings.push({ protocol: toRuntimeProtocol(p.protocol), containerPort: p.containerPort, hostPort: p.hostPort, ...(p.hostIP ? { hostIp: p.hostIP } : {}) });
     }
   }
   const dns = podDns(pod, node);
@@ -87,13 +87,18 @@ export function generatePodSandboxConfig(pod: Pod, attempt: number, node: NodeFa
   };
 }
 
+/** kuberuntime toRuntimeProtocol: validation admits only these three; the API defaults to TCP. */
+function toRuntimeProtocol(protocol: string | undefined): NonNullable<PortMapping['protocol']> {
+  return protocol === 'UDP' || protocol === 'SCTP' ? protocol : 'TCP';
+}
+
 /** The pod's DNS (GetPodDNS): no cluster DNS here, so ClusterFirst falls back to the node's, as the kubelet does. */
 function podDns(pod: Pod, node: NodeFacts): { servers: string[]; searches: string[]; options: string[] } | undefined {
   const extra = pod.spec.dnsConfig;
   const fromSpec = {
     servers: extra?.nameservers ?? [],
     searches: extra?.searches ?? [],
-    options: (extra?.options ?? []).map((o) => (o.value !== undefined ? `${o.name}:${o.value}` : o.name)),
+    options: (extra?.options ?? []).map((o) => (o.value !== undefined ? `${o.name ?? ''}:${o.value}` : (o.name ?? ''))),
   };
   if (pod.spec.dnsPolicy === 'None') return fromSpec;
   return {

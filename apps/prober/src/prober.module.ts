@@ -8,7 +8,7 @@ import type { Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, SERVICE_CONTEXT, type ServiceContext } from '@app/service';
 import { newProbeHandler } from './handlers.js';
 import { ProbeEventSink, PromProberMetrics, ResultSink, newProberManager, type ProberManager } from './prober-manager.js';
-import type { ProberConfig } from './service.js';
+import type { ProberConfig } from './prober.config.js';
 import type { ProbeEvent } from './worker.js';
 
 /** The results managers' Updates(): `kubelet.<node>.probe.<type>.<uid>`. */

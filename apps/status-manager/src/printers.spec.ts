@@ -274,8 +274,9 @@ describe('printers: printPodTable', () => {
   });
 
   it('a pod without a creation time has an <unknown> age; no pods print nothing', () => {
-    const p = pod({ status: { phase: 'Pending' } });
-    delete p.metadata.creationTimestamp;
+    const created = pod({ status: { phase: 'Pending' } });
+    const { creationTimestamp: _created, ...metadata } = created.metadata;
+    const p: Pod = { ...created, metadata };
     assert.match(printPodTable([p], now, {}), /Pending {3}0 {10}<unknown>\n$/);
     assert.equal(printPodTable([], now, {}), '');
   });
@@ -402,8 +403,8 @@ describe('printers: describePod', () => {
   });
 
   it('no events, no volumes, a pod being deleted', () => {
-    const p = pod({ deletionTimestamp: at(now - 40 * S), status: { phase: 'Running', containerStatuses: [running('app')] } });
-    p.metadata.deletionGracePeriodSeconds = 30;
+    const deleted = pod({ deletionTimestamp: at(now - 40 * S), status: { phase: 'Running', containerStatuses: [running('app')] } });
+    const p: Pod = { ...deleted, metadata: { ...deleted.metadata, deletionGracePeriodSeconds: 30 } };
     const out = describePod(p, [], now);
     assert.match(out, /^Status:\s+Terminating \(lasts 40s\)$/m);
     assert.match(out, /^Termination Grace Period:\s+30s$/m);

@@ -5,7 +5,7 @@ import { MessageTypes, Subjects, decodeMessage, isRecord, type EventMessage, typ
 import { Gauge, Histogram, type Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, SERVICE_CONTEXT, rpcError, type ServiceContext } from '@app/service';
 import { KvDesiredPods, KvStatusStore } from './adapters.js';
-import type { StatusManagerConfig } from './service.js';
+import type { StatusManagerConfig } from './status-manager.config.js';
 import { StatusManager } from './status-manager.js';
 
 /** The statusManager calls, probe results and events, over NATS; the read API over HTTP and NATS. */

@@ -8,7 +8,7 @@ import { NatsBus, type NatsConnection } from '@app/nats';
 import { Counter, type Logger, type Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, type ServiceContext } from '@app/service';
 import { CriRuntimeView, KvNodeState, KvPodStore, NatsSyncLoopOutbox } from './adapters.js';
-import type { SyncLoopConfig } from './service.js';
+import type { SyncLoopConfig } from './sync-loop.config.js';
 import { SyncLoop } from './sync-loop.js';
 
 /** Runs every handler and tick one at a time, like the kubelet's single syncLoop goroutine. */

@@ -1,5 +1,5 @@
 export { AdmitReason, canAdmitPod, nodeInfoFrom } from './admission.js';
-export type { AdmitResult, NodeAffinitySpec, NodeInfo, NodeSelectorRequirement, NodeSelectorTerm } from './admission.js';
+export type { AdmitResult, NodeInfo } from './admission.js';
 export { applyPodDefaults, defaultImagePullPolicy, parseImageReference } from './defaults.js';
 export { KubeletLabels } from './labels.js';
 export { extractPods, parseManifest } from './manifest.js';

@@ -13,8 +13,10 @@ export function isPodPhaseTerminal(phase?: string): phase is 'Succeeded' | 'Fail
   return phase === 'Succeeded' || phase === 'Failed';
 }
 
+/** The pod's restart policy; validation admits only these three, and the API defaults to Always. */
 function restartPolicyOf(pod: Pod): 'Always' | 'OnFailure' | 'Never' {
-  return pod.spec.restartPolicy ?? 'Always';
+  const policy = pod.spec.restartPolicy;
+  return policy === 'OnFailure' || policy === 'Never' ? policy : 'Always';
 }
 
 export interface PodPhaseOptions {

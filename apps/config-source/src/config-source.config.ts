@@ -1,8 +1,8 @@
 import { env } from '@app/config';
-import type { FullConfig, ServiceDefinition } from '@app/service';
-import { ConfigSourceModule } from './config-source.module.js';
+import type { FullConfig } from '@app/service';
 
-const schema = {
+/** config-source's own environment variables, on top of the shared ones (@app/config sharedSchema). */
+export const configSourceConfigSchema = {
   POD_MANIFEST_PATH: env.optionalString({ describe: 'directory of static pod manifests, like --pod-manifest-path' }),
   FILE_CHECK_FREQUENCY: env.duration({ default: 20_000, describe: 'how often the manifest directory is fully re-read, like --file-check-frequency' }),
   MANIFEST_URL: env.optionalUrl(['http', 'https'], { describe: 'URL of static pod manifests, like --manifest-url' }),
@@ -11,10 +11,4 @@ const schema = {
   KUBECONFIG: env.optionalString({ describe: 'kubeconfig of the apiserver, when the node joins a cluster' }),
 };
 
-export type ConfigSourceConfig = FullConfig<typeof schema>;
-
-export const definition: ServiceDefinition<typeof schema> = {
-  service: 'config-source',
-  schema,
-  module: ConfigSourceModule,
-};
+export type ConfigSourceConfig = FullConfig<typeof configSourceConfigSchema>;

@@ -1,8 +1,8 @@
 import { env, type ConfigOf } from '@app/config';
-import type { FullConfig, ServiceDefinition } from '@app/service';
-import { CriGatewayModule } from './cri-gateway.module.js';
+import type { FullConfig } from '@app/service';
 
-const schema = {
+/** cri-gateway's own environment variables, on top of the shared ones (@app/config sharedSchema). */
+export const criGatewayConfigSchema = {
   CONTAINER_RUNTIME_ENDPOINT: env.url(['unix'], {
     default: 'unix:///run/kubelet-split/containerd/containerd.sock',
     describe: 'the CRI socket, like --container-runtime-endpoint',
@@ -12,11 +12,5 @@ const schema = {
   IMAGE_PULL_TIMEOUT: env.duration({ default: 120_000, describe: 'deadline of PullImage, so an unreachable registry fails instead of hanging' }),
 };
 
-export type CriGatewayConfig = FullConfig<typeof schema>;
-export type CriGatewayOwnConfig = ConfigOf<typeof schema>;
-
-export const definition: ServiceDefinition<typeof schema> = {
-  service: 'cri-gateway',
-  schema,
-  module: CriGatewayModule,
-};
+export type CriGatewayConfig = FullConfig<typeof criGatewayConfigSchema>;
+export type CriGatewayOwnConfig = ConfigOf<typeof criGatewayConfigSchema>;

@@ -1,9 +1,9 @@
 import { env } from '@app/config';
 import { DEFAULT_SHARD_COUNT } from '@app/contracts';
-import type { FullConfig, ServiceDefinition } from '@app/service';
-import { PodWorkerModule } from './pod-worker.module.js';
+import type { FullConfig } from '@app/service';
 
-const schema = {
+/** pod-worker's own environment variables, on top of the shared ones (@app/config sharedSchema). */
+export const podWorkerConfigSchema = {
   POD_WORKER_SHARDS: env.int({ default: DEFAULT_SHARD_COUNT, min: 1, max: 1024, describe: 'how many pod-worker shards pods are spread over (the same on every service)' }),
   SHARD_LEASE_DURATION: env.duration({ default: 15_000, describe: 'how long a pod-worker shard lease lasts without renewal' }),
   SYNC_FREQUENCY: env.duration({ default: 60_000, describe: 'the resync interval after a successful pod sync, like --sync-frequency' }),
@@ -15,11 +15,4 @@ const schema = {
   NODE_IP: env.string({ default: '127.0.0.1', describe: 'the node\'s IP (status.hostIP, hooks of hostNetwork pods)' }),
 };
 
-export type PodWorkerConfig = FullConfig<typeof schema>;
-
-export const definition: ServiceDefinition<typeof schema> = {
-  service: 'pod-worker',
-  schema,
-  module: PodWorkerModule,
-  buckets: ['workers', 'leases', 'pods', 'podCache'],
-};
+export type PodWorkerConfig = FullConfig<typeof podWorkerConfigSchema>;

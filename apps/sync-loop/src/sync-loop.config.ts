@@ -1,10 +1,10 @@
 import { cpus, totalmem } from 'node:os';
 import { env } from '@app/config';
 import { DEFAULT_SHARD_COUNT } from '@app/contracts';
-import type { FullConfig, ServiceDefinition } from '@app/service';
-import { SyncLoopModule } from './sync-loop.module.js';
+import type { FullConfig } from '@app/service';
 
-const schema = {
+/** sync-loop's own environment variables, on top of the shared ones (@app/config sharedSchema). */
+export const syncLoopConfigSchema = {
   POD_WORKER_SHARDS: env.int({ default: DEFAULT_SHARD_COUNT, min: 1, max: 1024, describe: 'how many pod-worker shards pods are spread over (the same on every service)' }),
   NODE_CPU: env.string({ default: String(cpus().length), describe: 'the node\'s allocatable CPU for admission, as a quantity ("2", "1500m")', pattern: /^\d+(\.\d+)?m?$/, patternHint: 'a CPU quantity like 2, 0.5 or 1500m' }),
   NODE_MEMORY: env.string({ default: String(totalmem()), describe: 'the node\'s allocatable memory for admission, as a quantity ("8Gi")', pattern: /^\d+(\.\d+)?([kMGTPE]i?|e\d+)?$/, patternHint: 'a memory quantity like 8Gi, 512Mi or 1000000000' }),
@@ -15,11 +15,4 @@ const schema = {
   SOURCES_RESYNC_PERIOD: env.duration({ default: 30_000, describe: 'how often the podManager is checked against config-source\'s full listings' }),
 };
 
-export type SyncLoopConfig = FullConfig<typeof schema>;
-
-export const definition: ServiceDefinition<typeof schema> = {
-  service: 'sync-loop',
-  schema,
-  module: SyncLoopModule,
-  buckets: ['pods', 'workers', 'podStatus', 'leases'],
-};
+export type SyncLoopConfig = FullConfig<typeof syncLoopConfigSchema>;

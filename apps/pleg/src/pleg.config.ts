@@ -1,8 +1,8 @@
 import { env } from '@app/config';
-import type { FullConfig, ServiceDefinition } from '@app/service';
-import { PlegModule } from './pleg.module.js';
+import type { FullConfig } from '@app/service';
 
-const schema = {
+/** pleg's own environment variables, on top of the shared ones (@app/config sharedSchema). */
+export const plegConfigSchema = {
   PLEG_MODE: env.oneOf(['generic', 'evented'] as const, { default: 'generic', describe: 'generic relist, or the runtime\'s container events with a relist as a safety net' }),
   RELIST_PERIOD: env.duration({ default: 1000, describe: 'the generic PLEG\'s relist period' }),
   EVENTED_RELIST_PERIOD: env.duration({ default: 300_000, describe: 'the evented PLEG\'s safety-net relist period' }),
@@ -11,11 +11,4 @@ const schema = {
   INSPECT_CONCURRENCY: env.int({ default: 4, min: 1, max: 64, describe: 'pods inspected at once during a relist' }),
 };
 
-export type PlegConfig = FullConfig<typeof schema>;
-
-export const definition: ServiceDefinition<typeof schema> = {
-  service: 'pleg',
-  schema,
-  module: PlegModule,
-  buckets: ['podCache', 'leases'],
-};
+export type PlegConfig = FullConfig<typeof plegConfigSchema>;
