@@ -1,9 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateAPIPodStatus } from './pod-status.js';
-import type { Pod, PodStatus } from '@app/contracts';
 import type { StatusInputs } from './pod-status.js';
-import type { RuntimePodStatus } from './runtime-status.js';
 import { ago, ALL_TRUE, BACKOFF, check, conditionsOf, ctr, HOST_IP, IMAGE_REF, IMG, inputs, iso, mkPod, NOW, POD_IP, probe, rc, running, runtime, sandbox, sidecar, statusNamed, waiting, type Want } from './pod-status.spec-support.js';
 
 // ---------------------------------------------------------------------------
@@ -549,55 +547,4 @@ describe('generateAPIPodStatus', () => {
       assert.deepEqual(tc.inputs.pod, before, 'the pod is not modified');
     });
   }
-});
-
-describe('generateAPIPodStatus: lastTransitionTime and startTime', () => {
-  const T0 = iso(ago(600));
-  const previous: PodStatus = {
-    phase: 'Running',
-    startTime: iso(ago(900)),
-    conditions: [
-      { type: 'PodReadyToStartContainers', status: 'True', lastTransitionTime: T0 },
-      { type: 'Initialized', status: 'True', lastTransitionTime: T0 },
-      { type: 'Ready', status: 'True', lastTransitionTime: T0 },
-      { type: 'ContainersReady', status: 'False', reason: 'ContainersNotReady', lastTransitionTime: T0 },
-      { type: 'PodScheduled', status: 'True', lastTransitionTime: T0 },
-    ],
-  };
-  const cases: { name: string; pod: Pod; rt: RuntimePodStatus; want: Record<string, string> }[] = [
-    {
-      name: 'kept when the status did not change, now when it did',
-      pod: mkPod({ status: previous }),
-      rt: runtime([rc('app', 'running')]),
-      want: { PodReadyToStartContainers: T0, Initialized: T0, Ready: T0, ContainersReady: iso(NOW), PodScheduled: T0 },
-    },
-    {
-      name: 'a readiness flip moves Ready and ContainersReady only',
-      pod: mkPod({ containers: [ctr('app', { readinessProbe: probe })], status: previous }),
-      rt: runtime([rc('app', 'running')]),
-      want: { PodReadyToStartContainers: T0, Initialized: T0, Ready: iso(NOW), ContainersReady: T0, PodScheduled: T0 },
-    },
-    {
-      name: 'all now on the first status',
-      pod: mkPod(),
-      rt: runtime([rc('app', 'running')]),
-      want: { PodReadyToStartContainers: iso(NOW), Initialized: iso(NOW), Ready: iso(NOW), ContainersReady: iso(NOW), PodScheduled: iso(NOW) },
-    },
-  ];
-  for (const tc of cases) {
-    it(tc.name, () => {
-      const s = generateAPIPodStatus(inputs(tc.pod, tc.rt));
-      assert.deepEqual(Object.fromEntries((s.conditions ?? []).map((c) => [c.type, c.lastTransitionTime])), tc.want);
-    });
-  }
-
-  it('keeps the previous startTime', () => {
-    assert.equal(generateAPIPodStatus(inputs(mkPod({ status: previous }), runtime([rc('app', 'running')]))).startTime, iso(ago(900)));
-  });
-  it('drops milliseconds from every time', () => {
-    const s = generateAPIPodStatus({ ...inputs(mkPod(), runtime([rc('app', 'running', { startedAt: ago(30) + 789 })], [])), now: NOW + 456 });
-    assert.equal(s.startTime, '2026-11-29T08:00:00Z');
-    assert.deepEqual(statusNamed(s.containerStatuses, 'app').state, running(ago(30)));
-    assert.ok((s.conditions ?? []).every((c) => c.lastTransitionTime === '2026-11-29T08:00:00Z'));
-  });
 });
