@@ -2,7 +2,7 @@
  * Reading pod manifests, as the kubelet's file and http sources do
  * (pkg/kubelet/config/common.go tryDecodeSinglePod / tryDecodePodList):
  * text -> documents -> raw pods. Nothing here defaults or validates a pod;
- * that is defaults.ts, static-pod.ts and validation.ts. Nothing throws: a
+ * that is defaults.ts, static-pod.ts and validation/. Nothing throws: a
  * problem comes back as an `error` string meant for a person.
  */
 import { parseAllDocuments } from 'yaml';
