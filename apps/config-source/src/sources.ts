@@ -6,7 +6,7 @@ import { Clock, type Timer } from '@app/clock';
 import type { Logger } from '@app/observability';
 import { ListingBuilder, type Listing } from './listing.js';
 import type { ManifestProblem } from './static-pods.js';
-import { ManifestDirectory, ManifestFetcher } from './manifest-reader.js';
+import { ManifestDirectory, ManifestFetcher } from './ports.js';
 
 export type ListingHandler = (source: 'file' | 'http', listing: Listing) => void;
 /** Problems found without a new listing (a URL that cannot be fetched). */

@@ -28,7 +28,7 @@
 import type { Clock, Timer } from '@app/clock';
 import type { Container, ContainerStatus, Pod, PodStatus, Probe, ProbeResultValue, ProbeType } from '@app/contracts';
 import { getContainerStatus, parseContainerID } from '@app/kube';
-import type { ProbeHandler, ProbeHandlerResult, ProbeOutcome, ProbeTarget } from './handlers.js';
+import type { ProbeHandler, ProbeHandlerResult, ProbeOutcome, ProbeTarget } from './handlers/index.js';
 
 /** A results-manager update: a result changed (or a liveness failure repeats). */
 export interface ProbeUpdate {

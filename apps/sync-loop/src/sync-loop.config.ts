@@ -1,6 +1,7 @@
 import { cpus, totalmem } from 'node:os';
 import { env } from '@app/config';
 import { DEFAULT_SHARD_COUNT } from '@app/contracts';
+import { nodeInfoFrom, parseMapStringString, type NodeInfo } from '@app/kube';
 import type { FullConfig } from '@app/service';
 
 /** sync-loop's own environment variables, on top of the shared ones (@app/config sharedSchema). */
@@ -16,3 +17,8 @@ export const syncLoopConfigSchema = {
 };
 
 export type SyncLoopConfig = FullConfig<typeof syncLoopConfigSchema>;
+
+/** The node admission checks pods against, from NODE_CPU, NODE_MEMORY, NODE_MAX_PODS and NODE_LABELS; throws on a bad NODE_LABELS. */
+export function nodeInfoOf(cfg: SyncLoopConfig): NodeInfo {
+  return nodeInfoFrom({ name: cfg.NODE_NAME, cpu: cfg.NODE_CPU, memory: cfg.NODE_MEMORY, maxPods: cfg.NODE_MAX_PODS, labels: parseMapStringString(cfg.NODE_LABELS, 'NODE_LABELS') });
+}
