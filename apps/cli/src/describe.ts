@@ -4,7 +4,7 @@
  * pod, its events and the time.
  */
 import type { Container, ContainerState, ContainerStatus, EventMessage, Pod, Probe, Toleration, Volume } from '@app/contracts';
-import { getPodQOS, isPodPhaseTerminal, parseQuantity } from '@app/kube';
+import { getPodQOS, isPodPhaseTerminal, joinHostPort, parseQuantity } from '@app/kube';
 import { DESCRIBE_TABWRITER, tabwrite } from './tabwriter.js';
 import { rfc1123z, since, timeOf } from './time.js';
 
@@ -120,9 +120,6 @@ function describeStatus(w: PrefixWriter, stateName: string, state: ContainerStat
     w.write(L2, `${stateName}:\tWaiting\n`);
   }
 }
-
-/** net.JoinHostPort */
-const joinHostPort = (host: string, port: string): string => (host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`);
 
 /** DescribeProbe */
 export function describeProbe(probe: Probe): string {

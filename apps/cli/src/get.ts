@@ -4,14 +4,12 @@
  * the pods and the time, written with the table printer's tabwriter.
  */
 import type { Container, ContainerStatus, Pod } from '@app/contracts';
-import { isPodPhaseTerminal } from '@app/kube';
+import { isPodPhaseTerminal, isRestartableInitContainer } from '@app/kube';
 import { TABLE_TABWRITER, tabwrite } from './tabwriter.js';
 import { formatAge, since, timeOf } from './time.js';
 
 /** node.NodeUnreachablePodReason */
 const NodeUnreachablePodReason = 'NodeLost';
-
-const isRestartableInitContainer = (c: Container | undefined): boolean => c?.restartPolicy === 'Always';
 
 function conditionTrue(pod: Pod, type: string): boolean {
   return pod.status?.conditions?.find((c) => c.type === type)?.status === 'True';

@@ -1,6 +1,7 @@
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Clock, SystemClock } from '@app/clock';
 import { EventRecorder } from '@app/contracts';
+import { parseColonSeparatedMapStringString } from '@app/kube';
 import { NatsBus, NatsEventRecorder } from '@app/nats';
 import type { Logger, Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, SERVICE_CONFIG, SERVICE_LOGGER } from '@app/service';
@@ -12,7 +13,7 @@ import type { ConfigSourceConfig } from './config-source.config.js';
 import { SourcesController } from './config-source.controller.js';
 import { PodConfigPublisher } from './pod-config-publisher.js';
 import { ConfigMetrics, ManifestDirectory, ManifestFetcher, PodUpdateOutbox } from './ports.js';
-import { FileSource, HttpSource, parseHeaderList, type PodSource } from './sources.js';
+import { FileSource, HttpSource, type PodSource } from './sources.js';
 
 /** The sources the configuration names: file (POD_MANIFEST_PATH) and http (MANIFEST_URL). */
 export const POD_SOURCES = Symbol('POD_SOURCES');
@@ -43,7 +44,7 @@ function sourceNames(cfg: ConfigSourceConfig): string[] {
       useFactory: (cfg: ConfigSourceConfig, dir: ManifestDirectory, fetcher: ManifestFetcher, clock: Clock, logger: Logger, publisher: PodConfigPublisher): PodSource[] => [
         ...(cfg.POD_MANIFEST_PATH ? [new FileSource(cfg.POD_MANIFEST_PATH, cfg.NODE_NAME, dir, clock, logger.child({ component: 'file-source' }), cfg.FILE_CHECK_FREQUENCY, publisher.onListing)] : []),
         ...(cfg.MANIFEST_URL
-          ? [new HttpSource(cfg.MANIFEST_URL, parseHeaderList(cfg.MANIFEST_URL_HEADER), cfg.NODE_NAME, fetcher, clock, logger.child({ component: 'http-source' }), cfg.HTTP_CHECK_FREQUENCY, publisher.onListing, publisher.onProblems)]
+          ? [new HttpSource(cfg.MANIFEST_URL, parseColonSeparatedMapStringString(cfg.MANIFEST_URL_HEADER, 'MANIFEST_URL_HEADER'), cfg.NODE_NAME, fetcher, clock, logger.child({ component: 'http-source' }), cfg.HTTP_CHECK_FREQUENCY, publisher.onListing, publisher.onProblems)]
           : []),
       ],
     },

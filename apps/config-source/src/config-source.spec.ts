@@ -9,7 +9,7 @@ import { PodConfigPublisher } from './pod-config-publisher.js';
 import { ListingBuilder } from './listing.js';
 import { ManifestDirectory, ManifestFetcher, type DirectoryRead, type FetchResult } from './ports.js';
 import { PodConfig } from './pod-config.js';
-import { FileSource, HttpSource, parseHeaderList } from './sources.js';
+import { FileSource, HttpSource } from './sources.js';
 
 const NODE = 'node-a';
 const manifest = (name: string, image = 'busybox:1.35', extra = '') => `apiVersion: v1
@@ -218,11 +218,5 @@ describe('HttpSource', () => {
     const b = new ListingBuilder('http', NODE).build([{ location: `${URL}2`, text: podList('a') }]).pods[0];
     assert.equal(a?.metadata.annotations?.['kubernetes.io/config.source'], 'http');
     assert.notEqual(a?.metadata.uid, b?.metadata.uid);
-  });
-
-  it('parseHeaderList', () => {
-    assert.deepEqual(parseHeaderList('A:1, B: two:three'), { A: '1', B: 'two:three' });
-    assert.deepEqual(parseHeaderList(undefined), {});
-    assert.throws(() => parseHeaderList('nocolon'), /"nocolon" is not a Name:value pair/);
   });
 });

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import type { Container, Pod } from '@app/contracts';
 import type { ContainerConfig, KeyValue, PodSandboxConfig, PortMapping } from '@app/cri';
-import { KubeletAnnotations, KubeletLabels, cpuMillis, memoryBytes } from '@app/kube';
+import { KubeletAnnotations, KubeletLabels, cpuMillis, expand, mappingFuncFor, memoryBytes } from '@app/kube';
 
 /** The kubelet's defaults for CFS (quota period 100ms) and shares. */
 const CPU_PERIOD_US = 100_000;
@@ -115,7 +115,7 @@ export function containerEnv(pod: Pod, c: Container, podIPs: string[], node: Nod
     let value = e.value ?? '';
     const field = e.valueFrom?.fieldRef?.fieldPath;
     if (field) value = fieldValue(pod, field, podIPs, node) ?? '';
-    else value = expand(value, resolved);
+    else value = expand(value, mappingFuncFor(resolved));
     resolved.set(e.name, value);
   }
   return [...resolved].map(([key, value]) => ({ key, value }));
@@ -145,14 +145,6 @@ function fieldValue(pod: Pod, path: string, podIPs: string[], node: NodeFacts): 
       return undefined;
     }
   }
-}
-
-/** $(VAR) from the variables defined so far; $$(VAR) stays literal; unknown references are left as written. */
-export function expand(s: string, vars: ReadonlyMap<string, string>): string {
-  return s.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g, (m, name: string | undefined) => {
-    if (m === '$$') return '$';
-    return name !== undefined && vars.has(name) ? (vars.get(name) ?? '') : m;
-  });
 }
 
 /** The container's cgroup resources from its requests and limits (the kubelet's CFS quota and shares). */
@@ -185,7 +177,7 @@ export interface ContainerConfigInput {
 export function generateContainerConfig(input: ContainerConfigInput): ContainerConfig {
   const { pod, container: c, restartCount, node } = input;
   const envs = containerEnv(pod, c, input.podIPs, node);
-  const vars = new Map(envs.map((e) => [e.key ?? '', e.value ?? '']));
+  const mapping = mappingFuncFor(new Map(envs.map((e) => [e.key ?? '', e.value ?? ''])));
   const volumes = new Map((pod.spec.volumes ?? []).map((v) => [v.name, v]));
   const mounts = (c.volumeMounts ?? []).map((m) => {
     const v = volumes.get(m.name);
@@ -199,8 +191,8 @@ export function generateContainerConfig(input: ContainerConfigInput): ContainerC
   return {
     metadata: { name: c.name, attempt: restartCount },
     image: { image: input.imageRef || (c.image ?? ''), userSpecifiedImage: c.image ?? '' },
-    ...(c.command ? { command: c.command.map((x) => expand(x, vars)) } : {}),
-    ...(c.args ? { args: c.args.map((x) => expand(x, vars)) } : {}),
+    ...(c.command ? { command: c.command.map((x) => expand(x, mapping)) } : {}),
+    ...(c.args ? { args: c.args.map((x) => expand(x, mapping)) } : {}),
     ...(c.workingDir ? { workingDir: c.workingDir } : {}),
     envs,
     mounts,

@@ -13,10 +13,11 @@
  */
 import type { Clock } from '@app/clock';
 import { MessageTypes, type Container, type ContainerStatus, type Pod, type PodStatus, type ProbeResultMessage, type ProbeResultValue, type ProbeType } from '@app/contracts';
+import { applyProbeResults as updatePodStatusFromProbes, getContainerStatus, isRestartableInitContainer, parseContainerID } from '@app/kube';
 import type { Logger } from '@app/observability';
 import type { ProbeHandler } from './handlers/index.js';
 import { ProbeEventSink, ProberMetrics, ResultSink, type ProbeMetricLabels } from './ports.js';
-import { ProbeWorker, bareContainerId, probeOf, probeTypeName, type ProbeEvent, type ProbeObservation, type ProbeUpdate } from './worker.js';
+import { ProbeWorker, probeOf, probeTypeName, type ProbeEvent, type ProbeObservation, type ProbeUpdate } from './worker.js';
 
 /**
  * The message as published: a ProbeResultMessage plus the probe's own
@@ -80,10 +81,6 @@ const workerKey = (uid: string, containerName: string, probeType: ProbeType) => 
 /** The containers that get probe workers: the regular ones, then the sidecars. */
 function probedContainers(pod: Pod): Container[] {
   return [...pod.spec.containers, ...(pod.spec.initContainers ?? []).filter(isRestartableInitContainer)];
-}
-
-function isRestartableInitContainer(c: Container): boolean {
-  return c.restartPolicy === 'Always';
 }
 
 export function newProberManager(deps: ProberManagerDeps): ProberManager {
@@ -167,20 +164,10 @@ export class DefaultProberManager extends ProberManager {
 
   applyProbeResults(uid: string, status: PodStatus): PodStatus {
     const out = structuredClone(status);
-    const spec = this.pods.get(uid);
-    for (const cs of out.containerStatuses ?? []) {
-      cs.started = this.isContainerStarted(uid, cs);
-      if (cs.started) cs.ready = this.isContainerReady(uid, cs);
-    }
-    for (const cs of out.initContainerStatuses ?? []) {
-      cs.started = this.isContainerStarted(uid, cs);
-      if (this.isSidecar(spec, cs.name)) {
-        if (cs.started) cs.ready = this.isContainerReady(uid, cs);
-      } else if (cs.state?.terminated?.exitCode === 0) {
-        // A regular init container is ready once it has exited successfully.
-        cs.ready = true;
-      }
-    }
+    updatePodStatusFromProbes(out, this.pods.get(uid)?.spec.initContainers, {
+      isContainerStarted: (cs) => this.isContainerStarted(uid, cs),
+      isContainerReady: (cs) => this.isContainerReady(uid, cs),
+    });
     return out;
   }
 
@@ -223,12 +210,11 @@ export class DefaultProberManager extends ProberManager {
 
   private containerStatus(uid: string, name: string): ContainerStatus | undefined {
     const status = this.statuses.get(uid);
-    return status?.containerStatuses?.find((s) => s.name === name) ?? status?.initContainerStatuses?.find((s) => s.name === name);
+    return getContainerStatus(status?.containerStatuses, name) ?? getContainerStatus(status?.initContainerStatuses, name);
   }
 
   private isSidecar(pod: Pod | undefined, name: string): boolean {
-    const c = pod?.spec.initContainers?.find((i) => i.name === name);
-    return c !== undefined && isRestartableInitContainer(c);
+    return isRestartableInitContainer(pod?.spec.initContainers?.find((i) => i.name === name));
   }
 
   /**
@@ -239,7 +225,7 @@ export class DefaultProberManager extends ProberManager {
    */
   private isContainerStarted(uid: string, cs: ContainerStatus): boolean {
     if (!cs.state?.running) return false;
-    const id = cs.containerID ? bareContainerId(cs.containerID) : undefined;
+    const id = cs.containerID ? parseContainerID(cs.containerID).id : undefined;
     const result = id === undefined ? undefined : this.workers.get(workerKey(uid, cs.name, 'startup'))?.resultFor(id);
     if (result !== undefined) return result === 'Success';
     if (cs.started === true) return true;

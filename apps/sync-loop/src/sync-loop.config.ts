@@ -1,7 +1,7 @@
 import { cpus, totalmem } from 'node:os';
 import { env } from '@app/config';
 import { DEFAULT_SHARD_COUNT } from '@app/contracts';
-import { nodeInfoFrom, type NodeInfo } from '@app/kube';
+import { nodeInfoFrom, parseMapStringString, type NodeInfo } from '@app/kube';
 import type { FullConfig } from '@app/service';
 
 /** sync-loop's own environment variables, on top of the shared ones (@app/config sharedSchema). */
@@ -20,15 +20,5 @@ export type SyncLoopConfig = FullConfig<typeof syncLoopConfigSchema>;
 
 /** The node admission checks pods against, from NODE_CPU, NODE_MEMORY, NODE_MAX_PODS and NODE_LABELS; throws on a bad NODE_LABELS. */
 export function nodeInfoOf(cfg: SyncLoopConfig): NodeInfo {
-  return nodeInfoFrom({ name: cfg.NODE_NAME, cpu: cfg.NODE_CPU, memory: cfg.NODE_MEMORY, maxPods: cfg.NODE_MAX_PODS, labels: parseLabels(cfg.NODE_LABELS) });
-}
-
-function parseLabels(spec: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const pair of (spec ?? '').split(',').filter((p) => p.trim() !== '')) {
-    const [k, ...v] = pair.split('=');
-    if (!k || v.length === 0) throw new Error(`NODE_LABELS: "${pair}" is not a key=value pair`);
-    out[k.trim()] = v.join('=').trim();
-  }
-  return out;
+  return nodeInfoFrom({ name: cfg.NODE_NAME, cpu: cfg.NODE_CPU, memory: cfg.NODE_MEMORY, maxPods: cfg.NODE_MAX_PODS, labels: parseMapStringString(cfg.NODE_LABELS, 'NODE_LABELS') });
 }

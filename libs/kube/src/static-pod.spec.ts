@@ -11,7 +11,7 @@ import {
   makeStaticPod,
   type StaticPodOrigin,
 } from './static-pod.js';
-import { validatePod } from './validation.js';
+import { validatePod } from './validation/spec.js';
 
 function manifest(): Pod {
   return {

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CriError } from '@app/cri';
-import { doExecProbe, expandCommandOnlyStatic, runInContainer } from './exec.js';
+import { doExecProbe, runInContainer } from './exec.js';
 import type { ProbeOutcome } from './probe.js';
 import { FakeCommandRunner } from './testing.js';
 
@@ -44,17 +44,4 @@ describe('runInContainer (RunInContainer)', () => {
       assert.deepEqual({ ...r, output: r.output.toString('utf8') }, tc.want);
     });
   }
-});
-
-describe('expandCommandOnlyStatic', () => {
-  const env = [{ name: 'A', value: 'x' }, { name: 'FROM_FIELD', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }];
-  const cases: { name: string; arg: string; want: string }[] = [
-    { name: 'a known variable', arg: '$(A)/b', want: 'x/b' },
-    { name: 'a variable from a source is empty (static values only)', arg: '[$(FROM_FIELD)]', want: '[]' },
-    { name: 'an unknown variable stays', arg: '$(NOPE)', want: '$(NOPE)' },
-    { name: '$$ escapes', arg: '$$(A) $$', want: '$(A) $' },
-    { name: 'an unterminated reference stays', arg: 'a$(A', want: 'a$(A' },
-    { name: 'a lone $ stays', arg: 'cost $5 $', want: 'cost $5 $' },
-  ];
-  for (const tc of cases) it(tc.name, () => assert.deepEqual(expandCommandOnlyStatic([tc.arg], env), [tc.want]));
 });

@@ -2,7 +2,6 @@
  * The exec action (pkg/probe/exec, and RunInContainer through the CRI's
  * ExecSync), shared by probes and lifecycle hooks.
  */
-import type { EnvVar } from '@app/contracts';
 import { isDeadlineExceeded } from '@app/cri';
 import type { ContainerCommandRunner } from './ports.js';
 import { MAX_PROBE_OUTPUT_BYTES, errorText, failureOutcome, unknownOutcome, type ProbeOutcome } from './probe.js';
@@ -44,46 +43,4 @@ export async function doExecProbe(runner: ContainerCommandRunner, containerId: s
     if (isDeadlineExceeded(err)) return failureOutcome(`command ${JSON.stringify(cmd.join(' '))} timed out`);
     return unknownOutcome(errorText(err));
   }
-}
-
-/**
- * ExpandContainerCommandOnlyStatic: `$(VAR)` becomes the value of the
- * container's env var VAR (the literal value; '' for one set from a source),
- * `$$` is a literal `$`, and an unknown or unterminated reference stays as written.
- */
-export function expandCommandOnlyStatic(command: readonly string[], env: readonly EnvVar[] | undefined): string[] {
-  const values = new Map((env ?? []).map((e) => [e.name, e.value ?? '']));
-  return command.map((arg) => expand(arg, values));
-}
-
-function expand(input: string, values: ReadonlyMap<string, string>): string {
-  let out = '';
-  let i = 0;
-  while (i < input.length) {
-    const ch = input[i];
-    if (ch !== '$' || i + 1 >= input.length) {
-      out += ch;
-      i++;
-      continue;
-    }
-    const next = input[i + 1];
-    if (next === '$') {
-      out += '$';
-      i += 2;
-    } else if (next === '(') {
-      const close = input.indexOf(')', i + 2);
-      if (close < 0) {
-        out += '$(';
-        i += 2;
-      } else {
-        const name = input.slice(i + 2, close);
-        out += values.get(name) ?? `$(${name})`;
-        i = close + 1;
-      }
-    } else {
-      out += `$${next}`;
-      i += 2;
-    }
-  }
-  return out;
 }

@@ -9,8 +9,9 @@
  */
 import type { Clock } from '@app/clock';
 import type { Container, HTTPGetAction } from '@app/contracts';
+import { joinHostPort } from '@app/kube';
 import type { HttpClient, HttpRequest } from './ports.js';
-import { MAX_PROBE_OUTPUT_BYTES, dialErrorText, failureOutcome, joinHostPort, resolveContainerPort, type ProbeOutcome } from './probe.js';
+import { MAX_PROBE_OUTPUT_BYTES, dialErrorText, failureOutcome, resolveContainerPort, type ProbeOutcome } from './probe.js';
 
 /** Go's http.Client stops after 10 requests in a redirect chain. */
 const MAX_REDIRECT_REQUESTS = 10;

@@ -1,5 +1,5 @@
 export { CriCommandRunner, NetTcpDialer, NodeHttpClient } from './adapters.js';
-export { doExecProbe, expandCommandOnlyStatic, runInContainer } from './exec.js';
+export { doExecProbe, runInContainer } from './exec.js';
 export type { RunInContainerResult } from './exec.js';
 export { canonicalHeaderName, doHttpGet, httpProbeOutcome, newRequestForHttpGetAction, probeHeaders } from './http.js';
 export type { HttpGetResult } from './http.js';
@@ -16,7 +16,6 @@ export {
   errorText,
   failureOutcome,
   formatPod,
-  joinHostPort,
   kubeUserAgent,
   resolveContainerPort,
   unknownOutcome,

@@ -50,11 +50,6 @@ export function resolveContainerPort(port: number | string, container: Container
   throw new Error(`invalid port number: ${n}`);
 }
 
-/** net.JoinHostPort: an IPv6 host goes in brackets. */
-export function joinHostPort(host: string, port: number): string {
-  return host.includes(':') && !host.startsWith('[') ? `[${host}]:${port}` : `${host}:${port}`;
-}
-
 /** What Go's net package says for a failed dial or read. */
 export function dialErrorText(err: unknown, addr: string): string {
   const code = (err as { code?: string } | null)?.code;

@@ -1,7 +1,8 @@
 /** The tcpSocket action (pkg/probe/tcp): a connection opened within the timeout, then closed. */
 import type { Clock } from '@app/clock';
 import type { TcpDialer } from './ports.js';
-import { dialErrorText, failureOutcome, joinHostPort, type ProbeOutcome } from './probe.js';
+import { joinHostPort } from '@app/kube';
+import { dialErrorText, failureOutcome, type ProbeOutcome } from './probe.js';
 
 /** DoTCPProbe: Success once connected; a refused, unreachable or timed-out dial is a Failure worded as Go's net package does. */
 export function doTcpProbe(dialer: TcpDialer, clock: Clock, host: string, port: number, timeoutMs: number): Promise<ProbeOutcome> {

@@ -7,7 +7,8 @@ import * as protoLoader from '@grpc/proto-loader';
 import type { Clock } from '@app/clock';
 import type { Probe } from '@app/contracts';
 import { grpcCodeName } from '@app/cri';
-import { KUBE_PROBE_USER_AGENT, errorText, failureOutcome, joinHostPort, unknownOutcome, type ProbeOutcome } from '@app/probe';
+import { joinHostPort } from '@app/kube';
+import { KUBE_PROBE_USER_AGENT, errorText, failureOutcome, unknownOutcome, type ProbeOutcome } from '@app/probe';
 import { ProbeHandler, probeHost, type ProbeTarget } from './probe-handler.js';
 
 const unknown = unknownOutcome;
