@@ -115,7 +115,7 @@ export class CriHookRunner extends HookRunner {
   async run(pod: Pod, c: Container, containerId: string, h: LifecycleHandler, podIPs: string[], timeoutSeconds: number): Promise<string | undefined> {
     try {
       if (h.exec?.command?.length) {
-        const r = await this.cri.runtime('ExecSync', { containerId, cmd: h.exec.command, timeout: Math.max(1, timeoutSeconds) });
+        const r = await this.cri.runtime('ExecSync', { containerId, cmd: h.exec.command, timeout: String(Math.max(1, timeoutSeconds)) });
         if (r.exitCode !== 0) return `command '${h.exec.command.join(' ')}' exited with ${r.exitCode}: ${Buffer.from(r.stderr || r.stdout, 'base64').toString().trim()}`;
         return undefined;
       }

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import type { Container, Pod } from '@app/contracts';
-import { FakeCri } from '@app/cri';
+import { FakeCri } from '@app/cri/testing';
 import { ImagePuller } from './runtime-manager.js';
 import { EventRecorder } from './runtime-ports.js';
 

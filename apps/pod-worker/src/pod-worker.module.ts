@@ -4,7 +4,7 @@ import { EventPattern, Payload } from '@nestjs/microservices';
 import type { Subscription } from '@nats-io/transport-node';
 import { Clock, SystemClock } from '@app/clock';
 import { MessageTypes, Subjects, decodeMessage, parseJson, shardOf, type PodRecord } from '@app/contracts';
-import { NatsCriClient } from '@app/cri';
+import { DEFAULT_CRI_TIMEOUTS, NatsCriClient } from '@app/cri';
 import { kvKey, readEntries, type KV } from '@app/nats';
 import { Counter, Gauge, Histogram, type Logger, type Registry } from '@app/observability';
 import { KvPodCache } from '@app/pod-cache';
@@ -50,7 +50,7 @@ export class PodWorkerService {
     this.pods = pods;
     this.logger = ctx.logger.child({ component: 'pod-workers' });
     const node: NodeFacts = { nodeName: cfg.NODE_NAME, hostIP: cfg.NODE_IP, logRoot: cfg.POD_LOGS_DIR, podRoot: cfg.POD_ROOT_DIR, hostDns: hostDns() };
-    const cri = new NatsCriClient(ctx.connection, cfg.NODE_NAME, 'pod-worker');
+    const cri = new NatsCriClient(ctx.connection, cfg.NODE_NAME, 'pod-worker', { ...DEFAULT_CRI_TIMEOUTS, requestMs: cfg.RUNTIME_REQUEST_TIMEOUT, pullMs: cfg.IMAGE_PULL_TIMEOUT });
     const events = new NatsEventRecorder(ctx.bus, cfg.NODE_NAME);
     const registers = [registry];
     const started = new Counter({ name: 'kubelet_started_containers_total', help: 'Cumulative number of containers started', labelNames: ['container_type'], registers });

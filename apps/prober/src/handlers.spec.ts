@@ -7,7 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import { SystemClock } from '@app/clock';
 import { FakeClock } from '@app/clock/testing';
 import type { Container, Pod, Probe } from '@app/contracts';
-import { FakeCri } from '@app/cri';
+import { FakeCri } from '@app/cri/testing';
 import {
   ActionProbeHandler,
   ExecProbeHandler,
@@ -84,7 +84,7 @@ describe('ExecProbeHandler (FakeCri)', () => {
   it('calls ExecSync on the bare container ID with the expanded command and the timeout in seconds', async () => {
     const cri = new FakeCri().onRuntime('ExecSync', () => ({ stdout: '', stderr: '', exitCode: 0 }));
     await new ExecProbeHandler(cri).run({ exec: { command: ['sh', '-c', 'test "$(GREETING)" = hi && echo $$(HOME)'] } }, target({ env: [{ name: 'GREETING', value: 'hi' }] }), 3000);
-    assert.deepEqual(cri.callsOf('ExecSync'), [{ containerId: 'abc', cmd: ['sh', '-c', 'test "hi" = hi && echo $(HOME)'], timeout: 3 }]);
+    assert.deepEqual(cri.callsOf('ExecSync'), [{ containerId: 'abc', cmd: ['sh', '-c', 'test "hi" = hi && echo $(HOME)'], timeout: '3' }]);
   });
 });
 

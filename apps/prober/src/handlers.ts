@@ -123,7 +123,7 @@ export class ExecProbeHandler extends ProbeHandler {
     const cmd = expandCommandOnlyStatic(probe.exec?.command ?? [], target.container.env);
     if (cmd.length === 0) return unknown(`exec probe of ${formatPod(target.pod)}:${target.container.name} has no command`);
     try {
-      const r = await this.cri.runtime('ExecSync', { containerId: target.containerId, cmd, timeout: Math.max(1, Math.ceil(timeoutMs / 1000)) });
+      const r = await this.cri.runtime('ExecSync', { containerId: target.containerId, cmd, timeout: String(Math.max(1, Math.ceil(timeoutMs / 1000))) });
       // RunInContainer hands back stdout then stderr; the prober keeps the first 10 KiB.
       const data = Buffer.concat([Buffer.from(r.stdout || '', 'base64'), Buffer.from(r.stderr || '', 'base64')]);
       const output = data.subarray(0, MAX_PROBE_OUTPUT_BYTES).toString('utf8');

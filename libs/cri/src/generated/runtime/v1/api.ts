@@ -1347,7 +1347,7 @@ export interface Mount {
    * required.
    * Introduced in the Image Volume Source KEP: https://kep.k8s.io/4639
    */
-  image:
+  image?:
     | ImageSpec
     | undefined;
   /**
@@ -1417,7 +1417,7 @@ export interface NamespaceOption {
    * must be assumed.  This is done for backward compatibility with older Kubelet versions that
    * do not set a user namespace.
    */
-  usernsOptions: UserNamespace | undefined;
+  usernsOptions?: UserNamespace | undefined;
 }
 
 /** Int64Value is the wrapper of int64. */
@@ -1438,22 +1438,22 @@ export interface LinuxSandboxSecurityContext {
    * Configurations for the sandbox's namespaces.
    * This will be used only if the PodSandbox uses namespace for isolation.
    */
-  namespaceOptions:
+  namespaceOptions?:
     | NamespaceOption
     | undefined;
   /** Optional SELinux context to be applied. */
-  selinuxOptions:
+  selinuxOptions?:
     | SELinuxOption
     | undefined;
   /** UID to run sandbox processes as, when applicable. */
-  runAsUser:
+  runAsUser?:
     | Int64Value
     | undefined;
   /**
    * GID to run sandbox processes as, when applicable. run_as_group should only
    * be specified when run_as_user is specified; otherwise, the runtime MUST error.
    */
-  runAsGroup:
+  runAsGroup?:
     | Int64Value
     | undefined;
   /** If set, the root filesystem of the sandbox is read-only. */
@@ -1479,11 +1479,11 @@ export interface LinuxSandboxSecurityContext {
    */
   privileged: boolean;
   /** Seccomp profile for the sandbox. */
-  seccomp:
+  seccomp?:
     | SecurityProfile
     | undefined;
   /** AppArmor profile for the sandbox. */
-  apparmor:
+  apparmor?:
     | SecurityProfile
     | undefined;
   /**
@@ -1590,17 +1590,17 @@ export interface LinuxPodSandboxConfig {
    */
   cgroupParent: string;
   /** LinuxSandboxSecurityContext holds sandbox security attributes. */
-  securityContext:
+  securityContext?:
     | LinuxSandboxSecurityContext
     | undefined;
   /** Sysctls holds linux sysctls config for the sandbox. */
   sysctls: { [key: string]: string };
   /** Optional overhead represents the overheads associated with this sandbox */
-  overhead:
+  overhead?:
     | LinuxContainerResources
     | undefined;
   /** Optional resources represents the sum of container resources for this sandbox */
-  resources: LinuxContainerResources | undefined;
+  resources?: LinuxContainerResources | undefined;
 }
 
 export interface LinuxPodSandboxConfig_SysctlsEntry {
@@ -1636,7 +1636,7 @@ export interface PodSandboxConfig {
    * operation. The runtime may also use this information to improve UX, such
    * as by constructing a readable name.
    */
-  metadata:
+  metadata?:
     | PodSandboxMetadata
     | undefined;
   /**
@@ -1658,7 +1658,7 @@ export interface PodSandboxConfig {
    */
   logDirectory: string;
   /** DNS config for the sandbox. */
-  dnsConfig:
+  dnsConfig?:
     | DNSConfig
     | undefined;
   /** Port mappings for the sandbox. */
@@ -1685,11 +1685,11 @@ export interface PodSandboxConfig {
    */
   annotations: { [key: string]: string };
   /** Optional configurations specific to Linux hosts. */
-  linux:
+  linux?:
     | LinuxPodSandboxConfig
     | undefined;
   /** Optional configurations specific to Windows hosts. */
-  windows: WindowsPodSandboxConfig | undefined;
+  windows?: WindowsPodSandboxConfig | undefined;
 }
 
 export interface PodSandboxConfig_LabelsEntry {
@@ -1704,7 +1704,7 @@ export interface PodSandboxConfig_AnnotationsEntry {
 
 export interface RunPodSandboxRequest {
   /** Configuration for creating a PodSandbox. */
-  config:
+  config?:
     | PodSandboxConfig
     | undefined;
   /**
@@ -1765,13 +1765,13 @@ export interface PodSandboxNetworkStatus {
 /** Namespace contains paths to the namespaces. */
 export interface Namespace {
   /** Namespace options for Linux namespaces. */
-  options: NamespaceOption | undefined;
+  options?: NamespaceOption | undefined;
 }
 
 /** LinuxSandboxStatus contains status specific to Linux sandboxes. */
 export interface LinuxPodSandboxStatus {
   /** Paths to the sandbox's namespaces. */
-  namespaces: Namespace | undefined;
+  namespaces?: Namespace | undefined;
 }
 
 /** PodSandboxStatus contains the status of the PodSandbox. */
@@ -1779,7 +1779,7 @@ export interface PodSandboxStatus {
   /** ID of the sandbox. */
   id: string;
   /** Metadata of the sandbox. */
-  metadata:
+  metadata?:
     | PodSandboxMetadata
     | undefined;
   /** State of the sandbox. */
@@ -1787,11 +1787,11 @@ export interface PodSandboxStatus {
   /** Creation timestamp of the sandbox in nanoseconds. Must be > 0. */
   createdAt: string;
   /** Network contains network status if network is handled by the runtime. */
-  network:
+  network?:
     | PodSandboxNetworkStatus
     | undefined;
   /** Linux-specific status to a pod sandbox. */
-  linux:
+  linux?:
     | LinuxPodSandboxStatus
     | undefined;
   /** Labels are key-value pairs that may be used to scope and select individual resources. */
@@ -1819,7 +1819,7 @@ export interface PodSandboxStatus_AnnotationsEntry {
 
 export interface PodSandboxStatusResponse {
   /** Status of the PodSandbox. */
-  status:
+  status?:
     | PodSandboxStatus
     | undefined;
   /**
@@ -1854,7 +1854,7 @@ export interface PodSandboxFilter {
   /** ID of the sandbox. */
   id: string;
   /** State of the sandbox. */
-  state:
+  state?:
     | PodSandboxStateValue
     | undefined;
   /**
@@ -1872,7 +1872,7 @@ export interface PodSandboxFilter_LabelSelectorEntry {
 
 export interface ListPodSandboxRequest {
   /** PodSandboxFilter to filter a list of PodSandboxes. */
-  filter: PodSandboxFilter | undefined;
+  filter?: PodSandboxFilter | undefined;
 }
 
 /** PodSandbox contains minimal information about a sandbox. */
@@ -1880,7 +1880,7 @@ export interface PodSandbox {
   /** ID of the PodSandbox. */
   id: string;
   /** Metadata of the PodSandbox. */
-  metadata:
+  metadata?:
     | PodSandboxMetadata
     | undefined;
   /** State of the PodSandbox. */
@@ -1921,7 +1921,7 @@ export interface PodSandboxStatsRequest {
 }
 
 export interface PodSandboxStatsResponse {
-  stats: PodSandboxStats | undefined;
+  stats?: PodSandboxStats | undefined;
 }
 
 /**
@@ -1946,7 +1946,7 @@ export interface PodSandboxStatsFilter_LabelSelectorEntry {
 
 export interface ListPodSandboxStatsRequest {
   /** Filter for the list request. */
-  filter: PodSandboxStatsFilter | undefined;
+  filter?: PodSandboxStatsFilter | undefined;
 }
 
 export interface ListPodSandboxStatsResponse {
@@ -1959,7 +1959,7 @@ export interface PodSandboxAttributes {
   /** ID of the pod sandbox. */
   id: string;
   /** Metadata of the pod sandbox. */
-  metadata:
+  metadata?:
     | PodSandboxMetadata
     | undefined;
   /** Key-value pairs that may be used to scope and select individual resources. */
@@ -1989,57 +1989,57 @@ export interface PodSandboxAttributes_AnnotationsEntry {
  */
 export interface PodSandboxStats {
   /** Information of the pod. */
-  attributes:
+  attributes?:
     | PodSandboxAttributes
     | undefined;
   /** Stats from linux. */
-  linux:
+  linux?:
     | LinuxPodSandboxStats
     | undefined;
   /** Stats from windows. */
-  windows: WindowsPodSandboxStats | undefined;
+  windows?: WindowsPodSandboxStats | undefined;
 }
 
 /** LinuxPodSandboxStats provides the resource usage statistics for a pod sandbox on linux. */
 export interface LinuxPodSandboxStats {
   /** CPU usage gathered for the pod sandbox. */
-  cpu:
+  cpu?:
     | CpuUsage
     | undefined;
   /** Memory usage gathered for the pod sandbox. */
-  memory:
+  memory?:
     | MemoryUsage
     | undefined;
   /** Network usage gathered for the pod sandbox */
-  network:
+  network?:
     | NetworkUsage
     | undefined;
   /** Stats pertaining to processes in the pod sandbox. */
-  process:
+  process?:
     | ProcessUsage
     | undefined;
   /** Stats of containers in the measured pod sandbox. */
   containers: ContainerStats[];
   /** IO usage gathered for the pod sandbox. */
-  io: IoUsage | undefined;
+  io?: IoUsage | undefined;
 }
 
 /** WindowsPodSandboxStats provides the resource usage statistics for a pod sandbox on windows */
 export interface WindowsPodSandboxStats {
   /** CPU usage gathered for the pod sandbox. */
-  cpu:
+  cpu?:
     | WindowsCpuUsage
     | undefined;
   /** Memory usage gathered for the pod sandbox. */
-  memory:
+  memory?:
     | WindowsMemoryUsage
     | undefined;
   /** Network usage gathered for the pod sandbox */
-  network:
+  network?:
     | WindowsNetworkUsage
     | undefined;
   /** Stats pertaining to processes in the pod sandbox. */
-  process:
+  process?:
     | WindowsProcessUsage
     | undefined;
   /** Stats of containers in the measured pod sandbox. */
@@ -2051,7 +2051,7 @@ export interface NetworkUsage {
   /** Timestamp in nanoseconds at which the information were collected. Must be > 0. */
   timestamp: string;
   /** Stats for the default network interface. */
-  defaultInterface:
+  defaultInterface?:
     | NetworkInterfaceUsage
     | undefined;
   /** Stats for all found network interfaces, excluding the default. */
@@ -2063,7 +2063,7 @@ export interface WindowsNetworkUsage {
   /** Timestamp in nanoseconds at which the information were collected. Must be > 0. */
   timestamp: string;
   /** Stats for the default network interface. */
-  defaultInterface:
+  defaultInterface?:
     | WindowsNetworkInterfaceUsage
     | undefined;
   /** Stats for all found network interfaces, excluding the default. */
@@ -2075,19 +2075,19 @@ export interface NetworkInterfaceUsage {
   /** The name of the network interface. */
   name: string;
   /** Cumulative count of bytes received. */
-  rxBytes:
+  rxBytes?:
     | UInt64Value
     | undefined;
   /** Cumulative count of receive errors encountered. */
-  rxErrors:
+  rxErrors?:
     | UInt64Value
     | undefined;
   /** Cumulative count of bytes transmitted. */
-  txBytes:
+  txBytes?:
     | UInt64Value
     | undefined;
   /** Cumulative count of transmit errors encountered. */
-  txErrors: UInt64Value | undefined;
+  txErrors?: UInt64Value | undefined;
 }
 
 /** WindowsNetworkInterfaceUsage contains resource value data about a network interface specific for Windows. */
@@ -2095,19 +2095,19 @@ export interface WindowsNetworkInterfaceUsage {
   /** The name of the network interface. */
   name: string;
   /** Cumulative count of bytes received. */
-  rxBytes:
+  rxBytes?:
     | UInt64Value
     | undefined;
   /** Cumulative count of receive errors encountered. */
-  rxPacketsDropped:
+  rxPacketsDropped?:
     | UInt64Value
     | undefined;
   /** Cumulative count of bytes transmitted. */
-  txBytes:
+  txBytes?:
     | UInt64Value
     | undefined;
   /** Cumulative count of transmit errors encountered. */
-  txPacketsDropped: UInt64Value | undefined;
+  txPacketsDropped?: UInt64Value | undefined;
 }
 
 /** ProcessUsage are stats pertaining to processes. */
@@ -2115,7 +2115,7 @@ export interface ProcessUsage {
   /** Timestamp in nanoseconds at which the information were collected. Must be > 0. */
   timestamp: string;
   /** Number of processes. */
-  processCount: UInt64Value | undefined;
+  processCount?: UInt64Value | undefined;
 }
 
 /** WindowsProcessUsage are stats pertaining to processes specific to Windows. */
@@ -2123,7 +2123,7 @@ export interface WindowsProcessUsage {
   /** Timestamp in nanoseconds at which the information were collected. Must be > 0. */
   timestamp: string;
   /** Number of processes. */
-  processCount: UInt64Value | undefined;
+  processCount?: UInt64Value | undefined;
 }
 
 /** ImageSpec is an internal representation of an image. */
@@ -2240,7 +2240,7 @@ export interface Capability {
 /** LinuxContainerSecurityContext holds linux security configuration that will be applied to a container. */
 export interface LinuxContainerSecurityContext {
   /** Capabilities to add or drop. */
-  capabilities:
+  capabilities?:
     | Capability
     | undefined;
   /**
@@ -2267,18 +2267,18 @@ export interface LinuxContainerSecurityContext {
    * Configurations for the container's namespaces.
    * Only used if the container uses namespace for isolation.
    */
-  namespaceOptions:
+  namespaceOptions?:
     | NamespaceOption
     | undefined;
   /** SELinux context to be optionally applied. */
-  selinuxOptions:
+  selinuxOptions?:
     | SELinuxOption
     | undefined;
   /**
    * UID to run the container process as. Only one of run_as_user and
    * run_as_username can be specified at a time.
    */
-  runAsUser:
+  runAsUser?:
     | Int64Value
     | undefined;
   /**
@@ -2286,7 +2286,7 @@ export interface LinuxContainerSecurityContext {
    * when run_as_user or run_as_username is specified; otherwise, the runtime
    * MUST error.
    */
-  runAsGroup:
+  runAsGroup?:
     | Int64Value
     | undefined;
   /**
@@ -2325,11 +2325,11 @@ export interface LinuxContainerSecurityContext {
    */
   readonlyPaths: string[];
   /** Seccomp profile for the container. */
-  seccomp:
+  seccomp?:
     | SecurityProfile
     | undefined;
   /** AppArmor profile for the container. */
-  apparmor:
+  apparmor?:
     | SecurityProfile
     | undefined;
   /**
@@ -2362,11 +2362,11 @@ export interface LinuxContainerSecurityContext {
  */
 export interface LinuxContainerConfig {
   /** Resources specification for the container. */
-  resources:
+  resources?:
     | LinuxContainerResources
     | undefined;
   /** LinuxContainerSecurityContext configuration for the container. */
-  securityContext: LinuxContainerSecurityContext | undefined;
+  securityContext?: LinuxContainerSecurityContext | undefined;
 }
 
 export interface LinuxContainerUser {
@@ -2404,7 +2404,7 @@ export interface WindowsSandboxSecurityContext {
   /** Indicates whether the container requested to run as a HostProcess container. */
   hostProcess: boolean;
   /** Configuration for the sandbox's namespaces */
-  namespaceOptions: WindowsNamespaceOption | undefined;
+  namespaceOptions?: WindowsNamespaceOption | undefined;
 }
 
 /**
@@ -2413,7 +2413,7 @@ export interface WindowsSandboxSecurityContext {
  */
 export interface WindowsPodSandboxConfig {
   /** WindowsSandboxSecurityContext holds sandbox security attributes. */
-  securityContext: WindowsSandboxSecurityContext | undefined;
+  securityContext?: WindowsSandboxSecurityContext | undefined;
 }
 
 /** WindowsContainerSecurityContext holds windows security configuration that will be applied to a container. */
@@ -2436,11 +2436,11 @@ export interface WindowsContainerSecurityContext {
  */
 export interface WindowsContainerConfig {
   /** Resources specification for the container. */
-  resources:
+  resources?:
     | WindowsContainerResources
     | undefined;
   /** WindowsContainerSecurityContext configuration for the container. */
-  securityContext: WindowsContainerSecurityContext | undefined;
+  securityContext?: WindowsContainerSecurityContext | undefined;
 }
 
 /**
@@ -2528,11 +2528,11 @@ export interface ContainerConfig {
    * operation. The runtime may also use this information to improve UX, such
    * as by constructing a readable name.
    */
-  metadata:
+  metadata?:
     | ContainerMetadata
     | undefined;
   /** Image to use. */
-  image:
+  image?:
     | ImageSpec
     | undefined;
   /** Command to execute (i.e., entrypoint for docker) */
@@ -2585,11 +2585,11 @@ export interface ContainerConfig {
   stdinOnce: boolean;
   tty: boolean;
   /** Configuration specific to Linux containers. */
-  linux:
+  linux?:
     | LinuxContainerConfig
     | undefined;
   /** Configuration specific to Windows containers. */
-  windows:
+  windows?:
     | WindowsContainerConfig
     | undefined;
   /** CDI devices for the container. */
@@ -2612,7 +2612,7 @@ export interface CreateContainerRequest {
   /** ID of the PodSandbox in which the container should be created. */
   podSandboxId: string;
   /** Config of the container. */
-  config:
+  config?:
     | ContainerConfig
     | undefined;
   /**
@@ -2621,7 +2621,7 @@ export interface CreateContainerRequest {
    * here just for easy reference. The PodSandboxConfig is immutable and
    * remains the same throughout the lifetime of the pod.
    */
-  sandboxConfig: PodSandboxConfig | undefined;
+  sandboxConfig?: PodSandboxConfig | undefined;
 }
 
 export interface CreateContainerResponse {
@@ -2672,7 +2672,7 @@ export interface ContainerFilter {
   /** ID of the container. */
   id: string;
   /** State of the container. */
-  state:
+  state?:
     | ContainerStateValue
     | undefined;
   /** ID of the PodSandbox. */
@@ -2691,7 +2691,7 @@ export interface ContainerFilter_LabelSelectorEntry {
 }
 
 export interface ListContainersRequest {
-  filter: ContainerFilter | undefined;
+  filter?: ContainerFilter | undefined;
 }
 
 /**
@@ -2707,11 +2707,11 @@ export interface Container {
   /** ID of the sandbox to which this container belongs. */
   podSandboxId: string;
   /** Metadata of the container. */
-  metadata:
+  metadata?:
     | ContainerMetadata
     | undefined;
   /** Spec of the image. */
-  image:
+  image?:
     | ImageSpec
     | undefined;
   /** Digested reference to the image in use. */
@@ -2770,7 +2770,7 @@ export interface ContainerStatus {
   /** ID of the container. */
   id: string;
   /** Metadata of the container. */
-  metadata:
+  metadata?:
     | ContainerMetadata
     | undefined;
   /** Status of the container. */
@@ -2784,7 +2784,7 @@ export interface ContainerStatus {
   /** Exit code of the container. Only required when finished_at != 0. Default: 0. */
   exitCode: number;
   /** Spec of the image. */
-  image:
+  image?:
     | ImageSpec
     | undefined;
   /** Digested reference to the image in use. */
@@ -2813,7 +2813,7 @@ export interface ContainerStatus {
   /** Log path of container. */
   logPath: string;
   /** Resource limits configuration of the container. */
-  resources:
+  resources?:
     | ContainerResources
     | undefined;
   /**
@@ -2827,7 +2827,7 @@ export interface ContainerStatus {
    */
   imageId: string;
   /** User identities initially attached to the container */
-  user:
+  user?:
     | ContainerUser
     | undefined;
   /** Returns the stop signal used by the container runtime to terminate the container */
@@ -2846,7 +2846,7 @@ export interface ContainerStatus_AnnotationsEntry {
 
 export interface ContainerStatusResponse {
   /** Status of the container. */
-  status:
+  status?:
     | ContainerStatus
     | undefined;
   /**
@@ -2866,11 +2866,11 @@ export interface ContainerStatusResponse_InfoEntry {
 /** ContainerResources holds resource limits configuration for a container. */
 export interface ContainerResources {
   /** Resource limits configuration specific to Linux container. */
-  linux:
+  linux?:
     | LinuxContainerResources
     | undefined;
   /** Resource limits configuration specific to Windows container. */
-  windows: WindowsContainerResources | undefined;
+  windows?: WindowsContainerResources | undefined;
 }
 
 export interface ContainerUser {
@@ -2878,18 +2878,18 @@ export interface ContainerUser {
    * User identities initially attached to first process in the Linux container.
    * Note that the actual running identity can be changed if the process has enough privilege to do so.
    */
-  linux: LinuxContainerUser | undefined;
+  linux?: LinuxContainerUser | undefined;
 }
 
 export interface UpdateContainerResourcesRequest {
   /** ID of the container to update. */
   containerId: string;
   /** Resource configuration specific to Linux containers. */
-  linux:
+  linux?:
     | LinuxContainerResources
     | undefined;
   /** Resource configuration specific to Windows containers. */
-  windows:
+  windows?:
     | WindowsContainerResources
     | undefined;
   /**
@@ -3017,12 +3017,12 @@ export interface PortForwardResponse {
 
 export interface ImageFilter {
   /** Spec of the image. */
-  image: ImageSpec | undefined;
+  image?: ImageSpec | undefined;
 }
 
 export interface ListImagesRequest {
   /** Filter to list images. */
-  filter: ImageFilter | undefined;
+  filter?: ImageFilter | undefined;
 }
 
 /** Basic information about a container image. */
@@ -3040,7 +3040,7 @@ export interface Image {
    * specified when creating the container. UID and the following user name
    * are mutually exclusive.
    */
-  uid:
+  uid?:
     | Int64Value
     | undefined;
   /**
@@ -3049,7 +3049,7 @@ export interface Image {
    */
   username: string;
   /** ImageSpec for image which includes annotations */
-  spec:
+  spec?:
     | ImageSpec
     | undefined;
   /**
@@ -3067,7 +3067,7 @@ export interface ListImagesResponse {
 
 export interface ImageStatusRequest {
   /** Spec of the image. */
-  image:
+  image?:
     | ImageSpec
     | undefined;
   /** Verbose indicates whether to return extra information about the image. */
@@ -3076,7 +3076,7 @@ export interface ImageStatusRequest {
 
 export interface ImageStatusResponse {
   /** Status of the image. */
-  image:
+  image?:
     | Image
     | undefined;
   /**
@@ -3110,15 +3110,15 @@ export interface AuthConfig {
 
 export interface PullImageRequest {
   /** Spec of the image. */
-  image:
+  image?:
     | ImageSpec
     | undefined;
   /** Authentication configuration for pulling the image. */
-  auth:
+  auth?:
     | AuthConfig
     | undefined;
   /** Config of the PodSandbox, which is used to pull image in PodSandbox context. */
-  sandboxConfig: PodSandboxConfig | undefined;
+  sandboxConfig?: PodSandboxConfig | undefined;
 }
 
 export interface PullImageResponse {
@@ -3131,7 +3131,7 @@ export interface PullImageResponse {
 
 export interface RemoveImageRequest {
   /** Spec of the image to remove. */
-  image: ImageSpec | undefined;
+  image?: ImageSpec | undefined;
 }
 
 export interface RemoveImageResponse {
@@ -3146,11 +3146,11 @@ export interface NetworkConfig {
 }
 
 export interface RuntimeConfig {
-  networkConfig: NetworkConfig | undefined;
+  networkConfig?: NetworkConfig | undefined;
 }
 
 export interface UpdateRuntimeConfigRequest {
-  runtimeConfig: RuntimeConfig | undefined;
+  runtimeConfig?: RuntimeConfig | undefined;
 }
 
 export interface UpdateRuntimeConfigResponse {
@@ -3216,7 +3216,7 @@ export interface RuntimeHandler {
    */
   name: string;
   /** Supported features. */
-  features: RuntimeHandlerFeatures | undefined;
+  features?: RuntimeHandlerFeatures | undefined;
 }
 
 /**
@@ -3231,7 +3231,7 @@ export interface RuntimeFeatures {
 
 export interface StatusResponse {
   /** Status of the Runtime. */
-  status:
+  status?:
     | RuntimeStatus
     | undefined;
   /**
@@ -3247,7 +3247,7 @@ export interface StatusResponse {
    * features describes the set of features implemented by the CRI implementation.
    * This field is supposed to propagate to NodeFeatures in Kubernetes API.
    */
-  features: RuntimeFeatures | undefined;
+  features?: RuntimeFeatures | undefined;
 }
 
 export interface StatusResponse_InfoEntry {
@@ -3275,7 +3275,7 @@ export interface FilesystemUsage {
   /** Timestamp in nanoseconds at which the information were collected. Must be > 0. */
   timestamp: string;
   /** The unique identifier of the filesystem. */
-  fsId:
+  fsId?:
     | FilesystemIdentifier
     | undefined;
   /**
@@ -3283,7 +3283,7 @@ export interface FilesystemUsage {
    * This may differ from the total bytes used on the filesystem and may not
    * equal CapacityBytes - AvailableBytes.
    */
-  usedBytes:
+  usedBytes?:
     | UInt64Value
     | undefined;
   /**
@@ -3291,7 +3291,7 @@ export interface FilesystemUsage {
    * This may not equal InodesCapacity - InodesAvailable because the underlying
    * filesystem may also be used for purposes other than storing images.
    */
-  inodesUsed: UInt64Value | undefined;
+  inodesUsed?: UInt64Value | undefined;
 }
 
 /** WindowsFilesystemUsage provides the filesystem usage information specific to Windows. */
@@ -3299,7 +3299,7 @@ export interface WindowsFilesystemUsage {
   /** Timestamp in nanoseconds at which the information were collected. Must be > 0. */
   timestamp: string;
   /** The unique identifier of the filesystem. */
-  fsId:
+  fsId?:
     | FilesystemIdentifier
     | undefined;
   /**
@@ -3307,7 +3307,7 @@ export interface WindowsFilesystemUsage {
    * This may differ from the total bytes used on the filesystem and may not
    * equal CapacityBytes - AvailableBytes.
    */
-  usedBytes: UInt64Value | undefined;
+  usedBytes?: UInt64Value | undefined;
 }
 
 export interface ImageFsInfoResponse {
@@ -3329,12 +3329,12 @@ export interface ContainerStatsRequest {
 
 export interface ContainerStatsResponse {
   /** Stats of the container. */
-  stats: ContainerStats | undefined;
+  stats?: ContainerStats | undefined;
 }
 
 export interface ListContainerStatsRequest {
   /** Filter for the list request. */
-  filter: ContainerStatsFilter | undefined;
+  filter?: ContainerStatsFilter | undefined;
 }
 
 /**
@@ -3369,7 +3369,7 @@ export interface ContainerAttributes {
   /** ID of the container. */
   id: string;
   /** Metadata of the container. */
-  metadata:
+  metadata?:
     | ContainerMetadata
     | undefined;
   /** Key-value pairs that may be used to scope and select individual resources. */
@@ -3396,55 +3396,55 @@ export interface ContainerAttributes_AnnotationsEntry {
 /** ContainerStats provides the resource usage statistics for a container. */
 export interface ContainerStats {
   /** Information of the container. */
-  attributes:
+  attributes?:
     | ContainerAttributes
     | undefined;
   /** CPU usage gathered from the container. */
-  cpu:
+  cpu?:
     | CpuUsage
     | undefined;
   /** Memory usage gathered from the container. */
-  memory:
+  memory?:
     | MemoryUsage
     | undefined;
   /** Usage of the writable layer. */
-  writableLayer:
+  writableLayer?:
     | FilesystemUsage
     | undefined;
   /** Swap usage gathered from the container. */
-  swap:
+  swap?:
     | SwapUsage
     | undefined;
   /** IO usage gathered from the container. */
-  io: IoUsage | undefined;
+  io?: IoUsage | undefined;
 }
 
 /** WindowsContainerStats provides the resource usage statistics for a container specific for Windows */
 export interface WindowsContainerStats {
   /** Information of the container. */
-  attributes:
+  attributes?:
     | ContainerAttributes
     | undefined;
   /** CPU usage gathered from the container. */
-  cpu:
+  cpu?:
     | WindowsCpuUsage
     | undefined;
   /** Memory usage gathered from the container. */
-  memory:
+  memory?:
     | WindowsMemoryUsage
     | undefined;
   /** Usage of the writable layer. */
-  writableLayer: WindowsFilesystemUsage | undefined;
+  writableLayer?: WindowsFilesystemUsage | undefined;
 }
 
 /** PSI statistics for an individual resource. */
 export interface PsiStats {
   /** PSI data for all tasks in the cgroup. */
-  Full:
+  Full?:
     | PsiData
     | undefined;
   /** PSI data for some tasks in the cgroup. */
-  Some: PsiData | undefined;
+  Some?: PsiData | undefined;
 }
 
 /** PSI data for an individual resource. */
@@ -3467,18 +3467,18 @@ export interface CpuUsage {
   /** Timestamp in nanoseconds at which the information were collected. Must be > 0. */
   timestamp: string;
   /** Cumulative CPU usage (sum across all cores) since object creation. */
-  usageCoreNanoSeconds:
+  usageCoreNanoSeconds?:
     | UInt64Value
     | undefined;
   /**
    * Total CPU usage (sum of all cores) averaged over the sample window.
    * The "core" unit can be interpreted as CPU core-nanoseconds per second.
    */
-  usageNanoCores:
+  usageNanoCores?:
     | UInt64Value
     | undefined;
   /** CPU PSI statistics. */
-  psi: PsiStats | undefined;
+  psi?: PsiStats | undefined;
 }
 
 /** WindowsCpuUsage provides the CPU usage information specific to Windows */
@@ -3486,14 +3486,14 @@ export interface WindowsCpuUsage {
   /** Timestamp in nanoseconds at which the information were collected. Must be > 0. */
   timestamp: string;
   /** Cumulative CPU usage (sum across all cores) since object creation. */
-  usageCoreNanoSeconds:
+  usageCoreNanoSeconds?:
     | UInt64Value
     | undefined;
   /**
    * Total CPU usage (sum of all cores) averaged over the sample window.
    * The "core" unit can be interpreted as CPU core-nanoseconds per second.
    */
-  usageNanoCores: UInt64Value | undefined;
+  usageNanoCores?: UInt64Value | undefined;
 }
 
 /** MemoryUsage provides the memory usage information. */
@@ -3501,49 +3501,49 @@ export interface MemoryUsage {
   /** Timestamp in nanoseconds at which the information were collected. Must be > 0. */
   timestamp: string;
   /** The amount of working set memory in bytes. */
-  workingSetBytes:
+  workingSetBytes?:
     | UInt64Value
     | undefined;
   /** Available memory for use. This is defined as the memory limit - workingSetBytes. */
-  availableBytes:
+  availableBytes?:
     | UInt64Value
     | undefined;
   /** Total memory in use. This includes all memory regardless of when it was accessed. */
-  usageBytes:
+  usageBytes?:
     | UInt64Value
     | undefined;
   /** The amount of anonymous and swap cache memory (includes transparent hugepages). */
-  rssBytes:
+  rssBytes?:
     | UInt64Value
     | undefined;
   /** Cumulative number of minor page faults. */
-  pageFaults:
+  pageFaults?:
     | UInt64Value
     | undefined;
   /** Cumulative number of major page faults. */
-  majorPageFaults:
+  majorPageFaults?:
     | UInt64Value
     | undefined;
   /** Memory PSI statistics. */
-  psi: PsiStats | undefined;
+  psi?: PsiStats | undefined;
 }
 
 export interface IoUsage {
   /** Timestamp in nanoseconds at which the information were collected. Must be > 0. */
   timestamp: string;
   /** IO PSI statistics. */
-  psi: PsiStats | undefined;
+  psi?: PsiStats | undefined;
 }
 
 export interface SwapUsage {
   /** Timestamp in nanoseconds at which the information were collected. Must be > 0. */
   timestamp: string;
   /** Available swap for use. This is defined as the swap limit - swapUsageBytes. */
-  swapAvailableBytes:
+  swapAvailableBytes?:
     | UInt64Value
     | undefined;
   /** Total memory in use. This includes all memory regardless of when it was accessed. */
-  swapUsageBytes: UInt64Value | undefined;
+  swapUsageBytes?: UInt64Value | undefined;
 }
 
 /** WindowsMemoryUsage provides the memory usage information specific to Windows */
@@ -3551,19 +3551,19 @@ export interface WindowsMemoryUsage {
   /** Timestamp in nanoseconds at which the information were collected. Must be > 0. */
   timestamp: string;
   /** The amount of working set memory in bytes. */
-  workingSetBytes:
+  workingSetBytes?:
     | UInt64Value
     | undefined;
   /** Available memory for use. This is defined as the memory limit - commit_memory_bytes. */
-  availableBytes:
+  availableBytes?:
     | UInt64Value
     | undefined;
   /** Cumulative number of page faults. */
-  pageFaults:
+  pageFaults?:
     | UInt64Value
     | undefined;
   /** Total commit memory in use. Commit memory is total of physical and virtual memory in use. */
-  commitMemoryBytes: UInt64Value | undefined;
+  commitMemoryBytes?: UInt64Value | undefined;
 }
 
 export interface ReopenContainerLogRequest {
@@ -3601,7 +3601,7 @@ export interface ContainerEventResponse {
   /** Creation timestamp in nanoseconds of this event */
   createdAt: string;
   /** Sandbox status */
-  podSandboxStatus:
+  podSandboxStatus?:
     | PodSandboxStatus
     | undefined;
   /** Container statuses */
@@ -3667,7 +3667,7 @@ export interface Metric {
    * If the two slices have different length, the behavior is undefined.
    */
   labelValues: string[];
-  value: UInt64Value | undefined;
+  value?: UInt64Value | undefined;
 }
 
 export interface RuntimeConfigRequest {
@@ -3679,7 +3679,7 @@ export interface RuntimeConfigResponse {
    * global runtime configuration options that are not specific to runtime
    * handlers.
    */
-  linux: LinuxRuntimeConfiguration | undefined;
+  linux?: LinuxRuntimeConfiguration | undefined;
 }
 
 export interface LinuxRuntimeConfiguration {
@@ -3699,11 +3699,11 @@ export interface UpdatePodSandboxResourcesRequest {
   /** ID of the PodSandbox to update. */
   podSandboxId: string;
   /** Optional overhead represents the overheads associated with this sandbox */
-  overhead:
+  overhead?:
     | LinuxContainerResources
     | undefined;
   /** Optional resources represents the sum of container resources for this sandbox */
-  resources: LinuxContainerResources | undefined;
+  resources?: LinuxContainerResources | undefined;
 }
 
 export interface UpdatePodSandboxResourcesResponse {
