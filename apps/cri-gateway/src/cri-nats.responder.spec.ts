@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Msg, MsgHdrs, NatsConnection, RequestOptions, SubscriptionOptions } from '@nats-io/transport-node';
+import type { Msg, NatsConnection, RequestOptions, SubscriptionOptions } from '@nats-io/transport-node';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import { FakeClock } from '@app/clock/testing';
 import { CRI_TIMEOUT_HEADER, NatsCriClient, type ContainerEventResponse, type CriService } from '@app/cri';
@@ -21,7 +21,7 @@ class InMemoryNats {
     const sub = this.subs.find((s) => subject.startsWith(s.prefix));
     if (!sub) return Promise.reject(Object.assign(new Error('no responders'), { name: 'NoRespondersError' }));
     return new Promise((resolve) => {
-      const msg = { subject, data, reply: '_INBOX.1', headers: opts.headers as MsgHdrs | undefined, respond: (d: Uint8Array) => (resolve({ data: d } as Msg), true) };
+      const msg = { subject, data, reply: '_INBOX.1', headers: opts.headers, respond: (d: Uint8Array) => (resolve({ data: d } as Msg), true) };
       sub.callback(null, msg as unknown as Msg);
     });
   }
@@ -62,14 +62,14 @@ function stack() {
 describe('the CRI deadline travels with the call, NatsCriClient -> NATS -> cri-gateway -> gRPC', () => {
   it('a caller with a 5-minute pull timeout gets a 5-minute gRPC deadline, though the gateway\'s own is 1 minute', async () => {
     const { nats, conn } = stack();
-    const podWorker = new NatsCriClient(nats as unknown as NatsConnection, 'node-a', 'pod-worker', { requestMs: 120_000, listMs: 30_000, pullMs: 300_000 });
+    const podWorker = new NatsCriClient(nats, 'node-a', 'pod-worker', { requestMs: 120_000, listMs: 30_000, pullMs: 300_000 });
     await podWorker.image('PullImage', { image: { image: 'registry.example/big:1' } });
     assert.deepEqual(conn.deadlines, [{ method: 'PullImage', deadlineMs: 300_000 }]);
   });
 
   it('a caller\'s short deadline is the gRPC deadline too', async () => {
     const { nats, conn } = stack();
-    const impatient = new NatsCriClient(nats as unknown as NatsConnection, 'node-a', 'test', { requestMs: 2_000, listMs: 500, pullMs: 3_000 });
+    const impatient = new NatsCriClient(nats, 'node-a', 'test', { requestMs: 2_000, listMs: 500, pullMs: 3_000 });
     await impatient.runtime('StopContainer', { containerId: 'c1' });
     await impatient.runtime('ListContainers', {});
     assert.deepEqual(conn.deadlines, [{ method: 'StopContainer', deadlineMs: 2_000 }, { method: 'ListContainers', deadlineMs: 500 }]);

@@ -123,7 +123,7 @@ describe('CriGateway: the generated messages on both sides', () => {
     conn.answer = () => Promise.resolve({ stdout: Buffer.from('out\n'), stderr: Buffer.from('err\n'), exitCode: 3 });
     const reply = await gw.call('runtime', 'ExecSync', { containerId: 'c1', cmd: ['sh'] });
     assert.deepEqual(reply, { stdout: Buffer.from('out\n').toString('base64'), stderr: Buffer.from('err\n').toString('base64'), exitCode: 3 });
-    assert.equal(JSON.parse(JSON.stringify(reply)).stdout, 'b3V0Cg==');
+    assert.equal((JSON.parse(JSON.stringify(reply)) as { stdout: string }).stdout, 'b3V0Cg==');
   });
 });
 

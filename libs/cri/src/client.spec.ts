@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { MsgHdrs, NatsConnection, RequestOptions } from '@nats-io/transport-node';
+import type { NatsConnection, RequestOptions } from '@nats-io/transport-node';
 import { FakeClock } from '@app/clock/testing';
 import { CriError } from './errors.js';
 import { NatsCriClient, REPLY_MARGIN_MS } from './client.js';
@@ -19,7 +19,7 @@ class FakeNats {
   answer: ((a: Asked) => unknown) | undefined;
   constructor(private readonly clock: FakeClock) {}
   request(subject: string, data: Uint8Array, opts: RequestOptions) {
-    const a: Asked = { subject, body: JSON.parse(new TextDecoder().decode(data)), timeout: opts.timeout, deadlineHeader: (opts.headers as MsgHdrs | undefined)?.get(CRI_TIMEOUT_HEADER) };
+    const a: Asked = { subject, body: JSON.parse(new TextDecoder().decode(data)), timeout: opts.timeout, deadlineHeader: (opts.headers)?.get(CRI_TIMEOUT_HEADER) };
     this.asked.push(a);
     if (this.answer) return Promise.resolve({ data: new TextEncoder().encode(JSON.stringify(this.answer(a))) });
     return new Promise<never>((_, reject) => {
