@@ -37,7 +37,16 @@ render() {
 launch() {
   # Its own session: a Ctrl-C in the launcher's terminal must not reach containerd
   # before its tasks are stopped (runtime.sh stop does that, then stops it).
-  setsid nohup containerd --config "$conf" >>"$log" 2>&1 < /dev/null &
+  # It keeps none of the caller's other descriptors either: a daemon holding an
+  # inherited lock or pipe (flock, a test runner's output) would keep it open
+  # for as long as containerd runs.
+  (
+    for fd in /proc/self/fd/*; do
+      fd=${fd##*/}
+      [ "$fd" -gt 2 ] 2>/dev/null && eval "exec $fd>&-" 2>/dev/null
+    done
+    exec setsid nohup containerd --config "$conf" >>"$log" 2>&1 < /dev/null
+  ) &
   echo $! > "$pidfile"
   for _ in $(seq 1 100); do
     answers && return 0

@@ -9,26 +9,27 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { parseEnv } from '@app/config';
-import { SERVICE_NAMES, serviceSchema, type ServiceDefinition, type ServiceName } from '@app/service';
+import { parseEnv, type EnvSchema } from '@app/config';
+import { SERVICE_NAMES, serviceSchema, type ServiceName } from '@app/service';
 import { REPO_ROOT } from '../deploy/local/stack.js';
-import { definition as configSource } from '../apps/config-source/src/service.js';
-import { definition as syncLoop } from '../apps/sync-loop/src/service.js';
-import { definition as podWorker } from '../apps/pod-worker/src/service.js';
-import { definition as pleg } from '../apps/pleg/src/service.js';
-import { definition as prober } from '../apps/prober/src/service.js';
-import { definition as statusManager } from '../apps/status-manager/src/service.js';
-import { definition as criGateway } from '../apps/cri-gateway/src/service.js';
+import { configSourceConfigSchema } from '../apps/config-source/src/config-source.config.js';
+import { syncLoopConfigSchema } from '../apps/sync-loop/src/sync-loop.config.js';
+import { podWorkerConfigSchema } from '../apps/pod-worker/src/pod-worker.config.js';
+import { plegConfigSchema } from '../apps/pleg/src/pleg.config.js';
+import { proberConfigSchema } from '../apps/prober/src/prober.config.js';
+import { statusManagerConfigSchema } from '../apps/status-manager/src/status-manager.config.js';
+import { criGatewayConfigSchema } from '../apps/cri-gateway/src/cri-gateway.config.js';
 
-const definitions: Record<ServiceName, ServiceDefinition<never>> = {
-  'config-source': configSource,
-  'sync-loop': syncLoop,
-  'pod-worker': podWorker,
-  pleg,
-  prober,
-  'status-manager': statusManager,
-  'cri-gateway': criGateway,
-} as unknown as Record<ServiceName, ServiceDefinition<never>>;
+/** Each service's own variables (its `<app>.config.ts`); serviceSchema adds the shared ones. */
+const schemas: Record<ServiceName, EnvSchema> = {
+  'config-source': configSourceConfigSchema,
+  'sync-loop': syncLoopConfigSchema,
+  'pod-worker': podWorkerConfigSchema,
+  pleg: plegConfigSchema,
+  prober: proberConfigSchema,
+  'status-manager': statusManagerConfigSchema,
+  'cri-gateway': criGatewayConfigSchema,
+};
 
 interface ComposeService {
   build?: { context?: string; dockerfile?: string; args?: Record<string, string> };
@@ -62,9 +63,9 @@ describe('docker-compose.yml', () => {
 
       it('sets only variables its config accepts, with values that parse', () => {
         const env = Object.fromEntries(Object.entries(svc?.environment ?? {}).map(([k, v]) => [k, interpolate(String(v))]));
-        const accepted = Object.keys(serviceSchema(definitions[service]));
+        const accepted = Object.keys(serviceSchema({ service, schema: schemas[service] }));
         for (const name of Object.keys(env)) assert.ok(accepted.includes(name), `${service} sets ${name}, which it does not read (it reads ${accepted.join(', ')})`);
-        assert.doesNotThrow(() => parseEnv(serviceSchema(definitions[service]), env));
+        assert.doesNotThrow(() => parseEnv(serviceSchema({ service, schema: schemas[service] }), env));
       });
 
       it('has a /readyz health check on its PORT', () => {

@@ -11,7 +11,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import type { Pod, PodStatus } from '@app/contracts';
-import { loadHealthService } from '../apps/prober/src/handlers.js';
+import { loadHealthService } from '../apps/prober/src/handlers/index.js';
 import { freePort } from '../deploy/local/stack.js';
 import { NodeStack } from './support/node-stack.js';
 

@@ -25,7 +25,7 @@ describe('status manager and kubelet-split get pods on the real stack', { timeou
   });
   let server = '';
 
-  const cli = (...args: string[]) => spawnSync(process.execPath, [join(REPO_ROOT, 'dist', 'apps', 'status-manager', 'src', 'cli.js'), ...args, '--server', server], { encoding: 'utf8', timeout: 20_000 });
+  const cli = (...args: string[]) => spawnSync(process.execPath, [join(REPO_ROOT, 'dist', 'apps', 'cli', 'src', 'cli.js'), ...args, '--server', server], { encoding: 'utf8', timeout: 20_000 });
   /** STATUS by pod name, from the CLI's table. */
   const statusColumn = (): Map<string, string> => {
     const out = cli('get', 'pods');

@@ -1,83 +1,73 @@
-import { Controller, Get, Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { MessagePattern } from '@nestjs/microservices';
+import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Clock, SystemClock } from '@app/clock';
-import { Subjects, type SourcesSnapshotMessage } from '@app/contracts';
-import { NatsBus } from '@app/nats';
-import { Counter, Gauge, type Logger, type Registry } from '@app/observability';
+import { EventRecorder } from '@app/contracts';
+import { parseColonSeparatedMapStringString } from '@app/kube';
+import { NatsBus, NatsEventRecorder } from '@app/nats';
+import type { Logger, Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, SERVICE_CONFIG, SERVICE_LOGGER } from '@app/service';
-import { ConfigSourceService, type ConfigMetrics } from './config-source.service.js';
-import { FsManifestDirectory, HttpManifestFetcher } from './manifest-reader.js';
-import type { ConfigSourceConfig } from './service.js';
-import { FileSource, HttpSource, parseHeaderList, type PodSource } from './sources.js';
+import { FsManifestDirectory } from './adapters/fs-manifest-directory.js';
+import { HttpManifestFetcher } from './adapters/http-manifest-fetcher.js';
+import { NatsPodUpdateOutbox } from './adapters/nats-pod-update-outbox.js';
+import { PromConfigMetrics } from './adapters/prom-config-metrics.js';
+import type { ConfigSourceConfig } from './config-source.config.js';
+import { SourcesController } from './config-source.controller.js';
+import { PodConfigPublisher } from './pod-config-publisher.js';
+import { ConfigMetrics, ManifestDirectory, ManifestFetcher, PodUpdateOutbox } from './ports.js';
+import { FileSource, HttpSource, type PodSource } from './sources.js';
 
-/** Each source's current listing: over NATS for the sync loop, over HTTP for people. */
-@Controller()
-export class SourcesController {
-  constructor(private readonly service: ConfigSourceService) {}
-
-  @MessagePattern(Subjects.sourcesSnapshot.pattern)
-  onSnapshot(): SourcesSnapshotMessage {
-    return this.service.snapshot();
-  }
-
-  @Get('sources')
-  sources(): SourcesSnapshotMessage {
-    return this.service.snapshot();
-  }
-}
+/** The sources the configuration names: file (POD_MANIFEST_PATH) and http (MANIFEST_URL). */
+export const POD_SOURCES = Symbol('POD_SOURCES');
 
 function sourceNames(cfg: ConfigSourceConfig): string[] {
   return [...(cfg.POD_MANIFEST_PATH ? ['file'] : []), ...(cfg.MANIFEST_URL ? ['http'] : [])];
 }
 
-/** config.PodConfig: file and http sources turned into PodUpdate operations. */
+/** config.PodConfig: file and http sources turned into PodUpdate operations. One provider per port; the adapters are in adapters/. */
 @Module({
   controllers: [SourcesController],
   providers: [
     { provide: Clock, useClass: SystemClock },
+    { provide: ManifestDirectory, useClass: FsManifestDirectory },
+    { provide: ManifestFetcher, useClass: HttpManifestFetcher },
+    { provide: PodUpdateOutbox, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: ConfigSourceConfig) => new NatsPodUpdateOutbox(bus, cfg.NODE_NAME) },
+    { provide: EventRecorder, inject: [NatsBus, SERVICE_CONFIG, Clock], useFactory: (bus: NatsBus, cfg: ConfigSourceConfig, clock: Clock) => new NatsEventRecorder(bus, cfg.NODE_NAME, clock) },
+    { provide: ConfigMetrics, inject: [METRICS_REGISTRY], useFactory: (r: Registry) => new PromConfigMetrics(r) },
     {
-      provide: ConfigSourceService,
-      inject: [SERVICE_CONFIG, NatsBus, Clock, SERVICE_LOGGER, METRICS_REGISTRY],
-      useFactory: (cfg: ConfigSourceConfig, bus: NatsBus, clock: Clock, logger: Logger, registry: Registry) => {
-        const problems = new Gauge({ name: 'kubelet_split_config_manifest_problems', help: 'Manifests or pods refused in the last listing, by source.', labelNames: ['source'], registers: [registry] });
-        const operations = new Counter({ name: 'kubelet_split_config_pod_updates_total', help: 'Pods in PodUpdate operations published, by operation.', labelNames: ['op'], registers: [registry] });
-        const metrics: ConfigMetrics = {
-          problems: (source, count) => problems.set({ source }, count),
-          operations: (op, count) => operations.inc({ op }, count),
-        };
-        return new ConfigSourceService(cfg.NODE_NAME, bus, clock, logger.child({ component: 'pod-config' }), sourceNames(cfg), metrics);
-      },
+      provide: PodConfigPublisher,
+      inject: [PodUpdateOutbox, EventRecorder, Clock, SERVICE_LOGGER, SERVICE_CONFIG, ConfigMetrics],
+      useFactory: (outbox: PodUpdateOutbox, events: EventRecorder, clock: Clock, logger: Logger, cfg: ConfigSourceConfig, metrics: ConfigMetrics) =>
+        new PodConfigPublisher(outbox, events, clock, logger.child({ component: 'pod-config' }), sourceNames(cfg), metrics),
+    },
+    {
+      provide: POD_SOURCES,
+      inject: [SERVICE_CONFIG, ManifestDirectory, ManifestFetcher, Clock, SERVICE_LOGGER, PodConfigPublisher],
+      useFactory: (cfg: ConfigSourceConfig, dir: ManifestDirectory, fetcher: ManifestFetcher, clock: Clock, logger: Logger, publisher: PodConfigPublisher): PodSource[] => [
+        ...(cfg.POD_MANIFEST_PATH ? [new FileSource(cfg.POD_MANIFEST_PATH, cfg.NODE_NAME, dir, clock, logger.child({ component: 'file-source' }), cfg.FILE_CHECK_FREQUENCY, publisher.onListing)] : []),
+        ...(cfg.MANIFEST_URL
+          ? [new HttpSource(cfg.MANIFEST_URL, parseColonSeparatedMapStringString(cfg.MANIFEST_URL_HEADER, 'MANIFEST_URL_HEADER'), cfg.NODE_NAME, fetcher, clock, logger.child({ component: 'http-source' }), cfg.HTTP_CHECK_FREQUENCY, publisher.onListing, publisher.onProblems)]
+          : []),
+      ],
     },
   ],
 })
 export class ConfigSourceModule implements OnModuleInit, OnApplicationShutdown {
   constructor(
-    private readonly service: ConfigSourceService,
-    private readonly clock: Clock,
-    @Inject(SERVICE_CONFIG) private readonly cfg: ConfigSourceConfig,
-    @Inject(SERVICE_LOGGER) private readonly logger: Logger,
+    private readonly publisher: PodConfigPublisher,
+    @Inject(POD_SOURCES) private readonly sources: PodSource[],
     @Inject(HealthChecks) private readonly health: HealthChecks,
   ) {}
 
   onModuleInit(): void {
-    const sources: PodSource[] = [];
-    const { cfg, clock, service } = this;
-    if (cfg.POD_MANIFEST_PATH) {
-      sources.push(new FileSource(cfg.POD_MANIFEST_PATH, cfg.NODE_NAME, new FsManifestDirectory(), clock, this.logger.child({ component: 'file-source' }), cfg.FILE_CHECK_FREQUENCY, service.onListing));
-    }
-    if (cfg.MANIFEST_URL) {
-      const headers = parseHeaderList(cfg.MANIFEST_URL_HEADER);
-      sources.push(new HttpSource(cfg.MANIFEST_URL, headers, cfg.NODE_NAME, new HttpManifestFetcher(), clock, this.logger.child({ component: 'http-source' }), cfg.HTTP_CHECK_FREQUENCY, service.onListing, service.onProblems));
-    }
+    const { publisher } = this;
     this.health.addReadiness('sources', () => {
-      const snap = service.snapshot().sources;
+      const snap = publisher.snapshot().sources;
       const waiting = snap.filter((s) => !s.ready).map((s) => s.source);
       return { ok: true, detail: snap.length === 0 ? 'no source configured' : waiting.length > 0 ? `waiting for ${waiting.join(', ')}` : `ready: ${snap.map((s) => `${s.source} (${s.pods.length} pods)`).join(', ')}` };
     });
-    service.start(sources);
+    publisher.start(this.sources);
   }
 
   onApplicationShutdown(): void {
-    this.service.stop();
+    this.publisher.stop();
   }
 }

@@ -2,12 +2,14 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import type { EventMessage, PodUpdateMessage } from '@app/contracts';
+import { NatsEventRecorder } from '@app/nats';
 import { silentLogger } from '@app/observability';
-import { ConfigSourceService } from './config-source.service.js';
+import { NatsPodUpdateOutbox } from './adapters/nats-pod-update-outbox.js';
+import { PodConfigPublisher } from './pod-config-publisher.js';
 import { ListingBuilder } from './listing.js';
-import { ManifestDirectory, ManifestFetcher, type DirectoryRead, type FetchResult } from './manifest-reader.js';
+import { ManifestDirectory, ManifestFetcher, type DirectoryRead, type FetchResult } from './ports.js';
 import { PodConfig } from './pod-config.js';
-import { FileSource, HttpSource, parseHeaderList } from './sources.js';
+import { FileSource, HttpSource } from './sources.js';
 
 const NODE = 'node-a';
 const manifest = (name: string, image = 'busybox:1.35', extra = '') => `apiVersion: v1
@@ -98,10 +100,16 @@ class Bus {
   }
 }
 
-describe('ConfigSourceService', () => {
+/** The publisher with its NATS adapters on a recording bus: what goes out on which subject. */
+function publisher(bus: Bus, sources: string[]): PodConfigPublisher {
+  const clock = new FakeClock(0);
+  return new PodConfigPublisher(new NatsPodUpdateOutbox(bus, NODE), new NatsEventRecorder(bus, NODE, clock), clock, silentLogger(), sources);
+}
+
+describe('PodConfigPublisher', () => {
   it('publishes operations in the kubelet order, config.ready once ready, one Warning event per new problem', () => {
     const bus = new Bus();
-    const svc = new ConfigSourceService(NODE, bus, new FakeClock(0), silentLogger(), ['file']);
+    const svc = publisher(bus, ['file']);
     const b = new ListingBuilder('file', NODE);
     svc.onListing('file', b.build([{ location: '/m/a.yaml', text: manifest('a') }, { location: '/m/b.yaml', text: manifest('b') }]));
     assert.deepEqual(bus.ops(), [`add:a-${NODE},b-${NODE}`]);
@@ -121,7 +129,7 @@ describe('ConfigSourceService', () => {
 
   it('with no source configured it is ready at once', () => {
     const bus = new Bus();
-    const svc = new ConfigSourceService(NODE, bus, new FakeClock(0), silentLogger(), []);
+    const svc = publisher(bus, []);
     svc.start([]);
     assert.deepEqual(bus.sent.map((s) => s.subject), [`kubelet.${NODE}.config.ready`]);
   });
@@ -210,11 +218,5 @@ describe('HttpSource', () => {
     const b = new ListingBuilder('http', NODE).build([{ location: `${URL}2`, text: podList('a') }]).pods[0];
     assert.equal(a?.metadata.annotations?.['kubernetes.io/config.source'], 'http');
     assert.notEqual(a?.metadata.uid, b?.metadata.uid);
-  });
-
-  it('parseHeaderList', () => {
-    assert.deepEqual(parseHeaderList('A:1, B: two:three'), { A: '1', B: 'two:three' });
-    assert.deepEqual(parseHeaderList(undefined), {});
-    assert.throws(() => parseHeaderList('nocolon'), /"nocolon" is not a Name:value pair/);
   });
 });

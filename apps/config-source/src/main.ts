@@ -1,4 +1,9 @@
 import { runService } from '@app/service';
-import { definition } from './service.js';
+import { configSourceConfigSchema } from './config-source.config.js';
+import { ConfigSourceModule } from './config-source.module.js';
 
-await runService(definition);
+await runService({
+  service: 'config-source',
+  schema: configSourceConfigSchema,
+  module: ConfigSourceModule,
+});

@@ -6,7 +6,7 @@ import { Clock, type Timer } from '@app/clock';
 import type { Logger } from '@app/observability';
 import { ListingBuilder, type Listing } from './listing.js';
 import type { ManifestProblem } from './static-pods.js';
-import { ManifestDirectory, ManifestFetcher } from './manifest-reader.js';
+import { ManifestDirectory, ManifestFetcher } from './ports.js';
 
 export type ListingHandler = (source: 'file' | 'http', listing: Listing) => void;
 /** Problems found without a new listing (a URL that cannot be fetched). */
@@ -148,16 +148,4 @@ export class HttpSource implements PodSource {
     }
     if (!this.stopped) this.timer = this.clock.setTimer(this.periodMs, () => void this.poll());
   }
-}
-
-/** "Name:value,Other:value" (--manifest-url-header) as a header record; throws on a malformed pair. */
-export function parseHeaderList(spec: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (!spec) return out;
-  for (const pair of spec.split(',')) {
-    const i = pair.indexOf(':');
-    if (i <= 0) throw new Error(`MANIFEST_URL_HEADER: "${pair}" is not a Name:value pair`);
-    out[pair.slice(0, i).trim()] = pair.slice(i + 1).trim();
-  }
-  return out;
 }

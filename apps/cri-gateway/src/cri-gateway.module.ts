@@ -14,7 +14,7 @@ import { CriGateway, RuntimeMetrics } from './gateway.js';
 import { GrpcRuntimeConnection, RuntimeConnection } from './runtime-connection.js';
 import { RuntimeMetricsRecorder } from './runtime-metrics.js';
 import { RuntimeStatusPoller } from './runtime-status.js';
-import type { CriGatewayOwnConfig } from './service.js';
+import type { CriGatewayOwnConfig } from './cri-gateway.config.js';
 
 type Config = CriGatewayOwnConfig & { NODE_NAME: string };
 

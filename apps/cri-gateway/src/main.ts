@@ -1,4 +1,9 @@
 import { runService } from '@app/service';
-import { definition } from './service.js';
+import { criGatewayConfigSchema } from './cri-gateway.config.js';
+import { CriGatewayModule } from './cri-gateway.module.js';
 
-await runService(definition);
+await runService({
+  service: 'cri-gateway',
+  schema: criGatewayConfigSchema,
+  module: CriGatewayModule,
+});

@@ -1,4 +1,10 @@
 import { runService } from '@app/service';
-import { definition } from './service.js';
+import { plegConfigSchema } from './pleg.config.js';
+import { PlegModule } from './pleg.module.js';
 
-await runService(definition);
+await runService({
+  service: 'pleg',
+  schema: plegConfigSchema,
+  module: PlegModule,
+  buckets: ['podCache', 'leases'],
+});

@@ -1,5 +1,5 @@
-/** The PLEG's ports: where the cache goes and where events go. */
-import type { PodCacheEntry, PodLifecycleEventMessage } from '@app/contracts';
+/** What the PLEG depends on: where the cache goes, where events go, its metrics, the relay's state. The adapters are in adapters/. */
+import type { ContainerEventsStatusMessage, PodCacheEntry, PodLifecycleEventMessage } from '@app/contracts';
 
 /** The `pod-cache` bucket; the PLEG is its only writer. */
 export abstract class PodCacheStore {
@@ -19,4 +19,9 @@ export abstract class PlegEventSink {
 export abstract class PlegMetrics {
   abstract relisted(durationSeconds: number, intervalSeconds: number | undefined, at: number): void;
   abstract discarded(count: number): void;
+}
+
+/** cri-gateway's container event relay, asked how it is doing; undefined when it does not answer. */
+export abstract class RelayStatus {
+  abstract ask(): Promise<ContainerEventsStatusMessage | undefined>;
 }

@@ -2,14 +2,13 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import type { Container, Pod } from '@app/contracts';
+import { RecordingEventRecorder } from '@app/contracts/testing';
 import { FakeCri } from '@app/cri/testing';
 import { ImagePuller } from './runtime-manager.js';
-import { EventRecorder } from './runtime-ports.js';
 
-class Events extends EventRecorder {
-  seen: string[] = [];
-  event(_pod: Pod, type: 'Normal' | 'Warning', reason: string): void {
-    this.seen.push(`${type}/${reason}`);
+class Events extends RecordingEventRecorder {
+  get seen(): string[] {
+    return this.events.map((e) => `${e.type}/${e.reason}`);
   }
 }
 

@@ -5,29 +5,15 @@
  * runtime manager.
  */
 import { Clock } from '@app/clock';
-import type { KillPodOptions, Pod, PodStatus, ProberVerb, StatusVerb, SyncPodType } from '@app/contracts';
+import type { KillPodOptions, Pod, PodStatus, SyncPodType } from '@app/contracts';
 import type { CriRuntime } from '@app/cri';
 import { KubeletLabels, generateAPIPodStatus, pastActiveDeadline, isPodPhaseTerminal, terminatePodStatus, toRuntimePodStatus, type RuntimePodStatus } from '@app/kube';
 import type { Logger } from '@app/observability';
 import type { CacheResult } from '@app/pod-cache';
 import { canRunPod, type NodeSecurity } from './can-run-pod.js';
-import type { ProbeResults } from './pod-actions.js';
 import { PodSyncer, type SyncPodResult } from './pod-workers.js';
 import type { RuntimeManager, SyncError } from './runtime-manager.js';
-import { PodDirectories } from './runtime-ports.js';
-
-/** What the pod worker tells the status manager and the probe manager. */
-export abstract class PodWorkerOutbox {
-  abstract status(verb: StatusVerb, pod: Pod, args: Record<string, unknown>): void;
-  abstract prober(verb: ProberVerb, pod: Pod): void;
-}
-
-/** The probe managers' latest results, as the pod worker hears them. */
-export abstract class ProbeResultsView implements ProbeResults {
-  abstract liveness(containerId: string): 'Success' | 'Failure' | undefined;
-  abstract startup(containerId: string): 'Success' | 'Failure' | undefined;
-  abstract readiness(containerId: string): 'Success' | 'Failure' | undefined;
-}
+import { PodDirectories, PodWorkerOutbox, ProbeResultsView } from './ports.js';
 
 /** syncPod's rewrite of a status when canRunPod says no: Pending, the reason, waiting containers Blocked. */
 export function blockedStatus(status: PodStatus, reason: string, message: string): PodStatus {

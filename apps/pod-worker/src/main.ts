@@ -1,4 +1,11 @@
 import { runService } from '@app/service';
-import { definition } from './service.js';
+import { podWorkerConfigSchema } from './pod-worker.config.js';
+import { PodWorkerModule } from './pod-worker.module.js';
 
-await runService(definition);
+await runService({
+  service: 'pod-worker',
+  schema: podWorkerConfigSchema,
+  module: PodWorkerModule,
+  buckets: ['workers', 'leases', 'pods', 'podCache'],
+  sharedSettings: ['POD_WORKER_SHARDS'],
+});

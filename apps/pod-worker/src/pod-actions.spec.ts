@@ -4,7 +4,7 @@ import type { Container, Pod, PodSpec } from '@app/contracts';
 import type { PodSandboxStatus } from '@app/cri';
 import type { RuntimeContainerState, RuntimeContainerStatus, RuntimePodStatus } from '@app/kube';
 import { hashContainer } from './container-hash.js';
-import { computePodActions, podSandboxChanged, shouldRestartOnFailure, type PodActions, type ProbeResults } from './pod-actions.js';
+import { computePodActions, shouldRestartOnFailure, type PodActions, type ProbeResults } from './pod-actions.js';
 
 // ---- fixtures -------------------------------------------------------------
 
@@ -453,26 +453,6 @@ describe('computePodActions', () => {
     assert.equal(got.containersToKill.get('app-id')?.container, app);
     assert.equal(got.containersToKill.get('app-id')?.name, 'app');
   });
-});
-
-// ---- podSandboxChanged ----------------------------------------------------
-
-describe('podSandboxChanged', () => {
-  const cases: { name: string; pod: Pod; sandboxes: PodSandboxStatus[]; want: { changed: boolean; attempt: number; sandboxId: string } }[] = [
-    { name: 'no sandbox', pod: pod({}), sandboxes: [], want: { changed: true, attempt: 0, sandboxId: '' } },
-    { name: 'one ready sandbox, unchanged', pod: pod({}), sandboxes: [sandbox('sb1', { attempt: 3 })], want: { changed: false, attempt: 3, sandboxId: 'sb1' } },
-    { name: 'an older ready sandbox behind a not-ready newest', pod: pod({}), sandboxes: [sandbox('sb2', { ready: false, attempt: 1 }), sandbox('sb1')], want: { changed: true, attempt: 2, sandboxId: 'sb2' } },
-    { name: 'hostNetwork pod in a pod-network sandbox', pod: pod({ hostNetwork: true }), sandboxes: [sandbox('sb1', { attempt: 1 })], want: { changed: true, attempt: 2, sandboxId: '' } },
-    { name: 'pod-network pod in a host-network sandbox', pod: pod({}), sandboxes: [sandbox('sb1', { netns: 'NODE' })], want: { changed: true, attempt: 1, sandboxId: '' } },
-    { name: 'no IP on a pod-network sandbox', pod: pod({}), sandboxes: [sandbox('sb1', { ip: '' })], want: { changed: true, attempt: 1, sandboxId: 'sb1' } },
-  ];
-  for (const tc of cases) {
-    it(tc.name, () => {
-      const { changed, attempt, sandboxId, reason } = podSandboxChanged(tc.pod, status(tc.sandboxes, []));
-      assert.deepEqual({ changed, attempt, sandboxId }, tc.want);
-      assert.equal(reason !== undefined, tc.want.changed, 'a reason exactly when changed');
-    });
-  }
 });
 
 describe('shouldRestartOnFailure', () => {

@@ -5,16 +5,14 @@
  *
  * Which upstream function each piece mirrors:
  *
- *  - podSandboxChanged         kuberuntime/util/util.go PodSandboxChanged
  *  - computePodActions         kuberuntime_manager.go computePodActions (without
  *                              ephemeral containers and in-place resize, which
  *                              this project does not have)
  *  - shouldRestartOnFailure    kuberuntime_manager.go shouldRestartOnFailure
  *  - containerChanged          kuberuntime_manager.go containerChanged (hash in container-hash.ts)
- *  - shouldContainerBeRestarted  container/helpers.go ShouldContainerBeRestarted
  *  - findNextInitContainerToRun  kuberuntime_container.go findNextInitContainerToRun (classic init path)
  *  - computeInitContainerActions kuberuntime_container.go computeInitContainerActions (sidecar path)
- *  - isInitContainerFailed, hasAnyRegularContainerCreated, containerSucceeded: same names upstream
+ *  - isInitContainerFailed, containerSucceeded: same names upstream
  *  - killContainersNotInSpec   not upstream: running containers whose name left the spec are
  *                              killed (an edited static pod keeps its UID here)
  *
@@ -25,13 +23,24 @@
  * upstream with the LegacySidecarContainers gate on. SyncPod must start
  * from the field the path fills, exactly as upstream's SyncPod step 6.
  *
+ * From libs/kube: podSandboxChanged (kuberuntime/util/util.go),
+ * shouldContainerBeRestarted (container/helpers.go), hasAnyRegularContainerCreated
+ * (kuberuntime_container.go), isRestartableInitContainer (podutil).
+ *
  * Probe results come in as a port: `undefined` is upstream's "not found"
  * (the probe has not run yet for that container ID).
  */
 import type { Container, Pod } from '@app/contracts';
-import type { PodSandboxStatus } from '@app/cri';
-import { findContainerStatus } from '@app/kube';
-import type { RuntimeContainerStatus, RuntimePodStatus } from '@app/kube';
+import {
+  findContainerStatus,
+  hasAnyRegularContainerCreated,
+  hasRestartableInitContainer,
+  isRestartableInitContainer,
+  podSandboxChanged,
+  shouldContainerBeRestarted,
+  type RuntimeContainerStatus,
+  type RuntimePodStatus,
+} from '@app/kube';
 import { hashContainer } from './container-hash.js';
 
 /** containerKillReason: why a container is killed (the grace period depends on it, see grace-period.ts). */
@@ -82,14 +91,6 @@ export interface PodActions {
 export interface ProbeResults {
   liveness(containerId: string): 'Success' | 'Failure' | undefined;
   startup(containerId: string): 'Success' | 'Failure' | undefined;
-}
-
-export interface SandboxChange {
-  changed: boolean;
-  attempt: number;
-  sandboxId: string;
-  /** Why a new sandbox is needed (upstream's log line); absent when unchanged. */
-  reason?: string;
 }
 
 /** computePodActions: the actions that bring the runtime's pod to the spec. */
@@ -223,45 +224,9 @@ export function computePodActions(pod: Pod, status: RuntimePodStatus, probes: Pr
   return changes;
 }
 
-/**
- * PodSandboxChanged: whether the pod needs a new sandbox, the attempt for it,
- * and the newest sandbox's id. Sandboxes are newest first.
- */
-export function podSandboxChanged(pod: Pod, status: RuntimePodStatus): SandboxChange {
-  const newest: PodSandboxStatus | undefined = status.sandboxStatuses[0];
-  if (!newest) return { changed: true, attempt: 0, sandboxId: '', reason: 'No sandbox for pod can be found. Need to start a new one' };
-
-  let readyCount = 0;
-  let maxAttempt = 0;
-  for (const s of status.sandboxStatuses) {
-    if (s.state === 'SANDBOX_READY') readyCount++;
-    maxAttempt = Math.max(maxAttempt, s.metadata?.attempt ?? 0);
-  }
-  if (readyCount > 1) {
-    return { changed: true, attempt: maxAttempt + 1, sandboxId: newest.id, reason: 'Multiple sandboxes are ready for Pod. Need to reconcile them' };
-  }
-  if (newest.state !== 'SANDBOX_READY') {
-    return { changed: true, attempt: maxAttempt + 1, sandboxId: newest.id, reason: 'No ready sandbox for pod can be found. Need to start a new one' };
-  }
-  // An absent mode is the protobuf zero value, POD (upstream's GetNetwork() on nil).
-  if ((newest.linux?.namespaces?.options?.network ?? 'POD') !== networkNamespaceForPod(pod)) {
-    return { changed: true, attempt: maxAttempt + 1, sandboxId: '', reason: 'Sandbox for pod has changed. Need to start a new one' };
-  }
-  // Upstream: `!IsHostNetworkPod(pod) && sandboxStatus.Network != nil && sandboxStatus.Network.Ip == ""`.
-  if (!pod.spec.hostNetwork && newest.network && !newest.network.ip) {
-    return { changed: true, attempt: maxAttempt + 1, sandboxId: newest.id, reason: 'Sandbox for pod has no IP address. Need to start a new one' };
-  }
-  return { changed: false, attempt: maxAttempt, sandboxId: newest.id };
-}
-
 /** shouldRestartOnFailure: every restart policy but Never (an unset one is Always). */
 export function shouldRestartOnFailure(pod: Pod): boolean {
   return pod.spec.restartPolicy !== 'Never';
-}
-
-/** NetworkNamespaceForPod */
-export function networkNamespaceForPod(pod: Pod): 'NODE' | 'POD' {
-  return pod.spec.hostNetwork ? 'NODE' : 'POD';
 }
 
 /** containerChanged: the hash the container was created with is not the spec's. */
@@ -269,38 +234,11 @@ export function containerChanged(container: Container, cs: RuntimeContainerStatu
   return cs.hash !== hashContainer(container);
 }
 
-/** podutil.IsRestartableInitContainer: a sidecar. */
-export function isRestartableInitContainer(c: Container): boolean {
-  return c.restartPolicy === 'Always';
-}
-
-/** types.HasRestartableInitContainer */
-export function hasRestartableInitContainer(pod: Pod): boolean {
-  return (pod.spec.initContainers ?? []).some(isRestartableInitContainer);
-}
-
 /** isInitContainerFailed: exited non-zero, OOM-killed, or in an unknown state. */
 export function isInitContainerFailed(cs: RuntimeContainerStatus): boolean {
   if (cs.reason === 'OOMKilled') return true;
   if (cs.state === 'exited' && cs.exitCode !== 0) return true;
   return cs.state === 'unknown';
-}
-
-/**
- * ShouldContainerBeRestarted: a (main) container that is not running is
- * started when it never ran, is created or unknown, or its last run ended in
- * a way the restart policy restarts; never once the pod is being deleted.
- */
-export function shouldContainerBeRestarted(container: Container, pod: Pod, status: RuntimePodStatus): boolean {
-  if (pod.metadata.deletionTimestamp) return false;
-  const cs = findContainerStatus(status, container.name);
-  // "If all historical containers were GC'd, we'll also return true here."
-  if (!cs) return true;
-  if (cs.state === 'running') return false;
-  if (cs.state === 'unknown' || cs.state === 'created') return true;
-  if (pod.spec.restartPolicy === 'Never') return false;
-  if (pod.spec.restartPolicy === 'OnFailure' && cs.exitCode === 0) return false;
-  return true;
 }
 
 /**
@@ -331,14 +269,6 @@ export function findNextInitContainerToRun(pod: Pod, status: RuntimePodStatus): 
     }
   }
   return { next: inits[0], done: false };
-}
-
-/** hasAnyRegularContainerCreated: a main container was created once, so initialization finished. */
-export function hasAnyRegularContainerCreated(pod: Pod, status: RuntimePodStatus): boolean {
-  return pod.spec.containers.some((c) => {
-    const state = findContainerStatus(status, c.name)?.state;
-    return state === 'created' || state === 'running' || state === 'exited';
-  });
 }
 
 /**

@@ -4,7 +4,8 @@ import { FakeClock } from '@app/clock/testing';
 import { MessageTypes, type KillPodOptions, type Pod, type PodSyncStatusRecord, type SyncPodType, type UpdatePodOptionsMessage } from '@app/contracts';
 import { silentLogger } from '@app/observability';
 import { MemoryPodCache, type CacheResult } from '@app/pod-cache';
-import { PodSyncer, PodWorkers, WorkQueue, WorkerStore, coalesce, type SyncPodResult } from './pod-workers.js';
+import { PodSyncer, PodWorkers, coalesce, type SyncPodResult } from './pod-workers.js';
+import { WorkQueue, WorkerStore } from './ports.js';
 
 const T0 = 1_000_000;
 

@@ -28,6 +28,7 @@ import { Clock } from '@app/clock';
 import type { KillPodOptions, Pod, PodSyncStatusRecord, SyncPodType, UpdatePodOptionsMessage } from '@app/contracts';
 import type { Logger } from '@app/observability';
 import type { CacheResult, PodCache } from '@app/pod-cache';
+import { WorkQueue, WorkerStore } from './ports.js';
 
 /** The three syncs the kubelet's pod worker calls (SyncPodFn, SyncTerminatingPodFn, SyncTerminatedPodFn). */
 export abstract class PodSyncer {
@@ -42,18 +43,6 @@ export abstract class PodSyncer {
 export interface SyncPodResult {
   terminal: boolean;
   requeueAfterMs?: number;
-}
-
-/** The `workers` KV bucket, keyed by pod UID. */
-export abstract class WorkerStore {
-  abstract load(uid: string): Promise<PodSyncStatusRecord | undefined>;
-  abstract save(uid: string, record: PodSyncStatusRecord): Promise<void>;
-  abstract delete(uid: string): Promise<void>;
-}
-
-/** completeWork: `kubelet.<node>.work.done.<uid>`. */
-export abstract class WorkQueue {
-  abstract enqueue(uid: string, afterMs: number, error?: string): void;
 }
 
 export interface PodWorkersOptions {

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import type { Container, Pod } from '@app/contracts';
 import type { ContainerConfig, CriInput, KeyValue, PodSandboxConfig, PortMapping } from '@app/cri';
-import { KubeletAnnotations, KubeletLabels, cpuMillis, memoryBytes } from '@app/kube';
+import { KubeletAnnotations, KubeletLabels, cpuMillis, expand, mappingFuncFor, memoryBytes } from '@app/kube';
 
 /** The kubelet's defaults for CFS (quota period 100ms) and shares. */
 const CPU_PERIOD_US = 100_000;
@@ -59,7 +59,7 @@ export function generatePodSandboxConfig(pod: Pod, attempt: number, node: NodeFa
   for (const c of pod.spec.containers) {
     for (const p of c.ports ?? []) {
       if (!p.hostPort) continue;
-      portMappings.push({ protocol: p.protocol ?? 'TCP', containerPort: p.containerPort, hostPort: p.hostPort, ...(p.hostIP ? { hostIp: p.hostIP } : {}) });
+      portMappings.push({ protocol: toRuntimeProtocol(p.protocol), containerPort: p.containerPort, hostPort: p.hostPort, ...(p.hostIP ? { hostIp: p.hostIP } : {}) });
     }
   }
   const dns = podDns(pod, node);
@@ -87,13 +87,18 @@ export function generatePodSandboxConfig(pod: Pod, attempt: number, node: NodeFa
   };
 }
 
+/** kuberuntime toRuntimeProtocol: validation admits only these three; the API defaults to TCP. */
+function toRuntimeProtocol(protocol: string | undefined): NonNullable<PortMapping['protocol']> {
+  return protocol === 'UDP' || protocol === 'SCTP' ? protocol : 'TCP';
+}
+
 /** The pod's DNS (GetPodDNS): no cluster DNS here, so ClusterFirst falls back to the node's, as the kubelet does. */
 function podDns(pod: Pod, node: NodeFacts): { servers: string[]; searches: string[]; options: string[] } | undefined {
   const extra = pod.spec.dnsConfig;
   const fromSpec = {
     servers: extra?.nameservers ?? [],
     searches: extra?.searches ?? [],
-    options: (extra?.options ?? []).map((o) => (o.value !== undefined ? `${o.name}:${o.value}` : o.name)),
+    options: (extra?.options ?? []).map((o) => (o.value !== undefined ? `${o.name ?? ''}:${o.value}` : (o.name ?? ''))),
   };
   if (pod.spec.dnsPolicy === 'None') return fromSpec;
   return {
@@ -110,7 +115,7 @@ export function containerEnv(pod: Pod, c: Container, podIPs: string[], node: Nod
     let value = e.value ?? '';
     const field = e.valueFrom?.fieldRef?.fieldPath;
     if (field) value = fieldValue(pod, field, podIPs, node) ?? '';
-    else value = expand(value, resolved);
+    else value = expand(value, mappingFuncFor(resolved));
     resolved.set(e.name, value);
   }
   return [...resolved].map(([key, value]) => ({ key, value }));
@@ -142,14 +147,6 @@ function fieldValue(pod: Pod, path: string, podIPs: string[], node: NodeFacts): 
   }
 }
 
-/** $(VAR) from the variables defined so far; $$(VAR) stays literal; unknown references are left as written. */
-export function expand(s: string, vars: ReadonlyMap<string, string>): string {
-  return s.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)/g, (m, name: string | undefined) => {
-    if (m === '$$') return '$';
-    return name !== undefined && vars.has(name) ? (vars.get(name) ?? '') : m;
-  });
-}
-
 /** The container's cgroup resources from its requests and limits (the kubelet's CFS quota and shares). */
 export function containerResources(c: Container) {
   const req = c.resources?.requests ?? {};
@@ -158,8 +155,8 @@ export function containerResources(c: Container) {
   const cpuLimit = lim['cpu'];
   const memLimit = lim['memory'];
   const shares = cpuRequest ? Math.max(MIN_SHARES, Math.floor((cpuMillis(cpuRequest) * SHARES_PER_CPU) / 1000)) : MIN_SHARES;
-  // int64 fields: decimal strings, as the CRI's JSON carries them.
   return {
+    // int64 fields: decimal strings, as the CRI's JSON carries them.
     cpuShares: String(shares),
     cpuPeriod: String(cpuLimit ? CPU_PERIOD_US : 0),
     cpuQuota: String(cpuLimit ? Math.max(1000, Math.floor((cpuMillis(cpuLimit) * CPU_PERIOD_US) / 1000)) : 0),
@@ -181,7 +178,7 @@ export interface ContainerConfigInput {
 export function generateContainerConfig(input: ContainerConfigInput): CriInput<ContainerConfig> {
   const { pod, container: c, restartCount, node } = input;
   const envs = containerEnv(pod, c, input.podIPs, node);
-  const vars = new Map(envs.map((e) => [e.key ?? '', e.value ?? '']));
+  const mapping = mappingFuncFor(new Map(envs.map((e) => [e.key ?? '', e.value ?? ''])));
   const volumes = new Map((pod.spec.volumes ?? []).map((v) => [v.name, v]));
   const mounts = (c.volumeMounts ?? []).map((m) => {
     const v = volumes.get(m.name);
@@ -195,8 +192,8 @@ export function generateContainerConfig(input: ContainerConfigInput): CriInput<C
   return {
     metadata: { name: c.name, attempt: restartCount },
     image: { image: input.imageRef || (c.image ?? ''), userSpecifiedImage: c.image ?? '' },
-    ...(c.command ? { command: c.command.map((x) => expand(x, vars)) } : {}),
-    ...(c.args ? { args: c.args.map((x) => expand(x, vars)) } : {}),
+    ...(c.command ? { command: c.command.map((x) => expand(x, mapping)) } : {}),
+    ...(c.args ? { args: c.args.map((x) => expand(x, mapping)) } : {}),
     ...(c.workingDir ? { workingDir: c.workingDir } : {}),
     envs,
     mounts,

@@ -17,7 +17,7 @@
  * the pod's status shows it as the waiting reason.
  */
 import { Clock } from '@app/clock';
-import type { Container, KillPodOptions, Pod } from '@app/contracts';
+import type { Container, EventRecorder, KillPodOptions, Pod } from '@app/contracts';
 import { CriError, type CriInput, type CriRuntime, type PodSandboxConfig } from '@app/cri';
 import { KubeletLabels, findContainerStatus, type RuntimeContainerStatus, type RuntimePodStatus } from '@app/kube';
 import type { Logger } from '@app/observability';
@@ -26,7 +26,7 @@ import { hashContainer } from './container-hash.js';
 import { graceReasonOf, killContainerGracePeriod, preStopHookTimeoutSeconds } from './grace-period.js';
 import { computePodActions, type ProbeResults } from './pod-actions.js';
 import { generateContainerConfig, generatePodSandboxConfig, type NodeFacts } from './runtime-config.js';
-import { EventRecorder, HookRunner } from './runtime-ports.js';
+import { HookRunner } from './ports.js';
 
 /** A failed step for one container, as the status shows it (reason, message). */
 export interface SyncError {
@@ -230,7 +230,11 @@ export class RuntimeManager {
     if (spec && preStop && status?.state === 'running' && hookTimeout > 0) {
       const started = this.clock.now();
       const failure = await this.hooks.run(pod, spec, containerId, preStop, [], hookTimeout);
-      if (failure) this.events.event(pod, 'Warning', 'FailedPreStopHook', `PreStopHook failed: ${failure}`, fieldPath);
+      if (failure) {
+        this.logger.warn({ podUid: pod.metadata.uid, container: name, containerId, err: failure }, 'PreStop hook failed');
+        // Not the hook's message: it may carry the hook's output, and events must not leak secrets (executePreStopHook).
+        this.events.event(pod, 'Warning', 'FailedPreStopHook', 'PreStopHook failed', fieldPath);
+      }
       grace = killContainerGracePeriod({ ...input, preStopDurationSeconds: Math.floor((this.clock.now() - started) / 1000) });
     }
     try {
@@ -318,12 +322,14 @@ export class RuntimeManager {
     if (postStart) {
       const failure = await this.hooks.run(pod, c, containerId, postStart, podIPs, pod.spec.terminationGracePeriodSeconds ?? 30);
       if (failure) {
-        const message = `PostStartHook failed: ${failure}`;
-        this.events.event(pod, 'Warning', 'FailedPostStartHook', message, fieldPath);
-        await this.killContainer(pod, c, containerId, c.name, undefined, message, 'other').catch((err: unknown) => {
+        this.logger.warn({ podUid: pod.metadata.uid, container: c.name, containerId, err: failure }, 'Failed to execute PostStartHook');
+        // The event says only that it failed (the hook's message may carry its output: no secrets in events);
+        // the message goes to the container's status as the PostStartHookError message, as upstream's reasonCache does.
+        this.events.event(pod, 'Warning', 'FailedPostStartHook', 'PostStartHook failed', fieldPath);
+        await this.killContainer(pod, c, containerId, c.name, undefined, 'FailedPostStartHook', 'other').catch((err: unknown) => {
           this.logger.warn({ err: (err as Error).message }, 'failed to kill a container whose postStart hook failed');
         });
-        return { reason: 'PostStartHookError', message };
+        return { reason: 'PostStartHookError', message: failure };
       }
     }
     return undefined;

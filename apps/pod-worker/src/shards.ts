@@ -8,52 +8,8 @@
  * others take the shards over (and resync their pods).
  */
 import { Clock, type Timer } from '@app/clock';
-import { kvKey, type KV } from '@app/nats';
 import type { Logger } from '@app/observability';
-
-export interface ShardLease {
-  owner: string;
-  expiresAt: number;
-}
-
-/** The leases bucket, with compare-and-set. */
-export abstract class LeaseStore {
-  /** The lease and its revision, or undefined when there is none. */
-  abstract get(shard: number): Promise<{ lease: ShardLease; revision: number } | undefined>;
-  /** Creates (revision 0) or replaces the lease at `revision`; false when someone else changed it first. */
-  abstract put(shard: number, lease: ShardLease, revision: number): Promise<boolean>;
-  abstract release(shard: number, revision: number): Promise<void>;
-}
-
-export class KvLeaseStore extends LeaseStore {
-  private readonly dec = new TextDecoder();
-  constructor(
-    private readonly kv: KV,
-    private readonly node: string,
-  ) {
-    super();
-  }
-  private key(shard: number): string {
-    return kvKey(this.node, 'pod-worker-shard', String(shard));
-  }
-  async get(shard: number) {
-    const e = await this.kv.get(this.key(shard));
-    if (!e || e.operation !== 'PUT' || e.value.length === 0) return e ? { lease: { owner: '', expiresAt: 0 }, revision: e.revision } : undefined;
-    return { lease: JSON.parse(this.dec.decode(e.value)) as ShardLease, revision: e.revision };
-  }
-  async put(shard: number, lease: ShardLease, revision: number): Promise<boolean> {
-    try {
-      if (revision === 0) await this.kv.create(this.key(shard), JSON.stringify(lease));
-      else await this.kv.update(this.key(shard), JSON.stringify(lease), revision);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-  async release(shard: number, revision: number): Promise<void> {
-    await this.kv.delete(this.key(shard), { previousSeq: revision }).catch(() => undefined);
-  }
-}
+import { LeaseStore } from './ports.js';
 
 export interface ShardManagerOptions {
   shards: number;

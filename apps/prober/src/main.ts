@@ -1,4 +1,9 @@
 import { runService } from '@app/service';
-import { definition } from './service.js';
+import { proberConfigSchema } from './prober.config.js';
+import { ProberModule } from './prober.module.js';
 
-await runService(definition);
+await runService({
+  service: 'prober',
+  schema: proberConfigSchema,
+  module: ProberModule,
+});

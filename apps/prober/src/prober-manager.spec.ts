@@ -3,8 +3,9 @@ import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import type { Container, ContainerStatus, Pod, PodStatus, Probe } from '@app/contracts';
 import { Registry } from '@app/observability';
-import { FakeProbeHandler } from './handlers.js';
-import { DefaultProberManager, FakeProbeEventSink, FakeProberMetrics, FakeResultSink, PromProberMetrics } from './prober-manager.js';
+import { PromProberMetrics } from './adapters/prom-prober-metrics.js';
+import { DefaultProberManager } from './prober-manager.js';
+import { FakeProbeEventSink, FakeProberMetrics, FakeProbeHandler, FakeResultSink } from './testing.js';
 
 const S = 1000;
 const T0 = Date.UTC(2026, 0, 1);

@@ -13,9 +13,11 @@
  */
 import type { Clock } from '@app/clock';
 import { MessageTypes, type Container, type ContainerStatus, type Pod, type PodStatus, type ProbeResultMessage, type ProbeResultValue, type ProbeType } from '@app/contracts';
-import { Counter, Histogram, type Logger, type Registry } from '@app/observability';
-import type { ProbeHandler } from './handlers.js';
-import { ProbeWorker, bareContainerId, probeOf, probeTypeName, type ProbeEvent, type ProbeObservation, type ProbeUpdate } from './worker.js';
+import { applyProbeResults as updatePodStatusFromProbes, getContainerStatus, isRestartableInitContainer, parseContainerID } from '@app/kube';
+import type { Logger } from '@app/observability';
+import type { ProbeHandler } from './handlers/index.js';
+import { ProbeEventSink, ProberMetrics, ResultSink, type ProbeMetricLabels } from './ports.js';
+import { ProbeWorker, probeOf, probeTypeName, type ProbeEvent, type ProbeObservation, type ProbeUpdate } from './worker.js';
 
 /**
  * The message as published: a ProbeResultMessage plus the probe's own
@@ -23,69 +25,6 @@ import { ProbeWorker, bareContainerId, probeOf, probeTypeName, type ProbeEvent, 
  * does not declare yet; readers that do not know it ignore it).
  */
 export type ProbeResultPublication = ProbeResultMessage & { terminationGracePeriodSeconds?: number };
-
-/** Where results go (upstream: the results managers' Updates() channels). */
-export abstract class ResultSink {
-  /** One result change, or a repeated liveness failure. A rejection is logged, never thrown. */
-  abstract publish(msg: ProbeResultMessage): void | Promise<void>;
-}
-
-/** Where the prober's container events go (recorder.Eventf: Unhealthy, ProbeWarning). */
-export abstract class ProbeEventSink {
-  abstract record(event: ProbeEvent): void | Promise<void>;
-}
-
-/** The labels of prober_probe_duration_seconds; prober_probe_total adds `result`. */
-export interface ProbeMetricLabels {
-  /** Liveness, Readiness or Startup. */
-  probe_type: string;
-  container: string;
-  pod: string;
-  namespace: string;
-}
-export type ProbeMetricResult = 'successful' | 'failed' | 'unknown';
-
-/** The prober's metrics. */
-export abstract class ProberMetrics {
-  /** A probe ran: prober_probe_total{result} + 1 and, when given, the duration into prober_probe_duration_seconds. */
-  abstract observe(labels: ProbeMetricLabels, result: ProbeMetricResult, durationSeconds?: number): void;
-  /** A worker stopped: its series are deleted, as upstream's worker does on exit. */
-  abstract forget(labels: ProbeMetricLabels): void;
-}
-
-const PROBE_METRIC_RESULTS: readonly ProbeMetricResult[] = ['successful', 'failed', 'unknown'];
-
-/** ProberMetrics on prom-client, registered in the service's registry. */
-export class PromProberMetrics extends ProberMetrics {
-  private readonly total: Counter<'probe_type' | 'result' | 'container' | 'pod' | 'namespace'>;
-  private readonly duration: Histogram<'probe_type' | 'container' | 'pod' | 'namespace'>;
-
-  constructor(registry: Registry) {
-    super();
-    this.total = new Counter({
-      name: 'prober_probe_total',
-      help: 'Cumulative number of a liveness, readiness or startup probe for a container by result.',
-      labelNames: ['probe_type', 'result', 'container', 'pod', 'namespace'] as const,
-      registers: [registry],
-    });
-    this.duration = new Histogram({
-      name: 'prober_probe_duration_seconds',
-      help: 'Duration in seconds for a probe response.',
-      labelNames: ['probe_type', 'container', 'pod', 'namespace'] as const,
-      registers: [registry],
-    });
-  }
-
-  observe(labels: ProbeMetricLabels, result: ProbeMetricResult, durationSeconds?: number): void {
-    this.total.inc({ probe_type: labels.probe_type, result, container: labels.container, pod: labels.pod, namespace: labels.namespace });
-    if (durationSeconds !== undefined) this.duration.observe({ ...labels }, durationSeconds);
-  }
-
-  forget(labels: ProbeMetricLabels): void {
-    for (const result of PROBE_METRIC_RESULTS) this.total.remove({ probe_type: labels.probe_type, result, container: labels.container, pod: labels.pod, namespace: labels.namespace });
-    this.duration.remove({ ...labels });
-  }
-}
 
 /**
  * prober.Manager. Updating a running worker's probe is not supported (as
@@ -142,10 +81,6 @@ const workerKey = (uid: string, containerName: string, probeType: ProbeType) => 
 /** The containers that get probe workers: the regular ones, then the sidecars. */
 function probedContainers(pod: Pod): Container[] {
   return [...pod.spec.containers, ...(pod.spec.initContainers ?? []).filter(isRestartableInitContainer)];
-}
-
-function isRestartableInitContainer(c: Container): boolean {
-  return c.restartPolicy === 'Always';
 }
 
 export function newProberManager(deps: ProberManagerDeps): ProberManager {
@@ -229,20 +164,10 @@ export class DefaultProberManager extends ProberManager {
 
   applyProbeResults(uid: string, status: PodStatus): PodStatus {
     const out = structuredClone(status);
-    const spec = this.pods.get(uid);
-    for (const cs of out.containerStatuses ?? []) {
-      cs.started = this.isContainerStarted(uid, cs);
-      if (cs.started) cs.ready = this.isContainerReady(uid, cs);
-    }
-    for (const cs of out.initContainerStatuses ?? []) {
-      cs.started = this.isContainerStarted(uid, cs);
-      if (this.isSidecar(spec, cs.name)) {
-        if (cs.started) cs.ready = this.isContainerReady(uid, cs);
-      } else if (cs.state?.terminated?.exitCode === 0) {
-        // A regular init container is ready once it has exited successfully.
-        cs.ready = true;
-      }
-    }
+    updatePodStatusFromProbes(out, this.pods.get(uid)?.spec.initContainers, {
+      isContainerStarted: (cs) => this.isContainerStarted(uid, cs),
+      isContainerReady: (cs) => this.isContainerReady(uid, cs),
+    });
     return out;
   }
 
@@ -285,12 +210,11 @@ export class DefaultProberManager extends ProberManager {
 
   private containerStatus(uid: string, name: string): ContainerStatus | undefined {
     const status = this.statuses.get(uid);
-    return status?.containerStatuses?.find((s) => s.name === name) ?? status?.initContainerStatuses?.find((s) => s.name === name);
+    return getContainerStatus(status?.containerStatuses, name) ?? getContainerStatus(status?.initContainerStatuses, name);
   }
 
   private isSidecar(pod: Pod | undefined, name: string): boolean {
-    const c = pod?.spec.initContainers?.find((i) => i.name === name);
-    return c !== undefined && isRestartableInitContainer(c);
+    return isRestartableInitContainer(pod?.spec.initContainers?.find((i) => i.name === name));
   }
 
   /**
@@ -301,7 +225,7 @@ export class DefaultProberManager extends ProberManager {
    */
   private isContainerStarted(uid: string, cs: ContainerStatus): boolean {
     if (!cs.state?.running) return false;
-    const id = cs.containerID ? bareContainerId(cs.containerID) : undefined;
+    const id = cs.containerID ? parseContainerID(cs.containerID).id : undefined;
     const result = id === undefined ? undefined : this.workers.get(workerKey(uid, cs.name, 'startup'))?.resultFor(id);
     if (result !== undefined) return result === 'Success';
     if (cs.started === true) return true;
@@ -375,58 +299,3 @@ export class DefaultProberManager extends ProberManager {
 function metricLabels(probeType: ProbeType, pod: Pod, container: Container): ProbeMetricLabels {
   return { probe_type: probeTypeName(probeType), container: container.name, pod: pod.metadata.name ?? '', namespace: pod.metadata.namespace ?? '' };
 }
-
-// ---------------------------------------------------------------------------
-// Fakes
-// ---------------------------------------------------------------------------
-
-/** A ResultSink for tests: keeps every message; `failNext` makes the next publish reject. */
-export class FakeResultSink extends ResultSink {
-  readonly messages: ProbeResultPublication[] = [];
-  private failures = 0;
-
-  failNext(times = 1): this {
-    this.failures += times;
-    return this;
-  }
-
-  publish(msg: ProbeResultMessage): Promise<void> {
-    if (this.failures > 0) {
-      this.failures--;
-      return Promise.reject(new Error('publish failed'));
-    }
-    this.messages.push(msg);
-    return Promise.resolve();
-  }
-
-  /** The messages of one probe type, as `result` strings. */
-  results(probeType: ProbeType, containerId?: string): ProbeResultValue[] {
-    return this.messages.filter((m) => m.probeType === probeType && (containerId === undefined || m.containerId === containerId)).map((m) => m.result);
-  }
-}
-
-/** A ProberMetrics for tests: records observations and forgotten series. */
-export class FakeProberMetrics extends ProberMetrics {
-  readonly observed: { labels: ProbeMetricLabels; result: ProbeMetricResult; durationSeconds?: number }[] = [];
-  readonly forgotten: ProbeMetricLabels[] = [];
-
-  observe(labels: ProbeMetricLabels, result: ProbeMetricResult, durationSeconds?: number): void {
-    this.observed.push({ labels, result, ...(durationSeconds !== undefined ? { durationSeconds } : {}) });
-  }
-
-  forget(labels: ProbeMetricLabels): void {
-    this.forgotten.push(labels);
-  }
-}
-
-/** A ProbeEventSink for tests. */
-export class FakeProbeEventSink extends ProbeEventSink {
-  readonly events: ProbeEvent[] = [];
-  record(event: ProbeEvent): void {
-    this.events.push(event);
-  }
-}
-
-// The fakes are the ports: checked by the compiler.
-const _ports: [ResultSink, ProberMetrics, ProbeEventSink] = [new FakeResultSink(), new FakeProberMetrics(), new FakeProbeEventSink()];
-void _ports;

@@ -2,7 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import type { Container, Pod, PodStatus, Probe, ProbeType } from '@app/contracts';
-import { FakeProbeHandler, type ProbeOutcome } from './handlers.js';
+import type { ProbeOutcome } from './handlers/index.js';
+import { FakeProbeHandler } from './testing.js';
 import { ProbeWorker, type ProbeUpdate } from './worker.js';
 
 const S = 1000;

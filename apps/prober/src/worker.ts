@@ -27,7 +27,8 @@
  */
 import type { Clock, Timer } from '@app/clock';
 import type { Container, ContainerStatus, Pod, PodStatus, Probe, ProbeResultValue, ProbeType } from '@app/contracts';
-import type { ProbeHandler, ProbeHandlerResult, ProbeOutcome, ProbeTarget } from './handlers.js';
+import { getContainerStatus, parseContainerID } from '@app/kube';
+import type { ProbeHandler, ProbeHandlerResult, ProbeOutcome, ProbeTarget } from './handlers/index.js';
 
 /** A results-manager update: a result changed (or a liveness failure repeats). */
 export interface ProbeUpdate {
@@ -139,16 +140,12 @@ export function initialResult(probeType: ProbeType): ProbeResultValue {
   }
 }
 
-/** `containerd://abc` -> `abc` (kubecontainer.ParseContainerID's ID); a bare ID stays. */
-export function bareContainerId(id: string): string {
-  const i = id.indexOf('://');
-  return i < 0 ? id : id.slice(i + 3);
-}
-
-/** The status of a container by name, among the regular then the init containers, that has a container ID. */
-export function findContainerStatus(status: PodStatus, name: string): ContainerStatus | undefined {
-  const has = (s: ContainerStatus) => s.name === name && Boolean(s.containerID);
-  return status.containerStatuses?.find(has) ?? status.initContainerStatuses?.find(has);
+/** doProbe's lookup: the container's status among the regular containers, else the init containers, once it has a container ID. */
+function probedContainerStatus(status: PodStatus, name: string): ContainerStatus | undefined {
+  const regular = getContainerStatus(status.containerStatuses, name);
+  if (regular?.containerID) return regular;
+  const init = getContainerStatus(status.initContainerStatuses, name);
+  return init?.containerID ? init : undefined;
 }
 
 /** The kubelet's maxProbeRetries: a probe that errors is run again at once, up to three times. */
@@ -196,7 +193,7 @@ export class ProbeWorker {
 
   /** The result kept for this container ID (only the worker's current container has one). */
   resultFor(containerId: string): ProbeResultValue | undefined {
-    return this.current && this.current.containerId === bareContainerId(containerId) ? this.current.result : undefined;
+    return this.current && this.current.containerId === parseContainerID(containerId).id ? this.current.result : undefined;
   }
 
   /** Starts the loop: the first probe after the random offset, then every period. */
@@ -294,11 +291,11 @@ export class ProbeWorker {
     if (!status) return true;
     if (status.phase === 'Failed' || status.phase === 'Succeeded') return false;
 
-    const c = findContainerStatus(status, this.container.name);
+    const c = probedContainerStatus(status, this.container.name);
     // The container has not been created yet, or was deleted.
     if (!c?.containerID) return true;
 
-    const containerId = bareContainerId(c.containerID);
+    const containerId = parseContainerID(c.containerID).id;
     if (this.current?.containerId !== containerId) {
       // A new container: start fresh, and resume probing.
       this.current = undefined;

@@ -1,4 +1,10 @@
 import { runService } from '@app/service';
-import { definition } from './service.js';
+import { statusManagerConfigSchema } from './status-manager.config.js';
+import { StatusManagerModule } from './status-manager.module.js';
 
-await runService(definition);
+await runService({
+  service: 'status-manager',
+  schema: statusManagerConfigSchema,
+  module: StatusManagerModule,
+  buckets: ['podStatus', 'pods', 'leases'],
+});

@@ -8,24 +8,8 @@
 import { Clock } from '@app/clock';
 import type { EventMessage, Pod, PodList, PodRecord, PodStatus, ProbeResultMessage, StatusCommandMessage, StatusVerb } from '@app/contracts';
 import type { Logger } from '@app/observability';
+import { DesiredPods, StatusMetrics, StatusStore } from './ports.js';
 import { PodStatusVersions, statusPodOf, type ApplyResult, type StatusEntry, type StatusPod } from './status-store.js';
-
-/** The `pod-status` bucket. */
-export abstract class StatusStore {
-  abstract load(): Promise<[string, StatusEntry][]>;
-  abstract put(uid: string, entry: StatusEntry): Promise<void>;
-  abstract delete(uid: string): Promise<void>;
-}
-
-/** The desired pods (the sync loop's `pods` bucket), read only. */
-export abstract class DesiredPods {
-  abstract all(): Promise<PodRecord[]>;
-  abstract get(uid: string): Promise<PodRecord | undefined>;
-}
-
-export interface StatusMetrics {
-  synced(seconds: number): void;
-}
 
 export class StatusManager {
   private versions = new PodStatusVersions();

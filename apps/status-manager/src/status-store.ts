@@ -21,7 +21,19 @@
  * Where this differs from upstream, the comment at the place says why.
  */
 import type { ContainerStatus, Pod, PodCondition, PodSpec, PodStatus, VersionedPodStatusRecord } from '@app/contracts';
-import { containersReadyCondition, isPodPhaseTerminal, isStaticPod, podReadyCondition, terminatePodStatus } from '@app/kube';
+import {
+  containersReadyCondition,
+  findContainerStatusByID,
+  isPodPhaseTerminal,
+  isRestartableInitContainer,
+  isStaticPod,
+  podConditionByKubelet,
+  podConditionSharedByKubelet,
+  podReadyCondition,
+  rfc3339,
+  terminatePodStatus,
+  updateLastTransitionTimes,
+} from '@app/kube';
 
 /** One pod's versioned status: what the `pod-status` bucket holds. */
 export interface StatusEntry extends VersionedPodStatusRecord {
@@ -76,32 +88,8 @@ export function statusPodOf(pod: Pod): StatusPod {
   };
 }
 
-// Condition types and reasons (v1, kubetypes, status/generate.go).
-const PodReady = 'Ready';
-const ContainersReady = 'ContainersReady';
-
-/** kubetypes.PodConditionByKubelet and PodConditionSharedByKubelet: the conditions isPodStatusByKubeletEqual compares. */
-const KUBELET_CONDITIONS: ReadonlySet<string> = new Set([
-  'PodScheduled',
-  PodReady,
-  'Initialized',
-  ContainersReady,
-  'PodReadyToStartContainers',
-  'PodResizePending',
-  'PodResizeInProgress',
-  'DisruptionTarget',
-]);
-
-/** The conditions updateStatusInternal stamps with a lastTransitionTime. */
-const TRANSITION_STAMPED: readonly string[] = [ContainersReady, PodReady, 'Initialized', 'PodReadyToStartContainers', 'PodScheduled', 'DisruptionTarget'];
-
 /** kubecontainer.MaxPodTerminationMessageLogLength: the terminated messages of all a pod's containers share it. */
 const MAX_POD_TERMINATION_MESSAGE_BYTES = 1024 * 12;
-
-/** RFC 3339 at second precision, as metav1.Time marshals. */
-function rfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-}
 
 /** metav1.Time.Rfc3339Copy: drop sub-seconds; a time we cannot read is left as it is. */
 function normalizeTime(t: string | undefined | null): string | undefined | null {
@@ -158,14 +146,14 @@ function semanticEqual(a: unknown, b: unknown, field?: string): boolean {
 }
 
 /**
- * isPodStatusByKubeletEqual: the kubelet's own conditions compared by
+ * isPodStatusByKubeletEqual: the conditions the kubelet owns or shares
+ * (kubetypes PodConditionByKubelet, PodConditionSharedByKubelet) compared by
  * status, reason and message (so transition and probe times do not count),
- * the rest of the status field by field; conditions the kubelet does not own
- * are left out.
+ * the rest of the status field by field; other conditions are left out.
  */
 export function isPodStatusByKubeletEqual(oldStatus: PodStatus, status: PodStatus): boolean {
   for (const c of status.conditions ?? []) {
-    if (!KUBELET_CONDITIONS.has(c.type)) continue;
+    if (!podConditionByKubelet(c.type) && !podConditionSharedByKubelet(c.type)) continue;
     const oc = oldStatus.conditions?.find((o) => o.type === c.type);
     if (!oc || oc.status !== c.status || (oc.message ?? '') !== (c.message ?? '') || (oc.reason ?? '') !== (c.reason ?? '')) return false;
   }
@@ -198,23 +186,13 @@ export function checkContainerStateTransition(oldStatus: PodStatus, status: PodS
     // kubeutil.GetContainerByIndex: the spec's container at the same index, by the same name.
     const initSpec = spec?.initContainers?.[i];
     if (spec !== undefined && initSpec?.name !== old.name) return `found mismatch between pod spec and status, container: ${old.name}`;
-    if (initSpec?.restartPolicy === 'Always') continue;
+    if (isRestartableInitContainer(initSpec)) continue;
     if (mayRestart(old)) continue;
     if ((status.initContainerStatuses ?? []).some((s) => s.name === old.name && s.state?.terminated === undefined)) {
       return `terminated init container ${old.name} attempted illegal transition to non-terminated state`;
     }
   }
   return undefined;
-}
-
-/** updateLastTransitionTime for each stamped condition type: the old time while the status holds, else now. */
-function updateLastTransitionTimes(status: PodStatus, oldStatus: PodStatus, now: number): void {
-  for (const c of status.conditions ?? []) {
-    if (!TRANSITION_STAMPED.includes(c.type)) continue;
-    const old = oldStatus.conditions?.find((o) => o.type === c.type);
-    // Upstream keeps even an old zero time; we stamp one, so the field is never empty.
-    c.lastTransitionTime = old && old.status === c.status && old.lastTransitionTime ? old.lastTransitionTime : rfc3339(now);
-  }
 }
 
 /** kubetypes.SortInitContainerStatuses: in the order of the spec's init containers. */
@@ -294,12 +272,6 @@ function specFromStatus(status: PodStatus): PodSpec {
   };
 }
 
-/** findContainerStatus by the runtime's bare container ID (`containerd://<id>` in the status). */
-function findContainerStatus(status: PodStatus, containerId: string): ContainerStatus | undefined {
-  const matches = (s: ContainerStatus): boolean => s.containerID === containerId || (s.containerID?.endsWith(`://${containerId}`) ?? false);
-  return status.containerStatuses?.find(matches) ?? status.initContainerStatuses?.find(matches);
-}
-
 // ---------------------------------------------------------------------------
 // The store
 // ---------------------------------------------------------------------------
@@ -341,14 +313,14 @@ export class PodStatusVersions {
   setContainerReadiness(uid: string, containerId: string, ready: boolean, now: number): ApplyResult {
     const current = this.entries.get(uid);
     if (!current) return { changed: false, dropped: `container readiness changed before pod ${uid} has synced` };
-    const found = findContainerStatus(current.status, containerId);
+    const found = findContainerStatusByID(current.status, containerId);
     if (!found) return { changed: false, entry: structuredClone(current), dropped: `container readiness changed for unknown container ${containerId}` };
     if (found.ready === ready) return { changed: false, entry: structuredClone(current) };
 
     const pod = this.podOf(uid, current);
     const spec = pod.spec ?? specFromStatus(current.status);
     const status = structuredClone(current.status);
-    const target = findContainerStatus(status, containerId);
+    const target = findContainerStatusByID(status, containerId);
     if (target) target.ready = ready;
     const all = [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])];
     replaceOrAppendCondition(status, podReadyCondition(spec, status.conditions ?? [], all, status.phase));
@@ -360,12 +332,12 @@ export class PodStatusVersions {
   setContainerStartup(uid: string, containerId: string, started: boolean, now: number): ApplyResult {
     const current = this.entries.get(uid);
     if (!current) return { changed: false, dropped: `container startup changed before pod ${uid} has synced` };
-    const found = findContainerStatus(current.status, containerId);
+    const found = findContainerStatusByID(current.status, containerId);
     if (!found) return { changed: false, entry: structuredClone(current), dropped: `container startup changed for unknown container ${containerId}` };
     if (found.started === started) return { changed: false, entry: structuredClone(current) };
 
     const status = structuredClone(current.status);
-    const target = findContainerStatus(status, containerId);
+    const target = findContainerStatusByID(status, containerId);
     if (target) target.started = started;
     return this.updateStatus(uid, this.podOf(uid, current), status, now, { force: false, finished: false });
   }
@@ -443,7 +415,7 @@ export class PodStatusVersions {
     const illegal = checkContainerStateTransition(oldStatus, status, pod.spec);
     if (illegal !== undefined) return this.refuse(cached, illegal);
 
-    updateLastTransitionTimes(status, oldStatus, now);
+    updateLastTransitionTimes(status.conditions, oldStatus.conditions, now);
     if (oldStatus.startTime) status.startTime = oldStatus.startTime;
     else status.startTime ||= rfc3339(now);
     normalizeStatus(pod.spec, status);

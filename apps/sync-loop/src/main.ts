@@ -1,4 +1,11 @@
 import { runService } from '@app/service';
-import { definition } from './service.js';
+import { syncLoopConfigSchema } from './sync-loop.config.js';
+import { SyncLoopModule } from './sync-loop.module.js';
 
-await runService(definition);
+await runService({
+  service: 'sync-loop',
+  schema: syncLoopConfigSchema,
+  module: SyncLoopModule,
+  buckets: ['pods', 'workers', 'podStatus', 'leases'],
+  sharedSettings: ['POD_WORKER_SHARDS'],
+});

@@ -1,6 +1,7 @@
 /**
- * The narrow ports the sync loop depends on; adapters (KV, NATS, CRI) in
- * adapters.ts, fakes in the unit tests.
+ * The narrow ports the sync loop depends on; the adapters (KV, NATS, CRI)
+ * are in adapters/, the fakes in testing.ts. Events go through
+ * @app/contracts' EventRecorder.
  */
 import type { KillPodOptions, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, StatusVerb, SourcesSnapshotMessage, SyncPodType } from '@app/contracts';
 
@@ -50,7 +51,6 @@ export abstract class SyncLoopOutbox {
   abstract dispatch(pod: Pod, updateType: SyncPodType, startTime: Date, killPodOptions?: KillPodOptions, runningPodOnly?: boolean): void;
   abstract status(verb: StatusVerb, uid: string, args: Record<string, unknown>): void;
   abstract prober(verb: ProberVerb, pods: Pod[], podUids?: string[]): void;
-  abstract event(pod: Pod, type: 'Normal' | 'Warning', reason: string, message: string): void;
   /** The config sources' current listings, or undefined when config-source does not answer. */
   abstract sourcesSnapshot(): Promise<SourcesSnapshotMessage | undefined>;
 }

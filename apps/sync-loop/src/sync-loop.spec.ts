@@ -2,9 +2,10 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import { MessageTypes, type Pod, type PodOperation, type PodUpdateMessage } from '@app/contracts';
+import { RecordingEventRecorder } from '@app/contracts/testing';
 import { nodeInfoFrom } from '@app/kube';
 import { silentLogger } from '@app/observability';
-import { FakeNodeState, FakeRuntimeView, MemoryPodStore, RecordingOutbox } from './fakes.spec-support.js';
+import { FakeNodeState, FakeRuntimeView, MemoryPodStore, RecordingOutbox } from './testing.js';
 import { SyncLoop, pastActiveDeadline } from './sync-loop.js';
 
 const T0 = Date.UTC(2026, 10, 1, 12, 0, 0);
@@ -34,9 +35,10 @@ function setup(store = new MemoryPodStore()) {
   const nodeState = new FakeNodeState();
   const runtime = new FakeRuntimeView();
   const out = new RecordingOutbox();
+  const events = new RecordingEventRecorder();
   const node = nodeInfoFrom({ name: 'node-a', cpu: '2', memory: '4Gi', maxPods: 3 });
-  const loop = new SyncLoop(store, nodeState, runtime, out, node, clock, silentLogger());
-  return { loop, store, clock, nodeState, runtime, out };
+  const loop = new SyncLoop(store, nodeState, runtime, out, events, node, clock, silentLogger());
+  return { loop, store, clock, nodeState, runtime, out, events };
 }
 
 describe('SyncLoop: configCh', () => {
@@ -102,7 +104,7 @@ describe('SyncLoop: configCh', () => {
   });
 
   it('a pod that does not fit is rejected: no dispatch, Failed status with the reason, a Warning event', async () => {
-    const { loop, out, store } = setup();
+    const { loop, out, store, events } = setup();
     await loop.handlePodUpdate(update('add', pod('big', { cpu: '3' })));
     assert.deepEqual(out.take(), []);
     assert.equal(store.pods.get('big')?.admitted, false);
@@ -111,8 +113,8 @@ describe('SyncLoop: configCh', () => {
     assert.equal(status.phase, 'Failed');
     assert.equal(status.reason, 'OutOfcpu');
     assert.match(status.message, /^Pod was rejected: /);
-    assert.equal(out.events[0]?.reason, 'OutOfcpu');
-    assert.equal(out.events[0]?.type, 'Warning');
+    assert.equal(events.events[0]?.reason, 'OutOfcpu');
+    assert.equal(events.events[0]?.type, 'Warning');
     // A rejected pod that is removed is not killed: it never ran.
     await loop.handlePodUpdate(update('remove', pod('big', { cpu: '3' })));
     assert.deepEqual(out.take(), []);

@@ -14,6 +14,7 @@
  *   completeWork    handleWorkDone    enqueue the pod for its next sync
  */
 import { Clock } from '@app/clock';
+import { EventRecorder } from '@app/contracts';
 import type {
   PodLifecycleEventMessage,
   Pod,
@@ -48,6 +49,7 @@ export class SyncLoop {
     private readonly nodeState: NodeState,
     private readonly runtime: RuntimeView,
     private readonly out: SyncLoopOutbox,
+    private readonly events: EventRecorder,
     private readonly node: NodeInfo,
     private readonly clock: Clock,
     private readonly logger: Logger,
@@ -285,7 +287,7 @@ export class SyncLoop {
 
   private rejectPod(pod: Pod, reason: string, message: string): void {
     this.logger.warn({ pod: `${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}`, reason, message }, 'pod rejected by admission');
-    this.out.event(pod, 'Warning', reason, message);
+    this.events.event(pod, 'Warning', reason, message);
     this.out.status('SetPodStatus', pod.metadata.uid ?? '', { status: { phase: 'Failed', reason, message: `Pod was rejected: ${message}` } });
   }
 

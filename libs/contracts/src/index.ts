@@ -2,3 +2,4 @@ export * from './subjects.js';
 export * from './messages.js';
 export type * from './kube.js';
 export * from './state.js';
+export * from './events.js';

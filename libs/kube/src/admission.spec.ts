@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Container, ContainerPort, Pod } from '@app/contracts';
-import { AdmitReason, canAdmitPod, nodeInfoFrom, type AdmitResult, type NodeInfo, type NodeSelectorTerm } from './admission.js';
+import type { Container, ContainerPort, NodeSelectorTerm, Pod } from '@app/contracts';
+import { AdmitReason, canAdmitPod, nodeInfoFrom, type AdmitResult, type NodeInfo } from './admission.js';
 import { QuantityError } from './quantity.js';
 
 let seq = 0;
@@ -22,7 +22,7 @@ interface PodOpts {
 function mkPod(o: PodOpts = {}): Pod {
   seq++;
   const requests: Record<string, string> = { ...(o.cpu !== undefined && { cpu: o.cpu }), ...(o.memory !== undefined && { memory: o.memory }) };
-  const spec: Pod['spec'] & { affinity?: unknown } = {
+  const spec: Pod['spec'] = {
     containers: [{ name: 'app', image: 'busybox', resources: { requests }, ...(o.ports && { ports: o.ports }) }],
     ...(o.initContainers && { initContainers: o.initContainers }),
     ...(o.os !== undefined && { os: { name: o.os } }),

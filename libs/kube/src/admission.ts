@@ -1,4 +1,4 @@
-import type { Pod, PodSpec } from '@app/contracts';
+import type { NodeSelectorRequirement, NodeSelectorTerm, Pod } from '@app/contracts';
 import { cpuMillis, memoryBytes } from './quantity.js';
 import { hostPorts, podRequests, type HostPort } from './resources.js';
 
@@ -17,7 +17,11 @@ import { hostPorts, podRequests, type HostPort } from './resources.js';
  * when only resources are short (that evicts pods: the caller's business).
  */
 
-/** The node as admission sees it. */
+/**
+ * The node as admission sees it: the scheduler framework's NodeInfo (its
+ * node's name and labels, and its allocatable resources parsed once), not a
+ * core/v1 Node.
+ */
 export interface NodeInfo {
   name: string;
   /** e.g. kubernetes.io/hostname, kubernetes.io/os=linux, kubernetes.io/arch. */
@@ -51,27 +55,6 @@ export const AdmitReason = {
   NodePorts: 'NodePorts',
 } as const;
 export type AdmitReason = (typeof AdmitReason)[keyof typeof AdmitReason];
-
-/** core/v1 NodeSelectorRequirement (not yet in @app/contracts). */
-export interface NodeSelectorRequirement {
-  key: string;
-  operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist' | 'Gt' | 'Lt';
-  values?: string[];
-}
-
-/** core/v1 NodeSelectorTerm: its requirements are ANDed. */
-export interface NodeSelectorTerm {
-  matchExpressions?: NodeSelectorRequirement[];
-  /** Only metadata.name, with In or NotIn and one value. */
-  matchFields?: NodeSelectorRequirement[];
-}
-
-/** The part of core/v1 Affinity admission reads. */
-export interface NodeAffinitySpec {
-  nodeAffinity?: {
-    requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms: NodeSelectorTerm[] };
-  };
-}
 
 const LABEL_OS = 'kubernetes.io/os';
 
@@ -176,8 +159,7 @@ function matchesNodeAffinity(pod: Pod, node: NodeInfo): boolean {
   for (const [key, value] of Object.entries(pod.spec.nodeSelector ?? {})) {
     if (labels[key] !== value) return false;
   }
-  const spec: PodSpec & { affinity?: NodeAffinitySpec } = pod.spec;
-  const required = spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
+  const required = pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
   if (required === undefined) return true;
   // No terms match nothing; a term that does not parse is skipped.
   return required.nodeSelectorTerms.some((term) => termMatches(term, labels, { 'metadata.name': node.name }));

@@ -8,7 +8,7 @@
  * trusted to be one, so every step looks before it steps: a container that
  * is not an object is left for validation to refuse.
  */
-import type { Pod } from '@app/contracts';
+import { isRecord, type Pod } from '@app/contracts';
 
 /** Every VolumeSource field of core/v1: a volume with none of them becomes an emptyDir. */
 export const VOLUME_SOURCE_FIELDS = [
@@ -151,10 +151,6 @@ function defaultVolume(volume: Record<string, unknown>): void {
     const source = volume[key];
     if (isRecord(source) && (source['defaultMode'] === undefined || source['defaultMode'] === null)) source['defaultMode'] = DEFAULT_PROJECTION_MODE;
   }
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** The object elements of a list (anything else is validation's business). */

@@ -2,10 +2,11 @@
  * Reading pod manifests, as the kubelet's file and http sources do
  * (pkg/kubelet/config/common.go tryDecodeSinglePod / tryDecodePodList):
  * text -> documents -> raw pods. Nothing here defaults or validates a pod;
- * that is defaults.ts, static-pod.ts and validation.ts. Nothing throws: a
+ * that is defaults.ts, static-pod.ts and validation/. Nothing throws: a
  * problem comes back as an `error` string meant for a person.
  */
 import { parseAllDocuments } from 'yaml';
+import { isRecord } from '@app/contracts';
 
 /** One non-empty document of a manifest. */
 export interface ManifestDocument {
@@ -129,10 +130,6 @@ function checkPodObject(value: unknown): string | undefined {
 
 function apiVersionText(apiVersion: unknown): string {
   return apiVersion === undefined || apiVersion === null || apiVersion === '' ? 'a missing apiVersion' : `apiVersion ${JSON.stringify(apiVersion)}`;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function describe(v: unknown): string {

@@ -1,4 +1,5 @@
 import type { Container, ContainerPort, Pod } from '@app/contracts';
+import { isRestartableInitContainer } from './pod-util.js';
 import { nanosToMillis, nanosToUnits, parseQuantityNanos } from './quantity.js';
 
 /** What a pod asks of its node, in the units the kubelet admits with. */
@@ -32,11 +33,6 @@ function add(a: Amount, b: Amount): Amount {
 
 function max(a: Amount, b: Amount): Amount {
   return { cpu: a.cpu > b.cpu ? a.cpu : b.cpu, memory: a.memory > b.memory ? a.memory : b.memory };
-}
-
-/** An init container with restartPolicy Always: a sidecar that keeps running beside the app. */
-function isRestartableInitContainer(c: Container): boolean {
-  return c.restartPolicy === 'Always';
 }
 
 /**

@@ -11,7 +11,7 @@ import {
   makeStaticPod,
   type StaticPodOrigin,
 } from './static-pod.js';
-import { validatePod } from './validation.js';
+import { validatePod } from './validation/spec.js';
 
 function manifest(): Pod {
   return {
@@ -91,8 +91,7 @@ describe('makeStaticPod: the UID and the config hash', () => {
 
   it('a UID written in the manifest is kept (as upstream)', () => {
     const p = manifest();
-    p.metadata.uid = 'given-uid';
-    const out = makeStaticPod(p, FILE);
+    const out = makeStaticPod({ ...p, metadata: { ...p.metadata, uid: 'given-uid' } }, FILE);
     assert.equal(out.metadata.uid, 'given-uid');
     assert.match(out.metadata.annotations?.[ConfigHashAnnotation] ?? '', /^[0-9a-f]{32}$/);
   });

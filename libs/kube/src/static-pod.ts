@@ -6,7 +6,7 @@
  * config annotations, and the API server's defaults.
  */
 import { createHash } from 'node:crypto';
-import type { Pod, Toleration } from '@app/contracts';
+import { isRecord, type Pod, type Toleration } from '@app/contracts';
 import { applyPodDefaults } from './defaults.js';
 
 /** Which source a pod came from: "file", "http" or "api" (kubetypes.ConfigSourceAnnotationKey). */
@@ -150,8 +150,4 @@ function stableJson(v: unknown): string {
     return `{${keys.map((k) => `${JSON.stringify(k)}:${stableJson(v[k])}`).join(',')}}`;
   }
   return JSON.stringify(v) ?? 'null';
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

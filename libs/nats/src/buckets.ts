@@ -40,23 +40,3 @@ export async function ensureBuckets<const B extends readonly BucketId[]>(
   }
   return out as { [K in B[number]]: KV };
 }
-
-const decoder = new TextDecoder();
-
-/** Every live value under `<prefix>.>` in a bucket, by the rest of its key, parsed as JSON. */
-export async function readEntries<T>(kv: KV, prefix: string): Promise<Map<string, T>> {
-  const keys: string[] = [];
-  for await (const k of await kv.keys(`${prefix}.>`)) keys.push(k);
-  const out = new Map<string, T>();
-  for (const key of keys) {
-    const e = await kv.get(key);
-    if (e && e.operation === 'PUT' && e.value.length > 0) out.set(key.slice(prefix.length + 1), JSON.parse(decoder.decode(e.value)) as T);
-  }
-  return out;
-}
-
-/** One key's live value parsed as JSON, or undefined when it is absent or deleted. */
-export async function readEntry<T>(kv: KV, key: string): Promise<T | undefined> {
-  const e = await kv.get(key);
-  return e && e.operation === 'PUT' && e.value.length > 0 ? (JSON.parse(decoder.decode(e.value)) as T) : undefined;
-}

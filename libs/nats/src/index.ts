@@ -1,7 +1,12 @@
 export { connectNats, connectionName } from './connection.js';
 export type { ConnectOptions, NatsConnection } from './connection.js';
-export { BUCKETS, ensureBuckets, kvKey, readEntries, readEntry } from './buckets.js';
+export { BUCKETS, ensureBuckets, kvKey } from './buckets.js';
 export type { BucketId, KV, KvEntry, KvWatchEntry } from './buckets.js';
 export { Headers, formatTraceparent, messageHeaders, nextSpan, parseTraceparent, readMeta } from './headers.js';
 export type { MessageMeta, TraceContext } from './headers.js';
 export { NatsBus, RemoteError, isErrorReply } from './bus.js';
+export { JsonKvStore } from './json-kv-store.js';
+export type { JsonKv } from './json-kv-store.js';
+export { NatsEventRecorder } from './event-recorder.js';
+export { SharedSettingMismatchError, agreeOnSetting, sharedSettingKey } from './shared-settings.js';
+export type { SettingsKv, SharedSettingRecord } from './shared-settings.js';

@@ -10,7 +10,7 @@ import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplication } from '@nestjs/common';
 import { ConfigError, parseEnv, sharedSchema, type ConfigOf, type EnvSchema, type SharedConfig } from '@app/config';
-import { NatsBus, connectNats, connectionName, ensureBuckets, type BucketId } from '@app/nats';
+import { NatsBus, SharedSettingMismatchError, agreeOnSetting, connectNats, connectionName, ensureBuckets, type BucketId, type KV } from '@app/nats';
 import { NestPinoLogger, createLogger, createMetricsRegistry, type Logger } from '@app/observability';
 import { CoreModule } from './core.module.js';
 import { HealthChecks } from './health.js';
@@ -42,6 +42,12 @@ export interface ServiceDefinition<S extends EnvSchema> {
   buckets?: readonly BucketId[];
   /** Request/reply subjects are shared by replicas in this queue group (default: the service name). */
   queue?: string;
+  /**
+   * Variables every service of the node must agree on: the first service to
+   * start records its value in the `leases` bucket, a service with another
+   * value refuses to start (see @app/nats agreeOnSetting).
+   */
+  sharedSettings?: readonly (keyof ConfigOf<S> & string)[];
 }
 
 export type FullConfig<S extends EnvSchema> = SharedConfig & ConfigOf<S>;
@@ -75,7 +81,17 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
 
   const connection = await connectNats({ servers: config.NATS_URL, name, logger });
   health.addReadiness('nats', () => (connection.isClosed() ? { ok: false, detail: 'connection closed' } : { ok: true, detail: connection.getServer() }));
-  const buckets = def.buckets && def.buckets.length > 0 ? await ensureBuckets(connection, def.buckets) : {};
+  const buckets: Partial<Record<BucketId, KV>> = def.buckets && def.buckets.length > 0 ? await ensureBuckets(connection, def.buckets) : {};
+  try {
+    for (const setting of def.sharedSettings ?? []) {
+      const leases = buckets.leases;
+      if (!leases) throw new Error(`${def.service} shares ${setting}, so it needs the leases bucket`);
+      await agreeOnSetting(leases, node, setting, String(config[setting]), name, new Date());
+    }
+  } catch (err) {
+    await connection.close();
+    throw err;
+  }
 
   const extraSubjects: string[] = [];
   const transport = new KubeletNatsTransport({ connection, node, service: def.service, logger, queue: def.queue ?? def.service });
@@ -178,6 +194,10 @@ export async function runService<S extends EnvSchema>(def: ServiceDefinition<S>)
   try {
     running = await bootstrapService(def, config, logger);
   } catch (err) {
+    if (err instanceof SharedSettingMismatchError) {
+      process.stderr.write(`${def.service}: ${err.message}\n`);
+      process.exit(1);
+    }
     logger.fatal({ err }, 'could not start');
     process.exit(1);
   }

@@ -3,7 +3,7 @@
  * config, logger, metrics registry, NATS connection and bus, KV buckets and
  * health checks. Apps inject the narrow piece they need.
  */
-import type { NatsConnection, KV, BucketId } from '@app/nats';
+import type { BucketId, KV, NatsConnection } from '@app/nats';
 import { NatsBus } from '@app/nats';
 import type { Logger, Registry } from '@app/observability';
 import type { SharedConfig } from '@app/config';
@@ -38,3 +38,10 @@ export const SERVICE_CONFIG = Symbol('SERVICE_CONFIG');
 export const SERVICE_LOGGER = Symbol('SERVICE_LOGGER');
 export const METRICS_REGISTRY = Symbol('METRICS_REGISTRY');
 export const NATS_CONNECTION = Symbol('NATS_CONNECTION');
+
+/** A KV bucket the service declared in its definition's `buckets`; throws when it did not. */
+export function bucketOf(ctx: Pick<ServiceContext, 'buckets' | 'identity'>, id: BucketId): KV {
+  const kv = ctx.buckets[id];
+  if (!kv) throw new Error(`${ctx.identity.service} uses the ${id} bucket but does not declare it in its definition's buckets (main.ts)`);
+  return kv;
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env node
+/**
+ * kubelet-split: look at the node without an apiserver, through the status
+ * manager's read API.
+ *
+ *   kubelet-split get pods [-o wide|yaml|json] [-n NAMESPACE | -A]
+ *   kubelet-split describe pod NAME [-n NAMESPACE]
+ *
+ * --server (or KUBELET_SPLIT_SERVER) is the status manager's URL; default http://127.0.0.1:10315.
+ */
+import { parseArgs } from 'node:util';
+import { stringify } from 'yaml';
+import type { EventMessage, Pod, PodList } from '@app/contracts';
+import { describePod } from './describe.js';
+import { printPodTable } from './get.js';
+
+const USAGE = `usage:
+  kubelet-split get pods [-o wide|yaml|json] [-n NAMESPACE | -A] [--server URL]
+  kubelet-split describe pod NAME [-n NAMESPACE] [--server URL]`;
+
+async function fetchJson<T>(url: string): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+  } catch (err) {
+    throw new Error(`cannot reach the status manager at ${url}: ${(err as Error).message} (is the stack up? --server sets its URL)`);
+  }
+  if (res.status === 404) throw new Error((await res.json().catch(() => ({ message: 'not found' })) as { message?: string }).message ?? 'not found');
+  if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
+  return (await res.json()) as T;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      output: { type: 'string', short: 'o' },
+      namespace: { type: 'string', short: 'n' },
+      'all-namespaces': { type: 'boolean', short: 'A' },
+      server: { type: 'string', default: process.env['KUBELET_SPLIT_SERVER'] ?? 'http://127.0.0.1:10315' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const [verb, kind, name] = positionals;
+  if (values.help || !verb) {
+    process.stdout.write(`${USAGE}\n`);
+    return values.help ? 0 : 1;
+  }
+  const server = (values.server ?? '').replace(/\/$/, '');
+  const now = Date.now();
+  if (verb === 'get' && (kind === 'pods' || kind === 'pod' || kind === 'po')) {
+    const list = await fetchJson<PodList>(`${server}/pods`);
+    const namespace = values.namespace ?? 'default';
+    const items = list.items.filter((p: Pod) => values['all-namespaces'] || p.metadata.namespace === namespace).filter((p) => !name || p.metadata.name === name);
+    if (name && items.length === 0) throw new Error(`pods "${name}" not found`);
+    const output = values.output ?? '';
+    if (output === 'json') process.stdout.write(`${JSON.stringify(name ? items[0] : { ...list, items }, null, 2)}\n`);
+    else if (output === 'yaml') process.stdout.write(stringify(name ? items[0] : { ...list, items }));
+    else if (output === '' || output === 'wide') {
+      if (items.length === 0) process.stderr.write(`No resources found in ${values['all-namespaces'] ? 'any' : namespace} namespace.\n`);
+      else process.stdout.write(printPodTable(items, now, { wide: output === 'wide' }));
+    } else throw new Error(`unknown output format "${output}" (want wide, yaml or json)`);
+    return 0;
+  }
+  if (verb === 'describe' && (kind === 'pod' || kind === 'pods' || kind === 'po') && name) {
+    const namespace = values.namespace ?? 'default';
+    const pod = await fetchJson<Pod>(`${server}/pods/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`);
+    const { items } = await fetchJson<{ items: EventMessage[] }>(`${server}/pods/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}/events`);
+    process.stdout.write(describePod(pod, items, now));
+    return 0;
+  }
+  process.stderr.write(`${USAGE}\n`);
+  return 1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`error: ${(err as Error).message}\n`);
+    process.exit(1);
+  },
+);

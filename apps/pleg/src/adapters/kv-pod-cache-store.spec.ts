@@ -1,0 +1,21 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { PodCacheEntry } from '@app/contracts';
+import { FakeKv } from '@app/nats/testing';
+import { podCacheGlobalKey, podCacheKey } from '@app/pod-cache';
+import { KvPodCacheStore } from './kv-pod-cache-store.js';
+
+describe('KvPodCacheStore', () => {
+  it('writes where the pod workers\' KvPodCache reads (podCacheKey, podCacheGlobalKey) and reads it back', async () => {
+    const kv = new FakeKv('pod-cache');
+    const store = new KvPodCacheStore(kv, 'node-a');
+    const entry: PodCacheEntry = { uid: 'u1', name: 'web', namespace: 'default', timestamp: 5, sandboxStatuses: [], containerStatuses: [], ips: ['10.0.0.2'] };
+    await store.set(entry);
+    await store.updateTime(7);
+    assert.ok(kv.text(podCacheKey('node-a', 'u1')));
+    assert.deepEqual(JSON.parse(kv.text(podCacheGlobalKey('node-a')) ?? ''), { timestamp: 7 });
+    assert.deepEqual(await store.load(), { entries: [entry], global: 7 });
+    await store.delete('u1');
+    assert.deepEqual(await store.load(), { entries: [], global: 7 });
+  });
+});

@@ -1,0 +1,14 @@
+import { env } from '@app/config';
+import type { FullConfig } from '@app/service';
+
+/** pleg's own environment variables, on top of the shared ones (@app/config sharedSchema). */
+export const plegConfigSchema = {
+  PLEG_MODE: env.oneOf(['generic', 'evented'] as const, { default: 'generic', describe: 'generic relist, or the runtime\'s container events with a relist as a safety net' }),
+  RELIST_PERIOD: env.duration({ default: 1000, describe: 'the generic PLEG\'s relist period' }),
+  EVENTED_RELIST_PERIOD: env.duration({ default: 300_000, describe: 'the evented PLEG\'s safety-net relist period' }),
+  RELIST_THRESHOLD: env.duration({ default: 180_000, describe: 'the PLEG is unhealthy when its last successful relist is older than this' }),
+  INSPECT_TIMEOUT: env.duration({ default: 5000, describe: 'how long inspecting one pod may take before it is left for the next relist' }),
+  INSPECT_CONCURRENCY: env.int({ default: 4, min: 1, max: 64, describe: 'pods inspected at once during a relist' }),
+};
+
+export type PlegConfig = FullConfig<typeof plegConfigSchema>;

@@ -1,0 +1,46 @@
+import { Controller, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
+import type { Request, Response } from 'express';
+import { Subjects, isRecord } from '@app/contracts';
+import { readJsonBody, rpcError, toErrorReply } from '@app/service';
+import { PlegRunner, type PlegMode } from './pleg-runner.js';
+
+function parseMode(body: unknown): PlegMode {
+  const mode = isRecord(body) ? body['mode'] : undefined;
+  if (mode !== 'generic' && mode !== 'evented') throw rpcError('InvalidArgument', `mode must be "generic" or "evented", got ${JSON.stringify(mode ?? null)}`);
+  return mode;
+}
+
+/** The PLEG's commands, and the runtime's container events. */
+@Controller()
+export class PlegController {
+  constructor(private readonly runner: PlegRunner) {}
+
+  @EventPattern(Subjects.criEvents.pattern)
+  onRuntimeEvent(@Payload() data: unknown): Promise<void> {
+    return this.runner.onRuntimeMessage(data);
+  }
+
+  /** `kubelet.<node>.service.pleg.mode`: `{}` reads the mode, `{"mode": "evented"}` switches it. */
+  @MessagePattern(Subjects.serviceCommand.pattern('mode'))
+  onMode(@Payload() data: unknown): unknown {
+    if (isRecord(data) && data['mode'] !== undefined) this.runner.setMode(parseMode(data));
+    return this.runner.mode;
+  }
+
+  @Get('mode')
+  getMode(): unknown {
+    return this.runner.mode;
+  }
+
+  @Post('mode')
+  @HttpCode(200)
+  async postMode(@Req() req: Request, @Res() res: Response): Promise<void> {
+    try {
+      this.runner.setMode(parseMode(await readJsonBody(req)));
+      res.json(this.runner.mode);
+    } catch (err) {
+      res.status(400).json(toErrorReply(err));
+    }
+  }
+}

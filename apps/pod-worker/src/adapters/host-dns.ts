@@ -1,0 +1,13 @@
+import { readFileSync } from 'node:fs';
+import type { NodeFacts } from '../runtime-config.js';
+
+/** The host's resolv.conf (nameserver, search, options), for pods on the node's DNS; empty when it cannot be read. */
+export function readHostDns(path = '/etc/resolv.conf'): NodeFacts['hostDns'] {
+  try {
+    const lines = readFileSync(path, 'utf8').split('\n');
+    const words = (k: string) => lines.filter((l) => l.startsWith(`${k} `)).flatMap((l) => l.split(/\s+/).slice(1)).filter(Boolean);
+    return { servers: words('nameserver'), searches: words('search'), options: words('options') };
+  } catch {
+    return { servers: [], searches: [], options: [] };
+  }
+}

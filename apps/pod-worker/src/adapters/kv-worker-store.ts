@@ -1,0 +1,22 @@
+import type { PodSyncStatusRecord } from '@app/contracts';
+import { JsonKvStore, type JsonKv } from '@app/nats';
+import { WorkerStore } from '../ports.js';
+
+/** The `workers` bucket: `<node>.<uid>`. */
+export class KvWorkerStore extends WorkerStore {
+  private readonly records: JsonKvStore<PodSyncStatusRecord>;
+
+  constructor(kv: JsonKv, node: string) {
+    super();
+    this.records = new JsonKvStore(kv, node);
+  }
+  load(uid: string): Promise<PodSyncStatusRecord | undefined> {
+    return this.records.get(uid);
+  }
+  save(uid: string, record: PodSyncStatusRecord): Promise<void> {
+    return this.records.put(uid, record);
+  }
+  delete(uid: string): Promise<void> {
+    return this.records.delete(uid);
+  }
+}

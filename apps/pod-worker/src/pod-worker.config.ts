@@ -1,0 +1,20 @@
+import { env } from '@app/config';
+import { DEFAULT_SHARD_COUNT } from '@app/contracts';
+import type { FullConfig } from '@app/service';
+
+/** pod-worker's own environment variables, on top of the shared ones (@app/config sharedSchema). */
+export const podWorkerConfigSchema = {
+  POD_WORKER_SHARDS: env.int({ default: DEFAULT_SHARD_COUNT, min: 1, max: 1024, describe: 'how many pod-worker shards pods are spread over (the same on every service)' }),
+  SHARD_LEASE_DURATION: env.duration({ default: 15_000, describe: 'how long a pod-worker shard lease lasts without renewal' }),
+  SYNC_FREQUENCY: env.duration({ default: 60_000, describe: 'the resync interval after a successful pod sync, like --sync-frequency' }),
+  POD_SYNC_BACKOFF: env.duration({ default: 10_000, describe: 'the retry delay after a failed pod sync' }),
+  CRASHLOOP_BACKOFF_INITIAL: env.duration({ default: 10_000, describe: 'the first container restart back-off (KEP-4603)' }),
+  CRASHLOOP_BACKOFF_MAX: env.duration({ default: 300_000, describe: 'the longest container restart back-off (KEP-4603)' }),
+  POD_LOGS_DIR: env.string({ default: '/var/log/pods', describe: 'the root of the pods\' log directories' }),
+  POD_ROOT_DIR: env.string({ default: '/var/lib/kubelet-split/pods', describe: 'the root of the pods\' directories (emptyDir volumes)' }),
+  NODE_IP: env.string({ default: '127.0.0.1', describe: 'the node\'s IP (status.hostIP, hooks of hostNetwork pods)' }),
+  RUNTIME_REQUEST_TIMEOUT: env.duration({ default: 120_000, describe: 'deadline of the CRI calls that change the runtime, like --runtime-request-timeout (sent to cri-gateway with each call)' }),
+  IMAGE_PULL_TIMEOUT: env.duration({ default: 120_000, describe: 'deadline of PullImage (sent to cri-gateway with each call)' }),
+};
+
+export type PodWorkerConfig = FullConfig<typeof podWorkerConfigSchema>;

@@ -1,0 +1,82 @@
+/**
+ * What the pod worker's logic depends on: the buckets it reads and writes,
+ * what it sends, lifecycle hooks, the pods' directories, and the work
+ * subjects of the shards it owns. The CRI is @app/cri's CriRuntime, events
+ * go through @app/contracts' EventRecorder, the pod cache is
+ * @app/pod-cache's PodCache. The adapters are in adapters/, the module
+ * binds one to each port.
+ */
+import type { Container, LifecycleHandler, Pod, PodRecord, PodSyncStatusRecord, ProberVerb, StatusVerb } from '@app/contracts';
+import type { ProbeResults } from './pod-actions.js';
+
+/** The `workers` KV bucket, keyed by pod UID. */
+export abstract class WorkerStore {
+  abstract load(uid: string): Promise<PodSyncStatusRecord | undefined>;
+  abstract save(uid: string, record: PodSyncStatusRecord): Promise<void>;
+  abstract delete(uid: string): Promise<void>;
+}
+
+/** completeWork: `kubelet.<node>.work.done.<uid>`. */
+export abstract class WorkQueue {
+  abstract enqueue(uid: string, afterMs: number, error?: string): void;
+}
+
+/** What the pod worker tells the status manager and the probe manager. */
+export abstract class PodWorkerOutbox {
+  abstract status(verb: StatusVerb, pod: Pod, args: Record<string, unknown>): void;
+  abstract prober(verb: ProberVerb, pod: Pod): void;
+}
+
+/** The probe managers' latest results, as the pod worker hears them. */
+export abstract class ProbeResultsView implements ProbeResults {
+  abstract liveness(containerId: string): 'Success' | 'Failure' | undefined;
+  abstract startup(containerId: string): 'Success' | 'Failure' | undefined;
+  abstract readiness(containerId: string): 'Success' | 'Failure' | undefined;
+}
+
+/**
+ * Runs a lifecycle hook (postStart, preStop): exec in the container, an HTTP
+ * GET, or a sleep; a tcpSocket hook is refused (upstream handlerRunner.Run).
+ */
+export abstract class HookRunner {
+  /**
+   * Resolves with upstream's failure message (it may carry the hook's
+   * output: it belongs in the container status and the log, never in an
+   * event), or undefined when the hook succeeded. `podIPs` are the pod's
+   * IPs when the caller knows them; otherwise the runner finds them.
+   */
+  abstract run(pod: Pod, container: Container, containerId: string, handler: LifecycleHandler, podIPs: string[], timeoutSeconds: number): Promise<string | undefined>;
+}
+
+/** The pod's directories on the node (makePodDataDirs, the log directory, emptyDir volumes). */
+export abstract class PodDirectories {
+  abstract ensure(pod: Pod): Promise<void>;
+  abstract remove(pod: Pod): Promise<void>;
+}
+
+/** A pod-worker replica's hold on a shard. */
+export interface ShardLease {
+  owner: string;
+  expiresAt: number;
+}
+
+/** The leases bucket, with compare-and-set. */
+export abstract class LeaseStore {
+  /** The lease and its revision, or undefined when there is none. */
+  abstract get(shard: number): Promise<{ lease: ShardLease; revision: number } | undefined>;
+  /** Creates (revision 0) or replaces the lease at `revision`; false when someone else changed it first. */
+  abstract put(shard: number, lease: ShardLease, revision: number): Promise<boolean>;
+  abstract release(shard: number, revision: number): Promise<void>;
+}
+
+/** The podManager (the sync loop's `pods` bucket), read when a shard is taken over to resync its pods. */
+export abstract class DesiredPods {
+  /** Every desired pod of the node, by UID. */
+  abstract all(): Promise<Map<string, PodRecord>>;
+}
+
+/** The work subject of a shard: `kubelet.<node>.work.<shard>.<uid>`. */
+export abstract class WorkSubscriptions {
+  /** Delivers every message sent to the shard until the returned function is called. */
+  abstract follow(shard: number, onMessage: (subject: string, data: Uint8Array) => void): () => void;
+}

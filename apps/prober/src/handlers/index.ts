@@ -1,0 +1,10 @@
+export { ActionProbeHandler, newProbeHandler } from './action.js';
+export type { ProbeActionHandlers, ProbeHandlerOptions } from './action.js';
+export { ExecProbeHandler } from './exec.js';
+export { GrpcProbeHandler, healthProtoPath, loadHealthService } from './grpc.js';
+export type { GrpcProbeOptions } from './grpc.js';
+export { HttpGetProbeHandler } from './http-get.js';
+export type { HttpGetProbeOptions } from './http-get.js';
+export { ProbeHandler, probeHost } from './probe-handler.js';
+export type { ProbeHandlerResult, ProbeOutcome, ProbeTarget } from './probe-handler.js';
+export { TcpSocketProbeHandler } from './tcp-socket.js';

@@ -1,0 +1,149 @@
+/** Hand-written fakes of the prober's ports (ports.ts, handlers/ ProbeHandler), and the handler specs' helpers, for unit tests only. */
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import type { Container, Pod, Probe, ProbeResultMessage, ProbeResultValue, ProbeType } from '@app/contracts';
+import { ProbeHandler, type ProbeHandlerResult, type ProbeOutcome, type ProbeTarget } from './handlers/index.js';
+export type { ProbeOutcome, ProbeTarget };
+import type { ProbeResultPublication } from './prober-manager.js';
+import { ProbeEventSink, ProberMetrics, ResultSink, type ProbeMetricLabels, type ProbeMetricResult } from './ports.js';
+import type { ProbeEvent } from './worker.js';
+
+/** A ResultSink for tests: keeps every message; `failNext` makes the next publish reject. */
+export class FakeResultSink extends ResultSink {
+  readonly messages: ProbeResultPublication[] = [];
+  private failures = 0;
+
+  failNext(times = 1): this {
+    this.failures += times;
+    return this;
+  }
+
+  publish(msg: ProbeResultMessage): Promise<void> {
+    if (this.failures > 0) {
+      this.failures--;
+      return Promise.reject(new Error('publish failed'));
+    }
+    this.messages.push(msg);
+    return Promise.resolve();
+  }
+
+  /** The messages of one probe type, as `result` strings. */
+  results(probeType: ProbeType, containerId?: string): ProbeResultValue[] {
+    return this.messages.filter((m) => m.probeType === probeType && (containerId === undefined || m.containerId === containerId)).map((m) => m.result);
+  }
+}
+
+/** A ProberMetrics for tests: records observations and forgotten series. */
+export class FakeProberMetrics extends ProberMetrics {
+  readonly observed: { labels: ProbeMetricLabels; result: ProbeMetricResult; durationSeconds?: number }[] = [];
+  readonly forgotten: ProbeMetricLabels[] = [];
+
+  observe(labels: ProbeMetricLabels, result: ProbeMetricResult, durationSeconds?: number): void {
+    this.observed.push({ labels, result, ...(durationSeconds !== undefined ? { durationSeconds } : {}) });
+  }
+
+  forget(labels: ProbeMetricLabels): void {
+    this.forgotten.push(labels);
+  }
+}
+
+/** A ProbeEventSink for tests. */
+export class FakeProbeEventSink extends ProbeEventSink {
+  readonly events: ProbeEvent[] = [];
+  record(event: ProbeEvent): void {
+    this.events.push(event);
+  }
+}
+
+// The fakes are the ports: checked by the compiler.
+const _ports: [ResultSink, ProberMetrics, ProbeEventSink] = [new FakeResultSink(), new FakeProberMetrics(), new FakeProbeEventSink()];
+void _ports;
+
+export interface RecordedProbe {
+  probe: Probe;
+  target: ProbeTarget;
+  timeoutMs: number;
+}
+
+/**
+ * A ProbeHandler for tests: records every run and answers from a queue of
+ * outcomes (then from `otherwise`); `block()` holds the next answers until
+ * released, to test probes in flight.
+ */
+export class FakeProbeHandler extends ProbeHandler {
+  readonly runs: RecordedProbe[] = [];
+  private readonly queue: ProbeOutcome[] = [];
+  private gate: Promise<void> | undefined;
+  private release: (() => void) | undefined;
+
+  constructor(public otherwise: ProbeOutcome = { result: 'Success', output: '' }) {
+    super();
+  }
+
+  /** The next runs answer these, in order. */
+  answer(...outcomes: (ProbeOutcome | ProbeHandlerResult)[]): this {
+    for (const o of outcomes) this.queue.push(typeof o === 'string' ? { result: o, output: o === 'Failure' ? 'probe says no' : '' } : o);
+    return this;
+  }
+
+  /** Answers from now on hold until `unblock()`. */
+  block(): this {
+    this.gate ??= new Promise<void>((resolve) => (this.release = resolve));
+    return this;
+  }
+
+  unblock(): void {
+    this.release?.();
+    this.gate = undefined;
+    this.release = undefined;
+  }
+
+  async run(probe: Probe, target: ProbeTarget, timeoutMs: number): Promise<ProbeOutcome> {
+    this.runs.push({ probe, target, timeoutMs });
+    const outcome = this.queue.shift() ?? this.otherwise;
+    if (this.gate) await this.gate;
+    return outcome;
+  }
+}
+
+const _isPort: ProbeHandler = new FakeProbeHandler() satisfies ProbeHandler;
+void _isPort;
+
+// ---------------------------------------------------------------------------
+// Helpers of the handler specs
+// ---------------------------------------------------------------------------
+
+/** The pod the handler specs probe. */
+export const probePod: Pod = { metadata: { name: 'web', namespace: 'default', uid: 'uid-1' }, spec: { containers: [] } };
+export const b64 = (s: string) => Buffer.from(s).toString('base64');
+
+/** A target in probePod: container `app`, ID `abc`, pod IP 127.0.0.1 unless told. */
+export function probeTarget(o: { ports?: Container['ports']; env?: Container['env']; podIP?: string } = {}): ProbeTarget {
+  return {
+    pod: probePod,
+    container: { name: 'app', ...(o.ports ? { ports: o.ports } : {}), ...(o.env ? { env: o.env } : {}) },
+    containerId: 'abc',
+    podIP: o.podIP ?? '127.0.0.1',
+    hostIP: '192.168.1.2',
+  };
+}
+
+/** Asserts an outcome's result, output (exact or by pattern) and warning. */
+export function expectOutcome(got: ProbeOutcome, want: { result: ProbeOutcome['result']; output?: string | RegExp; warning?: boolean }): void {
+  assert.equal(got.result, want.result, `result (output: ${got.output})`);
+  if (typeof want.output === 'string') assert.equal(got.output, want.output);
+  else if (want.output) assert.match(got.output, want.output);
+  assert.equal(got.warning ?? false, want.warning ?? false, 'warning');
+}
+
+/** A loopback port nothing listens on. */
+export async function closedPort(): Promise<number> {
+  const s = createNetServer();
+  s.listen(0, '127.0.0.1');
+  await once(s, 'listening');
+  const port = (s.address() as AddressInfo).port;
+  s.close();
+  await once(s, 'close');
+  return port;
+}

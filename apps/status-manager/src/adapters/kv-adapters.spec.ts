@@ -1,0 +1,34 @@
+/** The status manager's KV layout: statuses at <node>.<uid> (the sync loop reads them), the podManager read at <node>.pod.<uid>. */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { PodRecord } from '@app/contracts';
+import { FakeKv } from '@app/nats/testing';
+import type { StatusEntry } from '../status-store.js';
+import { KvDesiredPods } from './kv-desired-pods.js';
+import { KvStatusStore } from './kv-status-store.js';
+
+describe('KvStatusStore', () => {
+  it('puts, loads and deletes statuses at <node>.<uid>', async () => {
+    const kv = new FakeKv('pod-status');
+    const store = new KvStatusStore(kv, 'node-a');
+    const entry = { version: 1, status: { phase: 'Pending' } } as unknown as StatusEntry;
+    await store.put('u1', entry);
+    assert.deepEqual(JSON.parse(kv.text('node-a.u1') ?? ''), entry);
+    assert.deepEqual(await store.load(), [['u1', entry]]);
+    await store.delete('u1');
+    assert.deepEqual(await store.load(), []);
+  });
+});
+
+describe('KvDesiredPods', () => {
+  it('lists and gets the sync loop\'s pods of its node', async () => {
+    const kv = new FakeKv('pods');
+    const rec: PodRecord = { pod: { metadata: { uid: 'u1', name: 'p', namespace: 'default' }, spec: { containers: [] } }, source: 'file', addedAt: 1, admitted: true };
+    await kv.put('node-a.pod.u1', JSON.stringify(rec));
+    await kv.put('node-a.queue.u1', JSON.stringify({ dueAt: 1 }));
+    const desired = new KvDesiredPods(kv, 'node-a');
+    assert.deepEqual(await desired.all(), [rec]);
+    assert.deepEqual(await desired.get('u1'), rec);
+    assert.equal(await desired.get('u2'), undefined);
+  });
+});

@@ -1,0 +1,19 @@
+import type { PodRecord } from '@app/contracts';
+import { JsonKvStore, type JsonKv } from '@app/nats';
+import { DesiredPods } from '../ports.js';
+
+/** The sync loop's `pods` bucket, read only: `<node>.pod.<uid>`. */
+export class KvDesiredPods extends DesiredPods {
+  private readonly pods: JsonKvStore<PodRecord>;
+
+  constructor(kv: JsonKv, node: string) {
+    super();
+    this.pods = new JsonKvStore(kv, node, 'pod');
+  }
+  all(): Promise<PodRecord[]> {
+    return this.pods.values();
+  }
+  get(uid: string): Promise<PodRecord | undefined> {
+    return this.pods.get(uid);
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * What the status manager depends on; the KV and prom-client adapters are
+ * in adapters/, the module binds them.
+ */
+import type { PodRecord } from '@app/contracts';
+import type { StatusEntry } from './status-store.js';
+
+/** The `pod-status` bucket, by pod UID; the status manager is its only writer. */
+export abstract class StatusStore {
+  /** Every stored status, to restore the versions at start. */
+  abstract load(): Promise<[string, StatusEntry][]>;
+  abstract put(uid: string, entry: StatusEntry): Promise<void>;
+  abstract delete(uid: string): Promise<void>;
+}
+
+/** The desired pods (the sync loop's `pods` bucket), read only. */
+export abstract class DesiredPods {
+  abstract all(): Promise<PodRecord[]>;
+  abstract get(uid: string): Promise<PodRecord | undefined>;
+}
+
+/** kubelet_pod_status_sync_duration_seconds. */
+export abstract class StatusMetrics {
+  abstract synced(seconds: number): void;
+}

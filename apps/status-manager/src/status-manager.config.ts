@@ -1,0 +1,10 @@
+import { env } from '@app/config';
+import type { FullConfig } from '@app/service';
+
+/** status-manager's own environment variables, on top of the shared ones (@app/config sharedSchema). */
+export const statusManagerConfigSchema = {
+  KUBECONFIG: env.optionalString({ describe: 'kubeconfig of the apiserver, when the node joins a cluster' }),
+  EVENTS_PER_POD: env.int({ default: 200, min: 1, max: 10_000, describe: 'how many of each pod\'s latest events GET /pods/<ns>/<name>/events keeps' }),
+};
+
+export type StatusManagerConfig = FullConfig<typeof statusManagerConfigSchema>;

@@ -1,0 +1,65 @@
+import { Controller, Get, NotFoundException, Param } from '@nestjs/common';
+import { EventPattern, MessagePattern, Payload, Ctx, NatsContext } from '@nestjs/microservices';
+import { MessageTypes, Subjects, decodeMessage, isRecord, type EventMessage, type Pod, type PodList } from '@app/contracts';
+import { rpcError } from '@app/service';
+import { StatusManager } from './status-manager.js';
+
+/** The statusManager calls, probe results and events, over NATS; the read API over HTTP and NATS. */
+@Controller()
+export class StatusManagerController {
+  constructor(private readonly manager: StatusManager) {}
+
+  @EventPattern(Subjects.status.pattern)
+  async onStatus(@Payload() data: unknown, @Ctx() ctx: unknown): Promise<void> {
+    const parsed = Subjects.status.parse((ctx as NatsContext).getSubject());
+    if (!parsed) return;
+    await this.manager.handleCommand(parsed.verb, decodeMessage(MessageTypes.statusCommand, data));
+  }
+
+  @EventPattern(Subjects.probeResult.pattern)
+  async onProbe(@Payload() data: unknown): Promise<void> {
+    await this.manager.handleProbeResult(decodeMessage(MessageTypes.probeResult, data));
+  }
+
+  @EventPattern(Subjects.events.pattern)
+  onEvent(@Payload() data: unknown): void {
+    this.manager.handleEvent(decodeMessage(MessageTypes.event, data));
+  }
+
+  /** The kubelet's read-only `/pods`: a v1 PodList with spec and status. */
+  @Get('pods')
+  pods(): Promise<PodList> {
+    return this.manager.listPods();
+  }
+
+  @Get('pods/:namespace/:name')
+  async pod(@Param('namespace') namespace: string, @Param('name') name: string): Promise<Pod> {
+    const pod = await this.manager.getPod(namespace, name);
+    if (!pod) throw new NotFoundException(`pod ${namespace}/${name} not found on this node`);
+    return pod;
+  }
+
+  @Get('pods/:namespace/:name/events')
+  events(@Param('namespace') namespace: string, @Param('name') name: string): { items: EventMessage[] } {
+    return { items: this.manager.eventsOf(namespace, name) };
+  }
+
+  /** The same over NATS: `kubelet.<node>.service.status-manager.pods`, `{}` or `{"namespace","name"}` for one pod. */
+  @MessagePattern(Subjects.serviceCommand.pattern('pods'))
+  async podsOverNats(@Payload() data: unknown): Promise<PodList | Pod> {
+    if (isRecord(data) && typeof data['name'] === 'string') {
+      const namespace = typeof data['namespace'] === 'string' ? data['namespace'] : 'default';
+      const pod = await this.manager.getPod(namespace, data['name']);
+      if (!pod) throw rpcError('NotFound', `pod ${namespace}/${data['name']} not found on this node`);
+      return pod;
+    }
+    return this.manager.listPods();
+  }
+
+  /** `kubelet.<node>.service.status-manager.events` with `{"namespace","name"}`. */
+  @MessagePattern(Subjects.serviceCommand.pattern('events'))
+  eventsOverNats(@Payload() data: unknown): { items: EventMessage[] } {
+    if (!isRecord(data) || typeof data['name'] !== 'string') throw rpcError('InvalidArgument', 'events needs {"namespace": ..., "name": ...}');
+    return { items: this.manager.eventsOf(typeof data['namespace'] === 'string' ? data['namespace'] : 'default', data['name']) };
+  }
+}

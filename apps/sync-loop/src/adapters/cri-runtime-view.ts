@@ -1,0 +1,41 @@
+import type { CriRuntime } from '@app/cri';
+import { KubeletLabels } from '@app/kube';
+import { RuntimeView, type RuntimeContainer, type RuntimePod } from '../ports.js';
+
+/** The runtime's pods and containers, through the CRI. */
+export class CriRuntimeView extends RuntimeView {
+  constructor(
+    private readonly cri: CriRuntime,
+    private readonly node: string,
+  ) {
+    super();
+  }
+  /** The runtime pods this node's stack made (KubeletLabels.node): never another stack's. */
+  async pods(): Promise<RuntimePod[]> {
+    const mine = { labelSelector: { [KubeletLabels.node]: this.node } };
+    const [sandboxes, containers] = await Promise.all([this.cri.runtime('ListPodSandbox', { filter: mine }), this.cri.runtime('ListContainers', { filter: mine })]);
+    const byUid = new Map<string, RuntimePod>();
+    for (const sb of sandboxes.items) {
+      const uid = sb.labels[KubeletLabels.podUid] ?? sb.metadata?.uid;
+      if (!uid) continue;
+      const rp = byUid.get(uid) ?? { uid, name: sb.labels[KubeletLabels.podName] ?? sb.metadata?.name ?? '', namespace: sb.labels[KubeletLabels.podNamespace] ?? sb.metadata?.namespace ?? '', running: false };
+      rp.running ||= sb.state === 'SANDBOX_READY';
+      byUid.set(uid, rp);
+    }
+    for (const c of containers.containers) {
+      const uid = c.labels[KubeletLabels.podUid];
+      if (!uid) continue;
+      const rp = byUid.get(uid) ?? { uid, name: c.labels[KubeletLabels.podName] ?? '', namespace: c.labels[KubeletLabels.podNamespace] ?? '', running: false };
+      rp.running ||= c.state === 'CONTAINER_RUNNING';
+      byUid.set(uid, rp);
+    }
+    return [...byUid.values()];
+  }
+  async containersOf(uid: string): Promise<RuntimeContainer[]> {
+    const res = await this.cri.runtime('ListContainers', { filter: { labelSelector: { [KubeletLabels.podUid]: uid, [KubeletLabels.node]: this.node } } });
+    return res.containers.map((c) => ({ id: c.id, name: c.labels[KubeletLabels.containerName] ?? c.metadata?.name ?? '', state: c.state, createdAt: Number(c.createdAt) / 1e6 }));
+  }
+  async removeContainer(id: string): Promise<void> {
+    await this.cri.runtime('RemoveContainer', { containerId: id });
+  }
+}

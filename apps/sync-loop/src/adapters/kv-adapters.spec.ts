@@ -1,0 +1,41 @@
+/** The sync loop's KV layout, which the status manager and the pod workers read: keys pinned here. */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { PodRecord, PodSyncStatusRecord, VersionedPodStatusRecord } from '@app/contracts';
+import { FakeKv } from '@app/nats/testing';
+import { KvNodeState } from './kv-node-state.js';
+import { KvPodStore } from './kv-pod-store.js';
+
+const record = (uid: string): PodRecord => ({ pod: { metadata: { uid, name: uid, namespace: 'default' }, spec: { containers: [] } }, source: 'file', addedAt: 1, admitted: true });
+
+describe('KvPodStore', () => {
+  it('the podManager at <node>.pod.<uid>, the work queue at <node>.queue.<uid>', async () => {
+    const kv = new FakeKv('pods');
+    const store = new KvPodStore(kv, 'node-a');
+    await store.putPod(record('u1'));
+    await store.putQueue('u1', 42);
+    assert.deepEqual(JSON.parse(kv.text('node-a.pod.u1') ?? ''), record('u1'));
+    assert.deepEqual(JSON.parse(kv.text('node-a.queue.u1') ?? ''), { dueAt: 42 });
+    assert.deepEqual(await store.loadPods(), [record('u1')]);
+    assert.deepEqual(await store.loadQueue(), new Map([['u1', 42]]));
+    await store.deletePod('u1');
+    await store.deleteQueue('u1');
+    assert.deepEqual(await store.loadPods(), []);
+    assert.deepEqual(await store.loadQueue(), new Map());
+  });
+});
+
+describe('KvNodeState', () => {
+  it('reads the workers\' records and the statuses at <node>.<uid>', async () => {
+    const workers = new FakeKv('workers');
+    const statuses = new FakeKv('pod-status');
+    const rec = { syncedAt: 1 } as unknown as PodSyncStatusRecord;
+    const status = { status: { phase: 'Running' }, version: 3 } as unknown as VersionedPodStatusRecord;
+    await workers.put('node-a.u1', JSON.stringify(rec));
+    await statuses.put('node-a.u1', JSON.stringify(status));
+    await statuses.put('node-b.u2', JSON.stringify(status));
+    const state = new KvNodeState(workers, statuses, 'node-a');
+    assert.deepEqual(await state.workerStates(), new Map([['u1', rec]]));
+    assert.deepEqual(await state.podStatuses(), new Map([['u1', { phase: 'Running' }]]));
+  });
+});

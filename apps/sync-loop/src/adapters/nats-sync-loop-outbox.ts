@@ -1,0 +1,60 @@
+import {
+  MessageTypes,
+  Subjects,
+  shardOf,
+  type KillPodOptions,
+  type Pod,
+  type ProberCommandMessage,
+  type ProberVerb,
+  type SourcesSnapshotMessage,
+  type StatusCommandMessage,
+  type StatusVerb,
+  type SyncPodType,
+  type UpdatePodOptionsMessage,
+} from '@app/contracts';
+import type { NatsBus } from '@app/nats';
+import { SyncLoopOutbox } from '../ports.js';
+
+/** What the sync loop sends: work by shard, statusManager and probeManager calls, and its one request (the sources' listings). */
+export class NatsSyncLoopOutbox extends SyncLoopOutbox {
+  constructor(
+    private readonly bus: NatsBus,
+    private readonly node: string,
+    private readonly shards: number,
+    private readonly onDispatch?: (updateType: SyncPodType) => void,
+  ) {
+    super();
+  }
+
+  dispatch(pod: Pod, updateType: SyncPodType, startTime: Date, killPodOptions?: KillPodOptions, runningPodOnly = false): void {
+    const uid = pod.metadata.uid ?? '';
+    const msg: UpdatePodOptionsMessage = {
+      type: MessageTypes.updatePodOptions,
+      updateType,
+      startTime: startTime.toISOString(),
+      pod,
+      ...(killPodOptions && Object.keys(killPodOptions).length > 0 ? { killPodOptions } : {}),
+      ...(runningPodOnly ? { runningPodOnly } : {}),
+    };
+    this.bus.publish(Subjects.work.build(this.node, shardOf(uid, this.shards), uid), msg, { podUid: uid });
+    this.onDispatch?.(updateType);
+  }
+
+  status(verb: StatusVerb, uid: string, args: Record<string, unknown>): void {
+    const msg: StatusCommandMessage = { type: MessageTypes.statusCommand, podUid: uid, args };
+    this.bus.publish(Subjects.status.build(this.node, verb, uid), msg, { podUid: uid });
+  }
+
+  prober(verb: ProberVerb, pods: Pod[], podUids?: string[]): void {
+    const msg: ProberCommandMessage = { type: MessageTypes.proberCommand, pods, ...(podUids ? { podUids } : {}) };
+    this.bus.publish(Subjects.prober.build(this.node, verb), msg);
+  }
+
+  async sourcesSnapshot(): Promise<SourcesSnapshotMessage | undefined> {
+    try {
+      return await this.bus.request<SourcesSnapshotMessage>(Subjects.sourcesSnapshot.build(this.node), {}, { timeoutMs: 5000 });
+    } catch {
+      return undefined;
+    }
+  }
+}

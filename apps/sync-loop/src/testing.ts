@@ -1,0 +1,90 @@
+/** Hand-written fakes of the sync loop's ports (ports.ts), for unit tests only. */
+import type { KillPodOptions, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, SourcesSnapshotMessage, StatusVerb, SyncPodType } from '@app/contracts';
+import { NodeState, PodStore, RuntimeView, SyncLoopOutbox, type RuntimeContainer, type RuntimePod } from './ports.js';
+
+export class MemoryPodStore extends PodStore {
+  readonly pods = new Map<string, PodRecord>();
+  readonly queue = new Map<string, number>();
+  loadPods(): Promise<PodRecord[]> {
+    return Promise.resolve(structuredClone([...this.pods.values()]));
+  }
+  putPod(r: PodRecord): Promise<void> {
+    this.pods.set(r.pod.metadata.uid ?? '', structuredClone(r));
+    return Promise.resolve();
+  }
+  deletePod(uid: string): Promise<void> {
+    this.pods.delete(uid);
+    return Promise.resolve();
+  }
+  loadQueue(): Promise<Map<string, number>> {
+    return Promise.resolve(new Map(this.queue));
+  }
+  putQueue(uid: string, dueAt: number): Promise<void> {
+    this.queue.set(uid, dueAt);
+    return Promise.resolve();
+  }
+  deleteQueue(uid: string): Promise<void> {
+    this.queue.delete(uid);
+    return Promise.resolve();
+  }
+}
+
+export class FakeNodeState extends NodeState {
+  workers = new Map<string, PodSyncStatusRecord>();
+  statuses = new Map<string, PodStatus>();
+  workerStates(): Promise<Map<string, PodSyncStatusRecord>> {
+    return Promise.resolve(this.workers);
+  }
+  podStatuses(): Promise<Map<string, PodStatus>> {
+    return Promise.resolve(this.statuses);
+  }
+}
+
+export class FakeRuntimeView extends RuntimeView {
+  runtimePods: RuntimePod[] = [];
+  containers = new Map<string, RuntimeContainer[]>();
+  removed: string[] = [];
+  pods(): Promise<RuntimePod[]> {
+    return Promise.resolve(this.runtimePods);
+  }
+  containersOf(uid: string): Promise<RuntimeContainer[]> {
+    return Promise.resolve(this.containers.get(uid) ?? []);
+  }
+  removeContainer(id: string): Promise<void> {
+    this.removed.push(id);
+    return Promise.resolve();
+  }
+}
+
+export interface Dispatched {
+  uid: string;
+  updateType: SyncPodType;
+  killPodOptions?: KillPodOptions;
+  runningPodOnly: boolean;
+}
+
+export class RecordingOutbox extends SyncLoopOutbox {
+  dispatched: Dispatched[] = [];
+  statuses: { verb: StatusVerb; uid: string; args: Record<string, unknown> }[] = [];
+  probers: { verb: ProberVerb; podUids?: string[] }[] = [];
+  snapshot?: SourcesSnapshotMessage;
+
+  dispatch(pod: Pod, updateType: SyncPodType, _start: Date, killPodOptions?: KillPodOptions, runningPodOnly = false): void {
+    this.dispatched.push({ uid: pod.metadata.uid ?? '', updateType, ...(killPodOptions && Object.keys(killPodOptions).length > 0 ? { killPodOptions } : {}), runningPodOnly });
+  }
+  status(verb: StatusVerb, uid: string, args: Record<string, unknown>): void {
+    this.statuses.push({ verb, uid, args });
+  }
+  prober(verb: ProberVerb, _pods: Pod[], podUids?: string[]): void {
+    this.probers.push({ verb, ...(podUids ? { podUids } : {}) });
+  }
+  sourcesSnapshot(): Promise<SourcesSnapshotMessage | undefined> {
+    return Promise.resolve(this.snapshot);
+  }
+  /** "uid:updateType" of each dispatch, then forgets them. */
+  take(): string[] {
+    const out = this.dispatched.map((d) => `${d.uid}:${d.updateType}`);
+    this.dispatched = [];
+    return out;
+  }
+}

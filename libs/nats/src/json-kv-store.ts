@@ -1,0 +1,62 @@
+/**
+ * One JSON document per key in a KV bucket, under a node's key prefix:
+ * `<node>.<part>....<id>`. Every bucket of DESIGN.md holds JSON this way; the
+ * apps' stores (the podManager's pods, the pod cache, the workers' records,
+ * the statuses) are this class with a type and a prefix, not copies of it.
+ */
+import type { KV } from '@nats-io/kv';
+import { kvKey } from './buckets.js';
+
+/** What JsonKvStore uses of a bucket (so that a fake bucket can stand in for it in unit tests). */
+export type JsonKv = Pick<KV, 'get' | 'put' | 'delete' | 'keys'>;
+
+const decoder = new TextDecoder();
+
+export class JsonKvStore<T> {
+  /** The key prefix, without the trailing dot: `<node>` or `<node>.<part>...`. */
+  readonly prefix: string;
+
+  constructor(
+    private readonly kv: JsonKv,
+    node: string,
+    ...parts: string[]
+  ) {
+    this.prefix = kvKey(node, ...parts);
+  }
+
+  /** The full key of `id`. */
+  key(id: string): string {
+    return `${this.prefix}.${id}`;
+  }
+
+  /** The live value of `id`, or undefined when it is absent or deleted. */
+  async get(id: string): Promise<T | undefined> {
+    const e = await this.kv.get(this.key(id));
+    return e && e.operation === 'PUT' && e.value.length > 0 ? (JSON.parse(decoder.decode(e.value)) as T) : undefined;
+  }
+
+  async put(id: string, value: T): Promise<void> {
+    await this.kv.put(this.key(id), JSON.stringify(value));
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.kv.delete(this.key(id));
+  }
+
+  /** Every live value under the prefix, by the rest of its key. */
+  async entries(): Promise<Map<string, T>> {
+    const keys: string[] = [];
+    for await (const k of await this.kv.keys(`${this.prefix}.>`)) keys.push(k);
+    const out = new Map<string, T>();
+    for (const key of keys) {
+      const e = await this.kv.get(key);
+      if (e && e.operation === 'PUT' && e.value.length > 0) out.set(key.slice(this.prefix.length + 1), JSON.parse(decoder.decode(e.value)) as T);
+    }
+    return out;
+  }
+
+  /** Every live value under the prefix. */
+  async values(): Promise<T[]> {
+    return [...(await this.entries()).values()];
+  }
+}

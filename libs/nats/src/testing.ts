@@ -1,0 +1,114 @@
+/** The NATS lib's test doubles, for unit tests only (the lib's testing door: `@app/nats/testing`). */
+import type { KV, KvEntry } from '@nats-io/kv';
+import type { QueuedIterator } from '@nats-io/transport-node';
+
+type FakeKvMethods = Pick<KV, 'get' | 'put' | 'delete' | 'keys' | 'create' | 'update'>;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** Whether a key matches a NATS subject filter (`*` one token, `>` the rest). */
+function matches(filter: string, key: string): boolean {
+  const f = filter.split('.');
+  const k = key.split('.');
+  for (let i = 0; i < f.length; i++) {
+    if (f[i] === '>') return k.length > i;
+    if (i >= k.length || (f[i] !== '*' && f[i] !== k[i])) return false;
+  }
+  return f.length === k.length;
+}
+
+/**
+ * A KV bucket in memory with the server's revision rules: `create` fails on
+ * a live key, `update` fails on a stale revision, `delete` leaves a DEL
+ * marker. `failNext` makes the next call of a method reject.
+ */
+export class FakeKv implements FakeKvMethods {
+  private readonly entries = new Map<string, KvEntry>();
+  private revision = 0;
+  private readonly failures = new Map<keyof FakeKvMethods, Error>();
+  /** Every call, as "method key". */
+  readonly calls: string[] = [];
+
+  constructor(readonly bucket = 'fake') {}
+
+  /** The next call of `method` rejects with `err`. */
+  failNext(method: keyof FakeKvMethods, err = new Error(`${method} failed`)): void {
+    this.failures.set(method, err);
+  }
+
+  /** The live value of a key as text (for assertions). */
+  text(key: string): string | undefined {
+    const e = this.entries.get(key);
+    return e?.operation === 'PUT' ? decoder.decode(e.value) : undefined;
+  }
+
+  get(key: string): Promise<KvEntry | null> {
+    return this.call('get', key, () => this.entries.get(key) ?? null);
+  }
+
+  put(key: string, data: string | Uint8Array): Promise<number> {
+    return this.call('put', key, () => this.write(key, data, 'PUT'));
+  }
+
+  create(key: string, data: string | Uint8Array): Promise<number> {
+    return this.call('create', key, () => {
+      if (this.entries.get(key)?.operation === 'PUT') throw new Error('wrong last sequence');
+      return this.write(key, data, 'PUT');
+    });
+  }
+
+  update(key: string, data: string | Uint8Array, version: number): Promise<number> {
+    return this.call('update', key, () => {
+      if ((this.entries.get(key)?.revision ?? 0) !== version) throw new Error('wrong last sequence');
+      return this.write(key, data, 'PUT');
+    });
+  }
+
+  delete(key: string): Promise<void> {
+    return this.call('delete', key, () => {
+      if (this.entries.has(key)) this.write(key, '', 'DEL');
+    });
+  }
+
+  keys(filter: string | string[] = '>'): Promise<QueuedIterator<string>> {
+    const filters = Array.isArray(filter) ? filter : [filter];
+    return this.call('keys', filters.join(','), () => {
+      const live = [...this.entries.values()].filter((e) => e.operation === 'PUT' && filters.some((f) => matches(f, e.key))).map((e) => e.key);
+      async function* iterate() {
+        await Promise.resolve();
+        yield* live;
+      }
+      return Object.assign(iterate(), { stop: () => undefined, getProcessed: () => live.length, getPending: () => 0, getReceived: () => live.length });
+    });
+  }
+
+  private write(key: string, data: string | Uint8Array, operation: KvEntry['operation']): number {
+    const value = typeof data === 'string' ? encoder.encode(data) : data;
+    const revision = ++this.revision;
+    this.entries.set(key, {
+      bucket: this.bucket,
+      key,
+      rawKey: key,
+      value,
+      created: new Date(0),
+      revision,
+      operation,
+      length: value.length,
+      json: <T>() => JSON.parse(decoder.decode(value)) as T,
+      string: () => decoder.decode(value),
+    });
+    return revision;
+  }
+
+  private async call<R>(method: keyof FakeKvMethods, key: string, fn: () => R): Promise<R> {
+    await Promise.resolve();
+    this.calls.push(`${method} ${key}`);
+    const err = this.failures.get(method);
+    if (err) {
+      this.failures.delete(method);
+      throw err;
+    }
+    return fn();
+  }
+}
