@@ -2,7 +2,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { CriError, NatsCriClient } from '@app/cri';
+import { CRI_TIMEOUT_HEADER, CriError, NatsCriClient, REPLY_MARGIN_MS } from '@app/cri';
 import { startNats, type NatsServer } from '../deploy/local/stack.js';
 
 describe('NatsCriClient without a working gateway', { timeout: 60_000 }, () => {
@@ -25,14 +25,16 @@ describe('NatsCriClient without a working gateway', { timeout: 60_000 }, () => {
     assert.ok(Date.now() - t0 < 2000);
   });
 
-  it('a gateway that never answers: DeadlineExceeded after the method deadline plus a margin', async () => {
-    const sub = nc.subscribe('cri.silent.runtime.*', { callback: () => undefined });
+  it('a gateway that never answers: DeadlineExceeded after the caller\'s deadline, which it sent, plus the reply margin', async () => {
+    const sent: (string | undefined)[] = [];
+    const sub = nc.subscribe('cri.silent.runtime.*', { callback: (_e, m) => void sent.push(m.headers?.get(CRI_TIMEOUT_HEADER)) });
     try {
       const cri = new NatsCriClient(nc, 'silent', 'test', { requestMs: 1000, listMs: 200, pullMs: 1000 });
       const t0 = Date.now();
       await assert.rejects(cri.runtime('ListContainers', {}), (err: unknown) => err instanceof CriError && err.code === 'DeadlineExceeded');
       const took = Date.now() - t0;
-      assert.ok(took >= 5000 && took < 15_000, `took ${took}ms`);
+      assert.deepEqual(sent, ['200'], 'the deadline travels with the call');
+      assert.ok(took >= 200 + REPLY_MARGIN_MS - 20 && took < 200 + REPLY_MARGIN_MS + 5000, `took ${took}ms`);
     } finally {
       sub.unsubscribe();
     }

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { CriError, NatsCriClient, type ContainerConfig, type PodSandboxConfig } from '@app/cri';
+import { CriError, DEFAULT_CRI_TIMEOUTS, NatsCriClient, type ContainerConfig, type CriInput, type PodSandboxConfig } from '@app/cri';
 import { freePort, startNats, startService, type NatsServer, type ServiceProcess } from '../deploy/local/stack.js';
 import { failOnLeftovers } from './support/node-stack.js';
 import { runtimeAddress, scratchRuntime, type ScratchRuntime } from './support/runtime.js';
@@ -19,7 +19,7 @@ const BUSYBOX = 'localhost/kubelet-split/busybox:1.35';
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-function sandboxConfig(name: string, hostNetwork: boolean): PodSandboxConfig {
+function sandboxConfig(name: string, hostNetwork: boolean): CriInput<PodSandboxConfig> {
   const uid = randomUUID();
   return {
     metadata: { name, namespace: 'cri-e2e', uid, attempt: 0 },
@@ -32,7 +32,7 @@ function sandboxConfig(name: string, hostNetwork: boolean): PodSandboxConfig {
   };
 }
 
-function containerConfig(name: string, command: string[], labels: Record<string, string> = {}): ContainerConfig {
+function containerConfig(name: string, command: string[], labels: Record<string, string> = {}): CriInput<ContainerConfig> {
   return {
     metadata: { name, attempt: 0 },
     image: { image: BUSYBOX },
@@ -146,7 +146,7 @@ describe('cri-gateway on the real containerd', { timeout: 300_000 }, () => {
 
     // StopContainer with a grace period: the container ignores SIGTERM, so it is killed after 2s.
     const t0 = Date.now();
-    await cri.runtime('StopContainer', { containerId: sleeps.containerId, timeout: 2 });
+    await cri.runtime('StopContainer', { containerId: sleeps.containerId, timeout: '2' });
     const took = Date.now() - t0;
     assert.ok(took >= 1500 && took < 30_000, `StopContainer took ${took}ms`);
     const stopped = await cri.runtime('ContainerStatus', { containerId: sleeps.containerId });
@@ -185,16 +185,16 @@ describe('cri-gateway on the real containerd', { timeout: 300_000 }, () => {
     const { containerId } = await cri.runtime('CreateContainer', { podSandboxId, config: containerConfig('main', ['sleep', '3600']), sandboxConfig: config });
     await cri.runtime('StartContainer', { containerId });
 
-    const ok = await cri.runtime('ExecSync', { containerId, cmd: ['sh', '-c', 'echo out; echo err >&2; exit 0'], timeout: 10 });
+    const ok = await cri.runtime('ExecSync', { containerId, cmd: ['sh', '-c', 'echo out; echo err >&2; exit 0'], timeout: '10' });
     assert.equal(Buffer.from(ok.stdout, 'base64').toString(), 'out\n');
     assert.equal(Buffer.from(ok.stderr, 'base64').toString(), 'err\n');
     assert.equal(ok.exitCode, 0);
 
-    const failed = await cri.runtime('ExecSync', { containerId, cmd: ['sh', '-c', 'exit 7'], timeout: 10 });
+    const failed = await cri.runtime('ExecSync', { containerId, cmd: ['sh', '-c', 'exit 7'], timeout: '10' });
     assert.equal(failed.exitCode, 7);
 
     const t0 = Date.now();
-    await assert.rejects(cri.runtime('ExecSync', { containerId, cmd: ['sleep', '30'], timeout: 1 }), (err: unknown) => {
+    await assert.rejects(cri.runtime('ExecSync', { containerId, cmd: ['sleep', '30'], timeout: '1' }), (err: unknown) => {
       assert.ok(err instanceof CriError);
       assert.match(`${err.code} ${err.description}`, /DeadlineExceeded|timeout/i);
       return true;
@@ -219,15 +219,24 @@ describe('cri-gateway on the real containerd', { timeout: 300_000 }, () => {
     assert.ok(Date.now() - t0 < 15_000);
   });
 
-  it('PullImage fails with DeadlineExceeded when the registry never answers (IMAGE_PULL_TIMEOUT)', async () => {
+  it('PullImage fails with DeadlineExceeded when the registry never answers: at the caller\'s deadline, or the gateway\'s IMAGE_PULL_TIMEOUT for a call without one', async () => {
     const sockets: Socket[] = [];
     const silent: Server = createServer((s) => void sockets.push(s)); // accepts, never speaks
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
     const port = (silent.address() as { port: number }).port;
     try {
-      const t0 = Date.now();
-      await assert.rejects(cri.image('PullImage', { image: { image: `127.0.0.1:${port}/kubelet-split/hangs:1` } }), (err: unknown) => err instanceof CriError && err.code === 'DeadlineExceeded');
-      const took = Date.now() - t0;
+      // The caller's own pull timeout (2s, the gateway's is 4s) travels with the call and is the gRPC deadline.
+      const caller = new NatsCriClient(nc, NODE, 'cri-e2e-test', { ...DEFAULT_CRI_TIMEOUTS, pullMs: 2000 });
+      let t0 = Date.now();
+      await assert.rejects(caller.image('PullImage', { image: { image: `127.0.0.1:${port}/kubelet-split/hangs:1` } }), (err: unknown) => err instanceof CriError && err.code === 'DeadlineExceeded');
+      let took = Date.now() - t0;
+      assert.ok(took >= 1500 && took < 3800, `took ${took}ms with the caller's pull timeout of 2s`);
+      // curl over HTTP sends no deadline: the gateway's IMAGE_PULL_TIMEOUT=4s applies.
+      t0 = Date.now();
+      const res = await fetch(`${http}/image/PullImage`, { method: 'POST', body: JSON.stringify({ image: { image: `127.0.0.1:${port}/kubelet-split/hangs:2` } }), headers: { 'content-type': 'application/json' } });
+      took = Date.now() - t0;
+      assert.equal(res.status, 504);
+      assert.equal(((await res.json()) as { error?: { code: string } }).error?.code, 'DeadlineExceeded');
       assert.ok(took >= 3500 && took < 20_000, `took ${took}ms with IMAGE_PULL_TIMEOUT=4s`);
     } finally {
       sockets.forEach((s) => s.destroy());
@@ -240,6 +249,7 @@ describe('cri-gateway on the real containerd', { timeout: 300_000 }, () => {
     const cases = [
       { subject: `cri.${NODE}.runtime.ListContainers`, body: '{not json', code: 'InvalidArgument', re: /not JSON/ },
       { subject: `cri.${NODE}.runtime.StopContainer`, body: '{"containerId": 42}', code: 'InvalidArgument', re: /containerId must be a string/ },
+      { subject: `cri.${NODE}.runtime.RunPodSandbox`, body: '{"config":{"metadata":{"nme":"x"}}}', code: 'InvalidArgument', re: /config\.metadata\.nme: unknown field of PodSandboxMetadata/ },
       { subject: `cri.${NODE}.runtime.NoSuchMethod`, body: '{}', code: 'Unimplemented', re: /unknown runtime method "NoSuchMethod"/ },
       { subject: `cri.${NODE}.runtime.RemovePodSandbox`, body: '{}', code: 'InvalidArgument', re: /podSandboxId is required/ },
       { subject: `cri.${NODE}.image.PullImage`, body: '[]', code: 'InvalidArgument', re: /must be a JSON object/ },
@@ -259,10 +269,11 @@ describe('cri-gateway on the real containerd', { timeout: 300_000 }, () => {
       { path: '/runtime/StopContainer', body: '{"containerId": true}', status: 400, code: 'InvalidArgument' },
       { path: '/runtime/NoSuchMethod', body: '{}', status: 501, code: 'Unimplemented' },
       { path: '/runtime/StartContainer', body: '{}', status: 400, code: 'InvalidArgument' },
+      { path: '/runtime/ListContainers', body: '{}', headers: { 'Cri-Timeout-Ms': 'soon' }, status: 400, code: 'InvalidArgument' },
       { path: '/runtime/ContainerStatus', body: '{"containerId":"nope"}', status: 404, code: 'NotFound' },
     ];
     for (const tc of cases) {
-      const res = await fetch(`${http}${tc.path}`, { method: 'POST', body: tc.body, headers: { 'content-type': 'application/json' } });
+      const res = await fetch(`${http}${tc.path}`, { method: 'POST', body: tc.body, headers: { 'content-type': 'application/json', ...tc.headers } });
       const body = (await res.json()) as { error?: { code: string } };
       assert.equal(res.status, tc.status, `${tc.path} ${tc.body}`);
       assert.equal(body.error?.code, tc.code);

@@ -21,6 +21,7 @@ function step(name, cmd, args) {
   }
 }
 
+step('generated code', 'npm', ['run', '--silent', 'gen:check']);
 step('lint', 'npx', ['eslint', '.']);
 step('type-check and build', 'npm', ['run', '--silent', 'build']);
 

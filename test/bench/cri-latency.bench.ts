@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { connect } from '@nats-io/transport-node';
-import { NatsCriClient, criProtoPath } from '@app/cri';
+import { ContainerStatusRequest, ListContainersRequest, NatsCriClient } from '@app/cri';
 import { GrpcRuntimeConnection } from '../../apps/cri-gateway/src/runtime-connection.js';
 import { freePort, startNats, startService } from '../../deploy/local/stack.js';
 import { runtimeAddress } from '../support/runtime.js';
@@ -50,7 +50,7 @@ const nats = await startNats();
 const nc = await connect({ servers: nats.url, name: 'bench' });
 const gateway = await startService('cri-gateway', { NODE_NAME: NODE, NATS_URL: nats.url, LOG_LEVEL: 'warn', CONTAINER_RUNTIME_ENDPOINT: `unix://${address}` }, { port: await freePort(), instance: 'bench' });
 const cri = new NatsCriClient(nc, NODE, 'bench');
-const direct = new GrpcRuntimeConnection(`unix://${address}`, criProtoPath());
+const direct = new GrpcRuntimeConnection(`unix://${address}`);
 
 const uid = randomUUID();
 const config = { metadata: { name: 'bench', namespace: 'bench', uid, attempt: 0 }, linux: { securityContext: { namespaceOptions: { network: 'NODE' as const } } } };
@@ -65,8 +65,8 @@ try {
   const listed = await cri.runtime('ListContainers', {});
 
   const rows: [string, Stats, Stats][] = [
-    ['ListContainers', ...(await measure(() => direct.unary('runtime', 'ListContainers', {}, 30_000), () => cri.runtime('ListContainers', {})))],
-    ['ContainerStatus', ...(await measure(() => direct.unary('runtime', 'ContainerStatus', { containerId }, 30_000), () => cri.runtime('ContainerStatus', { containerId })))],
+    ['ListContainers', ...(await measure(() => direct.unary('runtime', 'ListContainers', ListContainersRequest.fromPartial({}), 30_000), () => cri.runtime('ListContainers', {})))],
+    ['ContainerStatus', ...(await measure(() => direct.unary('runtime', 'ContainerStatus', ContainerStatusRequest.fromPartial({ containerId }), 30_000), () => cri.runtime('ContainerStatus', { containerId })))],
   ];
   const f = (n: number) => `${n.toFixed(3)}ms`.padStart(10);
   process.stdout.write(`${calls} sequential calls each, ${listed.containers.length} containers in the runtime (node ${process.version})\n`);

@@ -7,9 +7,10 @@ export const criGatewayConfigSchema = {
     default: 'unix:///run/kubelet-split/containerd/containerd.sock',
     describe: 'the CRI socket, like --container-runtime-endpoint',
   }),
-  RUNTIME_REQUEST_TIMEOUT: env.duration({ default: 120_000, describe: 'deadline of CRI calls that change the runtime, like --runtime-request-timeout' }),
-  RUNTIME_LIST_TIMEOUT: env.duration({ default: 30_000, describe: 'deadline of CRI reads: list, status, stats, version' }),
-  IMAGE_PULL_TIMEOUT: env.duration({ default: 120_000, describe: 'deadline of PullImage, so an unreachable registry fails instead of hanging' }),
+  // Callers send their own deadline with each call (Cri-Timeout-Ms); these serve calls that carry none (curl over HTTP).
+  RUNTIME_REQUEST_TIMEOUT: env.duration({ default: 120_000, describe: 'deadline of CRI calls that change the runtime, for calls that send none (callers\' own come first)' }),
+  RUNTIME_LIST_TIMEOUT: env.duration({ default: 30_000, describe: 'deadline of CRI reads (list, status, stats, version), for calls that send none' }),
+  IMAGE_PULL_TIMEOUT: env.duration({ default: 120_000, describe: 'deadline of PullImage, for calls that send none' }),
 };
 
 export type CriGatewayConfig = FullConfig<typeof criGatewayConfigSchema>;

@@ -2,7 +2,7 @@ import { Controller, Get, Inject, Module, type BeforeApplicationShutdown, type O
 import { MessagePattern } from '@nestjs/microservices';
 import { Subjects, type ContainerEventsStatusMessage } from '@app/contracts';
 import { Clock, SystemClock } from '@app/clock';
-import { criProtoPath, type CriTimeouts } from '@app/cri';
+import type { CriTimeouts } from '@app/cri';
 import { NatsBus } from '@app/nats';
 import type { Logger, Registry } from '@app/observability';
 import type { NatsConnection } from '@app/nats';
@@ -11,7 +11,6 @@ import { CriNatsResponder } from './cri-nats.responder.js';
 import { ContainerEventsRelay } from './container-events.js';
 import { CriController } from './cri.controller.js';
 import { CriGateway, RuntimeMetrics } from './gateway.js';
-import { RequestSchema } from './request-schema.js';
 import { GrpcRuntimeConnection, RuntimeConnection } from './runtime-connection.js';
 import { RuntimeMetricsRecorder } from './runtime-metrics.js';
 import { RuntimeStatusPoller } from './runtime-status.js';
@@ -43,16 +42,16 @@ export class ContainerEventsController {
     {
       provide: RuntimeConnection,
       inject: [SERVICE_CONFIG],
-      useFactory: (cfg: Config) => new GrpcRuntimeConnection(cfg.CONTAINER_RUNTIME_ENDPOINT, criProtoPath()),
+      useFactory: (cfg: Config) => new GrpcRuntimeConnection(cfg.CONTAINER_RUNTIME_ENDPOINT),
     },
-    { provide: RequestSchema, useFactory: () => new RequestSchema(criProtoPath()) },
     { provide: RuntimeMetrics, inject: [METRICS_REGISTRY], useFactory: (r: Registry) => new RuntimeMetricsRecorder(r) },
     {
       provide: CriGateway,
-      inject: [RuntimeConnection, RequestSchema, SERVICE_CONFIG, RuntimeMetrics, Clock],
-      useFactory: (conn: RuntimeConnection, schema: RequestSchema, cfg: Config, metrics: RuntimeMetrics, clock: Clock) => {
+      inject: [RuntimeConnection, SERVICE_CONFIG, RuntimeMetrics, Clock],
+      useFactory: (conn: RuntimeConnection, cfg: Config, metrics: RuntimeMetrics, clock: Clock) => {
+        // For calls that carry no deadline of their own (CRI_TIMEOUT_HEADER): curl over HTTP.
         const timeouts: CriTimeouts = { requestMs: cfg.RUNTIME_REQUEST_TIMEOUT, listMs: cfg.RUNTIME_LIST_TIMEOUT, pullMs: cfg.IMAGE_PULL_TIMEOUT };
-        return new CriGateway(conn, schema, timeouts, metrics, clock);
+        return new CriGateway(conn, timeouts, metrics, clock);
       },
     },
     {

@@ -4,11 +4,12 @@
  * service's connection rather than through Nest's handler pipeline (guards,
  * interceptors, observables), which cost about half a millisecond per call
  * here; see docs/adr/0003-cri-gateway-hot-path.md. Same handler as HTTP
- * (CriGateway.call), same error shape as every other reply.
+ * (CriGateway.call), same error shape as every other reply. The caller's
+ * deadline arrives in the CRI_TIMEOUT_HEADER header.
  */
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { MessageError, Subjects, parseJson } from '@app/contracts';
-import type { CriService } from '@app/cri';
+import { CRI_TIMEOUT_HEADER, CriError, parseCriTimeout, type CriService } from '@app/cri';
 import type { Logger } from '@app/observability';
 import { toErrorReply } from '@app/service';
 import type { CriGateway } from './gateway.js';
@@ -45,7 +46,9 @@ export class CriNatsResponder {
     try {
       const parsed = service === 'runtime' ? Subjects.criRuntime.parse(msg.subject) : Subjects.criImage.parse(msg.subject);
       if (!parsed) throw new MessageError(`not a CRI subject: ${msg.subject}`);
-      body = await this.gateway.call(service, parsed.method, msg.data.length === 0 ? {} : parseJson(msg.data));
+      const timeout = parseCriTimeout(msg.headers?.get(CRI_TIMEOUT_HEADER));
+      if (timeout.problem) throw new CriError('InvalidArgument', `${parsed.method}: ${timeout.problem}`);
+      body = await this.gateway.call(service, parsed.method, msg.data.length === 0 ? {} : parseJson(msg.data), timeout.ms);
     } catch (err) {
       body = toErrorReply(err);
     }

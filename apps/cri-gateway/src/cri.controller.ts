@@ -1,10 +1,12 @@
 /**
  * The CRI over HTTP: `POST /runtime/<Method>` and `POST /image/<Method>`,
- * served by the same CriGateway.call as NATS (cri-nats.responder.ts).
+ * served by the same CriGateway.call as NATS (cri-nats.responder.ts). A
+ * caller may send its deadline in the CRI_TIMEOUT_HEADER header, as over NATS;
+ * without it the gateway's own timeouts apply.
  */
 import { Controller, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { CriError, httpStatusOf, type CriService } from '@app/cri';
+import { CRI_TIMEOUT_HEADER, CriError, httpStatusOf, parseCriTimeout, type CriService } from '@app/cri';
 import { readJsonBody, toErrorReply } from '@app/service';
 import { CriGateway } from './gateway.js';
 
@@ -26,8 +28,10 @@ export class CriController {
 
   private async overHttp(service: CriService, method: string, req: Request, res: Response): Promise<void> {
     try {
+      const timeout = parseCriTimeout(req.get(CRI_TIMEOUT_HEADER));
+      if (timeout.problem) throw new CriError('InvalidArgument', `${method}: ${timeout.problem}`);
       const body = await readJsonBody(req);
-      res.status(200).json(await this.gateway.call(service, method, body));
+      res.status(200).json(await this.gateway.call(service, method, body, timeout.ms));
     } catch (err) {
       const reply = toErrorReply(err);
       res.status(err instanceof CriError ? httpStatusOf(err.code) : httpStatusOf(reply.error.code)).json(reply);

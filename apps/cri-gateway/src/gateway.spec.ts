@@ -1,9 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
-import { CriError, criProtoPath, type ContainerEventResponse, type CriService } from '@app/cri';
+import { CriError, type ContainerEventResponse, type CriService } from '@app/cri';
 import { CriGateway, RuntimeMetrics } from './gateway.js';
-import { RequestSchema } from './request-schema.js';
 import { RuntimeConnection, type EventStream } from './runtime-connection.js';
 
 interface Sent {
@@ -42,14 +41,13 @@ class RecordingMetrics extends RuntimeMetrics {
   }
 }
 
-const schema = new RequestSchema(criProtoPath());
 const timeouts = { requestMs: 120_000, listMs: 30_000, pullMs: 60_000 };
 
 function setup() {
   const conn = new FakeConnection();
   const metrics = new RecordingMetrics();
   const clock = new FakeClock(0);
-  return { conn, metrics, clock, gw: new CriGateway(conn, schema, timeouts, metrics, clock) };
+  return { conn, metrics, clock, gw: new CriGateway(conn, timeouts, metrics, clock) };
 }
 
 describe('CriGateway: deadlines by method', () => {
@@ -75,7 +73,12 @@ describe('CriGateway: bad input never reaches the runtime', () => {
   const cases = [
     { name: 'unknown method', method: 'NoSuchMethod', request: {}, code: 'Unimplemented', re: /unknown runtime method "NoSuchMethod"/ },
     { name: 'not an object', method: 'ListContainers', request: 'hello', code: 'InvalidArgument', re: /must be a JSON object/ },
-    { name: 'misspelled field', method: 'StopPodSandbox', request: { podSandboxID: 'x' }, code: 'InvalidArgument', re: /unknown field podSandboxID/ },
+    { name: 'misspelled field', method: 'StopPodSandbox', request: { podSandboxID: 'x' }, code: 'InvalidArgument', re: /^StopPodSandbox: podSandboxID: unknown field of StopPodSandboxRequest \(its fields: podSandboxId\)$/ },
+    { name: 'misspelled nested field', method: 'RunPodSandbox', request: { config: { metadata: { nme: 'p', namespace: 'd', uid: 'u' } } }, code: 'InvalidArgument', re: /config\.metadata\.nme: unknown field of PodSandboxMetadata/ },
+    { name: 'a field upstream does not have (the old invented audit_request_id)', method: 'Exec', request: { containerId: 'c', cmd: ['sh'], auditRequestId: 'a' }, code: 'InvalidArgument', re: /auditRequestId: unknown field of ExecRequest/ },
+    { name: 'a string where an object belongs', method: 'CreateContainer', request: { podSandboxId: 's', config: { metadata: { name: 'c' }, image: 'busybox' } }, code: 'InvalidArgument', re: /config\.image must be an object \(ImageSpec\)/ },
+    { name: 'an int32 out of range', method: 'RunPodSandbox', request: { config: { metadata: { name: 'p', namespace: 'd', uid: 'u', attempt: -1 } } }, code: 'InvalidArgument', re: /config\.metadata\.attempt must be an integer in the uint32 range/ },
+    { name: 'a map value of the wrong type', method: 'RunPodSandbox', request: { config: { metadata: { name: 'p', namespace: 'd', uid: 'u' }, labels: { a: 1 } } }, code: 'InvalidArgument', re: /config\.labels\.a must be a string/ },
     { name: 'missing id', method: 'StopPodSandbox', request: {}, code: 'InvalidArgument', re: /podSandboxId is required by StopPodSandbox/ },
     { name: 'empty id', method: 'RemoveContainer', request: { containerId: '' }, code: 'InvalidArgument', re: /containerId is required/ },
     { name: 'wrong type', method: 'StopContainer', request: { containerId: 'c', timeout: 'soon' }, code: 'InvalidArgument', re: /timeout must be an integer/ },
@@ -90,6 +93,38 @@ describe('CriGateway: bad input never reaches the runtime', () => {
       assert.equal(conn.sent.length, 0);
     });
   }
+});
+
+describe('CriGateway: the caller\'s deadline', () => {
+  const cases = [
+    { name: 'a caller with a 5-minute pull timeout gets a 5-minute gRPC deadline', service: 'image' as const, method: 'PullImage', request: { image: { image: 'x' } }, caller: 300_000, want: 300_000 },
+    { name: 'a caller\'s short deadline wins over the gateway\'s longer one', service: 'runtime' as const, method: 'StopContainer', request: { containerId: 'c' }, caller: 1500, want: 1500 },
+    { name: 'a call without one gets the gateway\'s own', service: 'image' as const, method: 'PullImage', request: { image: { image: 'x' } }, caller: undefined, want: 60_000 },
+  ];
+  for (const tc of cases) {
+    it(tc.name, async () => {
+      const { conn, gw } = setup();
+      await gw.call(tc.service, tc.method, tc.request, tc.caller);
+      assert.equal(conn.sent[0]?.deadlineMs, tc.want);
+    });
+  }
+});
+
+describe('CriGateway: the generated messages on both sides', () => {
+  it('sends the runtime the generated request, proto defaults filled in, int64 given as numbers or strings', async () => {
+    const { conn, gw } = setup();
+    await gw.call('runtime', 'StopContainer', { containerId: 'c1', timeout: 30 });
+    await gw.call('runtime', 'StopContainer', { containerId: 'c1', timeout: '30' });
+    assert.deepEqual(conn.sent.map((s) => s.request), [{ containerId: 'c1', timeout: '30' }, { containerId: 'c1', timeout: '30' }]);
+  });
+
+  it('answers ExecSync with stdout and stderr as base64 text', async () => {
+    const { conn, gw } = setup();
+    conn.answer = () => Promise.resolve({ stdout: Buffer.from('out\n'), stderr: Buffer.from('err\n'), exitCode: 3 });
+    const reply = await gw.call('runtime', 'ExecSync', { containerId: 'c1', cmd: ['sh'] });
+    assert.deepEqual(reply, { stdout: Buffer.from('out\n').toString('base64'), stderr: Buffer.from('err\n').toString('base64'), exitCode: 3 });
+    assert.equal((JSON.parse(JSON.stringify(reply)) as { stdout: string }).stdout, 'b3V0Cg==');
+  });
 });
 
 describe('CriGateway: results, errors and metrics', () => {

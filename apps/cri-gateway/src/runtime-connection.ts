@@ -6,8 +6,7 @@
  * about a second without restarting the gateway.
  */
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-import { CriError, grpcCodeName, type ContainerEventResponse, type CriService } from '@app/cri';
+import { CriError, ImageServiceClient, RuntimeServiceClient, grpcCodeName, type ContainerEventResponse, type CriService } from '@app/cri';
 
 export interface EventStream {
   /** Settles when the stream ends: resolves on a clean end, rejects with a CriError. */
@@ -16,7 +15,11 @@ export interface EventStream {
 }
 
 export abstract class RuntimeConnection {
-  /** One unary call with a deadline; rejects with CriError (gRPC code kept). */
+  /**
+   * One unary call with a deadline: `request` is the generated request message
+   * (libs/cri decodeRequest), the answer the generated response message;
+   * rejects with CriError (gRPC code kept).
+   */
   abstract unary(service: CriService, method: string, request: unknown, deadlineMs: number): Promise<unknown>;
   /** RuntimeService.GetContainerEvents, a server stream. */
   abstract containerEvents(onEvent: (event: ContainerEventResponse) => void): EventStream;
@@ -24,19 +27,6 @@ export abstract class RuntimeConnection {
   abstract hasMethod(service: CriService, method: string): boolean;
   abstract close(): void;
 }
-
-/** proto-loader options: the JSON shape of libs/cri's types. */
-export const PROTO_LOADER_OPTIONS: protoLoader.Options = {
-  keepCase: false,
-  longs: String,
-  enums: String,
-  defaults: true,
-  arrays: true,
-  objects: true,
-  oneofs: true,
-  // bytes as base64 text, as in protobuf's JSON mapping: replies travel as JSON.
-  bytes: String,
-};
 
 const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   // grpc-go servers (containerd) refuse pings more often than every 5 minutes by default.
@@ -55,33 +45,39 @@ const CHANNEL_OPTIONS: grpc.ChannelOptions = {
 
 const EMPTY_METADATA = new grpc.Metadata();
 
-type UnaryFn = (request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: (err: grpc.ServiceError | null, value?: unknown) => void) => grpc.ClientUnaryCall;
+type UnaryFn = (request: unknown, metadata: grpc.Metadata, options: Partial<grpc.CallOptions>, callback: (err: grpc.ServiceError | null, value?: unknown) => void) => grpc.ClientUnaryCall;
 
+/** The generated client's method for an RPC: its proto name with a lower-case first letter (RunPodSandbox -> runPodSandbox). */
+const clientMethod = (method: string): string => method.charAt(0).toLowerCase() + method.slice(1);
+
+/** The generated grpc-js clients (libs/cri's ts-proto code) on one channel each to the CRI socket. */
 export class GrpcRuntimeConnection extends RuntimeConnection {
-  private readonly clients: Record<CriService, grpc.Client>;
+  private readonly runtime: RuntimeServiceClient;
+  private readonly image: ImageServiceClient;
 
-  constructor(endpoint: string, protoPath: string) {
+  constructor(endpoint: string) {
     super();
-    const definition = protoLoader.loadSync(protoPath, PROTO_LOADER_OPTIONS);
-    const pkg = grpc.loadPackageDefinition(definition) as unknown as {
-      runtime: { v1: { RuntimeService: grpc.ServiceClientConstructor; ImageService: grpc.ServiceClientConstructor } };
-    };
     const credentials = grpc.credentials.createInsecure();
-    this.clients = {
-      runtime: new pkg.runtime.v1.RuntimeService(endpoint, credentials, CHANNEL_OPTIONS),
-      image: new pkg.runtime.v1.ImageService(endpoint, credentials, CHANNEL_OPTIONS),
-    };
+    this.runtime = new RuntimeServiceClient(endpoint, credentials, CHANNEL_OPTIONS);
+    this.image = new ImageServiceClient(endpoint, credentials, CHANNEL_OPTIONS);
+  }
+
+  private definition(service: CriService, method: string): { requestStream: boolean; responseStream: boolean } | undefined {
+    const defs = (service === 'runtime' ? RuntimeServiceClient.service : ImageServiceClient.service) as Record<string, { requestStream: boolean; responseStream: boolean }>;
+    const key = clientMethod(method);
+    return Object.hasOwn(defs, key) ? defs[key] : undefined;
   }
 
   hasMethod(service: CriService, method: string): boolean {
-    const fn = (this.clients[service] as unknown as Record<string, unknown>)[method];
-    return typeof fn === 'function' && method !== 'GetContainerEvents';
+    const def = this.definition(service, method);
+    return def !== undefined && !def.requestStream && !def.responseStream;
   }
 
   unary(service: CriService, method: string, request: unknown, deadlineMs: number): Promise<unknown> {
-    const client = this.clients[service] as unknown as Record<string, UnaryFn>;
-    const fn = client[method];
-    if (!fn || !this.hasMethod(service, method)) return Promise.reject(new CriError('Unimplemented', `unknown ${service} method ${method}`));
+    if (!this.hasMethod(service, method)) return Promise.reject(new CriError('Unimplemented', `unknown ${service} method ${method}`));
+    const client = service === 'runtime' ? this.runtime : this.image;
+    const fn = (client as unknown as Record<string, UnaryFn>)[clientMethod(method)];
+    if (!fn) return Promise.reject(new CriError('Unimplemented', `unknown ${service} method ${method}`));
     return new Promise((resolve, reject) => {
       fn.call(client, request, EMPTY_METADATA, { deadline: Date.now() + deadlineMs }, (err, value) => {
         if (err) reject(toCriError(err));
@@ -91,10 +87,7 @@ export class GrpcRuntimeConnection extends RuntimeConnection {
   }
 
   containerEvents(onEvent: (event: ContainerEventResponse) => void): EventStream {
-    const client = this.clients.runtime as unknown as {
-      GetContainerEvents(request: unknown, options?: grpc.CallOptions): grpc.ClientReadableStream<ContainerEventResponse>;
-    };
-    const call = client.GetContainerEvents({});
+    const call = this.runtime.getContainerEvents({});
     const done = new Promise<void>((resolve, reject) => {
       call.on('data', onEvent);
       call.on('error', (err: grpc.ServiceError) => reject(toCriError(err)));
@@ -104,8 +97,8 @@ export class GrpcRuntimeConnection extends RuntimeConnection {
   }
 
   close(): void {
-    this.clients.runtime.close();
-    this.clients.image.close();
+    this.runtime.close();
+    this.image.close();
   }
 }
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import type { Container, LifecycleHandler, Pod } from '@app/contracts';
 import { RecordingEventRecorder } from '@app/contracts/testing';
-import { FakeCri } from '@app/cri';
+import { FakeCri } from '@app/cri/testing';
 import type { RuntimeContainerStatus, RuntimePodStatus } from '@app/kube';
 import { silentLogger } from '@app/observability';
 import { HTTP_RESPONSE_TO_HTTPS_CLIENT } from '@app/probe';
@@ -55,7 +55,7 @@ describe('CriHookRunner: which IP an httpGet hook without a host goes to', () =>
     const runner = new CriHookRunner(cri, node.hostIP, new FakeClock(), { http: new FakeHttpClient() });
     const c = pod.spec.containers[0] as Container;
     assert.match((await runner.run(pod, c, 'abc', { exec: { command: ['false'] } }, [], 5)) ?? '', /^Exec lifecycle hook \(\[false\]\) for Container "app" in Pod "web_default\(uid-1\)" failed - error: command 'false' exited with 1: nope, message: "nope"$/);
-    assert.deepEqual(cri.callsOf('ExecSync'), [{ containerId: 'abc', cmd: ['false'], timeout: 5 }]);
+    assert.deepEqual(cri.callsOf('ExecSync'), [{ containerId: 'abc', cmd: ['false'], timeout: '5' }]);
     assert.match((await runner.run(pod, c, 'abc', { tcpSocket: { port: 8080 } }, ['10.0.0.5'], 5)) ?? '', /^Cannot run handler: invalid handler: /);
   });
 });
@@ -122,7 +122,7 @@ describe('RuntimeManager: a failed hook is reported without its output in events
       ],
     );
     assert.ok(!events.seen.some((e) => e.message.includes('hunter2')), 'no event carries the output');
-    assert.deepEqual(cri.callsOf('StopContainer'), [{ containerId: 'c-1', timeout: 30 }]);
+    assert.deepEqual(cri.callsOf('StopContainer'), [{ containerId: 'c-1', timeout: '30' }]);
   });
 
   it('postStart succeeded: no hook event, no kill', async () => {

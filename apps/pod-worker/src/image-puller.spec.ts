@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import type { Container, Pod } from '@app/contracts';
 import { RecordingEventRecorder } from '@app/contracts/testing';
-import { FakeCri } from '@app/cri';
+import { FakeCri } from '@app/cri/testing';
 import { ImagePuller } from './runtime-manager.js';
 
 class Events extends RecordingEventRecorder {

@@ -13,6 +13,8 @@ export const podWorkerConfigSchema = {
   POD_LOGS_DIR: env.string({ default: '/var/log/pods', describe: 'the root of the pods\' log directories' }),
   POD_ROOT_DIR: env.string({ default: '/var/lib/kubelet-split/pods', describe: 'the root of the pods\' directories (emptyDir volumes)' }),
   NODE_IP: env.string({ default: '127.0.0.1', describe: 'the node\'s IP (status.hostIP, hooks of hostNetwork pods)' }),
+  RUNTIME_REQUEST_TIMEOUT: env.duration({ default: 120_000, describe: 'deadline of the CRI calls that change the runtime, like --runtime-request-timeout (sent to cri-gateway with each call)' }),
+  IMAGE_PULL_TIMEOUT: env.duration({ default: 120_000, describe: 'deadline of PullImage (sent to cri-gateway with each call)' }),
 };
 
 export type PodWorkerConfig = FullConfig<typeof podWorkerConfigSchema>;

@@ -1,7 +1,7 @@
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Clock, SystemClock } from '@app/clock';
 import { EventRecorder } from '@app/contracts';
-import { CriRuntime, NatsCriClient } from '@app/cri';
+import { CriRuntime, DEFAULT_CRI_TIMEOUTS, NatsCriClient } from '@app/cri';
 import { NatsBus, NatsEventRecorder, type NatsConnection } from '@app/nats';
 import type { Logger, Registry } from '@app/observability';
 import { KvPodCache, PodCache } from '@app/pod-cache';
@@ -48,7 +48,7 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
       useFactory: (cfg: PodWorkerConfig): NodeFacts => ({ nodeName: cfg.NODE_NAME, hostIP: cfg.NODE_IP, logRoot: cfg.POD_LOGS_DIR, podRoot: cfg.POD_ROOT_DIR, hostDns: readHostDns() }),
     },
     // The ports and their adapters.
-    { provide: CriRuntime, inject: [NATS_CONNECTION, SERVICE_CONFIG], useFactory: (nc: NatsConnection, cfg: PodWorkerConfig) => new NatsCriClient(nc, cfg.NODE_NAME, 'pod-worker') },
+    { provide: CriRuntime, inject: [NATS_CONNECTION, SERVICE_CONFIG], useFactory: (nc: NatsConnection, cfg: PodWorkerConfig) => new NatsCriClient(nc, cfg.NODE_NAME, 'pod-worker', { ...DEFAULT_CRI_TIMEOUTS, requestMs: cfg.RUNTIME_REQUEST_TIMEOUT, pullMs: cfg.IMAGE_PULL_TIMEOUT }) },
     { provide: EventRecorder, inject: [NatsBus, SERVICE_CONFIG, Clock], useFactory: (bus: NatsBus, cfg: PodWorkerConfig, clock: Clock) => new NatsEventRecorder(bus, cfg.NODE_NAME, clock) },
     { provide: HookRunner, inject: [CriRuntime, SERVICE_CONFIG, Clock, EventRecorder], useFactory: (cri: CriRuntime, cfg: PodWorkerConfig, clock: Clock, events: EventRecorder) => new CriHookRunner(cri, cfg.NODE_IP, clock, { events }) },
     { provide: PodDirectories, inject: [NODE_FACTS], useFactory: (node: NodeFacts) => new FsPodDirectories(node) },

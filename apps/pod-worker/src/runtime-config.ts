@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import type { Container, Pod } from '@app/contracts';
-import type { ContainerConfig, KeyValue, PodSandboxConfig, PortMapping } from '@app/cri';
+import type { ContainerConfig, CriInput, KeyValue, PodSandboxConfig, PortMapping } from '@app/cri';
 import { KubeletAnnotations, KubeletLabels, cpuMillis, expand, mappingFuncFor, memoryBytes } from '@app/kube';
 
 /** The kubelet's defaults for CFS (quota period 100ms) and shares. */
@@ -54,8 +54,8 @@ function namespaceOptions(pod: Pod) {
 }
 
 /** generatePodSandboxConfig */
-export function generatePodSandboxConfig(pod: Pod, attempt: number, node: NodeFacts): PodSandboxConfig {
-  const portMappings: PortMapping[] = [];
+export function generatePodSandboxConfig(pod: Pod, attempt: number, node: NodeFacts): CriInput<PodSandboxConfig> {
+  const portMappings: CriInput<PortMapping>[] = [];
   for (const c of pod.spec.containers) {
     for (const p of c.ports ?? []) {
       if (!p.hostPort) continue;
@@ -79,8 +79,8 @@ export function generatePodSandboxConfig(pod: Pod, attempt: number, node: NodeFa
       securityContext: {
         namespaceOptions: namespaceOptions(pod),
         privileged,
-        ...(psc?.runAsUser !== undefined ? { runAsUser: { value: psc.runAsUser } } : {}),
-        ...(psc?.runAsGroup !== undefined ? { runAsGroup: { value: psc.runAsGroup } } : {}),
+        ...(psc?.runAsUser !== undefined ? { runAsUser: { value: String(psc.runAsUser) } } : {}),
+        ...(psc?.runAsGroup !== undefined ? { runAsGroup: { value: String(psc.runAsGroup) } } : {}),
       },
       sysctls: Object.fromEntries((psc?.sysctls ?? []).map((s) => [s.name, s.value])),
     },
@@ -156,10 +156,11 @@ export function containerResources(c: Container) {
   const memLimit = lim['memory'];
   const shares = cpuRequest ? Math.max(MIN_SHARES, Math.floor((cpuMillis(cpuRequest) * SHARES_PER_CPU) / 1000)) : MIN_SHARES;
   return {
-    cpuShares: shares,
-    cpuPeriod: cpuLimit ? CPU_PERIOD_US : 0,
-    cpuQuota: cpuLimit ? Math.max(1000, Math.floor((cpuMillis(cpuLimit) * CPU_PERIOD_US) / 1000)) : 0,
-    memoryLimitInBytes: memLimit ? memoryBytes(memLimit) : 0,
+    // int64 fields: decimal strings, as the CRI's JSON carries them.
+    cpuShares: String(shares),
+    cpuPeriod: String(cpuLimit ? CPU_PERIOD_US : 0),
+    cpuQuota: String(cpuLimit ? Math.max(1000, Math.floor((cpuMillis(cpuLimit) * CPU_PERIOD_US) / 1000)) : 0),
+    memoryLimitInBytes: String(memLimit ? memoryBytes(memLimit) : 0),
   };
 }
 
@@ -174,7 +175,7 @@ export interface ContainerConfigInput {
 }
 
 /** generateContainerConfig */
-export function generateContainerConfig(input: ContainerConfigInput): ContainerConfig {
+export function generateContainerConfig(input: ContainerConfigInput): CriInput<ContainerConfig> {
   const { pod, container: c, restartCount, node } = input;
   const envs = containerEnv(pod, c, input.podIPs, node);
   const mapping = mappingFuncFor(new Map(envs.map((e) => [e.key ?? '', e.value ?? ''])));
@@ -221,8 +222,8 @@ export function generateContainerConfig(input: ContainerConfigInput): ContainerC
         namespaceOptions: namespaceOptions(pod),
         privileged: sc?.privileged === true,
         readonlyRootfs: sc?.readOnlyRootFilesystem === true,
-        ...(runAsUser !== undefined ? { runAsUser: { value: runAsUser } } : {}),
-        ...(runAsGroup !== undefined ? { runAsGroup: { value: runAsGroup } } : {}),
+        ...(runAsUser !== undefined ? { runAsUser: { value: String(runAsUser) } } : {}),
+        ...(runAsGroup !== undefined ? { runAsGroup: { value: String(runAsGroup) } } : {}),
       },
     },
   };

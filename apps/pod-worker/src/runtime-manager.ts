@@ -18,7 +18,7 @@
  */
 import { Clock } from '@app/clock';
 import type { Container, EventRecorder, KillPodOptions, Pod } from '@app/contracts';
-import { CriError, type CriRuntime, type PodSandboxConfig } from '@app/cri';
+import { CriError, type CriInput, type CriRuntime, type PodSandboxConfig } from '@app/cri';
 import { KubeletLabels, findContainerStatus, type RuntimeContainerStatus, type RuntimePodStatus } from '@app/kube';
 import type { Logger } from '@app/observability';
 import { CrashLoopBackOff } from './backoff.js';
@@ -238,14 +238,14 @@ export class RuntimeManager {
       grace = killContainerGracePeriod({ ...input, preStopDurationSeconds: Math.floor((this.clock.now() - started) / 1000) });
     }
     try {
-      await this.cri.runtime('StopContainer', { containerId, timeout: grace });
+      await this.cri.runtime('StopContainer', { containerId, timeout: String(grace) });
     } catch (err) {
       if (!(err instanceof CriError && err.code === 'NotFound')) throw err;
     }
   }
 
   /** createPodSandbox: config, log directory (made by the caller), RunPodSandbox, then its IPs. */
-  private async createSandbox(pod: Pod, config: PodSandboxConfig): Promise<{ id: string; ips: string[] } | { error: SyncError }> {
+  private async createSandbox(pod: Pod, config: CriInput<PodSandboxConfig>): Promise<{ id: string; ips: string[] } | { error: SyncError }> {
     const uid = pod.metadata.uid ?? '';
     // Never a second sandbox: a ready one the cache does not show yet means the cache is behind.
     const existing = await this.cri.runtime('ListPodSandbox', { filter: { labelSelector: { [KubeletLabels.podUid]: uid }, state: { state: 'SANDBOX_READY' } } });
@@ -269,7 +269,7 @@ export class RuntimeManager {
     type: 'container' | 'init_container',
     status: RuntimePodStatus,
     sandboxId: string,
-    sandboxConfig: PodSandboxConfig,
+    sandboxConfig: CriInput<PodSandboxConfig>,
     podIPs: string[],
   ): Promise<SyncError | undefined> {
     const fieldPath = `spec.${type === 'init_container' ? 'initContainers' : 'containers'}{${c.name}}`;

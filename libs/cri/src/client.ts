@@ -3,18 +3,18 @@
  * kubelet's internalapi.RuntimeService + ImageManagerService, one generic
  * call per service), `NatsCriClient` speaks NATS request/reply to the
  * cri-gateway. Errors arrive as CriError with the gRPC code kept.
+ *
+ * The caller owns each call's deadline, as the kubelet's remote runtime
+ * client does with its context: the client sends it in CRI_TIMEOUT_HEADER,
+ * the gateway makes it the gRPC deadline, and the client waits that long
+ * plus REPLY_MARGIN_MS for the answer.
  */
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Subjects, isRecord, parseJson } from '@app/contracts';
 import { messageHeaders, type MessageMeta } from '@app/nats';
 import { CriError, isCriErrorCode } from './errors.js';
-import { DEFAULT_CRI_TIMEOUTS, IMAGE_METHOD_INFO, RUNTIME_METHOD_INFO, deadlineMs, type CriTimeouts, type ImageMethod, type RuntimeMethod } from './methods.js';
-import type { ImageServiceMethods, RuntimeServiceMethods } from './types.js';
-
-export type RuntimeRequest<M extends RuntimeMethod> = RuntimeServiceMethods[M]['request'];
-export type RuntimeResponse<M extends RuntimeMethod> = RuntimeServiceMethods[M]['response'];
-export type ImageRequest<M extends ImageMethod> = ImageServiceMethods[M]['request'];
-export type ImageResponse<M extends ImageMethod> = ImageServiceMethods[M]['response'];
+import type { ImageMethod, ImageRequest, ImageResponse, RuntimeMethod, RuntimeRequest, RuntimeResponse } from './messages.js';
+import { CRI_TIMEOUT_HEADER, DEFAULT_CRI_TIMEOUTS, IMAGE_METHOD_INFO, RUNTIME_METHOD_INFO, deadlineMs, type CriTimeouts } from './methods.js';
 
 /** The runtime and image services, as consumers depend on them. */
 export abstract class CriRuntime {
@@ -25,12 +25,16 @@ export abstract class CriRuntime {
 }
 
 const enc = new TextEncoder();
-/** Extra time the NATS request waits beyond the gateway's own deadline, so the gateway's answer wins. */
-const REPLY_MARGIN_MS = 5000;
+/** How much longer than the call's deadline the NATS request waits, so that the gateway's DeadlineExceeded reaches the caller. */
+export const REPLY_MARGIN_MS = 2000;
 
 export class NatsCriClient extends CriRuntime {
+  /**
+   * @param timeouts the deadlines of this caller's calls (the pod worker's
+   *   come from its RUNTIME_REQUEST_TIMEOUT and IMAGE_PULL_TIMEOUT).
+   */
   constructor(
-    private readonly nc: NatsConnection,
+    private readonly nc: Pick<NatsConnection, 'request'>,
     private readonly node: string,
     private readonly service: string,
     private readonly timeouts: CriTimeouts = DEFAULT_CRI_TIMEOUTS,
@@ -39,24 +43,24 @@ export class NatsCriClient extends CriRuntime {
   }
 
   runtime<M extends RuntimeMethod>(method: M, request: RuntimeRequest<M>, meta?: MessageMeta): Promise<RuntimeResponse<M>> {
-    const wait = deadlineMs(RUNTIME_METHOD_INFO[method], request, this.timeouts) + REPLY_MARGIN_MS;
-    return this.call(Subjects.criRuntime.build(this.node, method), request, wait, meta) as Promise<RuntimeResponse<M>>;
+    const deadline = deadlineMs(RUNTIME_METHOD_INFO[method], request, this.timeouts);
+    return this.call(Subjects.criRuntime.build(this.node, method), request, deadline, meta) as Promise<RuntimeResponse<M>>;
   }
 
   image<M extends ImageMethod>(method: M, request: ImageRequest<M>, meta?: MessageMeta): Promise<ImageResponse<M>> {
-    const wait = deadlineMs(IMAGE_METHOD_INFO[method], request, this.timeouts) + REPLY_MARGIN_MS;
-    return this.call(Subjects.criImage.build(this.node, method), request, wait, meta) as Promise<ImageResponse<M>>;
+    const deadline = deadlineMs(IMAGE_METHOD_INFO[method], request, this.timeouts);
+    return this.call(Subjects.criImage.build(this.node, method), request, deadline, meta) as Promise<ImageResponse<M>>;
   }
 
-  private async call(subject: string, request: unknown, timeoutMs: number, meta?: MessageMeta): Promise<unknown> {
+  private async call(subject: string, request: unknown, deadline: number, meta?: MessageMeta): Promise<unknown> {
+    const headers = messageHeaders({ service: this.service, ...meta });
+    headers.set(CRI_TIMEOUT_HEADER, String(deadline));
+    const wait = deadline + REPLY_MARGIN_MS;
     let reply;
     try {
-      reply = await this.nc.request(subject, enc.encode(JSON.stringify(request ?? {})), {
-        timeout: timeoutMs,
-        headers: messageHeaders({ service: this.service, ...meta }),
-      });
+      reply = await this.nc.request(subject, enc.encode(JSON.stringify(request ?? {})), { timeout: wait, headers });
     } catch (err) {
-      throw natsFailure(err, subject, timeoutMs);
+      throw natsFailure(err, subject, wait);
     }
     const body = parseJson(reply.data);
     if (isRecord(body) && isRecord(body['error'])) {

@@ -1,9 +1,9 @@
-export { CriRuntime, NatsCriClient } from './client.js';
-export type { ImageRequest, ImageResponse, RuntimeRequest, RuntimeResponse } from './client.js';
+export { CriRuntime, NatsCriClient, REPLY_MARGIN_MS } from './client.js';
+export { REQUIRED_FIELDS, checkRequest, decodeRequest, encodeResponse } from './codec.js';
 export { CriError, GRPC_CODE_NAMES, grpcCodeName, httpStatusOf, isCriErrorCode, isDeadlineExceeded, isNotFound, isUnavailable } from './errors.js';
 export type { CriErrorCode } from './errors.js';
-export { FakeCri } from './fake.js';
-export type { RecordedCall } from './fake.js';
-export { DEFAULT_CRI_TIMEOUTS, IMAGE_METHOD_INFO, RUNTIME_METHOD_INFO, criProtoPath, deadlineMs, methodInfo } from './methods.js';
-export type { CriService, CriTimeouts, DeadlineClass, ImageMethod, MethodInfo, RuntimeMethod } from './methods.js';
-export * from './types.js';
+export type { CriInput, CriService, ImageMethod, ImageRequest, ImageResponse, ImageServiceMethods, Json, RuntimeMethod, RuntimeRequest, RuntimeResponse, RuntimeServiceMethods } from './messages.js';
+export { CRI_TIMEOUT_HEADER, DEFAULT_CRI_TIMEOUTS, IMAGE_METHOD_INFO, RUNTIME_METHOD_INFO, deadlineMs, methodInfo, parseCriTimeout } from './methods.js';
+export type { CriTimeouts, DeadlineClass, MethodInfo } from './methods.js';
+// The generated messages (types and their codecs), enums and grpc-js clients, as ts-proto makes them from the proto.
+export * from './generated/runtime/v1/api.js';

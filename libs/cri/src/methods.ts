@@ -2,20 +2,13 @@
  * Facts about each CRI method that both sides of the gateway need: the
  * kubelet's metric label for it (operation_type, as in
  * pkg/kubelet/kuberuntime/instrumented_services.go) and which deadline
- * applies to it.
+ * applies to it; and how a call's deadline travels with it.
  */
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { ImageServiceMethods, RuntimeServiceMethods } from './types.js';
-
-export type RuntimeMethod = keyof RuntimeServiceMethods;
-export type ImageMethod = keyof ImageServiceMethods;
-export type CriService = 'runtime' | 'image';
+import type { ImageMethod, RuntimeMethod, CriService } from './messages.js';
 
 /**
  * Which deadline a call gets:
- * - `list`: reads (Version, Status, List*, *Status, *Stats, ImageFsInfo): the short timeout;
+ * - `list`: reads (Version, Status, List*, *Status, *Stats, ImageFsInfo, RuntimeConfig): the short timeout;
  * - `default`: everything that changes the runtime: the runtime request timeout (2m, like the kubelet's);
  * - `exec`: ExecSync: its own timeout plus the runtime request timeout, as the kubelet's remote client does;
  * - `pull`: PullImage: the image pull timeout, so an unreachable registry fails instead of hanging.
@@ -52,6 +45,12 @@ export const RUNTIME_METHOD_INFO: Readonly<Record<RuntimeMethod, MethodInfo>> = 
   ListPodSandboxStats: { operation: 'list_podsandbox_stats', deadline: 'list' },
   UpdateRuntimeConfig: { operation: 'update_runtime_config', deadline: 'default' },
   Status: { operation: 'status', deadline: 'list' },
+  // The kubelet gives CheckpointContainer the larger of its own timeout and the request timeout; here, the request timeout.
+  CheckpointContainer: { operation: 'checkpoint_container', deadline: 'default' },
+  ListMetricDescriptors: { operation: 'list_metric_descriptors', deadline: 'list' },
+  ListPodSandboxMetrics: { operation: 'list_podsandbox_metrics', deadline: 'list' },
+  RuntimeConfig: { operation: 'runtime_config', deadline: 'list' },
+  UpdatePodSandboxResources: { operation: 'update_podsandbox_resources', deadline: 'default' },
 };
 
 export const IMAGE_METHOD_INFO: Readonly<Record<ImageMethod, MethodInfo>> = {
@@ -95,16 +94,22 @@ export function deadlineMs(info: MethodInfo, request: unknown, t: CriTimeouts): 
 }
 
 /**
- * Where proto/runtime/v1/api.proto is: the first `proto/` directory found
- * walking up from this module (dist/libs/cri/src in a build, /app in the image).
+ * The NATS header in which a CRI call carries its deadline, in milliseconds
+ * from when it was sent: the caller owns the deadline, as a Go context's does
+ * in gRPC's `grpc-timeout`, and the cri-gateway makes it the gRPC deadline.
+ * Calls without it (curl over HTTP) get the gateway's own timeouts.
  */
-export function criProtoPath(from: string = import.meta.url): string {
-  let dir = dirname(fileURLToPath(from));
-  for (;;) {
-    const candidate = join(dir, 'proto', 'runtime', 'v1', 'api.proto');
-    if (existsSync(candidate)) return candidate;
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error(`proto/runtime/v1/api.proto not found above ${fileURLToPath(from)}`);
-    dir = parent;
+export const CRI_TIMEOUT_HEADER = 'Cri-Timeout-Ms';
+
+/**
+ * The deadline a CRI_TIMEOUT_HEADER value asks for; undefined when there is
+ * none; a CriError-worthy message (string) when it is not a positive number.
+ */
+export function parseCriTimeout(value: string | undefined | null): { ms?: number; problem?: string } {
+  if (value === undefined || value === null || value === '') return {};
+  const ms = Number(value);
+  if (!/^\s*\d+(\.\d+)?\s*$/.test(value) || !Number.isFinite(ms) || ms <= 0) {
+    return { problem: `the ${CRI_TIMEOUT_HEADER} header must be a positive number of milliseconds, got "${value}"` };
   }
+  return { ms };
 }

@@ -97,7 +97,7 @@ export class CriCommandRunner extends ContainerCommandRunner {
     super();
   }
   async execSync(containerId: string, cmd: string[], timeoutSeconds: number): Promise<ExecSyncResult> {
-    const r = await this.cri.runtime('ExecSync', { containerId, cmd, timeout: timeoutSeconds });
+    const r = await this.cri.runtime('ExecSync', { containerId, cmd, timeout: String(timeoutSeconds) });
     return { stdout: Buffer.from(r.stdout || '', 'base64'), stderr: Buffer.from(r.stderr || '', 'base64'), exitCode: r.exitCode };
   }
 }

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeCri } from '@app/cri';
+import { FakeCri } from '@app/cri/testing';
 import { CriCommandRunner } from '@app/probe';
 import { b64, expectOutcome, probeTarget as target, type ProbeOutcome } from '../testing.js';
 import { ExecProbeHandler } from './exec.js';
@@ -34,6 +34,6 @@ describe('ExecProbeHandler (FakeCri)', () => {
   it('calls ExecSync on the bare container ID with the expanded command and the timeout in seconds', async () => {
     const cri = new FakeCri().onRuntime('ExecSync', () => ({ stdout: '', stderr: '', exitCode: 0 }));
     await new ExecProbeHandler(new CriCommandRunner(cri)).run({ exec: { command: ['sh', '-c', 'test "$(GREETING)" = hi && echo $$(HOME)'] } }, target({ env: [{ name: 'GREETING', value: 'hi' }] }), 3000);
-    assert.deepEqual(cri.callsOf('ExecSync'), [{ containerId: 'abc', cmd: ['sh', '-c', 'test "hi" = hi && echo $(HOME)'], timeout: 3 }]);
+    assert.deepEqual(cri.callsOf('ExecSync'), [{ containerId: 'abc', cmd: ['sh', '-c', 'test "hi" = hi && echo $(HOME)'], timeout: '3' }]);
   });
 });

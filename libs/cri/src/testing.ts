@@ -1,11 +1,13 @@
 /**
- * A CriRuntime for unit tests: records every call, answers from handlers the
- * test sets (or an empty response), and can be told to fail.
+ * The CRI's test doubles, behind the lib's testing door (`@app/cri/testing`,
+ * which lint lets only tests open). FakeCri is a CriRuntime for unit tests:
+ * records every call, answers from handlers the test sets (or an empty
+ * response), and can be told to fail.
  */
 import type { MessageMeta } from '@app/nats';
-import { CriRuntime, type ImageRequest, type ImageResponse, type RuntimeRequest, type RuntimeResponse } from './client.js';
+import { CriRuntime } from './client.js';
 import { CriError, type CriErrorCode } from './errors.js';
-import type { CriService, ImageMethod, RuntimeMethod } from './methods.js';
+import type { CriService, ImageMethod, ImageRequest, ImageResponse, RuntimeMethod, RuntimeRequest, RuntimeResponse } from './messages.js';
 
 export interface RecordedCall {
   service: CriService;

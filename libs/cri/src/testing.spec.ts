@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CriError } from './errors.js';
-import { FakeCri } from './fake.js';
+import { FakeCri } from './testing.js';
 
 describe('FakeCri', () => {
   it('records calls and answers from handlers', async () => {

@@ -1,0 +1,97 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Msg, NatsConnection, RequestOptions, SubscriptionOptions } from '@nats-io/transport-node';
+import { headers as natsHeaders } from '@nats-io/transport-node';
+import { FakeClock } from '@app/clock/testing';
+import { CRI_TIMEOUT_HEADER, NatsCriClient, type ContainerEventResponse, type CriService } from '@app/cri';
+import { silentLogger } from '@app/observability';
+import { CriNatsResponder } from './cri-nats.responder.js';
+import { CriGateway, RuntimeMetrics } from './gateway.js';
+import { RuntimeConnection, type EventStream } from './runtime-connection.js';
+
+/** One in-memory NATS: request() reaches the subscription whose wildcard matches and resolves with its reply. */
+class InMemoryNats {
+  private readonly subs: { prefix: string; callback: (err: Error | null, msg: Msg) => void }[] = [];
+  subscribe(subject: string, opts: SubscriptionOptions) {
+    const sub = { prefix: subject.replace(/\*$/, ''), callback: opts.callback as (err: Error | null, msg: Msg) => void };
+    this.subs.push(sub);
+    return { unsubscribe: () => void this.subs.splice(this.subs.indexOf(sub), 1) };
+  }
+  request(subject: string, data: Uint8Array, opts: RequestOptions): Promise<Msg> {
+    const sub = this.subs.find((s) => subject.startsWith(s.prefix));
+    if (!sub) return Promise.reject(Object.assign(new Error('no responders'), { name: 'NoRespondersError' }));
+    return new Promise((resolve) => {
+      const msg = { subject, data, reply: '_INBOX.1', headers: opts.headers, respond: (d: Uint8Array) => (resolve({ data: d } as Msg), true) };
+      sub.callback(null, msg as unknown as Msg);
+    });
+  }
+}
+
+/** The runtime end: records the gRPC deadline of each call. */
+class DeadlineRecorder extends RuntimeConnection {
+  readonly deadlines: { method: string; deadlineMs: number }[] = [];
+  unary(_service: CriService, method: string, _request: unknown, deadlineMs: number): Promise<unknown> {
+    this.deadlines.push({ method, deadlineMs });
+    return Promise.resolve({});
+  }
+  containerEvents(_onEvent: (e: ContainerEventResponse) => void): EventStream {
+    return { done: new Promise(() => undefined), cancel: () => undefined };
+  }
+  hasMethod(): boolean {
+    return true;
+  }
+  close(): void {}
+}
+
+class NoMetrics extends RuntimeMetrics {
+  observe(): void {}
+  observeRunPodSandbox(): void {}
+}
+
+/** The gateway's own timeouts (for calls that carry none): a 1-minute pull. */
+const gatewayTimeouts = { requestMs: 120_000, listMs: 30_000, pullMs: 60_000 };
+
+function stack() {
+  const nats = new InMemoryNats();
+  const conn = new DeadlineRecorder();
+  const gateway = new CriGateway(conn, gatewayTimeouts, new NoMetrics(), new FakeClock(0));
+  new CriNatsResponder(nats as unknown as NatsConnection, gateway, 'node-a', silentLogger()).start();
+  return { nats, conn };
+}
+
+describe('the CRI deadline travels with the call, NatsCriClient -> NATS -> cri-gateway -> gRPC', () => {
+  it('a caller with a 5-minute pull timeout gets a 5-minute gRPC deadline, though the gateway\'s own is 1 minute', async () => {
+    const { nats, conn } = stack();
+    const podWorker = new NatsCriClient(nats, 'node-a', 'pod-worker', { requestMs: 120_000, listMs: 30_000, pullMs: 300_000 });
+    await podWorker.image('PullImage', { image: { image: 'registry.example/big:1' } });
+    assert.deepEqual(conn.deadlines, [{ method: 'PullImage', deadlineMs: 300_000 }]);
+  });
+
+  it('a caller\'s short deadline is the gRPC deadline too', async () => {
+    const { nats, conn } = stack();
+    const impatient = new NatsCriClient(nats, 'node-a', 'test', { requestMs: 2_000, listMs: 500, pullMs: 3_000 });
+    await impatient.runtime('StopContainer', { containerId: 'c1' });
+    await impatient.runtime('ListContainers', {});
+    assert.deepEqual(conn.deadlines, [{ method: 'StopContainer', deadlineMs: 2_000 }, { method: 'ListContainers', deadlineMs: 500 }]);
+  });
+
+  const bad = ['0', '-5', 'soon', '12s'];
+  for (const value of bad) {
+    it(`a ${CRI_TIMEOUT_HEADER} of "${value}" is InvalidArgument and never reaches the runtime`, async () => {
+      const { nats, conn } = stack();
+      const h = natsHeaders();
+      h.set(CRI_TIMEOUT_HEADER, value);
+      const reply = await nats.request('cri.node-a.runtime.ListContainers', new TextEncoder().encode('{}'), { timeout: 1000, headers: h });
+      const body = JSON.parse(new TextDecoder().decode(reply.data)) as { error?: { code: string; description: string } };
+      assert.equal(body.error?.code, 'InvalidArgument');
+      assert.equal(body.error?.description, `ListContainers: the ${CRI_TIMEOUT_HEADER} header must be a positive number of milliseconds, got "${value}"`);
+      assert.equal(conn.deadlines.length, 0);
+    });
+  }
+
+  it('a call without the header (curl, an old client) gets the gateway\'s own deadline', async () => {
+    const { nats, conn } = stack();
+    await nats.request('cri.node-a.image.PullImage', new TextEncoder().encode('{"image":{"image":"x"}}'), { timeout: 1000 });
+    assert.deepEqual(conn.deadlines, [{ method: 'PullImage', deadlineMs: 60_000 }]);
+  });
+});
