@@ -225,7 +225,7 @@ export async function leftovers(cri: NatsCriClient, node: string): Promise<{ kin
 export async function removeLeftovers(cri: NatsCriClient, node: string): Promise<void> {
   const left = await leftovers(cri, node).catch(() => []);
   for (const x of left.filter((l) => l.kind === 'container')) {
-    await cri.runtime('StopContainer', { containerId: x.id, timeout: 0 }).catch(() => undefined);
+    await cri.runtime('StopContainer', { containerId: x.id, timeout: '0' }).catch(() => undefined);
     await cri.runtime('RemoveContainer', { containerId: x.id }).catch(() => undefined);
   }
   for (const x of left.filter((l) => l.kind === 'sandbox')) {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import type { Container, Pod, PodCacheEntry, PodSpec } from '@app/contracts';
 import { RecordingEventRecorder } from '@app/contracts/testing';
-import { FakeCri } from '@app/cri';
+import { FakeCri } from '@app/cri/testing';
 import { KubeletAnnotations, KubeletLabels } from '@app/kube';
 import { silentLogger } from '@app/observability';
 import type { CacheResult } from '@app/pod-cache';
