@@ -179,7 +179,6 @@ describe('RuntimeManager.syncPod: the steps of kuberuntime_manager.go SyncPod, i
 
   it(
     'killing a container to kill fails: nothing is started in this sync (upstream returns)',
-    { todo: 'not yet: the failure is kept as KillContainerError and the sync goes on to start a second container of that name (reported to the lead)' },
     async () => {
       const { cri, manager } = setup();
       cri.failNext('runtime', 'StopContainer', 'Unknown', 'runtime is stuck');

@@ -142,6 +142,9 @@ export class RuntimeManager {
           });
         }),
       );
+      // Upstream returns here when a kill fails: starting the replacement
+      // beside a container that may still run would make two of them.
+      if (result.errors.size > 0) return result;
       // 4. Prune duplicate init containers.
       await this.pruneInitContainers(pod, status);
     }
