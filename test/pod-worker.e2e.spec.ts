@@ -179,9 +179,6 @@ describe('pod workers on the real containerd', { timeout: 600_000 }, () => {
 
   it(
     'GET /pods shows the static pod added again Running, with its new container',
-    {
-      todo: 'not yet: GET /pods keeps serving the old pod\'s Failed status, and the status manager drops every update of the new one ("is Failed: phase may not change to Running"); reported to the lead',
-    },
     async () => {
       const [live] = (await stack.containers('again')).filter((c) => c.state === 'CONTAINER_RUNNING');
       assert.ok(live, 'the pod runs again in containerd');

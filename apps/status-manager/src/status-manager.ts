@@ -115,7 +115,14 @@ export class StatusManager {
   private async statusPod(uid: string, args: Record<string, unknown>): Promise<StatusPod> {
     const record = await this.desired.get(uid).catch(() => undefined);
     if (record) return statusPodOf(record.pod);
-    return { name: typeof args['podName'] === 'string' ? args['podName'] : '', namespace: typeof args['podNamespace'] === 'string' ? args['podNamespace'] : '' };
+    // The pod has left the pods bucket (its last TerminatePod came after the
+    // REMOVE): what the pod worker sent with the call is all there is.
+    const annotations = stringMap(args['podAnnotations']);
+    return {
+      name: typeof args['podName'] === 'string' ? args['podName'] : '',
+      namespace: typeof args['podNamespace'] === 'string' ? args['podNamespace'] : '',
+      ...(annotations ? { annotations } : {}),
+    };
   }
 
   private async persist(uid: string, result: ApplyResult): Promise<void> {
@@ -128,4 +135,11 @@ export class StatusManager {
     this.chain = next.catch(() => undefined);
     return next;
   }
+}
+
+/** A JSON object of strings (annotations), or undefined when `v` is anything else. */
+function stringMap(v: unknown): Record<string, string> | undefined {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
+  const entries = Object.entries(v);
+  return entries.every(([, x]) => typeof x === 'string') ? Object.fromEntries(entries) : undefined;
 }

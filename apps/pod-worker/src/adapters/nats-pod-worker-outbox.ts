@@ -12,7 +12,19 @@ export class NatsPodWorkerOutbox extends PodWorkerOutbox {
   }
   status(verb: StatusVerb, pod: Pod, args: Record<string, unknown>): void {
     const uid = pod.metadata.uid ?? '';
-    const msg: StatusCommandMessage = { type: MessageTypes.statusCommand, podUid: uid, args: { ...args, podName: pod.metadata.name, podNamespace: pod.metadata.namespace } };
+    const msg: StatusCommandMessage = {
+      type: MessageTypes.statusCommand,
+      podUid: uid,
+      args: {
+        ...args,
+        podName: pod.metadata.name,
+        podNamespace: pod.metadata.namespace,
+        // The status manager needs them when the pod's record is already gone from
+        // the pods bucket (a static pod's last TerminatePod): static pods never get
+        // a terminal phase, and only the config.source annotation says it is one.
+        ...(pod.metadata.annotations ? { podAnnotations: pod.metadata.annotations } : {}),
+      },
+    };
     this.bus.publish(Subjects.status.build(this.node, verb, uid), msg, { podUid: uid });
   }
   prober(verb: ProberVerb, pod: Pod): void {
