@@ -11,6 +11,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { CriError, DEFAULT_CRI_TIMEOUTS, NatsCriClient, type ContainerConfig, type CriInput, type PodSandboxConfig } from '@app/cri';
 import { freePort, startNats, startService, type NatsServer, type ServiceProcess } from '../deploy/local/stack.js';
+import { failOnLeftovers } from './support/node-stack.js';
 import { runtimeAddress, scratchRuntime, type ScratchRuntime } from './support/runtime.js';
 
 const NODE = 'cri-e2e';
@@ -23,7 +24,7 @@ function sandboxConfig(name: string, hostNetwork: boolean): CriInput<PodSandboxC
   return {
     metadata: { name, namespace: 'cri-e2e', uid, attempt: 0 },
     logDirectory: `/tmp/ks-cri-e2e/${uid}`,
-    labels: { 'io.kubernetes.pod.name': name, 'io.kubernetes.pod.namespace': 'cri-e2e', 'io.kubernetes.pod.uid': uid, 'kubelet-split/test': 'cri-e2e' },
+    labels: { 'io.kubernetes.pod.name': name, 'io.kubernetes.pod.namespace': 'cri-e2e', 'io.kubernetes.pod.uid': uid, 'kubelet-split/test': 'cri-e2e', 'kubelet-split.io/node': NODE },
     annotations: {},
     linux: {
       securityContext: { namespaceOptions: { network: hostNetwork ? 'NODE' : 'POD', pid: 'CONTAINER', ipc: 'POD' } },
@@ -77,13 +78,18 @@ describe('cri-gateway on the real containerd', { timeout: 300_000 }, () => {
   });
 
   after(async () => {
-    for (const id of sandboxes) {
-      await cri.runtime('StopPodSandbox', { podSandboxId: id }).catch(() => undefined);
-      await cri.runtime('RemovePodSandbox', { podSandboxId: id }).catch(() => undefined);
+    try {
+      for (const id of sandboxes) {
+        await cri.runtime('StopPodSandbox', { podSandboxId: id }).catch(() => undefined);
+        await cri.runtime('RemovePodSandbox', { podSandboxId: id }).catch(() => undefined);
+      }
+      // Its sandboxes carry the node label: anything of them still in containerd is a leak.
+      if (cri) await failOnLeftovers(cri, NODE);
+    } finally {
+      await gateway?.stop(10_000);
+      await nc?.close();
+      await nats?.stop();
     }
-    await gateway?.stop(10_000);
-    await nc?.close();
-    await nats?.stop();
   });
 
   it('/readyz says the runtime answered, with RuntimeReady, NetworkReady and container events unsupported', async () => {

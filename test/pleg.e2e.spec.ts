@@ -14,6 +14,7 @@ import { NatsCriClient } from '@app/cri';
 import type { PodLifecycleEventMessage } from '@app/contracts';
 import { KvPodCache } from '@app/pod-cache';
 import { freePort, startNats, startService, type NatsServer, type ServiceProcess } from '../deploy/local/stack.js';
+import { failOnLeftovers } from './support/node-stack.js';
 import { runtimeAddress } from './support/runtime.js';
 
 const NODE = 'pleg-e2e';
@@ -55,13 +56,18 @@ describe('pleg on the real containerd', { timeout: 180_000 }, () => {
 
   after(async () => {
     cache?.stop();
-    if (podSandboxId) {
-      await cri.runtime('StopPodSandbox', { podSandboxId }).catch(() => undefined);
-      await cri.runtime('RemovePodSandbox', { podSandboxId }).catch(() => undefined);
+    try {
+      if (podSandboxId) {
+        await cri.runtime('StopPodSandbox', { podSandboxId }).catch(() => undefined);
+        await cri.runtime('RemovePodSandbox', { podSandboxId }).catch(() => undefined);
+      }
+      // Its pod carries the node label: anything of it still in containerd is a leak.
+      if (cri) await failOnLeftovers(cri, NODE);
+    } finally {
+      await Promise.all([pleg?.stop(), gateway?.stop()]);
+      await nc?.close();
+      await nats?.stop();
     }
-    await Promise.all([pleg?.stop(), gateway?.stop()]);
-    await nc?.close();
-    await nats?.stop();
   });
 
   it('ContainerStarted, ContainerDied (killed with ctr) and ContainerRemoved, each within about one relist', async () => {

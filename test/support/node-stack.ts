@@ -1,15 +1,20 @@
 /**
  * A whole node for end-to-end tests: a real nats-server, the services as
  * processes on the real containerd, static pods from a temporary manifest
- * directory, and what the node says about its pods: the statuses the pod
- * worker sends to the status manager, the events, and containerd's own view.
+ * directory, and what the node says about its pods: the v1 PodList the status
+ * manager serves at GET /pods, the statuses the pod worker sends to the status
+ * manager, the events, and containerd's own view. Its stop() fails the test
+ * that leaks a sandbox or container.
  */
 import { appendFileSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { ObjectSerializer } from '@kubernetes/client-node/dist/gen/models/ObjectSerializer.js';
+import type { V1PodList, V1PodStatus } from '@kubernetes/client-node';
 import type { EventMessage, PodStatus, StatusCommandMessage } from '@app/contracts';
 import { NatsCriClient, type Container } from '@app/cri';
+import { KubeletLabels } from '@app/kube';
 import type { ServiceName } from '@app/service';
 import { freePort, startNats, startService, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
 import { runtimeAddress } from './runtime.js';
@@ -33,6 +38,9 @@ export class NodeStack {
   readonly statuses = new Map<string, PodStatus>();
   readonly history: { pod: string; verb: string; status: PodStatus }[] = [];
   readonly events: EventMessage[] = [];
+  /** Every pod status GET /pods served, by pod name, each time it changed. */
+  readonly served: { pod: string; status: V1PodStatus }[] = [];
+  private readonly lastServed = new Map<string, string>();
 
   constructor(readonly options: NodeStackOptions) {}
 
@@ -105,14 +113,38 @@ export class NodeStack {
       }
       await new Promise((r) => setTimeout(r, 100));
     }
-    throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}${last ? ` (${(last as Error).message})` : ''}; last status: ${JSON.stringify(this.statuses.get(what.split(' ')[0] ?? ''))}`);
+    const pod = what.split(' ')[0] ?? '';
+    throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}${last ? ` (${(last as Error).message})` : ''}; last status: ${this.lastServed.get(pod) ?? JSON.stringify(this.statuses.get(pod))}`);
   }
 
-  /** Waits until the pod's latest status satisfies `pred`. */
-  waitForStatus(name: string, what: string, pred: (s: PodStatus) => boolean, timeoutMs = 30_000): Promise<PodStatus> {
+  /** The status manager's HTTP address (it must be one of the services). */
+  get api(): string {
+    const sm = [...this.procs.entries()].find(([k]) => k.startsWith('status-manager'))?.[1];
+    if (!sm) throw new Error('the status manager is not running');
+    return `http://127.0.0.1:${sm.port}`;
+  }
+
+  /** GET /pods on the status manager, read as a v1 PodList with @kubernetes/client-node's types, as a client would. */
+  async podList(): Promise<V1PodList> {
+    const res = await fetch(`${this.api}/pods`);
+    if (res.status !== 200) throw new Error(`GET /pods answered ${res.status}`);
+    const list = ObjectSerializer.deserialize(await res.json(), 'V1PodList', '') as V1PodList;
+    if (list.kind !== 'PodList') throw new Error(`GET /pods served a ${String(list.kind)}, not a PodList`);
+    for (const p of list.items) {
+      const pod = p.metadata?.name ?? '';
+      const json = JSON.stringify(p.status);
+      if (!p.status || this.lastServed.get(pod) === json) continue;
+      this.lastServed.set(pod, json);
+      this.served.push({ pod, status: p.status });
+    }
+    return list;
+  }
+
+  /** Waits until the pod's status, as GET /pods serves it, satisfies `pred`. */
+  waitForPod(name: string, what: string, pred: (s: V1PodStatus) => boolean, timeoutMs = 30_000): Promise<V1PodStatus> {
     const pod = this.podName(name);
-    return this.waitFor(`${pod} ${what}`, () => {
-      const s = this.statuses.get(pod);
+    return this.waitFor(`${pod} ${what}`, async () => {
+      const s = (await this.podList()).items.find((p) => p.metadata?.name === pod && p.metadata.namespace === 'default')?.status;
       return s && pred(s) ? s : undefined;
     }, timeoutMs);
   }
@@ -131,27 +163,73 @@ export class NodeStack {
     return this.events.filter((e) => e.involvedObject.name === this.podName(name));
   }
 
-  /** Removes every manifest, waits for the pods to be gone from containerd, then stops everything. */
+  /**
+   * The test's own cleanup, as a user's would go: every manifest removed, the
+   * stack kills and removes the pods. A sandbox or container with this node's
+   * label still in containerd after that is a leak: it fails the test (the
+   * suite's after hook throws, listing them), once removed here so the next
+   * test starts clean. Then everything stops.
+   */
   async stop(): Promise<void> {
+    let leaked: string[] = [];
     try {
-      rmSync(this.manifests, { recursive: true, force: true });
-      await import('node:fs/promises').then((fs) => fs.mkdir(this.manifests, { recursive: true }));
-      await this.waitFor('every pod of the test to be gone from containerd', async () => {
-        const res = await this.cri.runtime('ListPodSandbox', {});
-        return res.items.every((s) => !(s.labels['io.kubernetes.pod.name'] ?? '').endsWith(`-${this.options.node}`)) ? true : undefined;
-      }, 60_000).catch(() => undefined);
-    } finally {
-      // Anything a failed test left behind goes too, while cri-gateway still runs.
-      const left = await this.cri?.runtime('ListPodSandbox', {}).catch(() => ({ items: [] }));
-      for (const sb of left?.items ?? []) {
-        if (!(sb.labels['io.kubernetes.pod.name'] ?? '').endsWith(`-${this.options.node}`)) continue;
-        await this.cri.runtime('StopPodSandbox', { podSandboxId: sb.id }).catch(() => undefined);
-        await this.cri.runtime('RemovePodSandbox', { podSandboxId: sb.id }).catch(() => undefined);
+      if (this.cri) {
+        rmSync(this.manifests, { recursive: true, force: true });
+        await import('node:fs/promises').then((fs) => fs.mkdir(this.manifests, { recursive: true }));
+        await this.waitFor('every pod of the test to be gone from containerd', async () => ((await leftovers(this.cri, this.options.node)).length === 0 ? true : undefined), 60_000).catch(() => undefined);
+        leaked = (await leftovers(this.cri, this.options.node)).map((x) => x.what);
       }
+    } finally {
+      // Anything left behind goes too, while cri-gateway still runs.
+      if (this.cri) await removeLeftovers(this.cri, this.options.node);
       for (const p of [...this.procs.values()].reverse()) await p.stop(10_000);
       await this.nc?.close();
       await this.nats?.stop();
       rmSync(this.dir, { recursive: true, force: true });
     }
+    if (leaked.length > 0) throw new Error(leakMessage(this.options.node, leaked));
+  }
+}
+
+function leakMessage(node: string, leaked: string[]): string {
+  return `node ${node} leaked ${leaked.length} sandbox(es)/container(s) in containerd after its own cleanup:\n  ${leaked.join('\n  ')}`;
+}
+
+/**
+ * For tests that make sandboxes themselves, after their own cleanup: anything
+ * with `node`'s label still in containerd is removed, and the test fails,
+ * listing it.
+ */
+export async function failOnLeftovers(cri: NatsCriClient, node: string): Promise<void> {
+  const left = await leftovers(cri, node);
+  if (left.length === 0) return;
+  await removeLeftovers(cri, node);
+  throw new Error(leakMessage(node, left.map((x) => x.what)));
+}
+
+/** The sandboxes and containers in containerd that carry `node`'s label (KubeletLabels.node), described for a failure message. */
+export async function leftovers(cri: NatsCriClient, node: string): Promise<{ kind: 'sandbox' | 'container'; id: string; what: string }[]> {
+  const filter = { labelSelector: { [KubeletLabels.node]: node } };
+  const [sandboxes, containers] = await Promise.all([cri.runtime('ListPodSandbox', { filter }), cri.runtime('ListContainers', { filter })]);
+  return [
+    ...sandboxes.items.map((s) => ({ kind: 'sandbox' as const, id: s.id, what: `sandbox ${s.id.slice(0, 12)} of pod ${s.metadata?.namespace ?? ''}/${s.metadata?.name ?? ''} (${s.state})` })),
+    ...containers.containers.map((c) => ({
+      kind: 'container' as const,
+      id: c.id,
+      what: `container ${c.id.slice(0, 12)} ${c.labels[KubeletLabels.podName] ?? ''}/${c.metadata?.name ?? ''} attempt ${c.metadata?.attempt ?? 0} (${c.state})`,
+    })),
+  ];
+}
+
+/** Removes every sandbox and container of `node` from containerd, whatever state they are in. */
+export async function removeLeftovers(cri: NatsCriClient, node: string): Promise<void> {
+  const left = await leftovers(cri, node).catch(() => []);
+  for (const x of left.filter((l) => l.kind === 'container')) {
+    await cri.runtime('StopContainer', { containerId: x.id, timeout: '0' }).catch(() => undefined);
+    await cri.runtime('RemoveContainer', { containerId: x.id }).catch(() => undefined);
+  }
+  for (const x of left.filter((l) => l.kind === 'sandbox')) {
+    await cri.runtime('StopPodSandbox', { podSandboxId: x.id }).catch(() => undefined);
+    await cri.runtime('RemovePodSandbox', { podSandboxId: x.id }).catch(() => undefined);
   }
 }

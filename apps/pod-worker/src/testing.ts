@@ -1,6 +1,6 @@
 /** Hand-written fakes of the pod worker's ports (ports.ts), for unit tests only. */
-import type { PodRecord } from '@app/contracts';
-import { DesiredPods, WorkSubscriptions } from './ports.js';
+import type { Container, LifecycleHandler, Pod, PodRecord, PodStatus, ProberVerb, StatusVerb } from '@app/contracts';
+import { DesiredPods, HookRunner, LeaseStore, PodDirectories, PodWorkerOutbox, ProbeResultsView, WorkSubscriptions, type ShardLease } from './ports.js';
 
 /** The podManager in memory. */
 export class MemoryDesiredPods extends DesiredPods {
@@ -32,3 +32,124 @@ export class FakeWorkSubscriptions extends WorkSubscriptions {
     return true;
   }
 }
+
+/**
+ * The `leases` bucket in memory, with the compare-and-set of JetStream KV
+ * (every write bumps one revision counter; a put or release at a stale
+ * revision loses), shared by the replicas a test runs, recording every call,
+ * and able to lose a race on demand.
+ */
+export class FakeLeaseStore extends LeaseStore {
+  private readonly leases = new Map<number, { lease: ShardLease; revision: number }>();
+  private revision = 0;
+  /** Every call, as `get 0`, `put 1 @3 owner=a -> true`, `release 2 @5`. */
+  readonly calls: string[] = [];
+  private readonly raceLost = new Set<number>();
+
+  get(shard: number): Promise<{ lease: ShardLease; revision: number } | undefined> {
+    this.calls.push(`get ${shard}`);
+    const l = this.leases.get(shard);
+    return Promise.resolve(l ? { lease: { ...l.lease }, revision: l.revision } : undefined);
+  }
+
+  put(shard: number, lease: ShardLease, revision: number): Promise<boolean> {
+    const current = this.leases.get(shard)?.revision ?? 0;
+    let ok = current === revision;
+    if (this.raceLost.delete(shard)) {
+      // Another replica's write lands first: the revision moves under the caller.
+      this.write(shard, { owner: 'racer', expiresAt: lease.expiresAt });
+      ok = false;
+    }
+    if (ok) this.leases.set(shard, { lease: { ...lease }, revision: ++this.revision });
+    this.calls.push(`put ${shard} @${revision} owner=${lease.owner} -> ${ok}`);
+    return Promise.resolve(ok);
+  }
+
+  release(shard: number, revision: number): Promise<void> {
+    this.calls.push(`release ${shard} @${revision}`);
+    if (this.leases.get(shard)?.revision === revision) this.leases.delete(shard);
+    return Promise.resolve();
+  }
+
+  /** Writes a lease behind the replicas' backs (another replica taking or renewing it). */
+  write(shard: number, lease: ShardLease): void {
+    this.leases.set(shard, { lease: { ...lease }, revision: ++this.revision });
+  }
+
+  /** The next put on `shard` loses the compare-and-set to another replica's write. */
+  loseNextRace(shard: number): void {
+    this.raceLost.add(shard);
+  }
+
+  /** The owner of each shard's lease (undefined when there is none), by shard. */
+  owners(shards: number): (string | undefined)[] {
+    return Array.from({ length: shards }, (_, s) => this.leases.get(s)?.lease.owner);
+  }
+
+  lease(shard: number): ShardLease | undefined {
+    return this.leases.get(shard)?.lease;
+  }
+}
+
+/** Records each hook run as `<container> <containerId>`; `fail` makes every run fail with that message. */
+export class FakeHookRunner extends HookRunner {
+  readonly runs: string[] = [];
+  fail?: string;
+  run(_pod: Pod, container: Container, containerId: string, _handler: LifecycleHandler, _podIPs: string[], _timeoutSeconds: number): Promise<string | undefined> {
+    this.runs.push(`${container.name} ${containerId}`);
+    return Promise.resolve(this.fail);
+  }
+}
+
+/** Records `dirs ensure <uid>` and `dirs remove <uid>` into `calls` (which a test may share with other fakes). */
+export class FakePodDirectories extends PodDirectories {
+  constructor(readonly calls: string[] = []) {
+    super();
+  }
+  ensure(pod: Pod): Promise<void> {
+    this.calls.push(`dirs ensure ${pod.metadata.uid ?? ''}`);
+    return Promise.resolve();
+  }
+  remove(pod: Pod): Promise<void> {
+    this.calls.push(`dirs remove ${pod.metadata.uid ?? ''}`);
+    return Promise.resolve();
+  }
+}
+
+/** Records `status <verb> <phase>[/<reason>]` and `prober <verb>`, into `log` (which a test may share with other fakes). */
+export class RecordingOutbox extends PodWorkerOutbox {
+  readonly statuses: { verb: StatusVerb; pod: Pod; status: PodStatus }[] = [];
+  constructor(readonly log: string[] = []) {
+    super();
+  }
+  status(verb: StatusVerb, pod: Pod, args: Record<string, unknown>): void {
+    const status = (args['status'] ?? {}) as PodStatus;
+    this.statuses.push({ verb, pod, status });
+    this.log.push(`status ${verb} ${status.phase ?? ''}${status.reason ? `/${status.reason}` : ''}`);
+  }
+  prober(verb: ProberVerb, _pod: Pod): void {
+    this.log.push(`prober ${verb}`);
+  }
+  /** The last status sent. */
+  get last(): PodStatus | undefined {
+    return this.statuses.at(-1)?.status;
+  }
+}
+
+/** Probe results the test sets, by container ID; none by default. */
+export class FakeProbeResults extends ProbeResultsView {
+  readonly results = { liveness: new Map<string, 'Success' | 'Failure'>(), startup: new Map<string, 'Success' | 'Failure'>(), readiness: new Map<string, 'Success' | 'Failure'>() };
+  liveness(id: string) {
+    return this.results.liveness.get(id);
+  }
+  startup(id: string) {
+    return this.results.startup.get(id);
+  }
+  readiness(id: string) {
+    return this.results.readiness.get(id);
+  }
+}
+
+// Each fake is its port, checked by the compiler.
+const _ports: [LeaseStore, HookRunner, PodDirectories, PodWorkerOutbox, ProbeResultsView] = [new FakeLeaseStore(), new FakeHookRunner(), new FakePodDirectories(), new RecordingOutbox(), new FakeProbeResults()];
+void _ports;

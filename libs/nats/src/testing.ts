@@ -1,8 +1,8 @@
 /** The NATS lib's test doubles, for unit tests only (the lib's testing door: `@app/nats/testing`). */
-import type { KV, KvEntry } from '@nats-io/kv';
+import type { KV, KvEntry, KvWatchEntry } from '@nats-io/kv';
 import type { QueuedIterator } from '@nats-io/transport-node';
 
-type FakeKvMethods = Pick<KV, 'get' | 'put' | 'delete' | 'keys' | 'create' | 'update'>;
+type FakeKvMethods = Pick<KV, 'get' | 'put' | 'delete' | 'keys' | 'create' | 'update' | 'watch' | 'status'>;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -21,12 +21,15 @@ function matches(filter: string, key: string): boolean {
 /**
  * A KV bucket in memory with the server's revision rules: `create` fails on
  * a live key, `update` fails on a stale revision, `delete` leaves a DEL
- * marker. `failNext` makes the next call of a method reject.
+ * marker. A `watch` gets the last entry of each matching key first (`delta`
+ * counting down to 0), then every write in order. `failNext` makes the next
+ * call of a method reject.
  */
 export class FakeKv implements FakeKvMethods {
   private readonly entries = new Map<string, KvEntry>();
   private revision = 0;
   private readonly failures = new Map<keyof FakeKvMethods, Error>();
+  private readonly watchers = new Set<{ filters: string[]; push: (e: KvWatchEntry) => void }>();
   /** Every call, as "method key". */
   readonly calls: string[] = [];
 
@@ -83,6 +86,46 @@ export class FakeKv implements FakeKvMethods {
     });
   }
 
+  watch(opts?: Parameters<KV['watch']>[0]): Promise<QueuedIterator<KvWatchEntry>> {
+    const key = opts?.key ?? '>';
+    const filters = Array.isArray(key) ? key : [key];
+    return this.call('watch', filters.join(','), () => {
+      const initial = [...this.entries.values()].filter((e) => filters.some((f) => matches(f, e.key)));
+      const queue: KvWatchEntry[] = initial.map((e, i) => ({ ...e, delta: initial.length - 1 - i, isUpdate: false }));
+      let wake: (() => void) | undefined;
+      let stopped = false;
+      const watcher = {
+        filters,
+        push: (e: KvWatchEntry) => {
+          queue.push(e);
+          wake?.();
+        },
+      };
+      this.watchers.add(watcher);
+      const next = async (): Promise<IteratorResult<KvWatchEntry>> => {
+        while (!stopped && queue.length === 0) await new Promise<void>((r) => (wake = r));
+        const value = stopped ? undefined : queue.shift();
+        return value ? { value, done: false } : { value: undefined, done: true };
+      };
+      return {
+        [Symbol.asyncIterator]: () => ({ next }),
+        stop: () => {
+          stopped = true;
+          this.watchers.delete(watcher);
+          wake?.();
+        },
+        getProcessed: () => 0,
+        getPending: () => queue.length,
+        getReceived: () => 0,
+      };
+    });
+  }
+
+  /** Only `values` (every key's last entry, DEL markers too) is filled in. */
+  status(): ReturnType<KV['status']> {
+    return this.call('status', '', () => ({ values: this.entries.size }) as Awaited<ReturnType<KV['status']>>);
+  }
+
   private write(key: string, data: string | Uint8Array, operation: KvEntry['operation']): number {
     const value = typeof data === 'string' ? encoder.encode(data) : data;
     const revision = ++this.revision;
@@ -98,6 +141,8 @@ export class FakeKv implements FakeKvMethods {
       json: <T>() => JSON.parse(decoder.decode(value)) as T,
       string: () => decoder.decode(value),
     });
+    const entry = this.entries.get(key);
+    for (const w of this.watchers) if (entry && w.filters.some((f) => matches(f, key))) w.push({ ...entry, delta: 0, isUpdate: true });
     return revision;
   }
 

@@ -1,0 +1,245 @@
+/**
+ * KubeletSync: the kubelet's SyncPod, SyncTerminatingPod and
+ * SyncTerminatedPod (kubelet.go) steps, in upstream's order, seen through
+ * what they tell the status manager and the probe manager, the pod's
+ * directories, and the CRI calls that change the runtime.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeClock } from '@app/clock/testing';
+import type { Container, Pod, PodCacheEntry, PodSpec } from '@app/contracts';
+import { RecordingEventRecorder } from '@app/contracts/testing';
+import { FakeCri } from '@app/cri/testing';
+import { KubeletAnnotations, KubeletLabels } from '@app/kube';
+import { silentLogger } from '@app/observability';
+import type { CacheResult } from '@app/pod-cache';
+import { CrashLoopBackOff } from './backoff.js';
+import { hashContainer } from './container-hash.js';
+import { KubeletSync } from './kubelet-sync.js';
+import { ImagePuller, RuntimeManager } from './runtime-manager.js';
+import { FakeHookRunner, FakePodDirectories, FakeProbeResults, RecordingOutbox } from './testing.js';
+
+const T0 = Date.UTC(2026, 0, 1, 12);
+const IMAGE = 'localhost/kubelet-split/busybox:1.35';
+const app: Container = { name: 'app', image: IMAGE };
+
+const pod = (spec: Partial<PodSpec> = {}, meta: Partial<Pod['metadata']> = {}, status?: Pod['status']): Pod => ({
+  metadata: { name: 'p', namespace: 'default', uid: 'uid-1', creationTimestamp: new Date(T0 - 60_000).toISOString(), ...meta },
+  spec: { hostNetwork: true, containers: [app], restartPolicy: 'Always', terminationGracePeriodSeconds: 30, ...spec },
+  ...(status ? { status } : {}),
+});
+
+const ns = (ms: number) => String(BigInt(ms) * 1_000_000n);
+const sandbox = (id: string) => ({
+  id,
+  metadata: { name: 'p', namespace: 'default', uid: 'uid-1', attempt: 0 },
+  state: 'SANDBOX_READY',
+  createdAt: ns(T0 - 50_000),
+  network: { ip: '', additionalIps: [] },
+  linux: { namespaces: { options: { network: 'NODE', pid: 'CONTAINER', ipc: 'POD', targetId: '' } } },
+  labels: {},
+  annotations: {},
+});
+const container = (spec: Container, state: 'CONTAINER_RUNNING' | 'CONTAINER_EXITED', exitCode = 0) => ({
+  id: `${spec.name}-id`,
+  metadata: { name: spec.name, attempt: 0 },
+  state,
+  createdAt: ns(T0 - 40_000),
+  startedAt: ns(T0 - 39_000),
+  finishedAt: state === 'CONTAINER_EXITED' ? ns(T0 - 30_000) : '0',
+  exitCode,
+  image: { image: IMAGE },
+  imageRef: 'sha256:img',
+  reason: state === 'CONTAINER_EXITED' ? (exitCode === 0 ? 'Completed' : 'Error') : '',
+  message: '',
+  labels: { [KubeletLabels.containerName]: spec.name, [KubeletLabels.podUid]: 'uid-1' },
+  annotations: { [KubeletAnnotations.containerHash]: hashContainer(spec), [KubeletAnnotations.restartCount]: '0' },
+});
+const cache = (sandboxes: unknown[], containers: unknown[]): CacheResult => {
+  const entry: PodCacheEntry = { uid: 'uid-1', name: 'p', namespace: 'default', timestamp: T0, sandboxStatuses: sandboxes, containerStatuses: containers, ips: [] };
+  return { entry, timestamp: T0 };
+};
+const empty: CacheResult = { timestamp: T0 };
+
+/** The CRI calls that change the runtime go into `log` as `cri <Method> <what>`. */
+function recordingCri(log: string[]): FakeCri {
+  const id = (r: { containerId?: string; podSandboxId?: string }) => r.containerId ?? r.podSandboxId ?? '';
+  return new FakeCri()
+    .onImage('ImageStatus', () => ({ image: { id: 'sha256:img' } }) as never)
+    .onRuntime('ListPodSandbox', () => ({ items: [] }))
+    .onRuntime('ListContainers', () => ({ containers: [] }))
+    .onRuntime('PodSandboxStatus', () => ({ info: {} }) as never)
+    .onRuntime('RunPodSandbox', () => (log.push('cri RunPodSandbox'), { podSandboxId: 'sb-new' }))
+    .onRuntime('CreateContainer', (r) => (log.push(`cri CreateContainer ${r.config?.metadata?.name ?? ''}`), { containerId: `${r.config?.metadata?.name ?? ''}-new` }))
+    .onRuntime('StartContainer', (r) => (log.push(`cri StartContainer ${id(r)}`), {}))
+    .onRuntime('StopContainer', (r) => (log.push(`cri StopContainer ${id(r)} grace=${r.timeout}`), {}))
+    .onRuntime('StopPodSandbox', (r) => (log.push(`cri StopPodSandbox ${id(r)}`), {}))
+    .onRuntime('RemovePodSandbox', (r) => (log.push(`cri RemovePodSandbox ${id(r)}`), {}))
+    .onRuntime('RemoveContainer', (r) => (log.push(`cri RemoveContainer ${id(r)}`), {}));
+}
+
+function setup(opts: { appArmor?: boolean } = {}) {
+  const log: string[] = [];
+  const clock = new FakeClock(T0);
+  const cri = recordingCri(log);
+  const events = new RecordingEventRecorder();
+  const images = new ImagePuller(cri, events, clock, { initialMs: 10_000, maxMs: 300_000 });
+  const node = { nodeName: 'n1', hostIP: '10.0.0.1', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] } };
+  const runtime = new RuntimeManager(cri, images, new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 }), new FakeHookRunner(), events, node, clock, silentLogger());
+  const out = new RecordingOutbox(log);
+  const dirs = new FakePodDirectories(log);
+  const started: number[] = [];
+  const sync = new KubeletSync(runtime, cri, dirs, out, new FakeProbeResults(), clock, silentLogger(), '10.0.0.1', (s) => void started.push(s), { appArmorEnabled: opts.appArmor ?? false });
+  return { log, clock, cri, out, sync, started };
+}
+
+describe('KubeletSync.syncPod (kubelet.go SyncPod)', () => {
+  it('a new pod: status first, then the pod directories, the probe manager, and the runtime sync', async () => {
+    const { log, sync } = setup();
+    const r = await sync.syncPod('SyncPodCreate', pod(), empty);
+    assert.deepEqual(r, { terminal: false });
+    assert.deepEqual(log, ['status SetPodStatus Pending', 'dirs ensure uid-1', 'prober AddPod', 'cri RunPodSandbox', 'cri CreateContainer app', 'cri StartContainer app-new']);
+  });
+
+  it('a running pod: Running is reported, its start measured once from the time the kubelet first saw it', async () => {
+    const { out, sync, started } = setup();
+    const p = pod({}, { annotations: { 'kubernetes.io/config.seen': new Date(T0 - 5000).toISOString() } });
+    const c = cache([sandbox('sb1')], [container(app, 'CONTAINER_RUNNING')]);
+    await sync.syncPod('SyncPodSync', p, c);
+    await sync.syncPod('SyncPodSync', p, c);
+    assert.equal(out.last?.phase, 'Running');
+    assert.deepEqual(started, [5], 'kubelet_pod_start_duration_seconds, observed once');
+  });
+
+  const terminal: { name: string; pod: Pod; cache: CacheResult; phase: string; reason?: string }[] = [
+    { name: 'restartPolicy Never, its container exited 0: Succeeded', pod: pod({ restartPolicy: 'Never' }), cache: cache([sandbox('sb1')], [container(app, 'CONTAINER_EXITED', 0)]), phase: 'Succeeded' },
+    { name: 'restartPolicy Never, its container exited 1: Failed', pod: pod({ restartPolicy: 'Never' }), cache: cache([sandbox('sb1')], [container(app, 'CONTAINER_EXITED', 1)]), phase: 'Failed' },
+    {
+      name: 'past activeDeadlineSeconds: Failed with DeadlineExceeded',
+      pod: pod({ activeDeadlineSeconds: 10 }, {}, { phase: 'Running', startTime: new Date(T0 - 11_000).toISOString() }),
+      cache: cache([sandbox('sb1')], [container(app, 'CONTAINER_RUNNING')]),
+      phase: 'Failed',
+      reason: 'DeadlineExceeded',
+    },
+  ];
+  for (const tc of terminal) {
+    it(`a terminal pod is reported and handed back to terminate, the runtime untouched: ${tc.name}`, async () => {
+      const { log, sync } = setup();
+      const r = await sync.syncPod('SyncPodSync', tc.pod, tc.cache);
+      assert.deepEqual(r, { terminal: true });
+      assert.deepEqual(log, [`status SetPodStatus ${tc.phase}${tc.reason ? `/${tc.reason}` : ''}`]);
+    });
+  }
+
+  it('once failed for its deadline, a pod stays DeadlineExceeded in every status generated for it', async () => {
+    const { out, sync } = setup();
+    const p = pod({ activeDeadlineSeconds: 10 }, {}, { phase: 'Running', startTime: new Date(T0 - 11_000).toISOString() });
+    await sync.syncPod('SyncPodSync', p, cache([sandbox('sb1')], [container(app, 'CONTAINER_RUNNING')]));
+    await sync.syncTerminatingPod(p, cache([sandbox('sb1')], [container(app, 'CONTAINER_EXITED', 137)]), 30, undefined, false);
+    assert.equal(out.last?.reason, 'DeadlineExceeded');
+    assert.equal(out.last?.phase, 'Failed');
+  });
+
+  it('a pod the node cannot run (AppArmor): Pending with the reason, waiting containers Blocked, the pod killed, the sync fails', async () => {
+    const { log, out, sync } = setup({ appArmor: false });
+    const p = pod({ securityContext: { appArmorProfile: { type: 'RuntimeDefault' } } });
+    await assert.rejects(sync.syncPod('SyncPodCreate', p, cache([sandbox('sb1')], [container(app, 'CONTAINER_RUNNING')])), /pod cannot be run: Cannot enforce AppArmor/);
+    assert.deepEqual(log, ['status SetPodStatus Running', 'status SetPodStatus Pending/AppArmor', 'cri StopContainer app-id grace=30', 'cri StopPodSandbox sb1']);
+    assert.ok(!log.includes('prober AddPod'));
+    assert.equal(out.last?.message, 'Cannot enforce AppArmor: AppArmor is not enabled on the host');
+  });
+
+  it('a pod-network pod while the runtime network is not ready: the sync fails before anything is made', async () => {
+    const { log, cri, sync } = setup();
+    cri.onRuntime('Status', () => ({ status: { conditions: [{ type: 'RuntimeReady', status: true, reason: '', message: '' }, { type: 'NetworkReady', status: false, reason: 'NetworkPluginNotReady', message: 'cni config uninitialized' }] }, info: {} }) as never);
+    await assert.rejects(sync.syncPod('SyncPodCreate', pod({ hostNetwork: false }), empty), /network is not ready: NetworkPluginNotReady: cni config uninitialized/);
+    assert.deepEqual(log, ['status SetPodStatus Pending']);
+  });
+
+  it('a failed step is kept per container (the reasonCache) and shows as its waiting reason in the next status', async () => {
+    const { out, cri, sync } = setup();
+    cri.failNext('runtime', 'CreateContainer', 'Unknown', 'no space left on device');
+    await assert.rejects(sync.syncPod('SyncPodCreate', pod(), empty), /CreateContainerError: Error: .*no space left on device/);
+    await sync.syncPod('SyncPodSync', pod(), cache([sandbox('sb-new')], []));
+    const waiting = out.statuses.at(-1)?.status.containerStatuses?.find((c) => c.name === 'app')?.state?.waiting;
+    assert.equal(waiting?.reason, 'CreateContainerError');
+    assert.match(waiting?.message ?? '', /no space left on device/);
+  });
+
+  it('a container in back-off does not fail the sync: it asks to be synced again when the back-off ends', async () => {
+    const { clock, sync } = setup();
+    await sync.syncPod('SyncPodSync', pod(), cache([sandbox('sb1')], [container(app, 'CONTAINER_EXITED', 1)])); // restarted at once, the back-off starts
+    await clock.step(1000);
+    // The restarted container died again half a second after it started.
+    const diedAgain = { ...container(app, 'CONTAINER_EXITED', 1), id: 'app-new', finishedAt: ns(T0 + 500) };
+    const r = await sync.syncPod('SyncPodSync', pod(), cache([sandbox('sb1')], [diedAgain]));
+    assert.equal(r.terminal, false);
+    assert.equal(r.requeueAfterMs, 9500, 'the 10s back-off counts from when it died (T0 + 500ms); now is T0 + 1s');
+  });
+});
+
+describe('KubeletSync.syncTerminatingPod (kubelet.go SyncTerminatingPod)', () => {
+  it('stops liveness and startup probes, reports the status, kills the pod, checks nothing runs, then removes the pod from probing', async () => {
+    const { log, sync } = setup();
+    await sync.syncTerminatingPod(pod(), cache([sandbox('sb1')], [container(app, 'CONTAINER_RUNNING')]), 30, undefined, false);
+    assert.deepEqual(log, ['prober StopLivenessAndStartup', 'status SetPodStatus Running', 'cri StopContainer app-id grace=30', 'cri StopPodSandbox sb1', 'prober RemovePod']);
+  });
+
+  it('a shorter grace period asked for (gracePeriodOverride) is the one the containers get', async () => {
+    const { log, sync } = setup();
+    await sync.syncTerminatingPod(pod(), cache([sandbox('sb1')], [container(app, 'CONTAINER_RUNNING')]), 2, { gracePeriodOverride: 2 }, false);
+    assert.ok(log.includes('cri StopContainer app-id grace=2'), log.join('\n'));
+  });
+
+  it('a running pod only (no config): no status is reported', async () => {
+    const { log, sync } = setup();
+    await sync.syncTerminatingPod(pod(), cache([sandbox('sb1')], [container(app, 'CONTAINER_RUNNING')]), 30, undefined, true);
+    assert.ok(!log.some((l) => l.startsWith('status ')), log.join('\n'));
+  });
+
+  it('a container still running after the kill fails the step, and the pod stays probed', async () => {
+    const { log, cri, sync } = setup();
+    cri.onRuntime('ListContainers', () => ({ containers: [{ id: 'app-id-still-running' }] }) as never);
+    await assert.rejects(sync.syncTerminatingPod(pod(), cache([sandbox('sb1')], [container(app, 'CONTAINER_RUNNING')]), 30, undefined, false), /pod uid-1 still has running containers: app-id-still/);
+    assert.ok(!log.includes('prober RemovePod'));
+  });
+});
+
+describe('KubeletSync.syncTerminatedPod (kubelet.go SyncTerminatedPod)', () => {
+  it('reports the final status (TerminatePod), removes the sandboxes, then the pod directories', async () => {
+    const { log, cri, out, sync } = setup();
+    cri.onRuntime('ListPodSandbox', () => ({ items: [sandbox('sb1'), sandbox('sb0')] }) as never);
+    await sync.syncTerminatedPod(pod(), cache([sandbox('sb1')], [container(app, 'CONTAINER_EXITED', 137)]), false);
+    assert.deepEqual(log, ['status TerminatePod Failed', 'cri StopPodSandbox sb1', 'cri RemovePodSandbox sb1', 'cri StopPodSandbox sb0', 'cri RemovePodSandbox sb0', 'dirs remove uid-1']);
+    assert.equal(out.last?.containerStatuses?.[0]?.state?.terminated?.exitCode, 137);
+  });
+
+  it('a static pod is not given a terminal phase (upstream #116484)', async () => {
+    const { out, cri, sync } = setup();
+    cri.onRuntime('ListPodSandbox', () => ({ items: [] }));
+    const p = pod({}, { annotations: { 'kubernetes.io/config.source': 'file', 'kubernetes.io/config.hash': 'h' } });
+    await sync.syncTerminatedPod(p, cache([sandbox('sb1')], [container(app, 'CONTAINER_EXITED', 137)]), false);
+    assert.notEqual(out.last?.phase, 'Failed');
+    assert.notEqual(out.last?.phase, 'Succeeded');
+  });
+
+  it('a running pod only: no status, the sandboxes still go', async () => {
+    const { log, cri, sync } = setup();
+    cri.onRuntime('ListPodSandbox', () => ({ items: [sandbox('sb1')] }) as never);
+    await sync.syncTerminatedPod(pod(), empty, true);
+    assert.deepEqual(log, ['cri StopPodSandbox sb1', 'cri RemovePodSandbox sb1', 'dirs remove uid-1']);
+  });
+
+  it('forgets the pod: a pod with the same UID starts from a clean status (no old reasons, no old start)', async () => {
+    const { out, cri, sync, started } = setup();
+    const p = pod({}, { annotations: { 'kubernetes.io/config.seen': new Date(T0 - 5000).toISOString() } });
+    cri.failNext('runtime', 'CreateContainer', 'Unknown', 'no space left on device');
+    await assert.rejects(sync.syncPod('SyncPodCreate', p, empty));
+    await sync.syncTerminatedPod(p, empty, false);
+    await sync.syncPod('SyncPodCreate', p, empty);
+    const waiting = out.last?.containerStatuses?.find((c) => c.name === 'app')?.state?.waiting;
+    assert.equal(waiting?.reason, 'ContainerCreating', 'not the old CreateContainerError');
+    await sync.syncPod('SyncPodSync', p, cache([sandbox('sb-new')], [container(app, 'CONTAINER_RUNNING')]));
+    assert.equal(started.length, 1);
+  });
+});

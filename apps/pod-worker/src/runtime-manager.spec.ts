@@ -1,0 +1,223 @@
+/**
+ * RuntimeManager.syncPod does the steps of kuberuntime_manager.go SyncPod
+ * in upstream's order: (2) kill the pod if its sandbox changed, else (3)
+ * kill the containers to kill; (4) create the sandbox; (5, ephemeral
+ * containers: out of kubelet-split's scope); (6) start init containers;
+ * (8) start the main containers. A recording FakeCri shows the order.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeClock } from '@app/clock/testing';
+import type { Container, Pod, PodSpec } from '@app/contracts';
+import { RecordingEventRecorder } from '@app/contracts/testing';
+import type { ContainerConfig, PodSandboxStatus } from '@app/cri';
+import { FakeCri } from '@app/cri/testing';
+import type { RuntimeContainerState, RuntimeContainerStatus, RuntimePodStatus } from '@app/kube';
+import { silentLogger } from '@app/observability';
+import { CrashLoopBackOff } from './backoff.js';
+import { hashContainer } from './container-hash.js';
+import { ImagePuller, RuntimeManager } from './runtime-manager.js';
+import { FakeHookRunner } from './testing.js';
+
+const IMAGE = 'localhost/kubelet-split/busybox:1.35';
+const c = (name: string, extra: Partial<Container> = {}): Container => ({ name, image: IMAGE, ...extra });
+const app = c('app');
+const web = c('web');
+const init1 = c('init1');
+const init2 = c('init2');
+const sideA = c('sideA', { restartPolicy: 'Always' });
+
+const pod = (spec: Partial<PodSpec>): Pod => ({
+  metadata: { name: 'p', namespace: 'default', uid: 'uid-1' },
+  spec: { hostNetwork: true, containers: [app], restartPolicy: 'Always', terminationGracePeriodSeconds: 30, ...spec },
+});
+
+const sandbox = (id: string, o: { ready?: boolean; netns?: 'POD' | 'NODE' } = {}): PodSandboxStatus => ({
+  id,
+  metadata: { name: 'p', namespace: 'default', uid: 'uid-1', attempt: 0 },
+  state: o.ready === false ? 'SANDBOX_NOTREADY' : 'SANDBOX_READY',
+  createdAt: '0',
+  network: { ip: '', additionalIps: [] },
+  linux: { namespaces: { options: { network: o.netns ?? 'NODE', pid: 'CONTAINER', ipc: 'POD', targetId: '' } } },
+  labels: {},
+  annotations: {},
+  runtimeHandler: '',
+});
+
+let created = 1_000;
+const ctr = (spec: Container, state: RuntimeContainerState, extra: Partial<RuntimeContainerStatus> = {}): RuntimeContainerStatus => ({
+  id: `${spec.name}-id`,
+  name: spec.name,
+  state,
+  createdAt: created++,
+  startedAt: 0,
+  finishedAt: 0,
+  exitCode: 0,
+  reason: '',
+  message: '',
+  image: IMAGE,
+  imageRef: '',
+  hash: hashContainer(spec),
+  restartCount: 0,
+  ...extra,
+});
+
+const status = (sandboxes: PodSandboxStatus[], containers: RuntimeContainerStatus[]): RuntimePodStatus => ({
+  uid: 'uid-1',
+  name: 'p',
+  namespace: 'default',
+  ips: [],
+  sandboxStatuses: sandboxes,
+  containerStatuses: [...containers].sort((a, b) => b.createdAt - a.createdAt),
+  timestamp: 1,
+});
+
+const noProbes = { liveness: () => undefined, startup: () => undefined };
+
+/** The calls that change the runtime, in order, as `Method <what>` (reads left out). */
+function trace(cri: FakeCri): string[] {
+  const reads = new Set(['ImageStatus', 'ListContainers', 'ListPodSandbox', 'PodSandboxStatus']);
+  return cri.calls
+    .filter((x) => !reads.has(x.method))
+    .map((x) => {
+      const r = x.request as { containerId?: string; podSandboxId?: string; config?: ContainerConfig };
+      if (x.method === 'CreateContainer') return `CreateContainer ${r.config?.metadata?.name ?? ''}`;
+      if (x.method === 'RunPodSandbox') return 'RunPodSandbox';
+      return `${x.method} ${r.containerId ?? r.podSandboxId ?? ''}`;
+    });
+}
+
+function setup() {
+  const clock = new FakeClock(1_000_000);
+  const events = new RecordingEventRecorder();
+  const hooks = new FakeHookRunner();
+  const cri = new FakeCri()
+    .onImage('ImageStatus', () => ({ image: { id: 'sha256:img' } }) as never)
+    .onRuntime('ListPodSandbox', () => ({ items: [] }))
+    .onRuntime('ListContainers', () => ({ containers: [] }))
+    .onRuntime('RunPodSandbox', () => ({ podSandboxId: 'sb-new' }))
+    .onRuntime('PodSandboxStatus', () => ({ info: {} }) as never)
+    .onRuntime('CreateContainer', (r) => ({ containerId: `${r.config?.metadata?.name ?? ''}-new` }));
+  const images = new ImagePuller(cri, events, clock, { initialMs: 10_000, maxMs: 300_000 });
+  const backOff = new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 });
+  const node = { nodeName: 'n1', hostIP: '10.0.0.1', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] } };
+  const manager = new RuntimeManager(cri, images, backOff, hooks, events, node, clock, silentLogger());
+  return { cri, events, hooks, manager };
+}
+
+describe('RuntimeManager.syncPod: the steps of kuberuntime_manager.go SyncPod, in order', () => {
+  const cases: { name: string; pod: Pod; status: RuntimePodStatus; want: string[]; events?: string[] }[] = [
+    {
+      name: 'a new pod: create the sandbox, then start the first init container only',
+      pod: pod({ initContainers: [init1, init2] }),
+      status: status([], []),
+      want: ['RunPodSandbox', 'CreateContainer init1', 'StartContainer init1-new'],
+    },
+    {
+      name: 'a new pod without init containers: create the sandbox, then start every container in spec order',
+      pod: pod({ containers: [app, web] }),
+      status: status([], []),
+      want: ['RunPodSandbox', 'CreateContainer app', 'StartContainer app-new', 'CreateContainer web', 'StartContainer web-new'],
+    },
+    {
+      name: 'the sandbox changed: kill the pod (containers, then sandbox), purge the old init containers, create a sandbox, start the first init container',
+      pod: pod({ initContainers: [init1] }),
+      status: status([sandbox('sb1', { netns: 'POD' })], [ctr(init1, 'exited'), ctr(app, 'running')]),
+      want: ['StopContainer app-id', 'StopPodSandbox sb1', 'RemoveContainer init1-id', 'RunPodSandbox', 'CreateContainer init1', 'StartContainer init1-new'],
+      events: ['Normal/SandboxChanged', 'Normal/Killing'],
+    },
+    {
+      name: 'a container whose spec changed: kill it, then start it again in the same sandbox, the others untouched',
+      pod: pod({ containers: [app, web] }),
+      status: status([sandbox('sb1')], [ctr(app, 'running'), ctr(web, 'running', { hash: 'stale' })]),
+      want: ['StopContainer web-id', 'CreateContainer web', 'StartContainer web-new'],
+    },
+    {
+      name: 'init containers done: the main containers start, no sandbox made',
+      pod: pod({ initContainers: [init1], containers: [app, web] }),
+      status: status([sandbox('sb1')], [ctr(init1, 'exited')]),
+      want: ['CreateContainer app', 'StartContainer app-new', 'CreateContainer web', 'StartContainer web-new'],
+    },
+    {
+      name: 'a sidecar is started in the init step, before any main container',
+      pod: pod({ initContainers: [sideA], containers: [app] }),
+      status: status([], []),
+      want: ['RunPodSandbox', 'CreateContainer sideA', 'StartContainer sideA-new'],
+    },
+    {
+      name: 'a pod whose containers all exited with restartPolicy Never: kill the pod, nothing started',
+      pod: pod({ restartPolicy: 'Never' }),
+      status: status([sandbox('sb1')], [ctr(app, 'exited')]),
+      want: ['StopPodSandbox sb1'],
+    },
+  ];
+  for (const tc of cases) {
+    it(tc.name, async () => {
+      const { cri, events, manager } = setup();
+      await manager.syncPod(tc.pod, tc.status, noProbes);
+      assert.deepEqual(trace(cri), tc.want);
+      if (tc.events) for (const e of tc.events) assert.ok(events.events.some((x) => `${x.type}/${x.reason}` === e), `${e} in ${events.reasons().join(', ')}`);
+    });
+  }
+
+  it('the sandbox cannot be created: no container is created, the pod error says why', async () => {
+    const { cri, events, manager } = setup();
+    cri.failNext('runtime', 'RunPodSandbox', 'Unknown', 'failed to setup network');
+    const r = await manager.syncPod(pod({ initContainers: [init1] }), status([], []), noProbes);
+    assert.deepEqual(trace(cri), ['RunPodSandbox']);
+    assert.equal(r.podError?.reason, 'FailedCreatePodSandBox');
+    assert.match(r.podError?.message ?? '', /failed to setup network/);
+    assert.ok(events.events.some((e) => e.type === 'Warning' && e.reason === 'FailedCreatePodSandBox'));
+  });
+
+  it('killing the pod fails: no sandbox is created (the sync fails)', async () => {
+    const { cri, manager } = setup();
+    cri.failNext('runtime', 'StopContainer', 'Unknown', 'runtime is stuck');
+    await assert.rejects(manager.syncPod(pod({}), status([sandbox('sb1', { netns: 'POD' })], [ctr(app, 'running')]), noProbes), /failed to kill pod: app: .*runtime is stuck/);
+    assert.ok(!trace(cri).includes('RunPodSandbox'), trace(cri).join(', '));
+  });
+
+  it(
+    'killing a container to kill fails: nothing is started in this sync (upstream returns)',
+    { todo: 'not yet: the failure is kept as KillContainerError and the sync goes on to start a second container of that name (reported to the lead)' },
+    async () => {
+      const { cri, manager } = setup();
+      cri.failNext('runtime', 'StopContainer', 'Unknown', 'runtime is stuck');
+      const r = await manager.syncPod(pod({ containers: [app, web] }), status([sandbox('sb1')], [ctr(app, 'running'), ctr(web, 'running', { hash: 'stale' })]), noProbes);
+      assert.equal(r.errors.get('web')?.reason, 'KillContainerError');
+      assert.deepEqual(trace(cri), ['StopContainer web-id']);
+    },
+  );
+
+  it('a classic init container that fails to start stops the sync: the next one is not tried', async () => {
+    const { cri, manager } = setup();
+    cri.failNext('runtime', 'CreateContainer', 'Unknown', 'no space left');
+    const r = await manager.syncPod(pod({ initContainers: [init1, init2] }), status([], []), noProbes);
+    assert.deepEqual(trace(cri), ['RunPodSandbox', 'CreateContainer init1']);
+    assert.equal(r.errors.get('init1')?.reason, 'CreateContainerError');
+    assert.equal(r.startedContainers, 0);
+  });
+
+  it('a main container that fails to start does not keep the next one from starting', async () => {
+    const { cri, manager } = setup();
+    cri.failNext('runtime', 'StartContainer', 'Unknown', 'exec format error');
+    const r = await manager.syncPod(pod({ containers: [app, web] }), status([sandbox('sb1')], []), noProbes);
+    assert.deepEqual(trace(cri), ['CreateContainer app', 'StartContainer app-new', 'CreateContainer web', 'StartContainer web-new']);
+    assert.equal(r.errors.get('app')?.reason, 'RunContainerError');
+    assert.equal(r.startedContainers, 1);
+  });
+
+  it('a container with a preStop hook: the hook runs before StopContainer', async () => {
+    const { cri, hooks, manager } = setup();
+    const withHook = c('web', { lifecycle: { preStop: { exec: { command: ['true'] } } } });
+    const p = pod({ containers: [app, withHook] });
+    let stopsBeforeHook = -1;
+    cri.onRuntime('StopContainer', () => {
+      stopsBeforeHook = hooks.runs.length;
+      return {};
+    });
+    await manager.syncPod(p, status([sandbox('sb1')], [ctr(app, 'running'), ctr(withHook, 'running', { hash: 'stale' })]), noProbes);
+    assert.deepEqual(hooks.runs, ['web web-id']);
+    assert.equal(stopsBeforeHook, 1, 'StopContainer came after the hook ran');
+  });
+});

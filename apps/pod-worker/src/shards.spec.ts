@@ -1,0 +1,202 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeClock } from '@app/clock/testing';
+import { silentLogger } from '@app/observability';
+import { ShardManager } from './shards.js';
+import { FakeLeaseStore } from './testing.js';
+
+const T0 = 1_000_000;
+const LEASE = 6000;
+const RENEW = 2000;
+
+/** One pod-worker replica's shard manager, recording what it was given and what it lost. */
+function replica(store: FakeLeaseStore, clock: FakeClock, instance: string, shards = 4) {
+  const acquired: number[] = [];
+  const lost: number[] = [];
+  const manager = new ShardManager(
+    store,
+    clock,
+    silentLogger(),
+    { shards, instance, leaseMs: LEASE, renewMs: RENEW },
+    (s) => {
+      acquired.push(s);
+      return Promise.resolve();
+    },
+    (s) => void lost.push(s),
+  );
+  return { manager, acquired, lost };
+}
+
+function setup() {
+  const clock = new FakeClock(T0);
+  const store = new FakeLeaseStore();
+  return { clock, store };
+}
+
+describe('ShardManager: pod-worker shard leases', () => {
+  it('alone, a replica takes every shard, each with a lease of leaseMs, and resyncs each', async () => {
+    const { clock, store } = setup();
+    const a = replica(store, clock, 'a');
+    await a.manager.reconcile();
+    assert.deepEqual(a.manager.ownedShards, [0, 1, 2, 3]);
+    assert.deepEqual(a.acquired, [0, 1, 2, 3]);
+    assert.deepEqual(store.owners(4), ['a', 'a', 'a', 'a']);
+    assert.equal(store.lease(0)?.expiresAt, T0 + LEASE);
+  });
+
+  describe('fair share: ceil(shards / live owners), taken lowest free shard first', () => {
+    const cases: { name: string; shards: number; others: { shard: number; owner: string; expiresIn: number }[]; want: number[] }[] = [
+      { name: 'another replica holds two of four: the other two', shards: 4, others: [{ shard: 2, owner: 'b', expiresIn: LEASE }, { shard: 3, owner: 'b', expiresIn: LEASE }], want: [0, 1] },
+      { name: 'another holds one of four: two (the fair share), not three', shards: 4, others: [{ shard: 0, owner: 'b', expiresIn: LEASE }], want: [1, 2] },
+      { name: 'two others hold one each of five: two (ceil 5/3)', shards: 5, others: [{ shard: 0, owner: 'b', expiresIn: LEASE }, { shard: 4, owner: 'c', expiresIn: LEASE }], want: [1, 2] },
+      { name: 'an expired lease counts for nobody and is free', shards: 4, others: [{ shard: 1, owner: 'b', expiresIn: 0 }, { shard: 2, owner: 'b', expiresIn: -1 }], want: [0, 1, 2, 3] },
+      { name: 'a released lease (no owner) is free', shards: 2, others: [{ shard: 0, owner: '', expiresIn: LEASE }], want: [0, 1] },
+    ];
+    for (const tc of cases) {
+      it(tc.name, async () => {
+        const { clock, store } = setup();
+        for (const o of tc.others) store.write(o.shard, { owner: o.owner, expiresAt: T0 + o.expiresIn });
+        const a = replica(store, clock, 'a', tc.shards);
+        await a.manager.reconcile();
+        assert.deepEqual(a.manager.ownedShards, tc.want);
+        assert.deepEqual(a.acquired, tc.want);
+        for (const o of tc.others) if (o.expiresIn > 0 && o.owner) assert.equal(store.lease(o.shard)?.owner, o.owner, `shard ${o.shard} left to ${o.owner}`);
+      });
+    }
+  });
+
+  it('over its fair share (a third replica shows up), it gives back its highest shards and releases their leases', async () => {
+    const { clock, store } = setup();
+    store.write(4, { owner: 'b', expiresAt: T0 + LEASE });
+    store.write(5, { owner: 'b', expiresAt: T0 + LEASE });
+    const a = replica(store, clock, 'a', 6);
+    await a.manager.reconcile();
+    assert.deepEqual(a.manager.ownedShards, [0, 1, 2], 'ceil(6/2) = 3');
+    store.write(3, { owner: 'c', expiresAt: T0 + LEASE });
+    await a.manager.reconcile();
+    assert.deepEqual(a.manager.ownedShards, [0, 1], 'ceil(6/3) = 2');
+    assert.deepEqual(a.lost, [2]);
+    assert.equal(store.lease(2), undefined, 'the lease of shard 2 was released');
+  });
+
+  it('renews its leases every renewMs, so they never expire while it lives', async () => {
+    const { clock, store } = setup();
+    const a = replica(store, clock, 'a');
+    a.manager.start();
+    await clock.step(0);
+    assert.deepEqual(a.manager.ownedShards, [0, 1, 2, 3]);
+    for (let i = 1; i <= 10; i++) {
+      await clock.step(RENEW);
+      assert.equal(store.lease(0)?.expiresAt, clock.now() + LEASE, `renewed at round ${i}`);
+    }
+    // Well past the first lease's lifetime: another replica finds nothing free.
+    const b = replica(store, clock, 'b');
+    await b.manager.reconcile();
+    assert.deepEqual(b.manager.ownedShards, []);
+    assert.deepEqual(a.manager.ownedShards, [0, 1, 2, 3]);
+    assert.deepEqual(a.acquired, [0, 1, 2, 3], 'renewals do not resync');
+    assert.deepEqual(a.lost, []);
+    await a.manager.stop();
+  });
+
+  it('a replica that died: its leases expire after leaseMs and another takes its shards over and resyncs them', async () => {
+    const { clock, store } = setup();
+    const a = replica(store, clock, 'a');
+    await a.manager.reconcile(); // then it dies: no more rounds
+    const b = replica(store, clock, 'b');
+    await clock.step(LEASE - 1);
+    await b.manager.reconcile();
+    assert.deepEqual(b.manager.ownedShards, [], 'not before the leases expire');
+    await clock.step(1);
+    await b.manager.reconcile();
+    assert.deepEqual(b.manager.ownedShards, [0, 1, 2, 3]);
+    assert.deepEqual(b.acquired, [0, 1, 2, 3]);
+    assert.deepEqual(store.owners(4), ['b', 'b', 'b', 'b']);
+    // The dead one comes back: its leases are someone else's now, so it gives its shards up.
+    await a.manager.reconcile();
+    assert.deepEqual(a.manager.ownedShards, []);
+    assert.deepEqual(a.lost, [0, 1, 2, 3]);
+    assert.deepEqual(store.owners(4), ['b', 'b', 'b', 'b'], 'it did not write over them');
+  });
+
+  it('stop gives every shard up and releases its leases, so another replica takes them at once', async () => {
+    const { clock, store } = setup();
+    const a = replica(store, clock, 'a');
+    a.manager.start();
+    await clock.step(0);
+    await a.manager.stop();
+    assert.deepEqual(a.lost, [0, 1, 2, 3]);
+    assert.deepEqual(a.manager.ownedShards, []);
+    assert.deepEqual(store.owners(4), [undefined, undefined, undefined, undefined]);
+    assert.equal(store.calls.filter((c) => c.startsWith('release')).length, 4);
+    assert.equal(clock.waiting, 0, 'no round is scheduled any more');
+    const callsAfterStop = store.calls.length;
+    await clock.step(RENEW * 5);
+    assert.equal(store.calls.length, callsAfterStop, 'a stopped manager does nothing');
+    const b = replica(store, clock, 'b');
+    await b.manager.reconcile();
+    assert.deepEqual(b.manager.ownedShards, [0, 1, 2, 3], 'no wait for expiry');
+  });
+
+  it(
+    'a replica that joins while another holds every shard gets its fair share within a few rounds',
+    { todo: 'not yet: a replica that holds no lease is not counted as an owner, so the first replica keeps every shard until it dies (reported to the lead)' },
+    async () => {
+      const { clock, store } = setup();
+      const a = replica(store, clock, 'a');
+      a.manager.start();
+      await clock.step(0);
+      const b = replica(store, clock, 'b');
+      b.manager.start();
+      await clock.step(LEASE + 3 * RENEW);
+      try {
+        assert.deepEqual([a.manager.ownedShards.length, b.manager.ownedShards.length], [2, 2]);
+      } finally {
+        await Promise.all([a.manager.stop(), b.manager.stop()]);
+      }
+    },
+  );
+
+  describe('compare-and-set conflicts', () => {
+    const cases: { name: string; before: (store: FakeLeaseStore) => void; want: number[]; lost: number[]; acquired: number[] }[] = [
+      { name: 'renewal loses the race: the shard is given up', before: (s) => s.loseNextRace(1), want: [0, 2, 3], lost: [1], acquired: [] },
+      { name: 'the lease was taken behind its back: given up, and with b an owner now, the fair share drops to two', before: (s) => s.write(2, { owner: 'b', expiresAt: T0 + 3 * LEASE }), want: [0, 1], lost: [2, 3], acquired: [] },
+      { name: 'the lease was rewritten by itself elsewhere (a stale revision): given up', before: (s) => s.write(3, { owner: 'a', expiresAt: T0 + 3 * LEASE }), want: [0, 1, 2], lost: [3], acquired: [] },
+    ];
+    for (const tc of cases) {
+      it(tc.name, async () => {
+        const { clock, store } = setup();
+        const a = replica(store, clock, 'a');
+        await a.manager.reconcile();
+        a.acquired.length = 0;
+        tc.before(store);
+        await clock.step(RENEW);
+        await a.manager.reconcile();
+        assert.deepEqual(a.manager.ownedShards, tc.want);
+        assert.deepEqual(a.lost, tc.lost);
+        assert.deepEqual(a.acquired, tc.acquired);
+      });
+    }
+
+    it('taking a free shard loses the race: not owned, not resynced, the others still taken', async () => {
+      const { clock, store } = setup();
+      store.loseNextRace(0);
+      const a = replica(store, clock, 'a');
+      await a.manager.reconcile();
+      assert.deepEqual(a.manager.ownedShards, [1, 2, 3]);
+      assert.deepEqual(a.acquired, [1, 2, 3]);
+      assert.equal(store.lease(0)?.owner, 'racer');
+    });
+
+    it('two replicas racing for the same free shards never both own one', async () => {
+      const { clock, store } = setup();
+      const a = replica(store, clock, 'a');
+      const b = replica(store, clock, 'b');
+      await Promise.all([a.manager.reconcile(), b.manager.reconcile()]);
+      const both = a.manager.ownedShards.filter((s) => b.manager.ownedShards.includes(s));
+      assert.deepEqual(both, []);
+      for (const s of a.manager.ownedShards) assert.equal(store.lease(s)?.owner, 'a');
+      for (const s of b.manager.ownedShards) assert.equal(store.lease(s)?.owner, 'b');
+    });
+  });
+});
