@@ -20,7 +20,6 @@ WORKDIR /app
 COPY --from=build /src/package.json ./
 COPY --from=build /src/node_modules node_modules
 COPY --from=build /src/dist dist
-COPY --from=build /src/proto proto
 USER node
 STOPSIGNAL SIGTERM
 CMD ["sh", "-c", "exec node --enable-source-maps dist/apps/$APP/src/main.js"]

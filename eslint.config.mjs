@@ -7,7 +7,7 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   // Generated code (npm run gen) is not ours to style; gen:check keeps it fresh.
-  { ignores: ['dist/**', 'node_modules/**', '**/*.mjs', '**/*.js', 'libs/cri/src/generated/**'] },
+  { ignores: ['dist/**', 'node_modules/**', '**/*.mjs', '**/*.js', 'libs/cri/src/generated/**', 'apps/prober/src/generated/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

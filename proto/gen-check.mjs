@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// npm run gen:check: regenerates the code buf.gen.yaml makes from proto/ into a
-// temporary directory and fails, naming the files, when what is committed
-// differs (run `npm run gen` and commit the result). Offline: buf runs the
-// local ts-proto plugin.
+// npm run gen:check: regenerates the code the buf templates make from proto/
+// into a temporary directory and fails, naming the files, when what is
+// committed differs (run `npm run gen` and commit the result). Offline: buf
+// runs the local ts-proto plugin.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +10,9 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const GENERATED = ['libs/cri/src/generated'];
+// The templates `npm run gen` runs, and the directories they generate (their plugins' `out`).
+const TEMPLATES = ['buf.gen.yaml', 'buf.gen.health.yaml'];
+const GENERATED = ['libs/cri/src/generated', 'apps/prober/src/generated'];
 
 const files = (dir) =>
   existsSync(dir)
@@ -19,10 +21,12 @@ const files = (dir) =>
 
 const tmp = mkdtempSync(join(tmpdir(), 'gen-check-'));
 try {
-  const r = spawnSync(join(root, 'node_modules', '.bin', 'buf'), ['generate', '-o', tmp], { cwd: root, stdio: 'inherit' });
-  if (r.status !== 0) {
-    process.stderr.write(`gen:check: buf generate failed (exit ${r.status ?? r.signal})\n`);
-    process.exit(1);
+  for (const template of TEMPLATES) {
+    const r = spawnSync(join(root, 'node_modules', '.bin', 'buf'), ['generate', '--template', template, '-o', tmp], { cwd: root, stdio: 'inherit' });
+    if (r.status !== 0) {
+      process.stderr.write(`gen:check: buf generate --template ${template} failed (exit ${r.status ?? r.signal})\n`);
+      process.exit(1);
+    }
   }
   const stale = [];
   for (const dir of GENERATED) {

@@ -11,7 +11,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import type { Pod, PodStatus } from '@app/contracts';
-import { loadHealthService } from '../apps/prober/src/handlers/index.js';
+import { HealthService, type HealthCheckResponse_ServingStatus, type HealthServer } from '../apps/prober/src/generated/grpc/health/v1/health.js';
 import { freePort } from '../deploy/local/stack.js';
 import { NodeStack } from './support/node-stack.js';
 
@@ -28,7 +28,7 @@ describe('probes on the real stack', { timeout: 300_000 }, () => {
   const www = () => join(stack.dir, 'www');
   let grpcServer: grpc.Server | undefined;
   let grpcPort = 0;
-  const serving = new Map<string, string>([['', 'SERVING']]);
+  const serving = new Map<string, HealthCheckResponse_ServingStatus>([['', 'SERVING']]);
 
   /** The pod as the status manager serves it (readiness merged in). */
   async function apiPod(name: string): Promise<Pod | undefined> {
@@ -46,11 +46,9 @@ describe('probes on the real stack', { timeout: 300_000 }, () => {
     api = `http://127.0.0.1:${[...stack.procs.entries()].find(([k]) => k.startsWith('status-manager'))?.[1].port ?? 0}`;
     mkdirSync(www(), { recursive: true });
     writeFileSync(join(www(), 'index.html'), 'ok\n');
-    const { service } = loadHealthService();
+    const check: HealthServer['check'] = (call, cb) => cb(null, { status: serving.get(call.request.service) ?? 'SERVICE_UNKNOWN' });
     grpcServer = new grpc.Server();
-    grpcServer.addService(service, {
-      Check: (call: grpc.ServerUnaryCall<{ service: string }, unknown>, cb: grpc.sendUnaryData<{ status: string }>) => cb(null, { status: serving.get(call.request.service) ?? 'SERVICE_UNKNOWN' }),
-    });
+    grpcServer.addService(HealthService, { check });
     grpcPort = await new Promise<number>((res, rej) => grpcServer?.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, port) => (err ? rej(err) : res(port))));
   });
   after(async () => {

@@ -45,8 +45,6 @@ export interface ProbeHandlerOptions {
   clock: Clock;
   /** Default `kube-probe/<major>.<minor>`. */
   userAgent?: string;
-  /** Default: proto/grpc/health/v1/health.proto found above this module. */
-  healthProtoPath?: string;
 }
 
 /** The four actions behind one handler, as the prober service runs them. */
@@ -56,7 +54,7 @@ export function newProbeHandler(o: ProbeHandlerOptions): ProbeHandler {
     exec: new ExecProbeHandler(new CriCommandRunner(o.cri)),
     httpGet: new HttpGetProbeHandler(new NodeHttpClient(), o.clock, { userAgent }),
     tcpSocket: new TcpSocketProbeHandler(new NetTcpDialer(), o.clock),
-    grpc: new GrpcProbeHandler(o.clock, { userAgent, ...(o.healthProtoPath ? { protoPath: o.healthProtoPath } : {}) }),
+    grpc: new GrpcProbeHandler(o.clock, { userAgent }),
   });
 }
 

@@ -5,11 +5,11 @@ import { SystemClock } from '@app/clock';
 import { FakeClock } from '@app/clock/testing';
 import type { Probe } from '@app/contracts';
 import { closedPort, expectOutcome, probeTarget as target, type ProbeOutcome } from '../testing.js';
-import { GrpcProbeHandler, loadHealthService } from './grpc.js';
+import { HealthService, type HealthCheckResponse_ServingStatus, type HealthServer } from '../generated/grpc/health/v1/health.js';
+import { GrpcProbeHandler } from './grpc.js';
 
 describe('GrpcProbeHandler (loopback grpc.health.v1 server)', () => {
-  const health = loadHealthService();
-  const statuses: Record<string, string> = { '': 'SERVING', down: 'NOT_SERVING', unknown: 'SERVICE_UNKNOWN' };
+  const statuses: Record<string, HealthCheckResponse_ServingStatus> = { '': 'SERVING', down: 'NOT_SERVING', unknown: 'SERVICE_UNKNOWN' };
   const userAgents: string[] = [];
   let server: grpc.Server;
   let bare: grpc.Server;
@@ -21,14 +21,13 @@ describe('GrpcProbeHandler (loopback grpc.health.v1 server)', () => {
 
   before(async () => {
     server = new grpc.Server();
-    server.addService(health.service, {
-      Check: (call: grpc.ServerUnaryCall<{ service: string }, { status: string }>, callback: grpc.sendUnaryData<{ status: string }>) => {
-        userAgents.push(String(call.metadata.get('user-agent')[0] ?? ''));
-        const status = statuses[call.request.service];
-        if (status === undefined) callback({ code: grpc.status.NOT_FOUND, details: 'unknown service' });
-        else callback(null, { status });
-      },
-    });
+    const check: HealthServer['check'] = (call, callback) => {
+      userAgents.push(String(call.metadata.get('user-agent')[0] ?? ''));
+      const status = statuses[call.request.service];
+      if (status === undefined) callback({ code: grpc.status.NOT_FOUND, details: 'unknown service' });
+      else callback(null, { status });
+    };
+    server.addService(HealthService, { check }); // Watch and List: Unimplemented
     port = await bind(server);
     bare = new grpc.Server(); // implements nothing: Unimplemented
     barePort = await bind(bare);

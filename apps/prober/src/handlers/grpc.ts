@@ -1,14 +1,15 @@
-/** The grpc probe (pkg/probe/grpc): grpc.health.v1.Health/Check on the pod IP. Only probes have it. */
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+/**
+ * The grpc probe (pkg/probe/grpc): grpc.health.v1.Health/Check on the pod IP,
+ * with the client ts-proto generates from proto/grpc/health/v1/health.proto
+ * (apps/prober/src/generated/, `npm run gen`). Only probes have it.
+ */
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
 import type { Clock } from '@app/clock';
 import type { Probe } from '@app/contracts';
 import { grpcCodeName } from '@app/cri';
 import { joinHostPort } from '@app/kube';
 import { KUBE_PROBE_USER_AGENT, errorText, failureOutcome, unknownOutcome, type ProbeOutcome } from '@app/probe';
+import { HealthClient } from '../generated/grpc/health/v1/health.js';
 import { ProbeHandler, probeHost, type ProbeTarget } from './probe-handler.js';
 
 const unknown = unknownOutcome;
@@ -16,35 +17,6 @@ const failure = failureOutcome;
 
 export interface GrpcProbeOptions {
   userAgent?: string;
-  protoPath?: string;
-}
-
-interface HealthCheckResponse {
-  status: string;
-}
-type HealthClient = grpc.Client & {
-  Check(request: { service: string }, metadata: grpc.Metadata, options: grpc.CallOptions, callback: (err: grpc.ServiceError | null, value?: HealthCheckResponse) => void): grpc.ClientUnaryCall;
-};
-type HealthClientConstructor = new (address: string, credentials: grpc.ChannelCredentials, options?: grpc.ChannelOptions) => HealthClient;
-
-/** Where proto/grpc/health/v1/health.proto is: the first `proto/` directory walking up from this module. */
-export function healthProtoPath(from: string = import.meta.url): string {
-  let dir = dirname(fileURLToPath(from));
-  for (;;) {
-    const candidate = join(dir, 'proto', 'grpc', 'health', 'v1', 'health.proto');
-    if (existsSync(candidate)) return candidate;
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error(`proto/grpc/health/v1/health.proto not found above ${fileURLToPath(from)}`);
-    dir = parent;
-  }
-}
-
-/** Loads grpc.health.v1.Health from a proto file (shared by the handler and tests' servers). */
-export function loadHealthService(protoPath: string = healthProtoPath()): { client: HealthClientConstructor; service: grpc.ServiceDefinition } {
-  const definition = protoLoader.loadSync(protoPath, { keepCase: false, enums: String, defaults: true, longs: String });
-  const pkg = grpc.loadPackageDefinition(definition) as unknown as { grpc: { health: { v1: { Health: grpc.ServiceClientConstructor } } } };
-  const Health = pkg.grpc.health.v1.Health;
-  return { client: Health as unknown as HealthClientConstructor, service: Health.service };
 }
 
 /**
@@ -55,8 +27,6 @@ export function loadHealthService(protoPath: string = healthProtoPath()): { clie
  */
 export class GrpcProbeHandler extends ProbeHandler {
   private readonly userAgent: string;
-  private readonly protoPath: string | undefined;
-  private client?: HealthClientConstructor;
 
   constructor(
     private readonly clock: Clock,
@@ -64,24 +34,21 @@ export class GrpcProbeHandler extends ProbeHandler {
   ) {
     super();
     this.userAgent = options.userAgent ?? KUBE_PROBE_USER_AGENT;
-    this.protoPath = options.protoPath;
   }
 
   async run(probe: Probe, target: ProbeTarget, timeoutMs: number): Promise<ProbeOutcome> {
     const action = probe.grpc;
     if (!action) return unknown('probe has no grpc action');
     let addr: string;
-    let Health: HealthClientConstructor;
     try {
       if (!Number.isInteger(action.port) || action.port <= 0 || action.port >= 65536) throw new Error(`invalid port number: ${action.port}`);
       addr = joinHostPort(probeHost(target), action.port);
-      Health = this.client ??= loadHealthService(this.protoPath).client;
     } catch (err) {
       return unknown(errorText(err));
     }
     const service = action.service ?? '';
     const within = formatSeconds(timeoutMs);
-    const client = new Health(addr, grpc.credentials.createInsecure(), {
+    const client = new HealthClient(addr, grpc.credentials.createInsecure(), {
       'grpc.primary_user_agent': this.userAgent,
       'grpc.enable_retries': 0,
       'grpc.enable_channelz': 0,
@@ -115,12 +82,12 @@ export class GrpcProbeHandler extends ProbeHandler {
           return;
         }
         connected = true;
-        call = client.Check({ service }, new grpc.Metadata(), {}, (callErr, response) => {
+        call = client.check({ service }, new grpc.Metadata(), {}, (callErr, response) => {
           if (callErr) {
             finish(failure(grpcCallFailure(callErr, within)));
             return;
           }
-          const status = response?.status ?? 'UNKNOWN';
+          const status = response.status;
           finish(status === 'SERVING' ? { result: 'Success', output: 'service healthy' } : failure(`service unhealthy (responded with ${JSON.stringify(status)})`));
         });
       });

@@ -1,7 +1,7 @@
 export { ActionProbeHandler, newProbeHandler } from './action.js';
 export type { ProbeActionHandlers, ProbeHandlerOptions } from './action.js';
 export { ExecProbeHandler } from './exec.js';
-export { GrpcProbeHandler, healthProtoPath, loadHealthService } from './grpc.js';
+export { GrpcProbeHandler } from './grpc.js';
 export type { GrpcProbeOptions } from './grpc.js';
 export { HttpGetProbeHandler } from './http-get.js';
 export type { HttpGetProbeOptions } from './http-get.js';
