@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { connect } from '@nats-io/transport-node';
 import { ContainerStatusRequest, ListContainersRequest, NatsCriClient } from '@app/cri';
-import { GrpcRuntimeConnection } from '../../apps/cri-gateway/src/runtime-connection.js';
+import { GrpcRuntimeConnection } from '../../apps/cri-gateway/src/adapters/grpc-runtime-connection.js';
 import { freePort, startNats, startService } from '../../deploy/local/stack.js';
 import { runtimeAddress } from '../support/runtime.js';
 

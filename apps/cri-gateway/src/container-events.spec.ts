@@ -4,7 +4,7 @@ import { FakeClock } from '@app/clock/testing';
 import { CriError, type ContainerEventResponse, type CriService } from '@app/cri';
 import { silentLogger } from '@app/observability';
 import { ContainerEventsRelay, UNSUPPORTED_RETRY_MS } from './container-events.js';
-import { RuntimeConnection, type EventStream } from './runtime-connection.js';
+import { RuntimeConnection, type EventStream } from './ports.js';
 
 /** Each call to containerEvents opens a stream the test controls. */
 class StreamingConnection extends RuntimeConnection {

@@ -11,7 +11,7 @@ import { CriError } from '@app/cri';
 import type { NatsBus } from '@app/nats';
 import type { Logger } from '@app/observability';
 import type { CheckResult } from '@app/service';
-import { RuntimeConnection } from './runtime-connection.js';
+import { RuntimeConnection } from './ports.js';
 
 export type RelayState = 'starting' | 'streaming' | 'unsupported' | 'reconnecting' | 'stopped';
 

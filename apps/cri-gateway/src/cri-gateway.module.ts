@@ -1,6 +1,4 @@
-import { Controller, Get, Inject, Module, type BeforeApplicationShutdown, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { MessagePattern } from '@nestjs/microservices';
-import { Subjects, type ContainerEventsStatusMessage } from '@app/contracts';
+import { Inject, Module, type BeforeApplicationShutdown, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Clock, SystemClock } from '@app/clock';
 import type { CriTimeouts } from '@app/cri';
 import { NatsBus } from '@app/nats';
@@ -9,30 +7,15 @@ import type { NatsConnection } from '@app/nats';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, type ServiceContext } from '@app/service';
 import { CriNatsResponder } from './cri-nats.responder.js';
 import { ContainerEventsRelay } from './container-events.js';
-import { CriController } from './cri.controller.js';
-import { CriGateway, RuntimeMetrics } from './gateway.js';
-import { GrpcRuntimeConnection, RuntimeConnection } from './runtime-connection.js';
-import { RuntimeMetricsRecorder } from './runtime-metrics.js';
+import { ContainerEventsController, CriController } from './cri-gateway.controller.js';
+import { GrpcRuntimeConnection } from './adapters/grpc-runtime-connection.js';
+import { RuntimeMetricsRecorder } from './adapters/prom-runtime-metrics.js';
+import { CriGateway } from './gateway.js';
+import { RuntimeConnection, RuntimeMetrics } from './ports.js';
 import { RuntimeStatusPoller } from './runtime-status.js';
 import type { CriGatewayOwnConfig } from './cri-gateway.config.js';
 
 type Config = CriGatewayOwnConfig & { NODE_NAME: string };
-
-/** The event relay's state on request: `kubelet.<node>.service.cri-gateway.events`, and `GET /events`. */
-@Controller()
-export class ContainerEventsController {
-  constructor(private readonly relay: ContainerEventsRelay) {}
-
-  @MessagePattern(Subjects.serviceCommand.pattern('events'))
-  onStatus(): ContainerEventsStatusMessage {
-    return this.relay.status();
-  }
-
-  @Get('events')
-  getStatus(): ContainerEventsStatusMessage {
-    return this.relay.status();
-  }
-}
 
 /** kuberuntime's remote runtime and image clients: the only process on the CRI socket. */
 @Module({

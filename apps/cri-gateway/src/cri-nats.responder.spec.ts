@@ -6,8 +6,9 @@ import { FakeClock } from '@app/clock/testing';
 import { CRI_TIMEOUT_HEADER, NatsCriClient, type ContainerEventResponse, type CriService } from '@app/cri';
 import { silentLogger } from '@app/observability';
 import { CriNatsResponder } from './cri-nats.responder.js';
-import { CriGateway, RuntimeMetrics } from './gateway.js';
-import { RuntimeConnection, type EventStream } from './runtime-connection.js';
+import { CriGateway } from './gateway.js';
+import { RuntimeMetrics } from './ports.js';
+import { RuntimeConnection, type EventStream } from './ports.js';
 
 /** One in-memory NATS: request() reaches the subscription whose wildcard matches and resolves with its reply. */
 class InMemoryNats {

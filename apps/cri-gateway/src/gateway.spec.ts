@@ -2,8 +2,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import { CriError, type ContainerEventResponse, type CriService } from '@app/cri';
-import { CriGateway, RuntimeMetrics } from './gateway.js';
-import { RuntimeConnection, type EventStream } from './runtime-connection.js';
+import { CriGateway } from './gateway.js';
+import { RuntimeMetrics } from './ports.js';
+import { RuntimeConnection, type EventStream } from './ports.js';
 
 interface Sent {
   service: CriService;

@@ -13,13 +13,8 @@
  */
 import { Clock } from '@app/clock';
 import { CriError, checkRequest, deadlineMs, decodeRequest, encodeResponse, methodInfo, type CriService, type CriTimeouts } from '@app/cri';
-import { RuntimeConnection } from './runtime-connection.js';
+import { RuntimeConnection, RuntimeMetrics } from './ports.js';
 
-/** The metrics the gateway records (kubelet's names; see RuntimeMetricsRecorder). */
-export abstract class RuntimeMetrics {
-  abstract observe(operation: string, seconds: number, failed: boolean): void;
-  abstract observeRunPodSandbox(runtimeHandler: string, seconds: number, failed: boolean): void;
-}
 
 export class CriGateway {
   /** @param timeouts the deadlines of calls whose caller sent none. */

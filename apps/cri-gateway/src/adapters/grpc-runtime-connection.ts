@@ -1,32 +1,12 @@
 /**
  * The gRPC side of the gateway: the one connection to the CRI socket.
- * `RuntimeConnection` is the port the gateway logic uses;
- * `GrpcRuntimeConnection` is the adapter on @grpc/grpc-js, with keep-alive
+ * `GrpcRuntimeConnection` is the RuntimeConnection adapter on @grpc/grpc-js, with keep-alive
  * and quick reconnection, so that a restarted containerd is back within
  * about a second without restarting the gateway.
  */
 import * as grpc from '@grpc/grpc-js';
 import { CriError, ImageServiceClient, RuntimeServiceClient, grpcCodeName, type ContainerEventResponse, type CriService } from '@app/cri';
-
-export interface EventStream {
-  /** Settles when the stream ends: resolves on a clean end, rejects with a CriError. */
-  readonly done: Promise<void>;
-  cancel(): void;
-}
-
-export abstract class RuntimeConnection {
-  /**
-   * One unary call with a deadline: `request` is the generated request message
-   * (libs/cri decodeRequest), the answer the generated response message;
-   * rejects with CriError (gRPC code kept).
-   */
-  abstract unary(service: CriService, method: string, request: unknown, deadlineMs: number): Promise<unknown>;
-  /** RuntimeService.GetContainerEvents, a server stream. */
-  abstract containerEvents(onEvent: (event: ContainerEventResponse) => void): EventStream;
-  /** Whether the service has this unary method. */
-  abstract hasMethod(service: CriService, method: string): boolean;
-  abstract close(): void;
-}
+import { RuntimeConnection, type EventStream } from '../ports.js';
 
 const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   // grpc-go servers (containerd) refuse pings more often than every 5 minutes by default.

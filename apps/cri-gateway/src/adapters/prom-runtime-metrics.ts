@@ -1,5 +1,5 @@
 import { Counter, Histogram, type Registry } from '@app/observability';
-import { RuntimeMetrics } from './gateway.js';
+import { RuntimeMetrics } from '../ports.js';
 
 /** The kubelet's buckets for runtime operation durations (metrics.ExponentialBuckets(.005, 2.5, 14)). */
 const BUCKETS = Array.from({ length: 14 }, (_, i) => 0.005 * 2.5 ** i);

@@ -4,10 +4,13 @@
  * caller may send its deadline in the CRI_TIMEOUT_HEADER header, as over NATS;
  * without it the gateway's own timeouts apply.
  */
-import { Controller, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
+import { MessagePattern } from '@nestjs/microservices';
 import type { Request, Response } from 'express';
 import { CRI_TIMEOUT_HEADER, CriError, httpStatusOf, parseCriTimeout, type CriService } from '@app/cri';
+import { Subjects, type ContainerEventsStatusMessage } from '@app/contracts';
 import { readJsonBody, toErrorReply } from '@app/service';
+import { ContainerEventsRelay } from './container-events.js';
 import { CriGateway } from './gateway.js';
 
 @Controller()
@@ -36,5 +39,21 @@ export class CriController {
       const reply = toErrorReply(err);
       res.status(err instanceof CriError ? httpStatusOf(err.code) : httpStatusOf(reply.error.code)).json(reply);
     }
+  }
+}
+
+/** The event relay's state on request: `kubelet.<node>.service.cri-gateway.events`, and `GET /events`. */
+@Controller()
+export class ContainerEventsController {
+  constructor(private readonly relay: ContainerEventsRelay) {}
+
+  @MessagePattern(Subjects.serviceCommand.pattern('events'))
+  onStatus(): ContainerEventsStatusMessage {
+    return this.relay.status();
+  }
+
+  @Get('events')
+  getStatus(): ContainerEventsStatusMessage {
+    return this.relay.status();
   }
 }
