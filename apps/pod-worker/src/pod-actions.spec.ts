@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Container, Pod, PodSpec } from '@app/contracts';
-import type { PodSandboxStatus } from '@app/cri';
 import type { RuntimeContainerState, RuntimeContainerStatus, RuntimePodStatus } from '@app/kube';
+import { runtimeContainerStatus, runtimePodStatus as status, sandboxStatus as sandbox } from '@app/kube/testing';
 import { hashContainer } from './container-hash.js';
 import { computePodActions, shouldRestartOnFailure, type PodActions, type ProbeResults } from './pod-actions.js';
 
@@ -25,56 +25,14 @@ const pod = (spec: Partial<PodSpec>, meta: Partial<Pod['metadata']> = {}): Pod =
   spec: { containers: [app], restartPolicy: 'Always', ...spec },
 });
 
-interface SandboxOpts {
-  ready?: boolean;
-  attempt?: number;
-  netns?: 'POD' | 'NODE';
-  ip?: string;
-}
-const sandbox = (id: string, o: SandboxOpts = {}): PodSandboxStatus => ({
-  id,
-  metadata: { name: 'p', namespace: 'default', uid: 'uid-1', attempt: o.attempt ?? 0 },
-  state: o.ready === false ? 'SANDBOX_NOTREADY' : 'SANDBOX_READY',
-  createdAt: '0',
-  network: { ip: o.ip ?? (o.netns === 'NODE' ? '' : '10.88.77.2'), additionalIps: [] },
-  linux: { namespaces: { options: { network: o.netns ?? 'POD', pid: 'CONTAINER', ipc: 'POD', targetId: '' } } },
-  labels: {},
-  annotations: {},
-  runtimeHandler: '',
-});
 const ready = sandbox('sb1');
 const notReady = sandbox('sb1', { ready: false });
 
-let created = 1_000;
 /** One runtime container of spec `spec`, created with its current hash unless told otherwise. */
-const ctr = (spec: Container, state: RuntimeContainerState, extra: Partial<RuntimeContainerStatus> = {}): RuntimeContainerStatus => ({
-  id: `${spec.name}-id`,
-  name: spec.name,
-  state,
-  createdAt: created++,
-  startedAt: 0,
-  finishedAt: 0,
-  exitCode: 0,
-  reason: '',
-  message: '',
-  image: spec.image ?? '',
-  imageRef: '',
-  hash: hashContainer(spec),
-  restartCount: 0,
-  ...extra,
-});
+const ctr = (spec: Container, state: RuntimeContainerState, extra: Partial<RuntimeContainerStatus> = {}): RuntimeContainerStatus =>
+  runtimeContainerStatus(spec.name, state, { id: `${spec.name}-id`, image: spec.image ?? '', hash: hashContainer(spec), ...extra });
 const running = (spec: Container, extra: Partial<RuntimeContainerStatus> = {}) => ctr(spec, 'running', extra);
 const exited = (spec: Container, exitCode: number, extra: Partial<RuntimeContainerStatus> = {}) => ctr(spec, 'exited', { exitCode, ...extra });
-
-const status = (sandboxes: PodSandboxStatus[], containers: RuntimeContainerStatus[]): RuntimePodStatus => ({
-  uid: 'uid-1',
-  name: 'p',
-  namespace: 'default',
-  ips: [],
-  sandboxStatuses: sandboxes,
-  containerStatuses: [...containers].sort((a, b) => b.createdAt - a.createdAt),
-  timestamp: 1,
-});
 
 type Result = 'Success' | 'Failure';
 const probes = (r: { liveness?: Record<string, Result>; startup?: Record<string, Result> } = {}): ProbeResults => ({

@@ -13,6 +13,7 @@ import { RecordingEventRecorder } from '@app/contracts/testing';
 import type { ContainerConfig, PodSandboxStatus } from '@app/cri';
 import { FakeCri } from '@app/cri/testing';
 import type { RuntimeContainerState, RuntimeContainerStatus, RuntimePodStatus } from '@app/kube';
+import { runtimeContainerStatus, runtimePodStatus as status, sandboxStatus } from '@app/kube/testing';
 import { silentLogger } from '@app/observability';
 import { CrashLoopBackOff } from './backoff.js';
 import { hashContainer } from './container-hash.js';
@@ -32,45 +33,11 @@ const pod = (spec: Partial<PodSpec>): Pod => ({
   spec: { hostNetwork: true, containers: [app], restartPolicy: 'Always', terminationGracePeriodSeconds: 30, ...spec },
 });
 
-const sandbox = (id: string, o: { ready?: boolean; netns?: 'POD' | 'NODE' } = {}): PodSandboxStatus => ({
-  id,
-  metadata: { name: 'p', namespace: 'default', uid: 'uid-1', attempt: 0 },
-  state: o.ready === false ? 'SANDBOX_NOTREADY' : 'SANDBOX_READY',
-  createdAt: '0',
-  network: { ip: '', additionalIps: [] },
-  linux: { namespaces: { options: { network: o.netns ?? 'NODE', pid: 'CONTAINER', ipc: 'POD', targetId: '' } } },
-  labels: {},
-  annotations: {},
-  runtimeHandler: '',
-});
+/** A sandbox in the host's network namespace unless told otherwise, with no IP either way. */
+const sandbox = (id: string, o: { ready?: boolean; netns?: 'POD' | 'NODE' } = {}): PodSandboxStatus => sandboxStatus(id, { netns: 'NODE', ip: '', ...o });
 
-let created = 1_000;
-const ctr = (spec: Container, state: RuntimeContainerState, extra: Partial<RuntimeContainerStatus> = {}): RuntimeContainerStatus => ({
-  id: `${spec.name}-id`,
-  name: spec.name,
-  state,
-  createdAt: created++,
-  startedAt: 0,
-  finishedAt: 0,
-  exitCode: 0,
-  reason: '',
-  message: '',
-  image: IMAGE,
-  imageRef: '',
-  hash: hashContainer(spec),
-  restartCount: 0,
-  ...extra,
-});
-
-const status = (sandboxes: PodSandboxStatus[], containers: RuntimeContainerStatus[]): RuntimePodStatus => ({
-  uid: 'uid-1',
-  name: 'p',
-  namespace: 'default',
-  ips: [],
-  sandboxStatuses: sandboxes,
-  containerStatuses: [...containers].sort((a, b) => b.createdAt - a.createdAt),
-  timestamp: 1,
-});
+const ctr = (spec: Container, state: RuntimeContainerState, extra: Partial<RuntimeContainerStatus> = {}): RuntimeContainerStatus =>
+  runtimeContainerStatus(spec.name, state, { id: `${spec.name}-id`, image: IMAGE, hash: hashContainer(spec), ...extra });
 
 const noProbes = { liveness: () => undefined, startup: () => undefined };
 

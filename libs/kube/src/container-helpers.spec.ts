@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { Container, EnvVar, Pod, PodSpec } from '@app/contracts';
 import { expandContainerCommandOnlyStatic, parseContainerID, shouldContainerBeRestarted } from './container-helpers.js';
 import type { RuntimeContainerState, RuntimeContainerStatus, RuntimePodStatus } from './runtime-status.js';
+import { runtimeContainerStatus, runtimePodStatus } from './testing.js';
 
 const app: Container = { name: 'app', image: 'img' };
 const sidecar: Container = { name: 'proxy', image: 'img', restartPolicy: 'Always' };
@@ -12,31 +13,8 @@ const pod = (restartPolicy: PodSpec['restartPolicy'], deleted = false): Pod => (
   spec: { containers: [app], initContainers: [sidecar], ...(restartPolicy ? { restartPolicy } : {}) },
 });
 
-let created = 1;
-const rc = (name: string, state: RuntimeContainerState, exitCode = 0): RuntimeContainerStatus => ({
-  id: `${name}-${created}`,
-  name,
-  state,
-  createdAt: created++,
-  startedAt: 0,
-  finishedAt: 0,
-  exitCode,
-  reason: '',
-  message: '',
-  image: '',
-  imageRef: '',
-  hash: '',
-  restartCount: 0,
-});
-const status = (...containers: RuntimeContainerStatus[]): RuntimePodStatus => ({
-  uid: 'uid-1',
-  name: 'p',
-  namespace: 'default',
-  ips: [],
-  sandboxStatuses: [],
-  containerStatuses: [...containers].sort((a, b) => b.createdAt - a.createdAt),
-  timestamp: 1,
-});
+const rc = (name: string, state: RuntimeContainerState, exitCode = 0): RuntimeContainerStatus => runtimeContainerStatus(name, state, { exitCode });
+const status = (...containers: RuntimeContainerStatus[]): RuntimePodStatus => runtimePodStatus([], containers);
 
 describe('shouldContainerBeRestarted (kubecontainer.ShouldContainerBeRestarted, ContainerRestartRules off)', () => {
   const cases: { name: string; container: Container; pod: Pod; status: RuntimePodStatus; want: boolean }[] = [

@@ -3,56 +3,11 @@ import assert from 'node:assert/strict';
 import type { Container, Pod, PodSpec } from '@app/contracts';
 import type { PodSandboxStatus } from '@app/cri';
 import { hasAnyRegularContainerCreated, networkNamespaceForPod, podSandboxChanged } from './kuberuntime.js';
-import type { RuntimeContainerState, RuntimeContainerStatus, RuntimePodStatus } from './runtime-status.js';
+import type { RuntimeContainerStatus } from './runtime-status.js';
+import { runtimeContainerStatus as rc, runtimePodStatus as status, sandboxStatus as sandbox } from './testing.js';
 
 const ctr = (name: string, extra: Partial<Container> = {}): Container => ({ name, image: 'localhost/kubelet-split/busybox:1.35', ...extra });
 const pod = (spec: Partial<PodSpec> = {}): Pod => ({ metadata: { name: 'p', namespace: 'default', uid: 'uid-1' }, spec: { containers: [ctr('app')], ...spec } });
-
-interface SandboxOpts {
-  ready?: boolean;
-  attempt?: number;
-  netns?: 'POD' | 'NODE';
-  ip?: string;
-  noNetwork?: boolean;
-}
-const sandbox = (id: string, o: SandboxOpts = {}): PodSandboxStatus => ({
-  id,
-  metadata: { name: 'p', namespace: 'default', uid: 'uid-1', attempt: o.attempt ?? 0 },
-  state: o.ready === false ? 'SANDBOX_NOTREADY' : 'SANDBOX_READY',
-  createdAt: '0',
-  ...(o.noNetwork ? {} : { network: { ip: o.ip ?? (o.netns === 'NODE' ? '' : '10.88.77.2'), additionalIps: [] } }),
-  linux: { namespaces: { options: { network: o.netns ?? 'POD', pid: 'CONTAINER', ipc: 'POD', targetId: '' } } },
-  labels: {},
-  annotations: {},
-  runtimeHandler: '',
-});
-
-let created = 1_000;
-const rc = (name: string, state: RuntimeContainerState): RuntimeContainerStatus => ({
-  id: `${name}-${created}`,
-  name,
-  state,
-  createdAt: created++,
-  startedAt: 0,
-  finishedAt: 0,
-  exitCode: 0,
-  reason: '',
-  message: '',
-  image: '',
-  imageRef: '',
-  hash: '',
-  restartCount: 0,
-});
-
-const status = (sandboxes: PodSandboxStatus[], containers: RuntimeContainerStatus[] = []): RuntimePodStatus => ({
-  uid: 'uid-1',
-  name: 'p',
-  namespace: 'default',
-  ips: [],
-  sandboxStatuses: sandboxes,
-  containerStatuses: [...containers].sort((a, b) => b.createdAt - a.createdAt),
-  timestamp: 1,
-});
 
 describe('podSandboxChanged', () => {
   const cases: { name: string; pod: Pod; sandboxes: PodSandboxStatus[]; want: { changed: boolean; attempt: number; sandboxId: string } }[] = [

@@ -4,7 +4,7 @@ import type { ContainerStatus, Pod, PodCondition, PodSpec, PodStatus } from '@ap
 import { containersReadyCondition, podReadyCondition, podReadyToStartContainersCondition, updateLastTransitionTimes } from './pod-conditions.js';
 import { generateAPIPodStatus } from './pod-status.js';
 import type { RuntimePodStatus } from './runtime-status.js';
-import { ago, cs, ctr, inputs, iso, mkPod, NOW, probe, rc, running, runtime, sandbox, sidecar, statusNamed } from './pod-status.spec-support.js';
+import { ago, cs, ctr, inputs, iso, mkPod, NOW, probe, rc, running, runtime, sandbox, sidecar, statusNamed } from './pod-status.testing.js';
 
 describe('generateAPIPodStatus: lastTransitionTime and startTime', () => {
   const T0 = iso(ago(600));

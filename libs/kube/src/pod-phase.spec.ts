@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { computePodPhase, isPodPhaseTerminal } from './pod-phase.js';
 import type { ContainerStatus, Pod, PodPhase } from '@app/contracts';
-import { ago, cs, ctr, mkPod, running, sidecar, waiting } from './pod-status.spec-support.js';
+import { ago, cs, ctr, mkPod, running, sidecar, waiting } from './pod-status.testing.js';
 
 // ---------------------------------------------------------------------------
 // computePodPhase

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateAPIPodStatus } from './pod-status.js';
 import type { StatusInputs } from './pod-status.js';
-import { ago, ALL_TRUE, BACKOFF, check, conditionsOf, ctr, HOST_IP, IMAGE_REF, IMG, inputs, iso, mkPod, NOW, POD_IP, probe, rc, running, runtime, sandbox, sidecar, statusNamed, waiting, type Want } from './pod-status.spec-support.js';
+import { ago, ALL_TRUE, BACKOFF, check, conditionsOf, ctr, HOST_IP, IMAGE_REF, IMG, inputs, iso, mkPod, NOW, POD_IP, probe, rc, running, runtime, sandbox, sidecar, statusNamed, waiting, type Want } from './pod-status.testing.js';
 
 // ---------------------------------------------------------------------------
 // generateAPIPodStatus

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { generateAPIPodStatus } from './pod-status.js';
 import { getPodQOS, type PodQOSClass } from './qos.js';
 import type { Container, Pod } from '@app/contracts';
-import { ctr, inputs, mkPod, runtime } from './pod-status.spec-support.js';
+import { ctr, inputs, mkPod, runtime } from './pod-status.testing.js';
 
 // ---------------------------------------------------------------------------
 // getPodQOS

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { generateAPIPodStatus } from './pod-status.js';
 import { terminatePodStatus } from './terminate.js';
 import type { ContainerStatus, Pod, PodPhase, PodStatus } from '@app/contracts';
-import { ago, cs, ctr, inputs, iso, mkPod, NOW, rc, running, runtime, statusNamed, waiting } from './pod-status.spec-support.js';
+import { ago, cs, ctr, inputs, iso, mkPod, NOW, rc, running, runtime, statusNamed, waiting } from './pod-status.testing.js';
 
 // ---------------------------------------------------------------------------
 // terminatePodStatus

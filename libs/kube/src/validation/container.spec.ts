@@ -1,5 +1,5 @@
 import { describe } from 'node:test';
-import { app, type Case, DNS_LABEL, init, loose, runCases, sidecar } from './validation.spec-support.js';
+import { app, type Case, DNS_LABEL, init, loose, runCases, sidecar } from './validation.testing.js';
 
 const cases: Case[] = [
   // containers

@@ -1,5 +1,5 @@
 import { describe } from 'node:test';
-import { type Case, DNS_LABEL, DNS_SUBDOMAIN, runCases } from './validation.spec-support.js';
+import { type Case, DNS_LABEL, DNS_SUBDOMAIN, runCases } from './validation.testing.js';
 
 const cases: Case[] = [
   // metadata

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { Pod } from '@app/contracts';
 import { applyPodDefaults } from '../defaults.js';
 import { validatePod } from './spec.js';
-import { app, basePod, type Case, DNS_LABEL, loose, runCases } from './validation.spec-support.js';
+import { app, basePod, type Case, DNS_LABEL, loose, runCases } from './validation.testing.js';
 
 const cases: Case[] = [
   { name: 'the base pod is valid', want: [] },

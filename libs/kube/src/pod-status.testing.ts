@@ -1,7 +1,8 @@
 /**
  * Fixtures for the status generation specs (pod-status, pod-phase, terminate,
  * qos): a fixed NOW, runtime containers and sandboxes, pods, and checks on
- * the generated status.
+ * the generated status. Built on the lib's runtime status fixtures
+ * (./testing.ts), with this family's pod (default/web) and times around NOW.
  */
 import assert from 'node:assert/strict';
 import type { Container, ContainerStatus, Pod, PodCondition, PodPhase, PodStatus } from '@app/contracts';
@@ -9,6 +10,7 @@ import type { PodSandboxStatus } from '@app/cri';
 import type { ContainerWaitingReason, StatusInputs } from './pod-status.js';
 import type { RuntimeContainerState, RuntimeContainerStatus, RuntimePodStatus } from './runtime-status.js';
 import { ConfigSourceAnnotation } from './static-pod.js';
+import { runtimeContainerStatus, sandboxStatus } from './testing.js';
 
 // ---------------------------------------------------------------------------
 // Fixtures
@@ -34,17 +36,13 @@ export interface SandboxOpts {
 }
 
 export function sandbox(o: SandboxOpts = {}): PodSandboxStatus {
-  return {
-    id: o.id ?? 'sb-1',
-    metadata: { name: 'web', uid: 'uid-1', namespace: 'default', attempt: 0 },
-    state: o.ready === false ? 'SANDBOX_NOTREADY' : 'SANDBOX_READY',
+  return sandboxStatus(o.id ?? 'sb-1', {
+    podName: 'web',
+    ready: o.ready,
     createdAt: ns(o.createdAt ?? ago(120)),
-    network: { ip: o.ip ?? (o.hostNetwork ? '' : POD_IP), additionalIps: [] },
-    linux: { namespaces: { options: { network: o.hostNetwork ? 'NODE' : 'POD', pid: 'CONTAINER', ipc: 'POD', targetId: '' } } },
-    labels: {},
-    annotations: {},
-    runtimeHandler: '',
-  };
+    ip: o.ip ?? (o.hostNetwork ? '' : POD_IP),
+    netns: o.hostNetwork ? 'NODE' : 'POD',
+  });
 }
 
 export interface CtrOpts {
@@ -62,10 +60,8 @@ export interface CtrOpts {
 export function rc(name: string, state: RuntimeContainerState, o: CtrOpts = {}): RuntimeContainerStatus {
   const restartCount = o.restartCount ?? 0;
   const createdAt = o.createdAt ?? ago(100);
-  return {
+  return runtimeContainerStatus(name, state, {
     id: o.id ?? `${name}-${restartCount}`,
-    name,
-    state,
     createdAt,
     startedAt: o.startedAt ?? (state === 'created' ? 0 : createdAt + 1000),
     finishedAt: o.finishedAt ?? (state === 'exited' ? createdAt + 10_000 : 0),
@@ -76,7 +72,7 @@ export function rc(name: string, state: RuntimeContainerState, o: CtrOpts = {}):
     imageRef: IMAGE_REF,
     hash: 'h',
     restartCount,
-  };
+  });
 }
 
 export function runtime(containers: RuntimeContainerStatus[], sandboxes: PodSandboxStatus[] = [sandbox()]): RuntimePodStatus {
