@@ -1,6 +1,7 @@
 /** Hand-written fakes of the pod worker's ports (ports.ts), for unit tests only. */
 import type { Container, LifecycleHandler, Pod, PodRecord, PodStatus, ProberVerb, StatusVerb } from '@app/contracts';
 import { DesiredPods, HookRunner, LeaseStore, PodDirectories, PodWorkerOutbox, ProbeResultsView, WorkSubscriptions, type ShardLease } from './ports.js';
+import { ProbeResultsCache } from './adapters/probe-results-cache.js';
 
 /** The podManager in memory. */
 export class MemoryDesiredPods extends DesiredPods {
@@ -136,19 +137,11 @@ export class RecordingOutbox extends PodWorkerOutbox {
   }
 }
 
-/** Probe results the test sets, by container ID; none by default. */
-export class FakeProbeResults extends ProbeResultsView {
-  readonly results = { liveness: new Map<string, 'Success' | 'Failure'>(), startup: new Map<string, 'Success' | 'Failure'>(), readiness: new Map<string, 'Success' | 'Failure'>() };
-  liveness(id: string) {
-    return this.results.liveness.get(id);
-  }
-  startup(id: string) {
-    return this.results.startup.get(id);
-  }
-  readiness(id: string) {
-    return this.results.readiness.get(id);
-  }
-}
+/**
+ * Probe results the test feeds with `observe()`, by container ID; none by
+ * default. The real cache is in-memory and pure, so the fake is the cache.
+ */
+export class FakeProbeResults extends ProbeResultsCache {}
 
 // Each fake is its port, checked by the compiler.
 const _ports: [LeaseStore, HookRunner, PodDirectories, PodWorkerOutbox, ProbeResultsView] = [new FakeLeaseStore(), new FakeHookRunner(), new FakePodDirectories(), new RecordingOutbox(), new FakeProbeResults()];
