@@ -6,7 +6,7 @@
  * probe.ts.
  */
 import { isRecord } from '@app/contracts';
-import { checkPortNumber, duplicate, forbidden, invalid, notFound, notSupported, required, type FieldError } from './field.js';
+import { checkPortNumber, duplicate, forbidden, forEachObject, invalid, notFound, notSupported, required, requiredString, type FieldError } from './field.js';
 import { isDNS1123Label, isValidPortName } from './names.js';
 import { validateLifecycle, validateProbe } from './probe.js';
 
@@ -28,20 +28,16 @@ export function validateContainer(c: unknown, path: string, ctx: ContainerContex
     errs.push(invalid(path, c, 'must be an object'));
     return;
   }
-  const name = c['name'];
-  const containerName = typeof name === 'string' ? name : '';
-  if (name === undefined || name === null || name === '') errs.push(required(`${path}.name`, ''));
-  else if (typeof name !== 'string') errs.push(invalid(`${path}.name`, name, 'must be a string'));
-  else {
+  const name = requiredString(c['name'], `${path}.name`, errs);
+  const containerName = typeof c['name'] === 'string' ? c['name'] : '';
+  if (name !== undefined) {
     for (const m of isDNS1123Label(name)) errs.push(invalid(`${path}.name`, name, m));
     if (ctx.names.has(name)) errs.push(duplicate(`${path}.name`, name));
     ctx.names.add(name);
   }
 
-  const image = c['image'];
-  if (image === undefined || image === null || image === '') errs.push(required(`${path}.image`, ''));
-  else if (typeof image !== 'string') errs.push(invalid(`${path}.image`, image, 'must be a string'));
-  else if (image.trim() !== image) errs.push(invalid(`${path}.image`, image, 'must not have leading or trailing whitespace'));
+  const image = requiredString(c['image'], `${path}.image`, errs);
+  if (image !== undefined && image.trim() !== image) errs.push(invalid(`${path}.image`, image, 'must not have leading or trailing whitespace'));
 
   // Sidecars (restartable init containers) and the lifecycle/probe fields they alone may carry among init containers.
   const restartPolicy = c['restartPolicy'];
@@ -75,17 +71,7 @@ export function validateContainer(c: unknown, path: string, ctx: ContainerContex
 /** The container's port names (for probes' named ports). */
 function validatePorts(ports: unknown, path: string, ctx: ContainerContext, errs: FieldError[]): Set<string> {
   const names = new Set<string>();
-  if (ports === undefined || ports === null) return names;
-  if (!Array.isArray(ports)) {
-    errs.push(invalid(path, ports, 'must be a list'));
-    return names;
-  }
-  for (const [i, port] of ports.entries()) {
-    const p = `${path}[${i}]`;
-    if (!isRecord(port)) {
-      errs.push(invalid(p, port, 'must be an object'));
-      continue;
-    }
+  forEachObject(ports, path, errs, (port, p) => {
     const name = port['name'];
     if (name !== undefined && name !== null && name !== '') {
       if (typeof name !== 'string') errs.push(invalid(`${p}.name`, name, 'must be a string'));
@@ -114,27 +100,15 @@ function validatePorts(ports: unknown, path: string, ctx: ContainerContext, errs
       if (ctx.hostPorts.has(key)) errs.push(duplicate(`${p}.hostPort`, key));
       ctx.hostPorts.add(key);
     }
-  }
+  });
   return names;
 }
 
 function validateEnv(env: unknown, path: string, errs: FieldError[]): void {
-  if (env === undefined || env === null) return;
-  if (!Array.isArray(env)) {
-    errs.push(invalid(path, env, 'must be a list'));
-    return;
-  }
-  for (const [i, e] of env.entries()) {
-    const p = `${path}[${i}]`;
-    if (!isRecord(e)) {
-      errs.push(invalid(p, e, 'must be an object'));
-      continue;
-    }
-    const name = e['name'];
-    if (name === undefined || name === null || name === '') errs.push(required(`${p}.name`, ''));
-    else if (typeof name !== 'string') errs.push(invalid(`${p}.name`, name, 'must be a string'));
+  forEachObject(env, path, errs, (e, p) => {
+    const name = requiredString(e['name'], `${p}.name`, errs);
     // RelaxedEnvironmentVariableValidation (on by default since 1.32): any printable ASCII but '='.
-    else if (!/^[\x20-\x3c\x3e-\x7e]+$/.test(name)) errs.push(invalid(`${p}.name`, name, "a valid environment variable name must consist only of printable ASCII characters other than '='"));
+    if (name !== undefined && !/^[\x20-\x3c\x3e-\x7e]+$/.test(name)) errs.push(invalid(`${p}.name`, name, "a valid environment variable name must consist only of printable ASCII characters other than '='"));
     const value = e['value'];
     if (value !== undefined && value !== null && typeof value !== 'string') errs.push(invalid(`${p}.value`, value, 'must be a string'));
     const valueFrom = e['valueFrom'];
@@ -145,29 +119,17 @@ function validateEnv(env: unknown, path: string, errs: FieldError[]): void {
         if (typeof fieldPath !== 'string' || fieldPath === '') errs.push(required(`${p}.valueFrom.fieldRef.fieldPath`, ''));
       }
     }
-  }
+  });
 }
 
 function validateVolumeMounts(mounts: unknown, path: string, volumes: Set<string>, errs: FieldError[]): void {
-  if (mounts === undefined || mounts === null) return;
-  if (!Array.isArray(mounts)) {
-    errs.push(invalid(path, mounts, 'must be a list'));
-    return;
-  }
   const mountPaths = new Set<string>();
-  for (const [i, m] of mounts.entries()) {
-    const p = `${path}[${i}]`;
-    if (!isRecord(m)) {
-      errs.push(invalid(p, m, 'must be an object'));
-      continue;
-    }
+  forEachObject(mounts, path, errs, (m, p) => {
     const name = m['name'];
     if (name === undefined || name === null || name === '') errs.push(required(`${p}.name`, ''));
     else if (typeof name !== 'string' || !volumes.has(name)) errs.push(notFound(`${p}.name`, name));
-    const mountPath = m['mountPath'];
-    if (mountPath === undefined || mountPath === null || mountPath === '') errs.push(required(`${p}.mountPath`, ''));
-    else if (typeof mountPath !== 'string') errs.push(invalid(`${p}.mountPath`, mountPath, 'must be a string'));
-    else {
+    const mountPath = requiredString(m['mountPath'], `${p}.mountPath`, errs);
+    if (mountPath !== undefined) {
       // Upstream leaves this to the runtime (a Windows node takes C:\ paths); a Linux node needs an absolute path.
       if (!mountPath.startsWith('/')) errs.push(invalid(`${p}.mountPath`, mountPath, 'must be an absolute path'));
       if (mountPaths.has(mountPath)) errs.push(invalid(`${p}.mountPath`, mountPath, 'must be unique'));
@@ -178,5 +140,5 @@ function validateVolumeMounts(mounts: unknown, path: string, volumes: Set<string
       if (subPath.startsWith('/')) errs.push(invalid(`${p}.subPath`, subPath, 'must be a relative path'));
       if (subPath.split('/').includes('..')) errs.push(invalid(`${p}.subPath`, subPath, "must not contain '..'"));
     }
-  }
+  });
 }

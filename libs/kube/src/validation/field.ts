@@ -2,8 +2,10 @@
  * A validation error as k8s.io/apimachinery/pkg/util/validation/field
  * (errors.go) words it: the field's path and a body such as `Required value`,
  * `Invalid value: 0: must be between 1 and 65535, inclusive`. The shared
- * number checks (ValidatePortNum, ValidateNonnegativeField) sit here too.
+ * checks sit here too: numbers (ValidatePortNum, ValidateNonnegativeField),
+ * required strings and optional lists of objects.
  */
+import { isRecord } from '@app/contracts';
 import { isValidPortNum } from './names.js';
 
 export interface FieldError {
@@ -65,4 +67,36 @@ export function checkInteger(value: unknown, path: string, min: number, errs: Fi
   const n = value as number;
   if (n < 0) errs.push(invalid(path, n, 'must be greater than or equal to 0'));
   else if (n < min) errs.push(invalid(path, n, `must be greater than or equal to ${min}`));
+}
+
+// shapes
+
+/**
+ * A required string field: `Required value` when absent or empty, `must be a
+ * string` when it is something else; the string otherwise, for the checks
+ * that follow.
+ */
+export function requiredString(value: unknown, path: string, errs: FieldError[]): string | undefined {
+  if (value === undefined || value === null || value === '') errs.push(required(path, ''));
+  else if (typeof value !== 'string') errs.push(invalid(path, value, 'must be a string'));
+  else return value;
+  return undefined;
+}
+
+/**
+ * An optional list of objects: nothing when absent, `must be a list` when it
+ * is not one, `must be an object` at each item that is not one; `each` gets
+ * the others in order, with their path `<path>[i]`.
+ */
+export function forEachObject(list: unknown, path: string, errs: FieldError[], each: (item: Record<string, unknown>, itemPath: string) => void): void {
+  if (list === undefined || list === null) return;
+  if (!Array.isArray(list)) {
+    errs.push(invalid(path, list, 'must be a list'));
+    return;
+  }
+  for (const [i, item] of list.entries()) {
+    const p = `${path}[${i}]`;
+    if (isRecord(item)) each(item, p);
+    else errs.push(invalid(p, item, 'must be an object'));
+  }
 }

@@ -7,7 +7,7 @@
  * period, timeout and thresholds must be at least 1.
  */
 import { isRecord } from '@app/contracts';
-import { checkInteger, checkPortNumber, forbidden, invalid, notSupported, required, type FieldError } from './field.js';
+import { checkInteger, checkPortNumber, forbidden, invalid, notSupported, required, requiredString, type FieldError } from './field.js';
 import { HTTP_HEADER_NAME, isValidPortName } from './names.js';
 
 export interface HandlerContext {
@@ -111,9 +111,7 @@ function validateHandler(
 const HTTP_SCHEMES = ['HTTP', 'HTTPS'] as const;
 
 function validateHTTPGet(action: Record<string, unknown>, path: string, ctx: HandlerContext, errs: FieldError[]): void {
-  const p = action['path'];
-  if (p === undefined || p === null || p === '') errs.push(required(`${path}.path`, ''));
-  else if (typeof p !== 'string') errs.push(invalid(`${path}.path`, p, 'must be a string'));
+  requiredString(action['path'], `${path}.path`, errs);
   validateHandlerPort(action['port'], `${path}.port`, ctx, errs);
   const scheme = action['scheme'];
   if (!(HTTP_SCHEMES as readonly unknown[]).includes(scheme)) errs.push(notSupported(`${path}.scheme`, scheme, HTTP_SCHEMES));

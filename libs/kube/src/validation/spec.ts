@@ -15,7 +15,7 @@ import { isIP } from 'node:net';
 import { isRecord, type Pod } from '@app/contracts';
 import { VOLUME_SOURCE_FIELDS } from '../defaults.js';
 import { validateContainer } from './container.js';
-import { checkInteger, duplicate, forbidden, invalid, notSupported, required, type FieldError } from './field.js';
+import { checkInteger, duplicate, forbidden, forEachObject, invalid, notSupported, required, requiredString, type FieldError } from './field.js';
 import { validateLabels, validateMetadata } from './meta.js';
 import { isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue } from './names.js';
 
@@ -134,17 +134,7 @@ const TOLERATION_OPERATORS = ['Equal', 'Exists'] as const;
 const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const;
 
 function validateTolerations(tolerations: unknown, path: string, errs: FieldError[]): void {
-  if (tolerations === undefined || tolerations === null) return;
-  if (!Array.isArray(tolerations)) {
-    errs.push(invalid(path, tolerations, 'must be a list'));
-    return;
-  }
-  for (const [i, t] of tolerations.entries()) {
-    const p = `${path}[${i}]`;
-    if (!isRecord(t)) {
-      errs.push(invalid(p, t, 'must be an object'));
-      continue;
-    }
+  forEachObject(tolerations, path, errs, (t, p) => {
     const key = typeof t['key'] === 'string' ? t['key'] : '';
     const operator = typeof t['operator'] === 'string' ? t['operator'] : '';
     const value = typeof t['value'] === 'string' ? t['value'] : '';
@@ -164,7 +154,7 @@ function validateTolerations(tolerations: unknown, path: string, errs: FieldErro
       errs.push(notSupported(`${p}.operator`, operator, TOLERATION_OPERATORS));
     }
     if (effect !== '' && !(TAINT_EFFECTS as readonly string[]).includes(effect)) errs.push(notSupported(`${p}.effect`, effect, TAINT_EFFECTS));
-  }
+  });
 }
 
 // ---------------------------------------------------------------------------
@@ -175,21 +165,9 @@ const HOST_PATH_TYPES = ['', 'DirectoryOrCreate', 'Directory', 'FileOrCreate', '
 /** The names of the declared volumes (valid or not, so mounts are not blamed twice). */
 function validateVolumes(volumes: unknown, path: string, errs: FieldError[]): Set<string> {
   const names = new Set<string>();
-  if (volumes === undefined || volumes === null) return names;
-  if (!Array.isArray(volumes)) {
-    errs.push(invalid(path, volumes, 'must be a list'));
-    return names;
-  }
-  for (const [i, v] of volumes.entries()) {
-    const p = `${path}[${i}]`;
-    if (!isRecord(v)) {
-      errs.push(invalid(p, v, 'must be an object'));
-      continue;
-    }
-    const name = v['name'];
-    if (name === undefined || name === null || name === '') errs.push(required(`${p}.name`, ''));
-    else if (typeof name !== 'string') errs.push(invalid(`${p}.name`, name, 'must be a string'));
-    else {
+  forEachObject(volumes, path, errs, (v, p) => {
+    const name = requiredString(v['name'], `${p}.name`, errs);
+    if (name !== undefined) {
       for (const m of isDNS1123Label(name)) errs.push(invalid(`${p}.name`, name, m));
       if (names.has(name)) errs.push(duplicate(`${p}.name`, name));
       names.add(name);
@@ -199,7 +177,7 @@ function validateVolumes(volumes: unknown, path: string, errs: FieldError[]): Se
     for (const extra of sources.slice(1)) errs.push(forbidden(`${p}.${extra}`, 'may not specify more than 1 volume type'));
     const hostPath = v['hostPath'];
     if (sources[0] === 'hostPath') validateHostPath(hostPath, `${p}.hostPath`, errs);
-  }
+  });
   return names;
 }
 
@@ -208,10 +186,8 @@ function validateHostPath(hostPath: unknown, path: string, errs: FieldError[]): 
     errs.push(invalid(path, hostPath, 'must be an object'));
     return;
   }
-  const hp = hostPath['path'];
-  if (hp === undefined || hp === null || hp === '') errs.push(required(`${path}.path`, ''));
-  else if (typeof hp !== 'string') errs.push(invalid(`${path}.path`, hp, 'must be a string'));
-  else if (hp.split('/').includes('..')) errs.push(invalid(`${path}.path`, hp, "must not contain '..'"));
+  const hp = requiredString(hostPath['path'], `${path}.path`, errs);
+  if (hp !== undefined && hp.split('/').includes('..')) errs.push(invalid(`${path}.path`, hp, "must not contain '..'"));
   const type = hostPath['type'] ?? '';
   if (!(HOST_PATH_TYPES as readonly unknown[]).includes(type)) errs.push(notSupported(`${path}.type`, type, HOST_PATH_TYPES));
 }
