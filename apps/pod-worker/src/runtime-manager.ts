@@ -300,23 +300,24 @@ export class RuntimeManager {
 
     const restartCount = previous ? previous.restartCount + 1 : 0;
     const config = generateContainerConfig({ pod, container: c, restartCount, imageRef: image.ref, podIPs, hash: hashContainer(c), node: this.node });
+    // A failed CRI step: a Failed event, the failure counted under its reason, the reason in the status.
+    const failed = (reason: 'CreateContainerError' | 'RunContainerError', err: unknown): SyncError => {
+      const message = `Error: ${(err as Error).message}`;
+      this.events.event(pod, 'Warning', 'Failed', message, fieldPath);
+      this.metrics?.startedContainer(type, true, reason);
+      return { reason, message };
+    };
     let containerId: string;
     try {
       containerId = (await this.cri.runtime('CreateContainer', { podSandboxId: sandboxId, config, sandboxConfig })).containerId;
     } catch (err) {
-      const message = `Error: ${(err as Error).message}`;
-      this.events.event(pod, 'Warning', 'Failed', message, fieldPath);
-      this.metrics?.startedContainer(type, true, 'CreateContainerError');
-      return { reason: 'CreateContainerError', message };
+      return failed('CreateContainerError', err);
     }
     this.events.event(pod, 'Normal', 'Created', `Created container ${c.name}`, fieldPath);
     try {
       await this.cri.runtime('StartContainer', { containerId });
     } catch (err) {
-      const message = `Error: ${(err as Error).message}`;
-      this.events.event(pod, 'Warning', 'Failed', message, fieldPath);
-      this.metrics?.startedContainer(type, true, 'RunContainerError');
-      return { reason: 'RunContainerError', message };
+      return failed('RunContainerError', err);
     }
     this.events.event(pod, 'Normal', 'Started', `Started container ${c.name}`, fieldPath);
     this.metrics?.startedContainer(type, false);
