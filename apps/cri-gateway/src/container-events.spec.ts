@@ -31,14 +31,20 @@ class StreamingConnection extends RuntimeConnection {
 const published: { subject: string; payload: unknown }[] = [];
 const bus = { publish: (subject: string, payload: unknown) => void published.push({ subject, payload }) };
 
+/** A relay on a fresh connection and clock, started and through its first step, with nothing published yet. */
+async function startRelay() {
+  published.length = 0;
+  const conn = new StreamingConnection();
+  const clock = new FakeClock(0);
+  const relay = new ContainerEventsRelay(conn, bus, 'node-a', clock, silentLogger());
+  relay.start();
+  await clock.step(0);
+  return { conn, clock, relay };
+}
+
 describe('ContainerEventsRelay', () => {
   it('says "unsupported by this runtime" on Unimplemented, and asks again only after a long while', async () => {
-    published.length = 0;
-    const conn = new StreamingConnection();
-    const clock = new FakeClock(0);
-    const relay = new ContainerEventsRelay(conn, bus, 'node-a', clock, silentLogger());
-    relay.start();
-    await clock.step(0);
+    const { conn, clock, relay } = await startRelay();
     conn.opened[0]?.fail(new CriError('Unimplemented', 'unknown method GetContainerEvents for service runtime.v1.RuntimeService'));
     await clock.step(0);
     assert.equal(relay.state, 'unsupported');
@@ -56,12 +62,7 @@ describe('ContainerEventsRelay', () => {
   });
 
   it('relays events to cri.<node>.events', async () => {
-    const conn = new StreamingConnection();
-    const clock = new FakeClock(0);
-    published.length = 0;
-    const relay = new ContainerEventsRelay(conn, bus, 'node-a', clock, silentLogger());
-    relay.start();
-    await clock.step(0);
+    const { conn, relay } = await startRelay();
     conn.opened[0]?.emit({ containerId: 'c1', containerEventType: 'CONTAINER_STARTED_EVENT', createdAt: '1', containersStatuses: [] });
     assert.equal(relay.state, 'streaming');
     const events = published.filter((p) => !(p.payload as { type?: string }).type);
@@ -72,11 +73,7 @@ describe('ContainerEventsRelay', () => {
   });
 
   it('reconnects after other stream errors with a doubling backoff', async () => {
-    const conn = new StreamingConnection();
-    const clock = new FakeClock(0);
-    const relay = new ContainerEventsRelay(conn, bus, 'node-a', clock, silentLogger());
-    relay.start();
-    await clock.step(0);
+    const { conn, clock, relay } = await startRelay();
     conn.opened[0]?.fail(new CriError('Unavailable', 'runtime restarting'));
     await clock.step(999);
     assert.equal(conn.opened.length, 1);

@@ -1,13 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
-import type { PodCacheEntry, PodLifecycleEventMessage } from '@app/contracts';
+import type { ContainerEventsStatusMessage, PodCacheEntry, PodLifecycleEventMessage } from '@app/contracts';
 import type { Container, PodSandbox } from '@app/cri';
 import { FakeCri } from '@app/cri/testing';
 import { silentLogger } from '@app/observability';
 import { generateEvents, groupByPod, type PlegContainerState } from './events.js';
 import { GenericPleg } from './generic-pleg.js';
-import { PlegRunner } from './pleg-runner.js';
+import { PlegRunner, type PlegMode } from './pleg-runner.js';
 import { PlegEventSink, PodCacheStore } from './ports.js';
 
 describe('generateEvents: old state -> new state', () => {
@@ -199,9 +199,14 @@ describe('GenericPleg.relist', () => {
 });
 
 describe('PlegRunner', () => {
+  /** A PLEG and its runner, relisting every second in generic mode and every 5 minutes in evented mode, falling back after 90s of relay silence. */
+  const setupRunner = (mode: PlegMode, askRelay?: () => Promise<ContainerEventsStatusMessage | undefined>) => {
+    const s = setup();
+    return { ...s, runner: new PlegRunner(s.pleg, s.cache, s.sink, s.clock, silentLogger(), { relistPeriodMs: 1000, eventedRelistPeriodMs: 300_000, eventedSilenceMs: 90_000 }, mode, askRelay) };
+  };
+
   it('relists every period in generic mode', async () => {
-    const { pleg, clock, cache, sink } = setup();
-    const runner = new PlegRunner(pleg, cache, sink, clock, silentLogger(), { relistPeriodMs: 1000, eventedRelistPeriodMs: 300_000, eventedSilenceMs: 90_000 }, 'generic');
+    const { clock, cache, runner } = setupRunner('generic');
     runner.start();
     await clock.step(0);
     const t1 = cache.global;
@@ -211,8 +216,7 @@ describe('PlegRunner', () => {
   });
 
   it('evented mode: events update the cache with the PLEG\'s own monotonic time; an unsupported relay makes it fall back', async () => {
-    const { pleg, clock, cache, sink } = setup();
-    const runner = new PlegRunner(pleg, cache, sink, clock, silentLogger(), { relistPeriodMs: 1000, eventedRelistPeriodMs: 300_000, eventedSilenceMs: 90_000 }, 'evented');
+    const { clock, cache, sink, runner } = setupRunner('evented');
     runner.start();
     await clock.step(0);
     const afterFirstRelist = cache.global;
@@ -239,9 +243,8 @@ describe('PlegRunner', () => {
   });
 
   it('switching to evented mode asks the relay at once, and falls back at once when events are unsupported', async () => {
-    const { pleg, clock, cache, sink } = setup();
     const askRelay = () => Promise.resolve({ type: 'kubelet.v1.container_events_status' as const, state: 'unsupported' as const, detail: 'unknown method GetContainerEvents' });
-    const runner = new PlegRunner(pleg, cache, sink, clock, silentLogger(), { relistPeriodMs: 1000, eventedRelistPeriodMs: 300_000, eventedSilenceMs: 90_000 }, 'generic', askRelay);
+    const { clock, runner } = setupRunner('generic', askRelay);
     runner.start();
     runner.setMode('evented');
     await clock.step(0);
@@ -252,8 +255,7 @@ describe('PlegRunner', () => {
   });
 
   it('evented mode falls back when the relay is silent', async () => {
-    const { pleg, clock, cache, sink } = setup();
-    const runner = new PlegRunner(pleg, cache, sink, clock, silentLogger(), { relistPeriodMs: 1000, eventedRelistPeriodMs: 300_000, eventedSilenceMs: 90_000 }, 'evented');
+    const { clock, runner } = setupRunner('evented');
     runner.start();
     await clock.step(80_000);
     assert.equal(runner.mode.effective, 'evented');

@@ -183,35 +183,27 @@ describe('PodWorkers: the lifecycle', () => {
 });
 
 describe('PodWorkers: UpdatePod coalescing', () => {
-  it('while a sync runs, only the newest update waits', async () => {
-    const { workers, syncer, relist } = setup();
-    const gate = deferred();
-    syncer.hold = gate.promise;
-    await workers.updatePod(upd('SyncPodCreate', pod('a', 'v1')));
-    await relist();
-    await workers.updatePod(upd('SyncPodUpdate', pod('a', 'v2')));
-    await workers.updatePod(upd('SyncPodUpdate', pod('a', 'v3')));
-    syncer.hold = undefined;
-    gate.release();
-    await relist();
-    await relist();
-    assert.deepEqual(syncer.calls, ['sync:SyncPodCreate:v1', 'sync:SyncPodUpdate:v3']);
-  });
-
-  it('a waiting kill is never overwritten by a sync', async () => {
-    const { workers, syncer, relist } = setup();
-    const gate = deferred();
-    syncer.hold = gate.promise;
-    await workers.updatePod(upd('SyncPodCreate', pod('a', 'v1')));
-    await relist();
-    await workers.updatePod(upd('SyncPodKill', pod('a', 'v2')));
-    await workers.updatePod(upd('SyncPodUpdate', pod('a', 'v3')));
-    syncer.hold = undefined;
-    gate.release();
-    await relist();
-    await relist();
-    assert.deepEqual(syncer.calls, ['sync:SyncPodCreate:v1', 'terminating:v3', 'terminated']);
-  });
+  // Two updates (v2, then v3) arrive while the sync of v1 runs.
+  const whileSyncing: { name: string; v2: 'SyncPodUpdate' | 'SyncPodKill'; want: string[] }[] = [
+    { name: 'while a sync runs, only the newest update waits', v2: 'SyncPodUpdate', want: ['sync:SyncPodCreate:v1', 'sync:SyncPodUpdate:v3'] },
+    { name: 'a waiting kill is never overwritten by a sync', v2: 'SyncPodKill', want: ['sync:SyncPodCreate:v1', 'terminating:v3', 'terminated'] },
+  ];
+  for (const tc of whileSyncing) {
+    it(tc.name, async () => {
+      const { workers, syncer, relist } = setup();
+      const gate = deferred();
+      syncer.hold = gate.promise;
+      await workers.updatePod(upd('SyncPodCreate', pod('a', 'v1')));
+      await relist();
+      await workers.updatePod(upd(tc.v2, pod('a', 'v2')));
+      await workers.updatePod(upd('SyncPodUpdate', pod('a', 'v3')));
+      syncer.hold = undefined;
+      gate.release();
+      await relist();
+      await relist();
+      assert.deepEqual(syncer.calls, tc.want);
+    });
+  }
 
   const cases: { name: string; pending?: SyncPodType; next: SyncPodType; want: SyncPodType }[] = [
     { name: 'nothing waiting: the update waits', next: 'SyncPodSync', want: 'SyncPodSync' },
