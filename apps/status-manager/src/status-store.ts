@@ -311,17 +311,11 @@ export class PodStatusVersions {
    * conditions are recomputed from it.
    */
   setContainerReadiness(uid: string, containerId: string, ready: boolean, now: number): ApplyResult {
-    const current = this.entries.get(uid);
-    if (!current) return { changed: false, dropped: `container readiness changed before pod ${uid} has synced` };
-    const found = findContainerStatusByID(current.status, containerId);
-    if (!found) return { changed: false, entry: structuredClone(current), dropped: `container readiness changed for unknown container ${containerId}` };
-    if (found.ready === ready) return { changed: false, entry: structuredClone(current) };
-
+    const set = this.setContainerFlag(uid, containerId, 'ready', ready);
+    if ('result' in set) return set.result;
+    const { current, status } = set;
     const pod = this.podOf(uid, current);
     const spec = pod.spec ?? specFromStatus(current.status);
-    const status = structuredClone(current.status);
-    const target = findContainerStatusByID(status, containerId);
-    if (target) target.ready = ready;
     const all = [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])];
     replaceOrAppendCondition(status, podReadyCondition(spec, status.conditions ?? [], all, status.phase));
     replaceOrAppendCondition(status, containersReadyCondition(spec, all, status.phase));
@@ -330,16 +324,28 @@ export class PodStatusVersions {
 
   /** SetContainerStartup: a startup probe result, merged into the container's `started`. */
   setContainerStartup(uid: string, containerId: string, started: boolean, now: number): ApplyResult {
+    const set = this.setContainerFlag(uid, containerId, 'started', started);
+    if ('result' in set) return set.result;
+    return this.updateStatus(uid, this.podOf(uid, set.current), set.status, now, { force: false, finished: false });
+  }
+
+  /**
+   * A probe result's flag (`ready` or `started`) set on a copy of the pod's
+   * status; instead, the result to return when there is nothing to set: the
+   * pod has not synced, the container is unknown, or the flag says so already.
+   */
+  private setContainerFlag(uid: string, containerId: string, flag: 'ready' | 'started', value: boolean): { current: StatusEntry; status: PodStatus } | { result: ApplyResult } {
+    const what = flag === 'ready' ? 'readiness' : 'startup';
     const current = this.entries.get(uid);
-    if (!current) return { changed: false, dropped: `container startup changed before pod ${uid} has synced` };
+    if (!current) return { result: { changed: false, dropped: `container ${what} changed before pod ${uid} has synced` } };
     const found = findContainerStatusByID(current.status, containerId);
-    if (!found) return { changed: false, entry: structuredClone(current), dropped: `container startup changed for unknown container ${containerId}` };
-    if (found.started === started) return { changed: false, entry: structuredClone(current) };
+    if (!found) return { result: { changed: false, entry: structuredClone(current), dropped: `container ${what} changed for unknown container ${containerId}` } };
+    if (found[flag] === value) return { result: { changed: false, entry: structuredClone(current) } };
 
     const status = structuredClone(current.status);
     const target = findContainerStatusByID(status, containerId);
-    if (target) target.started = started;
-    return this.updateStatus(uid, this.podOf(uid, current), status, now, { force: false, finished: false });
+    if (target) target[flag] = value;
+    return { current, status };
   }
 
   /**
