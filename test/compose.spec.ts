@@ -9,27 +9,12 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { parseEnv, type EnvSchema } from '@app/config';
-import { SERVICE_NAMES, serviceSchema, type ServiceName } from '@app/service';
+import { parseEnv } from '@app/config';
+import { SERVICE_NAMES, serviceSchema } from '@app/service';
 import { REPO_ROOT } from '../deploy/local/stack.js';
-import { configSourceConfigSchema } from '../apps/config-source/src/config-source.config.js';
-import { syncLoopConfigSchema } from '../apps/sync-loop/src/sync-loop.config.js';
-import { podWorkerConfigSchema } from '../apps/pod-worker/src/pod-worker.config.js';
-import { plegConfigSchema } from '../apps/pleg/src/pleg.config.js';
-import { proberConfigSchema } from '../apps/prober/src/prober.config.js';
-import { statusManagerConfigSchema } from '../apps/status-manager/src/status-manager.config.js';
-import { criGatewayConfigSchema } from '../apps/cri-gateway/src/cri-gateway.config.js';
+import { SERVICE_CONFIG_SCHEMAS } from './support/config-schemas.js';
 
-/** Each service's own variables (its `<app>.config.ts`); serviceSchema adds the shared ones. */
-const schemas: Record<ServiceName, EnvSchema> = {
-  'config-source': configSourceConfigSchema,
-  'sync-loop': syncLoopConfigSchema,
-  'pod-worker': podWorkerConfigSchema,
-  pleg: plegConfigSchema,
-  prober: proberConfigSchema,
-  'status-manager': statusManagerConfigSchema,
-  'cri-gateway': criGatewayConfigSchema,
-};
+const schemas = SERVICE_CONFIG_SCHEMAS;
 
 interface ComposeService {
   build?: { context?: string; dockerfile?: string; args?: Record<string, string> };
