@@ -5,6 +5,7 @@
  * the statuses) are this class with a type and a prefix, not copies of it.
  */
 import type { KV } from '@nats-io/kv';
+import type { PodRecord } from '@app/contracts';
 import { kvKey } from './buckets.js';
 
 /** What JsonKvStore uses of a bucket (so that a fake bucket can stand in for it in unit tests). */
@@ -59,4 +60,12 @@ export class JsonKvStore<T> {
   async values(): Promise<T[]> {
     return [...(await this.entries()).values()];
   }
+}
+
+/**
+ * The podManager's desired pods in the `pods` bucket, `<node>.pod.<uid>`:
+ * written by the sync loop, read by the pod workers and the status manager.
+ */
+export function desiredPodsStore(kv: JsonKv, node: string): JsonKvStore<PodRecord> {
+  return new JsonKvStore<PodRecord>(kv, node, 'pod');
 }

@@ -1,5 +1,5 @@
 import type { PodRecord } from '@app/contracts';
-import { JsonKvStore, type JsonKv } from '@app/nats';
+import { JsonKvStore, desiredPodsStore, type JsonKv } from '@app/nats';
 import { DesiredPods } from '../ports.js';
 
 /** The sync loop's `pods` bucket, read only: `<node>.pod.<uid>`. */
@@ -8,7 +8,7 @@ export class KvDesiredPods extends DesiredPods {
 
   constructor(kv: JsonKv, node: string) {
     super();
-    this.pods = new JsonKvStore(kv, node, 'pod');
+    this.pods = desiredPodsStore(kv, node);
   }
   all(): Promise<Map<string, PodRecord>> {
     return this.pods.entries();

@@ -1,5 +1,5 @@
 import type { PodRecord, WorkQueueRecord } from '@app/contracts';
-import { JsonKvStore, type JsonKv } from '@app/nats';
+import { JsonKvStore, desiredPodsStore, type JsonKv } from '@app/nats';
 import { PodStore } from '../ports.js';
 
 /** The `pods` bucket: the podManager at `<node>.pod.<uid>`, the work queue at `<node>.queue.<uid>`. */
@@ -9,7 +9,7 @@ export class KvPodStore extends PodStore {
 
   constructor(kv: JsonKv, node: string) {
     super();
-    this.pods = new JsonKvStore(kv, node, 'pod');
+    this.pods = desiredPodsStore(kv, node);
     this.queue = new JsonKvStore(kv, node, 'queue');
   }
   loadPods(): Promise<PodRecord[]> {
