@@ -62,7 +62,7 @@ describe('config-source -> sync-loop -> dispatchWork on a real nats-server', { t
 
   before(async () => {
     nats = await startNats();
-    nc = await connect({ servers: nats.url, name: 'config-sync-test' });
+    nc = await connect({ servers: nats.url, name: 'config-sync-test', ...nats.auth() });
     const record = (kind: Seen['kind']) => (_e: unknown, m: { subject: string; data: Uint8Array }) => {
       const body = JSON.parse(dec.decode(m.data)) as Record<string, unknown>;
       if (kind === 'config') {
@@ -173,7 +173,7 @@ describe('config-source http source on a real nats-server', { timeout: 60_000 },
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as { port: number }).port;
     const nats = await startNats();
-    const nc = await connect({ servers: nats.url });
+    const nc = await connect({ servers: nats.url, ...nats.auth() });
     const got: string[] = [];
     nc.subscribe('kubelet.http-int.config.*', { callback: (_e, m) => void got.push(`${m.subject.split('.').pop()}:${((JSON.parse(dec.decode(m.data)) as PodUpdateMessage).pods ?? []).map((p) => p.metadata.name).join(',')}`) });
     await nc.flush();

@@ -11,7 +11,7 @@ describe('NatsCriClient without a working gateway', { timeout: 60_000 }, () => {
 
   before(async () => {
     nats = await startNats();
-    nc = await connect({ servers: nats.url });
+    nc = await connect({ servers: nats.url, ...nats.auth() });
   });
   after(async () => {
     await nc?.close();

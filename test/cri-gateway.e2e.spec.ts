@@ -67,7 +67,7 @@ describe('cri-gateway on the real containerd', { timeout: 300_000 }, () => {
 
   before(async () => {
     nats = await startNats();
-    nc = await connect({ servers: nats.url, name: 'cri-e2e-test' });
+    nc = await connect({ servers: nats.url, name: 'cri-e2e-test', ...nats.auth() });
     gateway = await startService(
       'cri-gateway',
       { NODE_NAME: NODE, NATS_URL: nats.url, LOG_LEVEL: 'warn', CONTAINER_RUNTIME_ENDPOINT: `unix://${runtimeAddress()}`, IMAGE_PULL_TIMEOUT: '4s' },
@@ -300,7 +300,7 @@ describe('cri-gateway when containerd restarts underneath it', { timeout: 120_00
     runtime = scratchRuntime();
     runtime.start();
     nats = await startNats();
-    nc = await connect({ servers: nats.url, name: 'cri-restart-test' });
+    nc = await connect({ servers: nats.url, name: 'cri-restart-test', ...nats.auth() });
     gateway = await startService(
       'cri-gateway',
       { NODE_NAME: 'cri-restart', NATS_URL: nats.url, LOG_LEVEL: 'warn', CONTAINER_RUNTIME_ENDPOINT: `unix://${runtime.address}`, RUNTIME_LIST_TIMEOUT: '3s' },

@@ -44,7 +44,7 @@ describe('pleg on the real containerd', { timeout: 180_000 }, () => {
 
   before(async () => {
     nats = await startNats();
-    nc = await connect({ servers: nats.url, name: 'pleg-e2e-test' });
+    nc = await connect({ servers: nats.url, name: 'pleg-e2e-test', ...nats.auth() });
     nc.subscribe(`kubelet.${NODE}.pleg.*`, { callback: (_e, m) => void events.push({ at: Date.now(), e: JSON.parse(dec.decode(m.data)) as PodLifecycleEventMessage }) });
     const env = { NODE_NAME: NODE, NATS_URL: nats.url, LOG_LEVEL: 'warn' };
     gateway = await startService('cri-gateway', { ...env, CONTAINER_RUNTIME_ENDPOINT: `unix://${runtimeAddress()}` }, { port: await freePort(), instance: 'g' });

@@ -23,7 +23,7 @@ describe('POD_WORKER_SHARDS is agreed on by every service of a node', { timeout:
 
   /** Runs a service that should refuse to start; its exit code and stderr. */
   async function refused(service: ServiceName, shards: string): Promise<{ code: number | null; stderr: string }> {
-    const child = spawn(process.execPath, [serviceEntry(service)], { env: { ...process.env, ...env(shards), PORT: String(await freePort()), INSTANCE_ID: 'refused' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [serviceEntry(service)], { env: { ...process.env, ...env(shards), ...nats.credentials.env(service), PORT: String(await freePort()), INSTANCE_ID: 'refused' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stdout.resume();
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -35,7 +35,7 @@ describe('POD_WORKER_SHARDS is agreed on by every service of a node', { timeout:
 
   before(async () => {
     nats = await startNats();
-    nc = await connect({ servers: nats.url, name: 'settings-test' });
+    nc = await connect({ servers: nats.url, name: 'settings-test', ...nats.auth() });
   });
 
   after(async () => {

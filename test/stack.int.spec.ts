@@ -23,7 +23,7 @@ describe('the seven services on a real nats-server', { timeout: 120_000 }, () =>
 
   before(async () => {
     nats = await startNats();
-    nc = await connect({ servers: nats.url, name: 'int-test' });
+    nc = await connect({ servers: nats.url, name: 'int-test', ...nats.auth() });
     const started = await Promise.all(
       SERVICE_NAMES.map(async (service) =>
         startService(service, { NODE_NAME: NODE, NATS_URL: nats.url, LOG_LEVEL: 'warn', SHUTDOWN_GRACE_PERIOD: '5s' }, { port: await freePort(), instance: 'i0', timeoutMs: 60_000 }),

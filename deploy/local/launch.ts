@@ -1,7 +1,8 @@
 /**
  * The local launcher: the whole node stack as plain processes on this
  * machine. Starts containerd (deploy/runtime.sh: own root, state and socket;
- * images built and imported), nats-server (deploy/nats/nats-server.conf) and
+ * images built and imported), nats-server (deploy/nats/nats-server.conf's settings,
+ * with a new password per user on every run) and
  * the seven services, waits until every /readyz is green, prints who runs
  * where, streams every log line with a service prefix, and on Ctrl-C stops
  * everything it started. A service that dies is restarted with a backoff.
@@ -9,10 +10,12 @@
  *   node dist/deploy/local/launch.js [--manifests DIR] [--pod-workers N] [--no-runtime]
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_PORTS, SERVICE_NAMES, type ServiceName } from '@app/service';
+import { NODE_NATS_SETTINGS } from '../nats/server-config.js';
 import { REPO_ROOT, exited, spawnService, startNats, stopProcess, waitHttpOk, type NatsServer, type ServiceProcess } from './stack.js';
 
 const { values: args } = parseArgs({
@@ -31,6 +34,8 @@ if (!Number.isInteger(podWorkers) || podWorkers < 1) {
 }
 const node = (process.env['NODE_NAME'] ?? hostname()).toLowerCase();
 const runtimeScript = join(REPO_ROOT, 'deploy', 'runtime.sh');
+/** The NATS users' passwords and the server's config for this run (mode 0700, files 0600). */
+const CREDENTIALS_DIR = '/run/kubelet-split/nats-credentials';
 const COLORS = [36, 32, 33, 35, 34, 91, 92, 93, 94, 95];
 const useColor = process.stdout.isTTY;
 
@@ -89,6 +94,7 @@ async function shutdown(signal: string): Promise<void> {
     say('stopping nats-server');
     await (nats ? nats.stop() : natsChild && stopProcess(natsChild, 5000));
   }
+  rmSync(CREDENTIALS_DIR, { recursive: true, force: true });
   if (startedRuntime) {
     say('stopping containerd (and every task in the k8s.io namespace)');
     try {
@@ -121,8 +127,13 @@ async function main(): Promise<void> {
   }
 
   say('starting nats-server');
+  // Passwords are new on every run, in a directory only root reads; the server's settings are
+  // deploy/nats/nats-server.conf's (rendered by the same code), with the passwords written in.
+  rmSync(CREDENTIALS_DIR, { recursive: true, force: true });
   nats = await startNats({
-    config: join(REPO_ROOT, 'deploy', 'nats', 'nats-server.conf'),
+    credentialsDir: CREDENTIALS_DIR,
+    storeDir: NODE_NATS_SETTINGS.storeDir,
+    failOnViolations: false,
     port: 4222,
     monitorPort: 8222,
     sink: prefixed('nats-server', 90),
@@ -131,10 +142,11 @@ async function main(): Promise<void> {
   });
 
   const shared: Record<string, string> = { NODE_NAME: node, NATS_URL: nats.url, LOG_LEVEL: process.env['LOG_LEVEL'] ?? 'info' };
+  const credentials = nats.credentials;
   SERVICE_NAMES.forEach((service, i) => {
     const replicas = service === 'pod-worker' ? podWorkers : 1;
     for (let r = 0; r < replicas; r++) {
-      const env: Record<string, string> = { ...shared };
+      const env: Record<string, string> = { ...shared, ...credentials.env(service) };
       if (service === 'config-source') env['POD_MANIFEST_PATH'] = resolve(args.manifests);
       if (service === 'cri-gateway' && runtimeEndpoint) env['CONTAINER_RUNTIME_ENDPOINT'] = runtimeEndpoint;
       slots.push({ service, instance: String(r), port: r === 0 ? DEFAULT_PORTS[service] : 10340 + r, env, color: COLORS[i % COLORS.length] ?? 37, restarts: 0 });
@@ -159,7 +171,8 @@ async function main(): Promise<void> {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
   const table = rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c] ?? 0)).join('  ')).join('\n');
   process.stdout.write(`\nkubelet-split is up on node "${node}" (manifests: ${resolve(args.manifests)})\n${table}\n\n`);
-  process.stdout.write(`NATS monitoring: ${nats.monitorUrl}/connz?subs=detail   Ctrl-C stops everything.\n\n`);
+  process.stdout.write(`NATS monitoring: ${nats.monitorUrl}/connz?subs=detail   Ctrl-C stops everything.\n`);
+  process.stdout.write(`NATS users' passwords (new each run, root only): ${credentials.dir}; tools connect as "admin" with ${credentials.passwordFile('admin')}\n\n`);
 
   await exited(nats.process);
   if (!stopping) {

@@ -10,7 +10,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { NATS_ADMIN_USER, type NatsUser } from '@app/nats';
 import type { ServiceName } from '@app/service';
+import { writeNatsCredentials, type NatsCredentials } from '../nats/server-config.js';
 
 /** The repository root (this file is dist/deploy/local/stack.js or deploy/local/stack.ts). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), fileURLToPath(import.meta.url).includes('/dist/') ? '../../..' : '../..');
@@ -91,49 +93,85 @@ export interface NatsServer {
   monitorUrl: string;
   process: ChildProcess;
   storeDir: string;
+  /** The users' passwords and the server's config (permissions.ts), in a directory only its owner can read. */
+  credentials: NatsCredentials;
+  /** nats.js connect options for a user (default admin: tests and tools). */
+  auth(user?: NatsUser): { user: string; pass: string };
+  /** The permission violations the server logged ("Publish Violation - User "x", Subject "y""). */
+  readonly violations: string[];
+  /** Stops the server; throws when it logged a permission violation, unless started with `failOnViolations: false`. */
   stop(): Promise<void>;
 }
 
+/** Servers started here, by URL: a service spawned against one connects as its own user (spawnService). */
+const started = new Map<string, NatsServer>();
+
 /**
- * Starts a real nats-server with JetStream and monitoring on loopback.
- * Ports default to free ones and the store to a fresh temporary directory.
+ * Starts a real nats-server with JetStream and monitoring on loopback, with
+ * authorization on: its config and one password per user (@app/nats
+ * permissions.ts) are written to `credentialsDir` (default: a fresh
+ * temporary directory, mode 0700, removed by stop()). Ports default to free
+ * ones and the store to a fresh temporary directory.
  */
 export async function startNats(
-  opts: { port?: number; monitorPort?: number; storeDir?: string; config?: string; sink?: LineSink; onSpawn?: (child: ChildProcess) => void; detached?: boolean } = {},
+  opts: {
+    port?: number;
+    monitorPort?: number;
+    storeDir?: string;
+    credentialsDir?: string;
+    sink?: LineSink;
+    onSpawn?: (child: ChildProcess) => void;
+    detached?: boolean;
+    failOnViolations?: boolean;
+  } = {},
 ): Promise<NatsServer> {
   for (const p of [opts.port, opts.monitorPort]) {
     if (p !== undefined && !(await portFree(p))) throw new Error(`port ${p} is in use: is another nats-server running?`);
   }
   const port = opts.port ?? (await freePort());
   const monitorPort = opts.monitorPort ?? (await freePort());
-  // With a config file, the store directory is the file's (nats-server refuses a second one).
-  const ownStore = opts.storeDir === undefined && opts.config === undefined;
-  const storeDir = opts.storeDir ?? (opts.config ? '' : mkdtempSync(join(tmpdir(), 'ks-nats-')));
-  const args = opts.config
-    ? ['-c', opts.config, '-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort)]
-    : ['-js', '-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), '-sd', storeDir, '-n', 'kubelet-split-test'];
-  const child = spawn('nats-server', args, { stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached === true });
+  const ownStore = opts.storeDir === undefined;
+  const storeDir = opts.storeDir ?? mkdtempSync(join(tmpdir(), 'ks-nats-'));
+  const ownCredentials = opts.credentialsDir === undefined;
+  const credentials = writeNatsCredentials(opts.credentialsDir ?? mkdtempSync(join(tmpdir(), 'ks-nats-auth-')), {
+    serverName: 'kubelet-split',
+    listen: `127.0.0.1:${port}`,
+    http: `127.0.0.1:${monitorPort}`,
+    storeDir,
+  });
+  const child = spawn('nats-server', ['-c', credentials.configFile], { stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached === true });
   opts.onSpawn?.(child);
   const spawnError = new Promise<never>((_, rej) => child.once('error', (e) => rej(new Error(`cannot start nats-server: ${e.message} (run deploy/install.sh)`))));
-  if (opts.sink) pipeLines(child, opts.sink);
-  else {
-    child.stdout.resume();
-    child.stderr.resume();
-  }
+  const violations: string[] = [];
+  pipeLines(child, (line) => {
+    if (/ (Publish|Subscription) Violation /.test(line)) violations.push(line.replace(/^.*?\[ERR\] /, ''));
+    opts.sink?.(line);
+  });
   const monitorUrl = `http://127.0.0.1:${monitorPort}`;
   await Promise.race([waitHttpOk(`${monitorUrl}/healthz?js-enabled-only=true`, 15_000, () => child.exitCode === null), spawnError]);
-  return {
-    url: `nats://127.0.0.1:${port}`,
+  const url = `nats://127.0.0.1:${port}`;
+  const server: NatsServer = {
+    url,
     port,
     monitorPort,
     monitorUrl,
     process: child,
     storeDir,
+    credentials,
+    auth: (user = NATS_ADMIN_USER) => credentials.auth(user),
+    violations,
     async stop() {
+      started.delete(url);
       await stopProcess(child, 5000);
       if (ownStore) rmSync(storeDir, { recursive: true, force: true });
+      if (ownCredentials) rmSync(credentials.dir, { recursive: true, force: true });
+      if (opts.failOnViolations !== false && violations.length > 0) {
+        throw new Error(`nats-server refused ${violations.length} publish(es)/subscription(s) (libs/nats/src/permissions.ts):\n  ${violations.join('\n  ')}`);
+      }
     },
   };
+  started.set(url, server);
+  return server;
 }
 
 export interface ServiceProcess {
@@ -147,12 +185,18 @@ export interface ServiceProcess {
   stop(graceMs?: number): Promise<void>;
 }
 
-/** Spawns one service (from dist/) with `env` on top of the current environment. */
+/**
+ * Spawns one service (from dist/) with `env` on top of the current
+ * environment. Against a nats-server started by startNats, it connects as
+ * its own user (NATS_USER, NATS_PASSWORD_FILE) unless `env` says otherwise.
+ */
 export function spawnService(
   service: ServiceName,
   env: Record<string, string>,
   opts: { sink?: LineSink; port: number; instance: string; detached?: boolean },
 ): ServiceProcess {
+  const nats = env['NATS_URL'] === undefined ? undefined : started.get(env['NATS_URL']);
+  if (nats && env['NATS_PASSWORD_FILE'] === undefined) env = { ...nats.credentials.env(service), ...env };
   // detached: a process group of its own, so a Ctrl-C in the launcher's terminal reaches only the
   // launcher, which then stops the services before the nats-server they drain into.
   const child = spawn(process.execPath, ['--enable-source-maps', serviceEntry(service)], {

@@ -47,7 +47,7 @@ async function measure(direct: () => Promise<unknown>, viaNats: () => Promise<un
 
 const address = runtimeAddress();
 const nats = await startNats();
-const nc = await connect({ servers: nats.url, name: 'bench' });
+const nc = await connect({ servers: nats.url, name: 'bench', ...nats.auth() });
 const gateway = await startService('cri-gateway', { NODE_NAME: NODE, NATS_URL: nats.url, LOG_LEVEL: 'warn', CONTAINER_RUNTIME_ENDPOINT: `unix://${address}` }, { port: await freePort(), instance: 'bench' });
 const cri = new NatsCriClient(nc, NODE, 'bench');
 const direct = new GrpcRuntimeConnection(`unix://${address}`);

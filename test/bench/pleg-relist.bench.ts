@@ -56,7 +56,7 @@ const cpuTicks = (pid: number) => {
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? NaN;
 
 const nats = await startNats();
-const nc = await connect({ servers: nats.url });
+const nc = await connect({ servers: nats.url, ...nats.auth() });
 const gateway = await startService('cri-gateway', { NODE_NAME: NODE, NATS_URL: nats.url, LOG_LEVEL: 'warn', CONTAINER_RUNTIME_ENDPOINT: `unix://${runtimeAddress()}` }, { port: await freePort(), instance: 'b' });
 const cri = new NatsCriClient(nc, NODE, 'bench');
 const sandboxes: string[] = [];

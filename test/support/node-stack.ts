@@ -62,7 +62,7 @@ export class NodeStack {
     writeFileSync(join(this.dir, '.keep'), '');
     await import('node:fs/promises').then((fs) => fs.mkdir(this.manifests, { recursive: true }));
     this.nats = await startNats();
-    this.nc = await connect({ servers: this.nats.url, name: 'e2e-test' });
+    this.nc = await connect({ servers: this.nats.url, name: 'e2e-test', ...this.nats.auth() });
     this.cri = new NatsCriClient(this.nc, this.options.node, 'e2e-test');
     this.nc.subscribe(`kubelet.${this.options.node}.status.*.*`, {
       callback: (_e, m) => {

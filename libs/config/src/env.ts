@@ -193,9 +193,10 @@ const NODE_NAME_PATTERN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[
 
 /**
  * The variables every service understands (DESIGN.md, "process contract").
- * `PORT` has a per-service default so each service can be started by hand.
+ * `PORT` has a per-service default so each service can be started by hand;
+ * `NATS_USER` defaults to the service's name, its NATS user.
  */
-export function sharedSchema(defaultPort: number) {
+export function sharedSchema(defaultPort: number, service = 'admin') {
   return {
     NODE_NAME: env.string({
       default: hostname().toLowerCase(),
@@ -206,6 +207,10 @@ export function sharedSchema(defaultPort: number) {
     NATS_URL: env.urls(['nats', 'tls', 'ws', 'wss'], {
       default: ['nats://127.0.0.1:4222'],
       describe: 'NATS server(s), comma-separated',
+    }),
+    NATS_USER: env.string({ default: service, describe: "the NATS user to connect as (the service's own, see libs/nats/src/permissions.ts)" }),
+    NATS_PASSWORD_FILE: env.optionalString({
+      describe: "a file holding NATS_USER's password (unset: connect without credentials, which a server with users refuses)",
     }),
     PORT: env.port({ default: defaultPort, describe: "the service's HTTP port" }),
     HOST: env.string({ default: '127.0.0.1', describe: 'the HTTP bind address' }),

@@ -3,3 +3,4 @@ export * from './messages.js';
 export type * from './kube.js';
 export * from './state.js';
 export * from './events.js';
+export * from './services.js';

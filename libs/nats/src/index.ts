@@ -1,5 +1,6 @@
 export { connectNats, connectionName } from './connection.js';
-export type { ConnectOptions, NatsConnection } from './connection.js';
+export { NatsAuthError, describeViolation } from './connection.js';
+export type { ConnectOptions, NatsConnection, NatsCredentials, PermissionViolation } from './connection.js';
 export { BUCKETS, ensureBuckets, kvKey } from './buckets.js';
 export type { BucketId, KV, KvEntry, KvWatchEntry } from './buckets.js';
 export { Headers, formatTraceparent, messageHeaders, nextSpan, parseTraceparent, readMeta } from './headers.js';
@@ -10,3 +11,18 @@ export type { JsonKv } from './json-kv-store.js';
 export { NatsEventRecorder } from './event-recorder.js';
 export { SharedSettingMismatchError, agreeOnSetting, sharedSettingKey } from './shared-settings.js';
 export type { SettingsKv, SharedSettingRecord } from './shared-settings.js';
+export {
+  NATS_ACCESS,
+  NATS_ADMIN_USER,
+  NATS_USERS,
+  familySubject,
+  grantedBuckets,
+  inboxPrefix,
+  kvStream,
+  natsAuthorization,
+  natsPermissions,
+  passwordVariable,
+  permits,
+  serviceSubjects,
+} from './permissions.js';
+export type { BucketWrite, NatsAccess, NatsUser, ServiceCommand, SubjectFamily, SubjectPermission, UserPermissions } from './permissions.js';

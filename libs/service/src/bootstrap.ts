@@ -6,20 +6,38 @@
  * stops taking work, drains, and exits within SHUTDOWN_GRACE_PERIOD.
  */
 import 'reflect-metadata';
+import { readFileSync } from 'node:fs';
 import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplication } from '@nestjs/common';
+import { SERVICE_NAMES, type ServiceName } from '@app/contracts';
 import { ConfigError, parseEnv, sharedSchema, type ConfigOf, type EnvSchema, type SharedConfig } from '@app/config';
-import { NatsBus, SharedSettingMismatchError, agreeOnSetting, connectNats, connectionName, ensureBuckets, type BucketId, type KV } from '@app/nats';
+import {
+  BUCKETS,
+  NATS_USERS,
+  NatsAuthError,
+  NatsBus,
+  SharedSettingMismatchError,
+  agreeOnSetting,
+  connectNats,
+  connectionName,
+  describeViolation,
+  ensureBuckets,
+  grantedBuckets,
+  inboxPrefix,
+  type BucketId,
+  type KV,
+  type NatsCredentials,
+  type NatsUser,
+  type PermissionViolation,
+} from '@app/nats';
 import { NestPinoLogger, createLogger, createMetricsRegistry, type Logger } from '@app/observability';
 import { CoreModule } from './core.module.js';
 import { HealthChecks } from './health.js';
 import { KubeletNatsTransport } from './nats-transport.js';
 import type { ServiceContext } from './context.js';
 
-/** The seven services of DESIGN.md. */
-export const SERVICE_NAMES = ['config-source', 'sync-loop', 'pod-worker', 'pleg', 'prober', 'status-manager', 'cri-gateway'] as const;
-export type ServiceName = (typeof SERVICE_NAMES)[number];
+export { SERVICE_NAMES, type ServiceName };
 
 /** Each service's HTTP port when PORT is unset (replicas on one host set PORT). */
 export const DEFAULT_PORTS: Readonly<Record<ServiceName, number>> = {
@@ -54,7 +72,7 @@ export type FullConfig<S extends EnvSchema> = SharedConfig & ConfigOf<S>;
 
 /** The full schema of a service: shared variables plus its own. */
 export function serviceSchema<S extends EnvSchema>(def: Pick<ServiceDefinition<S>, 'service' | 'schema'>) {
-  return { ...sharedSchema(DEFAULT_PORTS[def.service]), ...def.schema };
+  return { ...sharedSchema(DEFAULT_PORTS[def.service], def.service), ...def.schema };
 }
 
 /** Parses the environment for a service; throws ConfigError. */
@@ -63,6 +81,56 @@ export function loadServiceConfig<S extends EnvSchema>(
   source: NodeJS.ProcessEnv = process.env,
 ): FullConfig<S> {
   return parseEnv(serviceSchema(def), source);
+}
+
+/** The server refused subjects this service needs: which, as the server said, and what failed for it. */
+export class NatsPermissionError extends Error {
+  constructor(
+    readonly violations: readonly PermissionViolation[],
+    cause: unknown,
+  ) {
+    super(
+      `the NATS server refused what this service needs: ${[...new Set(violations.map(describeViolation))].join('; ')}` +
+        (cause instanceof Error ? ` (then: ${cause.message})` : ''),
+      { cause },
+    );
+    this.name = 'NatsPermissionError';
+  }
+}
+
+/** main.ts declares a bucket that the permission table does not let the service open. */
+export class BucketGrantError extends Error {
+  constructor(service: ServiceName, buckets: readonly string[]) {
+    super(
+      `${service} declares the bucket(s) ${buckets.join(', ')} in main.ts, but its NATS user may not open them: ` +
+        `add them to its writes or reads in libs/nats/src/permissions.ts NATS_ACCESS`,
+    );
+    this.name = 'BucketGrantError';
+  }
+}
+
+function checkBucketGrants(def: Pick<ServiceDefinition<EnvSchema>, 'service' | 'buckets'>): void {
+  const granted = grantedBuckets(def.service);
+  const missing = (def.buckets ?? []).map((id) => BUCKETS[id].name).filter((b) => !granted.includes(b));
+  if (missing.length > 0) throw new BucketGrantError(def.service, missing);
+}
+
+function isNatsUser(user: string): user is NatsUser {
+  return (NATS_USERS as readonly string[]).includes(user);
+}
+
+/** NATS_USER and the password in NATS_PASSWORD_FILE; undefined without a file. */
+function readNatsCredentials(config: SharedConfig): NatsCredentials | undefined {
+  const file = config.NATS_PASSWORD_FILE;
+  if (file === undefined) return undefined;
+  let password: string;
+  try {
+    password = readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    throw new ConfigError([`NATS_PASSWORD_FILE cannot be read: ${(err as Error).message}`]);
+  }
+  if (password === '') throw new ConfigError([`NATS_PASSWORD_FILE ${file} is empty`]);
+  return { user: config.NATS_USER, password };
 }
 
 export interface RunningService {
@@ -79,18 +147,40 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
   const health = new HealthChecks();
   const metrics = createMetricsRegistry({ service: def.service, node });
 
-  const connection = await connectNats({ servers: config.NATS_URL, name, logger });
+  checkBucketGrants(def);
+  const violations: PermissionViolation[] = [];
+  const credentials = readNatsCredentials(config);
+  if (!credentials) logger.warn('NATS_PASSWORD_FILE is not set: connecting to NATS without credentials');
+  const connection = await connectNats({
+    servers: config.NATS_URL,
+    name,
+    logger,
+    ...(credentials ? { credentials } : {}),
+    inboxPrefix: inboxPrefix(isNatsUser(config.NATS_USER) ? config.NATS_USER : def.service),
+    onPermissionViolation: (v) => void violations.push(v),
+  });
   health.addReadiness('nats', () => (connection.isClosed() ? { ok: false, detail: 'connection closed' } : { ok: true, detail: connection.getServer() }));
-  const buckets: Partial<Record<BucketId, KV>> = def.buckets && def.buckets.length > 0 ? await ensureBuckets(connection, def.buckets) : {};
+  // Sticky: a service that was refused a subject once is missing messages or replies until it is fixed.
+  health.addReadiness('natsPermissions', () =>
+    violations.length === 0 ? { ok: true } : { ok: false, detail: [...new Set(violations.map(describeViolation))].join('; ') },
+  );
+  /** Boot fails with what the server refused, when it refused something: that is why it failed. */
+  const failBoot = async (err: unknown): Promise<never> => {
+    await connection.flush().catch(() => undefined); // -ERRs sent before our last command have arrived
+    await connection.close().catch(() => undefined);
+    throw violations.length > 0 ? new NatsPermissionError(violations, err) : err;
+  };
+
+  let buckets: Partial<Record<BucketId, KV>> = {};
   try {
+    buckets = def.buckets && def.buckets.length > 0 ? await ensureBuckets(connection, def.buckets) : {};
     for (const setting of def.sharedSettings ?? []) {
       const leases = buckets.leases;
       if (!leases) throw new Error(`${def.service} shares ${setting}, so it needs the leases bucket`);
       await agreeOnSetting(leases, node, setting, String(config[setting]), name, new Date());
     }
   } catch (err) {
-    await connection.close();
-    throw err;
+    return failBoot(err);
   }
 
   const extraSubjects: string[] = [];
@@ -124,8 +214,14 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
   health.addReadiness('subscriptions', () =>
     subscriptionsBound ? { ok: true, detail: `${ctx.subjects().length} subjects` } : { ok: false, detail: 'not bound yet' },
   );
-  await app.startAllMicroservices();
-  await connection.flush(); // the server has our SUBs once the flush returns
+  try {
+    await app.startAllMicroservices();
+    await connection.flush(); // the server has our SUBs once the flush returns (and has refused any it refuses)
+    if (violations.length > 0) throw new Error('the NATS server refused a subscription or publish at start');
+  } catch (err) {
+    await app.close().catch(() => undefined);
+    return failBoot(err);
+  }
   subscriptionsBound = true;
   await app.listen(config.PORT, config.HOST);
   logger.info(
@@ -194,7 +290,7 @@ export async function runService<S extends EnvSchema>(def: ServiceDefinition<S>)
   try {
     running = await bootstrapService(def, config, logger);
   } catch (err) {
-    if (err instanceof SharedSettingMismatchError) {
+    if (err instanceof ConfigError || err instanceof SharedSettingMismatchError || err instanceof NatsAuthError || err instanceof NatsPermissionError || err instanceof BucketGrantError) {
       process.stderr.write(`${def.service}: ${err.message}\n`);
       process.exit(1);
     }

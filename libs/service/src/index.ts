@@ -1,4 +1,4 @@
-export { DEFAULT_PORTS, SERVICE_NAMES, bootstrapService, loadServiceConfig, runService, serviceSchema } from './bootstrap.js';
+export { BucketGrantError, DEFAULT_PORTS, NatsPermissionError, SERVICE_NAMES, bootstrapService, loadServiceConfig, runService, serviceSchema } from './bootstrap.js';
 export type { FullConfig, RunningService, ServiceDefinition, ServiceName } from './bootstrap.js';
 export { METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf } from './context.js';
 export type { ServiceContext, ServiceIdentity } from './context.js';

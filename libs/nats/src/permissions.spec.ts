@@ -1,0 +1,114 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { SERVICE_NAMES, Subjects, type ServiceName } from '@app/contracts';
+import { BUCKETS } from './buckets.js';
+import { NATS_ACCESS, NATS_USERS, familySubject, inboxPrefix, natsAuthorization, natsPermissions, permits, type NatsUser } from './permissions.js';
+
+const NODE = 'node-a';
+const UID = '3f2c7a9e-1b2d-4c5e-8f90-0a1b2c3d4e5f';
+
+/** The users that may do `op` on `subject`. */
+function who(op: 'publish' | 'subscribe', subject: string): NatsUser[] {
+  return NATS_USERS.filter((u) => permits(u, op, subject));
+}
+
+describe('NATS permissions: who may do what (DESIGN.md, Security)', () => {
+  const cases: { name: string; op: 'publish' | 'subscribe'; subject: string; users: NatsUser[] }[] = [
+    { name: 'only cri-gateway subscribes to CRI runtime calls', op: 'subscribe', subject: Subjects.criRuntime.wildcard(NODE), users: ['cri-gateway', 'admin'] },
+    { name: 'only cri-gateway subscribes to CRI image calls', op: 'subscribe', subject: Subjects.criImage.wildcard(NODE), users: ['cri-gateway', 'admin'] },
+    { name: 'only admin subscribes to cri.>', op: 'subscribe', subject: 'cri.>', users: ['admin'] },
+    { name: 'only sync-loop publishes work', op: 'publish', subject: Subjects.work.build(NODE, 3, UID), users: ['sync-loop', 'admin'] },
+    { name: 'only pod-worker subscribes to a shard', op: 'subscribe', subject: Subjects.work.wildcard(NODE, 3), users: ['pod-worker', 'admin'] },
+    { name: 'only pod-worker publishes work done', op: 'publish', subject: Subjects.workDone.build(NODE, UID), users: ['pod-worker', 'admin'] },
+    { name: 'only sync-loop hears work done', op: 'subscribe', subject: Subjects.workDone.wildcard(NODE), users: ['sync-loop', 'admin'] },
+    { name: 'only config-source publishes pod updates', op: 'publish', subject: Subjects.podUpdate.build(NODE, 'add'), users: ['config-source', 'admin'] },
+    { name: 'only pleg publishes PLEG events', op: 'publish', subject: Subjects.pleg.build(NODE, UID), users: ['pleg', 'admin'] },
+    { name: 'only prober publishes probe results', op: 'publish', subject: Subjects.probeResult.build(NODE, 'readiness', UID), users: ['prober', 'admin'] },
+    { name: 'only cri-gateway publishes runtime events', op: 'publish', subject: Subjects.criEvents.build(NODE), users: ['cri-gateway', 'admin'] },
+    { name: 'status commands come from the sync loop and the pod workers', op: 'publish', subject: Subjects.status.build(NODE, 'SetPodStatus', UID), users: ['sync-loop', 'pod-worker', 'admin'] },
+    {
+      name: 'the runtime is asked by the services that need it',
+      op: 'publish',
+      subject: Subjects.criRuntime.build(NODE, 'ListContainers'),
+      users: ['sync-loop', 'pod-worker', 'pleg', 'prober', 'admin'],
+    },
+    { name: 'only sync-loop writes the pods bucket', op: 'publish', subject: `$KV.${BUCKETS.pods.name}.${NODE}.pod.${UID}`, users: ['sync-loop', 'admin'] },
+    { name: 'only pleg writes the pod cache', op: 'publish', subject: `$KV.${BUCKETS.podCache.name}.${NODE}.pod.${UID}`, users: ['pleg', 'admin'] },
+    { name: 'only status-manager writes statuses', op: 'publish', subject: `$KV.${BUCKETS.podStatus.name}.${NODE}.${UID}`, users: ['status-manager', 'admin'] },
+    { name: 'only pod-worker writes workers', op: 'publish', subject: `$KV.${BUCKETS.workers.name}.${NODE}.${UID}`, users: ['pod-worker', 'admin'] },
+    { name: 'only prober writes probe results', op: 'publish', subject: `$KV.probe-results.${NODE}.${UID}`, users: ['prober', 'admin'] },
+    { name: 'only pod-worker writes shard leases', op: 'publish', subject: `$KV.leases.${NODE}.pod-worker-shard.3`, users: ['pod-worker', 'admin'] },
+    { name: 'shared settings are recorded by the services that share them', op: 'publish', subject: `$KV.leases.${NODE}.setting.POD_WORKER_SHARDS`, users: ['sync-loop', 'pod-worker', 'admin'] },
+    { name: "pleg's leader lease is pleg's", op: 'publish', subject: `$KV.leases.${NODE}.leader.pleg`, users: ['pleg', 'admin'] },
+    { name: "sync-loop's leader lease is sync-loop's", op: 'publish', subject: `$KV.leases.${NODE}.leader.sync-loop`, users: ['sync-loop', 'admin'] },
+    { name: "status-manager's leader lease is status-manager's", op: 'publish', subject: `$KV.leases.${NODE}.leader.status-manager`, users: ['status-manager', 'admin'] },
+    { name: 'only admin deletes a bucket', op: 'publish', subject: `$JS.API.STREAM.DELETE.KV_${BUCKETS.pods.name}`, users: ['admin'] },
+    { name: 'only admin purges a bucket', op: 'publish', subject: `$JS.API.STREAM.PURGE.KV_${BUCKETS.pods.name}`, users: ['admin'] },
+    { name: 'only admin changes a bucket', op: 'publish', subject: `$JS.API.STREAM.UPDATE.KV_${BUCKETS.pods.name}`, users: ['admin'] },
+    { name: "only sync-loop reads sync-loop's replies", op: 'subscribe', subject: `${inboxPrefix('sync-loop')}.abc.*`, users: ['sync-loop', 'admin'] },
+    { name: 'nobody but admin reads the default inbox', op: 'subscribe', subject: '_INBOX.abc.*', users: ['admin'] },
+    { name: "each service answers its own info", op: 'subscribe', subject: Subjects.serviceInfo.build(NODE, 'pleg'), users: ['pleg', 'admin'] },
+  ];
+  for (const tc of cases) {
+    it(tc.name, () => assert.deepEqual(who(tc.op, tc.subject), tc.users, `${tc.op} ${tc.subject}`));
+  }
+});
+
+describe('NATS permissions: one writer per bucket', () => {
+  for (const b of Object.values(BUCKETS)) {
+    it(b.name, () => {
+      const writes = SERVICE_NAMES.flatMap((s) => NATS_ACCESS[s].writes.filter((w) => w.bucket === b.name).map((w) => ({ service: s, keys: w.keys })));
+      assert.ok(writes.length > 0, `nobody writes ${b.name}`);
+      const whole = writes.filter((w) => w.keys === undefined);
+      if (whole.length > 0) assert.deepEqual(writes.map((w) => w.service), [whole[0]?.service], `${b.name}: a service writing the whole bucket is its only writer`);
+      // Keys shared between writers are the shared settings only: each writer's other keys are its own.
+      const keys = writes.flatMap((w) => (w.keys ?? []).filter((k) => !k.startsWith('setting.')));
+      assert.equal(new Set(keys).size, keys.length, `${b.name}: a key pattern with two writers`);
+    });
+  }
+});
+
+describe('NATS permissions: derived from the table', () => {
+  it('every user of a bucket may open it, read it and watch it', () => {
+    for (const s of SERVICE_NAMES) {
+      for (const bucket of [...NATS_ACCESS[s].writes.map((w) => w.bucket), ...NATS_ACCESS[s].reads]) {
+        for (const subject of [
+          '$JS.API.INFO',
+          `$JS.API.STREAM.INFO.KV_${bucket}`,
+          `$JS.API.DIRECT.GET.KV_${bucket}.$KV.${bucket}.${NODE}.x`,
+          `$JS.API.CONSUMER.CREATE.KV_${bucket}.oc_abc_1.$KV.${bucket}.${NODE}.>`,
+          `$JS.FC.KV_${bucket}.oc_abc_1.R808`,
+        ]) {
+          assert.ok(permits(s, 'publish', subject), `${s} ${subject}`);
+        }
+      }
+    }
+  });
+
+  it('a service with no bucket has no JetStream at all', () => {
+    assert.equal(permits('config-source', 'publish', '$JS.API.INFO'), false);
+    assert.equal(permits('cri-gateway', 'publish', '$JS.API.STREAM.INFO.KV_pods'), false);
+  });
+
+  it('a family granted in its own right is not denied by another family\'s wildcard', () => {
+    // sync-loop subscribes to work.done.* and publishes work.*.*: the deny of work.done applies to publishing only.
+    assert.deepEqual(natsPermissions('sync-loop').publish.deny, [familySubject('workDone')]);
+    assert.deepEqual(natsPermissions('sync-loop').subscribe.deny, []);
+  });
+
+  it('every service answers requests once, within its time', () => {
+    for (const s of SERVICE_NAMES) assert.ok(natsPermissions(s).allowResponses, s);
+    assert.equal(natsPermissions('cri-gateway').allowResponses?.expires, '24h');
+  });
+
+  it('renders one nats-server user per user, with its password', () => {
+    const block = natsAuthorization((u) => (u === 'pleg' ? { env: true } : `pw-${u}`));
+    for (const u of NATS_USERS) assert.match(block, new RegExp(`user: "${u}"`));
+    assert.match(block, /password: \$NATS_PASSWORD_PLEG\n/);
+    assert.match(block, /password: "pw-sync-loop"\n/);
+  });
+
+  it('has an entry for every service', () => {
+    assert.deepEqual(Object.keys(NATS_ACCESS).sort(), [...SERVICE_NAMES].sort() satisfies ServiceName[]);
+  });
+});

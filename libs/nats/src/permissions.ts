@@ -1,0 +1,333 @@
+/**
+ * Who may do what on NATS: one user per service plus `admin` (tools and
+ * tests), each with least-privilege publish/subscribe permissions derived
+ * from one table (NATS_ACCESS) of the subject families of @app/contracts
+ * each service publishes, subscribes to, asks or answers, and the KV
+ * buckets it writes and reads. The nats-server `authorization` block is
+ * generated from it (natsAuthorization), so the table is the one place to
+ * change when a service starts using a subject or a bucket: one line.
+ * See docs/adr/0008-nats-users-and-local-access.md.
+ *
+ * What the table guarantees (test/nats-permissions.spec.ts, and the real
+ * server in test/security.e2e.spec.ts):
+ *  - only cri-gateway subscribes to `cri.<node>.runtime|image.*`;
+ *  - only sync-loop publishes `kubelet.<node>.work.<shard>.<uid>`;
+ *  - only a bucket's writer publishes `$KV.<bucket>.>` (the `leases` bucket:
+ *    each writer only its own keys); nobody but admin purges or deletes a
+ *    bucket's stream;
+ *  - each service reads replies only on its own inbox prefix
+ *    (`_INBOX_<service>`, set on its connection), and answers a request only
+ *    once, to the inbox that asked (`allow_responses`).
+ *
+ * Permissions are per service, not per node: the node token of every
+ * subject is `*`. A NATS shared by several nodes would want a user per
+ * (service, node); the subjects already carry the node, so that is a change
+ * of this file only.
+ */
+import { SERVICE_NAMES, Subjects, subjectMatches, type ServiceName } from '@app/contracts';
+
+/** A NATS user: a service's own, or `admin` for the project's tools and tests. */
+export type NatsUser = ServiceName | 'admin';
+export const NATS_ADMIN_USER = 'admin' as const;
+export const NATS_USERS: readonly NatsUser[] = [...SERVICE_NAMES, NATS_ADMIN_USER];
+
+/** A family of subjects, as in @app/contracts Subjects: what one kind of message is sent on. */
+export type SubjectFamily = Exclude<keyof typeof Subjects, 'serviceInfo' | 'serviceCommand'>;
+
+/** A service's own command (`kubelet.<node>.service.<service>.<command>`), asked by another. */
+export interface ServiceCommand {
+  service: ServiceName;
+  command: string;
+}
+
+/** A bucket written by a service: all of it, or only some keys under each node (`<node>.<key>`). */
+export interface BucketWrite {
+  /** The bucket's name (BUCKETS[..].name): the stream is `KV_<bucket>`. */
+  bucket: string;
+  /** Key patterns after the node token (`pod-worker-shard.*`); absent: every key. */
+  keys?: readonly string[];
+}
+
+/** What one service does on NATS. Every permission of its user is derived from this. */
+export interface NatsAccess {
+  /** Events and commands it sends. */
+  publishes: readonly SubjectFamily[];
+  /** Events and commands it listens to. */
+  subscribes: readonly SubjectFamily[];
+  /** Request/reply it asks: it publishes there, the reply comes to its own inbox. */
+  requests: readonly (SubjectFamily | ServiceCommand)[];
+  /** Request/reply it answers (subscribe; the reply through allow_responses). */
+  serves: readonly SubjectFamily[];
+  /** KV buckets it writes (and so reads). */
+  writes: readonly BucketWrite[];
+  /** KV buckets it reads or watches. */
+  reads: readonly string[];
+  /** How long after a request its answer may come (a CRI call lasts as long as its caller's deadline). */
+  answersWithin?: string;
+}
+
+/**
+ * The table. DESIGN.md's subjects (from -> to) and buckets (one writer per
+ * bucket); each app's main.ts declares the buckets it opens, and a service
+ * that declares one not granted here refuses to start (bootstrap).
+ */
+export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
+  'config-source': {
+    publishes: ['podUpdate', 'sourcesReady', 'events'],
+    subscribes: [],
+    requests: [],
+    serves: ['sourcesSnapshot'],
+    writes: [],
+    reads: [],
+  },
+  'sync-loop': {
+    publishes: ['work', 'status', 'prober', 'events'],
+    subscribes: ['podUpdate', 'sourcesReady', 'pleg', 'probeResult', 'workDone'],
+    requests: ['sourcesSnapshot', 'criRuntime', 'criImage'],
+    serves: [],
+    writes: [{ bucket: 'pods' }, { bucket: 'leases', keys: ['setting.*', 'leader.sync-loop'] }],
+    reads: ['workers', 'pod-status'],
+  },
+  'pod-worker': {
+    publishes: ['workDone', 'status', 'prober', 'events'],
+    subscribes: ['work', 'probeResult'],
+    requests: ['criRuntime', 'criImage'],
+    serves: [],
+    writes: [{ bucket: 'workers' }, { bucket: 'leases', keys: ['pod-worker-shard.*', 'setting.*'] }],
+    reads: ['pods', 'pod-cache', 'probe-results'],
+  },
+  pleg: {
+    publishes: ['pleg'],
+    subscribes: ['criEvents'],
+    requests: ['criRuntime', { service: 'cri-gateway', command: 'events' }],
+    serves: [],
+    writes: [{ bucket: 'pod-cache' }, { bucket: 'leases', keys: ['leader.pleg'] }],
+    reads: [],
+  },
+  prober: {
+    publishes: ['probeResult', 'events'],
+    subscribes: ['prober', 'status'],
+    requests: ['criRuntime'],
+    serves: [],
+    writes: [{ bucket: 'probe-results' }],
+    reads: [],
+  },
+  'status-manager': {
+    publishes: [],
+    subscribes: ['status', 'probeResult', 'events'],
+    requests: [],
+    serves: [],
+    writes: [{ bucket: 'pod-status' }, { bucket: 'leases', keys: ['leader.status-manager'] }],
+    reads: ['pods', 'probe-results'],
+  },
+  'cri-gateway': {
+    publishes: ['criEvents'],
+    subscribes: [],
+    requests: [],
+    serves: ['criRuntime', 'criImage'],
+    writes: [],
+    reads: [],
+    answersWithin: '24h',
+  },
+};
+
+/**
+ * Each family's subjects for every node, from its @app/contracts pattern.
+ * `except`: subjects the wildcard also catches that belong to another family
+ * (`work.*.*` catches `work.done.*`), denied unless granted on their own.
+ */
+const FAMILY_SUBJECTS: Readonly<Record<SubjectFamily, { subject: string; except?: readonly string[] }>> = {
+  podUpdate: { subject: anyNode(Subjects.podUpdate.pattern) },
+  sourcesReady: { subject: anyNode(Subjects.sourcesReady.pattern) },
+  sourcesSnapshot: { subject: anyNode(Subjects.sourcesSnapshot.pattern) },
+  pleg: { subject: anyNode(Subjects.pleg.pattern) },
+  probeResult: { subject: anyNode(Subjects.probeResult.pattern) },
+  // Subjects.work has no pattern (shards are subscribed by number); this is its wildcard over every shard.
+  work: { subject: 'kubelet.*.work.*.*', except: [anyNode(Subjects.workDone.pattern)] },
+  workDone: { subject: anyNode(Subjects.workDone.pattern) },
+  status: { subject: anyNode(Subjects.status.pattern) },
+  prober: { subject: anyNode(Subjects.prober.pattern) },
+  events: { subject: anyNode(Subjects.events.pattern) },
+  criRuntime: { subject: anyNode(Subjects.criRuntime.pattern) },
+  criImage: { subject: anyNode(Subjects.criImage.pattern) },
+  criEvents: { subject: anyNode(Subjects.criEvents.pattern) },
+};
+
+function anyNode(pattern: string): string {
+  return pattern.replaceAll('{node}', '*');
+}
+
+/** The subjects of a family, for every node. */
+export function familySubject(family: SubjectFamily): string {
+  return FAMILY_SUBJECTS[family].subject;
+}
+
+/** A service's own commands and `info`: `kubelet.<node>.service.<service>.*`. */
+export function serviceSubjects(service: ServiceName, command = '*'): string {
+  return `kubelet.*.service.${service}.${command}`;
+}
+
+/**
+ * The inbox prefix of a user's connection: replies to its requests (CRI
+ * calls, JetStream API calls, KV watches) come there, and nobody else may
+ * subscribe to it. `admin` keeps nats.js's default.
+ */
+export function inboxPrefix(user: NatsUser): string {
+  return user === NATS_ADMIN_USER ? '_INBOX' : `_INBOX_${user}`;
+}
+
+/** The JetStream stream of a KV bucket. */
+export function kvStream(bucket: string): string {
+  return `KV_${bucket}`;
+}
+
+/**
+ * What nats.js (@nats-io/kv 3.x, @nats-io/jetstream) sends to read, watch
+ * and open a bucket, as measured against nats-server 2.9.10 (the ADR has the
+ * trace): `kvm.create` asks STREAM.INFO and, when the bucket is absent,
+ * STREAM.CREATE (never UPDATE); `get` is a DIRECT.GET with the subject in the
+ * API subject; `keys`, `watch` and `history` create an ordered consumer with
+ * its filter in the API subject, ask CONSUMER.INFO, and answer its flow
+ * control on `$JS.FC.<stream>.>` (without that a watch stalls silently).
+ */
+function bucketReadSubjects(bucket: string): string[] {
+  const s = kvStream(bucket);
+  return [
+    `$JS.API.STREAM.INFO.${s}`,
+    `$JS.API.STREAM.CREATE.${s}`,
+    `$JS.API.DIRECT.GET.${s}`,
+    `$JS.API.DIRECT.GET.${s}.>`,
+    `$JS.API.STREAM.MSG.GET.${s}`,
+    `$JS.API.CONSUMER.CREATE.${s}`,
+    `$JS.API.CONSUMER.CREATE.${s}.>`,
+    `$JS.API.CONSUMER.INFO.${s}.*`,
+    `$JS.API.CONSUMER.DELETE.${s}.*`,
+    `$JS.FC.${s}.>`,
+  ];
+}
+
+/** A put, create, update, delete or purge of a key is a publish on `$KV.<bucket>.<key>`. */
+function bucketWriteSubjects(w: BucketWrite): string[] {
+  return w.keys ? w.keys.map((k) => `$KV.${w.bucket}.*.${k}`) : [`$KV.${w.bucket}.>`];
+}
+
+/** One direction of a user's permissions, as nats-server takes it. */
+export interface SubjectPermission {
+  allow: readonly string[];
+  deny: readonly string[];
+}
+
+export interface UserPermissions {
+  publish: SubjectPermission;
+  subscribe: SubjectPermission;
+  /** Publishing a reply to a request it received, once, within `expires`. */
+  allowResponses?: { max: number; expires: string };
+}
+
+function familiesOf(list: readonly (SubjectFamily | ServiceCommand)[]): { allow: string[]; except: string[] } {
+  const allow: string[] = [];
+  const except: string[] = [];
+  for (const f of list) {
+    if (typeof f === 'string') {
+      allow.push(FAMILY_SUBJECTS[f].subject);
+      except.push(...(FAMILY_SUBJECTS[f].except ?? []));
+    } else {
+      allow.push(serviceSubjects(f.service, f.command));
+    }
+  }
+  return { allow, except };
+}
+
+function direction(allow: readonly string[], except: readonly string[]): SubjectPermission {
+  const unique = [...new Set(allow)];
+  // A family caught by another's wildcard is denied, unless the user is granted it in its own right.
+  const deny = [...new Set(except)].filter((d) => !unique.includes(d));
+  return { allow: unique, deny };
+}
+
+/** A user's permissions, derived from NATS_ACCESS. */
+export function natsPermissions(user: NatsUser): UserPermissions {
+  if (user === NATS_ADMIN_USER) return { publish: { allow: ['>'], deny: [] }, subscribe: { allow: ['>'], deny: [] } };
+  const a = NATS_ACCESS[user];
+  const out = familiesOf([...a.publishes, ...a.requests]);
+  const inn = familiesOf([...a.subscribes, ...a.serves]);
+  const buckets = [...new Set([...a.writes.map((w) => w.bucket), ...a.reads])];
+  const publish = [
+    ...out.allow,
+    ...(buckets.length > 0 ? ['$JS.API.INFO'] : []),
+    ...buckets.flatMap(bucketReadSubjects),
+    ...a.writes.flatMap(bucketWriteSubjects),
+  ];
+  const subscribe = [...inn.allow, serviceSubjects(user), `${inboxPrefix(user)}.>`];
+  return {
+    publish: direction(publish, out.except),
+    subscribe: direction(subscribe, inn.except),
+    allowResponses: { max: 1, expires: a.answersWithin ?? '2m' },
+  };
+}
+
+/**
+ * Whether `user` may publish to, or subscribe to, `subject`, as nats-server
+ * decides it: allowed by one allow entry and by no deny entry. A
+ * subscription with wildcards must lie inside an allow entry.
+ */
+export function permits(user: NatsUser, op: 'publish' | 'subscribe', subject: string): boolean {
+  const p = natsPermissions(user)[op];
+  const inside = op === 'publish' ? subjectMatches : covers;
+  return p.allow.some((a) => inside(a, subject)) && !p.deny.some((d) => inside(d, subject));
+}
+
+/** Whether every subject `sub` matches is also matched by `pattern`. */
+function covers(pattern: string, sub: string): boolean {
+  const p = pattern.split('.');
+  const s = sub.split('.');
+  for (let i = 0; i < p.length; i++) {
+    if (p[i] === '>') return s.length > i;
+    if (i >= s.length || s[i] === '>') return false;
+    if (p[i] !== '*' && (s[i] === '*' || p[i] !== s[i])) return false;
+  }
+  return p.length === s.length;
+}
+
+/** Which buckets a service may open (main.ts `buckets`): those it writes or reads. */
+export function grantedBuckets(service: ServiceName): readonly string[] {
+  const a = NATS_ACCESS[service];
+  return [...new Set([...a.writes.map((w) => w.bucket), ...a.reads])];
+}
+
+/** The name of the environment variable a generated config reads a user's password from. */
+export function passwordVariable(user: NatsUser): string {
+  return `NATS_PASSWORD_${user.toUpperCase().replaceAll('-', '_')}`;
+}
+
+/**
+ * The nats-server `authorization { users = [...] }` block for every user.
+ * `password(user)` is either a literal (a config written per run, mode 0600)
+ * or `{ env: true }` for a `$NATS_PASSWORD_<USER>` reference that
+ * nats-server resolves from its environment (the checked-in config).
+ */
+export function natsAuthorization(password: (user: NatsUser) => string | { env: true }): string {
+  const q = (s: string) => JSON.stringify(s);
+  const list = (xs: readonly string[]) => (xs.length <= 2 ? `[${xs.map(q).join(', ')}]` : `[\n${xs.map((x) => `          ${q(x)}`).join('\n')}\n        ]`);
+  const dir = (d: SubjectPermission) =>
+    d.deny.length > 0 ? `{\n        allow: ${list(d.allow)}\n        deny: ${list(d.deny)}\n      }` : `{\n        allow: ${list(d.allow)}\n      }`;
+  const users = NATS_USERS.map((user) => {
+    const pw = password(user);
+    const perms = natsPermissions(user);
+    const lines = [
+      `      publish: ${dir(perms.publish)}`,
+      `      subscribe: ${dir(perms.subscribe)}`,
+      ...(perms.allowResponses ? [`      allow_responses: { max: ${perms.allowResponses.max}, expires: ${q(perms.allowResponses.expires)} }`] : []),
+    ];
+    return [
+      `  {`,
+      `    user: ${q(user)}`,
+      `    password: ${typeof pw === 'string' ? q(pw) : `$${passwordVariable(user)}`}`,
+      `    permissions: {`,
+      ...lines,
+      `    }`,
+      `  }`,
+    ].join('\n');
+  });
+  return `authorization {\n  users = [\n${users.join('\n')}\n  ]\n}\n`;
+}
