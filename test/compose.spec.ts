@@ -2,7 +2,8 @@
  * No Docker engine runs here, so docker-compose.yml is checked by reading
  * it: every app has a service built from the one Dockerfile with its APP,
  * every variable a service sets is one that service's config accepts (and
- * parses), and each has a /readyz health check.
+ * parses), each connects to NATS as its own user, binds loopback, and has a
+ * /readyz health check.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,13 +11,15 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { parseEnv } from '@app/config';
-import { SERVICE_NAMES, serviceSchema } from '@app/service';
+import { SERVICE_NAMES, isLoopbackHost, serviceSchema } from '@app/service';
 import { REPO_ROOT } from '../deploy/local/stack.js';
 import { SERVICE_CONFIG_SCHEMAS } from './support/config-schemas.js';
 
 const schemas = SERVICE_CONFIG_SCHEMAS;
 
 interface ComposeService {
+  command?: string[];
+  depends_on?: Record<string, { condition?: string }>;
   build?: { context?: string; dockerfile?: string; args?: Record<string, string> };
   environment?: Record<string, string>;
   healthcheck?: { test?: string[] };
@@ -29,11 +32,17 @@ const compose = parse(readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8'
 const interpolate = (v: string) => v.replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1');
 
 describe('docker-compose.yml', () => {
-  it('has nats with JetStream and monitoring', () => {
+  it('has nats with the generated config: JetStream, monitoring and one user per service', () => {
     const nats = compose.services['nats'];
     assert.ok(nats);
-    const cmd = (nats as { command?: string[] }).command ?? [];
-    assert.ok(cmd.includes('-js') && cmd.includes('-m'), cmd.join(' '));
+    assert.deepEqual(nats.command, ['-c', '/credentials/nats-server.conf']);
+    assert.ok((nats.volumes ?? []).includes('nats-credentials:/credentials:ro'));
+    assert.equal(nats.depends_on?.['nats-credentials']?.condition, 'service_completed_successfully');
+    // The one-shot service writes that config with the node's settings (JetStream store, monitoring) and the passwords.
+    const gen = compose.services['nats-credentials'];
+    assert.ok(gen?.command?.[1] === 'dist/deploy/nats/credentials.js', 'nats-credentials runs deploy/nats/credentials.ts');
+    for (const flag of ['--dir=/credentials', '--keep', '--store-dir=/data', '--http=0.0.0.0:8222']) assert.ok(gen.command.includes(flag), flag);
+    assert.ok((gen.volumes ?? []).includes('nats-credentials:/credentials'));
   });
 
   for (const service of SERVICE_NAMES) {
@@ -51,6 +60,19 @@ describe('docker-compose.yml', () => {
         const accepted = Object.keys(serviceSchema({ service, schema: schemas[service] }));
         for (const name of Object.keys(env)) assert.ok(accepted.includes(name), `${service} sets ${name}, which it does not read (it reads ${accepted.join(', ')})`);
         assert.doesNotThrow(() => parseEnv(serviceSchema({ service, schema: schemas[service] }), env));
+      });
+
+      it('connects to NATS as its own user, with its own password file from the credentials volume', () => {
+        const env = svc?.environment ?? {};
+        assert.equal(env['NATS_USER'] ?? service, service);
+        const file = env['NATS_PASSWORD_FILE'] ?? '';
+        assert.equal(file, `/run/secrets/nats/${service}.password`);
+        assert.ok((svc?.volumes ?? []).includes('nats-credentials:/run/secrets/nats:ro'), 'the credentials volume is mounted read-only');
+      });
+
+      it('binds its HTTP port to loopback, or requires a token', () => {
+        const env = svc?.environment ?? {};
+        assert.ok(isLoopbackHost(env['HOST'] ?? '127.0.0.1') || env['HTTP_TOKEN_FILE'], `HOST=${env['HOST']} without HTTP_TOKEN_FILE`);
       });
 
       it('has a /readyz health check on its PORT', () => {

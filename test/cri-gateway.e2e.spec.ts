@@ -7,12 +7,16 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type Server, type Socket } from 'node:net';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { CriError, DEFAULT_CRI_TIMEOUTS, NatsCriClient, type ContainerConfig, type CriInput, type PodSandboxConfig } from '@app/cri';
 import { freePort, startNats, startService, type NatsServer, type ServiceProcess } from '../deploy/local/stack.js';
 import { failOnLeftovers } from './support/node-stack.js';
 import { runtimeAddress, scratchRuntime, type ScratchRuntime } from './support/runtime.js';
+import { unixFetch } from './support/unix-http.js';
 
 const NODE = 'cri-e2e';
 const BUSYBOX = 'localhost/kubelet-split/busybox:1.35';
@@ -63,6 +67,9 @@ describe('cri-gateway on the real containerd', { timeout: 300_000 }, () => {
   let gateway: ServiceProcess;
   let cri: NatsCriClient;
   let http: string;
+  // The CRI over HTTP is on a unix socket (CRI_HTTP_SOCKET), never on the TCP port.
+  const criSocket = join(mkdtempSync(join(tmpdir(), 'ks-cri-http-')), 'cri-http.sock');
+  let criHttp: ReturnType<typeof unixFetch>;
   const sandboxes: string[] = [];
 
   before(async () => {
@@ -70,10 +77,11 @@ describe('cri-gateway on the real containerd', { timeout: 300_000 }, () => {
     nc = await connect({ servers: nats.url, name: 'cri-e2e-test', ...nats.auth() });
     gateway = await startService(
       'cri-gateway',
-      { NODE_NAME: NODE, NATS_URL: nats.url, LOG_LEVEL: 'warn', CONTAINER_RUNTIME_ENDPOINT: `unix://${runtimeAddress()}`, IMAGE_PULL_TIMEOUT: '4s' },
+      { NODE_NAME: NODE, NATS_URL: nats.url, LOG_LEVEL: 'warn', CONTAINER_RUNTIME_ENDPOINT: `unix://${runtimeAddress()}`, IMAGE_PULL_TIMEOUT: '4s', CRI_HTTP_SOCKET: criSocket },
       { port: await freePort(), instance: 'e2e', timeoutMs: 60_000 },
     );
     http = `http://127.0.0.1:${gateway.port}`;
+    criHttp = unixFetch(criSocket);
     cri = new NatsCriClient(nc, NODE, 'cri-e2e-test');
   });
 
@@ -104,7 +112,7 @@ describe('cri-gateway on the real containerd', { timeout: 300_000 }, () => {
 
   it('Version over NATS and over HTTP give the same answer', async () => {
     const viaNats = await cri.runtime('Version', { version: 'v1' });
-    const viaHttp = (await (await fetch(`${http}/runtime/Version`, { method: 'POST', body: '{"version":"v1"}' })).json()) as typeof viaNats;
+    const viaHttp = (await (await criHttp('/runtime/Version', { method: 'POST', body: '{"version":"v1"}' })).json()) as typeof viaNats;
     assert.equal(viaNats.runtimeName, 'containerd');
     assert.equal(viaNats.runtimeApiVersion, 'v1');
     assert.deepEqual(viaHttp, viaNats);
@@ -233,7 +241,7 @@ describe('cri-gateway on the real containerd', { timeout: 300_000 }, () => {
       assert.ok(took >= 1500 && took < 3800, `took ${took}ms with the caller's pull timeout of 2s`);
       // curl over HTTP sends no deadline: the gateway's IMAGE_PULL_TIMEOUT=4s applies.
       t0 = Date.now();
-      const res = await fetch(`${http}/image/PullImage`, { method: 'POST', body: JSON.stringify({ image: { image: `127.0.0.1:${port}/kubelet-split/hangs:2` } }), headers: { 'content-type': 'application/json' } });
+      const res = await criHttp('/image/PullImage', { method: 'POST', body: JSON.stringify({ image: { image: `127.0.0.1:${port}/kubelet-split/hangs:2` } }), headers: { 'content-type': 'application/json' } });
       took = Date.now() - t0;
       assert.equal(res.status, 504);
       assert.equal(((await res.json()) as { error?: { code: string } }).error?.code, 'DeadlineExceeded');
@@ -273,7 +281,7 @@ describe('cri-gateway on the real containerd', { timeout: 300_000 }, () => {
       { path: '/runtime/ContainerStatus', body: '{"containerId":"nope"}', status: 404, code: 'NotFound' },
     ];
     for (const tc of cases) {
-      const res = await fetch(`${http}${tc.path}`, { method: 'POST', body: tc.body, headers: { 'content-type': 'application/json', ...tc.headers } });
+      const res = await criHttp(tc.path, { method: 'POST', body: tc.body, headers: { 'content-type': 'application/json', ...tc.headers } });
       const body = (await res.json()) as { error?: { code: string } };
       assert.equal(res.status, tc.status, `${tc.path} ${tc.body}`);
       assert.equal(body.error?.code, tc.code);

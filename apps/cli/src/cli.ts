@@ -7,7 +7,10 @@
  *   kubelet-split describe pod NAME [-n NAMESPACE]
  *
  * --server (or KUBELET_SPLIT_SERVER) is the status manager's URL; default http://127.0.0.1:10315.
+ * --token-file (or KUBELET_SPLIT_TOKEN_FILE): a file holding the bearer token of a status manager
+ * started with HTTP_TOKEN_FILE (needed off loopback).
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import type { EventMessage, Pod, PodList } from '@app/contracts';
@@ -15,17 +18,24 @@ import { describePod } from './describe.js';
 import { printPodTable } from './get.js';
 
 const USAGE = `usage:
-  kubelet-split get pods [-o wide|yaml|json] [-n NAMESPACE | -A] [--server URL]
-  kubelet-split describe pod NAME [-n NAMESPACE] [--server URL]`;
+  kubelet-split get pods [-o wide|yaml|json] [-n NAMESPACE | -A] [--server URL] [--token-file FILE]
+  kubelet-split describe pod NAME [-n NAMESPACE] [--server URL] [--token-file FILE]`;
+
+/** The bearer token, when --token-file is given. */
+let token: string | undefined;
 
 async function fetchJson<T>(url: string): Promise<T> {
   let res: Response;
   try {
-    res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+    res = await fetch(url, { signal: AbortSignal.timeout(10_000), ...(token ? { headers: { authorization: `Bearer ${token}` } } : {}) });
   } catch (err) {
     throw new Error(`cannot reach the status manager at ${url}: ${(err as Error).message} (is the stack up? --server sets its URL)`);
   }
   if (res.status === 404) throw new Error((await res.json().catch(() => ({ message: 'not found' })) as { message?: string }).message ?? 'not found');
+  if (res.status === 401 || res.status === 403) {
+    const why = (await res.json().catch(() => ({})) as { error?: { description?: string } }).error?.description ?? `HTTP ${res.status}`;
+    throw new Error(`${url}: ${why} (--token-file gives the token)`);
+  }
   if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
   return (await res.json()) as T;
 }
@@ -39,6 +49,7 @@ async function main(argv: string[]): Promise<number> {
       namespace: { type: 'string', short: 'n' },
       'all-namespaces': { type: 'boolean', short: 'A' },
       server: { type: 'string', default: process.env['KUBELET_SPLIT_SERVER'] ?? 'http://127.0.0.1:10315' },
+      'token-file': { type: 'string', default: process.env['KUBELET_SPLIT_TOKEN_FILE'] },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -48,6 +59,7 @@ async function main(argv: string[]): Promise<number> {
     return values.help ? 0 : 1;
   }
   const server = (values.server ?? '').replace(/\/$/, '');
+  if (values['token-file']) token = readFileSync(values['token-file'], 'utf8').trim();
   const now = Date.now();
   if (verb === 'get' && (kind === 'pods' || kind === 'pod' || kind === 'po')) {
     const list = await fetchJson<PodList>(`${server}/pods`);

@@ -7,6 +7,9 @@ export const criGatewayConfigSchema = {
     default: 'unix:///run/kubelet-split/containerd/containerd.sock',
     describe: 'the CRI socket, like --container-runtime-endpoint',
   }),
+  CRI_HTTP_SOCKET: env.optionalString({
+    describe: "serve the CRI over HTTP on this unix socket, with the CRI socket's owner and mode (unset: the CRI over HTTP is off)",
+  }),
   // Callers send their own deadline with each call (Cri-Timeout-Ms); these serve calls that carry none (curl over HTTP).
   RUNTIME_REQUEST_TIMEOUT: env.duration({ default: 120_000, describe: 'deadline of CRI calls that change the runtime, for calls that send none (callers\' own come first)' }),
   RUNTIME_LIST_TIMEOUT: env.duration({ default: 30_000, describe: 'deadline of CRI reads (list, status, stats, version), for calls that send none' }),

@@ -1,44 +1,28 @@
 /**
- * The CRI over HTTP: `POST /runtime/<Method>` and `POST /image/<Method>`,
- * served by the same CriGateway.call as NATS (cri-nats.responder.ts). A
- * caller may send its deadline in the CRI_TIMEOUT_HEADER header, as over NATS;
- * without it the gateway's own timeouts apply.
+ * The CRI over HTTP is not served on the TCP port: whoever can call
+ * RunPodSandbox is root on the node, and anyone on the node can reach a
+ * loopback port. These routes say where it is instead: on the unix socket
+ * CRI_HTTP_SOCKET, with the CRI socket's permissions, when that is set
+ * (adapters/cri-http-socket.ts; docs/adr/0008).
  */
-import { Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { MessagePattern } from '@nestjs/microservices';
-import type { Request, Response } from 'express';
-import { CRI_TIMEOUT_HEADER, CriError, httpStatusOf, parseCriTimeout, type CriService } from '@app/cri';
-import { Subjects, type ContainerEventsStatusMessage } from '@app/contracts';
-import { readJsonBody, toErrorReply } from '@app/service';
+import { Subjects, type ContainerEventsStatusMessage, type ErrorReply } from '@app/contracts';
 import { ContainerEventsRelay } from './container-events.js';
-import { CriGateway } from './gateway.js';
 
 @Controller()
 export class CriController {
-  constructor(private readonly gateway: CriGateway) {}
-
-  @Post('runtime/:method')
-  @HttpCode(200)
-  runtimeHttp(@Param('method') method: string, @Req() req: Request, @Res() res: Response): Promise<void> {
-    return this.overHttp('runtime', method, req, res);
-  }
-
-  @Post('image/:method')
-  @HttpCode(200)
-  imageHttp(@Param('method') method: string, @Req() req: Request, @Res() res: Response): Promise<void> {
-    return this.overHttp('image', method, req, res);
-  }
-
-  private async overHttp(service: CriService, method: string, req: Request, res: Response): Promise<void> {
-    try {
-      const timeout = parseCriTimeout(req.get(CRI_TIMEOUT_HEADER));
-      if (timeout.problem) throw new CriError('InvalidArgument', `${method}: ${timeout.problem}`);
-      const body = await readJsonBody(req);
-      res.status(200).json(await this.gateway.call(service, method, body, timeout.ms));
-    } catch (err) {
-      const reply = toErrorReply(err);
-      res.status(err instanceof CriError ? httpStatusOf(err.code) : httpStatusOf(reply.error.code)).json(reply);
-    }
+  @Post(['runtime/:method', 'image/:method'])
+  @HttpCode(403)
+  notOnThisPort(@Param('method') method: string): ErrorReply {
+    return {
+      error: {
+        code: 'PermissionDenied',
+        description:
+          `${method}: the CRI over HTTP is not served on the TCP port (it is root-equivalent); ` +
+          'set CRI_HTTP_SOCKET to serve it on a unix socket with the CRI socket\'s permissions, or use cri.<node>.runtime|image.<Method> over NATS',
+      },
+    };
   }
 }
 

@@ -8,6 +8,7 @@ import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVIC
 import { CriNatsResponder } from './cri-nats.responder.js';
 import { ContainerEventsRelay } from './container-events.js';
 import { ContainerEventsController, CriController } from './cri-gateway.controller.js';
+import { CriHttpSocket } from './adapters/cri-http-socket.js';
 import { GrpcRuntimeConnection } from './adapters/grpc-runtime-connection.js';
 import { RuntimeMetricsRecorder } from './adapters/prom-runtime-metrics.js';
 import { CriGateway } from './gateway.js';
@@ -48,6 +49,12 @@ type Config = CriGatewayOwnConfig & { NODE_NAME: string };
       useFactory: (nc: NatsConnection, gw: CriGateway, cfg: Config, logger: Logger) => new CriNatsResponder(nc, gw, cfg.NODE_NAME, logger),
     },
     {
+      provide: CriHttpSocket,
+      inject: [CriGateway, SERVICE_CONFIG, SERVICE_LOGGER],
+      useFactory: (gw: CriGateway, cfg: Config, logger: Logger) =>
+        cfg.CRI_HTTP_SOCKET ? new CriHttpSocket(gw, cfg.CRI_HTTP_SOCKET, new URL(cfg.CONTAINER_RUNTIME_ENDPOINT).pathname, logger.child({ component: 'cri-http' })) : null,
+    },
+    {
       provide: ContainerEventsRelay,
       inject: [RuntimeConnection, NatsBus, SERVICE_CONFIG, Clock, SERVICE_LOGGER],
       useFactory: (conn: RuntimeConnection, bus: NatsBus, cfg: Config, clock: Clock, logger: Logger) =>
@@ -61,11 +68,13 @@ export class CriGatewayModule implements OnModuleInit, BeforeApplicationShutdown
     private readonly relay: ContainerEventsRelay,
     private readonly connection: RuntimeConnection,
     private readonly responder: CriNatsResponder,
+    @Inject(CriHttpSocket) private readonly httpSocket: CriHttpSocket | null,
     @Inject(HealthChecks) private readonly health: HealthChecks,
     @Inject(SERVICE_CONTEXT) private readonly ctx: ServiceContext,
   ) {}
 
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
+    await this.httpSocket?.start();
     this.ctx.addSubjects(this.responder.start());
     this.health.addReadiness('runtime', () => this.poller.readiness());
     this.health.addReadiness('containerEvents', () => this.relay.report());
@@ -78,7 +87,7 @@ export class CriGatewayModule implements OnModuleInit, BeforeApplicationShutdown
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await Promise.all([this.poller.stop(), this.relay.stop()]);
+    await Promise.all([this.poller.stop(), this.relay.stop(), this.httpSocket?.stop()]);
     this.connection.close();
   }
 }

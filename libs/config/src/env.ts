@@ -214,6 +214,9 @@ export function sharedSchema(defaultPort: number, service = 'admin') {
     }),
     PORT: env.port({ default: defaultPort, describe: "the service's HTTP port" }),
     HOST: env.string({ default: '127.0.0.1', describe: 'the HTTP bind address' }),
+    HTTP_TOKEN_FILE: env.optionalString({
+      describe: 'a file holding a bearer token that every HTTP route but /healthz, /readyz and /metrics requires (needed to serve them off loopback)',
+    }),
     LOG_LEVEL: env.oneOf(LOG_LEVELS, { default: 'info', describe: 'log level' }),
     INSTANCE_ID: env.string({
       default: Math.random().toString(16).slice(2, 8),

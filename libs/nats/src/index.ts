@@ -12,6 +12,7 @@ export { NatsEventRecorder } from './event-recorder.js';
 export { SharedSettingMismatchError, agreeOnSetting, sharedSettingKey } from './shared-settings.js';
 export type { SettingsKv, SharedSettingRecord } from './shared-settings.js';
 export {
+  CRI_RUNTIME_READS,
   NATS_ACCESS,
   NATS_ADMIN_USER,
   NATS_USERS,
@@ -25,4 +26,4 @@ export {
   permits,
   serviceSubjects,
 } from './permissions.js';
-export type { BucketWrite, NatsAccess, NatsUser, ServiceCommand, SubjectFamily, SubjectPermission, UserPermissions } from './permissions.js';
+export type { BucketWrite, FamilySubset, NatsAccess, NatsUser, ServiceCommand, SubjectFamily, SubjectPermission, UserPermissions } from './permissions.js';

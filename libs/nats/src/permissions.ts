@@ -34,6 +34,32 @@ export const NATS_USERS: readonly NatsUser[] = [...SERVICE_NAMES, NATS_ADMIN_USE
 /** A family of subjects, as in @app/contracts Subjects: what one kind of message is sent on. */
 export type SubjectFamily = Exclude<keyof typeof Subjects, 'serviceInfo' | 'serviceCommand'>;
 
+/** Some subjects of a family only: its last token one of `only` (the CRI methods a service may call). */
+export interface FamilySubset {
+  family: SubjectFamily;
+  only: readonly string[];
+}
+
+/**
+ * The RuntimeService calls that only read (libs/cri's `list` deadline class):
+ * whoever may call only these cannot change what runs on the node.
+ */
+export const CRI_RUNTIME_READS = [
+  'Version',
+  'Status',
+  'RuntimeConfig',
+  'ListPodSandbox',
+  'PodSandboxStatus',
+  'ListContainers',
+  'ContainerStatus',
+  'ContainerStats',
+  'ListContainerStats',
+  'PodSandboxStats',
+  'ListPodSandboxStats',
+  'ListMetricDescriptors',
+  'ListPodSandboxMetrics',
+] as const;
+
 /** A service's own command (`kubelet.<node>.service.<service>.<command>`), asked by another. */
 export interface ServiceCommand {
   service: ServiceName;
@@ -55,7 +81,7 @@ export interface NatsAccess {
   /** Events and commands it listens to. */
   subscribes: readonly SubjectFamily[];
   /** Request/reply it asks: it publishes there, the reply comes to its own inbox. */
-  requests: readonly (SubjectFamily | ServiceCommand)[];
+  requests: readonly (SubjectFamily | FamilySubset | ServiceCommand)[];
   /** Request/reply it answers (subscribe; the reply through allow_responses). */
   serves: readonly SubjectFamily[];
   /** KV buckets it writes (and so reads). */
@@ -83,7 +109,8 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
   'sync-loop': {
     publishes: ['work', 'status', 'prober', 'events'],
     subscribes: ['podUpdate', 'sourcesReady', 'pleg', 'probeResult', 'workDone'],
-    requests: ['sourcesSnapshot', 'criRuntime', 'criImage'],
+    // Housekeeping reads the runtime and removes dead containers; killing is the pod workers' job.
+    requests: ['sourcesSnapshot', { family: 'criRuntime', only: [...CRI_RUNTIME_READS, 'RemoveContainer'] }],
     serves: [],
     writes: [{ bucket: 'pods' }, { bucket: 'leases', keys: ['setting.*', 'leader.sync-loop'] }],
     reads: ['workers', 'pod-status'],
@@ -99,7 +126,8 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
   pleg: {
     publishes: ['pleg'],
     subscribes: ['criEvents'],
-    requests: ['criRuntime', { service: 'cri-gateway', command: 'events' }],
+    // Relisting only reads the runtime.
+    requests: [{ family: 'criRuntime', only: CRI_RUNTIME_READS }, { service: 'cri-gateway', command: 'events' }],
     serves: [],
     writes: [{ bucket: 'pod-cache' }, { bucket: 'leases', keys: ['leader.pleg'] }],
     reads: [],
@@ -107,7 +135,8 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
   prober: {
     publishes: ['probeResult', 'events'],
     subscribes: ['prober', 'status'],
-    requests: ['criRuntime'],
+    // Exec probes; httpGet, tcpSocket and grpc probes dial the pod themselves.
+    requests: [{ family: 'criRuntime', only: ['ExecSync'] }],
     serves: [],
     writes: [{ bucket: 'probe-results' }],
     reads: [],
@@ -224,13 +253,16 @@ export interface UserPermissions {
   allowResponses?: { max: number; expires: string };
 }
 
-function familiesOf(list: readonly (SubjectFamily | ServiceCommand)[]): { allow: string[]; except: string[] } {
+function familiesOf(list: readonly (SubjectFamily | FamilySubset | ServiceCommand)[]): { allow: string[]; except: string[] } {
   const allow: string[] = [];
   const except: string[] = [];
   for (const f of list) {
     if (typeof f === 'string') {
       allow.push(FAMILY_SUBJECTS[f].subject);
       except.push(...(FAMILY_SUBJECTS[f].except ?? []));
+    } else if ('family' in f) {
+      const stem = FAMILY_SUBJECTS[f.family].subject.replace(/\.\*$/, '');
+      allow.push(...f.only.map((last) => `${stem}.${last}`));
     } else {
       allow.push(serviceSubjects(f.service, f.command));
     }

@@ -34,6 +34,7 @@ import {
 import { NestPinoLogger, createLogger, createMetricsRegistry, type Logger } from '@app/observability';
 import { CoreModule } from './core.module.js';
 import { HealthChecks } from './health.js';
+import { httpAccess, isLoopbackHost, readHttpToken } from './http-access.js';
 import { KubeletNatsTransport } from './nats-transport.js';
 import type { ServiceContext } from './context.js';
 
@@ -148,6 +149,9 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
   const metrics = createMetricsRegistry({ service: def.service, node });
 
   checkBucketGrants(def);
+  const httpToken = readHttpToken(config.HTTP_TOKEN_FILE);
+  const access = httpAccess(config.HOST, httpToken);
+  if (httpToken === undefined && !isLoopbackHost(config.HOST)) logger.warn({ host: config.HOST }, access.summary);
   const violations: PermissionViolation[] = [];
   const credentials = readNatsCredentials(config);
   if (!credentials) logger.warn('NATS_PASSWORD_FILE is not set: connecting to NATS without credentials');
@@ -208,6 +212,7 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
 
     abortOnError: false,
   });
+  app.use(access.middleware);
   app.connectMicroservice({ strategy: transport }, { inheritAppConfig: true });
 
   let subscriptionsBound = false;
@@ -225,7 +230,7 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
   subscriptionsBound = true;
   await app.listen(config.PORT, config.HOST);
   logger.info(
-    { port: config.PORT, host: config.HOST, subjects: ctx.subjects(), startupMs: Date.now() - startedAt.getTime() },
+    { port: config.PORT, host: config.HOST, http: access.summary, subjects: ctx.subjects(), startupMs: Date.now() - startedAt.getTime() },
     'service ready',
   );
 

@@ -7,3 +7,4 @@ export { HealthChecks } from './health.js';
 export type { Check, CheckResult, HealthReport } from './health.js';
 export { KubeletNatsTransport, rpcError, toErrorReply } from './nats-transport.js';
 export { readJsonBody } from './http-body.js';
+export { OPEN_PATHS, httpAccess, isLoopbackHost } from './http-access.js';

@@ -1,0 +1,78 @@
+/**
+ * Who may use a service's HTTP port. Its routes serve pod specs (whose env
+ * may hold secrets: sync-loop and status-manager `/pods`, config-source
+ * `/sources`) or act (pleg `POST /mode`), so, as upstream disabled the
+ * kubelet's unauthenticated read-only port for this reason:
+ *  - on loopback (HOST 127.0.0.1, the default) they are served as they are;
+ *  - off loopback they need `Authorization: Bearer <token>`, the token being
+ *    the content of HTTP_TOKEN_FILE; without a token file they answer 403;
+ *  - with HTTP_TOKEN_FILE set, the token is needed on loopback too (local
+ *    users are then kept out as well).
+ * `/healthz`, `/readyz` and `/metrics` stay open: health checks and scrapes
+ * need them and they serve nothing about pods. docs/adr/0008.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isIP } from 'node:net';
+import { ConfigError } from '@app/config';
+
+/** Paths served to anyone who can reach the port. */
+export const OPEN_PATHS: readonly string[] = ['/healthz', '/readyz', '/metrics'];
+
+/** Whether an HTTP bind address is loopback only. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (h === 'localhost' || h === '::1') return true;
+  if (isIP(h) === 4) return h.startsWith('127.');
+  return /^::ffff:127\./.test(h);
+}
+
+export interface HttpAccess {
+  /** Why the port is open or closed, for the start log. */
+  readonly summary: string;
+  /** Express-style middleware: answers 401/403 itself, or calls next(). */
+  middleware(this: void, req: IncomingMessage, res: ServerResponse, next: () => void): void;
+}
+
+/** Reads HTTP_TOKEN_FILE (a ConfigError when unreadable or empty). */
+export function readHttpToken(file: string | undefined): string | undefined {
+  if (file === undefined) return undefined;
+  let token: string;
+  try {
+    token = readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    throw new ConfigError([`HTTP_TOKEN_FILE cannot be read: ${(err as Error).message}`]);
+  }
+  if (token === '') throw new ConfigError([`HTTP_TOKEN_FILE ${file} is empty`]);
+  return token;
+}
+
+export function httpAccess(host: string, token: string | undefined): HttpAccess {
+  const loopback = isLoopbackHost(host);
+  const expected = token === undefined ? undefined : Buffer.from(`Bearer ${token}`);
+  const summary =
+    expected !== undefined
+      ? 'every route but /healthz, /readyz and /metrics needs Authorization: Bearer <HTTP_TOKEN_FILE>'
+      : loopback
+        ? 'loopback only: every route is served'
+        : `HOST ${host} is not loopback and HTTP_TOKEN_FILE is unset: only /healthz, /readyz and /metrics are served`;
+  const refuse = (res: ServerResponse, status: 401 | 403, description: string) => {
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...(status === 401 ? { 'www-authenticate': 'Bearer' } : {}) });
+    res.end(JSON.stringify({ error: { code: status === 401 ? 'Unauthenticated' : 'PermissionDenied', description } }));
+  };
+  return {
+    summary,
+    middleware(req, res, next) {
+      const path = new URL(req.url ?? '/', 'http://x').pathname;
+      if (OPEN_PATHS.includes(path)) return next();
+      if (expected === undefined) {
+        if (loopback) return next();
+        return refuse(res, 403, `${path} serves pod data or acts: off loopback it needs HTTP_TOKEN_FILE set and Authorization: Bearer <token>`);
+      }
+      const given = Buffer.from(req.headers.authorization ?? '');
+      if (given.length === expected.length && timingSafeEqual(given, expected)) return next();
+      return refuse(res, 401, `${path} needs Authorization: Bearer <the token in HTTP_TOKEN_FILE>`);
+    },
+  };
+}

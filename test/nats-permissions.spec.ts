@@ -1,0 +1,121 @@
+/**
+ * The NATS permission table (@app/nats permissions.ts) against the code it
+ * is meant to allow, so that they cannot drift apart:
+ *  - every subject a service's Nest handlers subscribe to (their
+ *    @EventPattern/@MessagePattern, and the info every service answers);
+ *  - every subject family its source builds (`Subjects.<family>.build`: a
+ *    publish or a request) or subscribes to (`.wildcard`, `.pattern`), every
+ *    CRI method it calls, and the events it records;
+ *  - every bucket its main.ts declares;
+ * are granted to that service's user. The real server then enforces exactly
+ * the generated config (test/security.e2e.spec.ts), and every integration
+ * and end-to-end test fails on a permission violation the server logs
+ * (deploy/local/stack.ts startNats).
+ */
+import 'reflect-metadata';
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Type } from '@nestjs/common';
+import { SERVICE_NAMES, Subjects, resolvePattern, type ServiceName } from '@app/contracts';
+import { RUNTIME_METHOD_INFO } from '@app/cri';
+import { BUCKETS, CRI_RUNTIME_READS, familySubject, grantedBuckets, permits, serviceSubjects, type BucketId, type SubjectFamily } from '@app/nats';
+import { ServiceInfoController } from '@app/service';
+import { REPO_ROOT } from '../deploy/local/stack.js';
+import { ConfigSourceModule } from '../apps/config-source/src/config-source.module.js';
+import { SyncLoopModule } from '../apps/sync-loop/src/sync-loop.module.js';
+import { PodWorkerModule } from '../apps/pod-worker/src/pod-worker.module.js';
+import { PlegModule } from '../apps/pleg/src/pleg.module.js';
+import { ProberModule } from '../apps/prober/src/prober.module.js';
+import { StatusManagerModule } from '../apps/status-manager/src/status-manager.module.js';
+import { CriGatewayModule } from '../apps/cri-gateway/src/cri-gateway.module.js';
+
+const NODE = 'node-a';
+const MODULES: Readonly<Record<ServiceName, Type<unknown>>> = {
+  'config-source': ConfigSourceModule,
+  'sync-loop': SyncLoopModule,
+  'pod-worker': PodWorkerModule,
+  pleg: PlegModule,
+  prober: ProberModule,
+  'status-manager': StatusManagerModule,
+  'cri-gateway': CriGatewayModule,
+};
+const FAMILIES = Object.keys(Subjects).filter((f) => f !== 'serviceInfo' && f !== 'serviceCommand') as SubjectFamily[];
+
+/** The patterns of a module's Nest message handlers, with every service's info handler. */
+function handlerPatterns(module: Type<unknown>): string[] {
+  const controllers = [...((Reflect.getMetadata('controllers', module) as Type<unknown>[] | undefined) ?? []), ServiceInfoController];
+  return controllers.flatMap((c) => {
+    const proto = c.prototype as Record<string, unknown>;
+    return Object.getOwnPropertyNames(proto).flatMap((m) => (Reflect.getMetadata('microservices:pattern', proto[m] as object) as string[] | undefined) ?? []);
+  });
+}
+
+/** Every non-test TypeScript file of an app, as one text. */
+function appSource(service: ServiceName): string {
+  const dir = join(REPO_ROOT, 'apps', service, 'src');
+  const files = (readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts') && !f.endsWith('.spec.ts') && !/(^|\/)testing\.ts$/.test(f));
+  return files.map((f) => readFileSync(join(dir, f), 'utf8')).join('\n');
+}
+
+/** What the source does on NATS: [op, subject, where it was seen]. */
+function sourceUses(service: ServiceName): [op: 'publish' | 'subscribe', subject: string, why: string][] {
+  const src = appSource(service);
+  const uses: [op: 'publish' | 'subscribe', subject: string, why: string][] = [];
+  for (const f of FAMILIES) {
+    if (new RegExp(`Subjects\\.${f}\\.build\\(`).test(src)) uses.push(['publish', familySubject(f), `Subjects.${f}.build`]);
+    if (new RegExp(`Subjects\\.${f}\\.(wildcard|pattern)\\b`).test(src)) uses.push(['subscribe', familySubject(f), `Subjects.${f}.wildcard/pattern`]);
+  }
+  for (const m of src.matchAll(/Subjects\.serviceCommand\.build\([^,]+,\s*'([a-z-]+)',\s*'([a-z]+)'\)/g)) uses.push(['publish', serviceSubjects(m[1] as ServiceName, m[2]), m[0]]);
+  for (const m of src.matchAll(/\.(runtime|image)\('([A-Za-z]+)'/g)) uses.push(['publish', `cri.*.${m[1]}.${m[2]}`, m[0]]);
+  if (/new CriCommandRunner\(/.test(src)) uses.push(['publish', 'cri.*.runtime.ExecSync', 'CriCommandRunner (ExecSync)']);
+  if (/new NatsEventRecorder\(/.test(src)) uses.push(['publish', familySubject('events'), 'NatsEventRecorder']);
+  return uses;
+}
+
+/** The buckets main.ts declares (`buckets: [...]`). */
+function declaredBuckets(service: ServiceName): BucketId[] {
+  const main = readFileSync(join(REPO_ROOT, 'apps', service, 'src', 'main.ts'), 'utf8');
+  const list = /buckets:\s*\[([^\]]*)\]/.exec(main)?.[1] ?? '';
+  return [...list.matchAll(/'([A-Za-z]+)'/g)].map((m) => m[1] as BucketId);
+}
+
+for (const service of SERVICE_NAMES) {
+  describe(`NATS permissions of ${service} cover its code`, () => {
+    it('every subject its handlers subscribe to', () => {
+      const patterns = handlerPatterns(MODULES[service]);
+      assert.ok(patterns.length > 0);
+      for (const p of patterns) {
+        const subject = resolvePattern(p, NODE, service);
+        assert.ok(permits(service, 'subscribe', subject), `${service} subscribes to ${subject} (${p}) but its NATS user may not`);
+      }
+    });
+
+    it('every subject family, CRI method and event its source uses', () => {
+      for (const [op, subject, why] of sourceUses(service)) {
+        assert.ok(permits(service, op, subject), `${service} uses ${why}: it must ${op} ${subject}, which its NATS user may not (libs/nats/src/permissions.ts)`);
+      }
+    });
+
+    it('every bucket its main.ts declares', () => {
+      for (const id of declaredBuckets(service)) {
+        assert.ok(grantedBuckets(service).includes(BUCKETS[id].name), `${service} declares ${id} but may not open ${BUCKETS[id].name}`);
+      }
+    });
+  });
+}
+
+describe('NATS permissions: the CRI reads are the calls with the read deadline', () => {
+  it('CRI_RUNTIME_READS is every RuntimeService method of the list class, and only those', () => {
+    const reads = Object.entries(RUNTIME_METHOD_INFO).filter(([, i]) => i.deadline === 'list').map(([m]) => m);
+    assert.deepEqual([...CRI_RUNTIME_READS].sort(), reads.sort());
+  });
+});
+
+describe('the checked-in deploy/nats/nats-server.conf', () => {
+  it('is the one deploy/nats/server-config.ts renders from the permission table (regenerate: node dist/deploy/nats/credentials.js --print-checked-in > deploy/nats/nats-server.conf)', async () => {
+    const { checkedInNatsServerConfig } = await import('../deploy/nats/server-config.js');
+    assert.equal(readFileSync(join(REPO_ROOT, 'deploy', 'nats', 'nats-server.conf'), 'utf8'), checkedInNatsServerConfig());
+  });
+});
