@@ -37,6 +37,7 @@ describe('NATS permissions: who may do what (DESIGN.md, Security)', () => {
     { name: 'only pod-worker writes workers', op: 'publish', subject: `$KV.${BUCKETS.workers.name}.${NODE}.${UID}`, users: ['pod-worker', 'admin'] },
     { name: 'only prober writes probe results', op: 'publish', subject: `$KV.probe-results.${NODE}.${UID}`, users: ['prober', 'admin'] },
     { name: 'only pod-worker writes shard leases', op: 'publish', subject: `$KV.leases.${NODE}.pod-worker-shard.3`, users: ['pod-worker', 'admin'] },
+    { name: 'only pod-worker writes replica heartbeats', op: 'publish', subject: `$KV.leases.${NODE}.pod-worker-replica.pw-0`, users: ['pod-worker', 'admin'] },
     { name: 'shared settings are recorded by the services that share them', op: 'publish', subject: `$KV.leases.${NODE}.setting.POD_WORKER_SHARDS`, users: ['sync-loop', 'pod-worker', 'admin'] },
     { name: "pleg's leader lease is pleg's", op: 'publish', subject: `$KV.leases.${NODE}.leader.pleg`, users: ['pleg', 'admin'] },
     { name: "sync-loop's leader lease is sync-loop's", op: 'publish', subject: `$KV.leases.${NODE}.leader.sync-loop`, users: ['sync-loop', 'admin'] },

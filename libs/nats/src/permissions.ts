@@ -120,7 +120,7 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     subscribes: ['work', 'probeResult'],
     requests: ['criRuntime', 'criImage'],
     serves: [],
-    writes: [{ bucket: 'workers' }, { bucket: 'leases', keys: ['pod-worker-shard.*', 'setting.*'] }],
+    writes: [{ bucket: 'workers' }, { bucket: 'leases', keys: ['pod-worker-shard.*', 'pod-worker-replica.*', 'setting.*'] }],
     reads: ['pods', 'pod-cache', 'probe-results'],
   },
   pleg: {
