@@ -203,6 +203,24 @@ describe('security: NATS users, the CRI over HTTP and pod specs', { timeout: 240
     assert.equal(root.status, 200);
   });
 
+  it('after a nats-server restart the services are back with their own users', async () => {
+    await nats.restart(500);
+    const cri = new NatsCriClient(admin, NODE, 'security-test');
+    const deadline = Date.now() + 20_000;
+    let last: unknown;
+    for (;;) {
+      try {
+        assert.equal((await cri.runtime('Version', { version: 'v1' })).runtimeName, 'containerd');
+        break;
+      } catch (err) {
+        last = err;
+        if (Date.now() > deadline) throw new Error(`cri-gateway did not answer within 20s of the restart: ${(last as Error).message}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+    assert.equal((await fetch(`http://127.0.0.1:${gateway.port}/readyz`)).status, 200);
+  });
+
   it('pod specs are not served off loopback without the token', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ks-sec-token-'));
     const tokenFile = join(dir, 'token');

@@ -91,7 +91,8 @@ export interface NatsServer {
   port: number;
   monitorPort: number;
   monitorUrl: string;
-  process: ChildProcess;
+  /** The running nats-server (another one after restart()). */
+  readonly process: ChildProcess;
   storeDir: string;
   /** The users' passwords and the server's config (permissions.ts), in a directory only its owner can read. */
   credentials: NatsCredentials;
@@ -99,6 +100,8 @@ export interface NatsServer {
   auth(user?: NatsUser): { user: string; pass: string };
   /** The permission violations the server logged ("Publish Violation - User "x", Subject "y""). */
   readonly violations: string[];
+  /** Stops the server and starts it again (after `downMs`), with the same config, users, store and ports. */
+  restart(downMs?: number): Promise<void>;
   /** Stops the server; throws when it logged a permission violation, unless started with `failOnViolations: false`. */
   stop(): Promise<void>;
 }
@@ -139,27 +142,39 @@ export async function startNats(
     http: `127.0.0.1:${monitorPort}`,
     storeDir,
   });
-  const child = spawn('nats-server', ['-c', credentials.configFile], { stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached === true });
-  opts.onSpawn?.(child);
-  const spawnError = new Promise<never>((_, rej) => child.once('error', (e) => rej(new Error(`cannot start nats-server: ${e.message} (run deploy/install.sh)`))));
   const violations: string[] = [];
-  pipeLines(child, (line) => {
-    if (/ (Publish|Subscription) Violation /.test(line)) violations.push(line.replace(/^.*?\[ERR\] /, ''));
-    opts.sink?.(line);
-  });
   const monitorUrl = `http://127.0.0.1:${monitorPort}`;
-  await Promise.race([waitHttpOk(`${monitorUrl}/healthz?js-enabled-only=true`, 15_000, () => child.exitCode === null), spawnError]);
+  /** One nats-server process on the config, ready once its JetStream is. */
+  const spawnServer = async (): Promise<ChildProcess> => {
+    const child = spawn('nats-server', ['-c', credentials.configFile], { stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached === true });
+    opts.onSpawn?.(child);
+    const spawnError = new Promise<never>((_, rej) => child.once('error', (e) => rej(new Error(`cannot start nats-server: ${e.message} (run deploy/install.sh)`))));
+    pipeLines(child, (line) => {
+      if (/ (Publish|Subscription) Violation /.test(line)) violations.push(line.replace(/^.*?\[ERR\] /, ''));
+      opts.sink?.(line);
+    });
+    await Promise.race([waitHttpOk(`${monitorUrl}/healthz?js-enabled-only=true`, 15_000, () => child.exitCode === null), spawnError]);
+    return child;
+  };
+  let child = await spawnServer();
   const url = `nats://127.0.0.1:${port}`;
   const server: NatsServer = {
     url,
     port,
     monitorPort,
     monitorUrl,
-    process: child,
+    get process() {
+      return child;
+    },
     storeDir,
     credentials,
     auth: (user = NATS_ADMIN_USER) => credentials.auth(user),
     violations,
+    async restart(downMs = 0) {
+      await stopProcess(child, 5000);
+      if (downMs > 0) await new Promise((r) => setTimeout(r, downMs));
+      child = await spawnServer();
+    },
     async stop() {
       started.delete(url);
       await stopProcess(child, 5000);
