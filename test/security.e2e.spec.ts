@@ -152,6 +152,24 @@ describe('security: NATS users, the CRI over HTTP and pod specs', { timeout: 240
     }
   });
 
+  it('a service with a wrong password, or none, exits 1 saying which', async () => {
+    const wrong = join(criDir, 'wrong.password');
+    writeFileSync(wrong, 'not-it\n', { mode: 0o600 });
+    const cases = [
+      { name: 'wrong password', env: { NATS_USER: 'prober', NATS_PASSWORD_FILE: wrong }, want: /NATS refused the credentials of user "prober" \(Authorization Violation\)/ },
+      { name: 'no password', env: { NATS_PASSWORD_FILE: '' }, want: /NATS requires credentials and none were given/ },
+    ];
+    for (const tc of cases) {
+      const r = spawnSync(process.execPath, [serviceEntry('prober')], {
+        env: { ...process.env, NODE_NAME: NODE, NATS_URL: nats.url, PORT: String(await freePort()), LOG_LEVEL: 'warn', ...tc.env },
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      assert.equal(r.status, 1, `${tc.name}: ${r.stderr}`);
+      assert.match(r.stderr, tc.want, tc.name);
+    }
+  });
+
   it('a service whose user lacks a permission exits 1 at start, naming the user and the subject', async () => {
     // The prober, started as config-source: config-source may not hear the probeManager's calls.
     const child = spawn(process.execPath, [serviceEntry('prober')], {
