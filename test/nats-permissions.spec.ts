@@ -15,12 +15,13 @@
 import 'reflect-metadata';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Type } from '@nestjs/common';
 import { SERVICE_NAMES, Subjects, resolvePattern, type ServiceName } from '@app/contracts';
 import { RUNTIME_METHOD_INFO } from '@app/cri';
-import { BUCKETS, CRI_RUNTIME_READS, familySubject, grantedBuckets, permits, serviceSubjects, type BucketId, type SubjectFamily } from '@app/nats';
+import { BUCKETS, CRI_RUNTIME_READS, NATS_USERS, familySubject, grantedBuckets, passwordVariable, permits, serviceSubjects, type BucketId, type SubjectFamily } from '@app/nats';
 import { ServiceInfoController } from '@app/service';
 import { REPO_ROOT } from '../deploy/local/stack.js';
 import { ConfigSourceModule } from '../apps/config-source/src/config-source.module.js';
@@ -117,5 +118,16 @@ describe('the checked-in deploy/nats/nats-server.conf', () => {
   it('is the one deploy/nats/server-config.ts renders from the permission table (regenerate: node dist/deploy/nats/credentials.js --print-checked-in > deploy/nats/nats-server.conf)', async () => {
     const { checkedInNatsServerConfig } = await import('../deploy/nats/server-config.js');
     assert.equal(readFileSync(join(REPO_ROOT, 'deploy', 'nats', 'nats-server.conf'), 'utf8'), checkedInNatsServerConfig());
+  });
+
+  it('is valid for nats-server with every password variable set, and names the first one missing', () => {
+    const file = join(REPO_ROOT, 'deploy', 'nats', 'nats-server.conf');
+    const passwords = Object.fromEntries(NATS_USERS.map((u) => [passwordVariable(u), 'x']));
+    const ok = spawnSync('nats-server', ['-t', '-c', file], { env: { ...process.env, ...passwords }, encoding: 'utf8' });
+    assert.equal(ok.status, 0, `${ok.stdout}${ok.stderr}`);
+    const { NATS_PASSWORD_PLEG: _, ...withoutPleg } = passwords;
+    const missing = spawnSync('nats-server', ['-t', '-c', file], { env: { ...process.env, ...withoutPleg }, encoding: 'utf8' });
+    assert.notEqual(missing.status, 0);
+    assert.match(`${missing.stdout}${missing.stderr}`, /NATS_PASSWORD_PLEG/);
   });
 });
