@@ -121,7 +121,7 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     requests: ['criRuntime', 'criImage'],
     serves: [],
     writes: [{ bucket: 'workers' }, { bucket: 'leases', keys: ['pod-worker-shard.*', 'pod-worker-replica.*', 'setting.*'] }],
-    reads: ['pods', 'pod-cache', 'probe-results'],
+    reads: ['pods', 'pod-cache', 'pod-status', 'probe-results'],
   },
   pleg: {
     publishes: ['pleg'],
