@@ -108,7 +108,8 @@ export class ShardManager {
       await this.waitForYields([...this.owned.values()], timeoutMs);
       const releases = [...this.owned].filter(([, o]) => o.yielded).map(([shard, o]) => this.store.release(shard, o.revision));
       this.owned.clear();
-      await Promise.allSettled([...releases, this.store.withdraw(this.options.instance)]);
+      // Within a second: NATS may be gone, and then the leases simply expire.
+      await this.within(1000, Promise.allSettled([...releases, this.store.withdraw(this.options.instance)]));
     });
   }
 
@@ -193,10 +194,15 @@ export class ShardManager {
   }
 
   /** Waits until every one of `owned` has yielded, or `ms` passed (the rest yield in the background). */
-  private async waitForYields(owned: Owned[], ms: number): Promise<void> {
+  private waitForYields(owned: Owned[], ms: number): Promise<void> {
+    return this.within(ms, Promise.all(owned.map((o) => o.yielding ?? Promise.resolve())));
+  }
+
+  /** Waits for `p`, or `ms` at most. */
+  private async within(ms: number, p: Promise<unknown>): Promise<void> {
     let timer: Timer | undefined;
     const timeout = new Promise<void>((r) => (timer = this.clock.setTimer(ms, r)));
-    await Promise.race([Promise.all(owned.map((o) => o.yielding ?? Promise.resolve())), timeout]);
+    await Promise.race([p, timeout]);
     timer?.cancel();
   }
 
