@@ -89,6 +89,8 @@ export type GracePeriodOf = (pod: Pod, override?: number) => number;
 
 export class PodWorkers {
   private readonly workers = new Map<string, Worker>();
+  /** Workers handed over whose step in flight has not ended yet. */
+  private readonly releasing = new Map<string, Promise<void>>();
   private readonly abort = new AbortController();
   /**
    * No worker of this process acts on a runtime view from before the process
@@ -149,8 +151,10 @@ export class PodWorkers {
     if (!uid) return;
     let w = this.workers.get(uid);
     if (!w) {
+      await this.releasing.get(uid); // a step of this pod handed over moments ago ends first
       const persisted = await this.store.load(uid);
-      w = { uid, record: persisted ?? {}, pod: options.pod, working: false, lastSyncEnd: Math.max(persisted?.syncedAt ?? 0, resumeFrom, this.startedAt), runningPodOnly: options.runningPodOnly === true };
+      // Another update of the pod may have made its worker meanwhile: one worker per pod.
+      w = this.workers.get(uid) ?? { uid, record: persisted ?? {}, pod: options.pod, working: false, lastSyncEnd: Math.max(persisted?.syncedAt ?? 0, resumeFrom, this.startedAt), runningPodOnly: options.runningPodOnly === true };
       this.workers.set(uid, w);
     }
     if (w.record.finished) {
@@ -202,7 +206,14 @@ export class PodWorkers {
       w.released = true;
       w.pending = undefined;
       this.workers.delete(uid);
-      if (w.loop) steps.push(w.loop);
+      if (!w.working || !w.loop) continue;
+      const step = w.loop.then(
+        () => undefined,
+        () => undefined,
+      );
+      this.releasing.set(uid, step);
+      void step.then(() => this.releasing.get(uid) === step && this.releasing.delete(uid));
+      steps.push(step);
     }
     await Promise.all(steps);
   }
