@@ -21,8 +21,12 @@
  *    (`kubelet.<node>.work.done.<uid>`): the resync interval with jitter
  *    after success, a back-off after an error.
  *  - The per-pod state (syncedAt, terminatingAt, terminatedAt, grace period,
- *    finished) is in the `workers` KV bucket, so a restarted worker resumes:
- *    a terminating pod goes on terminating, and nothing is started twice.
+ *    finished, and the pod itself) is in the `workers` KV bucket, so a
+ *    restarted worker, or another replica taking the pod's shard over,
+ *    resumes: a terminating pod goes on terminating, a pod no longer desired
+ *    is still killed with its own grace period, nothing is started twice.
+ *  - A worker handed over (release) takes no further step; one made again
+ *    for the same pod waits for the old one's step in flight.
  */
 import { Clock } from '@app/clock';
 import type { KillPodOptions, Pod, PodSyncStatusRecord, SyncPodType, UpdatePodOptionsMessage } from '@app/contracts';
@@ -195,9 +199,10 @@ export class PodWorkers {
   }
 
   /**
-   * Hands the workers of `uids` over (their shard goes to another replica):
-   * they take no more updates, what waits is dropped, and this resolves once
-   * the steps in flight are done. The new owner resumes from the records.
+   * Hands over the workers of the pods `owns` picks (their shard goes to
+   * another replica): they take no more steps, what waits is dropped, and
+   * this resolves once the steps in flight are done. The new owner resumes
+   * from the records.
    */
   async release(owns: (uid: string) => boolean): Promise<void> {
     const steps: Promise<void>[] = [];
