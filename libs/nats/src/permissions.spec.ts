@@ -98,7 +98,8 @@ describe('NATS permissions: derived from the table', () => {
 
   it('every service answers requests once, within its time', () => {
     for (const s of SERVICE_NAMES) assert.ok(natsPermissions(s).allowResponses, s);
-    assert.equal(natsPermissions('cri-gateway').allowResponses?.expires, '24h');
+    assert.deepEqual(natsPermissions('cri-gateway').allowResponses, { max: -1, expires: '24h' }, 'progress signs, then the answer, for as long as a CRI call may last');
+    assert.deepEqual(natsPermissions('status-manager').allowResponses, { max: 1, expires: '2m' });
   });
 
   it('renders one nats-server user per user, with its password', () => {

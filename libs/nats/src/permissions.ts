@@ -88,8 +88,11 @@ export interface NatsAccess {
   writes: readonly BucketWrite[];
   /** KV buckets it reads or watches. */
   reads: readonly string[];
-  /** How long after a request its answer may come (a CRI call lasts as long as its caller's deadline). */
-  answersWithin?: string;
+  /**
+   * How it answers a request: how many messages (-1: any number) within how
+   * long of it. Default: one, within 2 minutes.
+   */
+  answers?: { max: number; expires: string };
 }
 
 /**
@@ -156,7 +159,9 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     serves: ['criRuntime', 'criImage'],
     writes: [],
     reads: [],
-    answersWithin: '24h',
+    // A CRI call lasts as long as its caller's deadline (StopContainer: the grace period and more), and a
+    // caller that asks for progress gets a sign every interval before the answer (CRI_PROGRESS_HEADER).
+    answers: { max: -1, expires: '24h' },
   },
 };
 
@@ -294,7 +299,7 @@ export function natsPermissions(user: NatsUser): UserPermissions {
   return {
     publish: direction(publish, out.except),
     subscribe: direction(subscribe, inn.except),
-    allowResponses: { max: 1, expires: a.answersWithin ?? '2m' },
+    allowResponses: a.answers ?? { max: 1, expires: '2m' },
   };
 }
 
