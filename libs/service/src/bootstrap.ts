@@ -27,6 +27,7 @@ import {
   inboxPrefix,
   type BucketId,
   type KV,
+  type NatsConnection,
   type NatsCredentials,
   type NatsUser,
   type PermissionViolation,
@@ -116,6 +117,16 @@ function checkBucketGrants(def: Pick<ServiceDefinition<EnvSchema>, 'service' | '
   if (missing.length > 0) throw new BucketGrantError(def.service, missing);
 }
 
+/**
+ * Once this returns, the server has seen everything sent so far and any
+ * refusal of it has reached the connection's status stream (the -ERR comes
+ * before the flush's PONG, but its status event is delivered on a later tick).
+ */
+async function settled(connection: NatsConnection): Promise<void> {
+  await connection.flush().catch(() => undefined);
+  await new Promise((r) => setImmediate(r));
+}
+
 function isNatsUser(user: string): user is NatsUser {
   return (NATS_USERS as readonly string[]).includes(user);
 }
@@ -170,7 +181,7 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
   );
   /** Boot fails with what the server refused, when it refused something: that is why it failed. */
   const failBoot = async (err: unknown): Promise<never> => {
-    await connection.flush().catch(() => undefined); // -ERRs sent before our last command have arrived
+    await settled(connection); // -ERRs sent before our last command have arrived
     await connection.close().catch(() => undefined);
     throw violations.length > 0 ? new NatsPermissionError(violations, err) : err;
   };
@@ -221,7 +232,7 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
   );
   try {
     await app.startAllMicroservices();
-    await connection.flush(); // the server has our SUBs once the flush returns (and has refused any it refuses)
+    await settled(connection); // the server has our SUBs (and has refused any it refuses)
     if (violations.length > 0) throw new Error('the NATS server refused a subscription or publish at start');
   } catch (err) {
     await app.close().catch(() => undefined);
