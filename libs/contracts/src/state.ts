@@ -54,6 +54,8 @@ export interface VersionedPodStatusRecord {
   podName: string;
   podNamespace: string;
   status: PodStatus;
+  /** The status came from TerminatePod: that instance of the pod has finished (a static pod re-added under its UID starts again). */
+  podIsFinished?: boolean;
 }
 
 /**
