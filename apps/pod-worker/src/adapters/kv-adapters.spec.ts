@@ -8,7 +8,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod, PodRecord, PodSyncStatusRecord, ProbeResultRecord, ProbeType } from '@app/contracts';
 import { FakeKv } from '@app/nats/testing';
+import type { KV } from '@app/nats';
 import { KvDesiredPods } from './kv-desired-pods.js';
+import { KvLeaseStore, replicaToken } from './kv-lease-store.js';
 import { KvPodStatusProvider } from './kv-pod-status-provider.js';
 import { KvProbeResults } from './kv-probe-results.js';
 import { KvWorkerStore } from './kv-worker-store.js';
@@ -65,5 +67,26 @@ describe('KvPodStatusProvider', () => {
     assert.deepEqual(await provider.getPodStatus('u1'), { status: { phase: 'Running' }, podIsFinished: false });
     assert.deepEqual(await provider.getPodStatus('u2'), { status: { phase: 'Failed' }, podIsFinished: true });
     assert.equal(await provider.getPodStatus('u3'), undefined);
+  });
+});
+
+describe('KvLeaseStore: the replicas\' heartbeats', () => {
+  it('at <node>.pod-worker-replica.<name as a key token>, the name itself in the value', async () => {
+    const kv = new FakeKv('leases');
+    const store = new KvLeaseStore(kv as unknown as KV, 'node-a');
+    await store.announce('pod-worker@node-a#0', 1000);
+    await store.announce('pod-worker@node-a#1', 2000);
+    await kv.put('node-b.pod-worker-replica.x', JSON.stringify({ owner: 'other-node', expiresAt: 5 }));
+    const key = `node-a.pod-worker-replica.${replicaToken('pod-worker@node-a#0')}`;
+    assert.match(key, /^[-/=.\w]+$/, 'a valid KV key');
+    assert.deepEqual(JSON.parse(kv.text(key) ?? ''), { owner: 'pod-worker@node-a#0', expiresAt: 1000 });
+    assert.deepEqual((await store.replicas()).map((r) => `${r.owner} ${r.expiresAt}`).sort(), ['pod-worker@node-a#0 1000', 'pod-worker@node-a#1 2000']);
+    await store.withdraw('pod-worker@node-a#0');
+    assert.deepEqual((await store.replicas()).map((r) => r.owner), ['pod-worker@node-a#1']);
+  });
+
+  it('two names never share a token', () => {
+    assert.notEqual(replicaToken('a#1'), replicaToken('a@1'));
+    assert.notEqual(replicaToken('a#1'), replicaToken('a_1'));
   });
 });
