@@ -26,6 +26,8 @@ import { restartRuntime } from './support/runtime.js';
 
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
 const NODE = 'outage-e2e';
+/** Longer than the PLEG's RELIST_THRESHOLD below, so that the PLEG turns unhealthy. */
+const CONTAINERD_DOWN_MS = 16_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A pod's spec as the test wrote it: its containers' names (an update renames one, so the old container must go). */
@@ -149,9 +151,11 @@ describe('outages: the node converges after its dependencies restart mid-churn',
     node: NODE,
     services: ['cri-gateway', 'pleg', 'sync-loop', 'status-manager', 'pod-worker', 'config-source'],
     env: {
-      // A short threshold, so that a containerd down for a few seconds shows as an unhealthy PLEG.
-      pleg: { RELIST_THRESHOLD: '3s' },
-      'pod-worker': { POD_SYNC_BACKOFF: '2s', SYNC_FREQUENCY: '10s' },
+      // A short threshold, so that a containerd down for some seconds shows as an unhealthy PLEG
+      // (the sync loop reads the PLEG's last relist every 5s, so not shorter than that plus a relist).
+      pleg: { RELIST_THRESHOLD: '10s' },
+      'sync-loop': { LOG_LEVEL: 'info' },
+      'pod-worker': { POD_SYNC_BACKOFF: '2s', SYNC_FREQUENCY: '10s', LOG_LEVEL: 'info' },
     },
   });
   const url = (service: string, path: string) => `http://127.0.0.1:${stack.procs.get(`${service}#0`)?.port ?? 0}${path}`;
@@ -176,7 +180,7 @@ describe('outages: the node converges after its dependencies restart mid-churn',
     let plegUnhealthy = '';
     let gateClosed = '';
     const { desired, deleted, faultEnded } = await churn(stack, 'ctd', async () => {
-      const outage = restartRuntime(6000);
+      const outage = restartRuntime(CONTAINERD_DOWN_MS);
       let done = false;
       void outage.finally(() => (done = true));
       while (!done) {
@@ -190,7 +194,7 @@ describe('outages: the node converges after its dependencies restart mid-churn',
     });
     const ms = await converge(stack, desired, deleted);
     const after = Date.now() - faultEnded;
-    console.log(`# outage containerd restart (down 6s): converged ${(after / 1000).toFixed(1)}s after containerd was back (${desired.size} pods desired, ${deleted.size} deleted; convergence check ${(ms / 1000).toFixed(1)}s)`);
+    console.log(`# outage containerd restart (down ${CONTAINERD_DOWN_MS / 1000}s): converged ${(after / 1000).toFixed(1)}s after containerd was back (${desired.size} pods desired, ${deleted.size} deleted; convergence check ${(ms / 1000).toFixed(1)}s)`);
     assert.match(plegUnhealthy, /pleg was last seen active/, 'the PLEG said it was unhealthy while containerd was down');
     assert.match(gateClosed, /PLEG is not healthy/, 'the sync loop skipped its ticks meanwhile');
     await stack.waitFor('the PLEG healthy again', async () => ((await health(url('pleg', '/healthz'))).status === 200 ? true : undefined));

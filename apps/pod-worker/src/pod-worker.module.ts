@@ -2,7 +2,7 @@ import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@
 import { Clock, SystemClock } from '@app/clock';
 import { EventRecorder } from '@app/contracts';
 import { CriRuntime, DEFAULT_CRI_TIMEOUTS, NatsCriClient } from '@app/cri';
-import { NatsBus, NatsEventRecorder, type NatsConnection } from '@app/nats';
+import { NatsBus, NatsEventRecorder, onReconnect, type NatsConnection } from '@app/nats';
 import type { Logger, Registry } from '@app/observability';
 import { KvPodCache, PodCache } from '@app/pod-cache';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
@@ -106,17 +106,24 @@ export class PodWorkerModule implements OnModuleInit, OnApplicationShutdown {
     private readonly shards: ShardManager,
     private readonly workers: PodWorkers,
     private readonly metrics: PromPodWorkerMetrics,
+    private readonly shardWork: ShardWork,
     @Inject(HealthChecks) private readonly health: HealthChecks,
+    @Inject(SERVICE_CONTEXT) private readonly ctx: ServiceContext,
   ) {}
+
+  private stopReconnectWatch?: () => void;
 
   async onModuleInit(): Promise<void> {
     this.metrics.collectWorking(this.workers);
     this.health.addReadiness('shards', () => ({ ok: true, detail: `owns shards [${this.shards.ownedShards.join(', ')}]` }));
     await this.cache.start();
     this.shards.start();
+    // Work sent while NATS was away is lost: resync the pods of our shards.
+    this.stopReconnectWatch = onReconnect(this.ctx.connection, () => void this.shardWork.resyncOwned().catch((e: unknown) => this.ctx.logger.warn({ err: (e as Error).message }, 'resync after a NATS reconnection failed')));
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.stopReconnectWatch?.();
     await this.shards.stop();
     await this.workers.stop();
     this.cache.stop();

@@ -45,6 +45,18 @@ describe('ShardWork', () => {
     assert.ok(workers.updates.every((u) => u.resumeFrom === clock.now()), 'the workers resume from the takeover');
   });
 
+  it('after a NATS reconnection, the pods of every shard still followed are resynced (work sent meanwhile may be lost), the others\' not', async () => {
+    const { work, desired, workers } = setup();
+    const [a, b, c] = [uidIn(1, 0), uidIn(2, 0), uidIn(3, 0)];
+    for (const u of [a, b, c]) desired.pods.set(u, record(u));
+    await work.acquire(1);
+    await work.acquire(2);
+    work.lose(2);
+    workers.updates.length = 0;
+    assert.equal(await work.resyncOwned(), 1);
+    assert.deepEqual(workers.updates.map((u) => `${u.update.pod.metadata.uid ?? ''}:${u.update.updateType}`), [`${a}:SyncPodSync`]);
+  });
+
   it('follows the shard\'s work subject until the shard is lost', async () => {
     const { work, subs, workers } = setup();
     await work.acquire(2);

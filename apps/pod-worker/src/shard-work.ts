@@ -36,14 +36,30 @@ export class ShardWork {
         }
       }),
     );
+    const resynced = await this.resync(new Set([shard]));
+    this.logger.info({ shard, resynced }, 'resynced the pods of a shard');
+  }
+
+  /**
+   * After a NATS outage: work sent to our shards meanwhile may be lost, so
+   * every pod of the shards we follow is synced again from the podManager.
+   */
+  async resyncOwned(): Promise<number> {
+    const resynced = await this.resync(new Set(this.following.keys()));
+    this.logger.info({ shards: [...this.following.keys()], resynced }, 'resynced the pods of our shards after a NATS reconnection');
+    return resynced;
+  }
+
+  private async resync(shards: Set<number>): Promise<number> {
+    if (shards.size === 0) return 0;
     const resumeFrom = this.clock.now();
     let resynced = 0;
     for (const [uid, record] of await this.desired.all()) {
-      if (shardOf(uid, this.shardCount) !== shard || !record.admitted) continue;
+      if (!shards.has(shardOf(uid, this.shardCount)) || !record.admitted) continue;
       await this.workers.updatePod({ type: MessageTypes.updatePodOptions, updateType: record.terminationRequested ? 'SyncPodKill' : 'SyncPodSync', startTime: this.clock.date().toISOString(), pod: record.pod }, resumeFrom);
       resynced++;
     }
-    this.logger.info({ shard, resynced }, 'resynced the pods of a shard');
+    return resynced;
   }
 
   /** The shard's lease is gone: stop following its work. */

@@ -6,7 +6,7 @@ import { SyncLoopRunner } from './sync-loop-runner.js';
 import type { SyncLoop } from './sync-loop.js';
 
 describe('SyncLoopRunner: syncLoop\'s gate (kubelet.go syncLoop, runtimeState.runtimeErrors)', () => {
-  it('while the runtime or the PLEG is unhealthy the ticks are skipped, backing off 100ms doubling to 5s; messages are still handled; the ticks resume when healthy', async () => {
+  it('while the runtime or the PLEG is unhealthy the ticks are skipped, backing off 100ms doubling to 5s; messages and ungated ticks are still handled; the ticks resume when healthy', async () => {
     const clock = new FakeClock(0);
     const runner = new SyncLoopRunner({} as SyncLoop, clock, silentLogger());
     let unhealthy: string | undefined = 'container runtime is down';
@@ -15,10 +15,13 @@ describe('SyncLoopRunner: syncLoop\'s gate (kubelet.go syncLoop, runtimeState.ru
     const asked: number[] = [];
     const gate = runner.tickGate;
     runner.tickGate = () => (asked.push(clock.now()), gate());
-    runner.every('syncCh', 1000, () => Promise.resolve(void ticks.push(clock.now())));
+    runner.every('syncCh', 1000, () => Promise.resolve(void ticks.push(clock.now())), { gated: true });
+    const reconciles: number[] = [];
+    runner.every('reconcileWithSources', 1000, () => Promise.resolve(void reconciles.push(clock.now())));
 
     await clock.step(1000 + 100 + 200 + 400 + 800 + 1600 + 3200 + 5000 + 5000);
     assert.deepEqual(ticks, [], 'no tick while unhealthy');
+    assert.ok(reconciles.length >= 15, 'an ungated tick (the reconciliation with the sources) still runs');
     assert.deepEqual(asked, [1000, 1100, 1300, 1700, 2500, 4100, 7300, 12_300, 17_300], 'the gate is asked again after 100ms, 200ms, ... at most 5s');
 
     let handled = false;

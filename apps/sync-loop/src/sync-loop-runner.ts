@@ -10,9 +10,10 @@ export const GATE_BACKOFF = { baseMs: 100, maxMs: 5000 } as const;
  * Runs every handler and tick one at a time, like the kubelet's single syncLoop goroutine.
  *
  * Upstream's syncLoop skips whole iterations while runtimeState.runtimeErrors()
- * says the runtime or the PLEG is unhealthy. Here only the ticks (syncCh,
- * housekeeping) wait behind `tickGate`, backing off as upstream does: the
- * config, PLEG, probe and work-done messages are still taken in, so that
+ * says the runtime or the PLEG is unhealthy. Here only the gated ticks
+ * (syncCh, housekeeping) wait behind `tickGate`, backing off as upstream
+ * does: the config, PLEG, probe and work-done messages, and the periodic
+ * reconciliation with the config sources, are still taken in, so that
  * nothing sent meanwhile is lost, and their syncs fail and back off in the
  * pod workers while the runtime is away.
  */
@@ -52,10 +53,11 @@ export class SyncLoopRunner {
     return this.chain;
   }
 
-  every(what: string, periodMs: number, fn: () => Promise<unknown>): void {
+  /** Runs `fn` every `periodMs` (after the previous run ends); a `gated` tick waits behind `tickGate`. */
+  every(what: string, periodMs: number, fn: () => Promise<unknown>, opts: { gated?: boolean } = {}): void {
     const tick = () => {
       if (this.stopped) return;
-      const wait = this.gated(what);
+      const wait = opts.gated ? this.gated(what) : undefined;
       if (wait !== undefined) {
         this.timers.push(this.clock.setTimer(wait, tick));
         return;
@@ -76,7 +78,7 @@ export class SyncLoopRunner {
       this.gateError = undefined;
       return undefined;
     }
-    if (err !== this.gateError) this.logger.error({ err }, 'Skipping pod synchronization');
+    if (this.gateError === undefined) this.logger.error({ err }, 'Skipping pod synchronization');
     this.gateError = err;
     const wait = this.gateBackoff.get(what) ?? GATE_BACKOFF.baseMs;
     this.gateBackoff.set(what, Math.min(wait * 2, GATE_BACKOFF.maxMs));

@@ -2,7 +2,7 @@ import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@
 import { Clock, SystemClock } from '@app/clock';
 import { EventRecorder } from '@app/contracts';
 import { CriRuntime, NatsCriClient } from '@app/cri';
-import { NatsBus, NatsEventRecorder, type NatsConnection } from '@app/nats';
+import { NatsBus, NatsEventRecorder, onReconnect, type NatsConnection } from '@app/nats';
 import { Counter, type Logger, type Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
 import { CriKvNodeHealth } from './adapters/cri-kv-node-health.js';
@@ -58,10 +58,14 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
   constructor(
     private readonly runner: SyncLoopRunner,
     private readonly runtimeState: RuntimeStateUpdater,
+    private readonly clock: Clock,
     @Inject(SERVICE_CONFIG) private readonly cfg: SyncLoopConfig,
     @Inject(HealthChecks) private readonly health: HealthChecks,
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
+    @Inject(SERVICE_CONTEXT) private readonly ctx: ServiceContext,
   ) {}
+
+  private stopReconnectWatch?: () => void;
 
   async onModuleInit(): Promise<void> {
     const { runner, cfg } = this;
@@ -80,13 +84,26 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
       const net = this.runtimeState.state.networkErrors();
       return { ok: true, detail: `${err === undefined ? 'runtime and PLEG healthy' : `skipping pod synchronization: ${err}`}${net ? `; ${net}` : ''}` };
     });
-    runner.every('syncCh', cfg.SYNC_TICK, () => runner.loop.syncTick());
-    runner.every('housekeepingCh', cfg.HOUSEKEEPING_PERIOD, () => runner.loop.housekeeping());
+    runner.every('syncCh', cfg.SYNC_TICK, () => runner.loop.syncTick(), { gated: true });
+    runner.every('housekeepingCh', cfg.HOUSEKEEPING_PERIOD, () => runner.loop.housekeeping(), { gated: true });
     runner.every('reconcileWithSources', cfg.SOURCES_RESYNC_PERIOD, () => runner.loop.reconcileWithSources());
+    // Config operations sent while NATS was away are lost: reconcile with the sources' listings at once.
+    // config-source may come back a moment later than this service: ask until it answers (a few times).
+    this.stopReconnectWatch = onReconnect(this.ctx.connection, () => void this.reconcileAfterReconnect());
     this.logger.debug('sync loop started');
   }
 
+  private async reconcileAfterReconnect(): Promise<void> {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      let answered = false;
+      await this.runner.run('reconcileWithSources', async () => void (answered = await this.runner.loop.reconcileWithSources()));
+      if (answered) return;
+      await this.clock.sleep(1000).catch(() => undefined);
+    }
+  }
+
   async onApplicationShutdown(): Promise<void> {
+    this.stopReconnectWatch?.();
     this.runtimeState.stop();
     await this.runner.stop();
   }
