@@ -1,7 +1,7 @@
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Clock, SystemClock } from '@app/clock';
 import { EventRecorder } from '@app/contracts';
-import { CriRuntime, NatsCriClient } from '@app/cri';
+import { CriRuntime, DEFAULT_CRI_TIMEOUTS, NatsCriClient } from '@app/cri';
 import { NatsBus, NatsEventRecorder, onReconnect, type NatsConnection } from '@app/nats';
 import { Counter, type Logger, type Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
@@ -11,7 +11,7 @@ import { KvNodeState } from './adapters/kv-node-state.js';
 import { KvPodStore } from './adapters/kv-pod-store.js';
 import { NatsSyncLoopOutbox } from './adapters/nats-sync-loop-outbox.js';
 import { NodeHealth, NodeState, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
-import { RuntimeState, RuntimeStateUpdater } from './runtime-state.js';
+import { RUNTIME_UP_PERIOD_MS, RuntimeState, RuntimeStateUpdater } from './runtime-state.js';
 import { nodeInfoOf, type SyncLoopConfig } from './sync-loop.config.js';
 import { SyncLoopChannels } from './sync-loop.controller.js';
 import { SyncLoopRunner } from './sync-loop-runner.js';
@@ -25,7 +25,12 @@ import { SyncLoop } from './sync-loop.js';
     { provide: PodStore, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvPodStore(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME) },
     { provide: NodeState, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvNodeState(bucketOf(ctx, 'workers'), bucketOf(ctx, 'podStatus'), ctx.config.NODE_NAME) },
     { provide: CriRuntime, inject: [NATS_CONNECTION, SERVICE_CONFIG], useFactory: (nc: NatsConnection, cfg: SyncLoopConfig) => new NatsCriClient(nc, cfg.NODE_NAME, 'sync-loop') },
-    { provide: NodeHealth, inject: [CriRuntime, SERVICE_CONTEXT], useFactory: (cri: CriRuntime, ctx: ServiceContext) => new CriKvNodeHealth(cri, bucketOf(ctx, 'podCache'), ctx.config.NODE_NAME) },
+    {
+      provide: NodeHealth,
+      inject: [SERVICE_CONTEXT],
+      // A short deadline for Status: a lost reply must not hold the next health check for the list timeout.
+      useFactory: (ctx: ServiceContext) => new CriKvNodeHealth(new NatsCriClient(ctx.connection, ctx.config.NODE_NAME, 'sync-loop', { ...DEFAULT_CRI_TIMEOUTS, listMs: RUNTIME_UP_PERIOD_MS }), bucketOf(ctx, 'podCache'), ctx.config.NODE_NAME),
+    },
     {
       provide: RuntimeStateUpdater,
       inject: [NodeHealth, Clock, SERVICE_LOGGER],
