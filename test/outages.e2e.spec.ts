@@ -154,8 +154,7 @@ describe('outages: the node converges after its dependencies restart mid-churn',
       // A short threshold, so that a containerd down for some seconds shows as an unhealthy PLEG
       // (the sync loop reads the PLEG's last relist every 5s, so not shorter than that plus a relist).
       pleg: { RELIST_THRESHOLD: '10s' },
-      'sync-loop': { LOG_LEVEL: 'info' },
-      'pod-worker': { POD_SYNC_BACKOFF: '2s', SYNC_FREQUENCY: '10s', LOG_LEVEL: 'info' },
+      'pod-worker': { POD_SYNC_BACKOFF: '2s', SYNC_FREQUENCY: '10s' },
     },
   });
   const url = (service: string, path: string) => `http://127.0.0.1:${stack.procs.get(`${service}#0`)?.port ?? 0}${path}`;

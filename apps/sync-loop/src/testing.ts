@@ -6,14 +6,18 @@ import { NodeHealth, NodeState, PodStore, RuntimeView, SyncLoopOutbox, type Runt
 export class MemoryPodStore extends PodStore {
   readonly pods = new Map<string, PodRecord>();
   readonly queue = new Map<string, number>();
+  /** Writes of pods reject, as KV does while NATS is away. */
+  failWrites = false;
   loadPods(): Promise<PodRecord[]> {
     return Promise.resolve(structuredClone([...this.pods.values()]));
   }
   putPod(r: PodRecord): Promise<void> {
+    if (this.failWrites) return Promise.reject(new Error('jetstream is not enabled'));
     this.pods.set(r.pod.metadata.uid ?? '', structuredClone(r));
     return Promise.resolve();
   }
   deletePod(uid: string): Promise<void> {
+    if (this.failWrites) return Promise.reject(new Error('jetstream is not enabled'));
     this.pods.delete(uid);
     return Promise.resolve();
   }

@@ -28,6 +28,30 @@ class FakeNats {
   }
 }
 
+/** A FakeNats with the status stream of a real connection: `drop()` reports a disconnect. */
+class DroppingNats extends FakeNats {
+  private push?: (s: { type: string }) => void;
+  status(): AsyncIterable<{ type: string }> {
+    const queue: { type: string }[] = [];
+    let wake: (() => void) | undefined;
+    this.push = (s) => {
+      queue.push(s);
+      wake?.();
+    };
+    return {
+      [Symbol.asyncIterator]: () => ({
+        next: async () => {
+          while (queue.length === 0) await new Promise<void>((r) => (wake = r));
+          return { value: queue.shift() ?? { type: '' }, done: false };
+        },
+      }),
+    };
+  }
+  drop(): void {
+    this.push?.({ type: 'disconnect' });
+  }
+}
+
 /** The client needs only request(); the fake answers with what it needs of a Msg. */
 const asNats = (f: FakeNats) => f as unknown as Pick<NatsConnection, 'request'>;
 
@@ -66,6 +90,25 @@ describe('NatsCriClient: the caller owns the deadline', () => {
     const err = outcome.settled;
     assert.ok(err instanceof CriError && err.code === 'DeadlineExceeded', String(err));
     assert.match(err.description, /within 302000ms/);
+  });
+
+  it('a call in flight when the NATS connection drops fails at once, Unavailable, instead of waiting out its deadline (its reply is lost)', async () => {
+    const clock = new FakeClock(0);
+    const nats = new DroppingNats(clock);
+    const client = new NatsCriClient(nats as unknown as Pick<NatsConnection, 'request' | 'status'>, 'node-a', 'pod-worker', podWorkerTimeouts);
+    const outcome: { settled?: unknown } = {};
+    const pending = client.runtime('StartContainer', { containerId: 'c1' }).then(
+      () => (outcome.settled = 'answered'),
+      (err: unknown) => (outcome.settled = err),
+    );
+    await clock.step(1000);
+    assert.equal(typeof outcome.settled, 'undefined', 'waiting for the gateway');
+    nats.drop();
+    await pending;
+    const err = outcome.settled;
+    assert.ok(err instanceof CriError && err.code === 'Unavailable', String(err));
+    assert.match(err.description, /NATS connection dropped while waiting for the answer on cri\.node-a\.runtime\.StartContainer/);
+    await clock.step(200_000); // the request's own timeout later rejects into nothing
   });
 
   it('sends the request as JSON on cri.<node>.<service>.<Method> and turns an error reply into a CriError', async () => {

@@ -11,7 +11,7 @@
  */
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Subjects, isRecord, parseJson } from '@app/contracts';
-import { messageHeaders, type MessageMeta } from '@app/nats';
+import { failOnDisconnect, messageHeaders, type MessageMeta } from '@app/nats';
 import { CriError, isCriErrorCode } from './errors.js';
 import type { ImageMethod, ImageRequest, ImageResponse, RuntimeMethod, RuntimeRequest, RuntimeResponse } from './messages.js';
 import { CRI_TIMEOUT_HEADER, DEFAULT_CRI_TIMEOUTS, IMAGE_METHOD_INFO, RUNTIME_METHOD_INFO, deadlineMs, type CriTimeouts } from './methods.js';
@@ -34,7 +34,8 @@ export class NatsCriClient extends CriRuntime {
    *   come from its RUNTIME_REQUEST_TIMEOUT and IMAGE_PULL_TIMEOUT).
    */
   constructor(
-    private readonly nc: Pick<NatsConnection, 'request'>,
+    /** With `status` (a real connection), a call in flight when the connection drops fails at once, Unavailable, for the caller to retry. */
+    private readonly nc: Pick<NatsConnection, 'request'> & Partial<Pick<NatsConnection, 'status'>>,
     private readonly node: string,
     private readonly service: string,
     private readonly timeouts: CriTimeouts = DEFAULT_CRI_TIMEOUTS,
@@ -58,8 +59,10 @@ export class NatsCriClient extends CriRuntime {
     const wait = deadline + REPLY_MARGIN_MS;
     let reply;
     try {
-      reply = await this.nc.request(subject, enc.encode(JSON.stringify(request ?? {})), { timeout: wait, headers });
+      const pending = this.nc.request(subject, enc.encode(JSON.stringify(request ?? {})), { timeout: wait, headers });
+      reply = await failOnDisconnect(this.nc, pending, () => new CriError('Unavailable', `the NATS connection dropped while waiting for the answer on ${subject}; the call may or may not have been done`));
     } catch (err) {
+      if (err instanceof CriError) throw err;
       throw natsFailure(err, subject, wait);
     }
     const body = parseJson(reply.data);

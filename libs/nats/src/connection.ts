@@ -74,3 +74,50 @@ export function onReconnect(nc: Pick<NatsConnection, 'status'>, fn: () => void):
   })().catch(() => undefined);
   return () => void (stopped = true);
 }
+
+/** The calls waiting on each connection, failed together when it drops. */
+const inFlight = new WeakMap<object, Set<() => void>>();
+
+function waitersOf(nc: Pick<NatsConnection, 'status'>): Set<() => void> {
+  let set = inFlight.get(nc);
+  if (!set) {
+    const waiters = new Set<() => void>();
+    set = waiters;
+    inFlight.set(nc, waiters);
+    void (async () => {
+      for await (const s of nc.status()) {
+        if (s.type !== 'disconnect') continue;
+        for (const fail of [...waiters]) fail();
+        waiters.clear();
+      }
+    })().catch(() => undefined);
+  }
+  return set;
+}
+
+/**
+ * `request` as it is, except that it fails with `lost()` as soon as the
+ * connection drops while it waits. A reply sent while the connection was
+ * away is lost for good (the reply subject is not re-subscribed in time
+ * after a nats-server restart), so waiting out the whole deadline (two
+ * minutes for a CRI call) only delays the caller's retry. A connection
+ * without a status stream (a test double) is waited on as it is.
+ */
+export function failOnDisconnect<T>(nc: Partial<Pick<NatsConnection, 'status'>>, request: Promise<T>, lost: () => Error): Promise<T> {
+  if (typeof nc.status !== 'function') return request;
+  const waiters = waitersOf(nc as Pick<NatsConnection, 'status'>);
+  return new Promise<T>((resolve, reject) => {
+    const fail = () => reject(lost());
+    waiters.add(fail);
+    request.then(
+      (v) => {
+        waiters.delete(fail);
+        resolve(v);
+      },
+      (e: unknown) => {
+        waiters.delete(fail);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  });
+}
