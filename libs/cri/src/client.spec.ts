@@ -47,8 +47,8 @@ class DroppingNats extends FakeNats {
       }),
     };
   }
-  drop(): void {
-    this.push?.({ type: 'disconnect' });
+  drop(type: 'disconnect' | 'reconnect' = 'disconnect'): void {
+    this.push?.({ type });
   }
 }
 
@@ -109,6 +109,19 @@ describe('NatsCriClient: the caller owns the deadline', () => {
     assert.ok(err instanceof CriError && err.code === 'Unavailable', String(err));
     assert.match(err.description, /NATS connection dropped while waiting for the answer on cri\.node-a\.runtime\.StartContainer/);
     await clock.step(200_000); // the request's own timeout later rejects into nothing
+  });
+
+  it('a call sent while the connection was away fails when it comes back (its request or reply may be lost), and later calls are waited on as usual', async () => {
+    const clock = new FakeClock(0);
+    const nats = new DroppingNats(clock);
+    const client = new NatsCriClient(nats as unknown as Pick<NatsConnection, 'request' | 'status'>, 'node-a', 'pleg', podWorkerTimeouts);
+    const first = client.runtime('ListPodSandbox', {});
+    await clock.step(0);
+    nats.drop('reconnect');
+    await assert.rejects(first, (e: unknown) => e instanceof CriError && e.code === 'Unavailable');
+    nats.answer = () => ({ items: [] });
+    assert.deepEqual(await client.runtime('ListPodSandbox', {}), { items: [] });
+    await clock.step(200_000);
   });
 
   it('sends the request as JSON on cri.<node>.<service>.<Method> and turns an error reply into a CriError', async () => {

@@ -86,7 +86,7 @@ function waitersOf(nc: Pick<NatsConnection, 'status'>): Set<() => void> {
     inFlight.set(nc, waiters);
     void (async () => {
       for await (const s of nc.status()) {
-        if (s.type !== 'disconnect') continue;
+        if (s.type !== 'disconnect' && s.type !== 'reconnect') continue;
         for (const fail of [...waiters]) fail();
         waiters.clear();
       }
@@ -97,11 +97,13 @@ function waitersOf(nc: Pick<NatsConnection, 'status'>): Set<() => void> {
 
 /**
  * `request` as it is, except that it fails with `lost()` as soon as the
- * connection drops while it waits. A reply sent while the connection was
- * away is lost for good (the reply subject is not re-subscribed in time
- * after a nats-server restart), so waiting out the whole deadline (two
- * minutes for a CRI call) only delays the caller's retry. A connection
- * without a status stream (a test double) is waited on as it is.
+ * connection drops while it waits, or comes back after it was sent while
+ * the connection was away. Such a request or its reply is often lost for
+ * good after a nats-server restart (tried: a relist's ListPodSandbox sent
+ * during the outage waited out its 32 s), so waiting out the whole deadline
+ * (two minutes for a CRI call) only delays the caller's retry; the caller
+ * retries as after any Unavailable. A connection without a status stream
+ * (a test double) is waited on as it is.
  */
 export function failOnDisconnect<T>(nc: Partial<Pick<NatsConnection, 'status'>>, request: Promise<T>, lost: () => Error): Promise<T> {
   if (typeof nc.status !== 'function') return request;
