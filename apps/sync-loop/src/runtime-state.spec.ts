@@ -69,6 +69,26 @@ describe('RuntimeState (runtime_state.go) fed by updateRuntimeUp', () => {
   });
 });
 
+describe('RuntimeStateUpdater timing', () => {
+  it('updates at start, every second while unhealthy (so the gate opens soon after the PLEG\'s first relist), every 5s once healthy', async () => {
+    const { clock, health, updater, state } = setup();
+    health.pleg = undefined; // the PLEG has not relisted yet
+    updater.start();
+    await clock.step(0);
+    assert.match(state.runtimeErrors() ?? '', /pleg has yet to be successful/);
+    health.pleg = { timestamp: clock.now(), relistThresholdMs: 180_000 };
+    await clock.step(1000);
+    assert.equal(state.runtimeErrors(), undefined, 'healthy one second later');
+    health.runtimeDown = true;
+    let calls = 0;
+    const status = health.runtimeStatus.bind(health);
+    health.runtimeStatus = () => (calls++, status());
+    await clock.step(5000);
+    assert.equal(calls, 1, 'every 5s while healthy');
+    updater.stop();
+  });
+});
+
 describe('plegHealth (pleg/generic.go Healthy)', () => {
   const cases: { name: string; global?: { timestamp: number; relistThresholdMs?: number }; now: number; want?: RegExp }[] = [
     { name: 'no relist yet', now: T0, want: /pleg has yet to be successful/ },

@@ -30,6 +30,8 @@ import { NodeHealth } from './ports.js';
 export const MAX_WAIT_FOR_CONTAINER_RUNTIME_MS = 30_000;
 /** kubelet.go: updateRuntimeUp runs every 5s. */
 export const RUNTIME_UP_PERIOD_MS = 5_000;
+/** How often the state is read again while it is unhealthy (ours: upstream keeps 5s). */
+export const UNHEALTHY_RECHECK_MS = 1_000;
 /** pleg/generic.go RelistThreshold, when the PLEG did not write its own. */
 export const DEFAULT_PLEG_RELIST_THRESHOLD_MS = 3 * 60_000;
 
@@ -117,10 +119,12 @@ export class RuntimeStateUpdater {
     state.addHealthCheck('PLEG', () => plegHealth(this.pleg, this.clock.now()));
   }
 
+  /** Updates every `periodMs`; while something is unhealthy (at start too), every second, so the gate opens soon after. */
   start(): void {
     const tick = async () => {
       await this.update();
-      if (!this.stopped) this.timer = this.clock.setTimer(this.periodMs, () => void tick());
+      const next = this.state.runtimeErrors() === undefined ? this.periodMs : Math.min(this.periodMs, UNHEALTHY_RECHECK_MS);
+      if (!this.stopped) this.timer = this.clock.setTimer(next, () => void tick());
     };
     void tick();
   }
