@@ -1,6 +1,6 @@
 /**
  * No way in for a local unprivileged user, and each service only where its
- * NATS user may go (issue 12; docs/adr/0010): on a real nats-server with the
+ * NATS user may go (issue 12; docs/adr/0011): on a real nats-server with the
  * generated users, and the real containerd behind cri-gateway.
  *  - a client without credentials (or with wrong ones) cannot connect;
  *  - a service's user cannot publish or subscribe outside its permissions,
@@ -224,7 +224,7 @@ describe('security: NATS users, the CRI over HTTP and pod specs', { timeout: 240
 
   it('after a nats-server restart the services are back with their own users', async () => {
     const t0 = Date.now();
-    await nats.restart(500);
+    await nats.restart({ downMs: 500 });
     // A short deadline per attempt: a request sent while this client itself is still reconnecting is lost (at most once).
     const cri = new NatsCriClient(admin, NODE, 'security-test', { ...DEFAULT_CRI_TIMEOUTS, listMs: 1000 });
     let last: unknown;

@@ -100,10 +100,15 @@ export interface NatsServer {
   auth(user?: NatsUser): { user: string; pass: string };
   /** The permission violations the server logged ("Publish Violation - User "x", Subject "y""). */
   readonly violations: string[];
-  /** Stops the server and starts it again (after `downMs`), with the same config, users, store and ports. */
-  restart(downMs?: number): Promise<void>;
   /** Stops the server; throws when it logged a permission violation, unless started with `failOnViolations: false`. */
   stop(): Promise<void>;
+  /**
+   * An outage: stops the server (SIGTERM, or SIGKILL with `kill`), waits
+   * `downMs`, and starts it again with the same config: the same ports,
+   * store directory and users; resolves once it answers again. `process` is
+   * then the new one.
+   */
+  restart(opts?: { kill?: boolean; downMs?: number }): Promise<void>;
 }
 
 /** Servers started here, by URL: a service spawned against one connects as its own user (spawnService). */
@@ -170,11 +175,6 @@ export async function startNats(
     credentials,
     auth: (user = NATS_ADMIN_USER) => credentials.auth(user),
     violations,
-    async restart(downMs = 0) {
-      await stopProcess(child, 5000);
-      if (downMs > 0) await new Promise((r) => setTimeout(r, downMs));
-      child = await spawnServer();
-    },
     async stop() {
       started.delete(url);
       await stopProcess(child, 5000);
@@ -183,6 +183,14 @@ export async function startNats(
       if (opts.failOnViolations !== false && violations.length > 0) {
         throw new Error(`nats-server refused ${violations.length} publish(es)/subscription(s) (libs/nats/src/permissions.ts):\n  ${violations.join('\n  ')}`);
       }
+    },
+    async restart(r = {}) {
+      if (r.kill) {
+        child.kill('SIGKILL');
+        await exited(child);
+      } else await stopProcess(child, 5000);
+      await new Promise((res) => setTimeout(res, r.downMs ?? 0));
+      child = await spawnServer();
     },
   };
   started.set(url, server);

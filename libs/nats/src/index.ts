@@ -1,4 +1,4 @@
-export { connectNats, connectionName } from './connection.js';
+export { connectNats, connectionName, onReconnect } from './connection.js';
 export { NatsAuthError, describeViolation } from './connection.js';
 export type { ConnectOptions, NatsConnection, NatsCredentials, PermissionViolation } from './connection.js';
 export { BUCKETS, ensureBuckets, kvKey } from './buckets.js';

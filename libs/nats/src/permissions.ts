@@ -6,7 +6,7 @@
  * buckets it writes and reads. The nats-server `authorization` block is
  * generated from it (natsAuthorization), so the table is the one place to
  * change when a service starts using a subject or a bucket: one line.
- * See docs/adr/0010-nats-users-and-local-access.md.
+ * See docs/adr/0011-nats-users-and-local-access.md.
  *
  * What the table guarantees (test/nats-permissions.spec.ts, and the real
  * server in test/security.e2e.spec.ts):
@@ -116,7 +116,7 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     requests: ['sourcesSnapshot', { family: 'criRuntime', only: [...CRI_RUNTIME_READS, 'RemoveContainer'] }],
     serves: [],
     writes: [{ bucket: 'pods' }, { bucket: 'leases', keys: ['setting.*', 'leader.sync-loop'] }],
-    reads: ['workers', 'pod-status'],
+    reads: ['workers', 'pod-status', 'pod-cache'],
   },
   'pod-worker': {
     publishes: ['workDone', 'status', 'prober', 'events'],
