@@ -20,8 +20,9 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Type } from '@nestjs/common';
 import { SERVICE_NAMES, Subjects, resolvePattern, type ServiceName } from '@app/contracts';
-import { RUNTIME_METHOD_INFO } from '@app/cri';
-import { BUCKETS, CRI_RUNTIME_READS, NATS_USERS, familySubject, grantedBuckets, passwordVariable, permits, serviceSubjects, type BucketId, type SubjectFamily } from '@app/nats';
+import { NatsCriClient, RUNTIME_METHOD_INFO } from '@app/cri';
+import type { Msg, NatsConnection, PublishOptions, SubscriptionOptions } from '@nats-io/transport-node';
+import { BUCKETS, CRI_RUNTIME_READS, NATS_USERS, familySubject, grantedBuckets, inboxPrefix, passwordVariable, permits, serviceSubjects, type BucketId, type SubjectFamily } from '@app/nats';
 import { ServiceInfoController } from '@app/service';
 import { REPO_ROOT } from '../deploy/local/stack.js';
 import { ConfigSourceModule } from '../apps/config-source/src/config-source.module.js';
@@ -106,6 +107,34 @@ for (const service of SERVICE_NAMES) {
     });
   });
 }
+
+describe('NATS permissions: a service hears its CRI replies on its own inbox', () => {
+  for (const service of ['sync-loop', 'pod-worker', 'pleg', 'prober'] as const) {
+    it(service, async () => {
+      const seen: { sub?: string; pub?: string; reply?: string } = {};
+      let deliver: ((err: Error | null, msg: Msg) => void) | undefined;
+      // The connection as bootstrap makes it: nats.js keeps the inbox prefix in its options.
+      const nc = {
+        options: { inboxPrefix: inboxPrefix(service) },
+        subscribe(subject: string, opts: SubscriptionOptions) {
+          seen.sub = subject;
+          deliver = (e, m) => void opts.callback?.(e, m);
+          return { unsubscribe: () => undefined };
+        },
+        publish(subject: string, _data: Uint8Array, opts?: PublishOptions) {
+          seen.pub = subject;
+          seen.reply = opts?.reply;
+          queueMicrotask(() => deliver?.(null, { data: new TextEncoder().encode('{}') } as Msg));
+        },
+      };
+      const method = service === 'prober' ? 'ExecSync' : 'ListContainers';
+      await new NatsCriClient(nc as unknown as NatsConnection, NODE, service).runtime(method, method === 'ExecSync' ? { containerId: 'c', cmd: ['true'] } : {});
+      assert.equal(seen.reply, seen.sub);
+      assert.ok(permits(service, 'subscribe', seen.sub ?? ''), `${service} listens for its CRI reply on ${seen.sub}, which its NATS user may not`);
+      assert.ok(permits(service, 'publish', seen.pub ?? ''), `${service} calls ${seen.pub}, which its NATS user may not`);
+    });
+  }
+});
 
 describe('NATS permissions: the CRI reads are the calls with the read deadline', () => {
   it('CRI_RUNTIME_READS is every RuntimeService method of the list class, and only those', () => {

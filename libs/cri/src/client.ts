@@ -16,10 +16,10 @@
  * mid-call left its callers waiting out the whole deadline (2 minutes for a
  * RunPodSandbox or a StopContainer), their pods' workers stuck meanwhile.
  */
-import { createInbox, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { Clock, SystemClock, type Timer } from '@app/clock';
 import { Subjects, isRecord, parseJson } from '@app/contracts';
-import { messageHeaders, type MessageMeta } from '@app/nats';
+import { messageHeaders, newInbox, type MessageMeta } from '@app/nats';
 import { CriError, isCriErrorCode } from './errors.js';
 import type { ImageMethod, ImageRequest, ImageResponse, RuntimeMethod, RuntimeRequest, RuntimeResponse } from './messages.js';
 import {
@@ -116,7 +116,7 @@ export class NatsCriClient extends CriRuntime {
         }
       };
       try {
-        const inbox = createInbox();
+        const inbox = newInbox(this.nc); // under the connection's own inbox prefix, the only one its NATS user may hear
         sub = this.nc.subscribe(inbox, { callback: onReply });
         this.nc.publish(subject, enc.encode(JSON.stringify(request ?? {})), { reply: inbox, headers });
         expectProgress();

@@ -10,13 +10,23 @@
  * `onPermissionViolation`, so that the service fails visibly instead of
  * waiting for a message that never comes.
  */
-import { connect, errors, type NatsConnection } from '@nats-io/transport-node';
+import { connect, createInbox, errors, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from '@app/observability';
 
 export type { NatsConnection } from '@nats-io/transport-node';
 
 export function connectionName(service: string, node: string, instance: string): string {
   return `${service}@${node}#${instance}`;
+}
+
+/**
+ * A new inbox under the connection's own prefix (`inboxPrefix` at connect),
+ * for a reply subject a caller subscribes to itself: its NATS user may
+ * subscribe only there (permissions.ts), so nats.js's bare createInbox()
+ * (`_INBOX.`) would be refused.
+ */
+export function newInbox(nc: object): string {
+  return createInbox((nc as { options?: { inboxPrefix?: string } }).options?.inboxPrefix);
 }
 
 export interface NatsCredentials {

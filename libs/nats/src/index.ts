@@ -1,5 +1,5 @@
 export { connectNats, connectionName, onReconnect } from './connection.js';
-export { NatsAuthError, describeViolation } from './connection.js';
+export { NatsAuthError, describeViolation, newInbox } from './connection.js';
 export type { ConnectOptions, NatsConnection, NatsCredentials, PermissionViolation } from './connection.js';
 export { BUCKETS, ensureBuckets, kvKey } from './buckets.js';
 export type { BucketId, KV, KvEntry, KvWatchEntry } from './buckets.js';
