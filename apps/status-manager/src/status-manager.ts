@@ -26,10 +26,13 @@ export class StatusManager {
     private readonly metrics?: StatusMetrics,
   ) {}
 
-  async restore(): Promise<number> {
-    const entries = await this.store.load();
-    this.versions = new PodStatusVersions(entries);
-    return entries.length;
+  /** Loads every status from `pod-status` (at takeover; a standby before it answers a read), behind any change in flight. */
+  restore(): Promise<number> {
+    return this.serially(async () => {
+      const entries = await this.store.load();
+      this.versions = new PodStatusVersions(entries);
+      return entries.length;
+    });
   }
 
   statuses(): [string, StatusEntry][] {

@@ -3,7 +3,7 @@ import { EventPattern, Payload } from '@nestjs/microservices';
 import { MessageTypes, Subjects, decodeMessage, isRecord } from '@app/contracts';
 import { SyncLoopRunner } from './sync-loop-runner.js';
 
-/** The channels of syncLoopIteration, over NATS. */
+/** The channels of syncLoopIteration, over NATS; the runner drops them while this instance is a standby. */
 @Controller()
 export class SyncLoopChannels {
   constructor(private readonly runner: SyncLoopRunner) {}
@@ -29,9 +29,9 @@ export class SyncLoopChannels {
     return this.runner.run('workDone', () => this.runner.loop.handleWorkDone(decodeMessage(MessageTypes.workDone, data)));
   }
 
-  /** The podManager, for people and tests. */
+  /** The podManager, for people and tests (a standby's is not kept up to date: `leading` says which this is). */
   @Get('pods')
   pods(): unknown {
-    return { sourcesReady: this.runner.loop.areSourcesReady, pods: [...this.runner.loop.desiredPods.values()] };
+    return { leading: this.runner.isActive, sourcesReady: this.runner.loop.areSourcesReady, pods: [...this.runner.loop.desiredPods.values()] };
   }
 }

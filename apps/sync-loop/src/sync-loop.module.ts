@@ -2,7 +2,7 @@ import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@
 import { Clock, SystemClock } from '@app/clock';
 import { EventRecorder } from '@app/contracts';
 import { CriRuntime, NatsCriClient } from '@app/cri';
-import { NatsBus, NatsEventRecorder, type NatsConnection } from '@app/nats';
+import { LeaderElector, LeaderFence, NatsBus, NatsEventRecorder, type NatsConnection } from '@app/nats';
 import { Counter, type Logger, type Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
 import { CriRuntimeView } from './adapters/cri-runtime-view.js';
@@ -20,16 +20,16 @@ import { SyncLoop } from './sync-loop.js';
   controllers: [SyncLoopChannels],
   providers: [
     { provide: Clock, useClass: SystemClock },
-    { provide: PodStore, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvPodStore(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME) },
+    { provide: PodStore, inject: [SERVICE_CONTEXT, LeaderFence], useFactory: (ctx: ServiceContext, fence: LeaderFence) => new KvPodStore(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME, fence) },
     { provide: NodeState, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvNodeState(bucketOf(ctx, 'workers'), bucketOf(ctx, 'podStatus'), ctx.config.NODE_NAME) },
     { provide: CriRuntime, inject: [NATS_CONNECTION, SERVICE_CONFIG], useFactory: (nc: NatsConnection, cfg: SyncLoopConfig) => new NatsCriClient(nc, cfg.NODE_NAME, 'sync-loop') },
-    { provide: RuntimeView, inject: [CriRuntime, SERVICE_CONFIG], useFactory: (cri: CriRuntime, cfg: SyncLoopConfig) => new CriRuntimeView(cri, cfg.NODE_NAME) },
+    { provide: RuntimeView, inject: [CriRuntime, SERVICE_CONFIG, LeaderFence], useFactory: (cri: CriRuntime, cfg: SyncLoopConfig, fence: LeaderFence) => new CriRuntimeView(cri, cfg.NODE_NAME, fence) },
     {
       provide: SyncLoopOutbox,
-      inject: [NatsBus, SERVICE_CONFIG, METRICS_REGISTRY],
-      useFactory: (bus: NatsBus, cfg: SyncLoopConfig, registry: Registry) => {
+      inject: [NatsBus, SERVICE_CONFIG, METRICS_REGISTRY, LeaderFence],
+      useFactory: (bus: NatsBus, cfg: SyncLoopConfig, registry: Registry, fence: LeaderFence) => {
         const dispatches = new Counter({ name: 'kubelet_split_dispatched_work_total', help: 'dispatchWork calls, by update type.', labelNames: ['update_type'], registers: [registry] });
-        return new NatsSyncLoopOutbox(bus, cfg.NODE_NAME, cfg.POD_WORKER_SHARDS, (t) => dispatches.inc({ update_type: t }));
+        return new NatsSyncLoopOutbox(bus, cfg.NODE_NAME, cfg.POD_WORKER_SHARDS, fence, (t) => dispatches.inc({ update_type: t }));
       },
     },
     { provide: EventRecorder, inject: [NatsBus, SERVICE_CONFIG, Clock], useFactory: (bus: NatsBus, cfg: SyncLoopConfig, clock: Clock) => new NatsEventRecorder(bus, cfg.NODE_NAME, clock) },
@@ -52,21 +52,37 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
     @Inject(SERVICE_CONFIG) private readonly cfg: SyncLoopConfig,
     @Inject(HealthChecks) private readonly health: HealthChecks,
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
+    @Inject(LeaderElector) private readonly leadership: LeaderElector,
   ) {}
 
-  async onModuleInit(): Promise<void> {
+  onModuleInit(): void {
+    const { runner } = this;
+    this.health.addReadiness('podManager', () => {
+      if (!runner.isActive) return { ok: true, detail: 'standby: not acting' };
+      return runner.restored ? { ok: true, detail: `${runner.loop.desiredPods.size} pods; sources ${runner.loop.areSourcesReady ? 'ready' : 'not ready yet'}` } : { ok: false, detail: 'restoring from KV' };
+    });
+    this.leadership.subscribe({ onStartedLeading: () => this.lead(), onStoppedLeading: () => runner.deactivate() });
+  }
+
+  /**
+   * Leadership won (at start, or taking over): the podManager and the work
+   * queue from KV, every pod synced once (what arrived while no one led was
+   * dropped: PLEG events, probe results, work-done), the sources' listings
+   * diffed in, then the ticks.
+   */
+  private async lead(): Promise<void> {
     const { runner, cfg } = this;
-    this.health.addReadiness('podManager', () => (runner.restored ? { ok: true, detail: `${runner.loop.desiredPods.size} pods; sources ${runner.loop.areSourcesReady ? 'ready' : 'not ready yet'}` } : { ok: false, detail: 'restoring from KV' }));
+    runner.activate();
     await runner.run('restore', async () => {
       await runner.loop.restore();
       runner.restored = true;
     });
-    // Ask config-source for the full listings once the subscriptions are up, then now and then.
+    void runner.run('resync', () => this.logger.info({ pods: runner.loop.resyncAll() }, 'leading: every pod synced once'));
+    // Ask config-source for the full listings now, then now and then.
     void runner.run('reconcileWithSources', () => runner.loop.reconcileWithSources());
     runner.every('syncCh', cfg.SYNC_TICK, () => runner.loop.syncTick());
     runner.every('housekeepingCh', cfg.HOUSEKEEPING_PERIOD, () => runner.loop.housekeeping());
     runner.every('reconcileWithSources', cfg.SOURCES_RESYNC_PERIOD, () => runner.loop.reconcileWithSources());
-    this.logger.debug('sync loop started');
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -272,3 +272,27 @@ describe('SyncLoop: housekeeping', () => {
     assert.deepEqual(out.statuses.map((s) => `${s.verb}/${s.uid}`), ['RemoveOrphanedStatuses/gone']);
   });
 });
+
+describe('SyncLoop: taking over as leader', () => {
+  it('restore replaces what an earlier term knew with what is in KV now', async () => {
+    const store = new MemoryPodStore();
+    const { loop } = setup(store);
+    await loop.handlePodUpdate(update('add', pod('a'), pod('b')));
+    // Another leader removed b and added c meanwhile.
+    const other = setup(store);
+    await other.loop.restore();
+    await other.loop.handlePodUpdate(update('remove', pod('b')));
+    await other.loop.handlePodUpdate(update('add', pod('c')));
+    await loop.restore();
+    assert.deepEqual([...loop.desiredPods.keys()].sort(), ['a', 'c']);
+  });
+
+  it('resyncAll syncs every admitted pod once, and kills the ones being deleted with their grace period', async () => {
+    const { loop, out } = setup();
+    await loop.handlePodUpdate(update('add', pod('a'), pod('b'), pod('c'), pod('d'), pod('e')));
+    await loop.handlePodUpdate(update('delete', pod('b', { deleting: true, grace: 7 })));
+    out.take();
+    assert.equal(loop.resyncAll(), 3, 'd and e were not admitted (maxPods 3)');
+    assert.deepEqual(out.dispatched.map((d) => `${d.uid}:${d.updateType}${d.killPodOptions ? `:${d.killPodOptions.gracePeriodOverride}` : ''}`), ['a:SyncPodSync', 'b:SyncPodKill:7', 'c:SyncPodSync']);
+  });
+});

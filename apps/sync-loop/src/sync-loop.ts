@@ -55,8 +55,10 @@ export class SyncLoop {
     private readonly logger: Logger,
   ) {}
 
-  /** Loads the podManager and the work queue from KV. */
+  /** Loads the podManager and the work queue from KV (again when leading again: what another leader changed). */
   async restore(): Promise<void> {
+    this.pods.clear();
+    this.queue.clear();
     for (const r of await this.store.loadPods()) this.pods.set(r.pod.metadata.uid ?? '', r);
     for (const [uid, due] of await this.store.loadQueue()) this.queue.set(uid, due);
     this.logger.info({ pods: this.pods.size, queued: this.queue.size }, 'podManager restored from KV');
@@ -178,6 +180,23 @@ export class SyncLoop {
     this.pods.set(uid, record);
     await this.store.putPod(record);
     if (record.admitted && (pod.spec.readinessGates?.length ?? 0) > 0) this.dispatch(record.pod, 'SyncPodSync', start);
+  }
+
+  /**
+   * A new leader cannot know what reached no leader (PLEG events, probe
+   * results, work-done and its requeue): every admitted pod is synced once,
+   * SyncPodKill for those being deleted. Pod workers' syncs are
+   * level-triggered, so a sync too many does nothing twice.
+   */
+  resyncAll(): number {
+    const start = this.clock.date();
+    const admitted = [...this.pods.values()].filter((r) => r.admitted);
+    for (const { pod, terminationRequested } of admitted) {
+      const grace = pod.metadata.deletionGracePeriodSeconds;
+      if (terminationRequested) this.dispatch(pod, 'SyncPodKill', start, grace !== undefined ? { gracePeriodOverride: grace } : {});
+      else this.dispatch(pod, 'SyncPodSync', start);
+    }
+    return admitted.length;
   }
 
   /** plegCh. */

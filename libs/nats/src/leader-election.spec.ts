@@ -4,7 +4,7 @@ import { Clock } from '@app/clock';
 import { FakeClock } from '@app/clock/testing';
 import { silentLogger } from '@app/observability';
 import { KvLeaderLeaseStore } from './kv-leader-lease-store.js';
-import { DEFAULT_LEADER_ELECTION, LeaderElector, LeaderLeaseStore, NotLeaderError, leaderElectionProblem, type LeaderElectionRecord, type LeaderLeaseSnapshot } from './leader-election.js';
+import { DEFAULT_LEADER_ELECTION, FencingTokenFilter, LeaderElector, LeaderLeaseStore, NotLeaderError, leaderElectionProblem, type LeaderElectionRecord, type LeaderLeaseSnapshot } from './leader-election.js';
 import { FakeKv } from './testing.js';
 
 const NODE = 'node-a';
@@ -326,4 +326,29 @@ describe('LeaderElector', () => {
     });
   }
   it('accepts the defaults', () => assert.equal(leaderElectionProblem(DEFAULT_LEADER_ELECTION), undefined));
+});
+
+describe('FencingTokenFilter', () => {
+  it('drops what a deposed leader sends once the new leader was heard, and lets untokened messages through', async () => {
+    const clock = new FakeClock();
+    const filter = new FencingTokenFilter(clock, 30_000);
+    assert.deepEqual(filter.accept(7), { ok: true });
+    assert.deepEqual(filter.accept(7), { ok: true });
+    assert.deepEqual(filter.accept(12), { ok: true }, 'a new term');
+    assert.deepEqual(filter.accept(7), { ok: false, highest: 12 }, 'the deposed leader, late');
+    assert.deepEqual(filter.accept(undefined), { ok: true });
+    await clock.step(29_000);
+    assert.deepEqual(filter.accept(7), { ok: false, highest: 12 });
+    assert.deepEqual(filter.accept(12), { ok: true });
+  });
+
+  it('takes a lower token long after the highest was last seen as a new start (the leases bucket made again)', async () => {
+    const clock = new FakeClock();
+    const filter = new FencingTokenFilter(clock, 30_000);
+    filter.accept(500);
+    await clock.step(30_000);
+    assert.deepEqual(filter.accept(3), { ok: true });
+    assert.deepEqual(filter.accept(500 - 1), { ok: true }, 'still higher than 3');
+    assert.deepEqual(filter.accept(3), { ok: false, highest: 499 });
+  });
 });

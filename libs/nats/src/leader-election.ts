@@ -32,6 +32,7 @@
  * See docs/adr/0008-leader-election.md for what the fence does and does not guarantee.
  */
 import { Clock, type Timer } from '@app/clock';
+import type { LeadershipInfo } from '@app/contracts';
 import type { Logger } from '@app/observability';
 import { kvKey } from './buckets.js';
 
@@ -96,19 +97,10 @@ export abstract class LeaderFence {
   }
 }
 
-export type LeaderRole = 'leader' | 'standby';
+export type LeaderRole = LeadershipInfo['role'];
 
 /** What `/readyz` and `/info` say of the election. */
-export interface LeadershipStatus {
-  role: LeaderRole;
-  identity: string;
-  /** The holder as last seen (this replica when leading); undefined when none was seen. */
-  leader?: string;
-  /** The fencing token of the current term (leader only). */
-  token?: number;
-  /** When this replica took its current role (ISO). */
-  since: string;
-}
+export type LeadershipStatus = LeadershipInfo;
 
 /** Called as leadership comes and goes; both may be async, errors are logged. */
 export interface LeadershipListener {
@@ -349,5 +341,36 @@ export class LeaderElector extends LeaderFence {
     if (!p) return;
     let timer: Timer | undefined;
     await Promise.race([p, new Promise<void>((resolve) => (timer = this.clock.setTimer(ms, resolve)))]).finally(() => timer?.cancel());
+  }
+}
+
+/**
+ * The receiving end of the fence (the pod worker's work subscription): a
+ * message whose fencing token is lower than the highest seen comes from a
+ * leader that was deposed and has not noticed yet, and is dropped. Messages
+ * without a token are let through (a sender that is not elected). A lower
+ * token long after the highest was last seen cannot be a deposed leader's
+ * (it stops within its renew deadline), but a `leases` bucket that was
+ * deleted and made again, whose revisions start over: it is accepted and
+ * becomes the new highest.
+ */
+export class FencingTokenFilter {
+  private highest = 0;
+  private highestSeenAt = 0;
+
+  constructor(
+    private readonly clock: Clock,
+    /** How long after the highest token was last seen a lower one is still refused. */
+    private readonly staleAfterMs = 30_000,
+  ) {}
+
+  /** Whether to act on a message carrying `token`. */
+  accept(token: number | undefined): { ok: true } | { ok: false; highest: number } {
+    if (token === undefined) return { ok: true };
+    const now = this.clock.now();
+    if (token < this.highest && now - this.highestSeenAt < this.staleAfterMs) return { ok: false, highest: this.highest };
+    this.highest = token;
+    this.highestSeenAt = now;
+    return { ok: true };
   }
 }
