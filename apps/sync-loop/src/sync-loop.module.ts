@@ -66,9 +66,11 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
 
   /**
    * Leadership won (at start, or taking over): the podManager and the work
-   * queue from KV, every pod synced once (what arrived while no one led was
-   * dropped: PLEG events, probe results, work-done), the sources' listings
-   * diffed in, then the ticks.
+   * queue from KV, the sources' listings diffed in, then the ticks. What
+   * arrived while no one led was dropped and is repaired as any lost message
+   * is (docs/adr/0008-delivery-by-reconciliation.md): config ops by the
+   * listings now, PLEG events by the shard owners' reconciliation, a lost
+   * work-done by housekeeping's requeue.
    */
   private async lead(): Promise<void> {
     const { runner, cfg } = this;
@@ -77,7 +79,6 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
       await runner.loop.restore();
       runner.restored = true;
     });
-    void runner.run('resync', () => this.logger.info({ pods: runner.loop.resyncAll() }, 'leading: every pod synced once'));
     // Ask config-source for the full listings now, then now and then.
     void runner.run('reconcileWithSources', () => runner.loop.reconcileWithSources());
     runner.every('syncCh', cfg.SYNC_TICK, () => runner.loop.syncTick());

@@ -316,13 +316,4 @@ describe('SyncLoop: taking over as leader', () => {
     await loop.restore();
     assert.deepEqual([...loop.desiredPods.keys()].sort(), ['a', 'c']);
   });
-
-  it('resyncAll syncs every admitted pod once, and kills the ones being deleted with their grace period', async () => {
-    const { loop, out } = setup();
-    await loop.handlePodUpdate(update('add', pod('a'), pod('b'), pod('c'), pod('d'), pod('e')));
-    await loop.handlePodUpdate(update('delete', pod('b', { deleting: true, grace: 7 })));
-    out.take();
-    assert.equal(loop.resyncAll(), 3, 'd and e were not admitted (maxPods 3)');
-    assert.deepEqual(out.dispatched.map((d) => `${d.uid}:${d.updateType}${d.killPodOptions ? `:${d.killPodOptions.gracePeriodOverride}` : ''}`), ['a:SyncPodSync', 'b:SyncPodKill:7', 'c:SyncPodSync']);
-  });
 });

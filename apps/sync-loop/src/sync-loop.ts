@@ -193,23 +193,6 @@ export class SyncLoop {
     if (record.admitted && (pod.spec.readinessGates?.length ?? 0) > 0) this.dispatch(record.pod, 'SyncPodSync', start);
   }
 
-  /**
-   * A new leader cannot know what reached no leader (PLEG events, probe
-   * results, work-done and its requeue): every admitted pod is synced once,
-   * SyncPodKill for those being deleted. Pod workers' syncs are
-   * level-triggered, so a sync too many does nothing twice.
-   */
-  resyncAll(): number {
-    const start = this.clock.date();
-    const admitted = [...this.pods.values()].filter((r) => r.admitted);
-    for (const { pod, terminationRequested } of admitted) {
-      const grace = pod.metadata.deletionGracePeriodSeconds;
-      if (terminationRequested) this.dispatch(pod, 'SyncPodKill', start, grace !== undefined ? { gracePeriodOverride: grace } : {});
-      else this.dispatch(pod, 'SyncPodSync', start);
-    }
-    return admitted.length;
-  }
-
   /** plegCh. */
   async handlePlegEvent(e: PodLifecycleEventMessage): Promise<void> {
     const record = this.pods.get(e.id);
