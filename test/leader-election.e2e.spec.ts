@@ -75,9 +75,10 @@ describe('leader election: two of each single-active service', { timeout: 900_00
     }
   }
 
-  async function addPod(name: string): Promise<void> {
-    stack.writeManifest(name, manifest(name));
-    await stack.waitForPod(name, 'Running and Ready', runningAndReady, 60_000);
+  /** Writes the pod's manifest (unless `written` already), waits for it to run, and records its sandbox and container. */
+  async function addPod(name: string, opts: { timeoutMs?: number; written?: boolean } = {}): Promise<void> {
+    if (!opts.written) stack.writeManifest(name, manifest(name));
+    await stack.waitForPod(name, 'Running and Ready', runningAndReady, opts.timeoutMs ?? 60_000);
     const [sandboxes, containers] = await Promise.all([stack.sandboxes(name), stack.containers(name)]);
     assert.equal(sandboxes.length, 1);
     assert.equal(containers.length, 1);
@@ -128,17 +129,23 @@ describe('leader election: two of each single-active service', { timeout: 900_00
   });
 
   for (const service of ELECTED) {
-    it(`the ${service} leader SIGKILLed: the standby leads within 5 s, the pods keep running, nothing is done twice, a new pod runs`, async (t) => {
+    it(`the ${service} leader SIGKILLed: the standby leads within 5 s, the pods keep running, nothing is done twice, pods added meanwhile and after run`, async (t) => {
       const { leader, standby } = await roles(service);
       const killedAt = performance.now();
       leader.process.kill('SIGKILL');
       await exited(leader.process);
       stack.procs.delete(`${service}#${leader.instance}`); // /pods comes from the survivor now
+      // A pod added while no one leads: what the dead leader would have handled must not be lost.
+      stack.writeManifest(`gap-${service}`, manifest(`gap-${service}`));
       const ms = await ledAfter(standby, killedAt);
       failovers.push(`${service} SIGKILL ${Math.round(ms)} ms`);
       t.diagnostic(`${service}: the standby led ${Math.round(ms)} ms after the leader was SIGKILLed`);
       assert.ok(ms < 5000, `${service}: the standby led after ${Math.round(ms)} ms`);
 
+      // Well before the pod workers' next periodic sync (SYNC_FREQUENCY, a minute) would repair a lost status.
+      const gapAt = performance.now();
+      await addPod(`gap-${service}`, { timeoutMs: 15_000, written: true });
+      t.diagnostic(`${service}: the pod added while no one led was Running and Ready ${Math.round(performance.now() - gapAt)} ms after the takeover`);
       await assertPodsRight();
       await assertNothingTwice();
       await addPod(`after-${service}`);
