@@ -96,6 +96,6 @@ export class StatusManagerController {
 
   /** A standby's statuses are the leader's, read from `pod-status` now. */
   private async fresh(): Promise<void> {
-    if (!this.gate.isActing) await this.manager.restore();
+    if (!this.gate.isActing) await this.manager.restore({ readOnly: true });
   }
 }

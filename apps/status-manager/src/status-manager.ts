@@ -4,11 +4,20 @@
  * `pod-status` KV bucket, whose only writer this is; the events of each
  * pod; and the read API that joins the desired pods (the sync loop's
  * `pods` bucket) with their statuses, like the kubelet's `/pods`.
+ *
+ * Readiness and startup have one source, the prober's `probe-results`
+ * bucket. The pod worker reads it when it generates a status (SetPodStatus
+ * carries what it says); a probe message, sent once the prober has saved
+ * the result, merges that result at once (SetContainerReadiness), as the
+ * kubelet does between syncs; and restore merges every kept result into the
+ * restored statuses, for the messages that came while no status manager
+ * listened. A status manager restart thus neither forgets a result nor
+ * keeps one the prober has since changed.
  */
 import { Clock } from '@app/clock';
-import type { EventMessage, Pod, PodList, PodRecord, PodStatus, ProbeResultMessage, StatusCommandMessage, StatusVerb } from '@app/contracts';
+import type { EventMessage, Pod, PodList, PodRecord, PodStatus, ProbeResultMessage, ProbeResultValue, ProbeType, StatusCommandMessage, StatusVerb } from '@app/contracts';
 import type { Logger } from '@app/observability';
-import { DesiredPods, StatusMetrics, StatusStore } from './ports.js';
+import { DesiredPods, ProbeResultsReader, StatusMetrics, StatusStore } from './ports.js';
 import { PodStatusVersions, statusPodOf, type ApplyResult, type StatusEntry, type StatusPod } from './status-store.js';
 
 export class StatusManager {
@@ -20,17 +29,27 @@ export class StatusManager {
   constructor(
     private readonly store: StatusStore,
     private readonly desired: DesiredPods,
+    private readonly probes: ProbeResultsReader,
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly eventsPerPod = 200,
     private readonly metrics?: StatusMetrics,
   ) {}
 
-  /** Loads every status from `pod-status` (at takeover; a standby before it answers a read), behind any change in flight. */
-  restore(): Promise<number> {
+  /**
+   * The statuses from the `pod-status` bucket, with the prober's current
+   * readiness and startup results merged in: at takeover, and saved; for a
+   * standby answering a read, `readOnly` (a standby writes nothing).
+   */
+  restore(opts: { readOnly?: boolean } = {}): Promise<number> {
     return this.serially(async () => {
       const entries = await this.store.load();
       this.versions = new PodStatusVersions(entries);
+      for (const r of await this.probes.all()) {
+        if (r.probeType === 'liveness') continue;
+        const merged = this.mergeProbeResult(r.podUid, r.probeType, r.containerId, r.result);
+        if (!opts.readOnly) await this.persist(r.podUid, merged);
+      }
       return entries.length;
     });
   }
@@ -77,12 +96,18 @@ export class StatusManager {
   /** The readiness and startup managers' updates merge into the current status. */
   handleProbeResult(r: ProbeResultMessage): Promise<ApplyResult | undefined> {
     if (r.probeType === 'liveness') return Promise.resolve(undefined);
+    const probeType = r.probeType;
     return this.serially(async () => {
-      const ok = r.result === 'Success';
-      const result = r.probeType === 'readiness' ? this.versions.setContainerReadiness(r.podUid, r.containerId, ok, this.clock.now()) : this.versions.setContainerStartup(r.podUid, r.containerId, ok, this.clock.now());
+      const result = this.mergeProbeResult(r.podUid, probeType, r.containerId, r.result);
       await this.persist(r.podUid, result);
       return result;
     });
+  }
+
+  /** SetContainerReadiness or SetContainerStartup with a probe result: only Success counts. */
+  private mergeProbeResult(uid: string, probeType: Exclude<ProbeType, 'liveness'>, containerId: string, result: ProbeResultValue): ApplyResult {
+    const ok = result === 'Success';
+    return probeType === 'readiness' ? this.versions.setContainerReadiness(uid, containerId, ok, this.clock.now()) : this.versions.setContainerStartup(uid, containerId, ok, this.clock.now());
   }
 
   /** recorder.Eventf: kept per pod, in order, the newest `eventsPerPod`. */
