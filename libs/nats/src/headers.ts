@@ -10,7 +10,7 @@ export const Headers = {
   traceparent: 'traceparent',
   podUid: 'Kubelet-Pod-UID',
   service: 'Kubelet-Service',
-  /** The sender's leader fencing token (its lease revision), on what a leader sends (docs/adr/0010-leader-election.md). */
+  /** The sender's leader fencing token (its lease revision), on what a leader sends (docs/adr/0011-leader-election.md). */
   leaderRevision: 'Kubelet-Leader-Revision',
 } as const;
 

@@ -29,7 +29,7 @@
  *    the same through the term's renewals. `fencingToken` is undefined the
  *    moment this replica may no longer act, even before the step-down timer
  *    has run (a blocked event loop cannot stretch a term).
- * See docs/adr/0010-leader-election.md for what the fence does and does not guarantee.
+ * See docs/adr/0011-leader-election.md for what the fence does and does not guarantee.
  */
 import { Clock, type Timer } from '@app/clock';
 import type { LeadershipInfo } from '@app/contracts';

@@ -5,7 +5,7 @@
  * and Kubernetes' `leader_election_master_status` gauge. A standby is ready:
  * it is connected, subscribed and able to take over, which is what a
  * standby is for; a readiness probe must not restart it (see
- * docs/adr/0010-leader-election.md).
+ * docs/adr/0011-leader-election.md).
  */
 import { env } from '@app/config';
 import { DEFAULT_LEADER_ELECTION, type LeaderElectionOptions, type LeaderElector } from '@app/nats';

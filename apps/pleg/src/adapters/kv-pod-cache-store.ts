@@ -34,8 +34,8 @@ export class KvPodCacheStore extends PodCacheStore {
     this.fence.check('write the pod cache');
     return this.entries.delete(uid);
   }
-  async updateTime(timestamp: number): Promise<void> {
+  async updateTime(timestamp: number, relistThresholdMs?: number): Promise<void> {
     this.fence.check('write the pod cache');
-    return this.node.put('global', { timestamp });
+    return this.node.put('global', { timestamp, ...(relistThresholdMs !== undefined ? { relistThresholdMs } : {}) });
   }
 }
