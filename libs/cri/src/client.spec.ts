@@ -36,7 +36,9 @@ const podWorkerTimeouts = { requestMs: 120_000, listMs: 30_000, pullMs: 300_000 
 describe('NatsCriClient: the caller owns the deadline', () => {
   const cases = [
     { name: 'PullImage sends the pull timeout (5 minutes)', call: (c: NatsCriClient) => c.image('PullImage', { image: { image: 'x' } }), want: 300_000 },
-    { name: 'StopContainer sends the request timeout', call: (c: NatsCriClient) => c.runtime('StopContainer', { containerId: 'c', timeout: '10' }), want: 120_000 },
+    // remote_runtime.go StopContainer: `r.timeout + time.Duration(timeout)*time.Second`, room for the grace period and the SIGKILL after it.
+    { name: 'StopContainer sends its grace period plus the request timeout', call: (c: NatsCriClient) => c.runtime('StopContainer', { containerId: 'c', timeout: '10' }), want: 130_000 },
+    { name: 'StopContainer with a 300s grace period may take longer than the request timeout', call: (c: NatsCriClient) => c.runtime('StopContainer', { containerId: 'c', timeout: '300' }), want: 420_000 },
     { name: 'ListContainers sends the list timeout', call: (c: NatsCriClient) => c.runtime('ListContainers', {}), want: 30_000 },
     { name: 'ExecSync sends its own timeout plus the request timeout', call: (c: NatsCriClient) => c.runtime('ExecSync', { containerId: 'c', cmd: ['true'], timeout: '5' }), want: 125_000 },
   ];
