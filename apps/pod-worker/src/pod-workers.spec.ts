@@ -182,6 +182,43 @@ describe('PodWorkers: the lifecycle', () => {
   });
 });
 
+describe('PodWorkers: a pod added again while it terminates (restartRequested)', () => {
+  it('the SyncPodCreate is remembered in the record, the termination goes on, and a SyncPodCreate after it finished starts the pod anew', async () => {
+    const { workers, syncer, relist, store } = setup();
+    await workers.updatePod(upd('SyncPodCreate', pod('a', 'v1')));
+    await relist();
+    const gate = deferred();
+    syncer.hold = gate.promise;
+    await workers.updatePod(upd('SyncPodKill', pod('a', 'v1')));
+    await relist(); // syncTerminatingPod is under way
+    await workers.updatePod(upd('SyncPodCreate', pod('a', 'v2')));
+    assert.equal(store.records.get('a')?.restartRequested, true, 'saved, so housekeeping sees it');
+    syncer.hold = undefined;
+    gate.release();
+    await relist();
+    await relist();
+    assert.deepEqual(syncer.calls, ['sync:SyncPodCreate:v1', 'terminating:v1', 'terminated'], 'the pod is not started while it terminates');
+    assert.equal(store.records.get('a')?.finished, true);
+    assert.equal(store.records.get('a')?.restartRequested, true, 'kept for housekeeping after the worker finished');
+    // Housekeeping's SyncPodCreate (TerminatedAndRecreatedPod).
+    await workers.updatePod(upd('SyncPodCreate', pod('a', 'v2')));
+    await relist();
+    assert.deepEqual(syncer.calls.slice(3), ['sync:SyncPodCreate:v2']);
+    assert.deepEqual(store.records.get('a')?.restartRequested, undefined, 'a fresh record');
+  });
+
+  it('a SyncPodCreate for a pod a restarted replica finds terminating in KV is remembered too', async () => {
+    const store = new MemoryWorkerStore();
+    store.records.set('a', { syncedAt: T0 - 5000, terminatingAt: T0 - 1000, gracePeriod: 7 });
+    const { workers, syncer, relist } = setup(store);
+    await workers.updatePod(upd('SyncPodCreate', pod('a')), T0);
+    assert.equal(store.records.get('a')?.restartRequested, true);
+    await workers.updatePod(upd('SyncPodSync', pod('a')), T0);
+    await relist();
+    assert.deepEqual(syncer.calls, ['terminating:busybox:1'], 'it terminates first');
+  });
+});
+
 describe('PodWorkers: UpdatePod coalescing', () => {
   // Two updates (v2, then v3) arrive while the sync of v1 runs.
   const whileSyncing: { name: string; v2: 'SyncPodUpdate' | 'SyncPodKill'; want: string[] }[] = [

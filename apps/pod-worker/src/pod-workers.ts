@@ -13,7 +13,10 @@
  *    waiting kill is never replaced by a sync (the kill keeps the newer pod).
  *  - Once a UID is terminating it is never started again. Only a
  *    SyncPodCreate after the worker finished (the pod was added again, see
- *    the sync loop's housekeeping) starts a fresh worker for it.
+ *    the sync loop's housekeeping) starts a fresh worker for it. A
+ *    SyncPodCreate that arrives while the UID terminates (a static pod's
+ *    manifest moved out and back) is kept as `restartRequested` in the
+ *    record: housekeeping sends it again once the worker finished.
  *  - Before acting, a worker waits for a pod cache entry newer than the end
  *    of its last sync (GetNewerThan), so it never acts on a runtime view
  *    older than its own actions.
@@ -145,6 +148,16 @@ export class PodWorkers {
       w.killOptions = undefined;
       w.runningPodOnly = options.runningPodOnly === true;
       await this.store.save(uid, w.record);
+    }
+    if (options.updateType === 'SyncPodCreate' && w.record.terminatingAt !== undefined) {
+      // Two pods with one UID in close succession (UpdatePod's restartRequested): the first terminates
+      // to the end, then housekeeping starts the second (TerminatedAndRecreatedPod).
+      if (w.record.restartRequested !== true) {
+        this.logger.info({ uid }, 'pod added again while it terminates: it restarts once its termination finished');
+        w.record = { ...w.record, restartRequested: true };
+        await this.store.save(uid, w.record);
+      }
+      return;
     }
     const kill = options.updateType === 'SyncPodKill' || options.pod.metadata.deletionTimestamp !== undefined;
     if (kill && w.record.terminatingAt === undefined) {

@@ -35,6 +35,12 @@ export interface PodSyncStatusRecord {
   gracePeriod?: number;
   /** The worker is done with this UID (TerminatedPod completed). */
   finished?: boolean;
+  /**
+   * A SyncPodCreate for this UID arrived while it was terminating (a static
+   * pod's manifest moved out and back): once the worker finished, the pod is
+   * started anew if it is still desired (pod_workers.go restartRequested).
+   */
+  restartRequested?: boolean;
 }
 
 /** The pod worker's state for a UID, as HandlePodCleanups classifies it (SyncKnownPods). */
