@@ -28,34 +28,40 @@ describe('the kubelet\'s safety rules on the real containerd', { timeout: 900_00
   before(() => stack.start());
   after(() => stack.stop());
 
-  it('a crashing sidecar never holds the main container back: main runs within 10s and keeps running while the sidecar restarts', async () => {
-    // The sidecar exits 1 four seconds after it starts, over and over.
-    const names = ['side-a', 'side-b', 'side-c'];
+  it('a crashing sidecar never holds the main container back: main runs within 15s and keeps running while the sidecar restarts alone', async () => {
+    // Sidecars that exit 1 four seconds (and, harder, one second) after each start, over and over.
+    const runs = [
+      { name: 'side-a', sidecar: 'sleep 4; exit 1' },
+      { name: 'side-b', sidecar: 'sleep 4; exit 1' },
+      { name: 'side-c', sidecar: 'sleep 1; exit 1' },
+      { name: 'side-d', sidecar: 'sleep 1; exit 1' },
+    ];
     const t0 = Date.now();
-    for (const n of names) {
-      stack.writeManifest(n, pod(n, `  initContainers:\n${container('proxy', 'sleep 4; exit 1', '      restartPolicy: Always\n')}  containers:\n${container('main', 'sleep 3600')}`));
+    for (const r of runs) {
+      stack.writeManifest(r.name, pod(r.name, `  initContainers:\n${container('proxy', r.sidecar, '      restartPolicy: Always\n')}  containers:\n${container('main', 'sleep 3600')}`));
     }
-    const took: number[] = [];
+    const took = new Map<string, number>();
+    const first = new Map<string, string | undefined>();
     await Promise.all(
-      names.map(async (n) => {
-        await stack.waitForPod(n, 'main running', (x) => running(x, 'main'), 40_000);
-        took.push(Date.now() - t0);
+      runs.map(async (r) => {
+        const s = await stack.waitForPod(r.name, 'main running', (x) => running(x, 'main'), 60_000).catch(() => undefined);
+        took.set(r.name, Date.now() - t0);
+        first.set(r.name, s ? cs(s, 'main')?.containerID : undefined);
       }),
     );
-    assert.ok(took.every((t) => t < 10_000), `main ran after ${took.join(', ')}ms`);
-    // The sidecar goes on crashing and restarting; the main container is never touched.
-    const first = new Map<string, string | undefined>();
-    for (const n of names) first.set(n, cs(await stack.waitForPod(n, 'main running', (x) => running(x, 'main')), 'main')?.containerID);
-    for (const n of names) await stack.waitForPod(n, 'the sidecar restarted twice', (x) => (cs(x, 'proxy')?.restartCount ?? 0) >= 2, 60_000);
-    for (const n of names) {
-      const s = await stack.waitForPod(n, 'status', () => true);
-      assert.ok(running(s, 'main'), `${n}: main still runs`);
-      assert.equal(cs(s, 'main')?.containerID, first.get(n), `${n}: the same main container`);
-      assert.equal(cs(s, 'main')?.restartCount, 0, `${n}: main never restarted`);
-      const live = (await stack.containers(n)).filter((c) => c.labels['io.kubernetes.container.name'] === 'main' && c.state === 'CONTAINER_RUNNING');
-      assert.equal(live.length, 1, `${n}: one main container runs in containerd`);
+    const report = runs.map((r) => `${r.name} (${r.sidecar}): ${took.get(r.name) ?? '?'}ms`).join(', ');
+    assert.ok(runs.every((r) => first.get(r.name) !== undefined && (took.get(r.name) ?? Infinity) < 15_000), `main ran after ${report}`);
+    // The sidecars go on crashing and restarting, each alone, with its back-off; the main containers are never touched.
+    for (const r of runs) await stack.waitForPod(r.name, 'the sidecar restarted twice', (x) => (cs(x, 'proxy')?.restartCount ?? 0) >= 2, 60_000);
+    for (const r of runs) {
+      const s = await stack.waitForPod(r.name, 'status', () => true);
+      assert.ok(running(s, 'main'), `${r.name}: main still runs`);
+      assert.equal(cs(s, 'main')?.containerID, first.get(r.name), `${r.name}: the same main container`);
+      assert.equal(cs(s, 'main')?.restartCount, 0, `${r.name}: main never restarted`);
+      const live = (await stack.containers(r.name)).filter((c) => c.labels['io.kubernetes.container.name'] === 'main' && c.state === 'CONTAINER_RUNNING');
+      assert.equal(live.length, 1, `${r.name}: one main container runs in containerd`);
     }
-    for (const n of names) stack.removeManifest(n);
+    for (const r of runs) stack.removeManifest(r.name);
   });
 
   it('a static pod moved out and back while it terminates runs again once its termination ended', async () => {

@@ -69,7 +69,7 @@ function setup() {
   const backOff = new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 });
   const node = { nodeName: 'n1', hostIP: '10.0.0.1', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] } };
   const manager = new RuntimeManager(cri, images, backOff, hooks, events, node, clock, silentLogger());
-  return { cri, events, hooks, manager };
+  return { cri, events, hooks, manager, clock };
 }
 
 describe('RuntimeManager.syncPod: the steps of kuberuntime_manager.go SyncPod, in order', () => {
@@ -171,6 +171,23 @@ describe('RuntimeManager.syncPod: the steps of kuberuntime_manager.go SyncPod, i
     assert.deepEqual(trace(cri), ['CreateContainer app', 'StartContainer app-new', 'CreateContainer web', 'StartContainer web-new']);
     assert.equal(r.errors.get('app')?.reason, 'RunContainerError');
     assert.equal(r.startedContainers, 1);
+  });
+
+  it('a sidecar that crashed before a sync saw it run: the main container starts beside it, and its back-off never holds the main container back', async () => {
+    const { cri, manager, clock } = setup();
+    const crashed = (restartCount: number) => ctr(sideA, 'exited', { exitCode: 1, restartCount, startedAt: clock.now() - 4_000, finishedAt: clock.now() - 100 });
+    const p = pod({ initContainers: [sideA], containers: [app] });
+    // Its first crash: restarted at once, and the main container started in the same sync.
+    const first = await manager.syncPod(p, status([sandbox('sb1')], [crashed(0)]), noProbes);
+    assert.deepEqual(trace(cri), ['CreateContainer sideA', 'StartContainer sideA-new', 'CreateContainer app', 'StartContainer app-new']);
+    assert.equal(first.errors.size, 0);
+    // Its second crash, 5s later (the runtime view does not show the main container yet): the sidecar waits for its back-off, the main container does not.
+    await clock.step(5_000);
+    cri.calls.length = 0;
+    const second = await manager.syncPod(p, status([sandbox('sb1')], [crashed(1)]), noProbes);
+    assert.equal(second.errors.get('sideA')?.reason, 'CrashLoopBackOff');
+    assert.ok((second.errors.get('sideA')?.retryAfterMs ?? 0) > 0, 'a requeue for when its back-off ends');
+    assert.deepEqual(trace(cri), ['CreateContainer app', 'StartContainer app-new']);
   });
 
   it('a container with a preStop hook: the hook runs before StopContainer', async () => {
