@@ -24,22 +24,33 @@ const upd = (updateType: SyncPodType, p: Pod, killPodOptions?: KillPodOptions): 
 class ScriptedSyncer extends PodSyncer {
   calls: string[] = [];
   grace: number[] = [];
+  /** The steps whose signal aborted while they were held (as an image pull or a hook is cancelled). */
+  cancelled: string[] = [];
   hold?: Promise<void>;
   fail = false;
   terminal = false;
-  private async step(what: string): Promise<void> {
+  private async step(what: string, signal?: AbortSignal): Promise<void> {
     this.calls.push(what);
-    if (this.hold) await this.hold;
+    if (this.hold) {
+      const hold = this.hold;
+      await new Promise<void>((resolve, reject) => {
+        signal?.addEventListener('abort', () => {
+          this.cancelled.push(what);
+          reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+        }, { once: true });
+        void hold.then(resolve);
+      });
+    }
     if (this.fail) throw new Error('runtime says no');
   }
   requeueAfterMs?: number;
-  async syncPod(t: SyncPodType, p: Pod, _c: CacheResult): Promise<SyncPodResult> {
-    await this.step(`sync:${t}:${p.spec.containers[0]?.image ?? ''}`);
+  async syncPod(t: SyncPodType, p: Pod, _c: CacheResult, signal?: AbortSignal): Promise<SyncPodResult> {
+    await this.step(`sync:${t}:${p.spec.containers[0]?.image ?? ''}`, signal);
     return { terminal: this.terminal, ...(this.requeueAfterMs !== undefined ? { requeueAfterMs: this.requeueAfterMs } : {}) };
   }
-  async syncTerminatingPod(p: Pod, _c: CacheResult, grace: number): Promise<void> {
+  async syncTerminatingPod(p: Pod, _c: CacheResult, grace: number, _k: KillPodOptions | undefined, _r: boolean, signal?: AbortSignal): Promise<void> {
     this.grace.push(grace);
-    await this.step(`terminating:${p.spec.containers[0]?.image ?? ''}`);
+    await this.step(`terminating:${p.spec.containers[0]?.image ?? ''}`, signal);
   }
   async syncTerminatedPod(_p: Pod): Promise<void> {
     await this.step('terminated');
@@ -179,6 +190,61 @@ describe('PodWorkers: the lifecycle', () => {
     cache.updateTime(clock.now());
     await clock.step(0);
     assert.equal(syncer.calls.length, 2);
+  });
+});
+
+describe('PodWorkers: termination hurried (UpdatePod cancelFn, calculateEffectiveGracePeriod)', () => {
+  it('a kill cancels the sync in flight (a long image pull, a hook) and the kill runs next, without waiting for it', async () => {
+    const { workers, syncer, relist, queue } = setup();
+    syncer.hold = new Promise(() => undefined); // the sync would never end by itself
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await relist();
+    assert.deepEqual(syncer.calls, ['sync:SyncPodCreate:busybox:1']);
+    await workers.updatePod(upd('SyncPodKill', pod('a')));
+    assert.deepEqual(syncer.cancelled, ['sync:SyncPodCreate:busybox:1']);
+    syncer.hold = undefined;
+    await relist();
+    await relist();
+    assert.deepEqual(syncer.calls, ['sync:SyncPodCreate:busybox:1', 'terminating:busybox:1', 'terminated']);
+    assert.deepEqual(queue.enqueued, [], 'a cancelled sync is not retried');
+  });
+
+  it('a shorter grace period mid-termination is saved, and the termination starts over with it', async () => {
+    const { workers, syncer, relist, store } = setup();
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await relist();
+    syncer.hold = new Promise(() => undefined); // StopContainer waits out the pod's 30s
+    await workers.updatePod(upd('SyncPodKill', pod('a')));
+    await relist();
+    assert.deepEqual(syncer.grace, [30]);
+    await workers.updatePod(upd('SyncPodKill', pod('a'), { gracePeriodOverride: 5 }));
+    assert.equal(store.records.get('a')?.gracePeriod, 5, 'saved: a restarted worker goes on with it');
+    assert.equal(workers.state('a')?.gracePeriod, 5);
+    assert.deepEqual(syncer.cancelled, ['terminating:busybox:1']);
+    syncer.hold = undefined;
+    await relist();
+    await relist();
+    assert.deepEqual(syncer.grace, [30, 5], 'the kill started over with 5s');
+    assert.deepEqual(syncer.calls.slice(1), ['terminating:busybox:1', 'terminating:busybox:1', 'terminated']);
+  });
+
+  it('a longer grace period mid-termination changes nothing', async () => {
+    const { workers, syncer, relist, store } = setup();
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await relist();
+    const gate = deferred();
+    syncer.hold = gate.promise;
+    await workers.updatePod(upd('SyncPodKill', pod('a'), { gracePeriodOverride: 10 }));
+    await relist();
+    await workers.updatePod(upd('SyncPodKill', pod('a'), { gracePeriodOverride: 20 }));
+    assert.equal(store.records.get('a')?.gracePeriod, 10);
+    assert.deepEqual(syncer.cancelled, [], 'the termination in flight goes on');
+    syncer.hold = undefined;
+    gate.release();
+    await relist();
+    await relist();
+    assert.deepEqual(syncer.grace, [10]);
+    assert.equal(syncer.calls.at(-1), 'terminated');
   });
 });
 

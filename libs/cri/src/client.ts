@@ -16,12 +16,53 @@ import { CriError, isCriErrorCode } from './errors.js';
 import type { ImageMethod, ImageRequest, ImageResponse, RuntimeMethod, RuntimeRequest, RuntimeResponse } from './messages.js';
 import { CRI_TIMEOUT_HEADER, DEFAULT_CRI_TIMEOUTS, IMAGE_METHOD_INFO, RUNTIME_METHOD_INFO, deadlineMs, type CriTimeouts } from './methods.js';
 
+/** How one call is made, beyond its request. */
+export interface CriCallOptions {
+  /**
+   * The caller's cancellation, as the kubelet's context: once it aborts, the
+   * call rejects at once with a `Canceled` CriError and its answer, if one
+   * still comes, is dropped. The runtime may still carry the call out (the
+   * kubelet's cancelled gRPC call may too), so callers cancel only calls they
+   * can afford to lose track of: waits (PullImage, ExecSync, StopContainer),
+   * not CreateContainer or RunPodSandbox.
+   */
+  signal?: AbortSignal;
+}
+
 /** The runtime and image services, as consumers depend on them. */
 export abstract class CriRuntime {
   /** One RuntimeService call. */
-  abstract runtime<M extends RuntimeMethod>(method: M, request: RuntimeRequest<M>, meta?: MessageMeta): Promise<RuntimeResponse<M>>;
+  abstract runtime<M extends RuntimeMethod>(method: M, request: RuntimeRequest<M>, meta?: MessageMeta, options?: CriCallOptions): Promise<RuntimeResponse<M>>;
   /** One ImageService call. */
-  abstract image<M extends ImageMethod>(method: M, request: ImageRequest<M>, meta?: MessageMeta): Promise<ImageResponse<M>>;
+  abstract image<M extends ImageMethod>(method: M, request: ImageRequest<M>, meta?: MessageMeta, options?: CriCallOptions): Promise<ImageResponse<M>>;
+}
+
+/** The CriError a call cancelled by its caller rejects with (gRPC's `Canceled`, as a cancelled context gives). */
+export function canceledCall(what: string): CriError {
+  return new CriError('Canceled', `${what}: context canceled`);
+}
+
+/** Settles as `p` does, or rejects with canceledCall(what) as soon as `signal` aborts. */
+export function raceCancel<T>(p: Promise<T>, signal: AbortSignal | undefined, what: string): Promise<T> {
+  if (!signal) return p;
+  if (signal.aborted) {
+    p.catch(() => undefined);
+    return Promise.reject(canceledCall(what));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(canceledCall(what));
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
+  });
 }
 
 const enc = new TextEncoder();
@@ -42,24 +83,27 @@ export class NatsCriClient extends CriRuntime {
     super();
   }
 
-  runtime<M extends RuntimeMethod>(method: M, request: RuntimeRequest<M>, meta?: MessageMeta): Promise<RuntimeResponse<M>> {
+  runtime<M extends RuntimeMethod>(method: M, request: RuntimeRequest<M>, meta?: MessageMeta, options?: CriCallOptions): Promise<RuntimeResponse<M>> {
     const deadline = deadlineMs(RUNTIME_METHOD_INFO[method], request, this.timeouts);
-    return this.call(Subjects.criRuntime.build(this.node, method), request, deadline, meta) as Promise<RuntimeResponse<M>>;
+    return this.call(Subjects.criRuntime.build(this.node, method), request, deadline, meta, options?.signal) as Promise<RuntimeResponse<M>>;
   }
 
-  image<M extends ImageMethod>(method: M, request: ImageRequest<M>, meta?: MessageMeta): Promise<ImageResponse<M>> {
+  image<M extends ImageMethod>(method: M, request: ImageRequest<M>, meta?: MessageMeta, options?: CriCallOptions): Promise<ImageResponse<M>> {
     const deadline = deadlineMs(IMAGE_METHOD_INFO[method], request, this.timeouts);
-    return this.call(Subjects.criImage.build(this.node, method), request, deadline, meta) as Promise<ImageResponse<M>>;
+    return this.call(Subjects.criImage.build(this.node, method), request, deadline, meta, options?.signal) as Promise<ImageResponse<M>>;
   }
 
-  private async call(subject: string, request: unknown, deadline: number, meta?: MessageMeta): Promise<unknown> {
+  private async call(subject: string, request: unknown, deadline: number, meta?: MessageMeta, signal?: AbortSignal): Promise<unknown> {
+    if (signal?.aborted) throw canceledCall(subject);
     const headers = messageHeaders({ service: this.service, ...meta });
     headers.set(CRI_TIMEOUT_HEADER, String(deadline));
     const wait = deadline + REPLY_MARGIN_MS;
     let reply;
     try {
-      reply = await this.nc.request(subject, enc.encode(JSON.stringify(request ?? {})), { timeout: wait, headers });
+      // nats.js cannot withdraw a request: a cancelled call stops waiting, and a late reply is dropped.
+      reply = await raceCancel(this.nc.request(subject, enc.encode(JSON.stringify(request ?? {})), { timeout: wait, headers }), signal, subject);
     } catch (err) {
+      if (err instanceof CriError && err.code === 'Canceled') throw err;
       throw natsFailure(err, subject, wait);
     }
     const body = parseJson(reply.data);
