@@ -41,6 +41,13 @@ export interface PodSyncStatusRecord {
    * started anew if it is still desired (pod_workers.go restartRequested).
    */
   restartRequested?: boolean;
+  /**
+   * The pod the worker last took (upstream's activeUpdate.Pod), so that a
+   * replica taking the shard over can finish a pod that is no longer in the
+   * podManager with its own grace period and hooks. Absent for a runtime
+   * pod killed on its own (runningPodOnly).
+   */
+  pod?: Pod;
 }
 
 /** The pod worker's state for a UID, as HandlePodCleanups classifies it (SyncKnownPods). */
