@@ -34,7 +34,7 @@ describe('the kubelet\'s safety rules on the real containerd', { timeout: 900_00
   before(() => stack.start());
   after(() => stack.stop());
 
-  it('a crashing sidecar never holds the main container back: main runs within 15s and keeps running while the sidecar restarts alone', async () => {
+  it('a crashing sidecar never holds the main container back: main runs within 15s and keeps running while the sidecar restarts alone', async (t) => {
     // Sidecars that exit 1 four seconds (and, harder, one second) after each start, over and over.
     const runs = [
       { name: 'side-a', sidecar: 'sleep 4; exit 1' },
@@ -56,6 +56,7 @@ describe('the kubelet\'s safety rules on the real containerd', { timeout: 900_00
       }),
     );
     const report = runs.map((r) => `${r.name} (${r.sidecar}): ${took.get(r.name) ?? '?'}ms`).join(', ');
+    t.diagnostic(`main running after: ${report}`);
     assert.ok(runs.every((r) => first.get(r.name) !== undefined && (took.get(r.name) ?? Infinity) < 15_000), `main ran after ${report}`);
     // The sidecars go on crashing and restarting, each alone, with its back-off; the main containers are never touched.
     for (const r of runs) await stack.waitForPod(r.name, 'the sidecar restarted twice', (x) => (cs(x, 'proxy')?.restartCount ?? 0) >= 2, 60_000);
