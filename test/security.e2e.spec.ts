@@ -1,6 +1,6 @@
 /**
  * No way in for a local unprivileged user, and each service only where its
- * NATS user may go (issue 12; docs/adr/0011): on a real nats-server with the
+ * NATS user may go (issue 12; docs/adr/0012): on a real nats-server with the
  * generated users, and the real containerd behind cri-gateway.
  *  - a client without credentials (or with wrong ones) cannot connect;
  *  - a service's user cannot publish or subscribe outside its permissions,

@@ -8,7 +8,7 @@
  *   node dist/deploy/nats/credentials.js --print-checked-in
  *
  * Compose runs the first form once (the `nats-credentials` service, with
- * --keep so a restart keeps the passwords); see docs/adr/0011.
+ * --keep so a restart keeps the passwords); see docs/adr/0012.
  */
 import { parseArgs } from 'node:util';
 import { NODE_NATS_SETTINGS, checkedInNatsServerConfig, writeNatsCredentials } from './server-config.js';

@@ -3,7 +3,7 @@
  * RunPodSandbox is root on the node, and anyone on the node can reach a
  * loopback port. These routes say where it is instead: on the unix socket
  * CRI_HTTP_SOCKET, with the CRI socket's permissions, when that is set
- * (adapters/cri-http-socket.ts; docs/adr/0011).
+ * (adapters/cri-http-socket.ts; docs/adr/0012).
  */
 import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { MessagePattern } from '@nestjs/microservices';

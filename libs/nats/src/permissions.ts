@@ -6,7 +6,7 @@
  * buckets it writes and reads. The nats-server `authorization` block is
  * generated from it (natsAuthorization), so the table is the one place to
  * change when a service starts using a subject or a bucket: one line.
- * See docs/adr/0011-nats-users-and-local-access.md.
+ * See docs/adr/0012-nats-users-and-local-access.md.
  *
  * What the table guarantees (test/nats-permissions.spec.ts, and the real
  * server in test/security.e2e.spec.ts):

@@ -10,10 +10,13 @@ import { readFileSync } from 'node:fs';
 import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplication } from '@nestjs/common';
+import { SystemClock } from '@app/clock';
 import { SERVICE_NAMES, type ServiceName } from '@app/contracts';
 import { ConfigError, parseEnv, sharedSchema, type ConfigOf, type EnvSchema, type SharedConfig } from '@app/config';
 import {
   BUCKETS,
+  KvLeaderLeaseStore,
+  LeaderElector,
   NATS_USERS,
   NatsAuthError,
   NatsBus,
@@ -25,6 +28,7 @@ import {
   ensureBuckets,
   grantedBuckets,
   inboxPrefix,
+  leaderElectionProblem,
   type BucketId,
   type KV,
   type NatsConnection,
@@ -33,6 +37,7 @@ import {
   type PermissionViolation,
 } from '@app/nats';
 import { NestPinoLogger, createLogger, createMetricsRegistry, type Logger } from '@app/observability';
+import { leaderElectionOf, leaderElectionSchema, watchLeadership } from './leadership.js';
 import { CoreModule } from './core.module.js';
 import { HealthChecks } from './health.js';
 import { httpAccess, isLoopbackHost, readHttpToken } from './http-access.js';
@@ -51,6 +56,12 @@ export const DEFAULT_PORTS: Readonly<Record<ServiceName, number>> = {
   'status-manager': 10315,
   'cri-gateway': 10316,
 };
+
+/**
+ * The services of which one instance acts at a time: a second instance is a
+ * standby that takes over when the leader dies (leadership.ts).
+ */
+export const SINGLE_ACTIVE_SERVICES: readonly ServiceName[] = ['sync-loop', 'pleg', 'status-manager'];
 
 export interface ServiceDefinition<S extends EnvSchema> {
   service: ServiceName;
@@ -72,9 +83,9 @@ export interface ServiceDefinition<S extends EnvSchema> {
 
 export type FullConfig<S extends EnvSchema> = SharedConfig & ConfigOf<S>;
 
-/** The full schema of a service: shared variables plus its own. */
+/** The full schema of a service: shared variables, the leader election's for single-active services, and its own. */
 export function serviceSchema<S extends EnvSchema>(def: Pick<ServiceDefinition<S>, 'service' | 'schema'>) {
-  return { ...sharedSchema(DEFAULT_PORTS[def.service], def.service), ...def.schema };
+  return { ...sharedSchema(DEFAULT_PORTS[def.service], def.service), ...(SINGLE_ACTIVE_SERVICES.includes(def.service) ? leaderElectionSchema : {}), ...def.schema };
 }
 
 /** Parses the environment for a service; throws ConfigError. */
@@ -82,7 +93,10 @@ export function loadServiceConfig<S extends EnvSchema>(
   def: Pick<ServiceDefinition<S>, 'service' | 'schema'>,
   source: NodeJS.ProcessEnv = process.env,
 ): FullConfig<S> {
-  return parseEnv(serviceSchema(def), source);
+  const config = parseEnv(serviceSchema(def), source);
+  const election = SINGLE_ACTIVE_SERVICES.includes(def.service) ? leaderElectionProblem(leaderElectionOf(config)) : undefined;
+  if (election) throw new ConfigError([`LEADER_LEASE_DURATION, LEADER_RENEW_DEADLINE and LEADER_RETRY_PERIOD do not fit: ${election}`]);
+  return config;
 }
 
 /** The server refused subjects this service needs: which, as the server said, and what failed for it. */
@@ -159,6 +173,7 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
   const health = new HealthChecks();
   const metrics = createMetricsRegistry({ service: def.service, node });
 
+  const singleActive = SINGLE_ACTIVE_SERVICES.includes(def.service);
   checkBucketGrants(def);
   const httpToken = readHttpToken(config.HTTP_TOKEN_FILE);
   const access = httpAccess(config.HOST, httpToken);
@@ -186,9 +201,11 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
     throw violations.length > 0 ? new NatsPermissionError(violations, err) : err;
   };
 
+  // A single-active service elects its leader in the leases bucket, declared or not.
+  const bucketIds = singleActive && !def.buckets?.includes('leases') ? [...(def.buckets ?? []), 'leases' as const] : (def.buckets ?? []);
   let buckets: Partial<Record<BucketId, KV>> = {};
   try {
-    buckets = def.buckets && def.buckets.length > 0 ? await ensureBuckets(connection, def.buckets) : {};
+    buckets = bucketIds.length > 0 ? await ensureBuckets(connection, bucketIds) : {};
     for (const setting of def.sharedSettings ?? []) {
       const leases = buckets.leases;
       if (!leases) throw new Error(`${def.service} shares ${setting}, so it needs the leases bucket`);
@@ -197,6 +214,16 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
   } catch (err) {
     return failBoot(err);
   }
+
+  // Single-active services campaign for the leader lease once they are up; until they lead they are standbys.
+  const leadership =
+    singleActive && buckets.leases
+      ? new LeaderElector(new KvLeaderLeaseStore(buckets.leases, node, def.service), new SystemClock(), logger.child({ component: 'leader-election' }), {
+          identity: config.INSTANCE_ID,
+          ...leaderElectionOf(config),
+        })
+      : undefined;
+  if (leadership) watchLeadership(leadership, def.service, health, metrics);
 
   const extraSubjects: string[] = [];
   const transport = new KubeletNatsTransport({ connection, node, service: def.service, logger, queue: def.queue ?? def.service });
@@ -211,6 +238,7 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
     health,
     subjects: () => [...transport.subjects, ...extraSubjects],
     addSubjects: (subjects) => void extraSubjects.push(...subjects),
+    ...(leadership ? { leadership } : {}),
   };
 
   @Module({ imports: [CoreModule.forRoot(ctx), def.module] })
@@ -240,6 +268,7 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
   }
   subscriptionsBound = true;
   await app.listen(config.PORT, config.HOST);
+  leadership?.start();
   logger.info(
     { port: config.PORT, host: config.HOST, http: access.summary, subjects: ctx.subjects(), startupMs: Date.now() - startedAt.getTime() },
     'service ready',
@@ -250,6 +279,7 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
     stopping ??= (async () => {
       logger.info({ reason }, 'shutting down: no new work');
       health.markDraining();
+      await leadership?.stop(); // stop acting, then hand the lease over: a standby leads at once
       await app.close(); // unsubscribes (transport.close) and closes HTTP
       await connection.drain(); // in-flight messages are handled, then the connection closes
       logger.info('shut down cleanly');

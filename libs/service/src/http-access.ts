@@ -9,7 +9,7 @@
  *  - with HTTP_TOKEN_FILE set, the token is needed on loopback too (local
  *    users are then kept out as well).
  * `/healthz`, `/readyz` and `/metrics` stay open: health checks and scrapes
- * need them and they serve nothing about pods. docs/adr/0011.
+ * need them and they serve nothing about pods. docs/adr/0012.
  */
 import { timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';

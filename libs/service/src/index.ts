@@ -1,4 +1,4 @@
-export { BucketGrantError, DEFAULT_PORTS, NatsPermissionError, SERVICE_NAMES, bootstrapService, loadServiceConfig, runService, serviceSchema } from './bootstrap.js';
+export { BucketGrantError, DEFAULT_PORTS, NatsPermissionError, SERVICE_NAMES, SINGLE_ACTIVE_SERVICES, bootstrapService, loadServiceConfig, runService, serviceSchema } from './bootstrap.js';
 export type { FullConfig, RunningService, ServiceDefinition, ServiceName } from './bootstrap.js';
 export { METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf } from './context.js';
 export type { ServiceContext, ServiceIdentity } from './context.js';
@@ -8,3 +8,4 @@ export type { Check, CheckResult, HealthReport } from './health.js';
 export { KubeletNatsTransport, rpcError, toErrorReply } from './nats-transport.js';
 export { readJsonBody } from './http-body.js';
 export { OPEN_PATHS, httpAccess, isLoopbackHost } from './http-access.js';
+export { leaderElectionOf, leaderElectionSchema } from './leadership.js';

@@ -3,7 +3,7 @@
  * mode: `POST /runtime/<Method>` and `POST /image/<Method>`, served by the
  * same CriGateway.call as NATS. Anyone who can call RunPodSandbox is root on
  * the node, so this door is no wider than the CRI socket itself: off unless
- * CRI_HTTP_SOCKET is set, and never on the TCP port (docs/adr/0011).
+ * CRI_HTTP_SOCKET is set, and never on the TCP port (docs/adr/0012).
  *
  *   curl --unix-socket /run/kubelet-split/cri-http.sock -XPOST http://cri/runtime/Version -d '{}'
  */
