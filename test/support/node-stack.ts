@@ -48,7 +48,8 @@ export class NodeStack {
     return {
       NODE_NAME: this.options.node,
       NATS_URL: this.nats.url,
-      LOG_LEVEL: 'warn',
+      // KS_E2E_LOG_LEVEL=info (or debug), with KS_E2E_LOGS, for looking into a failure.
+      LOG_LEVEL: process.env['KS_E2E_LOG_LEVEL'] ?? 'warn',
       POD_WORKER_SHARDS: '4',
       ...(service === 'cri-gateway' ? { CONTAINER_RUNTIME_ENDPOINT: `unix://${runtimeAddress()}` } : {}),
       ...(service === 'config-source' ? { POD_MANIFEST_PATH: this.manifests, FILE_CHECK_FREQUENCY: '1s' } : {}),
