@@ -44,8 +44,8 @@ type Config = CriGatewayOwnConfig & { NODE_NAME: string };
     },
     {
       provide: CriNatsResponder,
-      inject: [NATS_CONNECTION, CriGateway, SERVICE_CONFIG, SERVICE_LOGGER],
-      useFactory: (nc: NatsConnection, gw: CriGateway, cfg: Config, logger: Logger) => new CriNatsResponder(nc, gw, cfg.NODE_NAME, logger),
+      inject: [NATS_CONNECTION, CriGateway, SERVICE_CONFIG, SERVICE_LOGGER, Clock],
+      useFactory: (nc: NatsConnection, gw: CriGateway, cfg: Config, logger: Logger, clock: Clock) => new CriNatsResponder(nc, gw, cfg.NODE_NAME, logger, undefined, clock),
     },
     {
       provide: ContainerEventsRelay,

@@ -5,11 +5,15 @@
  * interceptors, observables), which cost about half a millisecond per call
  * here; see docs/adr/0003-cri-gateway-hot-path.md. Same handler as HTTP
  * (CriGateway.call), same error shape as every other reply. The caller's
- * deadline arrives in the CRI_TIMEOUT_HEADER header.
+ * deadline arrives in the CRI_TIMEOUT_HEADER header. A caller that asks
+ * for progress (CRI_PROGRESS_HEADER) gets an empty message with that header
+ * on its reply subject at that interval until the answer, so that it can
+ * tell a long call from a gateway that died under it.
  */
-import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
+import { headers as natsHeaders, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { Clock, SystemClock, type Timer } from '@app/clock';
 import { MessageError, Subjects, parseJson } from '@app/contracts';
-import { CRI_TIMEOUT_HEADER, CriError, parseCriTimeout, type CriService } from '@app/cri';
+import { CRI_PROGRESS_HEADER, CRI_TIMEOUT_HEADER, CriError, parseCriProgress, parseCriTimeout, type CriService } from '@app/cri';
 import type { Logger } from '@app/observability';
 import { toErrorReply } from '@app/service';
 import type { CriGateway } from './gateway.js';
@@ -25,6 +29,7 @@ export class CriNatsResponder {
     private readonly node: string,
     private readonly logger: Logger,
     private readonly queue = 'cri-gateway',
+    private readonly clock: Clock = new SystemClock(),
   ) {}
 
   /** Subscribes; the subjects it bound. */
@@ -43,6 +48,7 @@ export class CriNatsResponder {
 
   private async serve(service: CriService, msg: Msg): Promise<void> {
     let body: unknown;
+    const progress = this.showProgress(msg);
     try {
       const parsed = service === 'runtime' ? Subjects.criRuntime.parse(msg.subject) : Subjects.criImage.parse(msg.subject);
       if (!parsed) throw new MessageError(`not a CRI subject: ${msg.subject}`);
@@ -51,6 +57,8 @@ export class CriNatsResponder {
       body = await this.gateway.call(service, parsed.method, msg.data.length === 0 ? {} : parseJson(msg.data), timeout.ms);
     } catch (err) {
       body = toErrorReply(err);
+    } finally {
+      progress?.cancel();
     }
     if (!msg.reply) return;
     try {
@@ -58,5 +66,31 @@ export class CriNatsResponder {
     } catch (err) {
       this.logger.error({ err, subject: msg.subject }, 'could not send a reply');
     }
+  }
+
+  /** Empty messages with CRI_PROGRESS_HEADER to the caller, at the interval it asked for, until cancelled. */
+  private showProgress(msg: Msg): Timer | undefined {
+    const intervalMs = parseCriProgress(msg.headers?.get(CRI_PROGRESS_HEADER));
+    if (!msg.reply || intervalMs === undefined) return undefined;
+    const h = natsHeaders();
+    h.set(CRI_PROGRESS_HEADER, String(intervalMs));
+    let timer: Timer | undefined;
+    let cancelled = false;
+    const beat = () => {
+      if (cancelled) return;
+      try {
+        msg.respond(new Uint8Array(0), { headers: h });
+      } catch {
+        // The connection is closing: the caller will see the call stall.
+      }
+      timer = this.clock.setTimer(intervalMs, beat);
+    };
+    timer = this.clock.setTimer(intervalMs, beat);
+    return {
+      cancel: () => {
+        cancelled = true;
+        timer?.cancel();
+      },
+    };
   }
 }

@@ -1,35 +1,52 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { NatsConnection, RequestOptions } from '@nats-io/transport-node';
+import type { Msg, NatsConnection, PublishOptions, SubscriptionOptions } from '@nats-io/transport-node';
+import { headers as natsHeaders } from '@nats-io/transport-node';
 import { FakeClock } from '@app/clock/testing';
 import { CriError } from './errors.js';
 import { NatsCriClient, REPLY_MARGIN_MS } from './client.js';
-import { CRI_TIMEOUT_HEADER } from './methods.js';
+import { CRI_PROGRESS_HEADER, CRI_PROGRESS_STALL_MS, CRI_TIMEOUT_HEADER } from './methods.js';
 
 interface Asked {
   subject: string;
   body: unknown;
-  timeout: number;
   deadlineHeader: string | undefined;
+  progressHeader: string | undefined;
+  /** Sends the gateway's answer, or a sign of progress, to the caller. */
+  reply(body: unknown): void;
+  progress(): void;
 }
 
-/** A NATS connection whose request times out on a fake clock, as nats.js's does on the real one, unless answered. */
+/** A NATS connection: what is published is recorded, and answered by `answer` when set; replies go to the subscribed inbox. */
 class FakeNats {
   readonly asked: Asked[] = [];
+  readonly inboxes = new Map<string, (err: Error | null, msg: Msg) => void>();
   answer: ((a: Asked) => unknown) | undefined;
-  constructor(private readonly clock: FakeClock) {}
-  request(subject: string, data: Uint8Array, opts: RequestOptions) {
-    const a: Asked = { subject, body: JSON.parse(new TextDecoder().decode(data)), timeout: opts.timeout, deadlineHeader: (opts.headers)?.get(CRI_TIMEOUT_HEADER) };
+  subscribe(subject: string, opts: SubscriptionOptions) {
+    this.inboxes.set(subject, opts.callback as (err: Error | null, msg: Msg) => void);
+    return { unsubscribe: () => void this.inboxes.delete(subject) };
+  }
+  publish(subject: string, data: Uint8Array, opts: PublishOptions) {
+    const deliver = (msg: Partial<Msg>) => this.inboxes.get(opts.reply ?? '')?.(null, msg as Msg);
+    const a: Asked = {
+      subject,
+      body: JSON.parse(new TextDecoder().decode(data)),
+      deadlineHeader: opts.headers?.get(CRI_TIMEOUT_HEADER),
+      progressHeader: opts.headers?.get(CRI_PROGRESS_HEADER),
+      reply: (body) => deliver({ data: new TextEncoder().encode(JSON.stringify(body)) }),
+      progress: () => {
+        const h = natsHeaders();
+        h.set(CRI_PROGRESS_HEADER, '1000');
+        deliver({ data: new Uint8Array(0), headers: h });
+      },
+    };
     this.asked.push(a);
-    if (this.answer) return Promise.resolve({ data: new TextEncoder().encode(JSON.stringify(this.answer(a))) });
-    return new Promise<never>((_, reject) => {
-      this.clock.setTimer(opts.timeout, () => reject(Object.assign(new Error('timeout'), { name: 'TimeoutError' })));
-    });
+    if (this.answer) a.reply(this.answer(a));
   }
 }
 
-/** The client needs only request(); the fake answers with what it needs of a Msg. */
-const asNats = (f: FakeNats) => f as unknown as Pick<NatsConnection, 'request'>;
+/** The client needs only subscribe() and publish(). */
+const asNats = (f: FakeNats) => f as unknown as Pick<NatsConnection, 'subscribe' | 'publish'>;
 
 const podWorkerTimeouts = { requestMs: 120_000, listMs: 30_000, pullMs: 300_000 };
 
@@ -42,18 +59,23 @@ describe('NatsCriClient: the caller owns the deadline', () => {
   ];
   for (const tc of cases) {
     it(tc.name, async () => {
-      const nats = new FakeNats(new FakeClock(0));
+      const nats = new FakeNats();
       nats.answer = () => ({});
-      await tc.call(new NatsCriClient(asNats(nats), 'node-a', 'pod-worker', podWorkerTimeouts));
+      await tc.call(new NatsCriClient(asNats(nats), 'node-a', 'pod-worker', podWorkerTimeouts, new FakeClock(0)));
       assert.equal(nats.asked[0]?.deadlineHeader, String(tc.want), 'the deadline travels in the header');
-      assert.equal(nats.asked[0]?.timeout, tc.want + REPLY_MARGIN_MS, 'the client waits the deadline plus a margin for the reply');
     });
   }
 
   it('gives up with DeadlineExceeded once its own deadline and the margin have passed, not before', async () => {
     const clock = new FakeClock(0);
-    const nats = new FakeNats(clock);
-    const client = new NatsCriClient(asNats(nats), 'node-a', 'pod-worker', podWorkerTimeouts);
+    const nats = new FakeNats();
+    const client = new NatsCriClient(asNats(nats), 'node-a', 'pod-worker', podWorkerTimeouts, clock);
+    // The gateway works on it: signs of progress every second, no answer.
+    const beat = () => {
+      nats.asked[0]?.progress();
+      clock.setTimer(1000, beat);
+    };
+    clock.setTimer(1000, beat);
     const outcome: { settled?: unknown } = {};
     const pending = client.image('PullImage', { image: { image: 'registry.invalid/x' } }).then(
       () => (outcome.settled = 'answered'),
@@ -69,10 +91,48 @@ describe('NatsCriClient: the caller owns the deadline', () => {
   });
 
   it('sends the request as JSON on cri.<node>.<service>.<Method> and turns an error reply into a CriError', async () => {
-    const nats = new FakeNats(new FakeClock(0));
+    const nats = new FakeNats();
     nats.answer = () => ({ error: { code: 'NotFound', description: 'container "c9" not found' } });
-    const client = new NatsCriClient(asNats(nats), 'node-a', 'prober');
+    const client = new NatsCriClient(asNats(nats), 'node-a', 'prober', undefined, new FakeClock(0));
     await assert.rejects(client.runtime('ContainerStatus', { containerId: 'c9' }), { code: 'NotFound', description: 'container "c9" not found' });
     assert.deepEqual(nats.asked.map((a) => [a.subject, a.body]), [['cri.node-a.runtime.ContainerStatus', { containerId: 'c9' }]]);
+  });
+
+  it('a gateway that goes silent mid-call (it died) fails the call with Unavailable after the stall time, not the deadline', async () => {
+    const clock = new FakeClock(0);
+    const nats = new FakeNats();
+    const client = new NatsCriClient(asNats(nats), 'node-a', 'pod-worker', podWorkerTimeouts, clock);
+    const outcome: { settled?: unknown } = {};
+    const pending = client.runtime('RunPodSandbox', { config: {} }).then(
+      () => (outcome.settled = 'answered'),
+      (err: unknown) => (outcome.settled = err),
+    );
+    assert.equal(nats.asked[0]?.progressHeader, '1000', 'the client asks for progress every second');
+    // The gateway took it and showed progress twice, then was SIGKILLed.
+    await clock.step(900);
+    nats.asked[0]?.progress();
+    await clock.step(1000);
+    nats.asked[0]?.progress();
+    await clock.step(CRI_PROGRESS_STALL_MS - 1);
+    assert.equal(typeof outcome.settled, 'undefined', 'still waiting within the stall time after the last progress');
+    await clock.step(1);
+    await pending;
+    const err = outcome.settled;
+    assert.ok(err instanceof CriError && err.code === 'Unavailable', String(err));
+    assert.match(err.description, /went silent on cri\.node-a\.runtime\.RunPodSandbox/);
+    assert.equal(nats.inboxes.size, 0, 'the reply subscription is gone');
+  });
+
+  it('a long call that shows progress gets its answer', async () => {
+    const clock = new FakeClock(0);
+    const nats = new FakeNats();
+    const client = new NatsCriClient(asNats(nats), 'node-a', 'pod-worker', podWorkerTimeouts, clock);
+    const pending = client.image('PullImage', { image: { image: 'registry.example/big:1' } });
+    for (let s = 0; s < 30; s++) {
+      await clock.step(1000);
+      nats.asked[0]?.progress();
+    }
+    nats.asked[0]?.reply({ imageRef: 'sha256:1' });
+    assert.deepEqual(await pending, { imageRef: 'sha256:1' });
   });
 });

@@ -8,13 +8,31 @@
  * client does with its context: the client sends it in CRI_TIMEOUT_HEADER,
  * the gateway makes it the gRPC deadline, and the client waits that long
  * plus REPLY_MARGIN_MS for the answer.
+ *
+ * A call whose gateway dies under it fails fast, as a gRPC call on a broken
+ * connection does: the client asks for progress (CRI_PROGRESS_HEADER) and
+ * gives the call up with Unavailable when neither the answer nor a sign of
+ * progress came for CRI_PROGRESS_STALL_MS. Without it, a gateway SIGKILLed
+ * mid-call left its callers waiting out the whole deadline (2 minutes for a
+ * RunPodSandbox or a StopContainer), their pods' workers stuck meanwhile.
  */
-import type { NatsConnection } from '@nats-io/transport-node';
+import { createInbox, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { Clock, SystemClock, type Timer } from '@app/clock';
 import { Subjects, isRecord, parseJson } from '@app/contracts';
 import { messageHeaders, type MessageMeta } from '@app/nats';
 import { CriError, isCriErrorCode } from './errors.js';
 import type { ImageMethod, ImageRequest, ImageResponse, RuntimeMethod, RuntimeRequest, RuntimeResponse } from './messages.js';
-import { CRI_TIMEOUT_HEADER, DEFAULT_CRI_TIMEOUTS, IMAGE_METHOD_INFO, RUNTIME_METHOD_INFO, deadlineMs, type CriTimeouts } from './methods.js';
+import {
+  CRI_PROGRESS_HEADER,
+  CRI_PROGRESS_INTERVAL_MS,
+  CRI_PROGRESS_STALL_MS,
+  CRI_TIMEOUT_HEADER,
+  DEFAULT_CRI_TIMEOUTS,
+  IMAGE_METHOD_INFO,
+  RUNTIME_METHOD_INFO,
+  deadlineMs,
+  type CriTimeouts,
+} from './methods.js';
 
 /** The runtime and image services, as consumers depend on them. */
 export abstract class CriRuntime {
@@ -32,12 +50,16 @@ export class NatsCriClient extends CriRuntime {
   /**
    * @param timeouts the deadlines of this caller's calls (the pod worker's
    *   come from its RUNTIME_REQUEST_TIMEOUT and IMAGE_PULL_TIMEOUT).
+   * @param progress how often the gateway is asked for progress, and how
+   *   long a silent call lasts before it is given up.
    */
   constructor(
-    private readonly nc: Pick<NatsConnection, 'request'>,
+    private readonly nc: Pick<NatsConnection, 'subscribe' | 'publish'>,
     private readonly node: string,
     private readonly service: string,
     private readonly timeouts: CriTimeouts = DEFAULT_CRI_TIMEOUTS,
+    private readonly clock: Clock = new SystemClock(),
+    private readonly progress: { intervalMs: number; stallMs: number } = { intervalMs: CRI_PROGRESS_INTERVAL_MS, stallMs: CRI_PROGRESS_STALL_MS },
   ) {
     super();
   }
@@ -52,23 +74,67 @@ export class NatsCriClient extends CriRuntime {
     return this.call(Subjects.criImage.build(this.node, method), request, deadline, meta) as Promise<ImageResponse<M>>;
   }
 
-  private async call(subject: string, request: unknown, deadline: number, meta?: MessageMeta): Promise<unknown> {
+  /**
+   * One request: the answer, or DeadlineExceeded after the deadline plus
+   * the margin, or Unavailable when no gateway took it or the one that took
+   * it went silent (no progress for `progress.stallMs`).
+   */
+  private call(subject: string, request: unknown, deadline: number, meta?: MessageMeta): Promise<unknown> {
     const headers = messageHeaders({ service: this.service, ...meta });
     headers.set(CRI_TIMEOUT_HEADER, String(deadline));
+    headers.set(CRI_PROGRESS_HEADER, String(this.progress.intervalMs));
     const wait = deadline + REPLY_MARGIN_MS;
-    let reply;
-    try {
-      reply = await this.nc.request(subject, enc.encode(JSON.stringify(request ?? {})), { timeout: wait, headers });
-    } catch (err) {
-      throw natsFailure(err, subject, wait);
-    }
-    const body = parseJson(reply.data);
-    if (isRecord(body) && isRecord(body['error'])) {
-      const code = String(body['error']['code']);
-      throw new CriError(isCriErrorCode(code) ? code : 'Unknown', String(body['error']['description']));
-    }
-    return body;
+    const stallMs = this.progress.stallMs;
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      let sub: Subscription | undefined;
+      let stall: Timer | undefined;
+      const finish = (err: CriError | undefined, body?: unknown) => {
+        if (settled) return;
+        settled = true;
+        overall.cancel();
+        stall?.cancel();
+        sub?.unsubscribe();
+        if (err) reject(err);
+        else resolve(body);
+      };
+      const overall = this.clock.setTimer(wait, () => finish(new CriError('DeadlineExceeded', `no answer on ${subject} within ${wait}ms`)));
+      const expectProgress = () => {
+        stall?.cancel();
+        stall = this.clock.setTimer(stallMs, () =>
+          finish(new CriError('Unavailable', `the cri-gateway went silent on ${subject}: no answer and no progress for ${stallMs}ms (it stopped mid-call, or the request was lost; the call may or may not have taken effect)`)),
+        );
+      };
+      const onReply = (err: Error | null, msg: Msg) => {
+        if (err) return finish(natsFailure(err, subject, wait));
+        if (msg.headers?.code === 503) return finish(new CriError('Unavailable', `no cri-gateway answers on ${subject}`));
+        if (msg.headers?.get(CRI_PROGRESS_HEADER)) return expectProgress();
+        try {
+          finish(undefined, decodeReply(msg.data));
+        } catch (e) {
+          finish(e instanceof CriError ? e : new CriError('Unknown', `${subject}: ${(e as Error).message}`));
+        }
+      };
+      try {
+        const inbox = createInbox();
+        sub = this.nc.subscribe(inbox, { callback: onReply });
+        this.nc.publish(subject, enc.encode(JSON.stringify(request ?? {})), { reply: inbox, headers });
+        expectProgress();
+      } catch (err) {
+        finish(natsFailure(err, subject, wait));
+      }
+    });
   }
+}
+
+/** The gateway's answer; an error reply as a CriError with its code. */
+function decodeReply(data: Uint8Array): unknown {
+  const body = parseJson(data);
+  if (isRecord(body) && isRecord(body['error'])) {
+    const code = String(body['error']['code']);
+    throw new CriError(isCriErrorCode(code) ? code : 'Unknown', String(body['error']['description']));
+  }
+  return body;
 }
 
 function natsFailure(err: unknown, subject: string, timeoutMs: number): CriError {

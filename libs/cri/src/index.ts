@@ -3,7 +3,7 @@ export { REQUIRED_FIELDS, checkRequest, decodeRequest, encodeResponse } from './
 export { CriError, GRPC_CODE_NAMES, grpcCodeName, httpStatusOf, isCriErrorCode, isDeadlineExceeded, isNotFound, isUnavailable } from './errors.js';
 export type { CriErrorCode } from './errors.js';
 export type { CriInput, CriService, ImageMethod, ImageRequest, ImageResponse, ImageServiceMethods, Json, RuntimeMethod, RuntimeRequest, RuntimeResponse, RuntimeServiceMethods } from './messages.js';
-export { CRI_TIMEOUT_HEADER, DEFAULT_CRI_TIMEOUTS, IMAGE_METHOD_INFO, RUNTIME_METHOD_INFO, deadlineMs, methodInfo, parseCriTimeout } from './methods.js';
+export { CRI_PROGRESS_HEADER, CRI_PROGRESS_INTERVAL_MS, CRI_PROGRESS_STALL_MS, CRI_TIMEOUT_HEADER, DEFAULT_CRI_TIMEOUTS, IMAGE_METHOD_INFO, RUNTIME_METHOD_INFO, deadlineMs, methodInfo, parseCriProgress, parseCriTimeout } from './methods.js';
 export type { CriTimeouts, DeadlineClass, MethodInfo } from './methods.js';
 // The generated messages (types and their codecs), enums and grpc-js clients, as ts-proto makes them from the proto.
 export * from './generated/runtime/v1/api.js';

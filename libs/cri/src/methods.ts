@@ -113,3 +113,24 @@ export function parseCriTimeout(value: string | undefined | null): { ms?: number
   }
   return { ms };
 }
+
+/**
+ * The NATS header in which a caller asks for signs of life while its call
+ * runs: every that many milliseconds the cri-gateway sends an empty message
+ * carrying this header to the call's reply subject, until the answer. A
+ * caller that hears nothing for CRI_PROGRESS_STALL_MS gives the call up with
+ * Unavailable, as gRPC fails a call whose connection breaks: the gateway
+ * that took it died (SIGKILL, a crash) or the request never reached one. It
+ * does not wait out the whole deadline (2 minutes for a change).
+ */
+export const CRI_PROGRESS_HEADER = 'Cri-Progress-Ms';
+/** How often a caller asks the gateway to show progress. */
+export const CRI_PROGRESS_INTERVAL_MS = 1000;
+/** How long a caller waits for an answer or a sign of progress before it gives the call up. */
+export const CRI_PROGRESS_STALL_MS = 5000;
+
+/** The progress interval a CRI_PROGRESS_HEADER value asks for, kept within 100 ms..60 s; undefined when none or unreadable. */
+export function parseCriProgress(value: string | undefined | null): number | undefined {
+  if (value === undefined || value === null || !/^\s*\d+\s*$/.test(value)) return undefined;
+  return Math.min(60_000, Math.max(100, Number(value)));
+}
