@@ -1,8 +1,8 @@
 /** NatsCriClient on a real nats-server when the gateway is missing or silent: errors a caller can act on. */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { CRI_TIMEOUT_HEADER, CriError, NatsCriClient, REPLY_MARGIN_MS } from '@app/cri';
+import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
+import { CRI_PROGRESS_HEADER, CRI_PROGRESS_STALL_MS, CRI_TIMEOUT_HEADER, CriError, NatsCriClient, REPLY_MARGIN_MS } from '@app/cri';
 import { startNats, type NatsServer } from '../deploy/local/stack.js';
 
 describe('NatsCriClient without a working gateway', { timeout: 60_000 }, () => {
@@ -35,6 +35,29 @@ describe('NatsCriClient without a working gateway', { timeout: 60_000 }, () => {
       const took = Date.now() - t0;
       assert.deepEqual(sent, ['200'], 'the deadline travels with the call');
       assert.ok(took >= 200 + REPLY_MARGIN_MS - 20 && took < 200 + REPLY_MARGIN_MS + 5000, `took ${took}ms`);
+    } finally {
+      sub.unsubscribe();
+    }
+  });
+
+  it('a gateway that took the call and died (no answer, no more progress): Unavailable within the stall time, not the 2-minute deadline', async () => {
+    const asked: (string | undefined)[] = [];
+    // It shows progress once, as the real gateway does every second, then is gone.
+    const sub = nc.subscribe('cri.dying.runtime.*', {
+      callback: (_e, m) => {
+        asked.push(m.headers?.get(CRI_PROGRESS_HEADER));
+        const h = headers();
+        h.set(CRI_PROGRESS_HEADER, '1000');
+        setTimeout(() => m.respond(new Uint8Array(0), { headers: h }), 1000);
+      },
+    });
+    try {
+      const cri = new NatsCriClient(nc, 'dying', 'test');
+      const t0 = Date.now();
+      await assert.rejects(cri.runtime('RunPodSandbox', { config: {} }), (err: unknown) => err instanceof CriError && err.code === 'Unavailable' && /went silent/.test(err.description));
+      const took = Date.now() - t0;
+      assert.deepEqual(asked, ['1000'], 'the client asked for progress every second');
+      assert.ok(took >= 1000 + CRI_PROGRESS_STALL_MS - 50 && took < 1000 + CRI_PROGRESS_STALL_MS + 3000, `took ${took}ms`);
     } finally {
       sub.unsubscribe();
     }
