@@ -6,6 +6,7 @@ import type { FullConfig } from '@app/service';
 export const podWorkerConfigSchema = {
   POD_WORKER_SHARDS: env.int({ default: DEFAULT_SHARD_COUNT, min: 1, max: 1024, describe: 'how many pod-worker shards pods are spread over (the same on every service)' }),
   SHARD_LEASE_DURATION: env.duration({ default: 15_000, describe: 'how long a pod-worker shard lease lasts without renewal' }),
+  HOUSEKEEPING_PERIOD: env.duration({ default: 2000, describe: 'how often the pod worker re-derives the pods of its shards from KV and the runtime, purges finished records and GCs the restart back-off' }),
   SYNC_FREQUENCY: env.duration({ default: 60_000, describe: 'the resync interval after a successful pod sync, like --sync-frequency' }),
   POD_SYNC_BACKOFF: env.duration({ default: 10_000, describe: 'the retry delay after a failed pod sync' }),
   CRASHLOOP_BACKOFF_INITIAL: env.duration({ default: 10_000, describe: 'the first container restart back-off (KEP-4603)' }),

@@ -23,10 +23,10 @@ import { KubeletSync } from './kubelet-sync.js';
 import type { PodWorkerConfig } from './pod-worker.config.js';
 import { PodWorkerController } from './pod-worker.controller.js';
 import { PodSyncer, PodWorkers } from './pod-workers.js';
-import { DesiredPods, HookRunner, LeaseStore, PodDirectories, PodWorkerOutbox, ProbeResultsView, WorkQueue, WorkSubscriptions, WorkerStore } from './ports.js';
+import { DesiredPods, HookRunner, LeaseStore, PodDirectories, PodWorkerOutbox, ProbeResultsView, WorkQueue, WorkSubscriptions, WorkerRecords, WorkerStore } from './ports.js';
 import type { NodeFacts } from './runtime-config.js';
 import { ImagePuller, RuntimeManager } from './runtime-manager.js';
-import { ShardWork } from './shard-work.js';
+import { PodWorkerHousekeeping, ShardWork } from './shard-work.js';
 import { ShardManager } from './shards.js';
 
 /** The node as the runtime manager sees it (IPs, log and pod roots, the host's DNS). */
@@ -56,6 +56,7 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     { provide: ProbeResultsCache, useClass: ProbeResultsCache },
     { provide: ProbeResultsView, useExisting: ProbeResultsCache },
     { provide: WorkerStore, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvWorkerStore(bucketOf(ctx, 'workers'), ctx.config.NODE_NAME) },
+    { provide: WorkerRecords, useExisting: WorkerStore },
     { provide: WorkQueue, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PodWorkerConfig) => new NatsWorkQueue(bus, cfg.NODE_NAME) },
     { provide: KvPodCache, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvPodCache(bucketOf(ctx, 'podCache'), ctx.config.NODE_NAME) },
     { provide: PodCache, useExisting: KvPodCache },
@@ -86,8 +87,14 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     },
     {
       provide: ShardWork,
-      inject: [PodWorkers, DesiredPods, WorkSubscriptions, Clock, POD_WORKERS_LOGGER, SERVICE_CONFIG],
-      useFactory: (workers: PodWorkers, desired: DesiredPods, subs: WorkSubscriptions, clock: Clock, logger: Logger, cfg: PodWorkerConfig) => new ShardWork(workers, desired, subs, clock, logger, cfg.POD_WORKER_SHARDS),
+      inject: [PodWorkers, DesiredPods, WorkerRecords, PodCache, WorkSubscriptions, Clock, POD_WORKERS_LOGGER, SERVICE_CONFIG],
+      useFactory: (workers: PodWorkers, desired: DesiredPods, records: WorkerRecords, cache: PodCache, subs: WorkSubscriptions, clock: Clock, logger: Logger, cfg: PodWorkerConfig) =>
+        new ShardWork(workers, desired, records, cache, subs, clock, logger, { shardCount: cfg.POD_WORKER_SHARDS, settleMs: cfg.HOUSEKEEPING_PERIOD }),
+    },
+    {
+      provide: PodWorkerHousekeeping,
+      inject: [ShardWork, CrashLoopBackOff, Clock, POD_WORKERS_LOGGER, SERVICE_CONFIG],
+      useFactory: (work: ShardWork, backOff: CrashLoopBackOff, clock: Clock, logger: Logger, cfg: PodWorkerConfig) => new PodWorkerHousekeeping(work, backOff, clock, logger, cfg.HOUSEKEEPING_PERIOD),
     },
     {
       provide: ShardManager,
@@ -95,7 +102,7 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
       useFactory: (leases: LeaseStore, clock: Clock, logger: Logger, ctx: ServiceContext<PodWorkerConfig>, work: ShardWork) => {
         const cfg = ctx.config;
         const options = { shards: cfg.POD_WORKER_SHARDS, instance: ctx.identity.connectionName, leaseMs: cfg.SHARD_LEASE_DURATION, renewMs: Math.max(1000, Math.floor(cfg.SHARD_LEASE_DURATION / 3)) };
-        return new ShardManager(leases, clock, logger, options, (s) => work.acquire(s), (s) => work.lose(s));
+        return new ShardManager(leases, clock, logger, options, (s) => work.acquire(s), (s) => work.lose(s), (s) => work.handBack(s));
       },
     },
   ],
@@ -106,6 +113,7 @@ export class PodWorkerModule implements OnModuleInit, OnApplicationShutdown {
     private readonly shards: ShardManager,
     private readonly workers: PodWorkers,
     private readonly metrics: PromPodWorkerMetrics,
+    private readonly housekeeping: PodWorkerHousekeeping,
     @Inject(HealthChecks) private readonly health: HealthChecks,
   ) {}
 
@@ -114,9 +122,12 @@ export class PodWorkerModule implements OnModuleInit, OnApplicationShutdown {
     this.health.addReadiness('shards', () => ({ ok: true, detail: `owns shards [${this.shards.ownedShards.join(', ')}]` }));
     await this.cache.start();
     this.shards.start();
+    this.housekeeping.start();
   }
 
+  /** The shards are handed back first (their pods' steps in flight finish, then the leases go), then the rest stops. */
   async onApplicationShutdown(): Promise<void> {
+    this.housekeeping.stop();
     await this.shards.stop();
     await this.workers.stop();
     this.cache.stop();

@@ -70,6 +70,18 @@ interface Worker {
   killOptions?: KillPodOptions;
   runningPodOnly: boolean;
   loop?: Promise<void>;
+  /** Handed over to another replica (its shard was given back or lost): takes no more steps. */
+  released?: boolean;
+}
+
+/** What a worker looks like from outside (the shard's reconciliation reads it). */
+export interface PodWorkerView {
+  record: PodSyncStatusRecord;
+  pod: Pod;
+  /** A step runs or waits to. */
+  working: boolean;
+  /** The end of its last step. */
+  lastSyncEnd: number;
 }
 
 /** Computes the termination grace period the kubelet uses for a pod (see grace-period.ts). */
@@ -116,6 +128,12 @@ export class PodWorkers {
     return this.workers.get(uid)?.record;
   }
 
+  /** The worker of a UID, if this replica has one. */
+  worker(uid: string): PodWorkerView | undefined {
+    const w = this.workers.get(uid);
+    return w && { record: w.record, pod: w.pod, working: w.working, lastSyncEnd: w.lastSyncEnd };
+  }
+
   /** Whether termination was asked for this UID (IsPodTerminationRequested). */
   isTerminationRequested(uid: string): boolean {
     return this.workers.get(uid)?.record.terminatingAt !== undefined;
@@ -146,6 +164,7 @@ export class PodWorkers {
       w.runningPodOnly = options.runningPodOnly === true;
       await this.store.save(uid, w.record);
     }
+    if (options.runningPodOnly !== true) w.record = { ...w.record, pod: options.pod };
     const kill = options.updateType === 'SyncPodKill' || options.pod.metadata.deletionTimestamp !== undefined;
     if (kill && w.record.terminatingAt === undefined) {
       w.record = { ...w.record, terminatingAt: this.clock.now(), gracePeriod: this.gracePeriodOf(options.pod, options.killPodOptions?.gracePeriodOverride) };
@@ -171,6 +190,23 @@ export class PodWorkers {
     await Promise.all([...this.workers.values()].flatMap((w) => (w.loop ? [w.loop] : [])));
   }
 
+  /**
+   * Hands the workers of `uids` over (their shard goes to another replica):
+   * they take no more updates, what waits is dropped, and this resolves once
+   * the steps in flight are done. The new owner resumes from the records.
+   */
+  async release(owns: (uid: string) => boolean): Promise<void> {
+    const steps: Promise<void>[] = [];
+    for (const [uid, w] of this.workers) {
+      if (!owns(uid)) continue;
+      w.released = true;
+      w.pending = undefined;
+      this.workers.delete(uid);
+      if (w.loop) steps.push(w.loop);
+    }
+    await Promise.all(steps);
+  }
+
   /** Forgets a finished worker (its record stays in KV for housekeeping). */
   forget(uid: string): void {
     const w = this.workers.get(uid);
@@ -179,7 +215,7 @@ export class PodWorkers {
 
   private async managePodLoop(w: Worker): Promise<void> {
     try {
-      while (w.pending && !this.abort.signal.aborted) {
+      while (w.pending && !this.abort.signal.aborted && !w.released) {
         const update = w.pending;
         w.pending = undefined;
         await this.syncOnce(w, update);
@@ -238,7 +274,7 @@ export class PodWorkers {
       // A termination that failed is retried by the worker itself: the pod may
       // already be gone from the podManager, which then enqueues nothing for it.
       this.clock.setTimer(this.options.backOffMs, () => {
-        if (this.abort.signal.aborted || w.record.finished) return;
+        if (this.abort.signal.aborted || w.record.finished || w.released) return;
         w.pending = coalesce(w.pending, { ...update, updateType: 'SyncPodKill' });
         if (!w.working) {
           w.working = true;

@@ -16,6 +16,16 @@ export abstract class WorkerStore {
   abstract delete(uid: string): Promise<void>;
 }
 
+/**
+ * Every `workers` record of the node, read by the shard owner to re-derive
+ * its pods (removed and terminating ones included) and to purge the records
+ * of pods that finished and are gone (upstream SyncKnownPods).
+ */
+export abstract class WorkerRecords {
+  abstract all(): Promise<Map<string, PodSyncStatusRecord>>;
+  abstract delete(uid: string): Promise<void>;
+}
+
 /** completeWork: `kubelet.<node>.work.done.<uid>`. */
 export abstract class WorkQueue {
   abstract enqueue(uid: string, afterMs: number, error?: string): void;
@@ -60,13 +70,26 @@ export interface ShardLease {
   expiresAt: number;
 }
 
-/** The leases bucket, with compare-and-set. */
+/** A pod-worker replica's heartbeat: it lives, and counts in the fair share, until `expiresAt`. */
+export interface ReplicaHeartbeat {
+  owner: string;
+  expiresAt: number;
+  revision: number;
+}
+
+/** The leases bucket, with compare-and-set: the shards' leases and the replicas' heartbeats. */
 export abstract class LeaseStore {
   /** The lease and its revision, or undefined when there is none. */
   abstract get(shard: number): Promise<{ lease: ShardLease; revision: number } | undefined>;
   /** Creates (revision 0) or replaces the lease at `revision`; false when someone else changed it first. */
   abstract put(shard: number, lease: ShardLease, revision: number): Promise<boolean>;
   abstract release(shard: number, revision: number): Promise<void>;
+  /** Writes this replica's heartbeat (its own key: no compare-and-set). */
+  abstract announce(owner: string, expiresAt: number): Promise<void>;
+  /** Every replica's heartbeat, live or expired. */
+  abstract replicas(): Promise<ReplicaHeartbeat[]>;
+  /** Removes a replica's heartbeat (at `revision` when given, so a fresh one is kept). */
+  abstract withdraw(owner: string, revision?: number): Promise<void>;
 }
 
 /** The podManager (the sync loop's `pods` bucket), read when a shard is taken over to resync its pods. */

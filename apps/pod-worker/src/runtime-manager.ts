@@ -95,6 +95,7 @@ export class ImagePuller {
     try {
       const ref = (await this.cri.image('PullImage', { image: { image } })).imageRef;
       this.backOff.reset(key);
+      this.backOff.gc(this.clock.now()); // upstream's imageManager GCs its back-off after each pull
       this.events.event(pod, 'Normal', 'Pulled', `Successfully pulled image "${image}" in ${this.clock.now() - started}ms`, fieldPath);
       return { ref };
     } catch (err) {

@@ -1,22 +1,49 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
-import { MessageTypes, shardOf, type Pod, type PodRecord, type UpdatePodOptionsMessage } from '@app/contracts';
+import { MessageTypes, shardOf, type KillPodOptions, type Pod, type PodRecord, type PodSyncStatusRecord, type SyncPodType, type UpdatePodOptionsMessage } from '@app/contracts';
 import { silentLogger } from '@app/observability';
-import { ShardWork } from './shard-work.js';
-import { FakeWorkSubscriptions, MemoryDesiredPods } from './testing.js';
+import { MemoryPodCache, type CacheResult } from '@app/pod-cache';
+import { CrashLoopBackOff } from './backoff.js';
+import { PodSyncer, PodWorkers, type PodWorkerView, type SyncPodResult } from './pod-workers.js';
+import { WorkQueue } from './ports.js';
+import { PodWorkerHousekeeping, ShardWork, decideShardWork, type ShardPod } from './shard-work.js';
+import { FakeWorkSubscriptions, MemoryDesiredPods, MemoryWorkerStore } from './testing.js';
 
 const SHARDS = 4;
+const SETTLE = 2000;
+const T0 = Date.UTC(2026, 0, 1);
 
+/** Records each UpdatePod; `views` are the workers it pretends to have; `release` can be held open. */
 class RecordingWorkers {
   readonly updates: { update: UpdatePodOptionsMessage; resumeFrom: number | undefined }[] = [];
+  readonly views = new Map<string, PodWorkerView>();
+  readonly forgotten: string[] = [];
+  released: string[] = [];
+  hold?: Promise<void>;
   updatePod(update: UpdatePodOptionsMessage, resumeFrom?: number): Promise<void> {
     this.updates.push({ update, resumeFrom });
     return Promise.resolve();
   }
+  async release(owns: (uid: string) => boolean): Promise<void> {
+    for (const uid of this.views.keys()) if (owns(uid)) this.released.push(uid);
+    await this.hold;
+  }
+  forget(uid: string): void {
+    this.forgotten.push(uid);
+  }
+  worker(uid: string): PodWorkerView | undefined {
+    return this.views.get(uid);
+  }
+  /** "uid:updateType" of each update, then forgets them. */
+  take(): string[] {
+    const out = this.updates.map((u) => `${u.update.pod.metadata.uid ?? ''}:${u.update.updateType}`);
+    this.updates.length = 0;
+    return out;
+  }
 }
 
-const pod = (uid: string): Pod => ({ metadata: { uid, name: `p-${uid}`, namespace: 'default' }, spec: { containers: [{ name: 'c', image: 'busybox' }] } });
+const pod = (uid: string, image = 'busybox', grace = 30): Pod => ({ metadata: { uid, name: `p-${uid}`, namespace: 'default' }, spec: { containers: [{ name: 'c', image }], terminationGracePeriodSeconds: grace } });
 const record = (uid: string, o: Partial<PodRecord> = {}): PodRecord => ({ pod: pod(uid), source: 'file', addedAt: 0, admitted: true, terminationRequested: false, ...o });
 
 /** A UID in `shard`, the n-th one found. */
@@ -27,12 +54,15 @@ function uidIn(shard: number, n = 0): string {
 function setup() {
   const workers = new RecordingWorkers();
   const desired = new MemoryDesiredPods();
+  const store = new MemoryWorkerStore();
+  const cache = new MemoryPodCache();
   const subs = new FakeWorkSubscriptions();
-  const clock = new FakeClock(Date.UTC(2026, 0, 1));
-  return { workers, desired, subs, clock, work: new ShardWork(workers, desired, subs, clock, silentLogger(), SHARDS) };
+  const clock = new FakeClock(T0);
+  const work = new ShardWork(workers, desired, store, cache, subs, clock, silentLogger(), { shardCount: SHARDS, settleMs: SETTLE });
+  return { workers, desired, store, cache, subs, clock, work };
 }
 
-describe('ShardWork', () => {
+describe('ShardWork: following a shard', () => {
   it('acquiring a shard resyncs its admitted pods from the podManager: SyncPodSync, or SyncPodKill when termination was asked', async () => {
     const { work, desired, workers, clock } = setup();
     const [a, b, c, d] = [uidIn(1, 0), uidIn(1, 1), uidIn(1, 2), uidIn(2, 0)];
@@ -58,6 +88,30 @@ describe('ShardWork', () => {
     assert.equal(subs.deliver(2, update), false);
   });
 
+  it('lose lets go of the shard\'s workers at once; handBack resolves only once their steps in flight are done', async () => {
+    const { work, subs, workers } = setup();
+    const [a, b] = [uidIn(2), uidIn(3)];
+    workers.views.set(a, { record: { syncedAt: 1 }, pod: pod(a), working: true, lastSyncEnd: 0 });
+    workers.views.set(b, { record: { syncedAt: 1 }, pod: pod(b), working: true, lastSyncEnd: 0 });
+    await work.acquire(2);
+    await work.acquire(3);
+    let release: () => void = () => undefined;
+    workers.hold = new Promise<void>((r) => (release = r));
+    let handedBack = false;
+    const done = work.handBack(3).then(() => (handedBack = true));
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(subs.followed, [2], 'no more updates for the shard\'s pods');
+    assert.deepEqual(workers.released, [b]);
+    assert.equal(handedBack, false, 'not before the step in flight ends');
+    release();
+    await done;
+    assert.equal(handedBack, true);
+    workers.hold = new Promise<void>(() => undefined);
+    work.lose(2); // does not wait
+    assert.deepEqual(subs.followed, []);
+    assert.deepEqual(workers.released, [b, a]);
+  });
+
   const malformed = [
     { name: 'not JSON', body: '{nope' },
     { name: 'not an UpdatePodOptions', body: { type: 'kubelet.v1.something_else' } },
@@ -72,4 +126,190 @@ describe('ShardWork', () => {
       assert.equal(workers.updates.length, 1);
     });
   }
+});
+
+describe('decideShardWork: every pod of a shard re-derived from the state', () => {
+  const NOW = 100_000;
+  const idle = (uid: string, rec: PodSyncStatusRecord, o: Partial<PodWorkerView> = {}): PodWorkerView => ({ record: rec, pod: pod(uid), working: false, lastSyncEnd: NOW - 10_000, ...o });
+  const cases: { name: string; pod: Omit<ShardPod, 'uid'>; takeover?: boolean; want: string[] }[] = [
+    // Taking a shard over: the workers' records say what each pod was doing.
+    { name: 'takeover: a desired pod is resynced', takeover: true, pod: { desired: record('u') }, want: ['SyncPodSync'] },
+    { name: 'takeover: a desired pod whose termination was asked is killed', takeover: true, pod: { desired: record('u', { terminationRequested: true, pod: { ...pod('u'), metadata: { ...pod('u').metadata, deletionGracePeriodSeconds: 5 } } }) }, want: ['SyncPodKill grace=5'] },
+    { name: 'takeover: a desired pod that was terminating goes on terminating', takeover: true, pod: { desired: record('u'), record: { syncedAt: 1, terminatingAt: 2, gracePeriod: 7 } }, want: ['SyncPodKill'] },
+    { name: 'takeover: a pod removed while its shard had no owner is killed with its own pod (grace, hooks)', takeover: true, pod: { record: { syncedAt: 1, pod: pod('u', 'busybox', 9) } }, want: ['SyncPodKill pod=busybox'] },
+    { name: 'takeover: a removed pod that was terminating when its owner died is finished', takeover: true, pod: { record: { syncedAt: 1, terminatingAt: 2, gracePeriod: 7, pod: pod('u') } }, want: ['SyncPodKill pod=busybox'] },
+    { name: 'takeover: a removed pod that was between TerminatingPod and TerminatedPod is finished', takeover: true, pod: { record: { terminatingAt: 2, terminatedAt: 3, pod: pod('u') } }, want: ['SyncPodKill pod=busybox'] },
+    { name: 'takeover: a runtime pod killed on its own (no pod in its record) is killed as a running pod, with its record\'s grace', takeover: true, pod: { record: { terminatingAt: 2, gracePeriod: 1 }, cache: { name: 'x', namespace: 'ns', timestamp: 1 } }, want: ['SyncPodKill runningPodOnly grace=1 name=ns/x'] },
+    { name: 'takeover: a rejected pod is left alone', takeover: true, pod: { desired: record('u', { admitted: false }) }, want: [] },
+    { name: 'takeover: a finished desired pod is left alone (housekeeping restarts one added again)', takeover: true, pod: { desired: record('u'), record: { terminatedAt: 3, finished: true } }, want: [] },
+    // Every housekeeping period, with this replica's workers in memory.
+    { name: 'a kill lost while the owner lived: the worker still syncs a pod no longer desired', pod: { record: { syncedAt: 1 }, worker: idle('u', { syncedAt: 1, pod: pod('u') }) }, want: ['SyncPodKill pod=busybox'] },
+    { name: 'a kill lost: termination asked, the worker still syncs', pod: { desired: record('u', { terminationRequested: true }), worker: idle('u', { syncedAt: 1 }) }, want: ['SyncPodKill'] },
+    { name: 'a worker with a step in flight is left to finish it', pod: { record: { syncedAt: 1 }, worker: idle('u', { syncedAt: 1 }, { working: true }) }, want: [] },
+    { name: 'a terminating worker drives itself', pod: { record: { terminatingAt: 1 }, worker: idle('u', { terminatingAt: 1 }) }, want: [] },
+    { name: 'a create lost: a pod added a while ago with no worker here is synced', pod: { desired: record('u', { addedAt: NOW - SETTLE }) }, want: ['SyncPodSync'] },
+    { name: 'a pod just added is left to the create on its way', pod: { desired: record('u', { addedAt: NOW - SETTLE + 1 }) }, want: [] },
+    { name: 'an update lost: the worker has an older spec', pod: { desired: record('u', { pod: pod('u', 'busybox:2') }), worker: idle('u', { syncedAt: 1 }) }, want: ['SyncPodUpdate'] },
+    { name: 'a PLEG event lost: the runtime changed after the last sync, a period ago', pod: { desired: record('u'), worker: idle('u', { syncedAt: 1 }), cache: { name: 'p-u', namespace: 'default', timestamp: NOW - SETTLE } }, want: ['SyncPodSync'] },
+    { name: 'a runtime change just seen is left to the PLEG event on its way', pod: { desired: record('u'), worker: idle('u', { syncedAt: 1 }), cache: { name: 'p-u', namespace: 'default', timestamp: NOW - 1 } }, want: [] },
+    { name: 'a runtime change older than the last sync needs nothing', pod: { desired: record('u'), worker: idle('u', { syncedAt: 1 }, { lastSyncEnd: NOW - 5000 }), cache: { name: 'p-u', namespace: 'default', timestamp: NOW - 6000 } }, want: [] },
+    { name: 'an idle worker in step with everything is left alone', pod: { desired: record('u'), worker: idle('u', { syncedAt: 1 }) }, want: [] },
+    // SyncKnownPods: the records of pods that finished and are gone are purged; desired ones are kept.
+    { name: 'a finished worker of a pod no longer desired is purged', pod: { record: { terminatedAt: 3, finished: true } }, want: ['purge'] },
+    { name: 'a finished worker of a desired pod is kept (it must not start again)', pod: { desired: record('u'), record: { terminatedAt: 3, finished: true } }, want: [] },
+    { name: 'a runtime pod with no record and no desired pod is left to the sync loop\'s housekeeping', pod: { cache: { name: 'x', namespace: 'ns', timestamp: 1 } }, want: [] },
+  ];
+  for (const tc of cases) {
+    it(tc.name, () => {
+      const actions = decideShardWork([{ uid: 'u', ...tc.pod }], { now: NOW, takeover: tc.takeover ?? false, settleMs: SETTLE });
+      const described = actions.map((a) => {
+        if (a.kind === 'purge') return 'purge';
+        const extra = [
+          a.runningPodOnly ? 'runningPodOnly' : '',
+          a.gracePeriodOverride !== undefined ? `grace=${a.gracePeriodOverride}` : '',
+          a.runningPodOnly ? `name=${a.pod.metadata.namespace ?? ''}/${a.pod.metadata.name ?? ''}` : '',
+          tc.pod.desired ? '' : a.runningPodOnly ? '' : `pod=${a.pod.spec.containers[0]?.image ?? ''}`,
+        ].filter(Boolean);
+        return [a.updateType, ...extra].join(' ');
+      });
+      assert.deepEqual(described, tc.want);
+    });
+  }
+});
+
+/** A syncer that records each step; every step succeeds. */
+class RecordingSyncer extends PodSyncer {
+  readonly steps: string[] = [];
+  readonly grace: number[] = [];
+  syncPod(t: SyncPodType, p: Pod, _c: CacheResult): Promise<SyncPodResult> {
+    this.steps.push(`sync:${t}:${p.metadata.uid ?? ''}`);
+    return Promise.resolve({ terminal: false });
+  }
+  syncTerminatingPod(p: Pod, _c: CacheResult, grace: number, _k: KillPodOptions | undefined): Promise<void> {
+    this.steps.push(`terminating:${p.metadata.uid ?? ''}`);
+    this.grace.push(grace);
+    return Promise.resolve();
+  }
+  syncTerminatedPod(p: Pod): Promise<void> {
+    this.steps.push(`terminated:${p.metadata.uid ?? ''}`);
+    return Promise.resolve();
+  }
+}
+
+class NoQueue extends WorkQueue {
+  enqueue(): void {}
+}
+
+/** One pod-worker replica: real PodWorkers on the shared `workers` store, its ShardWork following shards. */
+function podWorkerReplica(shared: { desired: MemoryDesiredPods; store: MemoryWorkerStore; cache: MemoryPodCache; clock: FakeClock }) {
+  const syncer = new RecordingSyncer();
+  const workers = new PodWorkers(syncer, shared.store, new NoQueue(), shared.cache, shared.clock, silentLogger(), (p, o) => o ?? p.spec.terminationGracePeriodSeconds ?? 30, { resyncIntervalMs: 60_000, backOffMs: 10_000, random: () => 0 });
+  const subs = new FakeWorkSubscriptions();
+  const work = new ShardWork(workers, shared.desired, shared.store, shared.cache, subs, shared.clock, silentLogger(), { shardCount: SHARDS, settleMs: SETTLE });
+  return { syncer, workers, subs, work };
+}
+
+describe('ShardWork with real pod workers: nothing a lost message leaves behind stays', () => {
+  function node() {
+    const shared = { desired: new MemoryDesiredPods(), store: new MemoryWorkerStore(), cache: new MemoryPodCache(), clock: new FakeClock(T0) };
+    /** A relist: time passes and the pod cache is newer, so waiting workers act. */
+    const relist = async () => {
+      await shared.clock.step(1000);
+      shared.cache.updateTime(shared.clock.now());
+      await shared.clock.step(0);
+    };
+    return { ...shared, relist };
+  }
+
+  it('a pod removed while the replica owning its shard was dead (its kill lost) is killed by the next owner, then its record purged', async () => {
+    const n = node();
+    const uid = uidIn(1);
+    n.desired.pods.set(uid, { ...record(uid), pod: pod(uid, 'busybox', 9) });
+    const a = podWorkerReplica(n);
+    await a.work.acquire(1);
+    await n.relist();
+    assert.deepEqual(a.syncer.steps, [`sync:SyncPodSync:${uid}`]);
+    // a dies; the manifest is removed: the pod leaves the podManager, and the SyncPodKill sent to shard 1 finds nobody.
+    await a.workers.stop();
+    n.desired.pods.delete(uid);
+    const b = podWorkerReplica(n);
+    await b.work.acquire(1);
+    await n.relist();
+    await n.relist();
+    assert.deepEqual(b.syncer.steps, [`terminating:${uid}`, `terminated:${uid}`]);
+    assert.deepEqual(b.syncer.grace, [9], 'with the pod\'s own grace period, from its record');
+    assert.equal(n.store.records.get(uid)?.finished, true);
+    await b.work.housekeeping();
+    assert.equal(n.store.records.has(uid), false, 'the finished record of a pod gone is purged (SyncKnownPods)');
+    assert.equal(b.workers.worker(uid), undefined, 'and its worker forgotten');
+  });
+
+  it('a pod that was terminating when its owner died is finished by the next owner', async () => {
+    const n = node();
+    const uid = uidIn(2);
+    n.desired.pods.set(uid, record(uid));
+    const a = podWorkerReplica(n);
+    await a.work.acquire(2);
+    await n.relist();
+    await a.workers.updatePod({ type: MessageTypes.updatePodOptions, updateType: 'SyncPodKill', startTime: new Date(T0).toISOString(), pod: pod(uid), killPodOptions: { gracePeriodOverride: 4 } });
+    n.desired.pods.delete(uid); // removed; a dies before its kill runs
+    await a.workers.stop();
+    assert.equal(n.store.records.get(uid)?.terminatingAt !== undefined, true);
+    const b = podWorkerReplica(n);
+    await b.work.acquire(2);
+    await n.relist();
+    await n.relist();
+    assert.deepEqual(b.syncer.steps, [`terminating:${uid}`, `terminated:${uid}`]);
+    assert.deepEqual(b.syncer.grace, [4], 'the grace period it was terminating with');
+  });
+
+  it('a kill lost while the owner lives is repaired at its next housekeeping', async () => {
+    const n = node();
+    const uid = uidIn(3);
+    n.desired.pods.set(uid, record(uid));
+    const a = podWorkerReplica(n);
+    await a.work.acquire(3);
+    await n.relist();
+    n.desired.pods.delete(uid); // the REMOVE's SyncPodKill is lost
+    await a.work.housekeeping();
+    await n.relist();
+    await n.relist();
+    assert.deepEqual(a.syncer.steps, [`sync:SyncPodSync:${uid}`, `terminating:${uid}`, `terminated:${uid}`]);
+  });
+
+  it('a kill delivered twice terminates once', async () => {
+    const n = node();
+    const uid = uidIn(0);
+    n.desired.pods.set(uid, record(uid));
+    const a = podWorkerReplica(n);
+    await a.work.acquire(0);
+    await n.relist();
+    n.desired.pods.delete(uid);
+    const kill: UpdatePodOptionsMessage = { type: MessageTypes.updatePodOptions, updateType: 'SyncPodKill', startTime: new Date(T0).toISOString(), pod: pod(uid) };
+    assert.ok(a.subs.deliver(0, kill));
+    await a.work.housekeeping();
+    assert.ok(a.subs.deliver(0, kill));
+    for (let i = 0; i < 4; i++) await n.relist();
+    assert.deepEqual(a.syncer.steps, [`sync:SyncPodSync:${uid}`, `terminating:${uid}`, `terminated:${uid}`]);
+  });
+});
+
+describe('PodWorkerHousekeeping', () => {
+  it('runs the shards\' reconciliation and the restart back-off\'s GC every period', async () => {
+    const clock = new FakeClock(T0);
+    const backOff = new CrashLoopBackOff({ initialMs: 1000, maxMs: 4000 });
+    backOff.next('p_default_u_c_h', T0);
+    let rounds = 0;
+    const hk = new PodWorkerHousekeeping({ housekeeping: () => Promise.resolve(++rounds) }, backOff, clock, silentLogger(), SETTLE);
+    hk.start();
+    await clock.step(SETTLE);
+    assert.equal(rounds, 1);
+    assert.equal(backOff.delay('p_default_u_c_h'), 1000, 'not GCed while recent');
+    await clock.step(4 * SETTLE);
+    assert.equal(rounds, 5);
+    assert.equal(backOff.delay('p_default_u_c_h'), 0, 'an entry untouched for 2 * max is dropped');
+    hk.stop();
+    await clock.step(10 * SETTLE);
+    assert.equal(rounds, 5, 'a stopped housekeeping does nothing');
+  });
 });

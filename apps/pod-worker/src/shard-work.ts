@@ -1,33 +1,124 @@
 /**
- * What owning a shard means for this replica (DESIGN.md "Scaling"): when
- * the ShardManager wins a shard's lease, the replica follows the shard's
- * work subject and resyncs the shard's admitted pods from the podManager
- * (the pods' workers resume from their records in the `workers` bucket);
- * when it loses the lease, it stops following the subject.
+ * What owning a shard means for this replica (DESIGN.md "Scaling",
+ * docs/adr/0008-delivery-by-reconciliation.md): the replica follows the
+ * shard's work subject, and it re-derives every pod of the shard from the
+ * state, on taking the shard over and every housekeeping period, so that
+ * no lost message (a dispatch or kill sent while the shard had no owner, a
+ * lost PLEG event) leaves a pod undone. Upstream has one pod worker set
+ * that never loses an UpdatePod; this is how the split gets the same.
+ *
+ * For each pod of the shard: its desired record (the podManager, `pods`),
+ * its worker's record (`workers`, written by whoever owned the shard), this
+ * replica's worker in memory, and its pod-cache entry:
+ *
+ *   desired, admitted, no worker here          -> SyncPodSync (or SyncPodKill when terminating / termination asked)
+ *   desired, termination asked, worker syncing  -> SyncPodKill       (the kill was lost)
+ *   desired, spec differs from the worker's     -> SyncPodUpdate     (the update was lost)
+ *   pod-cache entry newer than the last step    -> SyncPodSync       (the PLEG event was lost)
+ *   not desired, worker not finished            -> SyncPodKill with the worker's own pod (the kill was lost,
+ *                                                  or the pod was terminating when its owner died)
+ *   not desired, worker finished                -> the record purged (SyncKnownPods)
+ *   not desired, no worker record               -> left to the sync loop's housekeeping (a runtime pod nobody works)
+ *
+ * Outside a takeover, a pod is left alone for `settleMs` after it was added
+ * or last changed in the runtime, so the message already on its way is not
+ * doubled; doubling one would still be harmless (UpdatePod is idempotent).
  */
-import { Clock } from '@app/clock';
-import { MessageTypes, decodeMessage, parseJson, shardOf } from '@app/contracts';
+import { Clock, type Timer } from '@app/clock';
+import { MessageTypes, decodeMessage, parseJson, podWorkerState, shardOf, type Pod, type PodRecord, type PodSyncStatusRecord, type SyncPodType, type UpdatePodOptionsMessage } from '@app/contracts';
+import { podsDifferSemantically } from '@app/kube';
 import type { Logger } from '@app/observability';
-import type { PodWorkers } from './pod-workers.js';
-import { DesiredPods, WorkSubscriptions } from './ports.js';
+import type { PodCache } from '@app/pod-cache';
+import type { PodWorkerView, PodWorkers } from './pod-workers.js';
+import { DesiredPods, WorkSubscriptions, WorkerRecords } from './ports.js';
+
+/** One pod of a shard as its owner sees it. */
+export interface ShardPod {
+  uid: string;
+  desired?: PodRecord;
+  /** Its `workers` record, as the bucket has it. */
+  record?: PodSyncStatusRecord;
+  /** This replica's worker for it. */
+  worker?: PodWorkerView;
+  /** Its pod-cache entry, when the runtime has something of it. */
+  cache?: { name: string; namespace: string; timestamp: number };
+}
+
+export type ShardAction = { uid: string; why: string } & ({ kind: 'update'; updateType: SyncPodType; pod: Pod; gracePeriodOverride?: number; runningPodOnly?: boolean } | { kind: 'purge' });
+
+/** The table at the top of this file, as a pure function. */
+export function decideShardWork(pods: readonly ShardPod[], opts: { now: number; takeover: boolean; settleMs: number }): ShardAction[] {
+  const out: ShardAction[] = [];
+  const settled = (t: number) => opts.takeover || opts.now - t >= opts.settleMs;
+  for (const p of pods) {
+    const { uid, desired, worker } = p;
+    const rec = worker?.record ?? p.record;
+    const state = rec ? podWorkerState(rec) : undefined;
+    if (desired) {
+      if (!desired.admitted || rec?.finished) continue;
+      const deleteGrace = desired.pod.metadata.deletionGracePeriodSeconds;
+      const kill = { kind: 'update', updateType: 'SyncPodKill', pod: desired.pod, ...(deleteGrace !== undefined ? { gracePeriodOverride: deleteGrace } : {}) } as const;
+      if (!worker) {
+        if (!settled(desired.addedAt)) continue;
+        if (desired.terminationRequested || state === 'TerminatingPod' || state === 'TerminatedPod') out.push({ uid, ...kill, why: 'terminating with no worker here' });
+        else out.push({ uid, kind: 'update', updateType: 'SyncPodSync', pod: desired.pod, why: 'desired with no worker here' });
+        continue;
+      }
+      if (worker.working || state !== 'SyncPod') continue;
+      if (desired.terminationRequested) out.push({ uid, ...kill, why: 'termination requested, the worker still syncs' });
+      else if (podsDifferSemantically(worker.pod, desired.pod)) out.push({ uid, kind: 'update', updateType: 'SyncPodUpdate', pod: desired.pod, why: 'the worker has an older spec' });
+      else if (p.cache && p.cache.timestamp > worker.lastSyncEnd && settled(p.cache.timestamp)) out.push({ uid, kind: 'update', updateType: 'SyncPodSync', pod: desired.pod, why: 'the runtime changed since the last sync' });
+      continue;
+    }
+    if (!rec) continue;
+    if (rec.finished) {
+      out.push({ uid, kind: 'purge', why: 'finished and no longer desired' });
+      continue;
+    }
+    if (worker && (worker.working || state !== 'SyncPod')) continue;
+    const why = worker ? 'no longer desired, the worker still syncs' : 'no longer desired, not finished, no worker here';
+    if (rec.pod) out.push({ uid, kind: 'update', updateType: 'SyncPodKill', pod: rec.pod, why });
+    else {
+      const bare: Pod = { metadata: { uid, name: p.cache?.name ?? '', namespace: p.cache?.namespace ?? '' }, spec: { containers: [] } };
+      out.push({ uid, kind: 'update', updateType: 'SyncPodKill', pod: bare, runningPodOnly: true, gracePeriodOverride: rec.gracePeriod ?? 1, why });
+    }
+  }
+  return out;
+}
+
+export interface ShardWorkOptions {
+  shardCount: number;
+  /** How long a pod is left to the message on its way before it is repaired (the housekeeping period). */
+  settleMs: number;
+}
 
 export class ShardWork {
   private readonly following = new Map<number, () => void>();
+  /** Reconciliations run one at a time. */
+  private chain: Promise<unknown> = Promise.resolve();
 
   constructor(
-    private readonly workers: Pick<PodWorkers, 'updatePod'>,
+    private readonly workers: Pick<PodWorkers, 'updatePod' | 'release' | 'forget' | 'worker'>,
     private readonly desired: DesiredPods,
+    private readonly records: WorkerRecords,
+    private readonly cache: Pick<PodCache, 'get'>,
     private readonly subscriptions: WorkSubscriptions,
     private readonly clock: Clock,
     private readonly logger: Logger,
-    private readonly shardCount: number,
+    private readonly options: ShardWorkOptions,
   ) {}
 
-  /** A shard is ours: follow its work subject, and resync its pods from the podManager and the workers' records. */
+  /** The shards this replica follows. */
+  get shards(): number[] {
+    return [...this.following.keys()].sort((a, b) => a - b);
+  }
+
+  /** A shard is ours: follow its work subject, then re-derive all its pods (the workers resume from their records). */
   async acquire(shard: number): Promise<void> {
     this.following.set(
       shard,
       this.subscriptions.follow(shard, (subject, data) => {
+        if (!this.following.has(shard)) return;
         try {
           const update = decodeMessage(MessageTypes.updatePodOptions, parseJson(data));
           void this.workers.updatePod(update).catch((e: unknown) => this.logger.error({ err: (e as Error).message }, 'UpdatePod failed'));
@@ -36,19 +127,118 @@ export class ShardWork {
         }
       }),
     );
-    const resumeFrom = this.clock.now();
-    let resynced = 0;
-    for (const [uid, record] of await this.desired.all()) {
-      if (shardOf(uid, this.shardCount) !== shard || !record.admitted) continue;
-      await this.workers.updatePod({ type: MessageTypes.updatePodOptions, updateType: record.terminationRequested ? 'SyncPodKill' : 'SyncPodSync', startTime: this.clock.date().toISOString(), pod: record.pod }, resumeFrom);
-      resynced++;
-    }
-    this.logger.info({ shard, resynced }, 'resynced the pods of a shard');
+    const acted = await this.reconcile([shard], true);
+    this.logger.info({ shard, resynced: acted }, 'resynced the pods of a shard');
   }
 
-  /** The shard's lease is gone: stop following its work. */
+  /** The shard's lease is gone (maybe someone else's already): stop at once, steps in flight end on their own. */
   lose(shard: number): void {
+    this.unfollow(shard);
+    void this.workers.release((uid) => this.shardOf(uid) === shard);
+  }
+
+  /** The shard is handed back: no more updates for its pods; resolves once their steps in flight are done. */
+  async handBack(shard: number): Promise<void> {
+    this.unfollow(shard);
+    await this.workers.release((uid) => this.shardOf(uid) === shard);
+  }
+
+  /** Each housekeeping period: every followed shard's pods re-derived; finished records of gone pods purged. */
+  async housekeeping(): Promise<number> {
+    const shards = this.shards;
+    return shards.length === 0 ? 0 : this.reconcile(shards, false);
+  }
+
+  private reconcile(shards: number[], takeover: boolean): Promise<number> {
+    const run = this.chain.then(() => this.reconcileNow(shards, takeover));
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  private async reconcileNow(shards: number[], takeover: boolean): Promise<number> {
+    const mine = new Set(shards);
+    const [desired, records] = await Promise.all([this.desired.all(), this.records.all()]);
+    const uids = new Set([...desired.keys(), ...records.keys()].filter((uid) => mine.has(this.shardOf(uid))));
+    const pods: ShardPod[] = [...uids].map((uid) => {
+      const entry = this.cache.get(uid).entry;
+      const worker = this.workers.worker(uid);
+      const d = desired.get(uid);
+      const r = records.get(uid);
+      return { uid, ...(d ? { desired: d } : {}), ...(r ? { record: r } : {}), ...(worker ? { worker } : {}), ...(entry ? { cache: { name: entry.name, namespace: entry.namespace, timestamp: entry.timestamp } } : {}) };
+    });
+    const now = this.clock.now();
+    const actions = decideShardWork(pods, { now, takeover, settleMs: this.options.settleMs });
+    for (const a of actions) {
+      // The shard may have been handed back while this ran.
+      if (!this.following.has(this.shardOf(a.uid))) continue;
+      if (a.kind === 'purge') {
+        if (records.has(a.uid)) await this.records.delete(a.uid);
+        this.workers.forget(a.uid);
+        this.logger.debug({ uid: a.uid, why: a.why }, 'purged a finished pod worker');
+        continue;
+      }
+      if (!takeover) this.logger.info({ uid: a.uid, updateType: a.updateType, why: a.why }, 'repairing a pod a lost message left behind');
+      const update: UpdatePodOptionsMessage = {
+        type: MessageTypes.updatePodOptions,
+        updateType: a.updateType,
+        startTime: this.clock.date().toISOString(),
+        pod: a.pod,
+        ...(a.gracePeriodOverride !== undefined ? { killPodOptions: { gracePeriodOverride: a.gracePeriodOverride } } : {}),
+        ...(a.runningPodOnly ? { runningPodOnly: true } : {}),
+      };
+      await this.workers.updatePod(update, takeover ? now : 0);
+    }
+    return actions.filter((a) => a.kind === 'update').length;
+  }
+
+  private unfollow(shard: number): void {
     this.following.get(shard)?.();
     this.following.delete(shard);
+  }
+
+  private shardOf(uid: string): number {
+    return shardOf(uid, this.options.shardCount);
+  }
+}
+
+/**
+ * The pod worker's half of HandlePodCleanups, every housekeeping period:
+ * its shards' pods re-derived and finished records purged (ShardWork), and
+ * the restart back-off's GC (upstream kl.crashLoopBackOff.GC()).
+ */
+export class PodWorkerHousekeeping {
+  private timer?: Timer;
+  private stopped = false;
+
+  constructor(
+    private readonly work: Pick<ShardWork, 'housekeeping'>,
+    private readonly backOff: { gc(now: number): void },
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly periodMs: number,
+  ) {}
+
+  start(): void {
+    const loop = () => {
+      if (this.stopped) return;
+      void this.tick().finally(() => {
+        if (!this.stopped) this.timer = this.clock.setTimer(this.periodMs, loop);
+      });
+    };
+    this.timer = this.clock.setTimer(this.periodMs, loop);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.timer?.cancel();
+  }
+
+  async tick(): Promise<void> {
+    try {
+      await this.work.housekeeping();
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'pod worker housekeeping failed');
+    }
+    this.backOff.gc(this.clock.now());
   }
 }

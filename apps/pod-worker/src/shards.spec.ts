@@ -2,17 +2,22 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import { silentLogger } from '@app/observability';
-import { ShardManager } from './shards.js';
+import { ShardManager, fairShare } from './shards.js';
 import { FakeLeaseStore } from './testing.js';
 
 const T0 = 1_000_000;
 const LEASE = 6000;
 const RENEW = 2000;
 
-/** One pod-worker replica's shard manager, recording what it was given and what it lost. */
-function replica(store: FakeLeaseStore, clock: FakeClock, instance: string, shards = 4) {
+/**
+ * One pod-worker replica's shard manager, recording what it was given, what
+ * it lost and what it handed back; `onYield` stands for the shard's pods
+ * finishing their steps in flight (at once by default).
+ */
+function replica(store: FakeLeaseStore, clock: FakeClock, instance: string, shards = 4, onYield?: (shard: number) => Promise<void>) {
   const acquired: number[] = [];
   const lost: number[] = [];
+  const yielded: number[] = [];
   const manager = new ShardManager(
     store,
     clock,
@@ -23,8 +28,18 @@ function replica(store: FakeLeaseStore, clock: FakeClock, instance: string, shar
       return Promise.resolve();
     },
     (s) => void lost.push(s),
+    (s) => {
+      yielded.push(s);
+      return onYield ? onYield(s) : Promise.resolve();
+    },
   );
-  return { manager, acquired, lost };
+  return { manager, acquired, lost, yielded };
+}
+
+function deferred() {
+  let resolve: () => void = () => undefined;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
 }
 
 function setup() {
@@ -75,7 +90,8 @@ describe('ShardManager: pod-worker shard leases', () => {
     store.write(3, { owner: 'c', expiresAt: T0 + LEASE });
     await a.manager.reconcile();
     assert.deepEqual(a.manager.ownedShards, [0, 1], 'ceil(6/3) = 2');
-    assert.deepEqual(a.lost, [2]);
+    assert.deepEqual(a.yielded, [2], 'handed back, its pods yielded first');
+    assert.deepEqual(a.lost, []);
     assert.equal(store.lease(2), undefined, 'the lease of shard 2 was released');
   });
 
@@ -125,7 +141,7 @@ describe('ShardManager: pod-worker shard leases', () => {
     a.manager.start();
     await clock.step(0);
     await a.manager.stop();
-    assert.deepEqual(a.lost, [0, 1, 2, 3]);
+    assert.deepEqual(a.yielded, [0, 1, 2, 3]);
     assert.deepEqual(a.manager.ownedShards, []);
     assert.deepEqual(store.owners(4), [undefined, undefined, undefined, undefined]);
     assert.equal(store.calls.filter((c) => c.startsWith('release')).length, 4);
@@ -138,10 +154,163 @@ describe('ShardManager: pod-worker shard leases', () => {
     assert.deepEqual(b.manager.ownedShards, [0, 1, 2, 3], 'no wait for expiry');
   });
 
+  it('a replica that joins while another holds every shard gets its fair share within a few rounds', async () => {
+    const { clock, store } = setup();
+    const a = replica(store, clock, 'a');
+    a.manager.start();
+    await clock.step(0);
+    const b = replica(store, clock, 'b');
+    b.manager.start();
+    await clock.step(LEASE + 3 * RENEW);
+    try {
+      assert.deepEqual([a.manager.ownedShards.length, b.manager.ownedShards.length], [2, 2]);
+    } finally {
+      await Promise.all([a.manager.stop(), b.manager.stop()]);
+    }
+  });
+
+  it('a replica that joins (its heartbeat, no lease) takes its fair share within one lease period, the other handing back its highest shards', async () => {
+    const { clock, store } = setup();
+    const a = replica(store, clock, 'a');
+    a.manager.start();
+    await clock.step(0);
+    await clock.step(RENEW / 2); // joins between two of a's rounds
+    const b = replica(store, clock, 'b');
+    b.manager.start();
+    await clock.step(0);
+    assert.deepEqual(store.announced, ['a', 'b'], 'each replica announces itself');
+    assert.deepEqual(b.manager.ownedShards, [], 'nothing is free yet');
+    await clock.step(LEASE);
+    try {
+      assert.deepEqual(a.manager.ownedShards, [0, 1]);
+      assert.deepEqual(b.manager.ownedShards, [2, 3]);
+      assert.deepEqual(a.yielded, [3, 2]);
+      assert.deepEqual(a.lost, [], 'nothing was taken from it: it handed the shards back');
+      assert.deepEqual(b.acquired, [2, 3]);
+    } finally {
+      await Promise.all([a.manager.stop(), b.manager.stop()]);
+    }
+  });
+
+  it('a shard is handed back in order: its lease is renewed while its pods finish their steps, and released only then', async () => {
+    const { clock, store } = setup();
+    const inFlight = deferred();
+    const a = replica(store, clock, 'a', 4, () => inFlight.promise);
+    a.manager.start();
+    await clock.step(0);
+    const b = replica(store, clock, 'b');
+    b.manager.start();
+    await clock.step(3 * LEASE);
+    try {
+      assert.deepEqual(a.yielded, [3, 2], 'a started handing back two shards');
+      assert.deepEqual(a.manager.ownedShards, [0, 1, 2, 3], 'but holds them while a step is in flight');
+      assert.deepEqual(b.manager.ownedShards, []);
+      assert.equal(store.lease(3)?.owner, 'a');
+      assert.ok((store.lease(3)?.expiresAt ?? 0) > clock.now(), 'the lease is still renewed: it never expires under a step in flight');
+      inFlight.resolve();
+      await clock.step(2 * RENEW);
+      assert.deepEqual(a.manager.ownedShards, [0, 1]);
+      assert.deepEqual(b.manager.ownedShards, [2, 3]);
+      assert.deepEqual(b.acquired, [2, 3]);
+    } finally {
+      await Promise.all([a.manager.stop(), b.manager.stop()]);
+    }
+  });
+
+  it('a lease it could not renew (the bucket unreachable) is given up at its expiry, before another replica may take it', async () => {
+    const { clock, store } = setup();
+    const a = replica(store, clock, 'a');
+    a.manager.start();
+    await clock.step(0);
+    store.unreachable = true;
+    await clock.step(LEASE - 1);
+    assert.deepEqual(a.lost, [], 'still its own until the lease it last wrote expires');
+    await clock.step(RENEW);
+    try {
+      assert.deepEqual(a.lost, [0, 1, 2, 3]);
+      assert.deepEqual(a.manager.ownedShards, []);
+    } finally {
+      store.unreachable = false;
+      await a.manager.stop();
+    }
+  });
+
+  it('a replica waiting for a dead replica\'s leases takes them the moment they expire, not at its next round', async () => {
+    const { clock, store } = setup();
+    const a = replica(store, clock, 'a');
+    await a.manager.reconcile(); // then it dies
+    await clock.step(RENEW / 4);
+    const b = replica(store, clock, 'b');
+    b.manager.start();
+    await clock.step(LEASE - RENEW / 4);
+    try {
+      assert.equal(clock.now(), T0 + LEASE);
+      assert.deepEqual(b.manager.ownedShards, [0, 1, 2, 3]);
+    } finally {
+      await b.manager.stop();
+    }
+  });
+
+  describe('stop', () => {
+    it('waits for the pods\' steps in flight before it releases the leases', async () => {
+      const { clock, store } = setup();
+      const inFlight = deferred();
+      const a = replica(store, clock, 'a', 4, () => inFlight.promise);
+      await a.manager.reconcile();
+      const stopped = a.manager.stop();
+      await clock.step(0);
+      assert.deepEqual(store.owners(4), ['a', 'a', 'a', 'a'], 'not released under a step in flight');
+      inFlight.resolve();
+      await stopped;
+      assert.deepEqual(store.owners(4), [undefined, undefined, undefined, undefined]);
+      assert.deepEqual(store.announced, [], 'its heartbeat is withdrawn');
+    });
+
+    it('pods that do not yield in time keep their shards\' leases, which expire: the shards are never worked twice', async () => {
+      const { clock, store } = setup();
+      const a = replica(store, clock, 'a', 4, () => new Promise<void>(() => undefined));
+      await a.manager.reconcile();
+      const stopped = a.manager.stop(5000);
+      await clock.step(5000);
+      await stopped;
+      assert.deepEqual(store.owners(4), ['a', 'a', 'a', 'a']);
+      const b = replica(store, clock, 'b');
+      await b.manager.reconcile();
+      assert.deepEqual(b.manager.ownedShards, [], 'not before they expire');
+      await clock.step(LEASE);
+      await b.manager.reconcile();
+      assert.deepEqual(b.manager.ownedShards, [0, 1, 2, 3]);
+    });
+  });
+
+  it('heartbeats of replicas gone for more than a lease period are removed', async () => {
+    const { clock, store } = setup();
+    await store.announce('gone', T0);
+    await store.announce('recent', T0 + LEASE);
+    await clock.step(LEASE + 1);
+    const a = replica(store, clock, 'a');
+    await a.manager.reconcile();
+    assert.deepEqual(store.announced, ['a', 'recent']);
+  });
+
+  describe('fairShare: exactly the shards, the first replicas by name one more', () => {
+    const cases = [
+      { shards: 16, replicas: ['a', 'b', 'c'], want: [6, 5, 5] },
+      { shards: 4, replicas: ['a', 'b', 'c'], want: [2, 1, 1] },
+      { shards: 4, replicas: ['a', 'b'], want: [2, 2] },
+      { shards: 2, replicas: ['a', 'b', 'c'], want: [1, 1, 0] },
+    ];
+    for (const tc of cases) {
+      it(`${tc.shards} shards over ${tc.replicas.join(', ')}: ${tc.want.join(', ')}`, () => {
+        assert.deepEqual(tc.replicas.map((r) => fairShare(tc.shards, tc.replicas, r)), tc.want);
+      });
+    }
+  });
+
   describe('compare-and-set conflicts', () => {
-    const cases: { name: string; before: (store: FakeLeaseStore) => void; want: number[]; lost: number[]; acquired: number[] }[] = [
+    const cases: { name: string; before: (store: FakeLeaseStore) => void; want: number[]; lost: number[]; acquired: number[]; yielded?: number[] }[] = [
       { name: 'renewal loses the race: the shard is given up', before: (s) => s.loseNextRace(1), want: [0, 2, 3], lost: [1], acquired: [] },
-      { name: 'the lease was taken behind its back: given up, and with b an owner now, the fair share drops to two', before: (s) => s.write(2, { owner: 'b', expiresAt: T0 + 3 * LEASE }), want: [0, 1], lost: [2, 3], acquired: [] },
+      { name: 'the lease was taken behind its back: given up, and with b an owner now, the fair share drops to two', before: (s) => s.write(2, { owner: 'b', expiresAt: T0 + 3 * LEASE }), want: [0, 1], lost: [2], acquired: [], yielded: [3] },
       { name: 'the lease was rewritten by itself elsewhere (a stale revision): given up', before: (s) => s.write(3, { owner: 'a', expiresAt: T0 + 3 * LEASE }), want: [0, 1, 2], lost: [3], acquired: [] },
     ];
     for (const tc of cases) {
@@ -156,6 +325,7 @@ describe('ShardManager: pod-worker shard leases', () => {
         assert.deepEqual(a.manager.ownedShards, tc.want);
         assert.deepEqual(a.lost, tc.lost);
         assert.deepEqual(a.acquired, tc.acquired);
+        assert.deepEqual(a.yielded, tc.yielded ?? []);
       });
     }
 

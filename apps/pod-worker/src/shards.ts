@@ -1,11 +1,30 @@
 /**
- * Shard ownership for pod-worker replicas (DESIGN.md "Scaling"): pods are
- * spread over a fixed number of shards by UID; each shard is owned by one
- * replica at a time through a lease in the `leases` KV bucket, taken and
- * renewed by compare-and-set. A replica takes free or expired shards up to
- * its fair share, gives back what is over it, and renews its leases well
- * inside their lifetime; when a replica dies its leases expire and the
- * others take the shards over (and resync their pods).
+ * Shard ownership for pod-worker replicas (DESIGN.md "Scaling"; ours, not
+ * upstream's): pods are spread over a fixed number of shards by UID; each
+ * shard is owned by one replica at a time through a lease in the `leases`
+ * KV bucket, taken and renewed by compare-and-set.
+ *
+ * One round, every renewMs (and at the moment a lease it waits for
+ * expires):
+ *
+ *   announce ──▶ renew ──▶ hand back the excess ──▶ take free shards
+ *   (heartbeat)  (or lose)  (yield, then release)    (up to the fair share)
+ *
+ *  - Every replica announces itself with a heartbeat in `leases` that
+ *    expires like a lease, so a replica holding nothing (just started or
+ *    restarted) counts in the fair share and the others make room for it.
+ *  - The fair share is exact: the live replicas sorted by name, the first
+ *    `shards % n` of them get one more than `floor(shards / n)`.
+ *  - Handing a shard back is ordered per pod: the replica stops taking
+ *    updates for the shard's pods, waits for their steps in flight
+ *    (`onYield`), and only then releases the lease; the new owner resumes
+ *    the pods from their `workers` records. The lease is renewed while the
+ *    replica waits, so the shard is never worked twice.
+ *  - A lease that was lost (renewal lost the race, another owner, or not
+ *    renewed before its own expiry, e.g. NATS was away) is given up at once
+ *    (`onLose`): the shard may already be someone else's.
+ *  - When a replica dies its leases expire and the others take the shards
+ *    over; the new owner re-derives every pod of the shard (shard-work.ts).
  */
 import { Clock, type Timer } from '@app/clock';
 import type { Logger } from '@app/observability';
@@ -18,10 +37,30 @@ export interface ShardManagerOptions {
   renewMs: number;
 }
 
+interface Owned {
+  revision: number;
+  /** Our lease's expiry as we last wrote it: past it, the shard may be someone else's. */
+  expiresAt: number;
+  /** Being handed back: resolves once the shard's pods have yielded. */
+  yielding?: Promise<void>;
+  yielded?: boolean;
+}
+
+/** The fair share of `me` among `replicas`: floor(shards / n), one more for the first `shards % n` by name. */
+export function fairShare(shards: number, replicas: Iterable<string>, me: string): number {
+  const sorted = [...new Set([...replicas, me])].sort();
+  const rank = sorted.indexOf(me);
+  return Math.floor(shards / sorted.length) + (rank < shards % sorted.length ? 1 : 0);
+}
+
 export class ShardManager {
-  private readonly owned = new Map<number, number>(); // shard -> revision
+  private readonly owned = new Map<number, Owned>();
   private timer?: Timer;
   private stopped = false;
+  /** When a foreign lease this replica waits for expires (it then runs a round at once). */
+  private wakeAt?: number;
+  /** Rounds, releases and stop run one at a time. */
+  private chain: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly store: LeaseStore,
@@ -29,9 +68,13 @@ export class ShardManager {
     private readonly logger: Logger,
     private readonly options: ShardManagerOptions,
     private readonly onAcquire: (shard: number) => Promise<void>,
+    /** The lease is gone: stop working the shard at once. */
     private readonly onLose: (shard: number) => void,
+    /** The shard is handed back: stop taking its updates and resolve once its pods' steps in flight are done. */
+    private readonly onYield: (shard: number) => Promise<void> = (shard) => Promise.resolve(onLose(shard)),
   ) {}
 
+  /** The shards this replica works (those being handed back included). */
   get ownedShards(): number[] {
     return [...this.owned.keys()].sort((a, b) => a - b);
   }
@@ -42,69 +85,130 @@ export class ShardManager {
       void this.reconcile()
         .catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'shard lease round failed'))
         .finally(() => {
-          if (!this.stopped) this.timer = this.clock.setTimer(this.options.renewMs, loop);
+          if (this.stopped) return;
+          const now = this.clock.now();
+          const next = this.wakeAt !== undefined && this.wakeAt > now ? Math.min(this.options.renewMs, this.wakeAt - now) : this.options.renewMs;
+          this.timer = this.clock.setTimer(next, loop);
         });
     };
     loop();
   }
 
-  /** Gives every lease back (within a second: NATS may be gone), so another replica takes the shards at once. */
-  async stop(): Promise<void> {
+  /**
+   * Hands every shard back: each one's pods yield (their steps in flight
+   * finish, within `timeoutMs`), then its lease is released so another
+   * replica takes it at once. A shard whose pods did not yield in time keeps
+   * its lease, which expires: no one works it twice.
+   */
+  async stop(timeoutMs = 10_000): Promise<void> {
     this.stopped = true;
     this.timer?.cancel();
-    const releases = [...this.owned].map(([shard, revision]) => {
-      this.onLose(shard);
-      return this.store.release(shard, revision);
+    await this.exclusive(async () => {
+      for (const [shard, o] of this.owned) o.yielding ??= this.startYield(shard, o);
+      await this.waitForYields([...this.owned.values()], timeoutMs);
+      const releases = [...this.owned].filter(([, o]) => o.yielded).map(([shard, o]) => this.store.release(shard, o.revision));
+      this.owned.clear();
+      await Promise.allSettled([...releases, this.store.withdraw(this.options.instance)]);
     });
-    this.owned.clear();
-    await Promise.race([Promise.allSettled(releases), new Promise((r) => setTimeout(r, 1000).unref())]);
   }
 
-  /** One round: renew, count the live owners, take up to the fair share, give back the excess. */
-  async reconcile(): Promise<void> {
-    const now = this.clock.now();
-    const { shards, instance, leaseMs } = this.options;
-    const leases = await Promise.all(Array.from({ length: shards }, (_, s) => this.store.get(s)));
-    const owners = new Set<string>([instance]);
-    for (const l of leases) if (l && l.lease.owner && l.lease.expiresAt > now) owners.add(l.lease.owner);
-    const fairShare = Math.ceil(shards / owners.size);
+  /** One round: announce, renew, hand back the excess, take up to the fair share. */
+  reconcile(): Promise<void> {
+    return this.exclusive(() => this.round());
+  }
 
-    // Renew what is ours (or notice we lost it).
-    for (const [shard, revision] of [...this.owned]) {
+  private async round(): Promise<void> {
+    if (this.stopped) return;
+    const { shards, instance, leaseMs } = this.options;
+    let now = this.clock.now();
+    for (const [shard, o] of [...this.owned]) if (o.expiresAt <= now) this.lose(shard, 'the lease expired before it was renewed');
+    await this.store.announce(instance, now + leaseMs);
+    const [leases, replicas] = await Promise.all([Promise.all(Array.from({ length: shards }, (_, s) => this.store.get(s))), this.store.replicas()]);
+    now = this.clock.now();
+    const live = new Set<string>([instance]);
+    for (const r of replicas) if (r.expiresAt > now) live.add(r.owner);
+    for (const l of leases) if (l?.lease.owner && l.lease.expiresAt > now) live.add(l.lease.owner);
+    const target = fairShare(shards, live, instance);
+
+    // Renew what is ours (or notice we lost it), the shards being handed back included.
+    for (const [shard, o] of [...this.owned]) {
       const current = leases[shard];
-      if (!current || current.lease.owner !== instance || current.revision !== revision) {
+      if (!current || current.lease.owner !== instance || current.revision !== o.revision) {
         this.lose(shard, 'taken by another replica');
         continue;
       }
-      const ok = await this.store.put(shard, { owner: instance, expiresAt: now + leaseMs }, revision);
-      if (!ok) this.lose(shard, 'lease renewal lost the race');
-      else this.owned.set(shard, (await this.store.get(shard))?.revision ?? revision);
+      const expiresAt = now + leaseMs;
+      if (!(await this.store.put(shard, { owner: instance, expiresAt }, o.revision))) {
+        this.lose(shard, 'lease renewal lost the race');
+        continue;
+      }
+      o.revision = (await this.store.get(shard))?.revision ?? o.revision;
+      o.expiresAt = expiresAt;
     }
-    // Give back the excess, highest shards first.
-    while (this.owned.size > fairShare) {
-      const shard = Math.max(...this.owned.keys());
-      const revision = this.owned.get(shard) ?? 0;
-      this.lose(shard, 'over the fair share');
-      await this.store.release(shard, revision);
+
+    // Hand back the excess, highest shards first: each shard's pods yield, then its lease is released.
+    const keeping = () => [...this.owned].filter(([, o]) => o.yielding === undefined).map(([s]) => s);
+    for (let kept = keeping(); kept.length > target; kept = keeping()) {
+      const shard = Math.max(...kept);
+      const o = this.owned.get(shard);
+      if (o) o.yielding = this.startYield(shard, o);
     }
-    // Take free or expired shards up to the fair share.
-    for (let shard = 0; shard < shards && this.owned.size < fairShare; shard++) {
+    const yielding = [...this.owned.values()].filter((o) => o.yielding !== undefined);
+    if (yielding.length > 0) await this.waitForYields(yielding, this.options.renewMs);
+    for (const [shard, o] of [...this.owned]) {
+      if (!o.yielded) continue;
+      this.owned.delete(shard);
+      await this.store.release(shard, o.revision);
+      this.logger.info({ shard }, 'handed a pod-worker shard back');
+    }
+
+    // Take free or expired shards up to the fair share; remember when the next foreign lease expires.
+    this.wakeAt = undefined;
+    for (let shard = 0; shard < shards && keeping().length < target; shard++) {
       if (this.owned.has(shard)) continue;
       const current = leases[shard];
       const free = !current || !current.lease.owner || current.lease.expiresAt <= now;
-      if (!free) continue;
-      const ok = await this.store.put(shard, { owner: instance, expiresAt: now + leaseMs }, current?.revision ?? 0);
-      if (!ok) continue;
+      if (!free) {
+        this.wakeAt = Math.min(this.wakeAt ?? Infinity, current.lease.expiresAt);
+        continue;
+      }
+      const expiresAt = now + leaseMs;
+      if (!(await this.store.put(shard, { owner: instance, expiresAt }, current?.revision ?? 0))) continue;
       const revision = (await this.store.get(shard))?.revision ?? 0;
-      this.owned.set(shard, revision);
+      this.owned.set(shard, { revision, expiresAt });
       this.logger.info({ shard, previousOwner: current?.lease.owner || undefined }, 'took pod-worker shard');
       await this.onAcquire(shard);
     }
+    // Heartbeats of replicas long gone are removed, so the bucket does not grow with restarts.
+    for (const r of replicas) if (r.owner !== instance && r.expiresAt < now - leaseMs) await this.store.withdraw(r.owner, r.revision);
+  }
+
+  private startYield(shard: number, o: Owned): Promise<void> {
+    this.logger.info({ shard }, 'handing a pod-worker shard back: its pods finish their steps first');
+    return this.onYield(shard)
+      .catch((err: unknown) => this.logger.warn({ shard, err: (err as Error).message }, 'a shard\'s pods did not yield cleanly'))
+      .then(() => {
+        o.yielded = true;
+      });
+  }
+
+  /** Waits until every one of `owned` has yielded, or `ms` passed (the rest yield in the background). */
+  private async waitForYields(owned: Owned[], ms: number): Promise<void> {
+    let timer: Timer | undefined;
+    const timeout = new Promise<void>((r) => (timer = this.clock.setTimer(ms, r)));
+    await Promise.race([Promise.all(owned.map((o) => o.yielding ?? Promise.resolve())), timeout]);
+    timer?.cancel();
   }
 
   private lose(shard: number, why: string): void {
     this.owned.delete(shard);
     this.logger.info({ shard, why }, 'gave up pod-worker shard');
     this.onLose(shard);
+  }
+
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(fn, fn);
+    this.chain = run.catch(() => undefined);
+    return run;
   }
 }

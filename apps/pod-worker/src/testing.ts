@@ -1,6 +1,6 @@
 /** Hand-written fakes of the pod worker's ports (ports.ts), for unit tests only. */
-import type { Container, LifecycleHandler, Pod, PodRecord, PodStatus, ProberVerb, StatusVerb } from '@app/contracts';
-import { DesiredPods, HookRunner, LeaseStore, PodDirectories, PodWorkerOutbox, ProbeResultsView, WorkSubscriptions, type ShardLease } from './ports.js';
+import type { Container, LifecycleHandler, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, StatusVerb } from '@app/contracts';
+import { DesiredPods, HookRunner, LeaseStore, PodDirectories, PodWorkerOutbox, ProbeResultsView, WorkSubscriptions, WorkerStore, type ReplicaHeartbeat, type ShardLease, type WorkerRecords } from './ports.js';
 import { ProbeResultsCache } from './adapters/probe-results-cache.js';
 
 /** The podManager in memory. */
@@ -8,6 +8,27 @@ export class MemoryDesiredPods extends DesiredPods {
   readonly pods = new Map<string, PodRecord>();
   all(): Promise<Map<string, PodRecord>> {
     return Promise.resolve(new Map(this.pods));
+  }
+}
+
+/** The `workers` bucket in memory: what a PodWorkers saves and a ShardWork reads and purges; `deletes` records each purge. */
+export class MemoryWorkerStore extends WorkerStore implements WorkerRecords {
+  readonly records = new Map<string, PodSyncStatusRecord>();
+  readonly deletes: string[] = [];
+  load(uid: string): Promise<PodSyncStatusRecord | undefined> {
+    return Promise.resolve(structuredClone(this.records.get(uid)));
+  }
+  save(uid: string, record: PodSyncStatusRecord): Promise<void> {
+    this.records.set(uid, structuredClone(record));
+    return Promise.resolve();
+  }
+  delete(uid: string): Promise<void> {
+    this.deletes.push(uid);
+    this.records.delete(uid);
+    return Promise.resolve();
+  }
+  all(): Promise<Map<string, PodSyncStatusRecord>> {
+    return Promise.resolve(structuredClone(this.records));
   }
 }
 
@@ -47,13 +68,18 @@ export class FakeLeaseStore extends LeaseStore {
   readonly calls: string[] = [];
   private readonly raceLost = new Set<number>();
 
+  /** Every call fails, as when NATS is away. */
+  unreachable = false;
+
   get(shard: number): Promise<{ lease: ShardLease; revision: number } | undefined> {
+    if (this.unreachable) return Promise.reject(new Error('the leases bucket is unreachable'));
     this.calls.push(`get ${shard}`);
     const l = this.leases.get(shard);
     return Promise.resolve(l ? { lease: { ...l.lease }, revision: l.revision } : undefined);
   }
 
   put(shard: number, lease: ShardLease, revision: number): Promise<boolean> {
+    if (this.unreachable) return Promise.reject(new Error('the leases bucket is unreachable'));
     const current = this.leases.get(shard)?.revision ?? 0;
     let ok = current === revision;
     if (this.raceLost.delete(shard)) {
@@ -70,6 +96,30 @@ export class FakeLeaseStore extends LeaseStore {
     this.calls.push(`release ${shard} @${revision}`);
     if (this.leases.get(shard)?.revision === revision) this.leases.delete(shard);
     return Promise.resolve();
+  }
+
+  private readonly heartbeats = new Map<string, ReplicaHeartbeat>();
+
+  announce(owner: string, expiresAt: number): Promise<void> {
+    if (this.unreachable) return Promise.reject(new Error('the leases bucket is unreachable'));
+    this.calls.push(`announce ${owner}`);
+    this.heartbeats.set(owner, { owner, expiresAt, revision: ++this.revision });
+    return Promise.resolve();
+  }
+
+  replicas(): Promise<ReplicaHeartbeat[]> {
+    return Promise.resolve([...this.heartbeats.values()].map((h) => ({ ...h })));
+  }
+
+  withdraw(owner: string, revision?: number): Promise<void> {
+    this.calls.push(`withdraw ${owner}`);
+    if (revision === undefined || this.heartbeats.get(owner)?.revision === revision) this.heartbeats.delete(owner);
+    return Promise.resolve();
+  }
+
+  /** The replicas with a heartbeat, live or not. */
+  get announced(): string[] {
+    return [...this.heartbeats.keys()].sort();
   }
 
   /** Writes a lease behind the replicas' backs (another replica taking or renewing it). */
@@ -144,5 +194,5 @@ export class RecordingOutbox extends PodWorkerOutbox {
 export class FakeProbeResults extends ProbeResultsCache {}
 
 // Each fake is its port, checked by the compiler.
-const _ports: [LeaseStore, HookRunner, PodDirectories, PodWorkerOutbox, ProbeResultsView] = [new FakeLeaseStore(), new FakeHookRunner(), new FakePodDirectories(), new RecordingOutbox(), new FakeProbeResults()];
+const _ports: [LeaseStore, HookRunner, PodDirectories, PodWorkerOutbox, ProbeResultsView, WorkerStore, WorkerRecords] = [new FakeLeaseStore(), new FakeHookRunner(), new FakePodDirectories(), new RecordingOutbox(), new FakeProbeResults(), new MemoryWorkerStore(), new MemoryWorkerStore()];
 void _ports;

@@ -13,6 +13,7 @@ export const syncLoopConfigSchema = {
   NODE_LABELS: env.optionalString({ describe: 'extra node labels for nodeSelector admission, "key=value" pairs separated by ","' }),
   SYNC_TICK: env.duration({ default: 1000, describe: 'the syncCh period: pods due in the work queue and past activeDeadlineSeconds' }),
   HOUSEKEEPING_PERIOD: env.duration({ default: 2000, describe: 'the housekeepingCh period (HandlePodCleanups)' }),
+  SYNC_FREQUENCY: env.duration({ default: 60_000, describe: 'when an admitted pod whose work-done never came (a lost message) is synced again, like --sync-frequency' }),
   SOURCES_RESYNC_PERIOD: env.duration({ default: 30_000, describe: 'how often the podManager is checked against config-source\'s full listings' }),
 };
 

@@ -37,7 +37,7 @@ import { SyncLoop } from './sync-loop.js';
       provide: SyncLoop,
       inject: [PodStore, NodeState, RuntimeView, SyncLoopOutbox, EventRecorder, SERVICE_CONFIG, Clock, SERVICE_LOGGER],
       useFactory: (store: PodStore, state: NodeState, runtime: RuntimeView, out: SyncLoopOutbox, events: EventRecorder, cfg: SyncLoopConfig, clock: Clock, logger: Logger) =>
-        new SyncLoop(store, state, runtime, out, events, nodeInfoOf(cfg), clock, logger.child({ component: 'sync-loop' })),
+        new SyncLoop(store, state, runtime, out, events, nodeInfoOf(cfg), clock, logger.child({ component: 'sync-loop' }), { resyncIntervalMs: cfg.SYNC_FREQUENCY }),
     },
     {
       provide: SyncLoopRunner,

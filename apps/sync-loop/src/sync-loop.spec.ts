@@ -194,6 +194,36 @@ describe('SyncLoop: syncCh (getPodsToSync)', () => {
   });
 });
 
+describe('SyncLoop: a lost work-done', () => {
+  it('an admitted pod whose work-done never came is queued by housekeeping and synced after the resync interval', async () => {
+    const { loop, out, clock, store } = setup();
+    await loop.handlePodUpdate(update('add', pod('a'), pod('big', { cpu: '64' })));
+    loop.handleSourcesReady();
+    assert.deepEqual(out.take(), ['a:SyncPodCreate'], 'big is rejected');
+    // The pod worker's work-done for a is lost.
+    await loop.housekeeping();
+    assert.equal(store.queue.get('a'), T0 + 60_000, 'queued in KV, so a restart keeps it');
+    assert.equal(store.queue.has('big'), false, 'a rejected pod is never synced');
+    await clock.step(59_999);
+    assert.deepEqual(await loop.syncTick(), []);
+    await clock.step(1);
+    assert.deepEqual(await loop.syncTick(), ['a']);
+    assert.deepEqual(out.take(), ['a:SyncPodSync']);
+  });
+
+  it('a work-done that does come sets the due time; housekeeping leaves a queued pod alone', async () => {
+    const { loop, out, clock } = setup();
+    await loop.handlePodUpdate(update('add', pod('a')));
+    loop.handleSourcesReady();
+    out.take();
+    await loop.housekeeping();
+    await loop.handleWorkDone({ type: MessageTypes.workDone, podUid: 'a', requeueAfterMs: 5_000 });
+    await loop.housekeeping();
+    await clock.step(5_000);
+    assert.deepEqual(await loop.syncTick(), ['a']);
+  });
+});
+
 describe('SyncLoop: plegCh and probes', () => {
   it('a sync-worthy PLEG event syncs a known pod; ContainerRemoved and unknown pods do not', async () => {
     const { loop, out } = setup();

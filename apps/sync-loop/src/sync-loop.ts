@@ -12,6 +12,11 @@
  *   syncCh (1s)     syncTick          pods due in the work queue and pods past activeDeadlineSeconds
  *   housekeeping    housekeeping      HandlePodCleanups (2s, once the sources are ready)
  *   completeWork    handleWorkDone    enqueue the pod for its next sync
+ *
+ * Every admitted pod has a work-queue entry: one whose work-done was lost
+ * (or whose entry was taken just before a restart) is queued again by
+ * housekeeping for the resync interval, so it is never left unsynced
+ * (docs/adr/0008-delivery-by-reconciliation.md).
  */
 import { Clock } from '@app/clock';
 import { EventRecorder } from '@app/contracts';
@@ -36,6 +41,11 @@ export const DEAD_CONTAINERS_TO_KEEP = 1;
 /** Orphaned-status and restart requests are repeated at most this often while nothing changes. */
 const REPEAT_MS = 30_000;
 
+export interface SyncLoopOptions {
+  /** --sync-frequency: when an admitted pod with no work-queue entry (its work-done lost) is due. */
+  resyncIntervalMs: number;
+}
+
 export class SyncLoop {
   /** podManager: desired pods by UID. */
   private readonly pods = new Map<string, PodRecord>();
@@ -53,6 +63,7 @@ export class SyncLoop {
     private readonly node: NodeInfo,
     private readonly clock: Clock,
     private readonly logger: Logger,
+    private readonly options: SyncLoopOptions = { resyncIntervalMs: 60_000 },
   ) {}
 
   /** Loads the podManager and the work queue from KV. */
@@ -249,6 +260,17 @@ export class SyncLoop {
       if (!record || this.recentlySent(`restart/${uid}`, now)) continue;
       this.logger.info({ uid }, 'restarting a terminated pod that was added again');
       this.dispatch(record.pod, 'SyncPodCreate', start);
+    }
+    await this.requeueUnqueued(now);
+  }
+
+  /** An admitted pod with no work-queue entry (its work-done was lost) is due after the resync interval. */
+  private async requeueUnqueued(now: number): Promise<void> {
+    for (const [uid, record] of this.pods) {
+      if (!record.admitted || this.queue.has(uid)) continue;
+      const due = now + this.options.resyncIntervalMs;
+      this.queue.set(uid, due);
+      await this.store.putQueue(uid, due);
     }
   }
 

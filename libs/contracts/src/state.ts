@@ -35,6 +35,13 @@ export interface PodSyncStatusRecord {
   gracePeriod?: number;
   /** The worker is done with this UID (TerminatedPod completed). */
   finished?: boolean;
+  /**
+   * The pod the worker last took (upstream's activeUpdate.Pod), so that a
+   * replica taking the shard over can finish a pod that is no longer in the
+   * podManager with its own grace period and hooks. Absent for a runtime
+   * pod killed on its own (runningPodOnly).
+   */
+  pod?: Pod;
 }
 
 /** The pod worker's state for a UID, as HandlePodCleanups classifies it (SyncKnownPods). */

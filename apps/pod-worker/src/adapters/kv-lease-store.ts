@@ -1,7 +1,12 @@
 import { kvKey, type KV } from '@app/nats';
-import { LeaseStore, type ShardLease } from '../ports.js';
+import { LeaseStore, type ReplicaHeartbeat, type ShardLease } from '../ports.js';
 
-/** The `leases` bucket: `<node>.pod-worker-shard.<shard>`, created and replaced by compare-and-set. */
+/**
+ * The `leases` bucket: shard leases at `<node>.pod-worker-shard.<shard>`,
+ * created and replaced by compare-and-set, and each replica's heartbeat at
+ * `<node>.pod-worker-replica.<owner>` (the owner's name escaped into a key
+ * token; the value carries it as it is).
+ */
 export class KvLeaseStore extends LeaseStore {
   private readonly dec = new TextDecoder();
   constructor(
@@ -12,6 +17,9 @@ export class KvLeaseStore extends LeaseStore {
   }
   private key(shard: number): string {
     return kvKey(this.node, 'pod-worker-shard', String(shard));
+  }
+  private replicaKey(owner: string): string {
+    return kvKey(this.node, 'pod-worker-replica', replicaToken(owner));
   }
   async get(shard: number) {
     const e = await this.kv.get(this.key(shard));
@@ -30,4 +38,27 @@ export class KvLeaseStore extends LeaseStore {
   async release(shard: number, revision: number): Promise<void> {
     await this.kv.delete(this.key(shard), { previousSeq: revision }).catch(() => undefined);
   }
+  async announce(owner: string, expiresAt: number): Promise<void> {
+    await this.kv.put(this.replicaKey(owner), JSON.stringify({ owner, expiresAt }));
+  }
+  async replicas(): Promise<ReplicaHeartbeat[]> {
+    const keys: string[] = [];
+    for await (const k of await this.kv.keys(`${kvKey(this.node, 'pod-worker-replica')}.>`)) keys.push(k);
+    const out: ReplicaHeartbeat[] = [];
+    for (const key of keys) {
+      const e = await this.kv.get(key);
+      if (!e || e.operation !== 'PUT' || e.value.length === 0) continue;
+      const { owner, expiresAt } = JSON.parse(this.dec.decode(e.value)) as { owner: string; expiresAt: number };
+      out.push({ owner, expiresAt, revision: e.revision });
+    }
+    return out;
+  }
+  async withdraw(owner: string, revision?: number): Promise<void> {
+    await this.kv.delete(this.replicaKey(owner), revision !== undefined ? { previousSeq: revision } : {}).catch(() => undefined);
+  }
+}
+
+/** A replica's name as one KV key token: characters a key cannot hold become `=<hex>`. */
+export function replicaToken(owner: string): string {
+  return owner.replace(/[^-\w]/g, (c) => `=${c.charCodeAt(0).toString(16)}`);
 }

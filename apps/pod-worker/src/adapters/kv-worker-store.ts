@@ -1,9 +1,9 @@
 import type { PodSyncStatusRecord } from '@app/contracts';
 import { JsonKvStore, type JsonKv } from '@app/nats';
-import { WorkerStore } from '../ports.js';
+import { WorkerStore, type WorkerRecords } from '../ports.js';
 
 /** The `workers` bucket: `<node>.<uid>`. */
-export class KvWorkerStore extends WorkerStore {
+export class KvWorkerStore extends WorkerStore implements WorkerRecords {
   private readonly records: JsonKvStore<PodSyncStatusRecord>;
 
   constructor(kv: JsonKv, node: string) {
@@ -18,5 +18,8 @@ export class KvWorkerStore extends WorkerStore {
   }
   delete(uid: string): Promise<void> {
     return this.records.delete(uid);
+  }
+  all(): Promise<Map<string, PodSyncStatusRecord>> {
+    return this.records.entries();
   }
 }
