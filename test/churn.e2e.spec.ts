@@ -212,16 +212,18 @@ describe('churn: 50 pods while every service is SIGKILLed in turn', { timeout: 6
   }
 
   /** Polls until the node matches the manifests; the ms it took from `since`, or undefined with the last problems. */
-  async function converge(since: number, boundMs: number): Promise<{ ms?: number; last: Observation }> {
+  async function converge(since: number, boundMs: number): Promise<{ ms?: number; last: Observation; lastProblems: string[] }> {
     const deadline = since + boundMs;
     let last: Observation = { problems: ['not observed'], duplicates: [], lost: [] };
+    let lastProblems: string[] = [];
     while (Date.now() < deadline) {
       last = await observe();
       noteDuplicates(last);
-      if (last.problems.length === 0 && last.duplicates.length === 0) return { ms: Date.now() - since, last };
+      if (last.problems.length === 0 && last.duplicates.length === 0) return { ms: Date.now() - since, last, lastProblems };
+      lastProblems = last.problems;
       await new Promise((r) => setTimeout(r, 250));
     }
-    return { last };
+    return { last, lastProblems };
   }
 
   it('afterwards every desired pod runs once with its current spec, every deleted pod is gone, and /pods is right', async () => {
@@ -263,7 +265,9 @@ describe('churn: 50 pods while every service is SIGKILLed in turn', { timeout: 6
       await stack.startService(fault.service, fault.instance);
       if (wave === LONG_DEAD.restartWave) await stack.startService(LONG_DEAD.service, LONG_DEAD.instance);
 
-      const { ms, last } = await converge(faultAt, WAVE_BOUND_MS);
+      const { ms, last, lastProblems } = await converge(faultAt, WAVE_BOUND_MS);
+      // What held a slow wave up, for looking into it.
+      if (ms !== undefined && ms > 10_000) console.log(`churn wave ${wave} (${victims.map((v) => `${v.service}#${v.instance}`).join('+')}) took ${(ms / 1000).toFixed(1)}s; the last problems: ${lastProblems.slice(0, 10).join('; ')}`);
       const what = `${victims.map((v) => `${v.service}#${v.instance}`).join('+')}${wave === LONG_DEAD.restartWave ? ` (${LONG_DEAD.service}#${LONG_DEAD.instance} back)` : ''}`;
       report.push(`w${wave} t=${((faultAt - t0) / 1000).toFixed(1)}s kill ${what}: ${ms === undefined ? `NOT converged in ${WAVE_BOUND_MS / 1000}s` : `converged in ${(ms / 1000).toFixed(1)}s`}`);
       if (ms === undefined) {
