@@ -254,3 +254,55 @@ describe('PodWorkers: restart from KV', () => {
     assert.equal(store.records.get('a')?.terminatingAt, undefined);
   });
 });
+
+describe('PodWorkers: one worker per pod across deliveries and hand-overs', () => {
+  it('two updates of a new pod arriving together make one worker: its syncs run one at a time', async () => {
+    const { workers, syncer, relist } = setup();
+    const gate = deferred();
+    syncer.hold = gate.promise;
+    await Promise.all([workers.updatePod(upd('SyncPodCreate', pod('a'))), workers.updatePod(upd('SyncPodUpdate', pod('a', 'busybox:2')))]);
+    await relist();
+    assert.deepEqual(syncer.calls, ['sync:SyncPodCreate:busybox:2'], 'one sync in flight, with the newest pod');
+    syncer.hold = undefined;
+    gate.release();
+    await relist();
+    assert.deepEqual(syncer.calls, ['sync:SyncPodCreate:busybox:2', 'sync:SyncPodUpdate:busybox:2'], 'then the update that waited, after it');
+  });
+
+  it('handed over: the step in flight ends, nothing waiting runs, the records tell the next owner where it was', async () => {
+    const { workers, syncer, relist, store } = setup();
+    const gate = deferred();
+    syncer.hold = gate.promise;
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await relist();
+    await workers.updatePod(upd('SyncPodKill', pod('a')));
+    let released = false;
+    const done = workers.release((uid) => uid === 'a').then(() => (released = true));
+    await relist();
+    assert.equal(released, false, 'not before the step in flight ends');
+    syncer.hold = undefined;
+    gate.release();
+    await done;
+    await relist();
+    assert.deepEqual(syncer.calls, ['sync:SyncPodCreate:busybox:1'], 'the kill waiting was left to the next owner');
+    assert.equal(store.records.get('a')?.terminatingAt !== undefined, true, 'which finds it in the record');
+    assert.equal(workers.worker('a'), undefined);
+  });
+
+  it('taken back at once: the new worker waits for the old step in flight, never beside it', async () => {
+    const { workers, syncer, relist } = setup();
+    const gate = deferred();
+    syncer.hold = gate.promise;
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await relist();
+    void workers.release((uid) => uid === 'a');
+    const again = workers.updatePod(upd('SyncPodSync', pod('a')));
+    await relist();
+    assert.deepEqual(syncer.calls, ['sync:SyncPodCreate:busybox:1'], 'only the old step runs');
+    syncer.hold = undefined;
+    gate.release();
+    await again;
+    await relist();
+    assert.deepEqual(syncer.calls, ['sync:SyncPodCreate:busybox:1', 'sync:SyncPodSync:busybox:1']);
+  });
+});

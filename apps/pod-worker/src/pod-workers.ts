@@ -21,8 +21,12 @@
  *    (`kubelet.<node>.work.done.<uid>`): the resync interval with jitter
  *    after success, a back-off after an error.
  *  - The per-pod state (syncedAt, terminatingAt, terminatedAt, grace period,
- *    finished) is in the `workers` KV bucket, so a restarted worker resumes:
- *    a terminating pod goes on terminating, and nothing is started twice.
+ *    finished, and the pod itself) is in the `workers` KV bucket, so a
+ *    restarted worker, or another replica taking the pod's shard over,
+ *    resumes: a terminating pod goes on terminating, a pod no longer desired
+ *    is still killed with its own grace period, nothing is started twice.
+ *  - A worker handed over (release) takes no further step; one made again
+ *    for the same pod waits for the old one's step in flight.
  */
 import { Clock } from '@app/clock';
 import type { KillPodOptions, Pod, PodSyncStatusRecord, SyncPodType, UpdatePodOptionsMessage } from '@app/contracts';
@@ -89,6 +93,8 @@ export type GracePeriodOf = (pod: Pod, override?: number) => number;
 
 export class PodWorkers {
   private readonly workers = new Map<string, Worker>();
+  /** Workers handed over whose step in flight has not ended yet. */
+  private readonly releasing = new Map<string, Promise<void>>();
   private readonly abort = new AbortController();
   /**
    * No worker of this process acts on a runtime view from before the process
@@ -149,8 +155,10 @@ export class PodWorkers {
     if (!uid) return;
     let w = this.workers.get(uid);
     if (!w) {
+      await this.releasing.get(uid); // a step of this pod handed over moments ago ends first
       const persisted = await this.store.load(uid);
-      w = { uid, record: persisted ?? {}, pod: options.pod, working: false, lastSyncEnd: Math.max(persisted?.syncedAt ?? 0, resumeFrom, this.startedAt), runningPodOnly: options.runningPodOnly === true };
+      // Another update of the pod may have made its worker meanwhile: one worker per pod.
+      w = this.workers.get(uid) ?? { uid, record: persisted ?? {}, pod: options.pod, working: false, lastSyncEnd: Math.max(persisted?.syncedAt ?? 0, resumeFrom, this.startedAt), runningPodOnly: options.runningPodOnly === true };
       this.workers.set(uid, w);
     }
     if (w.record.finished) {
@@ -191,9 +199,10 @@ export class PodWorkers {
   }
 
   /**
-   * Hands the workers of `uids` over (their shard goes to another replica):
-   * they take no more updates, what waits is dropped, and this resolves once
-   * the steps in flight are done. The new owner resumes from the records.
+   * Hands over the workers of the pods `owns` picks (their shard goes to
+   * another replica): they take no more steps, what waits is dropped, and
+   * this resolves once the steps in flight are done. The new owner resumes
+   * from the records.
    */
   async release(owns: (uid: string) => boolean): Promise<void> {
     const steps: Promise<void>[] = [];
@@ -202,7 +211,14 @@ export class PodWorkers {
       w.released = true;
       w.pending = undefined;
       this.workers.delete(uid);
-      if (w.loop) steps.push(w.loop);
+      if (!w.working || !w.loop) continue;
+      const step = w.loop.then(
+        () => undefined,
+        () => undefined,
+      );
+      this.releasing.set(uid, step);
+      void step.then(() => this.releasing.get(uid) === step && this.releasing.delete(uid));
+      steps.push(step);
     }
     await Promise.all(steps);
   }

@@ -251,6 +251,25 @@ describe('ShardManager: pod-worker shard leases', () => {
     }
   });
 
+  it('a replica at its fair share takes a dead replica\'s shards the moment its leases expire', async () => {
+    const { clock, store } = setup();
+    // a holds shards 0 and 1 and then dies.
+    store.write(0, { owner: 'a', expiresAt: T0 + LEASE });
+    store.write(1, { owner: 'a', expiresAt: T0 + LEASE });
+    await store.announce('a', T0 + LEASE);
+    await clock.step(RENEW / 4);
+    const b = replica(store, clock, 'b');
+    b.manager.start();
+    await clock.step(0);
+    assert.deepEqual(b.manager.ownedShards, [2, 3], 'its fair share while a lives');
+    await clock.step(T0 + LEASE - clock.now());
+    try {
+      assert.deepEqual(b.manager.ownedShards, [0, 1, 2, 3]);
+    } finally {
+      await b.manager.stop();
+    }
+  });
+
   describe('stop', () => {
     it('waits for the pods\' steps in flight before it releases the leases', async () => {
       const { clock, store } = setup();

@@ -57,7 +57,7 @@ export class ShardManager {
   private readonly owned = new Map<number, Owned>();
   private timer?: Timer;
   private stopped = false;
-  /** When a foreign lease this replica waits for expires (it then runs a round at once). */
+  /** When the next foreign lease or heartbeat expires (a round then runs at once). */
   private wakeAt?: number;
   /** Rounds, releases and stop run one at a time. */
   private chain: Promise<unknown> = Promise.resolve();
@@ -108,7 +108,8 @@ export class ShardManager {
       await this.waitForYields([...this.owned.values()], timeoutMs);
       const releases = [...this.owned].filter(([, o]) => o.yielded).map(([shard, o]) => this.store.release(shard, o.revision));
       this.owned.clear();
-      await Promise.allSettled([...releases, this.store.withdraw(this.options.instance)]);
+      // Within a second: NATS may be gone, and then the leases simply expire.
+      await this.within(1000, Promise.allSettled([...releases, this.store.withdraw(this.options.instance)]));
     });
   }
 
@@ -129,6 +130,10 @@ export class ShardManager {
     for (const r of replicas) if (r.expiresAt > now) live.add(r.owner);
     for (const l of leases) if (l?.lease.owner && l.lease.expiresAt > now) live.add(l.lease.owner);
     const target = fairShare(shards, live, instance);
+    // The next foreign lease or heartbeat to expire changes the shares: the next round runs then.
+    this.wakeAt = undefined;
+    const expiries = [...leases.flatMap((l) => (l?.lease.owner && l.lease.owner !== instance ? [l.lease.expiresAt] : [])), ...replicas.filter((r) => r.owner !== instance).map((r) => r.expiresAt)];
+    for (const t of expiries) if (t > now) this.wakeAt = Math.min(this.wakeAt ?? Infinity, t);
 
     // Renew what is ours (or notice we lost it), the shards being handed back included.
     for (const [shard, o] of [...this.owned]) {
@@ -162,16 +167,12 @@ export class ShardManager {
       this.logger.info({ shard }, 'handed a pod-worker shard back');
     }
 
-    // Take free or expired shards up to the fair share; remember when the next foreign lease expires.
-    this.wakeAt = undefined;
+    // Take free or expired shards up to the fair share.
     for (let shard = 0; shard < shards && keeping().length < target; shard++) {
       if (this.owned.has(shard)) continue;
       const current = leases[shard];
       const free = !current || !current.lease.owner || current.lease.expiresAt <= now;
-      if (!free) {
-        this.wakeAt = Math.min(this.wakeAt ?? Infinity, current.lease.expiresAt);
-        continue;
-      }
+      if (!free) continue;
       const expiresAt = now + leaseMs;
       if (!(await this.store.put(shard, { owner: instance, expiresAt }, current?.revision ?? 0))) continue;
       const revision = (await this.store.get(shard))?.revision ?? 0;
@@ -193,10 +194,15 @@ export class ShardManager {
   }
 
   /** Waits until every one of `owned` has yielded, or `ms` passed (the rest yield in the background). */
-  private async waitForYields(owned: Owned[], ms: number): Promise<void> {
+  private waitForYields(owned: Owned[], ms: number): Promise<void> {
+    return this.within(ms, Promise.all(owned.map((o) => o.yielding ?? Promise.resolve())));
+  }
+
+  /** Waits for `p`, or `ms` at most. */
+  private async within(ms: number, p: Promise<unknown>): Promise<void> {
     let timer: Timer | undefined;
     const timeout = new Promise<void>((r) => (timer = this.clock.setTimer(ms, r)));
-    await Promise.race([Promise.all(owned.map((o) => o.yielding ?? Promise.resolve())), timeout]);
+    await Promise.race([p, timeout]);
     timer?.cancel();
   }
 

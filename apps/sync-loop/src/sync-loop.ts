@@ -262,6 +262,7 @@ export class SyncLoop {
       this.dispatch(record.pod, 'SyncPodCreate', start);
     }
     await this.requeueUnqueued(now);
+    for (const [key, at] of this.lastSent) if (now - at >= REPEAT_MS) this.lastSent.delete(key);
   }
 
   /** An admitted pod with no work-queue entry (its work-done was lost) is due after the resync interval. */
