@@ -72,7 +72,7 @@ describe('the seven services on a real nats-server', { timeout: 120_000 }, () =>
   it('the KV buckets of the design exist', async () => {
     const jsz = (await (await fetch(`${nats.monitorUrl}/jsz?streams=true`)).json()) as { account_details?: { stream_detail?: { name: string }[] }[] };
     const streams = (jsz.account_details ?? []).flatMap((a) => a.stream_detail ?? []).map((s) => s.name);
-    for (const bucket of ['pods', 'pod-cache', 'pod-status', 'workers', 'leases']) assert.ok(streams.includes(`KV_${bucket}`), `KV_${bucket} in ${streams.join(', ')}`);
+    for (const bucket of ['pods', 'pod-cache', 'pod-status', 'workers', 'probe-results', 'leases']) assert.ok(streams.includes(`KV_${bucket}`), `KV_${bucket} in ${streams.join(', ')}`);
   });
 
   it('each service answers who it is over NATS', async () => {

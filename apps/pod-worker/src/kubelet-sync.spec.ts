@@ -17,7 +17,7 @@ import { CrashLoopBackOff } from './backoff.js';
 import { hashContainer } from './container-hash.js';
 import { KubeletSync } from './kubelet-sync.js';
 import { ImagePuller, RuntimeManager } from './runtime-manager.js';
-import { FakeHookRunner, FakePodDirectories, FakeProbeResults, RecordingOutbox } from './testing.js';
+import { FakeHookRunner, FakePodDirectories, FakePodStatusProvider, FakeProbeResults, RecordingOutbox } from './testing.js';
 
 const T0 = Date.UTC(2026, 0, 1, 12);
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
@@ -89,8 +89,11 @@ function setup(opts: { appArmor?: boolean } = {}) {
   const out = new RecordingOutbox(log);
   const dirs = new FakePodDirectories(log);
   const started: number[] = [];
-  const sync = new KubeletSync(runtime, cri, dirs, out, new FakeProbeResults(), clock, silentLogger(), '10.0.0.1', (s) => void started.push(s), { appArmorEnabled: opts.appArmor ?? false });
-  return { log, clock, cri, out, sync, started };
+  const probes = new FakeProbeResults();
+  // The status manager keeps what the pod worker sends.
+  const statuses = new FakePodStatusProvider(out);
+  const sync = new KubeletSync(runtime, cri, dirs, out, probes, statuses, clock, silentLogger(), '10.0.0.1', (s) => void started.push(s), { appArmorEnabled: opts.appArmor ?? false });
+  return { log, clock, cri, out, sync, started, probes, statuses };
 }
 
 describe('KubeletSync.syncPod (kubelet.go SyncPod)', () => {
@@ -175,6 +178,68 @@ describe('KubeletSync.syncPod (kubelet.go SyncPod)', () => {
     const r = await sync.syncPod('SyncPodSync', pod(), cache([sandbox('sb1')], [diedAgain]));
     assert.equal(r.terminal, false);
     assert.equal(r.requeueAfterMs, 9500, 'the 10s back-off counts from when it died (T0 + 500ms); now is T0 + 1s');
+  });
+});
+
+describe('KubeletSync status inputs: the status manager\'s previous status and the prober\'s results, read at each sync', () => {
+  const probed: Container = { ...app, readinessProbe: { exec: { command: ['true'] } }, livenessProbe: { exec: { command: ['true'] } } };
+  const running = cache([sandbox('sb1')], [container(probed, 'CONTAINER_RUNNING')]);
+  const ready = (s: Pod['status']) => s?.conditions?.find((c) => c.type === 'Ready')?.status;
+
+  it('a pod worker with nothing in memory (restarted, or the shard moved) reports a Ready pod Ready: readiness comes from the probe-results bucket', async () => {
+    const { out, probes, sync } = setup();
+    probes.set('readiness', 'app-id', 'Success');
+    await sync.syncPod('SyncPodSync', pod({ containers: [probed] }), running);
+    assert.equal(out.last?.containerStatuses?.[0]?.ready, true);
+    assert.equal(ready(out.last), 'True');
+  });
+
+  it('a probe result that changed without a message reaching the pod worker is in its next status', async () => {
+    const { out, probes, sync } = setup();
+    probes.set('readiness', 'app-id', 'Success');
+    await sync.syncPod('SyncPodSync', pod({ containers: [probed] }), running);
+    probes.set('readiness', 'app-id', 'Failure');
+    await sync.syncPod('SyncPodSync', pod({ containers: [probed] }), running);
+    assert.equal(ready(out.last), 'False');
+  });
+
+  it('a liveness failure in the bucket restarts the container', async () => {
+    const { log, probes, sync } = setup();
+    probes.set('liveness', 'app-id', 'Failure');
+    await sync.syncPod('SyncPodSync', pod({ containers: [probed] }), running);
+    assert.ok(log.includes('cri StopContainer app-id grace=30'), log.join('\n'));
+    assert.ok(log.includes('cri StartContainer app-new'), log.join('\n'));
+  });
+
+  it('the previous status is the status manager\'s: its startTime stays, and activeDeadlineSeconds counts from it', async () => {
+    const { out, statuses, sync } = setup();
+    statuses.kept.set('uid-1', { status: { phase: 'Running', startTime: new Date(T0 - 11_000).toISOString() }, podIsFinished: false });
+    const r = await sync.syncPod('SyncPodSync', pod({ activeDeadlineSeconds: 10 }), cache([sandbox('sb1')], [container(app, 'CONTAINER_RUNNING')]));
+    assert.deepEqual(r, { terminal: true });
+    assert.equal(out.last?.reason, 'DeadlineExceeded');
+    assert.equal(out.last?.startTime, new Date(T0 - 11_000).toISOString());
+  });
+
+  it('a pod the status manager already has Running is not measured again (kubelet_pod_start_duration_seconds)', async () => {
+    const { statuses, sync, started } = setup();
+    const p = pod({}, { annotations: { 'kubernetes.io/config.seen': new Date(T0 - 600_000).toISOString() } });
+    statuses.kept.set('uid-1', { status: { phase: 'Running', containerStatuses: [{ name: 'app', ready: true, restartCount: 0, image: IMAGE, imageID: '', state: { running: {} } }] }, podIsFinished: false });
+    await sync.syncPod('SyncPodSync', p, cache([sandbox('sb1')], [container(app, 'CONTAINER_RUNNING')]));
+    assert.deepEqual(started, []);
+  });
+
+  it('results that cannot be read fail the sync before anything is reported or done', async () => {
+    const { log, probes, sync } = setup();
+    probes.failNext();
+    await assert.rejects(sync.syncPod('SyncPodSync', pod({ containers: [probed] }), running), /probe-results read failed/);
+    assert.deepEqual(log, []);
+  });
+
+  it('a terminating pod whose results cannot be read is still reported and killed', async () => {
+    const { log, probes, sync } = setup();
+    probes.failNext();
+    await sync.syncTerminatingPod(pod({ containers: [probed] }), running, 30, undefined, false);
+    assert.deepEqual(log, ['prober StopLivenessAndStartup', 'status SetPodStatus Running', 'cri StopContainer app-id grace=30', 'cri StopPodSandbox sb1', 'prober RemovePod']);
   });
 });
 

@@ -3,6 +3,14 @@
  * (kubelet.go; seeds 9, 10, 11.1) for the pod worker: status generation
  * and the status manager, the pod's directories, the probe manager, and the
  * runtime manager.
+ *
+ * A status is generated from the runtime's pod (the pod cache), the previous
+ * status as the status manager keeps it (statusManager.GetPodStatus: the
+ * `pod-status` bucket) and the probe results (the prober's `probe-results`
+ * bucket), all read at each sync: nothing a status depends on lives only in
+ * this process, so a restarted replica, or the replica a shard moved to,
+ * generates the status the previous one would have (a Ready pod stays
+ * Ready), and a lost probe message is made up for at the next sync.
  */
 import { Clock } from '@app/clock';
 import type { KillPodOptions, Pod, PodStatus, SyncPodType } from '@app/contracts';
@@ -13,7 +21,7 @@ import type { CacheResult } from '@app/pod-cache';
 import { canRunPod, type NodeSecurity } from './can-run-pod.js';
 import { PodSyncer, type SyncPodResult } from './pod-workers.js';
 import type { RuntimeManager, SyncError } from './runtime-manager.js';
-import { PodDirectories, PodWorkerOutbox, ProbeResultsView } from './ports.js';
+import { PodDirectories, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, type ProbeResultsView } from './ports.js';
 
 /** syncPod's rewrite of a status when canRunPod says no: Pending, the reason, waiting containers Blocked. */
 export function blockedStatus(status: PodStatus, reason: string, message: string): PodStatus {
@@ -30,11 +38,19 @@ export function blockedStatus(status: PodStatus, reason: string, message: string
 
 export const DEADLINE_EXCEEDED = { reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' };
 
+/** What a status is generated from besides the runtime's pod. */
+interface StatusInputs {
+  /** The status manager's status of this instance of the pod, else the pod's own. */
+  previous: PodStatus | undefined;
+  probes: ProbeResultsView;
+}
+
+/** No probe results: for a terminating pod whose results could not be read. */
+const NO_PROBE_RESULTS: ProbeResultsView = { liveness: () => undefined, readiness: () => undefined, startup: () => undefined };
+
 export class KubeletSync extends PodSyncer {
   /** The kubelet's reasonCache: the last sync's error per container, by pod UID. */
   private readonly reasons = new Map<string, Map<string, SyncError>>();
-  /** The last status generated per pod, as the previous status of the next one. */
-  private readonly lastStatus = new Map<string, PodStatus>();
   /** Pods whose start was measured (kubelet_pod_start_duration_seconds). */
   private readonly started = new Set<string>();
 
@@ -43,7 +59,8 @@ export class KubeletSync extends PodSyncer {
     private readonly cri: CriRuntime,
     private readonly dirs: PodDirectories,
     private readonly out: PodWorkerOutbox,
-    private readonly probes: ProbeResultsView,
+    private readonly probes: ProbeResultsReader,
+    private readonly statuses: PodStatusProvider,
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly hostIP: string,
@@ -59,24 +76,43 @@ export class KubeletSync extends PodSyncer {
    * its activeDeadlineSeconds is Failed with DeadlineExceeded in every status
    * generated for it, the terminating and terminated ones too.
    */
-  private generateStatus(pod: Pod, runtime: RuntimePodStatus, extra: { podIsTerminal?: boolean } = {}): PodStatus {
+  private generateStatus(pod: Pod, runtime: RuntimePodStatus, { previous, probes }: StatusInputs, extra: { podIsTerminal?: boolean } = {}): PodStatus {
     const uid = pod.metadata.uid ?? '';
-    const podFailure = this.pastActiveDeadline(pod) ? DEADLINE_EXCEEDED : undefined;
-    const previous = this.lastStatus.get(uid) ?? pod.status;
+    const podFailure = this.pastActiveDeadline(pod, previous) ? DEADLINE_EXCEEDED : undefined;
     const reasons = this.reasons.get(uid);
-    const status = generateAPIPodStatus({
+    const known = (r: 'Success' | 'Failure' | undefined) => (r === undefined ? undefined : r === 'Success');
+    return generateAPIPodStatus({
       pod: { ...pod, ...(previous ? { status: previous } : {}) },
       runtime,
       now: this.clock.now(),
       hostIP: this.hostIP,
-      readiness: (id) => (this.probes.readiness(id) === undefined ? undefined : this.probes.readiness(id) === 'Success'),
-      startup: (id) => (this.probes.startup(id) === undefined ? undefined : this.probes.startup(id) === 'Success'),
+      readiness: (id) => known(probes.readiness(id)),
+      startup: (id) => known(probes.startup(id)),
       waitingReasons: (name) => reasons?.get(name),
       ...extra,
       ...(podFailure ? { podFailure } : {}),
     });
-    this.lastStatus.set(uid, status);
-    return status;
+  }
+
+  /**
+   * The previous status (statusManager.GetPodStatus) and the probe results.
+   * In syncPod, a status of a finished instance (TerminatePod) is not the
+   * previous one: a static pod re-added under its UID starts afresh.
+   */
+  private async statusInputs(pod: Pod, phase: 'sync' | 'terminating'): Promise<StatusInputs> {
+    const [kept, probes] = await Promise.all([this.statuses.getPodStatus(pod.metadata.uid ?? ''), this.probes.forPod(pod)]);
+    const previous = kept && !(phase === 'sync' && kept.podIsFinished) ? kept.status : pod.status;
+    return { previous, probes };
+  }
+
+  /** statusInputs for a pod being killed: a read that fails must not hold the kill back, so the pod's own status and no results stand in. */
+  private async terminatingStatusInputs(pod: Pod): Promise<StatusInputs> {
+    try {
+      return await this.statusInputs(pod, 'terminating');
+    } catch (err) {
+      this.logger.warn({ uid: pod.metadata.uid, err }, 'cannot read the pod\'s status or probe results; generating its status without them');
+      return { previous: pod.status, probes: NO_PROBE_RESULTS };
+    }
   }
 
   /** syncPod (seed 11.1). `terminal` when the pod must terminate now. */
@@ -85,9 +121,10 @@ export class KubeletSync extends PodSyncer {
     const runtime = toRuntimePodStatus(uid, cache.entry);
 
     // activeDeadlineSeconds: the pod fails (generateStatus), and terminates.
-    const status = this.generateStatus(pod, runtime);
+    const inputs = await this.statusInputs(pod, 'sync');
+    const status = this.generateStatus(pod, runtime, inputs);
     this.out.status('SetPodStatus', pod, { status });
-    this.measureStart(pod, status);
+    this.measureStart(pod, status, inputs.previous);
     if (isPodPhaseTerminal(status.phase)) {
       this.logger.info({ uid, phase: status.phase, reason: status.reason }, 'pod is terminal; terminating');
       return { terminal: true };
@@ -97,7 +134,6 @@ export class KubeletSync extends PodSyncer {
     const runnable = canRunPod(pod, this.security);
     if (!runnable.admit) {
       const blocked = blockedStatus(status, runnable.reason ?? '', runnable.message ?? '');
-      this.lastStatus.set(uid, blocked);
       this.out.status('SetPodStatus', pod, { status: blocked });
       await this.runtime.killPod(pod, runtime, undefined);
       throw new Error(`pod cannot be run: ${runnable.message ?? ''}`);
@@ -112,7 +148,7 @@ export class KubeletSync extends PodSyncer {
     await this.dirs.ensure(pod);
     this.out.prober('AddPod', pod);
 
-    const result = await this.runtime.syncPod(pod, runtime, this.probes);
+    const result = await this.runtime.syncPod(pod, runtime, inputs.probes);
     const reasons = new Map(result.errors);
     if (result.podError) {
       for (const c of [...pod.spec.containers, ...(pod.spec.initContainers ?? [])]) if (!reasons.has(c.name)) reasons.set(c.name, result.podError);
@@ -130,7 +166,7 @@ export class KubeletSync extends PodSyncer {
     const uid = pod.metadata.uid ?? '';
     this.out.prober('StopLivenessAndStartup', pod);
     const runtime = toRuntimePodStatus(uid, cache.entry);
-    if (!runningPodOnly) this.out.status('SetPodStatus', pod, { status: this.generateStatus(pod, runtime, { podIsTerminal: true }) });
+    if (!runningPodOnly) this.out.status('SetPodStatus', pod, { status: this.generateStatus(pod, runtime, await this.terminatingStatusInputs(pod), { podIsTerminal: true }) });
     // The pod's own grace period, or a shorter one asked for.
     const override = kill?.gracePeriodOverride !== undefined || pod.metadata.deletionGracePeriodSeconds !== undefined ? gracePeriod : undefined;
     await this.runtime.killPod(pod, runtime, override, kill);
@@ -144,7 +180,7 @@ export class KubeletSync extends PodSyncer {
     const uid = pod.metadata.uid ?? '';
     if (!runningPodOnly) {
       const runtime = toRuntimePodStatus(uid, cache.entry);
-      const status = terminatePodStatus(pod, this.generateStatus(pod, runtime, { podIsTerminal: true }), this.clock.now());
+      const status = terminatePodStatus(pod, this.generateStatus(pod, runtime, await this.terminatingStatusInputs(pod), { podIsTerminal: true }), this.clock.now());
       this.out.status('TerminatePod', pod, { status });
     }
     const sandboxes = await this.cri.runtime('ListPodSandbox', { filter: { labelSelector: { [KubeletLabels.podUid]: uid } } });
@@ -154,21 +190,21 @@ export class KubeletSync extends PodSyncer {
     }
     await this.dirs.remove(pod);
     this.reasons.delete(uid);
-    this.lastStatus.delete(uid);
     this.started.delete(uid);
   }
 
-  private measureStart(pod: Pod, status: PodStatus): void {
+  /** `previous` already running: the start was measured before (by this replica or the one before it). */
+  private measureStart(pod: Pod, status: PodStatus, previous: PodStatus | undefined): void {
     const uid = pod.metadata.uid ?? '';
-    if (this.started.has(uid) || status.phase !== 'Running') return;
-    if (!(status.containerStatuses ?? []).every((c) => c.state?.running !== undefined)) return;
+    const running = (s: PodStatus | undefined) => s?.phase === 'Running' && (s.containerStatuses ?? []).every((c) => c.state?.running !== undefined);
+    if (this.started.has(uid) || !running(status)) return;
     this.started.add(uid);
+    if (running(previous)) return;
     const seen = Date.parse(pod.metadata.annotations?.['kubernetes.io/config.seen'] ?? pod.metadata.creationTimestamp ?? '');
     if (Number.isFinite(seen)) this.observePodStart?.(Math.max(0, this.clock.now() - seen) / 1000);
   }
 
-  private pastActiveDeadline(pod: Pod): boolean {
-    const previous = this.lastStatus.get(pod.metadata.uid ?? '');
+  private pastActiveDeadline(pod: Pod, previous: PodStatus | undefined): boolean {
     if (previous?.reason === DEADLINE_EXCEEDED.reason) return true; // once failed for it, always
     return pastActiveDeadline(pod, previous?.startTime ?? pod.status?.startTime, this.clock.now());
   }

@@ -6,6 +6,6 @@ await runService({
   service: 'pod-worker',
   schema: podWorkerConfigSchema,
   module: PodWorkerModule,
-  buckets: ['workers', 'leases', 'pods', 'podCache'],
+  buckets: ['workers', 'leases', 'pods', 'podCache', 'probeResults', 'podStatus'],
   sharedSettings: ['POD_WORKER_SHARDS'],
 });

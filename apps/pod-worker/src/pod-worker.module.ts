@@ -15,7 +15,8 @@ import { KvWorkerStore } from './adapters/kv-worker-store.js';
 import { NatsPodWorkerOutbox } from './adapters/nats-pod-worker-outbox.js';
 import { NatsWorkQueue } from './adapters/nats-work-queue.js';
 import { NatsWorkSubscriptions } from './adapters/nats-work-subscriptions.js';
-import { ProbeResultsCache } from './adapters/probe-results-cache.js';
+import { KvPodStatusProvider } from './adapters/kv-pod-status-provider.js';
+import { KvProbeResults } from './adapters/kv-probe-results.js';
 import { PromPodWorkerMetrics } from './adapters/prom-pod-worker-metrics.js';
 import { CrashLoopBackOff } from './backoff.js';
 import { podTerminationGracePeriod } from './grace-period.js';
@@ -23,7 +24,7 @@ import { KubeletSync } from './kubelet-sync.js';
 import type { PodWorkerConfig } from './pod-worker.config.js';
 import { PodWorkerController } from './pod-worker.controller.js';
 import { PodSyncer, PodWorkers } from './pod-workers.js';
-import { DesiredPods, HookRunner, LeaseStore, PodDirectories, PodWorkerOutbox, ProbeResultsView, WorkQueue, WorkSubscriptions, WorkerRecords, WorkerStore } from './ports.js';
+import { DesiredPods, HookRunner, LeaseStore, PodDirectories, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, WorkQueue, WorkSubscriptions, WorkerRecords, WorkerStore } from './ports.js';
 import type { NodeFacts } from './runtime-config.js';
 import { ImagePuller, RuntimeManager } from './runtime-manager.js';
 import { PodWorkerHousekeeping, ShardWork } from './shard-work.js';
@@ -53,8 +54,8 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     { provide: HookRunner, inject: [CriRuntime, SERVICE_CONFIG, Clock, EventRecorder], useFactory: (cri: CriRuntime, cfg: PodWorkerConfig, clock: Clock, events: EventRecorder) => new CriHookRunner(cri, cfg.NODE_IP, clock, { events }) },
     { provide: PodDirectories, inject: [NODE_FACTS], useFactory: (node: NodeFacts) => new FsPodDirectories(node) },
     { provide: PodWorkerOutbox, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PodWorkerConfig) => new NatsPodWorkerOutbox(bus, cfg.NODE_NAME) },
-    { provide: ProbeResultsCache, useClass: ProbeResultsCache },
-    { provide: ProbeResultsView, useExisting: ProbeResultsCache },
+    { provide: ProbeResultsReader, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvProbeResults(bucketOf(ctx, 'probeResults'), ctx.config.NODE_NAME) },
+    { provide: PodStatusProvider, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvPodStatusProvider(bucketOf(ctx, 'podStatus'), ctx.config.NODE_NAME) },
     { provide: WorkerStore, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvWorkerStore(bucketOf(ctx, 'workers'), ctx.config.NODE_NAME) },
     { provide: WorkerRecords, useExisting: WorkerStore },
     { provide: WorkQueue, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PodWorkerConfig) => new NatsWorkQueue(bus, cfg.NODE_NAME) },
@@ -75,9 +76,9 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     },
     {
       provide: PodSyncer,
-      inject: [RuntimeManager, CriRuntime, PodDirectories, PodWorkerOutbox, ProbeResultsView, Clock, SERVICE_LOGGER, SERVICE_CONFIG, PromPodWorkerMetrics],
-      useFactory: (runtime: RuntimeManager, cri: CriRuntime, dirs: PodDirectories, out: PodWorkerOutbox, probes: ProbeResultsView, clock: Clock, logger: Logger, cfg: PodWorkerConfig, metrics: PromPodWorkerMetrics) =>
-        new KubeletSync(runtime, cri, dirs, out, probes, clock, logger.child({ component: 'sync' }), cfg.NODE_IP, (s) => metrics.podStarted(s)),
+      inject: [RuntimeManager, CriRuntime, PodDirectories, PodWorkerOutbox, ProbeResultsReader, PodStatusProvider, Clock, SERVICE_LOGGER, SERVICE_CONFIG, PromPodWorkerMetrics],
+      useFactory: (runtime: RuntimeManager, cri: CriRuntime, dirs: PodDirectories, out: PodWorkerOutbox, probes: ProbeResultsReader, statuses: PodStatusProvider, clock: Clock, logger: Logger, cfg: PodWorkerConfig, metrics: PromPodWorkerMetrics) =>
+        new KubeletSync(runtime, cri, dirs, out, probes, statuses, clock, logger.child({ component: 'sync' }), cfg.NODE_IP, (s) => metrics.podStarted(s)),
     },
     {
       provide: PodWorkers,

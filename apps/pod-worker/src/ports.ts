@@ -6,7 +6,7 @@
  * @app/pod-cache's PodCache. The adapters are in adapters/, the module
  * binds one to each port.
  */
-import type { Container, LifecycleHandler, Pod, PodRecord, PodSyncStatusRecord, ProberVerb, StatusVerb } from '@app/contracts';
+import type { Container, LifecycleHandler, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, StatusVerb } from '@app/contracts';
 import type { ProbeResults } from './pod-actions.js';
 
 /** The `workers` KV bucket, keyed by pod UID. */
@@ -37,11 +37,36 @@ export abstract class PodWorkerOutbox {
   abstract prober(verb: ProberVerb, pod: Pod): void;
 }
 
-/** The probe managers' latest results, as the pod worker hears them. */
-export abstract class ProbeResultsView implements ProbeResults {
-  abstract liveness(containerId: string): 'Success' | 'Failure' | undefined;
-  abstract startup(containerId: string): 'Success' | 'Failure' | undefined;
-  abstract readiness(containerId: string): 'Success' | 'Failure' | undefined;
+/** The probe managers' results for one pod, by container ID (without the runtime prefix); undefined when there is none (or it is Unknown). */
+export interface ProbeResultsView extends ProbeResults {
+  readiness(containerId: string): 'Success' | 'Failure' | undefined;
+}
+
+/**
+ * The results managers (the `probe-results` bucket, written by the prober
+ * only): read when a pod is synced, so that a pod worker that restarted or
+ * missed a probe message generates the same readiness as one that did not.
+ */
+export abstract class ProbeResultsReader {
+  /** The current results of the pod's probe workers. Rejects when the bucket cannot be read. */
+  abstract forPod(pod: Pod): Promise<ProbeResultsView>;
+}
+
+/** A pod's status as the status manager keeps it. */
+export interface KeptPodStatus {
+  status: PodStatus;
+  /** It came from TerminatePod: that instance of the pod has finished. */
+  podIsFinished: boolean;
+}
+
+/**
+ * statusManager.GetPodStatus (status.PodStatusProvider): the pod's status in
+ * the status manager's `pod-status` bucket, the previous status the next one
+ * is generated from, whichever replica generated it.
+ */
+export abstract class PodStatusProvider {
+  /** Undefined when the status manager has none. Rejects when the bucket cannot be read. */
+  abstract getPodStatus(uid: string): Promise<KeptPodStatus | undefined>;
 }
 
 /**

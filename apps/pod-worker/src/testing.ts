@@ -1,7 +1,6 @@
 /** Hand-written fakes of the pod worker's ports (ports.ts), for unit tests only. */
-import type { Container, LifecycleHandler, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, StatusVerb } from '@app/contracts';
-import { DesiredPods, HookRunner, LeaseStore, PodDirectories, PodWorkerOutbox, ProbeResultsView, WorkSubscriptions, WorkerStore, type ReplicaHeartbeat, type ShardLease, type WorkerRecords } from './ports.js';
-import { ProbeResultsCache } from './adapters/probe-results-cache.js';
+import type { Container, LifecycleHandler, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, ProbeResultValue, ProbeType, StatusVerb } from '@app/contracts';
+import { DesiredPods, HookRunner, LeaseStore, PodDirectories, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, WorkSubscriptions, WorkerStore, type KeptPodStatus, type ProbeResultsView, type ReplicaHeartbeat, type ShardLease, type WorkerRecords } from './ports.js';
 
 /** The podManager in memory. */
 export class MemoryDesiredPods extends DesiredPods {
@@ -188,11 +187,73 @@ export class RecordingOutbox extends PodWorkerOutbox {
 }
 
 /**
- * Probe results the test feeds with `observe()`, by container ID; none by
- * default. The real cache is in-memory and pure, so the fake is the cache.
+ * The `probe-results` bucket in memory: the test sets a result by probe type
+ * and container ID (none by default); each read is a snapshot, as the
+ * bucket's is. `failNext` makes the next read reject.
  */
-export class FakeProbeResults extends ProbeResultsCache {}
+export class FakeProbeResults extends ProbeResultsReader {
+  private readonly results: Record<ProbeType, Map<string, ProbeResultValue>> = { liveness: new Map(), readiness: new Map(), startup: new Map() };
+  /** The UIDs read, in order. */
+  readonly reads: string[] = [];
+  private failures = 0;
+
+  set(probeType: ProbeType, containerId: string, result: ProbeResultValue | undefined): this {
+    if (result === undefined) this.results[probeType].delete(containerId);
+    else this.results[probeType].set(containerId, result);
+    return this;
+  }
+
+  failNext(): this {
+    this.failures++;
+    return this;
+  }
+
+  forPod(pod: Pod): Promise<ProbeResultsView> {
+    this.reads.push(pod.metadata.uid ?? '');
+    if (this.failures > 0) {
+      this.failures--;
+      return Promise.reject(new Error('probe-results read failed'));
+    }
+    const snapshot = structuredClone(this.results);
+    const known = (r: ProbeResultValue | undefined) => (r === 'Unknown' ? undefined : r);
+    return Promise.resolve({
+      liveness: (id) => known(snapshot.liveness.get(id)),
+      readiness: (id) => known(snapshot.readiness.get(id)),
+      startup: (id) => known(snapshot.startup.get(id)),
+    });
+  }
+}
+
+/**
+ * The status manager's `pod-status` bucket as a pod worker reads it: what
+ * `follow` (a RecordingOutbox) sent last for the UID, TerminatePod marking
+ * it finished, as a status manager that keeps every status would; or what
+ * the test puts in `kept`, which wins.
+ */
+export class FakePodStatusProvider extends PodStatusProvider {
+  readonly kept = new Map<string, KeptPodStatus>();
+
+  constructor(private readonly follow?: RecordingOutbox) {
+    super();
+  }
+
+  getPodStatus(uid: string): Promise<KeptPodStatus | undefined> {
+    const kept = this.kept.get(uid);
+    if (kept) return Promise.resolve(structuredClone(kept));
+    const sent = this.follow?.statuses.filter((s) => s.pod.metadata.uid === uid).at(-1);
+    return Promise.resolve(sent && { status: structuredClone(sent.status), podIsFinished: sent.verb === 'TerminatePod' });
+  }
+}
 
 // Each fake is its port, checked by the compiler.
-const _ports: [LeaseStore, HookRunner, PodDirectories, PodWorkerOutbox, ProbeResultsView, WorkerStore, WorkerRecords] = [new FakeLeaseStore(), new FakeHookRunner(), new FakePodDirectories(), new RecordingOutbox(), new FakeProbeResults(), new MemoryWorkerStore(), new MemoryWorkerStore()];
+const _ports: [LeaseStore, HookRunner, PodDirectories, PodWorkerOutbox, ProbeResultsReader, PodStatusProvider, WorkerStore, WorkerRecords] = [
+  new FakeLeaseStore(),
+  new FakeHookRunner(),
+  new FakePodDirectories(),
+  new RecordingOutbox(),
+  new FakeProbeResults(),
+  new FakePodStatusProvider(),
+  new MemoryWorkerStore(),
+  new MemoryWorkerStore(),
+];
 void _ports;

@@ -6,4 +6,5 @@ await runService({
   service: 'prober',
   schema: proberConfigSchema,
   module: ProberModule,
+  buckets: ['probeResults'],
 });

@@ -1,12 +1,28 @@
 /**
  * What the prober's logic depends on besides the probe handlers
- * (handlers/, ProbeHandler): where results, events and metrics go. The
- * adapters are in adapters/, the fakes in testing.ts.
+ * (handlers/, ProbeHandler): where results are kept and announced, where
+ * events and metrics go. The adapters are in adapters/, the fakes in
+ * testing.ts.
  */
-import type { ProbeResultMessage } from '@app/contracts';
+import type { ProbeResultMessage, ProbeResultRecord, ProbeType } from '@app/contracts';
 import type { ProbeEvent } from './worker.js';
 
-/** Where results go (upstream: the results managers' Updates() channels). */
+/**
+ * The results managers' state (upstream: results.Manager's cache): the
+ * `probe-results` bucket, one record per probe worker, whose only writer is
+ * the prober. What readers act on; the ResultSink's messages only say that
+ * a record changed.
+ */
+export abstract class ProbeResultStore {
+  /** Every record of the node, to restore at start. */
+  abstract load(): Promise<ProbeResultRecord[]>;
+  /** Sets the worker's record (results.Manager.Set). */
+  abstract put(record: ProbeResultRecord): Promise<void>;
+  /** Removes the worker's record (results.Manager.Remove). */
+  abstract delete(podUid: string, containerName: string, probeType: ProbeType): Promise<void>;
+}
+
+/** Where result changes are announced (upstream: the results managers' Updates() channels). */
 export abstract class ResultSink {
   /** One result change, or a repeated liveness failure. A rejection is logged, never thrown. */
   abstract publish(msg: ProbeResultMessage): void | Promise<void>;

@@ -1,11 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
-import type { Container, ContainerStatus, Pod, PodStatus, Probe } from '@app/contracts';
+import type { Container, ContainerStatus, Pod, PodStatus, Probe, ProbeResultRecord, ProbeResultValue, ProbeType } from '@app/contracts';
 import { Registry } from '@app/observability';
 import { PromProberMetrics } from './adapters/prom-prober-metrics.js';
-import { DefaultProberManager } from './prober-manager.js';
-import { FakeProbeEventSink, FakeProberMetrics, FakeProbeHandler, FakeResultSink } from './testing.js';
+import { DefaultProberManager, SAVE_RETRY_MS } from './prober-manager.js';
+import { FakeProbeEventSink, FakeProberMetrics, FakeProbeHandler, FakeProbeResultStore, FakeResultSink } from './testing.js';
 
 const S = 1000;
 const T0 = Date.UTC(2026, 0, 1);
@@ -35,14 +35,14 @@ function status(statuses: ContainerStatus[], o: { phase?: PodStatus['phase']; in
   return { phase: o.phase ?? 'Running', podIP: '10.88.0.7', hostIP: '192.168.1.2', containerStatuses: statuses, ...(o.init ? { initContainerStatuses: o.init } : {}) };
 }
 
-function setup(random: () => number = () => 0) {
+function setup(random: () => number = () => 0, store = new FakeProbeResultStore()) {
   const clock = new FakeClock();
   const handler = new FakeProbeHandler();
   const sink = new FakeResultSink();
   const metrics = new FakeProberMetrics();
   const events = new FakeProbeEventSink();
-  const manager = new DefaultProberManager({ clock, handler, sink, metrics, events, random });
-  return { clock, handler, sink, metrics, events, manager };
+  const manager = new DefaultProberManager({ clock, handler, sink, store, metrics, events, random });
+  return { clock, handler, sink, store, metrics, events, manager };
 }
 
 describe('ProberManager.addPod', () => {
@@ -315,5 +315,124 @@ describe('ProberManager metrics', () => {
     assert.match(text, /prober_probe_duration_seconds_count\{probe_type="Liveness",container="app",pod="web",namespace="default"\} 2/);
     m.forget(labels);
     assert.doesNotMatch(await registry.metrics(), /pod="web"/);
+  });
+});
+
+describe('ProberManager results in the probe-results store (results.Manager)', () => {
+  const kept = (containerName: string, probeType: ProbeType, containerId: string, result: ProbeResultValue, podUid = 'u1'): ProbeResultRecord => ({ podUid, containerName, probeType, containerId, result, time: T0 });
+
+  it('each change is saved, with the bare container ID and the time, before it is announced', async () => {
+    const { clock, handler, sink, store, manager } = setup();
+    const order: string[] = [];
+    const put = store.put.bind(store);
+    store.put = (r) => (order.push(`put ${r.result}`), put(r));
+    const publish = sink.publish.bind(sink);
+    sink.publish = (m) => (order.push(`announce ${m.result}`), publish(m));
+    manager.addPod(makePod('u1', [{ name: 'app', readinessProbe: probe() }]));
+    manager.updatePodStatus('u1', status([containerStatus('app', 'abc')]));
+    handler.answer('Success');
+    await clock.step(0);
+    assert.deepEqual(order, ['put Failure', 'announce Failure', 'put Success', 'announce Success']);
+    assert.deepEqual(store.records.get('u1/app/readiness'), { podUid: 'u1', containerName: 'app', probeType: 'readiness', containerId: 'abc', result: 'Success', time: clock.now() });
+  });
+
+  it('a result that could not be saved is not announced; it is saved and announced on a retry', async () => {
+    const { clock, handler, sink, store, manager } = setup();
+    manager.addPod(makePod('u1', [{ name: 'app', readinessProbe: probe({ periodSeconds: 10 }) }]));
+    manager.updatePodStatus('u1', status([containerStatus('app', 'abc')]));
+    store.failNext(2);
+    handler.answer('Success');
+    await clock.step(0);
+    assert.deepEqual(sink.results('readiness'), [], 'nothing announced that readers would not find');
+    assert.deepEqual(store.writes, ['put u1/app/readiness Failure (failed)', 'put u1/app/readiness Success (failed)']);
+    await clock.step(SAVE_RETRY_MS);
+    assert.deepEqual(store.writes.slice(2), ['put u1/app/readiness Success'], 'the superseded Failure is not retried');
+    assert.deepEqual(sink.results('readiness'), ['Success']);
+    assert.equal(store.result('u1', 'app', 'readiness'), 'Success');
+  });
+
+  it('a new container ID overwrites the old container\'s result with the initial value', async () => {
+    const { clock, handler, store, manager } = setup();
+    manager.addPod(makePod('u1', [{ name: 'app', readinessProbe: probe() }]));
+    manager.updatePodStatus('u1', status([containerStatus('app', 'abc')]));
+    handler.answer('Success');
+    await clock.step(0);
+    handler.block();
+    manager.updatePodStatus('u1', status([containerStatus('app', 'def')]));
+    await clock.step(S);
+    assert.deepEqual(store.records.get('u1/app/readiness')?.containerId, 'def');
+    assert.equal(store.result('u1', 'app', 'readiness'), 'Failure');
+    handler.unblock();
+  });
+
+  const removals: { name: string; act: (m: DefaultProberManager, pod: Pod) => void; left: string[] }[] = [
+    { name: 'RemovePod removes every result of the pod', act: (m, pod) => m.removePod(pod), left: [] },
+    { name: 'StopLivenessAndStartup removes the liveness and startup results, readiness stays', act: (m, pod) => m.stopLivenessAndStartup(pod), left: ['u1/app/readiness'] },
+    { name: 'CleanupPods removes the results of pods not desired', act: (m) => m.cleanupPods(new Set(['u2'])), left: [] },
+    { name: 'CleanupPods keeps those of desired pods', act: (m) => m.cleanupPods(new Set(['u1'])), left: ['u1/app/liveness', 'u1/app/readiness', 'u1/app/startup'] },
+    { name: 'a prober shutting down (stopAll) keeps every result for the next one', act: (m) => m.stopAll(), left: ['u1/app/liveness', 'u1/app/readiness', 'u1/app/startup'] },
+  ];
+  for (const tc of removals) {
+    it(tc.name, async () => {
+      const { clock, store, manager } = setup();
+      const pod = makePod('u1', [{ name: 'app', livenessProbe: probe(), readinessProbe: probe(), startupProbe: probe() }]);
+      manager.addPod(pod);
+      manager.updatePodStatus('u1', status([containerStatus('app', 'abc', 'running', true)]));
+      await clock.step(0);
+      tc.act(manager, pod);
+      await clock.step(0);
+      assert.deepEqual([...store.records.keys()].sort(), tc.left);
+    });
+  }
+
+  it('a restarted prober resumes from the kept readiness Success of the same container: Ready at once, nothing written or announced', async () => {
+    const store = new FakeProbeResultStore([kept('app', 'readiness', 'abc', 'Success')]);
+    const { clock, handler, sink, manager } = setup(() => 0.5, store);
+    assert.equal(await manager.restore(), 1);
+    handler.block();
+    manager.addPod(makePod('u1', [{ name: 'app', readinessProbe: probe({ periodSeconds: 10 }) }]));
+    manager.updatePodStatus('u1', status([containerStatus('app', 'abc')]));
+    await clock.step(5 * S); // the first probe, after the random offset, is in flight
+    assert.equal(handler.runs.length, 1);
+    assert.equal(manager.isReady('u1', 'app'), true);
+    assert.deepEqual(sink.messages, []);
+    assert.deepEqual(store.writes, []);
+    handler.unblock();
+    await clock.step(0);
+    assert.deepEqual(store.writes, [], 'a probe that agrees changes nothing');
+  });
+
+  it('a restarted prober keeps a kept result only for the container it was for', async () => {
+    const store = new FakeProbeResultStore([kept('app', 'readiness', 'old', 'Success')]);
+    const { clock, sink, manager } = setup(() => 0, store);
+    await manager.restore();
+    manager.addPod(makePod('u1', [{ name: 'app', readinessProbe: probe() }]));
+    manager.updatePodStatus('u1', status([containerStatus('app', 'new')]));
+    await clock.step(0);
+    assert.equal(sink.results('readiness', 'new')[0], 'Failure', 'a new container starts from the initial value');
+    assert.equal(store.records.get('u1/app/readiness')?.containerId, 'new');
+  });
+
+  it('a restarted prober resumes a kept liveness failure on hold: announced again each period, not probed', async () => {
+    const store = new FakeProbeResultStore([kept('app', 'liveness', 'abc', 'Failure')]);
+    const { clock, handler, sink, manager } = setup(() => 0, store);
+    await manager.restore();
+    manager.addPod(makePod('u1', [{ name: 'app', livenessProbe: probe() }]));
+    manager.updatePodStatus('u1', status([containerStatus('app', 'abc', 'running', true)]));
+    await clock.step(0);
+    await clock.step(S);
+    assert.equal(handler.runs.length, 0, 'on hold until a new container');
+    assert.deepEqual(sink.results('liveness'), ['Failure', 'Failure']);
+    assert.deepEqual(store.writes, []);
+  });
+
+  it('kept results of a pod the prober never gets again go with CleanupPods, those of a removed pod with RemovePod', async () => {
+    const store = new FakeProbeResultStore([kept('app', 'readiness', 'abc', 'Success'), kept('app', 'readiness', 'def', 'Success', 'u2'), kept('db', 'startup', 'ghi', 'Success', 'u3')]);
+    const { clock, manager } = setup(() => 0, store);
+    await manager.restore();
+    manager.cleanupPods(new Set(['u1', 'u3']));
+    manager.removePod(makePod('u3', [{ name: 'db', startupProbe: probe() }]));
+    await clock.step(0);
+    assert.deepEqual([...store.records.keys()], ['u1/app/readiness']);
   });
 });

@@ -5,18 +5,27 @@
  * per container ID, and what those results mean for a container's `started`
  * and `ready` (UpdatePodStatus).
  *
- * Where upstream's results managers send on their Updates() channels, this
- * manager publishes a ProbeResultMessage to a ResultSink; the prober service
- * puts it on `kubelet.<node>.probe.<type>.<uid>`. The pod statuses the
- * workers read (upstream: the status manager's cache) are fed in with
- * updatePodStatus.
+ * Upstream's results managers keep a cache and send on their Updates()
+ * channels. Here the cache is the `probe-results` bucket (ProbeResultStore,
+ * one record per worker, the prober its only writer): each change is saved
+ * there first, and only once saved announced as a ProbeResultMessage to the
+ * ResultSink (`kubelet.<node>.probe.<type>.<uid>`), so a reader that gets
+ * the message finds the record, and a reader that missed it (restarted,
+ * or the message was lost) still finds the record. A failed save is
+ * retried until a newer change replaces it. A record goes when its worker
+ * stops (RemovePod, CleanupPods, StopLivenessAndStartup, the container will
+ * not run again), as upstream's worker removes its result on exit, and is
+ * overwritten when the container ID changes; it stays when the prober
+ * itself stops, for the next prober to resume from (restore). The pod
+ * statuses the workers read (upstream: the status manager's cache) are fed
+ * in with updatePodStatus.
  */
 import type { Clock } from '@app/clock';
-import { MessageTypes, type Container, type ContainerStatus, type Pod, type PodStatus, type ProbeResultMessage, type ProbeResultValue, type ProbeType } from '@app/contracts';
+import { MessageTypes, type Container, type ContainerStatus, type Pod, type PodStatus, type ProbeResultMessage, type ProbeResultRecord, type ProbeResultValue, type ProbeType } from '@app/contracts';
 import { applyProbeResults as updatePodStatusFromProbes, getContainerStatus, isRestartableInitContainer, parseContainerID } from '@app/kube';
 import type { Logger } from '@app/observability';
 import type { ProbeHandler } from './handlers/index.js';
-import { ProbeEventSink, ProberMetrics, ResultSink, type ProbeMetricLabels } from './ports.js';
+import { ProbeEventSink, ProberMetrics, ProbeResultStore, ResultSink, type ProbeMetricLabels } from './ports.js';
 import { ProbeWorker, probeOf, probeTypeName, type ProbeEvent, type ProbeObservation, type ProbeUpdate } from './worker.js';
 
 /**
@@ -32,13 +41,19 @@ export type ProbeResultPublication = ProbeResultMessage & { terminationGracePeri
  * a pod added again after its workers stopped.
  */
 export abstract class ProberManager {
+  /**
+   * Reads the results a previous prober left in the store; called once,
+   * before the first AddPod. A worker resumes from its kept result when it
+   * first sees the same container. Returns how many were found.
+   */
+  abstract restore(): Promise<number>;
   /** AddPod: starts a worker for every probe of the pod's containers and sidecars that has none yet. */
   abstract addPod(pod: Pod): void;
   /** StopLivenessAndStartup: during termination, liveness and startup workers stop; readiness keeps going. */
   abstract stopLivenessAndStartup(pod: Pod): void;
-  /** RemovePod: stops every worker of the pod and forgets its results and status. */
+  /** RemovePod: stops every worker of the pod and removes its results and status. */
   abstract removePod(pod: Pod): void;
-  /** CleanupPods: stops the workers of every pod not in `desiredUids`. */
+  /** CleanupPods: stops the workers of every pod not in `desiredUids`, and removes every result kept for such a pod. */
   abstract cleanupPods(desiredUids: ReadonlySet<string>): void;
   /**
    * The pod's latest v1 status (from the status manager), which the workers
@@ -56,7 +71,7 @@ export abstract class ProberManager {
   abstract result(probeType: ProbeType, containerId: string): ProbeResultValue | undefined;
   abstract hasWorker(uid: string, containerName: string, probeType: ProbeType): boolean;
   abstract workerCount(): number;
-  /** Stops every worker (service shutdown). */
+  /** Stops every worker (service shutdown); their results stay in the store for the next prober. */
   abstract stopAll(): void;
 }
 
@@ -64,6 +79,8 @@ export interface ProberManagerDeps {
   clock: Clock;
   handler: ProbeHandler;
   sink: ResultSink;
+  /** The `probe-results` bucket. */
+  store: ProbeResultStore;
   metrics?: ProberMetrics;
   events?: ProbeEventSink;
   /** [0, 1); Math.random by default. */
@@ -77,6 +94,9 @@ export interface ProberManagerDeps {
 const PROBE_ORDER: readonly ProbeType[] = ['startup', 'readiness', 'liveness'];
 
 const workerKey = (uid: string, containerName: string, probeType: ProbeType) => `${uid}/${containerName}/${probeType}`;
+
+/** How long a failed save of a result waits before it is tried again. */
+export const SAVE_RETRY_MS = 1000;
 
 /** The containers that get probe workers: the regular ones, then the sidecars. */
 function probedContainers(pod: Pod): Container[] {
@@ -93,10 +113,27 @@ export class DefaultProberManager extends ProberManager {
   private readonly statuses = new Map<string, PodStatus>();
   /** Upstream's manager.start: the first probes are spread over a period only while the prober is this young. */
   private readonly startedAt: number;
+  /** Results a previous prober kept, by worker key, until a worker takes its own over (or the pod goes). */
+  private readonly restored = new Map<string, ProbeResultRecord>();
+  /** The last record saved or being saved, by worker key: a failed save is retried while it is still the last. */
+  private readonly latest = new Map<string, ProbeResultRecord>();
+  /** The store's writes in order, per worker key. */
+  private readonly writes = new Map<string, Promise<void>>();
+  /** Shutting down: stopped workers keep their results. */
+  private stopping = false;
 
   constructor(private readonly deps: ProberManagerDeps) {
     super();
     this.startedAt = deps.clock.now();
+  }
+
+  async restore(): Promise<number> {
+    const records = await this.deps.store.load();
+    for (const r of records) {
+      const key = workerKey(r.podUid, r.containerName, r.probeType);
+      if (!this.workers.has(key)) this.restored.set(key, r);
+    }
+    return records.length;
   }
 
   addPod(pod: Pod): void {
@@ -123,6 +160,7 @@ export class DefaultProberManager extends ProberManager {
             onProbe: (o) => this.observe(o),
             onEvent: (e) => this.record(e),
             onStopped: (w) => this.workerStopped(key, w),
+            restored: (containerId) => this.takeRestored(key, containerId),
           },
           pod,
           container,
@@ -141,12 +179,14 @@ export class DefaultProberManager extends ProberManager {
   removePod(pod: Pod): void {
     const uid = pod.metadata.uid ?? '';
     this.stopWorkers((w) => w.podUid === uid);
+    this.forgetRestored((r) => r.podUid === uid);
     this.pods.delete(uid);
     this.statuses.delete(uid);
   }
 
   cleanupPods(desiredUids: ReadonlySet<string>): void {
     this.stopWorkers((w) => !desiredUids.has(w.podUid));
+    this.forgetRestored((r) => !desiredUids.has(r.podUid));
     for (const uid of [...this.pods.keys()]) if (!desiredUids.has(uid)) this.pods.delete(uid);
     for (const uid of [...this.statuses.keys()]) if (!desiredUids.has(uid)) this.statuses.delete(uid);
   }
@@ -199,6 +239,7 @@ export class DefaultProberManager extends ProberManager {
   }
 
   stopAll(): void {
+    this.stopping = true;
     this.stopWorkers(() => true);
   }
 
@@ -247,9 +288,52 @@ export class DefaultProberManager extends ProberManager {
   private workerStopped(key: string, worker: ProbeWorker): void {
     if (this.workers.get(key) === worker) this.workers.delete(key);
     this.deps.metrics?.forget(metricLabels(worker.probeType, worker.pod, worker.container));
+    // results.Manager.Remove on the worker's exit; a prober shutting down keeps them.
+    if (this.stopping || this.workers.has(key)) return;
+    if (worker.containerId !== undefined || this.restored.has(key)) this.removeResult(key, worker.podUid, worker.container.name, worker.probeType);
+  }
+
+  /** The kept result of a worker's key, once: the worker adopts it when it is for `containerId`. */
+  private takeRestored(key: string, containerId: string): ProbeResultRecord | undefined {
+    const r = this.restored.get(key);
+    this.restored.delete(key);
+    return r?.containerId === containerId ? r : undefined;
+  }
+
+  /** Removes the kept results `which` selects from the store. */
+  private forgetRestored(which: (r: ProbeResultRecord) => boolean): void {
+    for (const [key, r] of [...this.restored]) if (which(r)) this.removeResult(key, r.podUid, r.containerName, r.probeType);
+  }
+
+  private removeResult(key: string, podUid: string, containerName: string, probeType: ProbeType): void {
+    this.restored.delete(key);
+    this.latest.delete(key);
+    this.inOrder(key, () => this.deliver('remove probe result', () => this.deps.store.delete(podUid, containerName, probeType)));
+  }
+
+  /** Runs `write` after every earlier write of the same worker key. */
+  private inOrder(key: string, write: () => Promise<void>): void {
+    const next = (this.writes.get(key) ?? Promise.resolve()).then(write);
+    this.writes.set(key, next);
+    void next.then(() => {
+      if (this.writes.get(key) === next) this.writes.delete(key);
+    });
+  }
+
+  /** Saves the record, then announces it; a failed save is tried again while it is still the worker's last. */
+  private save(key: string, record: ProbeResultRecord, msg: ProbeResultPublication): Promise<void> {
+    if (this.latest.get(key) !== record) return Promise.resolve();
+    return this.deps.store.put(record).then(
+      () => this.deliver('publish probe result', () => this.deps.sink.publish(msg)),
+      (err: unknown) => {
+        this.deps.logger?.error({ err, podUid: record.podUid, container: record.containerName, probeType: record.probeType }, `prober: saving the probe result failed; retrying in ${SAVE_RETRY_MS}ms`);
+        this.deps.clock.setTimer(SAVE_RETRY_MS, () => this.inOrder(key, () => this.save(key, record, msg)));
+      },
+    );
   }
 
   private publish(u: ProbeUpdate): void {
+    const key = workerKey(u.podUid, u.containerName, u.probeType);
     const msg: ProbeResultPublication = {
       type: MessageTypes.probeResult,
       probeType: u.probeType,
@@ -260,7 +344,22 @@ export class DefaultProberManager extends ProberManager {
       ...(u.message !== undefined ? { message: u.message } : {}),
       ...(u.terminationGracePeriodSeconds !== undefined ? { terminationGracePeriodSeconds: u.terminationGracePeriodSeconds } : {}),
     };
-    void this.deliver('publish probe result', () => this.deps.sink.publish(msg));
+    if (u.repeat) {
+      // A liveness failure sent again: the record has not changed.
+      this.inOrder(key, () => this.deliver('publish probe result', () => this.deps.sink.publish(msg)));
+      return;
+    }
+    const record: ProbeResultRecord = {
+      podUid: u.podUid,
+      containerName: u.containerName,
+      probeType: u.probeType,
+      containerId: u.containerId,
+      result: u.result,
+      ...(u.message !== undefined ? { message: u.message } : {}),
+      time: this.deps.clock.now(),
+    };
+    this.latest.set(key, record);
+    this.inOrder(key, () => this.save(key, record, msg));
   }
 
   private record(e: ProbeEvent): void {

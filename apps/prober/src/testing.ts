@@ -2,11 +2,11 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
-import type { Container, Pod, Probe, ProbeResultMessage, ProbeResultValue, ProbeType } from '@app/contracts';
+import type { Container, Pod, Probe, ProbeResultMessage, ProbeResultRecord, ProbeResultValue, ProbeType } from '@app/contracts';
 import { ProbeHandler, type ProbeHandlerResult, type ProbeOutcome, type ProbeTarget } from './handlers/index.js';
 export type { ProbeOutcome, ProbeTarget };
 import type { ProbeResultPublication } from './prober-manager.js';
-import { ProbeEventSink, ProberMetrics, ResultSink, type ProbeMetricLabels, type ProbeMetricResult } from './ports.js';
+import { ProbeEventSink, ProberMetrics, ProbeResultStore, ResultSink, type ProbeMetricLabels, type ProbeMetricResult } from './ports.js';
 import type { ProbeEvent } from './worker.js';
 
 /** A ResultSink for tests: keeps every message; `failNext` makes the next publish reject. */
@@ -34,6 +34,59 @@ export class FakeResultSink extends ResultSink {
   }
 }
 
+/**
+ * The `probe-results` bucket in memory, by `<uid>/<container>/<probeType>`:
+ * records every write as `put <key> <result>` or `delete <key>`; `failNext`
+ * makes the next puts reject (nothing is stored).
+ */
+export class FakeProbeResultStore extends ProbeResultStore {
+  readonly records = new Map<string, ProbeResultRecord>();
+  readonly writes: string[] = [];
+  private failures = 0;
+
+  constructor(initial: ProbeResultRecord[] = []) {
+    super();
+    for (const r of initial) this.records.set(FakeProbeResultStore.key(r.podUid, r.containerName, r.probeType), r);
+  }
+
+  static key(podUid: string, containerName: string, probeType: ProbeType): string {
+    return `${podUid}/${containerName}/${probeType}`;
+  }
+
+  failNext(times = 1): this {
+    this.failures += times;
+    return this;
+  }
+
+  load(): Promise<ProbeResultRecord[]> {
+    return Promise.resolve([...this.records.values()]);
+  }
+
+  put(record: ProbeResultRecord): Promise<void> {
+    const key = FakeProbeResultStore.key(record.podUid, record.containerName, record.probeType);
+    if (this.failures > 0) {
+      this.failures--;
+      this.writes.push(`put ${key} ${record.result} (failed)`);
+      return Promise.reject(new Error('put failed'));
+    }
+    this.writes.push(`put ${key} ${record.result}`);
+    this.records.set(key, record);
+    return Promise.resolve();
+  }
+
+  delete(podUid: string, containerName: string, probeType: ProbeType): Promise<void> {
+    const key = FakeProbeResultStore.key(podUid, containerName, probeType);
+    this.writes.push(`delete ${key}`);
+    this.records.delete(key);
+    return Promise.resolve();
+  }
+
+  /** The kept result of a worker, if any. */
+  result(podUid: string, containerName: string, probeType: ProbeType): ProbeResultValue | undefined {
+    return this.records.get(FakeProbeResultStore.key(podUid, containerName, probeType))?.result;
+  }
+}
+
 /** A ProberMetrics for tests: records observations and forgotten series. */
 export class FakeProberMetrics extends ProberMetrics {
   readonly observed: { labels: ProbeMetricLabels; result: ProbeMetricResult; durationSeconds?: number }[] = [];
@@ -57,7 +110,7 @@ export class FakeProbeEventSink extends ProbeEventSink {
 }
 
 // The fakes are the ports: checked by the compiler.
-const _ports: [ResultSink, ProberMetrics, ProbeEventSink] = [new FakeResultSink(), new FakeProberMetrics(), new FakeProbeEventSink()];
+const _ports: [ResultSink, ProbeResultStore, ProberMetrics, ProbeEventSink] = [new FakeResultSink(), new FakeProbeResultStore(), new FakeProberMetrics(), new FakeProbeEventSink()];
 void _ports;
 
 export interface RecordedProbe {

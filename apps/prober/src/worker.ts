@@ -16,7 +16,12 @@
  * Each pass (doProbe) reads the latest pod status. A new container ID
  * starts fresh: the old result is dropped and the initial value set
  * (readiness Failure, liveness Success, startup Unknown) until probes say
- * otherwise. Nothing is probed during initialDelaySeconds after the
+ * otherwise. Unlike upstream, where the prober restarts with the kubelet and
+ * its results are gone, a restarted prober finds its results in the
+ * `probe-results` bucket: the first container ID a worker sees, when it is
+ * the one the kept result is for, resumes from that result (and its hold)
+ * instead of the initial value, so a prober restart makes no Ready pod
+ * NotReady until its next probe (docs/adr/0008-probe-results-bucket.md). Nothing is probed during initialDelaySeconds after the
  * container started, liveness and readiness wait until the container has
  * started (its startup probe succeeded), and a startup probe stops once it
  * has. A result changes only after failureThreshold failures or
@@ -82,6 +87,11 @@ export interface ProbeWorkerDeps {
   onEvent?(event: ProbeEvent): void;
   /** The worker stopped, by stop() or by itself. */
   onStopped?(worker: ProbeWorker): void;
+  /**
+   * The result a previous prober kept for this worker, asked once, when the
+   * worker first sees a container: adopted when it is for that container.
+   */
+  restored?(containerId: string): { result: ProbeResultValue; message?: string } | undefined;
 }
 
 /** The Probe with API defaults for what is unset (SetDefaults_Probe; Go's 0 counts as unset). */
@@ -297,12 +307,14 @@ export class ProbeWorker {
 
     const containerId = parseContainerID(c.containerID).id;
     if (this.current?.containerId !== containerId) {
+      const kept = this.current === undefined ? this.deps.restored?.(containerId) : undefined;
       // A new container: start fresh, and resume probing.
       this.current = undefined;
       this.lastResult = undefined;
       this.resultRun = 0;
       this.onHold = false;
-      this.set(containerId, initialResult(this.probeType));
+      if (kept) this.resume(containerId, kept);
+      else this.set(containerId, initialResult(this.probeType));
     }
 
     if (this.onHold) {
@@ -393,6 +405,17 @@ export class ProbeWorker {
   private event(reason: ProbeEvent['reason'], message: string): void {
     if (this.state === 'stopped') return;
     this.deps.onEvent?.({ pod: this.pod, container: this.container, eventType: 'Warning', reason, message });
+  }
+
+  /**
+   * A restarted prober's worker takes over the kept result of its container
+   * as if it had set it: no update (the readers have it already), and the
+   * hold that result put the old worker on (a liveness failure waiting for
+   * the restart, a startup verdict).
+   */
+  private resume(containerId: string, kept: { result: ProbeResultValue; message?: string }): void {
+    this.current = { containerId, result: kept.result, ...(kept.message !== undefined ? { message: kept.message } : {}) };
+    this.onHold = (this.probeType === 'liveness' && kept.result === 'Failure') || (this.probeType === 'startup' && kept.result !== 'Unknown');
   }
 
   /** results.Manager.Set: an update only when the result changes. */

@@ -2,7 +2,7 @@
  * What the status manager depends on; the KV and prom-client adapters are
  * in adapters/, the module binds them.
  */
-import type { PodRecord } from '@app/contracts';
+import type { PodRecord, ProbeResultRecord } from '@app/contracts';
 import type { StatusEntry } from './status-store.js';
 
 /** The `pod-status` bucket, by pod UID; the status manager is its only writer. */
@@ -17,6 +17,16 @@ export abstract class StatusStore {
 export abstract class DesiredPods {
   abstract all(): Promise<PodRecord[]>;
   abstract get(uid: string): Promise<PodRecord | undefined>;
+}
+
+/**
+ * The prober's `probe-results` bucket, read only: each probe worker's
+ * current result, which the probe messages announce. Read at restore, so
+ * that a result announced while the status manager was down is merged.
+ */
+export abstract class ProbeResultsReader {
+  /** Every result of the node. */
+  abstract all(): Promise<ProbeResultRecord[]>;
 }
 
 /** kubelet_pod_status_sync_duration_seconds. */

@@ -3,9 +3,10 @@ import { Clock, SystemClock } from '@app/clock';
 import type { Logger, Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
 import { KvDesiredPods } from './adapters/kv-desired-pods.js';
+import { KvProbeResults } from './adapters/kv-probe-results.js';
 import { KvStatusStore } from './adapters/kv-status-store.js';
 import { PromStatusMetrics } from './adapters/prom-status-metrics.js';
-import { DesiredPods, StatusMetrics, StatusStore } from './ports.js';
+import { DesiredPods, ProbeResultsReader, StatusMetrics, StatusStore } from './ports.js';
 import type { StatusManagerConfig } from './status-manager.config.js';
 import { StatusManagerController } from './status-manager.controller.js';
 import { StatusManager } from './status-manager.js';
@@ -17,13 +18,14 @@ import { StatusManager } from './status-manager.js';
     { provide: Clock, useClass: SystemClock },
     { provide: StatusStore, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvStatusStore(bucketOf(ctx, 'podStatus'), ctx.config.NODE_NAME) },
     { provide: DesiredPods, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvDesiredPods(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME) },
+    { provide: ProbeResultsReader, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvProbeResults(bucketOf(ctx, 'probeResults'), ctx.config.NODE_NAME) },
     { provide: PromStatusMetrics, inject: [METRICS_REGISTRY], useFactory: (r: Registry) => new PromStatusMetrics(r) },
     { provide: StatusMetrics, useExisting: PromStatusMetrics },
     {
       provide: StatusManager,
-      inject: [StatusStore, DesiredPods, Clock, SERVICE_LOGGER, SERVICE_CONFIG, StatusMetrics],
-      useFactory: (store: StatusStore, desired: DesiredPods, clock: Clock, logger: Logger, cfg: StatusManagerConfig, metrics: StatusMetrics) =>
-        new StatusManager(store, desired, clock, logger.child({ component: 'status' }), cfg.EVENTS_PER_POD, metrics),
+      inject: [StatusStore, DesiredPods, ProbeResultsReader, Clock, SERVICE_LOGGER, SERVICE_CONFIG, StatusMetrics],
+      useFactory: (store: StatusStore, desired: DesiredPods, probes: ProbeResultsReader, clock: Clock, logger: Logger, cfg: StatusManagerConfig, metrics: StatusMetrics) =>
+        new StatusManager(store, desired, probes, clock, logger.child({ component: 'status' }), cfg.EVENTS_PER_POD, metrics),
     },
   ],
 })

@@ -1,9 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
-import { MessageTypes, type PodRecord, type PodStatus, type StatusCommandMessage, type StatusVerb } from '@app/contracts';
+import { MessageTypes, type PodRecord, type PodStatus, type ProbeResultRecord, type ProbeResultValue, type ProbeType, type StatusCommandMessage, type StatusVerb } from '@app/contracts';
 import { silentLogger } from '@app/observability';
-import { DesiredPods, StatusStore } from './ports.js';
+import { DesiredPods, ProbeResultsReader, StatusStore } from './ports.js';
 import { StatusManager } from './status-manager.js';
 import type { StatusEntry } from './status-store.js';
 
@@ -32,6 +32,16 @@ class NoDesiredPods extends DesiredPods {
   }
 }
 
+/** The prober's `probe-results` bucket in memory. */
+class MemoryProbeResults extends ProbeResultsReader {
+  constructor(readonly records: ProbeResultRecord[] = []) {
+    super();
+  }
+  all(): Promise<ProbeResultRecord[]> {
+    return Promise.resolve(structuredClone(this.records));
+  }
+}
+
 const running: PodStatus = {
   phase: 'Running',
   containerStatuses: [{ name: 'main', image: 'busybox', imageID: '', ready: true, restartCount: 0, containerID: 'containerd://a', state: { running: { startedAt: '2026-01-01T00:00:00Z' } } }],
@@ -48,7 +58,7 @@ describe('StatusManager: the last TerminatePod of a pod already gone from the po
   ];
   for (const tc of cases) {
     it(tc.name, async () => {
-      const manager = new StatusManager(new MemoryStatusStore(), new NoDesiredPods(), new FakeClock(), silentLogger());
+      const manager = new StatusManager(new MemoryStatusStore(), new NoDesiredPods(), new MemoryProbeResults(), new FakeClock(), silentLogger());
       const extra = tc.annotations ? { podAnnotations: tc.annotations } : {};
       await manager.handleCommand(...call('SetPodStatus', { status: running, ...extra }));
       const r = await manager.handleCommand(...call('TerminatePod', { status: running, ...extra }));
@@ -57,7 +67,7 @@ describe('StatusManager: the last TerminatePod of a pod already gone from the po
   }
 
   it('a static pod added again with the same UID is Running again', async () => {
-    const manager = new StatusManager(new MemoryStatusStore(), new NoDesiredPods(), new FakeClock(), silentLogger());
+    const manager = new StatusManager(new MemoryStatusStore(), new NoDesiredPods(), new MemoryProbeResults(), new FakeClock(), silentLogger());
     const podAnnotations = { 'kubernetes.io/config.source': 'file' };
     await manager.handleCommand(...call('TerminatePod', { status: running, podAnnotations }));
     const again: PodStatus = { ...running, containerStatuses: [{ ...running.containerStatuses![0]!, containerID: 'containerd://b' }] };
@@ -65,5 +75,52 @@ describe('StatusManager: the last TerminatePod of a pod already gone from the po
     assert.equal(r?.dropped, undefined);
     assert.equal(r?.entry?.status.phase, 'Running');
     assert.equal(r?.entry?.status.containerStatuses?.[0]?.containerID, 'containerd://b');
+  });
+});
+
+describe('StatusManager.restore: the prober\'s kept results merged into the restored statuses', () => {
+  const T0 = Date.UTC(2026, 0, 1);
+  const restored = (ready: boolean, started: boolean): StatusEntry => ({
+    version: 7,
+    podName: 'web-node',
+    podNamespace: 'default',
+    status: {
+      ...running,
+      conditions: [
+        { type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: '2026-01-01T00:00:00Z' },
+        { type: 'ContainersReady', status: ready ? 'True' : 'False', lastTransitionTime: '2026-01-01T00:00:00Z' },
+      ],
+      containerStatuses: [{ ...running.containerStatuses![0]!, ready, started }],
+    },
+  });
+  const kept = (probeType: ProbeType, result: ProbeResultValue, containerId = 'a'): ProbeResultRecord => ({ podUid: 'uid-1', containerName: 'main', probeType, containerId, result, time: T0 });
+  const cases: { name: string; entry: StatusEntry; results: ProbeResultRecord[]; ready: boolean; started: boolean; version: number }[] = [
+    { name: 'a readiness failure sent while no status manager listened: not Ready', entry: restored(true, true), results: [kept('readiness', 'Failure')], ready: false, started: true, version: 8 },
+    { name: 'a readiness success sent while no status manager listened: Ready', entry: restored(false, true), results: [kept('readiness', 'Success')], ready: true, started: true, version: 8 },
+    { name: 'a startup success sent while no status manager listened: started', entry: restored(false, false), results: [kept('startup', 'Success')], ready: false, started: true, version: 8 },
+    { name: 'results that agree: no new version', entry: restored(true, true), results: [kept('readiness', 'Success'), kept('startup', 'Success')], ready: true, started: true, version: 7 },
+    { name: 'a result for another container (the one before a restart): no change', entry: restored(true, true), results: [kept('readiness', 'Failure', 'old')], ready: true, started: true, version: 7 },
+    { name: 'a liveness result is not the status manager\'s', entry: restored(true, true), results: [kept('liveness', 'Failure')], ready: true, started: true, version: 7 },
+  ];
+  for (const tc of cases) {
+    it(tc.name, async () => {
+      const store = new MemoryStatusStore();
+      store.entries.set('uid-1', tc.entry);
+      const manager = new StatusManager(store, new NoDesiredPods(), new MemoryProbeResults(tc.results), new FakeClock(T0), silentLogger());
+      assert.equal(await manager.restore(), 1);
+      const entry = manager.statuses().find(([uid]) => uid === 'uid-1')?.[1];
+      const cs = entry?.status.containerStatuses?.[0];
+      assert.deepEqual([cs?.ready, cs?.started], [tc.ready, tc.started]);
+      assert.equal(entry?.status.conditions?.find((c) => c.type === 'Ready')?.status, tc.ready ? 'True' : 'False');
+      assert.equal(entry?.version, tc.version);
+      assert.deepEqual(store.entries.get('uid-1'), entry, 'what is served is what is stored');
+    });
+  }
+
+  it('a result for a pod with no status is left for its first SetPodStatus', async () => {
+    const store = new MemoryStatusStore();
+    const manager = new StatusManager(store, new NoDesiredPods(), new MemoryProbeResults([{ ...kept('readiness', 'Success'), podUid: 'uid-2' }]), new FakeClock(T0), silentLogger());
+    assert.equal(await manager.restore(), 0);
+    assert.deepEqual(manager.statuses(), []);
   });
 });

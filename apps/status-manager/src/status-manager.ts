@@ -4,11 +4,20 @@
  * `pod-status` KV bucket, whose only writer this is; the events of each
  * pod; and the read API that joins the desired pods (the sync loop's
  * `pods` bucket) with their statuses, like the kubelet's `/pods`.
+ *
+ * Readiness and startup have one source, the prober's `probe-results`
+ * bucket. The pod worker reads it when it generates a status (SetPodStatus
+ * carries what it says); a probe message, sent once the prober has saved
+ * the result, merges that result at once (SetContainerReadiness), as the
+ * kubelet does between syncs; and restore merges every kept result into the
+ * restored statuses, for the messages that came while no status manager
+ * listened. A status manager restart thus neither forgets a result nor
+ * keeps one the prober has since changed.
  */
 import { Clock } from '@app/clock';
-import type { EventMessage, Pod, PodList, PodRecord, PodStatus, ProbeResultMessage, StatusCommandMessage, StatusVerb } from '@app/contracts';
+import type { EventMessage, Pod, PodList, PodRecord, PodStatus, ProbeResultMessage, ProbeResultValue, ProbeType, StatusCommandMessage, StatusVerb } from '@app/contracts';
 import type { Logger } from '@app/observability';
-import { DesiredPods, StatusMetrics, StatusStore } from './ports.js';
+import { DesiredPods, ProbeResultsReader, StatusMetrics, StatusStore } from './ports.js';
 import { PodStatusVersions, statusPodOf, type ApplyResult, type StatusEntry, type StatusPod } from './status-store.js';
 
 export class StatusManager {
@@ -20,16 +29,24 @@ export class StatusManager {
   constructor(
     private readonly store: StatusStore,
     private readonly desired: DesiredPods,
+    private readonly probes: ProbeResultsReader,
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly eventsPerPod = 200,
     private readonly metrics?: StatusMetrics,
   ) {}
 
-  async restore(): Promise<number> {
-    const entries = await this.store.load();
-    this.versions = new PodStatusVersions(entries);
-    return entries.length;
+  /** The statuses from the `pod-status` bucket, with the prober's current readiness and startup results merged in. */
+  restore(): Promise<number> {
+    return this.serially(async () => {
+      const entries = await this.store.load();
+      this.versions = new PodStatusVersions(entries);
+      for (const r of await this.probes.all()) {
+        if (r.probeType === 'liveness') continue;
+        await this.persist(r.podUid, this.mergeProbeResult(r.podUid, r.probeType, r.containerId, r.result));
+      }
+      return entries.length;
+    });
   }
 
   statuses(): [string, StatusEntry][] {
@@ -74,12 +91,18 @@ export class StatusManager {
   /** The readiness and startup managers' updates merge into the current status. */
   handleProbeResult(r: ProbeResultMessage): Promise<ApplyResult | undefined> {
     if (r.probeType === 'liveness') return Promise.resolve(undefined);
+    const probeType = r.probeType;
     return this.serially(async () => {
-      const ok = r.result === 'Success';
-      const result = r.probeType === 'readiness' ? this.versions.setContainerReadiness(r.podUid, r.containerId, ok, this.clock.now()) : this.versions.setContainerStartup(r.podUid, r.containerId, ok, this.clock.now());
+      const result = this.mergeProbeResult(r.podUid, probeType, r.containerId, r.result);
       await this.persist(r.podUid, result);
       return result;
     });
+  }
+
+  /** SetContainerReadiness or SetContainerStartup with a probe result: only Success counts. */
+  private mergeProbeResult(uid: string, probeType: Exclude<ProbeType, 'liveness'>, containerId: string, result: ProbeResultValue): ApplyResult {
+    const ok = result === 'Success';
+    return probeType === 'readiness' ? this.versions.setContainerReadiness(uid, containerId, ok, this.clock.now()) : this.versions.setContainerStartup(uid, containerId, ok, this.clock.now());
   }
 
   /** recorder.Eventf: kept per pod, in order, the newest `eventsPerPod`. */

@@ -5,6 +5,8 @@
  * by a newer version (fields are only added).
  */
 import type { Pod, PodStatus } from './kube.js';
+import type { ProbeResultValue } from './messages.js';
+import { SubjectTokenError, type ProbeType } from './subjects.js';
 
 /** `pods` bucket, key `<node>.pod.<uid>`: a desired pod in the sync loop's podManager. */
 export interface PodRecord {
@@ -59,6 +61,8 @@ export interface VersionedPodStatusRecord {
   podName: string;
   podNamespace: string;
   status: PodStatus;
+  /** The status came from TerminatePod: that instance of the pod has finished (a static pod re-added under its UID starts again). */
+  podIsFinished?: boolean;
 }
 
 /**
@@ -83,4 +87,39 @@ export interface PodCacheEntry {
 /** `pod-cache` bucket, key `<node>.global`: the cache's clock; every pod is at least this fresh. */
 export interface PodCacheGlobal {
   timestamp: number;
+}
+
+/**
+ * `probe-results` bucket, key `<node>.<uid>.<container>.<probeType>`
+ * (probeResultKey): one probe worker's result, as the prober's results
+ * managers (pkg/kubelet/prober/results) keep it. The prober is the only
+ * writer; the pod worker reads it when it generates a status, the status
+ * manager when it restores. The probe_result messages are hints of a change.
+ */
+export interface ProbeResultRecord {
+  podUid: string;
+  containerName: string;
+  probeType: ProbeType;
+  /** The container the result is for, without the runtime prefix: a reader ignores a result for another container. */
+  containerId: string;
+  result: ProbeResultValue;
+  /** The probe's output when it failed (or warned). */
+  message?: string;
+  /** When the result was set (ms since the epoch). */
+  time: number;
+}
+
+/**
+ * The key of one probe worker's result under the node token:
+ * `<uid>.<container>.<probeType>`. A UID or container name that is not a
+ * NATS token throws SubjectTokenError.
+ */
+export function probeResultKey(podUid: string, containerName: string, probeType: ProbeType): string {
+  for (const [what, value] of [
+    ['pod UID', podUid],
+    ['container name', containerName],
+  ] as const) {
+    if (value.length === 0 || /[.*>\s]/.test(value)) throw new SubjectTokenError(what, value);
+  }
+  return `${podUid}.${containerName}.${probeType}`;
 }

@@ -18,6 +18,8 @@ export const BUCKETS = {
   podStatus: { name: 'pod-status', history: 1, writer: 'status-manager' },
   /** per-pod sync status (podSyncStatuses). Writer: the pod-worker owning the shard. */
   workers: { name: 'workers', history: 1, writer: 'pod-worker' },
+  /** each probe worker's latest result (the results managers), by `<uid>.<container>.<probeType>`. Writer: prober. */
+  probeResults: { name: 'probe-results', history: 1, writer: 'prober' },
   /** leader and shard ownership, by compare-and-set. */
   leases: { name: 'leases', history: 1, writer: 'whoever wins the compare-and-set' },
 } as const;

@@ -5,7 +5,7 @@
  * the statuses) are this class with a type and a prefix, not copies of it.
  */
 import type { KV } from '@nats-io/kv';
-import type { PodRecord } from '@app/contracts';
+import type { PodRecord, ProbeResultRecord } from '@app/contracts';
 import { kvKey } from './buckets.js';
 
 /** What JsonKvStore uses of a bucket (so that a fake bucket can stand in for it in unit tests). */
@@ -68,4 +68,13 @@ export class JsonKvStore<T> {
  */
 export function desiredPodsStore(kv: JsonKv, node: string): JsonKvStore<PodRecord> {
   return new JsonKvStore<PodRecord>(kv, node, 'pod');
+}
+
+/**
+ * The prober's results in the `probe-results` bucket,
+ * `<node>.<uid>.<container>.<probeType>` (contracts' probeResultKey): written
+ * by the prober, read by the pod workers and the status manager.
+ */
+export function probeResultsStore(kv: JsonKv, node: string): JsonKvStore<ProbeResultRecord> {
+  return new JsonKvStore<ProbeResultRecord>(kv, node);
 }

@@ -1,11 +1,18 @@
-/** The pod worker's KV layout: its records at <node>.<uid> (the sync loop reads them), the podManager read at <node>.pod.<uid>. */
+/**
+ * The pod worker's KV layout: its records at <node>.<uid> (the sync loop
+ * reads them), the podManager read at <node>.pod.<uid>, the prober's results
+ * at <node>.<uid>.<container>.<probeType>, the status manager's statuses at
+ * <node>.<uid>.
+ */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { PodRecord, PodSyncStatusRecord } from '@app/contracts';
+import type { Pod, PodRecord, PodSyncStatusRecord, ProbeResultRecord, ProbeType } from '@app/contracts';
 import { FakeKv } from '@app/nats/testing';
 import type { KV } from '@app/nats';
 import { KvDesiredPods } from './kv-desired-pods.js';
 import { KvLeaseStore, replicaToken } from './kv-lease-store.js';
+import { KvPodStatusProvider } from './kv-pod-status-provider.js';
+import { KvProbeResults } from './kv-probe-results.js';
 import { KvWorkerStore } from './kv-worker-store.js';
 
 describe('KvWorkerStore', () => {
@@ -29,6 +36,37 @@ describe('KvDesiredPods', () => {
     await kv.put('node-a.queue.u1', JSON.stringify({ dueAt: 1 }));
     await kv.put('node-b.pod.u2', JSON.stringify(rec));
     assert.deepEqual(await new KvDesiredPods(kv, 'node-a').all(), new Map([['u1', rec]]));
+  });
+});
+
+describe('KvProbeResults', () => {
+  it('reads the prober\'s records of the pod\'s probes at <node>.<uid>.<container>.<probeType>, by container ID; Unknown is no result', async () => {
+    const kv = new FakeKv('probe-results');
+    const rec = (containerName: string, probeType: ProbeType, containerId: string, result: ProbeResultRecord['result']): ProbeResultRecord => ({ podUid: 'u1', containerName, probeType, containerId, result, time: 1 });
+    await kv.put('node-a.u1.app.readiness', JSON.stringify(rec('app', 'readiness', 'c1', 'Success')));
+    await kv.put('node-a.u1.app.liveness', JSON.stringify(rec('app', 'liveness', 'c1', 'Failure')));
+    await kv.put('node-a.u1.side.startup', JSON.stringify(rec('side', 'startup', 's1', 'Unknown')));
+    await kv.put('node-b.u1.app.readiness', JSON.stringify(rec('app', 'readiness', 'c9', 'Success')));
+    const probe = { exec: { command: ['true'] } };
+    const pod: Pod = { metadata: { uid: 'u1' }, spec: { containers: [{ name: 'app', readinessProbe: probe, livenessProbe: probe }, { name: 'plain' }], initContainers: [{ name: 'side', restartPolicy: 'Always', startupProbe: probe }] } };
+    const view = await new KvProbeResults(kv, 'node-a').forPod(pod);
+    assert.equal(view.readiness('c1'), 'Success');
+    assert.equal(view.liveness('c1'), 'Failure');
+    assert.equal(view.startup('s1'), undefined);
+    assert.equal(view.readiness('c9'), undefined, 'another node\'s record');
+    assert.deepEqual(kv.calls.filter((c) => c.startsWith('get')).sort(), ['get node-a.u1.app.liveness', 'get node-a.u1.app.readiness', 'get node-a.u1.side.startup'], 'one read per declared probe');
+  });
+});
+
+describe('KvPodStatusProvider', () => {
+  it('reads the status manager\'s status of a UID at <node>.<uid>, with whether that instance finished', async () => {
+    const kv = new FakeKv('pod-status');
+    await kv.put('node-a.u1', JSON.stringify({ version: 3, podName: 'p', podNamespace: 'default', status: { phase: 'Running' } }));
+    await kv.put('node-a.u2', JSON.stringify({ version: 4, podName: 'q', podNamespace: 'default', status: { phase: 'Failed' }, podIsFinished: true }));
+    const provider = new KvPodStatusProvider(kv, 'node-a');
+    assert.deepEqual(await provider.getPodStatus('u1'), { status: { phase: 'Running' }, podIsFinished: false });
+    assert.deepEqual(await provider.getPodStatus('u2'), { status: { phase: 'Failed' }, podIsFinished: true });
+    assert.equal(await provider.getPodStatus('u3'), undefined);
   });
 });
 

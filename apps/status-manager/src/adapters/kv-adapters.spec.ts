@@ -1,10 +1,11 @@
-/** The status manager's KV layout: statuses at <node>.<uid> (the sync loop reads them), the podManager read at <node>.pod.<uid>. */
+/** The status manager's KV layout: statuses at <node>.<uid> (the sync loop reads them), the podManager read at <node>.pod.<uid>, the prober's results read at <node>.<uid>.<container>.<probeType>. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { PodRecord } from '@app/contracts';
+import type { PodRecord, ProbeResultRecord } from '@app/contracts';
 import { FakeKv } from '@app/nats/testing';
 import type { StatusEntry } from '../status-store.js';
 import { KvDesiredPods } from './kv-desired-pods.js';
+import { KvProbeResults } from './kv-probe-results.js';
 import { KvStatusStore } from './kv-status-store.js';
 
 describe('KvStatusStore', () => {
@@ -30,5 +31,15 @@ describe('KvDesiredPods', () => {
     assert.deepEqual(await desired.all(), [rec]);
     assert.deepEqual(await desired.get('u1'), rec);
     assert.equal(await desired.get('u2'), undefined);
+  });
+});
+
+describe('KvProbeResults', () => {
+  it('lists the prober\'s results of its node', async () => {
+    const kv = new FakeKv('probe-results');
+    const rec: ProbeResultRecord = { podUid: 'u1', containerName: 'app', probeType: 'readiness', containerId: 'c1', result: 'Success', time: 1 };
+    await kv.put('node-a.u1.app.readiness', JSON.stringify(rec));
+    await kv.put('node-b.u1.app.readiness', JSON.stringify({ ...rec, containerId: 'c9' }));
+    assert.deepEqual(await new KvProbeResults(kv, 'node-a').all(), [rec]);
   });
 });
