@@ -3,9 +3,12 @@
 # root, state and socket (never a system containerd's), CRI configured for
 # this machine, the CNI bridge config, and the locally built images.
 #
-# usage: deploy/runtime.sh start|stop|status|address
+# usage: deploy/runtime.sh start|stop|restart [DOWN_SECONDS]|status|address
 #   start   start containerd unless ours already answers; import the images if missing
 #   stop    stop every task in the k8s.io namespace, then the containerd we started
+#   restart an outage of the daemon alone: stop the containerd we started (its
+#           tasks' shims keep running, as when a node's containerd restarts),
+#           wait DOWN_SECONDS (default 0), start it again with the same config
 #   status  exit 0 when our containerd answers
 #   address print the socket path
 # Paths can be moved with KS_RUNTIME_STATE (default /run/kubelet-split)
@@ -109,7 +112,14 @@ case "${1:-}" in
     fi
     stop_containerd
     ;;
+  restart)
+    [ -f "$pidfile" ] && [ -f "$conf" ] || { echo "runtime.sh: no containerd started by this script under $state to restart" >&2; exit 1; }
+    stop_containerd
+    sleep "${2:-0}"
+    launch
+    echo "runtime.sh: containerd restarted on $sock (pid $(cat "$pidfile"))"
+    ;;
   status) answers ;;
   address) echo "$sock" ;;
-  *) echo "usage: $0 start|stop|status|address" >&2; exit 2 ;;
+  *) echo "usage: $0 start|stop|restart [DOWN_SECONDS]|status|address" >&2; exit 2 ;;
 esac

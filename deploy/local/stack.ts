@@ -92,6 +92,12 @@ export interface NatsServer {
   process: ChildProcess;
   storeDir: string;
   stop(): Promise<void>;
+  /**
+   * An outage: stops the server (SIGTERM, or SIGKILL with `kill`), waits
+   * `downMs`, and starts it again on the same ports with the same store
+   * directory; resolves once it answers again. `process` is then the new one.
+   */
+  restart(opts?: { kill?: boolean; downMs?: number }): Promise<void>;
 }
 
 /**
@@ -112,28 +118,40 @@ export async function startNats(
   const args = opts.config
     ? ['-c', opts.config, '-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort)]
     : ['-js', '-a', '127.0.0.1', '-p', String(port), '-m', String(monitorPort), '-sd', storeDir, '-n', 'kubelet-split-test'];
-  const child = spawn('nats-server', args, { stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached === true });
-  opts.onSpawn?.(child);
-  const spawnError = new Promise<never>((_, rej) => child.once('error', (e) => rej(new Error(`cannot start nats-server: ${e.message} (run deploy/install.sh)`))));
-  if (opts.sink) pipeLines(child, opts.sink);
-  else {
-    child.stdout.resume();
-    child.stderr.resume();
-  }
   const monitorUrl = `http://127.0.0.1:${monitorPort}`;
-  await Promise.race([waitHttpOk(`${monitorUrl}/healthz?js-enabled-only=true`, 15_000, () => child.exitCode === null), spawnError]);
-  return {
+  const launch = async (): Promise<ChildProcess> => {
+    const child = spawn('nats-server', args, { stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached === true });
+    opts.onSpawn?.(child);
+    const spawnError = new Promise<never>((_, rej) => child.once('error', (e) => rej(new Error(`cannot start nats-server: ${e.message} (run deploy/install.sh)`))));
+    if (opts.sink) pipeLines(child, opts.sink);
+    else {
+      child.stdout.resume();
+      child.stderr.resume();
+    }
+    await Promise.race([waitHttpOk(`${monitorUrl}/healthz?js-enabled-only=true`, 15_000, () => child.exitCode === null), spawnError]);
+    return child;
+  };
+  const server: NatsServer = {
     url: `nats://127.0.0.1:${port}`,
     port,
     monitorPort,
     monitorUrl,
-    process: child,
+    process: await launch(),
     storeDir,
     async stop() {
-      await stopProcess(child, 5000);
+      await stopProcess(server.process, 5000);
       if (ownStore) rmSync(storeDir, { recursive: true, force: true });
     },
+    async restart(r = {}) {
+      if (r.kill) {
+        server.process.kill('SIGKILL');
+        await exited(server.process);
+      } else await stopProcess(server.process, 5000);
+      await new Promise((res) => setTimeout(res, r.downMs ?? 0));
+      server.process = await launch();
+    },
   };
+  return server;
 }
 
 export interface ServiceProcess {

@@ -3,7 +3,7 @@
  * (npm test starts it), or a throw-away second one with its own state and
  * root, for tests that must kill and restart it.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +14,18 @@ const script = join(REPO_ROOT, 'deploy', 'runtime.sh');
 /** The socket of the project's containerd. */
 export function runtimeAddress(): string {
   return process.env['KS_RUNTIME_ADDRESS'] ?? execFileSync('bash', [script, 'address'], { encoding: 'utf8' }).trim();
+}
+
+/**
+ * An outage of the project's containerd (deploy/runtime.sh restart): the
+ * daemon stops, stays down `downMs`, and starts again; the running tasks'
+ * shims stay. Other test files share this containerd: call it only inside
+ * a test run, which holds the e2e lock.
+ */
+export async function restartRuntime(downMs = 0): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    execFile('bash', [script, 'restart', String(downMs / 1000)], { encoding: 'utf8' }, (err, stdout, stderr) => (err ? reject(new Error(`runtime.sh restart: ${stderr}${stdout}`)) : resolve()));
+  });
 }
 
 export interface ScratchRuntime {

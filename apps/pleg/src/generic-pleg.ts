@@ -43,6 +43,10 @@ export class GenericPleg {
   private lastRelistAt?: number;
   private lastRelistStart?: number;
   private relisting = false;
+  /** The health threshold now: RELIST_THRESHOLD, or longer while relists are rare (relistPeriodChanged). */
+  private relistThresholdMs: number;
+  /** Why the last relist failed, until one succeeds. */
+  private lastRelistError?: string;
 
   constructor(
     private readonly cri: CriRuntime,
@@ -52,7 +56,18 @@ export class GenericPleg {
     private readonly logger: Logger,
     private readonly options: GenericPlegOptions,
     private readonly metrics?: PlegMetrics,
-  ) {}
+  ) {
+    this.relistThresholdMs = options.relistThresholdMs;
+  }
+
+  /**
+   * The relist period changed (evented mode relists every 5 minutes): the
+   * health threshold becomes at least twice the period, as upstream's
+   * eventedPlegRelistThreshold (10m) is to its eventedPlegRelistPeriod (5m).
+   */
+  relistPeriodChanged(periodMs: number): void {
+    this.relistThresholdMs = Math.max(this.options.relistThresholdMs, 2 * periodMs);
+  }
 
   /**
    * Restart safety: the previous view comes back from the cache, so the
@@ -69,11 +84,12 @@ export class GenericPleg {
   /** Healthy while the last successful relist is within the threshold (Healthy()). */
   healthy(): { ok: boolean; detail: string } {
     const now = this.clock.now();
-    if (this.lastRelistAt === undefined) return { ok: true, detail: 'no relist yet' };
+    const failing = this.lastRelistError === undefined ? '' : `; relist failing: ${this.lastRelistError}`;
+    if (this.lastRelistAt === undefined) return { ok: true, detail: `no relist yet${failing}` };
     const age = now - this.lastRelistAt;
-    return age > this.options.relistThresholdMs
-      ? { ok: false, detail: `pleg was last seen active ${Math.round(age / 1000)}s ago; threshold is ${Math.round(this.options.relistThresholdMs / 1000)}s` }
-      : { ok: true, detail: `last relist ${age}ms ago` };
+    return age > this.relistThresholdMs
+      ? { ok: false, detail: `pleg was last seen active ${Math.round(age / 1000)}s ago; threshold is ${Math.round(this.relistThresholdMs / 1000)}s${failing}` }
+      : { ok: true, detail: `last relist ${age}ms ago${failing}` };
   }
 
   /** Records a pod as seen outside a relist (an evented update), so the next relist does not report it again. */
@@ -136,13 +152,17 @@ export class GenericPleg {
       let discarded = 0;
       for (const e of allEvents) if (!this.sink.publish(e)) discarded++;
       if (discarded > 0) this.metrics?.discarded(discarded);
-      await this.cache.updateTime(timestamp);
+      await this.cache.updateTime(timestamp, this.relistThresholdMs);
 
       const finished = this.clock.now();
       this.metrics?.relisted((finished - started) / 1000, this.lastRelistStart === undefined ? undefined : (started - this.lastRelistStart) / 1000, finished);
       this.lastRelistStart = started;
       this.lastRelistAt = finished;
+      this.lastRelistError = undefined;
       return { events: allEvents, inspected, failed };
+    } catch (err) {
+      this.lastRelistError = (err as Error).message;
+      throw err;
     } finally {
       this.relisting = false;
     }

@@ -83,6 +83,7 @@ export class PlegRunner {
     this.badStatuses = 0;
     this.lastRelayMessageAt = this.clock.now();
     this.lastRelistAt = undefined; // relist at once in the new mode
+    this.pleg.relistPeriodChanged(mode === 'evented' ? this.options.eventedRelistPeriodMs : this.options.relistPeriodMs);
     this.logger.info({ mode, why }, 'PLEG mode');
     this.schedule(0);
     // Evented mode on a runtime that does not stream events falls back at once, not at the relay's next heartbeat.
@@ -148,6 +149,7 @@ export class PlegRunner {
     this.effective = 'generic';
     this.fallbackReason = reason;
     this.lastRelistAt = undefined;
+    this.pleg.relistPeriodChanged(this.options.relistPeriodMs);
     this.schedule(0);
   }
 

@@ -48,9 +48,11 @@ class MemoryCacheStore extends PodCacheStore {
     this.writes.push(`delete:${uid}`);
     return Promise.resolve();
   }
-  updateTime(t: number): Promise<void> {
+  relistThresholdMs?: number;
+  updateTime(t: number, relistThresholdMs?: number): Promise<void> {
     assert.ok(t > this.global, `the cache clock went back: ${t} <= ${this.global}`);
     this.global = t;
+    this.relistThresholdMs = relistThresholdMs;
     return Promise.resolve();
   }
 }
@@ -181,6 +183,20 @@ describe('GenericPleg.relist', () => {
     assert.equal(pleg.healthy().ok, true);
   });
 
+  it('each successful relist writes its time and the health threshold to the cache, for the sync loop\'s gate; a failing relist says why', async () => {
+    const { pleg, clock, runtime, cache } = setup();
+    await pleg.relist();
+    assert.equal(cache.relistThresholdMs, 180_000);
+    const written = cache.global;
+    await clock.step(5000);
+    runtime.cri.failNext('runtime', 'ListPodSandbox', 'Unavailable');
+    await assert.rejects(pleg.relist());
+    assert.equal(cache.global, written, 'a failed relist does not advance the cache');
+    assert.match(pleg.healthy().detail, /last relist 5000ms ago; relist failing: .+/);
+    await pleg.relist();
+    assert.doesNotMatch(pleg.healthy().detail, /failing/);
+  });
+
   it('a restarted PLEG rebuilds its view from the cache and does not replay old events', async () => {
     const cache = new MemoryCacheStore();
     const first = setup(cache);
@@ -251,6 +267,22 @@ describe('PlegRunner', () => {
     assert.equal(runner.mode.desired, 'evented');
     assert.equal(runner.mode.effective, 'generic');
     assert.match(runner.mode.fallbackReason ?? '', /does not stream container events/);
+    runner.stop();
+  });
+
+  it('evented mode relists every 5 minutes and stays healthy between relists (threshold 10m, written to the cache); generic mode is back to 3m', async () => {
+    const { clock, cache, pleg, runner } = setupRunner('evented', () => Promise.resolve({ type: 'kubelet.v1.container_events_status' as const, state: 'streaming' as const, detail: '' }));
+    runner.start();
+    await clock.step(0);
+    assert.equal(cache.relistThresholdMs, 600_000);
+    for (let t = 0; t < 290_000; t += 10_000) {
+      await runner.onRuntimeMessage({ type: 'kubelet.v1.container_events_status', state: 'streaming', detail: '' });
+      await clock.step(10_000);
+    }
+    assert.equal(pleg.healthy().ok, true, pleg.healthy().detail);
+    runner.setMode('generic');
+    await clock.step(0);
+    assert.equal(cache.relistThresholdMs, 180_000);
     runner.stop();
   });
 

@@ -6,7 +6,8 @@ export abstract class PodCacheStore {
   abstract load(): Promise<{ entries: PodCacheEntry[]; global: number }>;
   abstract set(entry: PodCacheEntry): Promise<void>;
   abstract delete(uid: string): Promise<void>;
-  abstract updateTime(timestamp: number): Promise<void>;
+  /** Advances the cache's clock to a successful relist's time; `relistThresholdMs` says how long it may age before the PLEG counts as unhealthy (the sync loop's gate reads both). */
+  abstract updateTime(timestamp: number, relistThresholdMs?: number): Promise<void>;
 }
 
 /** plegCh: `kubelet.<node>.pleg.<uid>`. */

@@ -92,8 +92,8 @@ function setup(opts: { appArmor?: boolean } = {}) {
   const probes = new FakeProbeResults();
   // The status manager keeps what the pod worker sends.
   const statuses = new FakePodStatusProvider(out);
-  const sync = new KubeletSync(runtime, cri, dirs, out, probes, statuses, clock, silentLogger(), '10.0.0.1', (s) => void started.push(s), { appArmorEnabled: opts.appArmor ?? false });
-  return { log, clock, cri, out, sync, started, probes, statuses };
+  const sync = new KubeletSync(runtime, cri, dirs, out, probes, statuses, clock, silentLogger(), '10.0.0.1', (s) => void started.push(s), { appArmorEnabled: opts.appArmor ?? false }, events);
+  return { log, clock, cri, out, sync, started, probes, statuses, events };
 }
 
 describe('KubeletSync.syncPod (kubelet.go SyncPod)', () => {
@@ -153,10 +153,19 @@ describe('KubeletSync.syncPod (kubelet.go SyncPod)', () => {
   });
 
   it('a pod-network pod while the runtime network is not ready: the sync fails before anything is made', async () => {
-    const { log, cri, sync } = setup();
+    const { log, cri, sync, events } = setup();
     cri.onRuntime('Status', () => ({ status: { conditions: [{ type: 'RuntimeReady', status: true, reason: '', message: '' }, { type: 'NetworkReady', status: false, reason: 'NetworkPluginNotReady', message: 'cni config uninitialized' }] }, info: {} }) as never);
-    await assert.rejects(sync.syncPod('SyncPodCreate', pod({ hostNetwork: false }), empty), /network is not ready: NetworkPluginNotReady: cni config uninitialized/);
+    await assert.rejects(sync.syncPod('SyncPodCreate', pod({ hostNetwork: false }), empty), /^Error: network is not ready: container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:cni config uninitialized$/);
     assert.deepEqual(log, ['status SetPodStatus Pending']);
+    assert.deepEqual(events.events, [{ uid: 'uid-1', type: 'Warning', reason: 'NetworkNotReady', message: 'network is not ready: container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:cni config uninitialized' }]);
+  });
+
+  it('a hostNetwork pod does not wait for the runtime network', async () => {
+    const { log, cri, sync, events } = setup();
+    cri.onRuntime('Status', () => ({ status: { conditions: [{ type: 'NetworkReady', status: false, reason: 'NetworkPluginNotReady', message: '' }] }, info: {} }) as never);
+    await sync.syncPod('SyncPodCreate', pod({ hostNetwork: true }), empty);
+    assert.ok(log.includes('cri RunPodSandbox'));
+    assert.deepEqual(events.reasons().filter((r) => r === 'NetworkNotReady'), []);
   });
 
   it('a failed step is kept per container (the reasonCache) and shows as its waiting reason in the next status', async () => {

@@ -13,13 +13,13 @@
  * Ready), and a lost probe message is made up for at the next sync.
  */
 import { Clock } from '@app/clock';
-import type { KillPodOptions, Pod, PodStatus, SyncPodType } from '@app/contracts';
-import type { CriRuntime } from '@app/cri';
+import type { EventRecorder, KillPodOptions, Pod, PodStatus, SyncPodType } from '@app/contracts';
+import type { CriRuntime, StatusResponse } from '@app/cri';
 import { KubeletLabels, generateAPIPodStatus, pastActiveDeadline, isPodPhaseTerminal, terminatePodStatus, toRuntimePodStatus, type RuntimePodStatus } from '@app/kube';
 import type { Logger } from '@app/observability';
 import type { CacheResult } from '@app/pod-cache';
 import { canRunPod, type NodeSecurity } from './can-run-pod.js';
-import { PodSyncer, type SyncPodResult } from './pod-workers.js';
+import { NETWORK_NOT_READY_ERROR_MSG, PodSyncer, type SyncPodResult } from './pod-workers.js';
 import type { RuntimeManager, SyncError } from './runtime-manager.js';
 import { PodDirectories, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, type ProbeResultsView } from './ports.js';
 
@@ -34,6 +34,16 @@ export function blockedStatus(status: PodStatus, reason: string, message: string
     ...(status.containerStatuses ? { containerStatuses: block(status.containerStatuses) } : {}),
     ...(status.initContainerStatuses ? { initContainerStatuses: block(status.initContainerStatuses) } : {}),
   };
+}
+
+/**
+ * runtimeState.networkErrors as updateRuntimeUp sets it: the runtime's
+ * NetworkReady condition, missing or false, is an error.
+ */
+export function networkErrors(status: StatusResponse): string | undefined {
+  const net = status.status?.conditions.find((c) => c.type === 'NetworkReady');
+  if (net?.status) return undefined;
+  return `container runtime network not ready: ${net ? `NetworkReady=false reason:${net.reason} message:${net.message}` : 'NetworkReady missing'}`;
 }
 
 export const DEADLINE_EXCEEDED = { reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' };
@@ -67,6 +77,7 @@ export class KubeletSync extends PodSyncer {
     /** kubelet_pod_start_duration_seconds: from the kubelet first seeing the pod to its containers running. */
     private readonly observePodStart?: (seconds: number) => void,
     private readonly security: NodeSecurity = { appArmorEnabled: false },
+    private readonly events?: EventRecorder,
   ) {
     super();
   }
@@ -139,11 +150,14 @@ export class KubeletSync extends PodSyncer {
       throw new Error(`pod cannot be run: ${runnable.message ?? ''}`);
     }
 
-    // Pod-network pods wait for the runtime's network (NetworkReady).
+    // Pod-network pods wait for the runtime's network: NetworkNotReady, retried in about a second (nextSyncAfter).
     if (!pod.spec.hostNetwork) {
-      const st = await this.cri.runtime('Status', { verbose: false });
-      const net = st.status?.conditions.find((c) => c.type === 'NetworkReady');
-      if (net && !net.status) throw new Error(`network is not ready: ${net.reason}: ${net.message}`);
+      const networkError = networkErrors(await this.cri.runtime('Status', { verbose: false }));
+      if (networkError) {
+        const message = `${NETWORK_NOT_READY_ERROR_MSG}: ${networkError}`;
+        this.events?.event(pod, 'Warning', 'NetworkNotReady', message);
+        throw new Error(message);
+      }
     }
     await this.dirs.ensure(pod);
     this.out.prober('AddPod', pod);

@@ -76,9 +76,9 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     },
     {
       provide: PodSyncer,
-      inject: [RuntimeManager, CriRuntime, PodDirectories, PodWorkerOutbox, ProbeResultsReader, PodStatusProvider, Clock, SERVICE_LOGGER, SERVICE_CONFIG, PromPodWorkerMetrics],
-      useFactory: (runtime: RuntimeManager, cri: CriRuntime, dirs: PodDirectories, out: PodWorkerOutbox, probes: ProbeResultsReader, statuses: PodStatusProvider, clock: Clock, logger: Logger, cfg: PodWorkerConfig, metrics: PromPodWorkerMetrics) =>
-        new KubeletSync(runtime, cri, dirs, out, probes, statuses, clock, logger.child({ component: 'sync' }), cfg.NODE_IP, (s) => metrics.podStarted(s)),
+      inject: [RuntimeManager, CriRuntime, PodDirectories, PodWorkerOutbox, ProbeResultsReader, PodStatusProvider, Clock, SERVICE_LOGGER, SERVICE_CONFIG, PromPodWorkerMetrics, EventRecorder],
+      useFactory: (runtime: RuntimeManager, cri: CriRuntime, dirs: PodDirectories, out: PodWorkerOutbox, probes: ProbeResultsReader, statuses: PodStatusProvider, clock: Clock, logger: Logger, cfg: PodWorkerConfig, metrics: PromPodWorkerMetrics, events: EventRecorder) =>
+        new KubeletSync(runtime, cri, dirs, out, probes, statuses, clock, logger.child({ component: 'sync' }), cfg.NODE_IP, (s) => metrics.podStarted(s), undefined, events),
     },
     {
       provide: PodWorkers,

@@ -4,7 +4,7 @@ import { FakeClock } from '@app/clock/testing';
 import { MessageTypes, type KillPodOptions, type Pod, type PodSyncStatusRecord, type SyncPodType, type UpdatePodOptionsMessage } from '@app/contracts';
 import { silentLogger } from '@app/observability';
 import { MemoryPodCache, type CacheResult } from '@app/pod-cache';
-import { PodSyncer, PodWorkers, coalesce, type SyncPodResult } from './pod-workers.js';
+import { PodSyncer, PodWorkers, coalesce, nextSyncAfter, type SyncPodResult } from './pod-workers.js';
 import { WorkQueue, WorkerStore } from './ports.js';
 
 const T0 = 1_000_000;
@@ -26,11 +26,13 @@ class ScriptedSyncer extends PodSyncer {
   grace: number[] = [];
   hold?: Promise<void>;
   fail = false;
+  failWith?: string;
   terminal = false;
   private async step(what: string): Promise<void> {
     this.calls.push(what);
     if (this.hold) await this.hold;
     if (this.fail) throw new Error('runtime says no');
+    if (this.failWith) throw new Error(this.failWith);
   }
   requeueAfterMs?: number;
   async syncPod(t: SyncPodType, p: Pod, _c: CacheResult): Promise<SyncPodResult> {
@@ -68,12 +70,13 @@ class RecordingQueue extends WorkQueue {
   }
 }
 
-function setup(store = new MemoryWorkerStore()) {
+/** `randoms`: what random() returns, in turn (then 0). */
+function setup(store = new MemoryWorkerStore(), randoms: number[] = []) {
   const clock = new FakeClock(T0);
   const cache = new MemoryPodCache();
   const syncer = new ScriptedSyncer();
   const queue = new RecordingQueue();
-  const workers = new PodWorkers(syncer, store, queue, cache, clock, silentLogger(), (p, o) => o ?? p.spec.terminationGracePeriodSeconds ?? 30, { resyncIntervalMs: 60_000, backOffMs: 10_000, random: () => 0 });
+  const workers = new PodWorkers(syncer, store, queue, cache, clock, silentLogger(), (p, o) => o ?? p.spec.terminationGracePeriodSeconds ?? 30, { resyncIntervalMs: 60_000, backOffMs: 10_000, random: () => randoms.shift() ?? 0 });
   /** Advances time and the cache clock, so waiting workers may act. */
   const relist = async () => {
     await clock.step(1000);
@@ -113,6 +116,36 @@ describe('PodWorkers: the lifecycle', () => {
     await workers.updatePod(upd('SyncPodCreate', pod('a')));
     await relist();
     assert.deepEqual(queue.enqueued, [{ uid: 'a', afterMs: 10_000, error: 'runtime says no' }]);
+  });
+
+  // completeWork (pod_workers.go): wait.Jitter with upstream's factors, random() = 0.5 adds a quarter.
+  const nextSyncCases: { name: string; error?: string; requeueAfterMs?: number; want: number }[] = [
+    { name: 'after success: the resync interval, jittered by up to 50%', want: 75_000 },
+    { name: 'after success with a back-off ending sooner: when the back-off ends', requeueAfterMs: 3_500, want: 3_500 },
+    { name: 'after an error: the back-off, jittered by up to 50%', error: 'runtime says no', want: 12_500 },
+    { name: 'after NetworkNotReady: about a second (backOffOnTransientErrorPeriod), jittered', error: 'network is not ready: container runtime network not ready', want: 1_250 },
+  ];
+  for (const tc of nextSyncCases) {
+    it(`next sync ${tc.name}`, () => {
+      assert.equal(nextSyncAfter({ resyncIntervalMs: 60_000, backOffMs: 10_000, random: () => 0.5 }, tc.error, tc.requeueAfterMs), tc.want);
+    });
+  }
+
+  it('pods that fail together are not retried together: the back-off is jittered', async () => {
+    const { workers, syncer, queue, relist } = setup(new MemoryWorkerStore(), [0, 0.9]);
+    syncer.fail = true;
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await workers.updatePod(upd('SyncPodCreate', pod('b')));
+    await relist();
+    assert.deepEqual(queue.enqueued.map((e) => e.afterMs).sort((x, y) => x - y), [10_000, 14_500]);
+  });
+
+  it('a pod waiting for the network is retried after about a second, not the whole back-off', async () => {
+    const { workers, syncer, queue, relist } = setup();
+    syncer.failWith = 'network is not ready: container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:cni config uninitialized';
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await relist();
+    assert.deepEqual(queue.enqueued.map((e) => e.afterMs), [1_000]);
   });
 
   it('SyncPod -> TerminatingPod -> TerminatedPod -> finished, each waiting for a newer cache', async () => {

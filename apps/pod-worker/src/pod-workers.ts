@@ -19,7 +19,8 @@
  *    older than its own actions.
  *  - When a sync ends, the pod is enqueued for the next one
  *    (`kubelet.<node>.work.done.<uid>`): the resync interval with jitter
- *    after success, a back-off after an error.
+ *    after success, a back-off with jitter after an error, about a second
+ *    when the pod waits for the runtime's network (nextSyncAfter).
  *  - The per-pod state (syncedAt, terminatingAt, terminatedAt, grace period,
  *    finished, and the pod itself) is in the `workers` KV bucket, so a
  *    restarted worker, or another replica taking the pod's shard over,
@@ -52,7 +53,7 @@ export interface SyncPodResult {
 export interface PodWorkersOptions {
   /** --sync-frequency: the resync interval after a successful sync (jittered by up to 50%). */
   resyncIntervalMs: number;
-  /** The back-off after a failed sync. */
+  /** The back-off after a failed sync (jittered by up to 50%). */
   backOffMs: number;
   random?: () => number;
 }
@@ -289,7 +290,7 @@ export class PodWorkers {
     if (error && w.record.terminatingAt !== undefined) {
       // A termination that failed is retried by the worker itself: the pod may
       // already be gone from the podManager, which then enqueues nothing for it.
-      this.clock.setTimer(this.options.backOffMs, () => {
+      this.clock.setTimer(nextSyncAfter(this.options, error, undefined), () => {
         if (this.abort.signal.aborted || w.record.finished || w.released) return;
         w.pending = coalesce(w.pending, { ...update, updateType: 'SyncPodKill' });
         if (!w.working) {
@@ -299,10 +300,36 @@ export class PodWorkers {
       });
       return;
     }
-    const jitter = 1 + (this.options.random ?? Math.random)() * 0.5;
-    const resync = Math.round(this.options.resyncIntervalMs * jitter);
-    this.queue.enqueue(w.uid, error ? this.options.backOffMs : Math.min(resync, requeueAfterMs ?? resync), error);
+    this.queue.enqueue(w.uid, nextSyncAfter(this.options, error, requeueAfterMs), error);
   }
+}
+
+/** pod_workers.go workerResyncIntervalJitterFactor and workerBackOffPeriodJitterFactor. */
+const RESYNC_JITTER_FACTOR = 0.5;
+const BACK_OFF_JITTER_FACTOR = 0.5;
+/** pod_workers.go backOffOnTransientErrorPeriod: a pod waiting for the network is retried soon. */
+export const BACK_OFF_ON_TRANSIENT_ERROR_MS = 1000;
+/** kubelet.go NetworkNotReadyErrorMsg: a sync error that says it is recognised by this text, as upstream does. */
+export const NETWORK_NOT_READY_ERROR_MSG = 'network is not ready';
+
+/** wait.Jitter: `ms` plus up to `factor` times `ms`, so that pods failing together do not retry together. */
+function jitter(ms: number, factor: number, random: () => number): number {
+  return Math.round(ms + random() * factor * ms);
+}
+
+/**
+ * completeWork: when the pod is synced next. After success, the resync
+ * interval (or sooner when a back-off ends); after a NetworkNotReady error,
+ * about a second; after any other error, the back-off. Each jittered.
+ */
+export function nextSyncAfter(options: PodWorkersOptions, error: string | undefined, requeueAfterMs: number | undefined): number {
+  const random = options.random ?? Math.random;
+  if (error === undefined) {
+    const resync = jitter(options.resyncIntervalMs, RESYNC_JITTER_FACTOR, random);
+    return Math.min(resync, requeueAfterMs ?? resync);
+  }
+  if (error.includes(NETWORK_NOT_READY_ERROR_MSG)) return jitter(BACK_OFF_ON_TRANSIENT_ERROR_MS, BACK_OFF_JITTER_FACTOR, random);
+  return jitter(options.backOffMs, BACK_OFF_JITTER_FACTOR, random);
 }
 
 /** At most one waiting update: the newest, except that a waiting kill is kept (with the newer pod). */

@@ -6,6 +6,6 @@ await runService({
   service: 'sync-loop',
   schema: syncLoopConfigSchema,
   module: SyncLoopModule,
-  buckets: ['pods', 'workers', 'podStatus', 'leases'],
+  buckets: ['pods', 'workers', 'podStatus', 'leases', 'podCache'],
   sharedSettings: ['POD_WORKER_SHARDS'],
 });

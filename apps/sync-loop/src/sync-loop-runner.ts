@@ -3,7 +3,20 @@ import { MessageError } from '@app/contracts';
 import type { Logger } from '@app/observability';
 import type { SyncLoop } from './sync-loop.js';
 
-/** Runs every handler and tick one at a time, like the kubelet's single syncLoop goroutine. */
+/** syncLoop's back-off while the runtime or the PLEG is unhealthy: 100ms, doubling, at most 5s. */
+export const GATE_BACKOFF = { baseMs: 100, maxMs: 5000 } as const;
+
+/**
+ * Runs every handler and tick one at a time, like the kubelet's single syncLoop goroutine.
+ *
+ * Upstream's syncLoop skips whole iterations while runtimeState.runtimeErrors()
+ * says the runtime or the PLEG is unhealthy. Here only the gated ticks
+ * (syncCh, housekeeping) wait behind `tickGate`, backing off as upstream
+ * does: the config, PLEG, probe and work-done messages, and the periodic
+ * reconciliation with the config sources, are still taken in, so that
+ * nothing sent meanwhile is lost, and their syncs fail and back off in the
+ * pod workers while the runtime is away.
+ */
 export class SyncLoopRunner {
   private chain: Promise<void> = Promise.resolve();
   private timers: Timer[] = [];
@@ -11,6 +24,11 @@ export class SyncLoopRunner {
   /** what -> the last error logged for it, so a lasting failure is logged once, not every tick. */
   private readonly lastError = new Map<string, string>();
   restored = false;
+  /** Why the ticks must wait (RuntimeState.runtimeErrors), or undefined when they need not. */
+  tickGate?: () => string | undefined;
+  /** The gate's current back-off per tick. */
+  private readonly gateBackoff = new Map<string, number>();
+  private gateError?: string;
 
   constructor(
     readonly loop: SyncLoop,
@@ -35,14 +53,36 @@ export class SyncLoopRunner {
     return this.chain;
   }
 
-  every(what: string, periodMs: number, fn: () => Promise<unknown>): void {
+  /** Runs `fn` every `periodMs` (after the previous run ends); a `gated` tick waits behind `tickGate`. */
+  every(what: string, periodMs: number, fn: () => Promise<unknown>, opts: { gated?: boolean } = {}): void {
     const tick = () => {
       if (this.stopped) return;
+      const wait = opts.gated ? this.gated(what) : undefined;
+      if (wait !== undefined) {
+        this.timers.push(this.clock.setTimer(wait, tick));
+        return;
+      }
       void this.run(what, fn).then(() => {
         if (!this.stopped) this.timers.push(this.clock.setTimer(periodMs, tick));
       });
     };
     this.timers.push(this.clock.setTimer(periodMs, tick));
+  }
+
+  /** The wait before `what` tries again while the gate is shut; undefined when it is open. */
+  private gated(what: string): number | undefined {
+    const err = this.tickGate?.();
+    if (err === undefined) {
+      this.gateBackoff.delete(what);
+      if (this.gateError !== undefined) this.logger.info('runtime and PLEG healthy: pod synchronization resumes');
+      this.gateError = undefined;
+      return undefined;
+    }
+    if (this.gateError === undefined) this.logger.error({ err }, 'Skipping pod synchronization');
+    this.gateError = err;
+    const wait = this.gateBackoff.get(what) ?? GATE_BACKOFF.baseMs;
+    this.gateBackoff.set(what, Math.min(wait * 2, GATE_BACKOFF.maxMs));
+    return wait;
   }
 
   async stop(): Promise<void> {

@@ -1,15 +1,17 @@
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Clock, SystemClock } from '@app/clock';
 import { EventRecorder } from '@app/contracts';
-import { CriRuntime, NatsCriClient } from '@app/cri';
-import { NatsBus, NatsEventRecorder, type NatsConnection } from '@app/nats';
+import { CriRuntime, DEFAULT_CRI_TIMEOUTS, NatsCriClient } from '@app/cri';
+import { NatsBus, NatsEventRecorder, onReconnect, type NatsConnection } from '@app/nats';
 import { Counter, type Logger, type Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
+import { CriKvNodeHealth } from './adapters/cri-kv-node-health.js';
 import { CriRuntimeView } from './adapters/cri-runtime-view.js';
 import { KvNodeState } from './adapters/kv-node-state.js';
 import { KvPodStore } from './adapters/kv-pod-store.js';
 import { NatsSyncLoopOutbox } from './adapters/nats-sync-loop-outbox.js';
-import { NodeState, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
+import { NodeHealth, NodeState, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
+import { RUNTIME_UP_PERIOD_MS, RuntimeState, RuntimeStateUpdater } from './runtime-state.js';
 import { nodeInfoOf, type SyncLoopConfig } from './sync-loop.config.js';
 import { SyncLoopChannels } from './sync-loop.controller.js';
 import { SyncLoopRunner } from './sync-loop-runner.js';
@@ -23,6 +25,17 @@ import { SyncLoop } from './sync-loop.js';
     { provide: PodStore, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvPodStore(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME) },
     { provide: NodeState, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvNodeState(bucketOf(ctx, 'workers'), bucketOf(ctx, 'podStatus'), ctx.config.NODE_NAME) },
     { provide: CriRuntime, inject: [NATS_CONNECTION, SERVICE_CONFIG], useFactory: (nc: NatsConnection, cfg: SyncLoopConfig) => new NatsCriClient(nc, cfg.NODE_NAME, 'sync-loop') },
+    {
+      provide: NodeHealth,
+      inject: [SERVICE_CONTEXT],
+      // A short deadline for Status: a lost reply must not hold the next health check for the list timeout.
+      useFactory: (ctx: ServiceContext) => new CriKvNodeHealth(new NatsCriClient(ctx.connection, ctx.config.NODE_NAME, 'sync-loop', { ...DEFAULT_CRI_TIMEOUTS, listMs: RUNTIME_UP_PERIOD_MS }), bucketOf(ctx, 'podCache'), ctx.config.NODE_NAME),
+    },
+    {
+      provide: RuntimeStateUpdater,
+      inject: [NodeHealth, Clock, SERVICE_LOGGER],
+      useFactory: (health: NodeHealth, clock: Clock, logger: Logger) => new RuntimeStateUpdater(new RuntimeState(clock), health, clock, logger.child({ component: 'runtime-state' })),
+    },
     { provide: RuntimeView, inject: [CriRuntime, SERVICE_CONFIG], useFactory: (cri: CriRuntime, cfg: SyncLoopConfig) => new CriRuntimeView(cri, cfg.NODE_NAME) },
     {
       provide: SyncLoopOutbox,
@@ -49,10 +62,15 @@ import { SyncLoop } from './sync-loop.js';
 export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
   constructor(
     private readonly runner: SyncLoopRunner,
+    private readonly runtimeState: RuntimeStateUpdater,
+    private readonly clock: Clock,
     @Inject(SERVICE_CONFIG) private readonly cfg: SyncLoopConfig,
     @Inject(HealthChecks) private readonly health: HealthChecks,
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
+    @Inject(SERVICE_CONTEXT) private readonly ctx: ServiceContext,
   ) {}
+
+  private stopReconnectWatch?: () => void;
 
   async onModuleInit(): Promise<void> {
     const { runner, cfg } = this;
@@ -63,13 +81,35 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
     });
     // Ask config-source for the full listings once the subscriptions are up, then now and then.
     void runner.run('reconcileWithSources', () => runner.loop.reconcileWithSources());
-    runner.every('syncCh', cfg.SYNC_TICK, () => runner.loop.syncTick());
-    runner.every('housekeepingCh', cfg.HOUSEKEEPING_PERIOD, () => runner.loop.housekeeping());
+    // syncLoop's gate: the ticks wait while the runtime or the PLEG is unhealthy.
+    this.runtimeState.start();
+    runner.tickGate = () => this.runtimeState.state.runtimeErrors();
+    this.health.addReadiness('runtime', () => {
+      const err = this.runtimeState.state.runtimeErrors();
+      const net = this.runtimeState.state.networkErrors();
+      return { ok: true, detail: `${err === undefined ? 'runtime and PLEG healthy' : `skipping pod synchronization: ${err}`}${net ? `; ${net}` : ''}` };
+    });
+    runner.every('syncCh', cfg.SYNC_TICK, () => runner.loop.syncTick(), { gated: true });
+    runner.every('housekeepingCh', cfg.HOUSEKEEPING_PERIOD, () => runner.loop.housekeeping(), { gated: true });
     runner.every('reconcileWithSources', cfg.SOURCES_RESYNC_PERIOD, () => runner.loop.reconcileWithSources());
+    // Config operations sent while NATS was away are lost: reconcile with the sources' listings at once.
+    // config-source may come back a moment later than this service: ask until it answers (a few times).
+    this.stopReconnectWatch = onReconnect(this.ctx.connection, () => void this.reconcileAfterReconnect());
     this.logger.debug('sync loop started');
   }
 
+  private async reconcileAfterReconnect(): Promise<void> {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      let answered = false;
+      await this.runner.run('reconcileWithSources', async () => void (answered = await this.runner.loop.reconcileWithSources()));
+      if (answered) return;
+      await this.clock.sleep(1000).catch(() => undefined);
+    }
+  }
+
   async onApplicationShutdown(): Promise<void> {
+    this.stopReconnectWatch?.();
+    this.runtimeState.stop();
     await this.runner.stop();
   }
 }

@@ -155,6 +155,29 @@ describe('SyncLoop: restart from KV', () => {
   });
 });
 
+describe('SyncLoop: a config operation whose KV write fails (NATS away)', () => {
+  const cases: { name: string; before: Pod[]; op: PodUpdateMessage; listing: Pod[]; want: string[] }[] = [
+    { name: 'an ADD: the next reconciliation adds and dispatches it', before: [], op: update('add', pod('a')), listing: [pod('a')], want: ['a:SyncPodCreate'] },
+    { name: 'an UPDATE: the next reconciliation updates it', before: [pod('a')], op: update('update', pod('a', { image: 'busybox:2' })), listing: [pod('a', { image: 'busybox:2' })], want: ['a:SyncPodUpdate'] },
+    { name: 'a REMOVE: the next reconciliation removes and kills it', before: [pod('a')], op: update('remove', pod('a')), listing: [], want: ['a:SyncPodKill'] },
+  ];
+  for (const tc of cases) {
+    it(tc.name, async () => {
+      const store = new MemoryPodStore();
+      const { loop, out } = setup(store);
+      for (const p of tc.before) await loop.handlePodUpdate(update('add', p));
+      out.take();
+      store.failWrites = true;
+      await assert.rejects(loop.handlePodUpdate(tc.op));
+      store.failWrites = false;
+      out.take();
+      out.snapshot = { type: MessageTypes.sourcesSnapshot, sources: [{ source: 'file', ready: true, pods: tc.listing }] };
+      await loop.reconcileWithSources();
+      assert.deepEqual(out.take(), tc.want);
+    });
+  }
+});
+
 describe('SyncLoop: syncCh (getPodsToSync)', () => {
   it('syncs a pod when its work-queue time comes, not before, and the queue survives a restart', async () => {
     const store = new MemoryPodStore();

@@ -114,11 +114,29 @@ export class SyncLoop {
   private async applyOperations(source: string, ops: PodOperations): Promise<void> {
     const start = this.clock.date();
     // The kubelet's order for one listing: removes, adds, updates, deletes, reconciles.
-    for (const pod of ops.remove) await this.handleRemove(pod, start);
-    for (const pod of sortByCreation(ops.add)) await this.handleAdd(source, pod, start);
-    for (const pod of ops.update) await this.handleUpdate(source, pod, start, 'update');
-    for (const pod of ops.delete) await this.handleUpdate(source, pod, start, 'delete');
-    for (const pod of ops.reconcile) await this.handleReconcile(pod, start);
+    for (const pod of ops.remove) await this.undoOnFailure(pod, () => this.handleRemove(pod, start));
+    for (const pod of sortByCreation(ops.add)) await this.undoOnFailure(pod, () => this.handleAdd(source, pod, start));
+    for (const pod of ops.update) await this.undoOnFailure(pod, () => this.handleUpdate(source, pod, start, 'update'));
+    for (const pod of ops.delete) await this.undoOnFailure(pod, () => this.handleUpdate(source, pod, start, 'delete'));
+    for (const pod of ops.reconcile) await this.undoOnFailure(pod, () => this.handleReconcile(pod, start));
+  }
+
+  /**
+   * An operation that failed half-way (its KV write refused while NATS is
+   * away) leaves the podManager in memory as it was, so the next
+   * reconciliation with the sources sees the difference and does it again,
+   * dispatch included; otherwise the pod would look handled and never be.
+   */
+  private async undoOnFailure(pod: Pod, op: () => Promise<void>): Promise<void> {
+    const uid = pod.metadata.uid ?? '';
+    const before = this.pods.get(uid);
+    try {
+      await op();
+    } catch (err) {
+      if (before) this.pods.set(uid, before);
+      else this.pods.delete(uid);
+      throw err;
+    }
   }
 
   /** HandlePodAdditions (one pod): admit and dispatch SyncPodCreate, unless it is already known. */

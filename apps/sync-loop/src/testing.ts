@@ -1,18 +1,23 @@
 /** Hand-written fakes of the sync loop's ports (ports.ts), for unit tests only. */
-import type { KillPodOptions, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, SourcesSnapshotMessage, StatusVerb, SyncPodType } from '@app/contracts';
-import { NodeState, PodStore, RuntimeView, SyncLoopOutbox, type RuntimeContainer, type RuntimePod } from './ports.js';
+import type { StatusResponse } from '@app/cri';
+import type { KillPodOptions, Pod, PodCacheGlobal, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, SourcesSnapshotMessage, StatusVerb, SyncPodType } from '@app/contracts';
+import { NodeHealth, NodeState, PodStore, RuntimeView, SyncLoopOutbox, type RuntimeContainer, type RuntimePod } from './ports.js';
 
 export class MemoryPodStore extends PodStore {
   readonly pods = new Map<string, PodRecord>();
   readonly queue = new Map<string, number>();
+  /** Writes of pods reject, as KV does while NATS is away. */
+  failWrites = false;
   loadPods(): Promise<PodRecord[]> {
     return Promise.resolve(structuredClone([...this.pods.values()]));
   }
   putPod(r: PodRecord): Promise<void> {
+    if (this.failWrites) return Promise.reject(new Error('jetstream is not enabled'));
     this.pods.set(r.pod.metadata.uid ?? '', structuredClone(r));
     return Promise.resolve();
   }
   deletePod(uid: string): Promise<void> {
+    if (this.failWrites) return Promise.reject(new Error('jetstream is not enabled'));
     this.pods.delete(uid);
     return Promise.resolve();
   }
@@ -86,5 +91,18 @@ export class RecordingOutbox extends SyncLoopOutbox {
     const out = this.dispatched.map((d) => `${d.uid}:${d.updateType}`);
     this.dispatched = [];
     return out;
+  }
+}
+
+/** Answers what the test sets; `runtimeDown` makes Status reject. */
+export class FakeNodeHealth extends NodeHealth {
+  status: StatusResponse = { status: { conditions: [{ type: 'RuntimeReady', status: true, reason: '', message: '' }, { type: 'NetworkReady', status: true, reason: '', message: '' }] }, info: {}, runtimeHandlers: [] };
+  runtimeDown = false;
+  pleg?: PodCacheGlobal;
+  runtimeStatus(): Promise<StatusResponse> {
+    return this.runtimeDown ? Promise.reject(new Error('no cri-gateway answers')) : Promise.resolve(this.status);
+  }
+  plegRelist(): Promise<PodCacheGlobal | undefined> {
+    return Promise.resolve(this.pleg);
   }
 }

@@ -87,6 +87,8 @@ export interface PodCacheEntry {
 /** `pod-cache` bucket, key `<node>.global`: the cache's clock; every pod is at least this fresh. */
 export interface PodCacheGlobal {
   timestamp: number;
+  /** The PLEG is unhealthy once `timestamp` (its last successful relist) is older than this (pleg/generic.go RelistThreshold); absent: 3 minutes. */
+  relistThresholdMs?: number;
 }
 
 /**

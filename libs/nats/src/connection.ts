@@ -56,3 +56,22 @@ async function watchStatus(nc: NatsConnection, logger: Logger): Promise<void> {
     logger.error({ err }, 'NATS status stream ended with an error');
   }
 }
+
+/**
+ * Calls `fn` after every reconnection. Core NATS delivers at most once: what
+ * was published while this connection (or its peers') was away is lost, so
+ * a service that keeps state derived from messages resyncs from KV and its
+ * peers here (the subscriptions themselves are restored by the client).
+ * Returns a function that stops watching.
+ */
+export function onReconnect(nc: Pick<NatsConnection, 'status'>, fn: () => void): () => void {
+  let stopped = false;
+  void (async () => {
+    for await (const s of nc.status()) {
+      if (stopped) break;
+      if (s.type === 'reconnect') fn();
+    }
+  })().catch(() => undefined);
+  return () => void (stopped = true);
+}
+

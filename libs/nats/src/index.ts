@@ -1,4 +1,4 @@
-export { connectNats, connectionName } from './connection.js';
+export { connectNats, connectionName, onReconnect } from './connection.js';
 export type { ConnectOptions, NatsConnection } from './connection.js';
 export { BUCKETS, ensureBuckets, kvKey } from './buckets.js';
 export type { BucketId, KV, KvEntry, KvWatchEntry } from './buckets.js';

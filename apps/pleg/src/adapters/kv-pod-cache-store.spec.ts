@@ -15,7 +15,9 @@ describe('KvPodCacheStore', () => {
     assert.ok(kv.text(podCacheKey('node-a', 'u1')));
     assert.deepEqual(JSON.parse(kv.text(podCacheGlobalKey('node-a')) ?? ''), { timestamp: 7 });
     assert.deepEqual(await store.load(), { entries: [entry], global: 7 });
+    await store.updateTime(8, 180_000);
+    assert.deepEqual(JSON.parse(kv.text(podCacheGlobalKey('node-a')) ?? ''), { timestamp: 8, relistThresholdMs: 180_000 }, 'the health threshold beside the relist time');
     await store.delete('u1');
-    assert.deepEqual(await store.load(), { entries: [], global: 7 });
+    assert.deepEqual(await store.load(), { entries: [], global: 8 });
   });
 });

@@ -23,7 +23,7 @@ export class KvPodCacheStore extends PodCacheStore {
   delete(uid: string): Promise<void> {
     return this.entries.delete(uid);
   }
-  updateTime(timestamp: number): Promise<void> {
-    return this.node.put('global', { timestamp });
+  updateTime(timestamp: number, relistThresholdMs?: number): Promise<void> {
+    return this.node.put('global', { timestamp, ...(relistThresholdMs !== undefined ? { relistThresholdMs } : {}) });
   }
 }

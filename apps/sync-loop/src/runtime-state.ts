@@ -1,0 +1,176 @@
+/**
+ * The sync loop's view of the node's health (pkg/kubelet/runtime_state.go,
+ * and kubelet.go updateRuntimeUp): whether the container runtime answered
+ * its Status call lately and says RuntimeReady, whether its network is
+ * ready, and the health checks registered beside them (the PLEG's: its last
+ * successful relist within the threshold, pleg/generic.go Healthy).
+ *
+ *   updateRuntimeUp (every 5s) ──▶ RuntimeState ──▶ runtimeErrors() ──▶ syncLoop's gate
+ *     CRI Status                    lastBaseRuntimeSync                (SyncLoopRunner: the
+ *     pod-cache <node>.global       runtimeError, networkError          ticks wait, backing off
+ *                                   health checks (PLEG)                100ms .. 5s)
+ *
+ * Invariants:
+ *  - A failed Status call changes nothing: the runtime counts as down only
+ *    once its last good answer is older than the threshold (30s upstream:
+ *    maxWaitForContainerRuntime), so a blip does not stop the loop.
+ *  - Before the first good answer the runtime is not known to be up
+ *    ("container runtime status check may not have completed yet").
+ *  - The PLEG is unhealthy before its first relist and when its last
+ *    successful relist is older than the threshold it wrote beside it
+ *    (3m generic; longer in evented mode, where relists are rare).
+ */
+import { Clock, type Timer } from '@app/clock';
+import type { PodCacheGlobal } from '@app/contracts';
+import type { StatusResponse } from '@app/cri';
+import type { Logger } from '@app/observability';
+import { NodeHealth } from './ports.js';
+
+/** kubelet.go maxWaitForContainerRuntime. */
+export const MAX_WAIT_FOR_CONTAINER_RUNTIME_MS = 30_000;
+/** kubelet.go: updateRuntimeUp runs every 5s. */
+export const RUNTIME_UP_PERIOD_MS = 5_000;
+/** How often the state is read again while it is unhealthy (ours: upstream keeps 5s). */
+export const UNHEALTHY_RECHECK_MS = 1_000;
+/** pleg/generic.go RelistThreshold, when the PLEG did not write its own. */
+export const DEFAULT_PLEG_RELIST_THRESHOLD_MS = 3 * 60_000;
+
+type HealthCheck = { name: string; fn: () => string | undefined };
+
+/** runtime_state.go runtimeState. */
+export class RuntimeState {
+  private lastBaseRuntimeSync?: number;
+  private runtimeError?: string;
+  private networkError?: string;
+  private readonly healthChecks: HealthCheck[] = [];
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly baseRuntimeSyncThresholdMs = MAX_WAIT_FOR_CONTAINER_RUNTIME_MS,
+  ) {}
+
+  /** Registers a check that must pass for the runtime to count as healthy (the PLEG's). */
+  addHealthCheck(name: string, fn: () => string | undefined): void {
+    this.healthChecks.push({ name, fn });
+  }
+
+  setRuntimeSync(t: number): void {
+    this.lastBaseRuntimeSync = t;
+  }
+
+  setRuntimeState(err: string | undefined): void {
+    this.runtimeError = err;
+  }
+
+  setNetworkState(err: string | undefined): void {
+    this.networkError = err;
+  }
+
+  /** Why pod synchronization must wait, or undefined when it need not. */
+  runtimeErrors(): string | undefined {
+    const errs: string[] = [];
+    if (this.lastBaseRuntimeSync === undefined) errs.push('container runtime status check may not have completed yet');
+    else if (this.lastBaseRuntimeSync + this.baseRuntimeSyncThresholdMs <= this.clock.now()) errs.push('container runtime is down');
+    for (const hc of this.healthChecks) {
+      const err = hc.fn();
+      if (err !== undefined) errs.push(`${hc.name} is not healthy: ${err}`);
+    }
+    if (this.runtimeError !== undefined) errs.push(this.runtimeError);
+    return errs.length > 0 ? errs.join(', ') : undefined;
+  }
+
+  networkErrors(): string | undefined {
+    return this.networkError;
+  }
+}
+
+/** pleg/generic.go Healthy, from the last relist the PLEG wrote to the pod cache. */
+export function plegHealth(global: PodCacheGlobal | undefined, now: number): string | undefined {
+  if (!global || global.timestamp <= 0) return 'pleg has yet to be successful';
+  const threshold = global.relistThresholdMs ?? DEFAULT_PLEG_RELIST_THRESHOLD_MS;
+  const elapsed = now - global.timestamp;
+  if (elapsed > threshold) return `pleg was last seen active ${Math.round(elapsed / 1000)}s ago; threshold is ${Math.round(threshold / 1000)}s`;
+  return undefined;
+}
+
+/** A runtime condition as upstream prints it in its errors. */
+function describeCondition(status: StatusResponse, type: string): { ready: boolean; text: string } {
+  const c = status.status?.conditions.find((x) => x.type === type);
+  return c ? { ready: c.status, text: `${type}=${String(c.status)} reason:${c.reason} message:${c.message}` } : { ready: false, text: `${type} missing` };
+}
+
+/**
+ * updateRuntimeUp every RUNTIME_UP_PERIOD_MS, and the PLEG's last relist read
+ * with it, into a RuntimeState; the first update runs at start.
+ */
+export class RuntimeStateUpdater {
+  private timer?: Timer;
+  private stopped = false;
+  private pleg?: PodCacheGlobal;
+  private lastLogged?: string;
+
+  constructor(
+    readonly state: RuntimeState,
+    private readonly health: NodeHealth,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly periodMs = RUNTIME_UP_PERIOD_MS,
+  ) {
+    state.addHealthCheck('PLEG', () => plegHealth(this.pleg, this.clock.now()));
+  }
+
+  /** Updates every `periodMs`; while something is unhealthy (at start too), every second, so the gate opens soon after. */
+  start(): void {
+    const tick = async () => {
+      await this.update();
+      const next = this.state.runtimeErrors() === undefined ? this.periodMs : Math.min(this.periodMs, UNHEALTHY_RECHECK_MS);
+      if (!this.stopped) this.timer = this.clock.setTimer(next, () => void tick());
+    };
+    void tick();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.timer?.cancel();
+  }
+
+  /** One updateRuntimeUp, and the PLEG's relist time read again. */
+  async update(): Promise<void> {
+    await Promise.all([this.updateRuntimeUp(), this.readPleg()]);
+    const errs = this.state.runtimeErrors();
+    if (errs !== this.lastLogged) {
+      if (errs !== undefined) this.logger.warn({ err: errs }, 'the runtime or the PLEG is not healthy: the sync loop skips its ticks until it is');
+      else if (this.lastLogged !== undefined) this.logger.info('the runtime and the PLEG are healthy again');
+      this.lastLogged = errs;
+    }
+  }
+
+  private async updateRuntimeUp(): Promise<void> {
+    let s: StatusResponse;
+    try {
+      s = await this.health.runtimeStatus();
+    } catch (err) {
+      // Container runtime sanity check failed: nothing changes; the runtime is down once the last good answer is old.
+      this.logger.debug({ err: (err as Error).message }, 'container runtime sanity check failed');
+      return;
+    }
+    const network = describeCondition(s, 'NetworkReady');
+    this.state.setNetworkState(network.ready ? undefined : `container runtime network not ready: ${network.text}`);
+    const runtime = describeCondition(s, 'RuntimeReady');
+    if (!runtime.ready) {
+      this.state.setRuntimeState(`container runtime not ready: ${runtime.text}`);
+      return;
+    }
+    this.state.setRuntimeState(undefined);
+    this.state.setRuntimeSync(this.clock.now());
+  }
+
+  private async readPleg(): Promise<void> {
+    try {
+      this.pleg = await this.health.plegRelist();
+    } catch (err) {
+      // The pod cache cannot be read (NATS away): the last value read stands, it ages by itself.
+      this.logger.debug({ err: (err as Error).message }, 'could not read the PLEG\'s last relist');
+    }
+  }
+}
