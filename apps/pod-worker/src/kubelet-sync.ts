@@ -126,8 +126,8 @@ export class KubeletSync extends PodSyncer {
     }
   }
 
-  /** syncPod (seed 11.1). `terminal` when the pod must terminate now. */
-  async syncPod(_updateType: SyncPodType, pod: Pod, cache: CacheResult): Promise<SyncPodResult> {
+  /** syncPod (seed 11.1). `terminal` when the pod must terminate now. `signal`: the pod worker cancels the sync (a kill came). */
+  async syncPod(_updateType: SyncPodType, pod: Pod, cache: CacheResult, signal?: AbortSignal): Promise<SyncPodResult> {
     const uid = pod.metadata.uid ?? '';
     const runtime = toRuntimePodStatus(uid, cache.entry);
 
@@ -162,7 +162,7 @@ export class KubeletSync extends PodSyncer {
     await this.dirs.ensure(pod);
     this.out.prober('AddPod', pod);
 
-    const result = await this.runtime.syncPod(pod, runtime, inputs.probes);
+    const result = await this.runtime.syncPod(pod, runtime, inputs.probes, signal);
     const reasons = new Map(result.errors);
     if (result.podError) {
       for (const c of [...pod.spec.containers, ...(pod.spec.initContainers ?? [])]) if (!reasons.has(c.name)) reasons.set(c.name, result.podError);
@@ -176,14 +176,14 @@ export class KubeletSync extends PodSyncer {
   }
 
   /** syncTerminatingPod (seed 10): stop probes, kill everything, make sure nothing still runs. */
-  async syncTerminatingPod(pod: Pod, cache: CacheResult, gracePeriod: number, kill: KillPodOptions | undefined, runningPodOnly: boolean): Promise<void> {
+  async syncTerminatingPod(pod: Pod, cache: CacheResult, gracePeriod: number, kill: KillPodOptions | undefined, runningPodOnly: boolean, signal?: AbortSignal): Promise<void> {
     const uid = pod.metadata.uid ?? '';
     this.out.prober('StopLivenessAndStartup', pod);
     const runtime = toRuntimePodStatus(uid, cache.entry);
     if (!runningPodOnly) this.out.status('SetPodStatus', pod, { status: this.generateStatus(pod, runtime, await this.terminatingStatusInputs(pod), { podIsTerminal: true }) });
     // The pod's own grace period, or a shorter one asked for.
     const override = kill?.gracePeriodOverride !== undefined || pod.metadata.deletionGracePeriodSeconds !== undefined ? gracePeriod : undefined;
-    await this.runtime.killPod(pod, runtime, override, kill);
+    await this.runtime.killPod(pod, runtime, override, kill, signal);
     const stillRunning = await this.cri.runtime('ListContainers', { filter: { labelSelector: { [KubeletLabels.podUid]: uid }, state: { state: 'CONTAINER_RUNNING' } } });
     if (stillRunning.containers.length > 0) throw new Error(`pod ${uid} still has running containers: ${stillRunning.containers.map((c) => c.id.slice(0, 12)).join(', ')}`);
     this.out.prober('RemovePod', pod);

@@ -259,6 +259,32 @@ describe('computePodActions', () => {
       status: status([ready], [exited(sideA, 0), running(sideB), running(app)]),
       want: { init: [0] },
     },
+    // A sidecar that crashes a few seconds after it starts may be exited in every sync after its start
+    // (issue 12 fix 10): it did start, so it counts as started, as a running one does.
+    {
+      name: 'sidecar: one that started and exited before a sync saw it run counts as started: the main containers start beside its restart',
+      pod: pod({ initContainers: [sideA] }),
+      status: status([ready], [exited(sideA, 1, { startedAt: 5_000, finishedAt: 9_000 })]),
+      want: { init: [0], start: [0] },
+    },
+    {
+      name: 'sidecar: one that started and exited lets the next init container start beside its restart',
+      pod: pod({ initContainers: [sideA, sideB] }),
+      status: status([ready], [exited(sideA, 1, { startedAt: 5_000, finishedAt: 9_000 })]),
+      want: { init: [0, 1] },
+    },
+    {
+      name: 'sidecar: one that exited without ever starting (a start error) holds what follows',
+      pod: pod({ initContainers: [sideA] }),
+      status: status([ready], [exited(sideA, 128, { reason: 'StartError', finishedAt: 9_000 })]),
+      want: { init: [0] },
+    },
+    {
+      name: 'sidecar: one with a startup probe that exited holds what follows (the probe may never have passed)',
+      pod: pod({ initContainers: [sideAStartup] }),
+      status: status([ready], [exited(sideAStartup, 1, { startedAt: 5_000, finishedAt: 9_000 })]),
+      want: { init: [0] },
+    },
     {
       name: 'sidecar: one in unknown state is killed and restarted',
       pod: pod({ initContainers: [sideA] }),

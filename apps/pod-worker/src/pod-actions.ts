@@ -311,7 +311,10 @@ function containerSucceeded(c: Container, status: RuntimePodStatus): boolean {
  *    restart policy is Never.
  * A sidecar counts as started once running and, if it has a startup probe,
  * once that probe succeeded: the next init container (or the main ones)
- * waits for it. Its liveness result never gates what comes after it.
+ * waits for it. Its liveness result never gates what comes after it. A
+ * sidecar without a startup probe that ran and exited counts as started too
+ * (not upstream: see the `exited` case), so that one crashing soon after
+ * each start never holds the main containers back.
  *
  * The init containers are walked newest-to-oldest, because completed ones may
  * have been removed from the runtime: the last one with a status tells how
@@ -379,6 +382,15 @@ function computeInitContainerActions(pod: Pod, status: RuntimePodStatus, probes:
       }
       case 'exited':
         if (restartable) {
+          // Not upstream, which counts a sidecar as started only while it runs: one that crashes a
+          // few seconds after each start may be exited in every sync, and what follows it would wait
+          // for a sync to land inside its short runs (a race between the PLEG and its back-off, which
+          // grows each time it is lost). One that did start (startedAt) and has no startup probe to
+          // pass was started: what follows it goes on, and its own restart waits on its own back-off.
+          if (cs.startedAt > 0 && !container.startupProbe) {
+            if (i === last) podHasInitialized = true;
+            else if (!isPreviouslyInitialized) toStart.push(i + 1);
+          }
           // A sidecar that exited restarts, whatever the pod's restart policy.
           toStart.push(i);
         } else if (isInitContainerFailed(cs)) {

@@ -24,24 +24,35 @@ const upd = (updateType: SyncPodType, p: Pod, killPodOptions?: KillPodOptions): 
 class ScriptedSyncer extends PodSyncer {
   calls: string[] = [];
   grace: number[] = [];
+  /** The steps whose signal aborted while they were held (as an image pull or a hook is cancelled). */
+  cancelled: string[] = [];
   hold?: Promise<void>;
   fail = false;
   failWith?: string;
   terminal = false;
-  private async step(what: string): Promise<void> {
+  private async step(what: string, signal?: AbortSignal): Promise<void> {
     this.calls.push(what);
-    if (this.hold) await this.hold;
+    if (this.hold) {
+      const hold = this.hold;
+      await new Promise<void>((resolve, reject) => {
+        signal?.addEventListener('abort', () => {
+          this.cancelled.push(what);
+          reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+        }, { once: true });
+        void hold.then(resolve);
+      });
+    }
     if (this.fail) throw new Error('runtime says no');
     if (this.failWith) throw new Error(this.failWith);
   }
   requeueAfterMs?: number;
-  async syncPod(t: SyncPodType, p: Pod, _c: CacheResult): Promise<SyncPodResult> {
-    await this.step(`sync:${t}:${p.spec.containers[0]?.image ?? ''}`);
+  async syncPod(t: SyncPodType, p: Pod, _c: CacheResult, signal?: AbortSignal): Promise<SyncPodResult> {
+    await this.step(`sync:${t}:${p.spec.containers[0]?.image ?? ''}`, signal);
     return { terminal: this.terminal, ...(this.requeueAfterMs !== undefined ? { requeueAfterMs: this.requeueAfterMs } : {}) };
   }
-  async syncTerminatingPod(p: Pod, _c: CacheResult, grace: number): Promise<void> {
+  async syncTerminatingPod(p: Pod, _c: CacheResult, grace: number, _k: KillPodOptions | undefined, _r: boolean, signal?: AbortSignal): Promise<void> {
     this.grace.push(grace);
-    await this.step(`terminating:${p.spec.containers[0]?.image ?? ''}`);
+    await this.step(`terminating:${p.spec.containers[0]?.image ?? ''}`, signal);
   }
   async syncTerminatedPod(_p: Pod): Promise<void> {
     await this.step('terminated');
@@ -215,6 +226,98 @@ describe('PodWorkers: the lifecycle', () => {
   });
 });
 
+describe('PodWorkers: termination hurried (UpdatePod cancelFn, calculateEffectiveGracePeriod)', () => {
+  it('a kill cancels the sync in flight (a long image pull, a hook) and the kill runs next, without waiting for it', async () => {
+    const { workers, syncer, relist, queue } = setup();
+    syncer.hold = new Promise(() => undefined); // the sync would never end by itself
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await relist();
+    assert.deepEqual(syncer.calls, ['sync:SyncPodCreate:busybox:1']);
+    await workers.updatePod(upd('SyncPodKill', pod('a')));
+    assert.deepEqual(syncer.cancelled, ['sync:SyncPodCreate:busybox:1']);
+    syncer.hold = undefined;
+    await relist();
+    await relist();
+    assert.deepEqual(syncer.calls, ['sync:SyncPodCreate:busybox:1', 'terminating:busybox:1', 'terminated']);
+    assert.deepEqual(queue.enqueued, [], 'a cancelled sync is not retried');
+  });
+
+  it('a shorter grace period mid-termination is saved, and the termination starts over with it', async () => {
+    const { workers, syncer, relist, store } = setup();
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await relist();
+    syncer.hold = new Promise(() => undefined); // StopContainer waits out the pod's 30s
+    await workers.updatePod(upd('SyncPodKill', pod('a')));
+    await relist();
+    assert.deepEqual(syncer.grace, [30]);
+    await workers.updatePod(upd('SyncPodKill', pod('a'), { gracePeriodOverride: 5 }));
+    assert.equal(store.records.get('a')?.gracePeriod, 5, 'saved: a restarted worker goes on with it');
+    assert.equal(workers.state('a')?.gracePeriod, 5);
+    assert.deepEqual(syncer.cancelled, ['terminating:busybox:1']);
+    syncer.hold = undefined;
+    await relist();
+    await relist();
+    assert.deepEqual(syncer.grace, [30, 5], 'the kill started over with 5s');
+    assert.deepEqual(syncer.calls.slice(1), ['terminating:busybox:1', 'terminating:busybox:1', 'terminated']);
+  });
+
+  it('a longer grace period mid-termination changes nothing', async () => {
+    const { workers, syncer, relist, store } = setup();
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await relist();
+    const gate = deferred();
+    syncer.hold = gate.promise;
+    await workers.updatePod(upd('SyncPodKill', pod('a'), { gracePeriodOverride: 10 }));
+    await relist();
+    await workers.updatePod(upd('SyncPodKill', pod('a'), { gracePeriodOverride: 20 }));
+    assert.equal(store.records.get('a')?.gracePeriod, 10);
+    assert.deepEqual(syncer.cancelled, [], 'the termination in flight goes on');
+    syncer.hold = undefined;
+    gate.release();
+    await relist();
+    await relist();
+    assert.deepEqual(syncer.grace, [10]);
+    assert.equal(syncer.calls.at(-1), 'terminated');
+  });
+});
+
+describe('PodWorkers: a pod added again while it terminates (restartRequested)', () => {
+  it('the SyncPodCreate is remembered in the record, the termination goes on, and a SyncPodCreate after it finished starts the pod anew', async () => {
+    const { workers, syncer, relist, store } = setup();
+    await workers.updatePod(upd('SyncPodCreate', pod('a', 'v1')));
+    await relist();
+    const gate = deferred();
+    syncer.hold = gate.promise;
+    await workers.updatePod(upd('SyncPodKill', pod('a', 'v1')));
+    await relist(); // syncTerminatingPod is under way
+    await workers.updatePod(upd('SyncPodCreate', pod('a', 'v2')));
+    assert.equal(store.records.get('a')?.restartRequested, true, 'saved, so housekeeping sees it');
+    syncer.hold = undefined;
+    gate.release();
+    await relist();
+    await relist();
+    assert.deepEqual(syncer.calls, ['sync:SyncPodCreate:v1', 'terminating:v1', 'terminated'], 'the pod is not started while it terminates');
+    assert.equal(store.records.get('a')?.finished, true);
+    assert.equal(store.records.get('a')?.restartRequested, true, 'kept for housekeeping after the worker finished');
+    // Housekeeping's SyncPodCreate (TerminatedAndRecreatedPod).
+    await workers.updatePod(upd('SyncPodCreate', pod('a', 'v2')));
+    await relist();
+    assert.deepEqual(syncer.calls.slice(3), ['sync:SyncPodCreate:v2']);
+    assert.deepEqual(store.records.get('a')?.restartRequested, undefined, 'a fresh record');
+  });
+
+  it('a SyncPodCreate for a pod a restarted replica finds terminating in KV is remembered too', async () => {
+    const store = new MemoryWorkerStore();
+    store.records.set('a', { syncedAt: T0 - 5000, terminatingAt: T0 - 1000, gracePeriod: 7 });
+    const { workers, syncer, relist } = setup(store);
+    await workers.updatePod(upd('SyncPodCreate', pod('a')), T0);
+    assert.equal(store.records.get('a')?.restartRequested, true);
+    await workers.updatePod(upd('SyncPodSync', pod('a')), T0);
+    await relist();
+    assert.deepEqual(syncer.calls, ['terminating:busybox:1'], 'it terminates first');
+  });
+});
+
 describe('PodWorkers: UpdatePod coalescing', () => {
   // Two updates (v2, then v3) arrive while the sync of v1 runs.
   const whileSyncing: { name: string; v2: 'SyncPodUpdate' | 'SyncPodKill'; want: string[] }[] = [
@@ -304,11 +407,14 @@ describe('PodWorkers: one worker per pod across deliveries and hand-overs', () =
 
   it('handed over: the step in flight ends, nothing waiting runs, the records tell the next owner where it was', async () => {
     const { workers, syncer, relist, store } = setup();
-    const gate = deferred();
-    syncer.hold = gate.promise;
     await workers.updatePod(upd('SyncPodCreate', pod('a')));
     await relist();
+    // The step in flight is the kill (a kill would cancel a sync in flight: that one ends at once).
+    const gate = deferred();
+    syncer.hold = gate.promise;
     await workers.updatePod(upd('SyncPodKill', pod('a')));
+    await relist();
+    await workers.updatePod(upd('SyncPodKill', pod('a'))); // waits behind it; the same grace period cancels nothing
     let released = false;
     const done = workers.release((uid) => uid === 'a').then(() => (released = true));
     await relist();
@@ -317,8 +423,9 @@ describe('PodWorkers: one worker per pod across deliveries and hand-overs', () =
     gate.release();
     await done;
     await relist();
-    assert.deepEqual(syncer.calls, ['sync:SyncPodCreate:busybox:1'], 'the kill waiting was left to the next owner');
-    assert.equal(store.records.get('a')?.terminatingAt !== undefined, true, 'which finds it in the record');
+    assert.deepEqual(syncer.calls, ['sync:SyncPodCreate:busybox:1', 'terminating:busybox:1'], 'the step waiting (TerminatedPod) was left to the next owner');
+    assert.equal(store.records.get('a')?.terminatedAt !== undefined, true, 'which finds it in the record');
+    assert.equal(store.records.get('a')?.finished, undefined);
     assert.equal(workers.worker('a'), undefined);
   });
 

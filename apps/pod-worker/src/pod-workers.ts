@@ -11,9 +11,19 @@
  *  - One pod is processed by one worker at a time, in order. While a sync
  *    runs, at most one further update waits: the newest wins, except that a
  *    waiting kill is never replaced by a sync (the kill keeps the newer pod).
+ *  - Termination can be hurried (UpdatePod's cancelFn): a kill that makes
+ *    the pod terminating cancels the sync in flight (an image pull, a
+ *    postStart hook), and a kill whose grace period is shorter than the one
+ *    in force (calculateEffectiveGracePeriod: it only ever shortens) saves it
+ *    in the record and cancels the termination in flight, which starts over
+ *    with it on what still runs. A cancelled sync is not retried: the kill
+ *    waiting behind it runs next.
  *  - Once a UID is terminating it is never started again. Only a
  *    SyncPodCreate after the worker finished (the pod was added again, see
- *    the sync loop's housekeeping) starts a fresh worker for it.
+ *    the sync loop's housekeeping) starts a fresh worker for it. A
+ *    SyncPodCreate that arrives while the UID terminates (a static pod's
+ *    manifest moved out and back) is kept as `restartRequested` in the
+ *    record: housekeeping sends it again once the worker finished.
  *  - Before acting, a worker waits for a pod cache entry newer than the end
  *    of its last sync (GetNewerThan), so it never acts on a runtime view
  *    older than its own actions.
@@ -35,12 +45,15 @@ import type { Logger } from '@app/observability';
 import type { CacheResult, PodCache } from '@app/pod-cache';
 import { WorkQueue, WorkerStore } from './ports.js';
 
-/** The three syncs the kubelet's pod worker calls (SyncPodFn, SyncTerminatingPodFn, SyncTerminatedPodFn). */
+/**
+ * The three syncs the kubelet's pod worker calls (SyncPodFn, SyncTerminatingPodFn, SyncTerminatedPodFn).
+ * `signal` is upstream's ctx: when it aborts, the sync stops as soon as it can and rejects.
+ */
 export abstract class PodSyncer {
   /** `terminal` when the pod reached a terminal phase and must now terminate; `requeueAfterMs` when it wants another sync sooner than the resync (a back-off ends). */
-  abstract syncPod(updateType: SyncPodType, pod: Pod, cache: CacheResult): Promise<SyncPodResult>;
+  abstract syncPod(updateType: SyncPodType, pod: Pod, cache: CacheResult, signal?: AbortSignal): Promise<SyncPodResult>;
   /** Stops everything of the pod; throws when something still runs (the worker retries). */
-  abstract syncTerminatingPod(pod: Pod, cache: CacheResult, gracePeriod: number, kill: KillPodOptions | undefined, runningPodOnly: boolean): Promise<void>;
+  abstract syncTerminatingPod(pod: Pod, cache: CacheResult, gracePeriod: number, kill: KillPodOptions | undefined, runningPodOnly: boolean, signal?: AbortSignal): Promise<void>;
   /** Final status; removes the pod's sandboxes. */
   abstract syncTerminatedPod(pod: Pod, cache: CacheResult, runningPodOnly: boolean): Promise<void>;
 }
@@ -75,6 +88,8 @@ interface Worker {
   killOptions?: KillPodOptions;
   runningPodOnly: boolean;
   loop?: Promise<void>;
+  /** Cancels the sync in flight (upstream's podSyncStatus.cancelFn); undefined between syncs. */
+  cancel?: AbortController;
   /** Handed over to another replica (its shard was given back or lost): takes no more steps. */
   released?: boolean;
 }
@@ -89,8 +104,11 @@ export interface PodWorkerView {
   lastSyncEnd: number;
 }
 
-/** Computes the termination grace period the kubelet uses for a pod (see grace-period.ts). */
-export type GracePeriodOf = (pod: Pod, override?: number) => number;
+/**
+ * Computes the termination grace period the kubelet uses for a pod (grace-period.ts
+ * podTerminationGracePeriod): `previous` is the one in force, which it only ever shortens.
+ */
+export type GracePeriodOf = (pod: Pod, override?: number, previous?: number) => number;
 
 export class PodWorkers {
   private readonly workers = new Map<string, Worker>();
@@ -173,20 +191,43 @@ export class PodWorkers {
       w.runningPodOnly = options.runningPodOnly === true;
       await this.store.save(uid, w.record);
     }
+    if (options.updateType === 'SyncPodCreate' && w.record.terminatingAt !== undefined) {
+      // Two pods with one UID in close succession (UpdatePod's restartRequested): the first terminates
+      // to the end, then housekeeping starts the second (TerminatedAndRecreatedPod).
+      if (w.record.restartRequested !== true) {
+        this.logger.info({ uid }, 'pod added again while it terminates: it restarts once its termination finished');
+        w.record = { ...w.record, restartRequested: true };
+        await this.store.save(uid, w.record);
+      }
+      return;
+    }
     if (options.runningPodOnly !== true) w.record = { ...w.record, pod: options.pod };
     const kill = options.updateType === 'SyncPodKill' || options.pod.metadata.deletionTimestamp !== undefined;
+    let hurry: string | undefined;
     if (kill && w.record.terminatingAt === undefined) {
       w.record = { ...w.record, terminatingAt: this.clock.now(), gracePeriod: this.gracePeriodOf(options.pod, options.killPodOptions?.gracePeriodOverride) };
       w.killOptions = options.killPodOptions;
       await this.store.save(uid, w.record);
-    } else if (kill && options.killPodOptions?.gracePeriodOverride !== undefined) {
-      // A shorter grace period may still shorten a termination in progress.
-      const grace = this.gracePeriodOf(options.pod, options.killPodOptions.gracePeriodOverride);
-      if (grace < (w.record.gracePeriod ?? Infinity)) w.record = { ...w.record, gracePeriod: grace };
-      w.killOptions = options.killPodOptions;
+      hurry = 'the pod is to terminate';
+    } else if (kill && w.record.terminatedAt === undefined) {
+      // calculateEffectiveGracePeriod: a shorter grace period (a kill's override, the pod's
+      // deletionGracePeriodSeconds) shortens the termination in progress; a longer one changes nothing.
+      const previous = w.record.gracePeriod;
+      const grace = this.gracePeriodOf(options.pod, options.killPodOptions?.gracePeriodOverride, previous);
+      if (previous === undefined || grace < previous) {
+        w.record = { ...w.record, gracePeriod: grace };
+        w.killOptions = { ...w.killOptions, ...options.killPodOptions, gracePeriodOverride: grace };
+        await this.store.save(uid, w.record);
+        if (previous !== undefined) hurry = `the grace period shortened to ${grace}s`;
+      }
     }
     if (options.runningPodOnly !== true) w.pod = options.pod;
     w.pending = coalesce(w.pending, options);
+    if (hurry !== undefined && w.cancel && !w.cancel.signal.aborted) {
+      // The kill waiting behind the sync in flight runs as soon as that sync gives up.
+      this.logger.info({ uid, why: hurry }, 'cancelling the pod sync in flight');
+      w.cancel.abort(new SyncCancelled(hurry));
+    }
     if (!w.working) {
       w.working = true;
       w.loop = this.managePodLoop(w);
@@ -253,6 +294,8 @@ export class PodWorkers {
     let error: string | undefined;
     let requeueAfterMs: number | undefined;
     let operation: 'create' | 'update' | 'sync' | 'terminating' | 'terminated' = 'sync';
+    const cancel = new AbortController();
+    w.cancel = cancel;
     try {
       if (w.record.terminatedAt !== undefined) {
         operation = 'terminated';
@@ -262,7 +305,7 @@ export class PodWorkers {
         this.logger.info({ uid: w.uid }, 'pod worker finished');
       } else if (w.record.terminatingAt !== undefined) {
         operation = 'terminating';
-        await this.syncer.syncTerminatingPod(w.pod, cache, w.record.gracePeriod ?? this.gracePeriodOf(w.pod), w.killOptions, w.runningPodOnly);
+        await this.syncer.syncTerminatingPod(w.pod, cache, w.record.gracePeriod ?? this.gracePeriodOf(w.pod), w.killOptions, w.runningPodOnly, cancel.signal);
         w.record = { ...w.record, terminatedAt: this.clock.now() };
         await this.store.save(w.uid, w.record);
         w.pending = coalesce(w.pending, { ...update, updateType: 'SyncPodKill' }); // on to syncTerminatedPod at once
@@ -270,7 +313,7 @@ export class PodWorkers {
         operation = update.updateType === 'SyncPodCreate' ? 'create' : update.updateType === 'SyncPodUpdate' ? 'update' : 'sync';
         w.record = { ...w.record, syncedAt: started };
         await this.store.save(w.uid, w.record);
-        const { terminal, requeueAfterMs: wants } = await this.syncer.syncPod(update.updateType, w.pod, cache);
+        const { terminal, requeueAfterMs: wants } = await this.syncer.syncPod(update.updateType, w.pod, cache, cancel.signal);
         requeueAfterMs = wants;
         if (terminal && w.record.terminatingAt === undefined) {
           w.record = { ...w.record, terminatingAt: this.clock.now(), gracePeriod: this.gracePeriodOf(w.pod) };
@@ -280,8 +323,10 @@ export class PodWorkers {
       }
     } catch (err) {
       error = (err as Error).message;
-      this.logger.warn({ uid: w.uid, pod: `${w.pod.metadata.namespace ?? ''}/${w.pod.metadata.name ?? ''}`, operation, err: error }, 'pod sync failed; will retry');
+      if (cancel.signal.aborted) this.logger.info({ uid: w.uid, operation, why: (cancel.signal.reason as Error).message }, 'pod sync cancelled');
+      else this.logger.warn({ uid: w.uid, pod: `${w.pod.metadata.namespace ?? ''}/${w.pod.metadata.name ?? ''}`, operation, err: error }, 'pod sync failed; will retry');
     } finally {
+      w.cancel = undefined;
       w.lastSyncEnd = this.clock.now();
       this.metrics?.syncDuration(operation, (w.lastSyncEnd - started) / 1000);
     }
@@ -301,6 +346,14 @@ export class PodWorkers {
       return;
     }
     this.queue.enqueue(w.uid, nextSyncAfter(this.options, error, requeueAfterMs), error);
+  }
+}
+
+/** The reason a sync in flight was cancelled (upstream's context.Canceled): a kill came, or a shorter grace period. */
+export class SyncCancelled extends Error {
+  constructor(why: string) {
+    super(`pod sync cancelled: ${why}`);
+    this.name = 'SyncCancelled';
   }
 }
 

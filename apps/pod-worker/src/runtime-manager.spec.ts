@@ -69,7 +69,7 @@ function setup() {
   const backOff = new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 });
   const node = { nodeName: 'n1', hostIP: '10.0.0.1', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] } };
   const manager = new RuntimeManager(cri, images, backOff, hooks, events, node, clock, silentLogger());
-  return { cri, events, hooks, manager };
+  return { cri, events, hooks, manager, clock };
 }
 
 describe('RuntimeManager.syncPod: the steps of kuberuntime_manager.go SyncPod, in order', () => {
@@ -173,6 +173,23 @@ describe('RuntimeManager.syncPod: the steps of kuberuntime_manager.go SyncPod, i
     assert.equal(r.startedContainers, 1);
   });
 
+  it('a sidecar that crashed before a sync saw it run: the main container starts beside it, and its back-off never holds the main container back', async () => {
+    const { cri, manager, clock } = setup();
+    const crashed = (restartCount: number) => ctr(sideA, 'exited', { exitCode: 1, restartCount, startedAt: clock.now() - 4_000, finishedAt: clock.now() - 100 });
+    const p = pod({ initContainers: [sideA], containers: [app] });
+    // Its first crash: restarted at once, and the main container started in the same sync.
+    const first = await manager.syncPod(p, status([sandbox('sb1')], [crashed(0)]), noProbes);
+    assert.deepEqual(trace(cri), ['CreateContainer sideA', 'StartContainer sideA-new', 'CreateContainer app', 'StartContainer app-new']);
+    assert.equal(first.errors.size, 0);
+    // Its second crash, 5s later (the runtime view does not show the main container yet): the sidecar waits for its back-off, the main container does not.
+    await clock.step(5_000);
+    cri.calls.length = 0;
+    const second = await manager.syncPod(p, status([sandbox('sb1')], [crashed(1)]), noProbes);
+    assert.equal(second.errors.get('sideA')?.reason, 'CrashLoopBackOff');
+    assert.ok((second.errors.get('sideA')?.retryAfterMs ?? 0) > 0, 'a requeue for when its back-off ends');
+    assert.deepEqual(trace(cri), ['CreateContainer app', 'StartContainer app-new']);
+  });
+
   it('a container with a preStop hook: the hook runs before StopContainer', async () => {
     const { cri, hooks, manager } = setup();
     const withHook = c('web', { lifecycle: { preStop: { exec: { command: ['true'] } } } });
@@ -185,5 +202,52 @@ describe('RuntimeManager.syncPod: the steps of kuberuntime_manager.go SyncPod, i
     await manager.syncPod(p, status([sandbox('sb1')], [ctr(app, 'running'), ctr(withHook, 'running', { hash: 'stale' })]), noProbes);
     assert.deepEqual(hooks.runs, ['web web-id']);
     assert.equal(stopsBeforeHook, 1, 'StopContainer came after the hook ran');
+  });
+});
+
+describe('RuntimeManager: a cancelled sync (the pod worker hurries a termination)', () => {
+  const hang = () => new Promise<never>(() => undefined);
+
+  it('during an image pull: the pull is cancelled at once, nothing is created, and the pull is not counted as failed', async () => {
+    const { cri, events, manager } = setup();
+    cri.onImage('ImageStatus', () => ({}) as never).onImage('PullImage', hang as never);
+    const abort = new AbortController();
+    const sync = manager.syncPod(pod({}), status([sandbox('sb1')], []), noProbes, abort.signal);
+    await new Promise((r) => setImmediate(r));
+    abort.abort(new Error('pod sync cancelled: the pod is to terminate'));
+    await assert.rejects(sync, /pod sync cancelled/);
+    assert.deepEqual(cri.cancelled, ['image/PullImage']);
+    assert.ok(!trace(cri).includes('CreateContainer app'), trace(cri).join(', '));
+    assert.ok(!events.reasons().includes('Failed') && !events.reasons().includes('BackOff'), events.reasons().join(', '));
+  });
+
+  it('during a postStart hook: the hook is cancelled and the sync stops there (the termination kills the container)', async () => {
+    const { cri, hooks, manager } = setup();
+    hooks.hold = hang();
+    const abort = new AbortController();
+    const withHook = c('app', { lifecycle: { postStart: { exec: { command: ['sleep', '600'] } } } });
+    const sync = manager.syncPod(pod({ containers: [withHook, web] }), status([sandbox('sb1')], []), noProbes, abort.signal);
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(hooks.runs, ['app app-new']);
+    abort.abort(new Error('pod sync cancelled: the pod is to terminate'));
+    await assert.rejects(sync, /pod sync cancelled/);
+    assert.deepEqual(hooks.cancelled, ['app app-new']);
+    assert.deepEqual(trace(cri), ['CreateContainer app', 'StartContainer app-new'], 'web is not started, app is not killed as a FailedPostStartHook');
+  });
+
+  it('during a kill: the preStop hook and StopContainer are cancelled, the sandbox is left for the kill that starts over', async () => {
+    const { cri, hooks, manager } = setup();
+    const withHook = c('app', { lifecycle: { preStop: { exec: { command: ['sleep', '600'] } } } });
+    cri.onRuntime('StopContainer', hang);
+    hooks.hold = hang();
+    const abort = new AbortController();
+    const kill = manager.killPod(pod({ containers: [withHook, web] }), status([sandbox('sb1')], [ctr(withHook, 'running'), ctr(web, 'running')]), 300, undefined, abort.signal);
+    await new Promise((r) => setImmediate(r));
+    abort.abort(new Error('pod sync cancelled: the grace period shortened to 5s'));
+    await assert.rejects(kill, /grace period shortened/);
+    assert.deepEqual(hooks.cancelled, ['app app-id'], 'app\'s preStop hook');
+    assert.deepEqual(cri.cancelled, ['runtime/StopContainer'], 'web\'s StopContainer, waiting out its 300s');
+    assert.ok(!trace(cri).includes('StopContainer app-id'), 'app is not stopped with the old grace period after its cancelled hook');
+    assert.ok(!trace(cri).includes('StopPodSandbox sb1'), trace(cri).join(', '));
   });
 });

@@ -15,10 +15,19 @@
  *
  * Every step's failure is kept per container (the kubelet's reasonCache):
  * the pod's status shows it as the waiting reason.
+ *
+ * Cancellation (upstream's ctx): the pod worker cancels a sync in flight
+ * when a kill arrives or a termination's grace period shortens. The signal
+ * ends the long waits at once (an image pull, a lifecycle hook, a
+ * StopContainer waiting out a grace period) and is checked between steps;
+ * a create or a start in flight is let finish, so that nothing the runtime
+ * made is lost track of. A cancelled call is never counted as a failure
+ * (no image pull back-off, no FailedPreStopHook event): the sync rejects
+ * with the signal's reason.
  */
 import { Clock } from '@app/clock';
 import type { Container, EventRecorder, KillPodOptions, Pod } from '@app/contracts';
-import { CriError, type CriInput, type CriRuntime, type PodSandboxConfig } from '@app/cri';
+import { CriError, type CriCallOptions, type CriInput, type CriRuntime, type PodSandboxConfig } from '@app/cri';
 import { KubeletLabels, findContainerStatus, type RuntimeContainerStatus, type RuntimePodStatus } from '@app/kube';
 import type { Logger } from '@app/observability';
 import { CrashLoopBackOff } from './backoff.js';
@@ -27,6 +36,11 @@ import { graceReasonOf, killContainerGracePeriod, preStopHookTimeoutSeconds } fr
 import { computePodActions, type ProbeResults } from './pod-actions.js';
 import { generateContainerConfig, generatePodSandboxConfig, type NodeFacts } from './runtime-config.js';
 import { HookRunner } from './ports.js';
+
+/** The call options that cancel a CRI wait with `signal`. */
+function cancellable(signal: AbortSignal | undefined): CriCallOptions | undefined {
+  return signal ? { signal } : undefined;
+}
 
 /** A failed step for one container, as the status shows it (reason, message). */
 export interface SyncError {
@@ -63,8 +77,8 @@ export class ImagePuller {
     this.backOff = new CrashLoopBackOff(backOff);
   }
 
-  /** The image ref to run, or the waiting reason that keeps the container from starting. */
-  async ensure(pod: Pod, c: Container): Promise<{ ref: string } | { error: SyncError }> {
+  /** The image ref to run, or the waiting reason that keeps the container from starting. Rejects when `signal` aborts. */
+  async ensure(pod: Pod, c: Container, signal?: AbortSignal): Promise<{ ref: string } | { error: SyncError }> {
     const image = c.image ?? '';
     const policy = c.imagePullPolicy ?? 'IfNotPresent';
     const fieldPath = `spec.containers{${c.name}}`;
@@ -93,12 +107,13 @@ export class ImagePuller {
     this.events.event(pod, 'Normal', 'Pulling', `Pulling image "${image}"`, fieldPath);
     const started = this.clock.now();
     try {
-      const ref = (await this.cri.image('PullImage', { image: { image } })).imageRef;
+      const ref = (await this.cri.image('PullImage', { image: { image } }, undefined, cancellable(signal))).imageRef;
       this.backOff.reset(key);
       this.backOff.gc(this.clock.now()); // upstream's imageManager GCs its back-off after each pull
       this.events.event(pod, 'Normal', 'Pulled', `Successfully pulled image "${image}" in ${this.clock.now() - started}ms`, fieldPath);
       return { ref };
     } catch (err) {
+      signal?.throwIfAborted(); // cancelled, not failed: no back-off
       this.backOff.next(key, this.clock.now());
       const message = `Failed to pull image "${image}": ${(err as Error).message}`;
       this.events.event(pod, 'Warning', 'Failed', message, fieldPath);
@@ -120,8 +135,8 @@ export class RuntimeManager {
     private readonly metrics?: RuntimeMetrics,
   ) {}
 
-  /** SyncPod: brings the runtime in line with the pod spec. */
-  async syncPod(pod: Pod, given: RuntimePodStatus, probes: ProbeResults): Promise<PodSyncResult> {
+  /** SyncPod: brings the runtime in line with the pod spec. Rejects with the signal's reason once `signal` aborts. */
+  async syncPod(pod: Pod, given: RuntimePodStatus, probes: ProbeResults, signal?: AbortSignal): Promise<PodSyncResult> {
     const result: PodSyncResult = { errors: new Map(), startedContainers: 0, createdSandbox: false };
     const status = await this.removeStrayContainers(given);
     const actions = computePodActions(pod, status, probes);
@@ -131,18 +146,19 @@ export class RuntimeManager {
       if (actions.createSandbox && status.sandboxStatuses.length > 0) {
         this.events.event(pod, 'Normal', 'SandboxChanged', 'Pod sandbox changed, it will be killed and re-created.');
       }
-      await this.killPod(pod, status, undefined);
+      await this.killPod(pod, status, undefined, undefined, signal);
       if (actions.createSandbox) await this.purgeInitContainers(pod, status);
     } else {
       // 3. Kill the containers that should not run, in parallel.
       await Promise.all(
         [...actions.containersToKill.values()].map((k) => {
           const c = findContainerStatus(status, k.name);
-          return this.killContainer(pod, k.container, k.containerId, k.name, c, k.message || `Stopping container ${k.name}`, graceReasonOf(k.reason)).catch((err: unknown) => {
+          return this.killContainer(pod, k.container, k.containerId, k.name, c, k.message || `Stopping container ${k.name}`, graceReasonOf(k.reason), undefined, signal).catch((err: unknown) => {
             result.errors.set(k.name, { reason: 'KillContainerError', message: (err as Error).message });
           });
         }),
       );
+      signal?.throwIfAborted();
       // Upstream returns here when a kill fails: starting the replacement
       // beside a container that may still run would make two of them.
       if (result.errors.size > 0) return result;
@@ -154,6 +170,7 @@ export class RuntimeManager {
     let sandboxId = actions.sandboxId;
     let podIPs = status.ips;
     const sandboxConfig = generatePodSandboxConfig(pod, actions.attempt, this.node);
+    signal?.throwIfAborted();
     if (actions.createSandbox) {
       const created = await this.createSandbox(pod, sandboxConfig);
       if ('error' in created) {
@@ -172,7 +189,8 @@ export class RuntimeManager {
     const inits = pod.spec.initContainers ?? [];
     const initToStart = [...(actions.nextInitContainerToStart ? [actions.nextInitContainerToStart] : []), ...actions.initContainersToStart.map((i) => inits[i]).filter((c): c is Container => c !== undefined)];
     for (const c of initToStart) {
-      const err = await this.startContainer(pod, c, 'init_container', status, sandboxId, sandboxConfig, podIPs);
+      signal?.throwIfAborted();
+      const err = await this.startContainer(pod, c, 'init_container', status, sandboxId, sandboxConfig, podIPs, signal);
       if (err) {
         result.errors.set(c.name, err);
         // The classic init path goes one container at a time; a failed one stops the rest.
@@ -184,25 +202,28 @@ export class RuntimeManager {
     for (const i of actions.containersToStart) {
       const c = pod.spec.containers[i];
       if (!c) continue;
-      const err = await this.startContainer(pod, c, 'container', status, sandboxId, sandboxConfig, podIPs);
+      signal?.throwIfAborted();
+      const err = await this.startContainer(pod, c, 'container', status, sandboxId, sandboxConfig, podIPs, signal);
       if (err) result.errors.set(c.name, err);
       else result.startedContainers++;
     }
     return result;
   }
 
-  /** killPodWithSyncResult: every running container in parallel, then the sandboxes. */
-  async killPod(pod: Pod, status: RuntimePodStatus, gracePeriodOverride: number | undefined, kill?: KillPodOptions): Promise<void> {
+  /** killPodWithSyncResult: every running container in parallel, then the sandboxes. Rejects with the signal's reason once `signal` aborts. */
+  async killPod(pod: Pod, status: RuntimePodStatus, gracePeriodOverride: number | undefined, kill?: KillPodOptions, signal?: AbortSignal): Promise<void> {
     const running = status.containerStatuses.filter((c) => c.state === 'running' || c.state === 'created' || c.state === 'unknown');
     const specs = new Map([...pod.spec.containers, ...(pod.spec.initContainers ?? [])].map((c) => [c.name, c]));
     const errors: string[] = [];
     await Promise.all(
       running.map((c) =>
-        this.killContainer(pod, specs.get(c.name), c.id, c.name, c, kill?.message ?? `Stopping container ${c.name}`, 'other', gracePeriodOverride).catch((err: unknown) => {
+        this.killContainer(pod, specs.get(c.name), c.id, c.name, c, kill?.message ?? `Stopping container ${c.name}`, 'other', gracePeriodOverride, signal).catch((err: unknown) => {
           errors.push(`${c.name}: ${(err as Error).message}`);
         }),
       ),
     );
+    // Cancelled (a shorter grace period came): the kill starts over with it, the sandboxes are stopped then.
+    signal?.throwIfAborted();
     for (const sb of status.sandboxStatuses) {
       if (sb.state !== 'SANDBOX_READY') continue;
       try {
@@ -224,6 +245,7 @@ export class RuntimeManager {
     message: string,
     reason: 'liveness' | 'startup' | 'other',
     gracePeriodOverride?: number,
+    signal?: AbortSignal,
   ): Promise<void> {
     const fieldPath = `spec.containers{${name}}`;
     const input = { pod, ...(spec ? { container: spec } : {}), reason, ...(gracePeriodOverride !== undefined ? { gracePeriodOverride } : {}) };
@@ -233,7 +255,8 @@ export class RuntimeManager {
     const hookTimeout = preStopHookTimeoutSeconds(input);
     if (spec && preStop && status?.state === 'running' && hookTimeout > 0) {
       const started = this.clock.now();
-      const failure = await this.hooks.run(pod, spec, containerId, preStop, [], hookTimeout);
+      const failure = await this.hooks.run(pod, spec, containerId, preStop, [], hookTimeout, signal);
+      signal?.throwIfAborted();
       if (failure) {
         this.logger.warn({ podUid: pod.metadata.uid, container: name, containerId, err: failure }, 'PreStop hook failed');
         // Not the hook's message: it may carry the hook's output, and events must not leak secrets (executePreStopHook).
@@ -242,8 +265,9 @@ export class RuntimeManager {
       grace = killContainerGracePeriod({ ...input, preStopDurationSeconds: Math.floor((this.clock.now() - started) / 1000) });
     }
     try {
-      await this.cri.runtime('StopContainer', { containerId, timeout: String(grace) });
+      await this.cri.runtime('StopContainer', { containerId, timeout: String(grace) }, undefined, cancellable(signal));
     } catch (err) {
+      signal?.throwIfAborted();
       if (!(err instanceof CriError && err.code === 'NotFound')) throw err;
     }
   }
@@ -275,6 +299,7 @@ export class RuntimeManager {
     sandboxId: string,
     sandboxConfig: CriInput<PodSandboxConfig>,
     podIPs: string[],
+    signal?: AbortSignal,
   ): Promise<SyncError | undefined> {
     const fieldPath = `spec.${type === 'init_container' ? 'initContainers' : 'containers'}{${c.name}}`;
     const previous = findContainerStatus(status, c.name);
@@ -289,8 +314,9 @@ export class RuntimeManager {
       this.backOff.next(key, now);
     }
 
-    const image = await this.images.ensure(pod, c);
+    const image = await this.images.ensure(pod, c, signal);
     if ('error' in image) return image.error;
+    signal?.throwIfAborted();
 
     // Never a duplicate: a created or running container of this name the cache does not show yet means it is behind.
     const live = await this.cri.runtime('ListContainers', { filter: { podSandboxId: sandboxId, labelSelector: { [KubeletLabels.podUid]: pod.metadata.uid ?? '', [KubeletLabels.containerName]: c.name } } });
@@ -325,7 +351,9 @@ export class RuntimeManager {
 
     const postStart = c.lifecycle?.postStart;
     if (postStart) {
-      const failure = await this.hooks.run(pod, c, containerId, postStart, podIPs, pod.spec.terminationGracePeriodSeconds ?? 30);
+      const failure = await this.hooks.run(pod, c, containerId, postStart, podIPs, pod.spec.terminationGracePeriodSeconds ?? 30, signal);
+      // Cancelled: the container started, its hook did not finish; the termination that cancelled the sync kills it.
+      signal?.throwIfAborted();
       if (failure) {
         this.logger.warn({ podUid: pod.metadata.uid, container: c.name, containerId, err: failure }, 'Failed to execute PostStartHook');
         // The event says only that it failed (the hook's message may carry its output: no secrets in events);

@@ -141,13 +141,31 @@ export class FakeLeaseStore extends LeaseStore {
   }
 }
 
-/** Records each hook run as `<container> <containerId>`; `fail` makes every run fail with that message. */
+/**
+ * Records each hook run as `<container> <containerId>`; `fail` makes every run fail with that message;
+ * while `hold` is set, a run waits for it, or fails at once when its signal aborts (as a cancelled hook does).
+ */
 export class FakeHookRunner extends HookRunner {
   readonly runs: string[] = [];
+  /** The runs whose signal aborted while they ran. */
+  readonly cancelled: string[] = [];
   fail?: string;
-  run(_pod: Pod, container: Container, containerId: string, _handler: LifecycleHandler, _podIPs: string[], _timeoutSeconds: number): Promise<string | undefined> {
-    this.runs.push(`${container.name} ${containerId}`);
-    return Promise.resolve(this.fail);
+  hold?: Promise<void>;
+  async run(_pod: Pod, container: Container, containerId: string, _handler: LifecycleHandler, _podIPs: string[], _timeoutSeconds: number, signal?: AbortSignal): Promise<string | undefined> {
+    const run = `${container.name} ${containerId}`;
+    this.runs.push(run);
+    if (this.hold) {
+      const cancelled = await new Promise<boolean>((resolve) => {
+        if (signal?.aborted) return resolve(true);
+        signal?.addEventListener('abort', () => resolve(true), { once: true });
+        void this.hold?.then(() => resolve(false));
+      });
+      if (cancelled) {
+        this.cancelled.push(run);
+        return 'container terminated before the hook finished';
+      }
+    }
+    return this.fail;
   }
 }
 

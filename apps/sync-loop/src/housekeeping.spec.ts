@@ -25,7 +25,12 @@ describe('decideHousekeeping', () => {
     { name: 'terminal pods keep no probe workers', desired: [rec('a'), rec('done')], statuses: [['done', { phase: 'Succeeded' }]], want: { possiblyRunning: ['a'] } },
     { name: 'rejected pods keep no probe workers', desired: [rec('r', { admitted: false })], want: {} },
     { name: 'terminating pods keep their probe workers', desired: [rec('t')], workers: [['t', { terminatingAt: 5 }]], want: { possiblyRunning: ['t'] } },
-    { name: 'a terminated pod added again is restarted', desired: [rec('again', { addedAt: 500 })], workers: [['again', { terminatingAt: 100, terminatedAt: 200 }]], want: { restart: ['again'] } },
+    { name: 'a terminated pod added again is restarted', desired: [rec('again', { addedAt: 500 })], workers: [['again', { terminatingAt: 100, terminatedAt: 200, finished: true }]], want: { restart: ['again'] } },
+    // Its worker would drop a SyncPodCreate before it finished, and the restart is then not repeated for a while.
+    { name: 'a terminated pod added again waits until its worker finished', desired: [rec('again', { addedAt: 500 })], workers: [['again', { terminatingAt: 100, terminatedAt: 200 }]], want: {} },
+    // Added again (addedAt 150) while it still terminated (until 200): the worker remembered the SyncPodCreate.
+    { name: 'a pod added again while it terminated is restarted once its worker finished', desired: [rec('again', { addedAt: 150 })], workers: [['again', { terminatingAt: 100, terminatedAt: 200, finished: true, restartRequested: true }]], want: { restart: ['again'] } },
+    { name: 'a pod added again while it terminated waits until its worker finished', desired: [rec('again', { addedAt: 150 })], workers: [['again', { terminatingAt: 100, terminatedAt: 200, restartRequested: true }]], want: {} },
     { name: 'a terminated pod not added again is not restarted', desired: [rec('old', { addedAt: 100 })], workers: [['old', { terminatingAt: 150, terminatedAt: 200 }]], want: {} },
     { name: 'a pod that ended by itself is not restarted', desired: [rec('ok', { addedAt: 500 })], workers: [['ok', { terminatedAt: 200 }]], statuses: [['ok', { phase: 'Succeeded' }]], want: {} },
   ];

@@ -38,9 +38,12 @@ export function decideHousekeeping(input: HousekeepingInput): HousekeepingDecisi
     const worker = workers.get(uid);
     const state = worker ? podWorkerState(worker) : undefined;
     if (state === 'TerminatedPod') {
-      // Added again after its worker finished: start it anew, unless it ended by itself.
+      // Added again after it terminated, or while it terminated (its worker then kept the
+      // SyncPodCreate as restartRequested, as upstream's SyncKnownPods reads it): start it anew
+      // once the worker finished (before, the worker drops a SyncPodCreate), unless it ended by itself.
       const terminatedAt = worker?.terminatedAt ?? 0;
-      if (record.addedAt > terminatedAt && !record.terminationRequested && !isTerminalPhase(statuses.get(uid))) restart.push(uid);
+      const addedAgain = record.addedAt > terminatedAt || worker?.restartRequested === true;
+      if (worker?.finished === true && addedAgain && !record.terminationRequested && !isTerminalPhase(statuses.get(uid))) restart.push(uid);
       continue;
     }
     if (state === 'SyncPod' || state === 'TerminatingPod' || (state === undefined && !isTerminalPhase(statuses.get(uid)))) possiblyRunning.push(uid);

@@ -38,6 +38,12 @@ export interface PodSyncStatusRecord {
   /** The worker is done with this UID (TerminatedPod completed). */
   finished?: boolean;
   /**
+   * A SyncPodCreate for this UID arrived while it was terminating (a static
+   * pod's manifest moved out and back): once the worker finished, the pod is
+   * started anew if it is still desired (pod_workers.go restartRequested).
+   */
+  restartRequested?: boolean;
+  /**
    * The pod the worker last took (upstream's activeUpdate.Pod), so that a
    * replica taking the shard over can finish a pod that is no longer in the
    * podManager with its own grace period and hooks. Absent for a runtime

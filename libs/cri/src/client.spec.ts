@@ -53,7 +53,9 @@ const podWorkerTimeouts = { requestMs: 120_000, listMs: 30_000, pullMs: 300_000 
 describe('NatsCriClient: the caller owns the deadline', () => {
   const cases = [
     { name: 'PullImage sends the pull timeout (5 minutes)', call: (c: NatsCriClient) => c.image('PullImage', { image: { image: 'x' } }), want: 300_000 },
-    { name: 'StopContainer sends the request timeout', call: (c: NatsCriClient) => c.runtime('StopContainer', { containerId: 'c', timeout: '10' }), want: 120_000 },
+    // remote_runtime.go StopContainer: `r.timeout + time.Duration(timeout)*time.Second`, room for the grace period and the SIGKILL after it.
+    { name: 'StopContainer sends its grace period plus the request timeout', call: (c: NatsCriClient) => c.runtime('StopContainer', { containerId: 'c', timeout: '10' }), want: 130_000 },
+    { name: 'StopContainer with a 300s grace period may take longer than the request timeout', call: (c: NatsCriClient) => c.runtime('StopContainer', { containerId: 'c', timeout: '300' }), want: 420_000 },
     { name: 'ListContainers sends the list timeout', call: (c: NatsCriClient) => c.runtime('ListContainers', {}), want: 30_000 },
     { name: 'ExecSync sends its own timeout plus the request timeout', call: (c: NatsCriClient) => c.runtime('ExecSync', { containerId: 'c', cmd: ['true'], timeout: '5' }), want: 125_000 },
   ];
@@ -134,5 +136,26 @@ describe('NatsCriClient: the caller owns the deadline', () => {
     }
     nats.asked[0]?.reply({ imageRef: 'sha256:1' });
     assert.deepEqual(await pending, { imageRef: 'sha256:1' });
+  });
+});
+
+describe('NatsCriClient: a call its caller cancels (CriCallOptions.signal)', () => {
+  it('rejects at once with Canceled, stops listening, and drops a late answer', async () => {
+    const nats = new FakeNats();
+    const client = new NatsCriClient(asNats(nats), 'node-a', 'pod-worker', podWorkerTimeouts, new FakeClock(0));
+    const abort = new AbortController();
+    const pull = client.image('PullImage', { image: { image: 'registry.invalid/big' } }, undefined, { signal: abort.signal });
+    assert.equal(nats.asked.length, 1, 'sent');
+    abort.abort();
+    await assert.rejects(pull, (err: unknown) => err instanceof CriError && err.code === 'Canceled');
+    assert.equal(nats.inboxes.size, 0, 'no longer listening for the answer');
+    nats.asked[0]?.reply({ imageRef: 'sha256:late' }); // dropped
+  });
+
+  it('an already aborted signal sends nothing', async () => {
+    const nats = new FakeNats();
+    const client = new NatsCriClient(asNats(nats), 'node-a', 'pod-worker', podWorkerTimeouts, new FakeClock(0));
+    await assert.rejects(client.runtime('StopContainer', { containerId: 'c', timeout: '300' }, undefined, { signal: AbortSignal.abort() }), { code: 'Canceled' });
+    assert.equal(nats.asked.length, 0);
   });
 });

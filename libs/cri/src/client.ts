@@ -34,12 +34,53 @@ import {
   type CriTimeouts,
 } from './methods.js';
 
+/** How one call is made, beyond its request. */
+export interface CriCallOptions {
+  /**
+   * The caller's cancellation, as the kubelet's context: once it aborts, the
+   * call rejects at once with a `Canceled` CriError and its answer, if one
+   * still comes, is dropped. The runtime may still carry the call out (the
+   * kubelet's cancelled gRPC call may too), so callers cancel only calls they
+   * can afford to lose track of: waits (PullImage, ExecSync, StopContainer),
+   * not CreateContainer or RunPodSandbox.
+   */
+  signal?: AbortSignal;
+}
+
 /** The runtime and image services, as consumers depend on them. */
 export abstract class CriRuntime {
   /** One RuntimeService call. */
-  abstract runtime<M extends RuntimeMethod>(method: M, request: RuntimeRequest<M>, meta?: MessageMeta): Promise<RuntimeResponse<M>>;
+  abstract runtime<M extends RuntimeMethod>(method: M, request: RuntimeRequest<M>, meta?: MessageMeta, options?: CriCallOptions): Promise<RuntimeResponse<M>>;
   /** One ImageService call. */
-  abstract image<M extends ImageMethod>(method: M, request: ImageRequest<M>, meta?: MessageMeta): Promise<ImageResponse<M>>;
+  abstract image<M extends ImageMethod>(method: M, request: ImageRequest<M>, meta?: MessageMeta, options?: CriCallOptions): Promise<ImageResponse<M>>;
+}
+
+/** The CriError a call cancelled by its caller rejects with (gRPC's `Canceled`, as a cancelled context gives). */
+export function canceledCall(what: string): CriError {
+  return new CriError('Canceled', `${what}: context canceled`);
+}
+
+/** Settles as `p` does, or rejects with canceledCall(what) as soon as `signal` aborts. */
+export function raceCancel<T>(p: Promise<T>, signal: AbortSignal | undefined, what: string): Promise<T> {
+  if (!signal) return p;
+  if (signal.aborted) {
+    p.catch(() => undefined);
+    return Promise.reject(canceledCall(what));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(canceledCall(what));
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
+  });
 }
 
 const enc = new TextEncoder();
@@ -64,22 +105,24 @@ export class NatsCriClient extends CriRuntime {
     super();
   }
 
-  runtime<M extends RuntimeMethod>(method: M, request: RuntimeRequest<M>, meta?: MessageMeta): Promise<RuntimeResponse<M>> {
+  runtime<M extends RuntimeMethod>(method: M, request: RuntimeRequest<M>, meta?: MessageMeta, options?: CriCallOptions): Promise<RuntimeResponse<M>> {
     const deadline = deadlineMs(RUNTIME_METHOD_INFO[method], request, this.timeouts);
-    return this.call(Subjects.criRuntime.build(this.node, method), request, deadline, meta) as Promise<RuntimeResponse<M>>;
+    return this.call(Subjects.criRuntime.build(this.node, method), request, deadline, meta, options?.signal) as Promise<RuntimeResponse<M>>;
   }
 
-  image<M extends ImageMethod>(method: M, request: ImageRequest<M>, meta?: MessageMeta): Promise<ImageResponse<M>> {
+  image<M extends ImageMethod>(method: M, request: ImageRequest<M>, meta?: MessageMeta, options?: CriCallOptions): Promise<ImageResponse<M>> {
     const deadline = deadlineMs(IMAGE_METHOD_INFO[method], request, this.timeouts);
-    return this.call(Subjects.criImage.build(this.node, method), request, deadline, meta) as Promise<ImageResponse<M>>;
+    return this.call(Subjects.criImage.build(this.node, method), request, deadline, meta, options?.signal) as Promise<ImageResponse<M>>;
   }
 
   /**
    * One request: the answer, or DeadlineExceeded after the deadline plus
    * the margin, or Unavailable when no gateway took it or the one that took
-   * it went silent (no progress for `progress.stallMs`).
+   * it went silent (no progress for `progress.stallMs`), or Canceled as soon
+   * as `signal` aborts (a late answer is then dropped).
    */
-  private call(subject: string, request: unknown, deadline: number, meta?: MessageMeta): Promise<unknown> {
+  private call(subject: string, request: unknown, deadline: number, meta?: MessageMeta, signal?: AbortSignal): Promise<unknown> {
+    if (signal?.aborted) return Promise.reject(canceledCall(subject));
     const headers = messageHeaders({ service: this.service, ...meta });
     headers.set(CRI_TIMEOUT_HEADER, String(deadline));
     headers.set(CRI_PROGRESS_HEADER, String(this.progress.intervalMs));
@@ -95,9 +138,13 @@ export class NatsCriClient extends CriRuntime {
         overall.cancel();
         stall?.cancel();
         sub?.unsubscribe();
+        signal?.removeEventListener('abort', onAbort);
         if (err) reject(err);
         else resolve(body);
       };
+      // nats.js cannot withdraw a request: a cancelled call stops waiting, and a late reply is dropped.
+      const onAbort = () => finish(canceledCall(subject));
+      signal?.addEventListener('abort', onAbort, { once: true });
       const overall = this.clock.setTimer(wait, () => finish(new CriError('DeadlineExceeded', `no answer on ${subject} within ${wait}ms`)));
       const expectProgress = () => {
         stall?.cancel();

@@ -11,9 +11,12 @@ import type { ImageMethod, RuntimeMethod, CriService } from './messages.js';
  * - `list`: reads (Version, Status, List*, *Status, *Stats, ImageFsInfo, RuntimeConfig): the short timeout;
  * - `default`: everything that changes the runtime: the runtime request timeout (2m, like the kubelet's);
  * - `exec`: ExecSync: its own timeout plus the runtime request timeout, as the kubelet's remote client does;
+ * - `stop`: StopContainer: its grace period (`timeout`, seconds) plus the runtime request timeout, as the
+ *   kubelet's remote client does ("leave extra time for SIGKILL container and request latency"), so that a
+ *   pod with a grace period longer than the request timeout can still be stopped;
  * - `pull`: PullImage: the image pull timeout, so an unreachable registry fails instead of hanging.
  */
-export type DeadlineClass = 'list' | 'default' | 'exec' | 'pull';
+export type DeadlineClass = 'list' | 'default' | 'exec' | 'stop' | 'pull';
 
 export interface MethodInfo {
   operation: string;
@@ -29,7 +32,7 @@ export const RUNTIME_METHOD_INFO: Readonly<Record<RuntimeMethod, MethodInfo>> = 
   ListPodSandbox: { operation: 'list_podsandbox', deadline: 'list' },
   CreateContainer: { operation: 'create_container', deadline: 'default' },
   StartContainer: { operation: 'start_container', deadline: 'default' },
-  StopContainer: { operation: 'stop_container', deadline: 'default' },
+  StopContainer: { operation: 'stop_container', deadline: 'stop' },
   RemoveContainer: { operation: 'remove_container', deadline: 'default' },
   ListContainers: { operation: 'list_containers', deadline: 'list' },
   ContainerStatus: { operation: 'container_status', deadline: 'list' },
@@ -86,7 +89,9 @@ export function deadlineMs(info: MethodInfo, request: unknown, t: CriTimeouts): 
       return t.requestMs;
     case 'pull':
       return t.pullMs;
-    case 'exec': {
+    case 'exec':
+    case 'stop': {
+      // Both carry their own timeout in seconds (an int64, so a string in the CRI's JSON).
       const seconds = Number((request as { timeout?: unknown } | null)?.timeout ?? 0);
       return (Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 0) + t.requestMs;
     }

@@ -5,7 +5,7 @@
  * response), and can be told to fail.
  */
 import type { MessageMeta } from '@app/nats';
-import { CriRuntime } from './client.js';
+import { CriRuntime, raceCancel, type CriCallOptions } from './client.js';
 import { CriError, type CriErrorCode } from './errors.js';
 import type { CriService, ImageMethod, ImageRequest, ImageResponse, RuntimeMethod, RuntimeRequest, RuntimeResponse } from './messages.js';
 
@@ -44,12 +44,23 @@ export class FakeCri extends CriRuntime {
     return this.calls.filter((c) => c.method === method).map((c) => c.request);
   }
 
-  runtime<M extends RuntimeMethod>(method: M, request: RuntimeRequest<M>, _meta?: MessageMeta): Promise<RuntimeResponse<M>> {
-    return this.answer('runtime', method, request) as Promise<RuntimeResponse<M>>;
+  runtime<M extends RuntimeMethod>(method: M, request: RuntimeRequest<M>, _meta?: MessageMeta, options?: CriCallOptions): Promise<RuntimeResponse<M>> {
+    return this.cancellable('runtime', method, this.answer('runtime', method, request), options) as Promise<RuntimeResponse<M>>;
   }
 
-  image<M extends ImageMethod>(method: M, request: ImageRequest<M>, _meta?: MessageMeta): Promise<ImageResponse<M>> {
-    return this.answer('image', method, request) as Promise<ImageResponse<M>>;
+  image<M extends ImageMethod>(method: M, request: ImageRequest<M>, _meta?: MessageMeta, options?: CriCallOptions): Promise<ImageResponse<M>> {
+    return this.cancellable('image', method, this.answer('image', method, request), options) as Promise<ImageResponse<M>>;
+  }
+
+  /** The calls their caller cancelled while they were in flight, as `<service>/<Method>`. */
+  readonly cancelled: string[] = [];
+
+  /** As NatsCriClient: a call whose signal aborts rejects at once with a Canceled CriError. */
+  private cancellable(service: CriService, method: string, answer: Promise<unknown>, options?: CriCallOptions): Promise<unknown> {
+    return raceCancel(answer, options?.signal, `${service}.${method}`).catch((err: unknown) => {
+      if (err instanceof CriError && err.code === 'Canceled') this.cancelled.push(`${service}/${method}`);
+      throw err;
+    });
   }
 
   private answer(service: CriService, method: string, request: unknown): Promise<unknown> {

@@ -96,8 +96,8 @@ export class CriCommandRunner extends ContainerCommandRunner {
   constructor(private readonly cri: CriRuntime) {
     super();
   }
-  async execSync(containerId: string, cmd: string[], timeoutSeconds: number): Promise<ExecSyncResult> {
-    const r = await this.cri.runtime('ExecSync', { containerId, cmd, timeout: String(timeoutSeconds) });
+  async execSync(containerId: string, cmd: string[], timeoutSeconds: number, signal?: AbortSignal): Promise<ExecSyncResult> {
+    const r = await this.cri.runtime('ExecSync', { containerId, cmd, timeout: String(timeoutSeconds) }, undefined, signal ? { signal } : undefined);
     return { stdout: Buffer.from(r.stdout || '', 'base64'), stderr: Buffer.from(r.stderr || '', 'base64'), exitCode: r.exitCode };
   }
 }

@@ -16,9 +16,9 @@ export interface RunInContainerResult {
 }
 
 /** RunInContainer: ExecSync, the output as stdout then stderr, a non-zero exit as an error. */
-export async function runInContainer(runner: ContainerCommandRunner, containerId: string, cmd: string[], timeoutSeconds: number): Promise<RunInContainerResult> {
+export async function runInContainer(runner: ContainerCommandRunner, containerId: string, cmd: string[], timeoutSeconds: number, signal?: AbortSignal): Promise<RunInContainerResult> {
   try {
-    const r = await runner.execSync(containerId, cmd, timeoutSeconds);
+    const r = await runner.execSync(containerId, cmd, timeoutSeconds, signal);
     const output = Buffer.concat([r.stdout, r.stderr]);
     if (r.exitCode === 0) return { output };
     return { output, error: `command '${cmd.join(' ')}' exited with ${r.exitCode}: ${r.stderr.toString('utf8')}` };

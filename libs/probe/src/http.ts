@@ -74,9 +74,13 @@ export type HttpGetResult = { ok: true; status: number; body: string } | { ok: f
  * final response, or the error as Go's client words it
  * (`Get "<url>": <reason>`).
  */
-export async function doHttpGet(client: HttpClient, clock: Clock, request: HttpRequest, timeoutMs: number): Promise<HttpGetResult> {
+export async function doHttpGet(client: HttpClient, clock: Clock, request: HttpRequest, timeoutMs: number, cancel?: AbortSignal): Promise<HttpGetResult> {
   const abort = new AbortController();
   const timer = clock.setTimer(timeoutMs, () => abort.abort());
+  // The caller's cancellation (a lifecycle hook's sync cancelled) ends the request as its timeout does.
+  const onCancel = () => abort.abort();
+  if (cancel?.aborted) abort.abort();
+  else cancel?.addEventListener('abort', onCancel, { once: true });
   const first = request.url;
   const customHost = request.host;
   let url = first;
@@ -116,6 +120,7 @@ export async function doHttpGet(client: HttpClient, clock: Clock, request: HttpR
     return { ok: false, error: `Get ${JSON.stringify(url.href)}: ${dialErrorText(err, url.host)}` };
   } finally {
     timer.cancel();
+    cancel?.removeEventListener('abort', onCancel);
   }
 }
 

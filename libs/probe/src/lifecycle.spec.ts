@@ -209,3 +209,33 @@ describe('LifecycleHandlerRunner: sleep', () => {
     assert.equal(await pending, undefined);
   });
 });
+
+describe('LifecycleHandlerRunner: a cancelled hook (its sync cancelled to hurry a termination)', () => {
+  const cases: { name: string; handler: LifecycleHandler; prepare?: (s: ReturnType<typeof setup>) => void; want: RegExp }[] = [
+    {
+      name: 'exec: the ExecSync is cancelled at once, the hook fails',
+      handler: { exec: { command: ['sh', '-c', 'sleep 600'] } },
+      prepare: (s) => {
+        s.commands.hold = new Promise(() => undefined);
+      },
+      want: /^Exec lifecycle hook \(\[sh -c sleep 600\]\) for Container "app" in Pod "web_default\(uid-1\)" failed - error: .*[Cc]ancel/,
+    },
+    { name: 'httpGet: the GET is cancelled at once, the hook fails', handler: { httpGet: { port: 8080, path: '/slow' } }, prepare: (s) => s.http.answer('hang'), want: /^HTTP lifecycle hook \(\/slow\) .* failed - error: Get "http:\/\/10\.0\.0\.5:8080\/slow": context deadline exceeded/ },
+    { name: 'sleep: the sleep ends at once, the hook fails as upstream\'s runSleepHandler', handler: { sleep: { seconds: 600 } }, want: /^container terminated before sleep hook finished$/ },
+  ];
+  for (const tc of cases) {
+    it(tc.name, async () => {
+      const s = setup();
+      tc.prepare?.(s);
+      const abort = new AbortController();
+      let done: string | undefined | null = null;
+      const pending = s.runner.run({ ...target({ podIP: '10.0.0.5', timeoutSeconds: 600 }), signal: abort.signal }, tc.handler).then((m) => (done = m));
+      await s.clock.step(1000);
+      assert.equal(done, null, 'the hook runs until cancelled');
+      abort.abort();
+      await pending;
+      assert.match(String(done), tc.want);
+      assert.equal(s.clock.now() - Date.UTC(2026, 0, 1), 1000, 'no time passed after the cancellation');
+    });
+  }
+});

@@ -13,6 +13,11 @@
  *              hook answered in plain HTTP is retried over HTTP without
  *              the Authorization header (a LifecycleHTTPFallback warning).
  *   sleep   -> waits on the Clock
+ *
+ * A hook whose target carries a `signal` stops when it aborts (the pod
+ * worker cancels a sync to hurry a termination): the ExecSync or the GET is
+ * cancelled, the sleep ends with upstream's "container terminated before
+ * sleep hook finished"; the hook then fails.
  *   other   -> refused: `invalid handler: ...` (a tcpSocket hook passes
  *              API validation for compatibility but the kubelet never runs
  *              it; it fails like a handler of no kind)
@@ -39,6 +44,8 @@ export interface LifecycleHookTarget {
   podIP: () => Promise<string | undefined>;
   /** How long the hook may run (its ExecSync timeout, its HTTP client timeout, the most it sleeps). */
   timeoutSeconds: number;
+  /** The caller's cancellation (upstream's ctx): the hook stops when it aborts, and fails. */
+  signal?: AbortSignal;
 }
 
 export interface LifecycleHandlerRunnerDeps {
@@ -58,7 +65,7 @@ export class LifecycleHandlerRunner {
     const { pod, container } = target;
     if (handler.exec) {
       const command = handler.exec.command ?? [];
-      const r = await runInContainer(this.deps.commands, target.containerId, command, Math.max(1, target.timeoutSeconds));
+      const r = await runInContainer(this.deps.commands, target.containerId, command, Math.max(1, target.timeoutSeconds), target.signal);
       if (r.error === undefined) return undefined;
       return `Exec lifecycle hook (${goSlice(command)}) for Container ${JSON.stringify(container.name)} in Pod ${JSON.stringify(formatPod(pod))} failed - error: ${r.error}, message: ${JSON.stringify(r.output.toString('utf8'))}`;
     }
@@ -68,7 +75,12 @@ export class LifecycleHandlerRunner {
       return `HTTP lifecycle hook (${handler.httpGet.path ?? ''}) for Container ${JSON.stringify(container.name)} in Pod ${JSON.stringify(formatPod(pod))} failed - error: ${error}`;
     }
     if (handler.sleep) {
-      await this.deps.clock.sleep(Math.min(handler.sleep.seconds, target.timeoutSeconds) * 1000);
+      try {
+        await this.deps.clock.sleep(Math.min(handler.sleep.seconds, target.timeoutSeconds) * 1000, target.signal);
+      } catch {
+        // runSleepHandler's `case <-ctx.Done()`.
+        return 'container terminated before sleep hook finished';
+      }
       return undefined;
     }
     return `Cannot run handler: invalid handler: ${goLifecycleHandler(handler)}`;
@@ -88,13 +100,13 @@ export class LifecycleHandlerRunner {
       return errorText(err);
     }
     const timeoutMs = Math.max(1, target.timeoutSeconds) * 1000;
-    const result = await doHttpGet(this.deps.http, this.deps.clock, request, timeoutMs);
+    const result = await doHttpGet(this.deps.http, this.deps.clock, request, timeoutMs, target.signal);
     if (result.ok) return undefined;
     if (request.url.protocol === 'https:' && result.error.includes(HTTP_RESPONSE_TO_HTTPS_CLIENT)) {
       // An HTTPS hook answered in plain HTTP is retried over HTTP, without credentials (isHTTPResponseError).
       const url = new URL(request.url.href.replace(/^https:/, 'http:'));
       const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => name !== 'Authorization'));
-      const retry = await doHttpGet(this.deps.http, this.deps.clock, { ...request, url, headers }, timeoutMs);
+      const retry = await doHttpGet(this.deps.http, this.deps.clock, { ...request, url, headers }, timeoutMs, target.signal);
       if (retry.ok) {
         this.deps.onHttpFallback?.(target.pod, `request to HTTPS lifecycle hook ${url.host} got HTTP response, retry with HTTP succeeded`);
         return undefined;

@@ -52,8 +52,9 @@ export interface ExecSyncResult {
 
 /**
  * The CRI's ExecSync (kubecontainer.CommandRunner). Rejects when the command
- * could not be run; a timeout rejects with a DeadlineExceeded CriError.
+ * could not be run; a timeout rejects with a DeadlineExceeded CriError, a
+ * `signal` that aborts with a Canceled one.
  */
 export abstract class ContainerCommandRunner {
-  abstract execSync(containerId: string, cmd: string[], timeoutSeconds: number): Promise<ExecSyncResult>;
+  abstract execSync(containerId: string, cmd: string[], timeoutSeconds: number, signal?: AbortSignal): Promise<ExecSyncResult>;
 }

@@ -1,5 +1,5 @@
 /** The actions' test doubles, for unit tests only (the lib's testing door: `@app/probe/testing`). */
-import { CriError } from '@app/cri';
+import { CriError, raceCancel } from '@app/cri';
 import { ContainerCommandRunner, HttpClient, TcpDialer, type ExecSyncResult, type HttpRequest, type HttpResponse } from './ports.js';
 
 /** A scripted answer of FakeHttpClient: a response, a socket error code (ECONNREFUSED, ...) with its message, or no answer until aborted. */
@@ -66,8 +66,12 @@ export class FakeCommandRunner extends ContainerCommandRunner {
     return this;
   }
 
-  execSync(containerId: string, cmd: string[], timeoutSeconds: number): Promise<ExecSyncResult> {
+  /** While set, every ExecSync waits for it (or for its caller's signal, then rejects with Canceled). */
+  hold?: Promise<void>;
+
+  async execSync(containerId: string, cmd: string[], timeoutSeconds: number, signal?: AbortSignal): Promise<ExecSyncResult> {
     this.calls.push({ containerId, cmd, timeoutSeconds });
+    if (this.hold) await raceCancel(this.hold, signal, 'runtime.ExecSync');
     const a = this.queue.shift() ?? { exitCode: 0 };
     if (a instanceof CriError) return Promise.reject(a);
     return Promise.resolve({ stdout: Buffer.from(a.stdout ?? ''), stderr: Buffer.from(a.stderr ?? ''), exitCode: a.exitCode });
