@@ -72,10 +72,14 @@ export class GenericPleg {
   /**
    * Restart safety: the previous view comes back from the cache, so the
    * first relist reports only what changed while the PLEG was away, not
-   * every container as new.
+   * every container as new. A PLEG leading again forgets its own older view
+   * for the one its predecessor left.
    */
   async restore(): Promise<number> {
     const { entries, global } = await this.cache.load();
+    this.records.clear();
+    this.toReinspect.clear();
+    this.lastRelistAt = undefined;
     for (const e of entries) this.records.set(e.uid, viewFromCache(e));
     this.lastTimestamp = Math.max(global, ...entries.map((e) => e.timestamp));
     return entries.length;

@@ -95,8 +95,9 @@ export class PlegRunner {
     }
   }
 
-  /** A message on `cri.<node>.events`: a container event, or the relay's status. */
+  /** A message on `cri.<node>.events`: a container event, or the relay's status. Ignored while stopped (a standby). */
   async onRuntimeMessage(msg: unknown): Promise<void> {
+    if (this.stopped) return;
     this.lastRelayMessageAt = this.clock.now();
     if (isStatus(msg)) {
       this.onRelayStatus(msg);

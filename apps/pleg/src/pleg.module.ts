@@ -1,7 +1,7 @@
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Clock, SystemClock } from '@app/clock';
 import { CriRuntime, NatsCriClient } from '@app/cri';
-import { NatsBus, type NatsConnection } from '@app/nats';
+import { LeaderElector, LeaderFence, NatsBus, type NatsConnection } from '@app/nats';
 import type { Logger, Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
 import { KvPodCacheStore } from './adapters/kv-pod-cache-store.js';
@@ -24,8 +24,8 @@ import { PlegEventSink, PlegMetrics, PodCacheStore, RelayStatus } from './ports.
       inject: [NATS_CONNECTION, SERVICE_CONFIG],
       useFactory: (nc: NatsConnection, cfg: PlegConfig) => new NatsCriClient(nc, cfg.NODE_NAME, 'pleg', { requestMs: 120_000, listMs: 30_000, pullMs: 120_000 }),
     },
-    { provide: PodCacheStore, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvPodCacheStore(bucketOf(ctx, 'podCache'), ctx.config.NODE_NAME) },
-    { provide: PlegEventSink, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PlegConfig) => new NatsPlegEventSink(bus, cfg.NODE_NAME) },
+    { provide: PodCacheStore, inject: [SERVICE_CONTEXT, LeaderFence], useFactory: (ctx: ServiceContext, fence: LeaderFence) => new KvPodCacheStore(bucketOf(ctx, 'podCache'), ctx.config.NODE_NAME, fence) },
+    { provide: PlegEventSink, inject: [NatsBus, SERVICE_CONFIG, LeaderFence], useFactory: (bus: NatsBus, cfg: PlegConfig, fence: LeaderFence) => new NatsPlegEventSink(bus, cfg.NODE_NAME, fence) },
     { provide: RelayStatus, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PlegConfig) => new NatsRelayStatus(bus, cfg.NODE_NAME) },
     { provide: PromPlegMetrics, inject: [METRICS_REGISTRY], useFactory: (r: Registry) => new PromPlegMetrics(r) },
     { provide: PlegMetrics, useExisting: PromPlegMetrics },
@@ -51,15 +51,40 @@ export class PlegModule implements OnModuleInit, OnApplicationShutdown {
     @Inject(HealthChecks) private readonly health: HealthChecks,
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
     @Inject(METRICS_REGISTRY) private readonly registry: Registry,
+    @Inject(LeaderElector) private readonly leadership: LeaderElector,
   ) {}
 
-  async onModuleInit(): Promise<void> {
-    const restored = await this.pleg.restore();
-    this.logger.info({ pods: restored }, 'PLEG view restored from the pod cache');
-    this.health.addLiveness('pleg', () => this.pleg.healthy());
-    this.health.addReadiness('pleg', () => ({ ok: true, detail: `mode ${this.runner.mode.effective}${this.runner.mode.fallbackReason ? ` (fell back: ${this.runner.mode.fallbackReason})` : ''}; ${this.pleg.healthy().detail}` }));
-    this.metrics.collectHealth(() => this.pleg.healthy().ok, this.registry);
-    this.runner.start();
+  onModuleInit(): void {
+    // A standby does not relist: its relist health is not a reason to restart it.
+    const healthy = () => (this.leading ? this.pleg.healthy() : { ok: true, detail: 'standby: not relisting' });
+    this.health.addLiveness('pleg', healthy);
+    this.health.addReadiness('pleg', () => ({ ok: true, detail: `mode ${this.runner.mode.effective}${this.runner.mode.fallbackReason ? ` (fell back: ${this.runner.mode.fallbackReason})` : ''}; ${healthy().detail}` }));
+    this.metrics.collectHealth(() => healthy().ok, this.registry);
+    this.leadership.subscribe({
+      onStartedLeading: () => this.lead(),
+      onStoppedLeading: () => {
+        this.leading = false;
+        this.runner.stop();
+      },
+    });
+  }
+
+  private leading = false;
+
+  /**
+   * Leadership won (at start, or taking over): the view its predecessor left
+   * in the pod cache, then a relist at once. Without that view the first
+   * relist reports every container as new: more syncs, nothing lost.
+   */
+  private async lead(): Promise<void> {
+    this.leading = true;
+    try {
+      const restored = await this.pleg.restore();
+      this.logger.info({ pods: restored }, 'leading: PLEG view restored from the pod cache');
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'leading, but the pod cache could not be read: relisting from scratch');
+    }
+    if (this.leadership.isLeader) this.runner.start(); // unless lost again meanwhile
   }
 
   onApplicationShutdown(): void {

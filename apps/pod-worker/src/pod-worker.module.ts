@@ -63,7 +63,7 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     { provide: PodCache, useExisting: KvPodCache },
     { provide: LeaseStore, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvLeaseStore(bucketOf(ctx, 'leases'), ctx.config.NODE_NAME) },
     { provide: DesiredPods, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvDesiredPods(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME) },
-    { provide: WorkSubscriptions, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new NatsWorkSubscriptions(ctx.connection, ctx.config.NODE_NAME, ctx.addSubjects) },
+    { provide: WorkSubscriptions, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new NatsWorkSubscriptions(ctx.connection, ctx.config.NODE_NAME, ctx.addSubjects, ctx.logger) },
     { provide: PromPodWorkerMetrics, inject: [METRICS_REGISTRY], useFactory: (r: Registry) => new PromPodWorkerMetrics(r) },
     // The kubelet's pieces, each built from the ports above.
     { provide: CrashLoopBackOff, inject: [SERVICE_CONFIG], useFactory: (cfg: PodWorkerConfig) => new CrashLoopBackOff(backOffOf(cfg)) },

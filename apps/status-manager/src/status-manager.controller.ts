@@ -1,24 +1,52 @@
 import { Controller, Get, NotFoundException, Param } from '@nestjs/common';
 import { EventPattern, MessagePattern, Payload, Ctx, NatsContext } from '@nestjs/microservices';
-import { MessageTypes, Subjects, decodeMessage, isRecord, type EventMessage, type Pod, type PodList } from '@app/contracts';
+import { MessageTypes, Subjects, decodeMessage, isRecord, type EventMessage, type Pod, type PodList, type StatusVerb } from '@app/contracts';
 import { rpcError } from '@app/service';
 import { StatusManager } from './status-manager.js';
+import { LeaderGate } from './takeover-replay.js';
 
-/** The statusManager calls, probe results and events, over NATS; the read API over HTTP and NATS. */
+/** What a status call or probe result sets: a later one of the same key supersedes it. */
+function statusKey(verb: StatusVerb, uid: string, containerId: unknown): string {
+  switch (verb) {
+    case 'SetContainerReadiness':
+      return `readiness/${uid}/${String(containerId)}`;
+    case 'SetContainerStartup':
+      return `startup/${uid}/${String(containerId)}`;
+    case 'SetPodStatus':
+    case 'TerminatePod':
+    case 'RemoveOrphanedStatuses':
+      return `status/${uid}`;
+  }
+}
+
+/**
+ * The statusManager calls, probe results and events, over NATS; the read
+ * API over HTTP and NATS. Calls and probe results are acted on by the leader
+ * only (LeaderGate: a standby keeps them for its takeover); events are only
+ * kept in memory, so a standby keeps them too and serves them after it takes
+ * over. Every instance serves reads: a standby reads `pod-status` afresh for
+ * each.
+ */
 @Controller()
 export class StatusManagerController {
-  constructor(private readonly manager: StatusManager) {}
+  constructor(
+    private readonly manager: StatusManager,
+    private readonly gate: LeaderGate,
+  ) {}
 
   @EventPattern(Subjects.status.pattern)
   async onStatus(@Payload() data: unknown, @Ctx() ctx: unknown): Promise<void> {
     const parsed = Subjects.status.parse((ctx as NatsContext).getSubject());
     if (!parsed) return;
-    await this.manager.handleCommand(parsed.verb, decodeMessage(MessageTypes.statusCommand, data));
+    const msg = decodeMessage(MessageTypes.statusCommand, data);
+    await this.gate.offer(statusKey(parsed.verb, msg.podUid, msg.args['containerId']), () => this.manager.handleCommand(parsed.verb, msg));
   }
 
   @EventPattern(Subjects.probeResult.pattern)
   async onProbe(@Payload() data: unknown): Promise<void> {
-    await this.manager.handleProbeResult(decodeMessage(MessageTypes.probeResult, data));
+    const r = decodeMessage(MessageTypes.probeResult, data);
+    if (r.probeType === 'liveness') return; // the sync loop's business
+    await this.gate.offer(`${r.probeType}/${r.podUid}/${r.containerId}`, () => this.manager.handleProbeResult(r));
   }
 
   @EventPattern(Subjects.events.pattern)
@@ -28,12 +56,14 @@ export class StatusManagerController {
 
   /** The kubelet's read-only `/pods`: a v1 PodList with spec and status. */
   @Get('pods')
-  pods(): Promise<PodList> {
+  async pods(): Promise<PodList> {
+    await this.fresh();
     return this.manager.listPods();
   }
 
   @Get('pods/:namespace/:name')
   async pod(@Param('namespace') namespace: string, @Param('name') name: string): Promise<Pod> {
+    await this.fresh();
     const pod = await this.manager.getPod(namespace, name);
     if (!pod) throw new NotFoundException(`pod ${namespace}/${name} not found on this node`);
     return pod;
@@ -47,6 +77,7 @@ export class StatusManagerController {
   /** The same over NATS: `kubelet.<node>.service.status-manager.pods`, `{}` or `{"namespace","name"}` for one pod. */
   @MessagePattern(Subjects.serviceCommand.pattern('pods'))
   async podsOverNats(@Payload() data: unknown): Promise<PodList | Pod> {
+    await this.fresh();
     if (isRecord(data) && typeof data['name'] === 'string') {
       const namespace = typeof data['namespace'] === 'string' ? data['namespace'] : 'default';
       const pod = await this.manager.getPod(namespace, data['name']);
@@ -61,5 +92,10 @@ export class StatusManagerController {
   eventsOverNats(@Payload() data: unknown): { items: EventMessage[] } {
     if (!isRecord(data) || typeof data['name'] !== 'string') throw rpcError('InvalidArgument', 'events needs {"namespace": ..., "name": ...}');
     return { items: this.manager.eventsOf(typeof data['namespace'] === 'string' ? data['namespace'] : 'default', data['name']) };
+  }
+
+  /** A standby's statuses are the leader's, read from `pod-status` now. */
+  private async fresh(): Promise<void> {
+    if (!this.gate.isActing) await this.manager.restore({ readOnly: true });
   }
 }

@@ -1,7 +1,8 @@
 import { Inject, Module, type OnModuleInit } from '@nestjs/common';
 import { Clock, SystemClock } from '@app/clock';
+import { LeaderElector, LeaderFence } from '@app/nats';
 import type { Logger, Registry } from '@app/observability';
-import { HealthChecks, METRICS_REGISTRY, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
+import { HealthChecks, METRICS_REGISTRY, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, leaderElectionOf, type ServiceContext } from '@app/service';
 import { KvDesiredPods } from './adapters/kv-desired-pods.js';
 import { KvProbeResults } from './adapters/kv-probe-results.js';
 import { KvStatusStore } from './adapters/kv-status-store.js';
@@ -10,13 +11,20 @@ import { DesiredPods, ProbeResultsReader, StatusMetrics, StatusStore } from './p
 import type { StatusManagerConfig } from './status-manager.config.js';
 import { StatusManagerController } from './status-manager.controller.js';
 import { StatusManager } from './status-manager.js';
+import { LeaderGate, TakeoverReplay } from './takeover-replay.js';
 
 /** status.Manager: the versioned API pod status and the read API. One provider per port; the adapters are in adapters/. */
 @Module({
   controllers: [StatusManagerController],
   providers: [
     { provide: Clock, useClass: SystemClock },
-    { provide: StatusStore, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvStatusStore(bucketOf(ctx, 'podStatus'), ctx.config.NODE_NAME) },
+    { provide: StatusStore, inject: [SERVICE_CONTEXT, LeaderFence], useFactory: (ctx: ServiceContext, fence: LeaderFence) => new KvStatusStore(bucketOf(ctx, 'podStatus'), ctx.config.NODE_NAME, fence) },
+    {
+      provide: LeaderGate,
+      inject: [Clock, SERVICE_CONFIG],
+      // What a standby heard in the last three lease durations: more than a takeover after a crash can take.
+      useFactory: (clock: Clock, cfg: StatusManagerConfig) => new LeaderGate(new TakeoverReplay(clock, 3 * leaderElectionOf(cfg).leaseDurationMs)),
+    },
     { provide: DesiredPods, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvDesiredPods(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME) },
     { provide: ProbeResultsReader, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvProbeResults(bucketOf(ctx, 'probeResults'), ctx.config.NODE_NAME) },
     { provide: PromStatusMetrics, inject: [METRICS_REGISTRY], useFactory: (r: Registry) => new PromStatusMetrics(r) },
@@ -34,14 +42,44 @@ export class StatusManagerModule implements OnModuleInit {
     private readonly manager: StatusManager,
     private readonly desired: DesiredPods,
     private readonly metrics: PromStatusMetrics,
+    private readonly gate: LeaderGate,
+    @Inject(Clock) private readonly clock: Clock,
     @Inject(HealthChecks) private readonly health: HealthChecks,
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
+    @Inject(LeaderElector) private readonly leadership: LeaderElector,
   ) {}
 
-  async onModuleInit(): Promise<void> {
+  onModuleInit(): void {
     this.metrics.collectFrom(this.manager, this.desired);
-    const n = await this.manager.restore();
-    this.logger.info({ statuses: n }, 'pod statuses restored from KV');
-    this.health.addReadiness('statuses', () => ({ ok: true, detail: `${this.manager.statuses().length} pod statuses` }));
+    this.health.addReadiness('statuses', () => ({
+      ok: true,
+      detail: this.gate.isActing ? `${this.manager.statuses().length} pod statuses` : `not acting; ${this.gate.remembered} calls kept for a takeover`,
+    }));
+    this.leadership.subscribe({ onStartedLeading: () => this.lead(), onStoppedLeading: () => this.gate.close() });
+  }
+
+  /**
+   * Leadership won (at start, or taking over): every status from
+   * `pod-status` (tried again each second until it loads, for a leader
+   * without them would version statuses from scratch), then the calls heard
+   * while no one led, then acting.
+   */
+  private async lead(): Promise<void> {
+    for (;;) {
+      try {
+        const n = await this.manager.restore();
+        this.logger.info({ statuses: n }, 'leading: pod statuses restored from KV');
+        break;
+      } catch (err) {
+        this.logger.warn({ err: (err as Error).message }, 'leading, but pod-status could not be read; trying again');
+        await this.clock.sleep(1000);
+      }
+      if (!this.leadership.isLeader) return;
+    }
+    if (!this.leadership.isLeader) return;
+    const replayed = this.gate.open();
+    const results = await Promise.allSettled(replayed);
+    const failed = results.filter((r) => r.status === 'rejected').length;
+    this.logger.info({ replayed: replayed.length, failed }, 'leading: replayed the calls heard while no one led');
   }
 }

@@ -36,14 +36,19 @@ export class StatusManager {
     private readonly metrics?: StatusMetrics,
   ) {}
 
-  /** The statuses from the `pod-status` bucket, with the prober's current readiness and startup results merged in. */
-  restore(): Promise<number> {
+  /**
+   * The statuses from the `pod-status` bucket, with the prober's current
+   * readiness and startup results merged in: at takeover, and saved; for a
+   * standby answering a read, `readOnly` (a standby writes nothing).
+   */
+  restore(opts: { readOnly?: boolean } = {}): Promise<number> {
     return this.serially(async () => {
       const entries = await this.store.load();
       this.versions = new PodStatusVersions(entries);
       for (const r of await this.probes.all()) {
         if (r.probeType === 'liveness') continue;
-        await this.persist(r.podUid, this.mergeProbeResult(r.podUid, r.probeType, r.containerId, r.result));
+        const merged = this.mergeProbeResult(r.podUid, r.probeType, r.containerId, r.result);
+        if (!opts.readOnly) await this.persist(r.podUid, merged);
       }
       return entries.length;
     });

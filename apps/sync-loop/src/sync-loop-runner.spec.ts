@@ -9,6 +9,7 @@ describe('SyncLoopRunner: syncLoop\'s gate (kubelet.go syncLoop, runtimeState.ru
   it('while the runtime or the PLEG is unhealthy the ticks are skipped, backing off 100ms doubling to 5s; messages and ungated ticks are still handled; the ticks resume when healthy', async () => {
     const clock = new FakeClock(0);
     const runner = new SyncLoopRunner({} as SyncLoop, clock, silentLogger());
+    runner.activate(); // the leader
     let unhealthy: string | undefined = 'container runtime is down';
     runner.tickGate = () => unhealthy;
     const ticks: number[] = [];
@@ -34,5 +35,54 @@ describe('SyncLoopRunner: syncLoop\'s gate (kubelet.go syncLoop, runtimeState.ru
     await clock.step(1000);
     assert.deepEqual(ticks, [22_300, 23_300], 'and every period again');
     await runner.stop();
+  });
+});
+
+function setup() {
+  const clock = new FakeClock();
+  const runner = new SyncLoopRunner({} as SyncLoop, clock, silentLogger());
+  const ran: string[] = [];
+  const step = (what: string) => () => void ran.push(what);
+  return { clock, runner, ran, step };
+}
+
+describe('SyncLoopRunner: only the leader acts', () => {
+  it('a standby drops what it is given; once leading, handlers run one at a time in order', async () => {
+    const { runner, ran, step } = setup();
+    await runner.run('configCh', step('dropped'));
+    assert.deepEqual(ran, []);
+    assert.equal(runner.isActive, false);
+    runner.activate();
+    await Promise.all([runner.run('restore', step('restore')), runner.run('configCh', step('add'))]);
+    assert.deepEqual(ran, ['restore', 'add']);
+  });
+
+  it('ticks run while leading and stop at once when leadership is lost; what was queued is not run', async () => {
+    const { clock, runner, ran, step } = setup();
+    runner.activate();
+    runner.every('syncCh', 1000, () => Promise.resolve(step('tick')()));
+    await clock.step(3000);
+    assert.deepEqual(ran, ['tick', 'tick', 'tick']);
+    let release!: () => void;
+    void runner.run('slow', () => new Promise<void>((r) => (release = r)));
+    const queued = runner.run('configCh', step('queued'));
+    await clock.step(0); // the slow step is running, the other waits behind it
+    runner.deactivate();
+    release();
+    await queued;
+    await clock.step(5000);
+    assert.deepEqual(ran, ['tick', 'tick', 'tick']);
+    assert.equal(clock.waiting, 0, 'no timer left');
+  });
+
+  it('leading again starts the new term\'s ticks only; an earlier term\'s tick in flight does not reschedule itself', async () => {
+    const { clock, runner, ran } = setup();
+    runner.activate();
+    runner.every('syncCh', 1000, () => Promise.resolve(void ran.push('old')));
+    runner.deactivate();
+    runner.activate();
+    runner.every('syncCh', 1000, () => Promise.resolve(void ran.push('new')));
+    await clock.step(2000);
+    assert.deepEqual(ran, ['new', 'new']);
   });
 });

@@ -7,7 +7,9 @@ import type { SyncLoop } from './sync-loop.js';
 export const GATE_BACKOFF = { baseMs: 100, maxMs: 5000 } as const;
 
 /**
- * Runs every handler and tick one at a time, like the kubelet's single syncLoop goroutine.
+ * Runs every handler and tick one at a time, like the kubelet's single
+ * syncLoop goroutine, and only while this instance leads: a standby drops
+ * what it is given, and its ticks do not run.
  *
  * Upstream's syncLoop skips whole iterations while runtimeState.runtimeErrors()
  * says the runtime or the PLEG is unhealthy. Here only the gated ticks
@@ -21,6 +23,9 @@ export class SyncLoopRunner {
   private chain: Promise<void> = Promise.resolve();
   private timers: Timer[] = [];
   private stopped = false;
+  private active = false;
+  /** Counts terms, so that a tick of an earlier term stops. */
+  private term = 0;
   /** what -> the last error logged for it, so a lasting failure is logged once, not every tick. */
   private readonly lastError = new Map<string, string>();
   restored = false;
@@ -36,10 +41,28 @@ export class SyncLoopRunner {
     private readonly logger: Logger,
   ) {}
 
-  /** Queues `fn` behind whatever is running; errors are logged, never thrown. */
+  /** Whether this instance leads: handlers run and ticks tick. */
+  get isActive(): boolean {
+    return this.active && !this.stopped;
+  }
+
+  /** Leadership won: handlers run from now on (queue the restore first); start the ticks with `every`. */
+  activate(): void {
+    this.active = true;
+    this.term++;
+  }
+
+  /** Leadership lost: nothing more runs, not even what is queued; the ticks stop. */
+  deactivate(): void {
+    this.active = false;
+    this.restored = false;
+    for (const t of this.timers.splice(0)) t.cancel();
+  }
+
+  /** Queues `fn` behind whatever is running; errors are logged, never thrown. Dropped unless active. */
   run(what: string, fn: () => unknown): Promise<void> {
     this.chain = this.chain.then(async () => {
-      if (this.stopped) return;
+      if (this.stopped || !this.active) return;
       try {
         await fn();
         if (this.lastError.delete(what)) this.logger.info({ what }, 'sync loop step works again');
@@ -53,20 +76,22 @@ export class SyncLoopRunner {
     return this.chain;
   }
 
-  /** Runs `fn` every `periodMs` (after the previous run ends); a `gated` tick waits behind `tickGate`. */
+  /** Runs `fn` every `periodMs` (after the previous run ends) for the rest of the current term; a `gated` tick waits behind `tickGate`. */
   every(what: string, periodMs: number, fn: () => Promise<unknown>, opts: { gated?: boolean } = {}): void {
+    const term = this.term;
+    const live = () => this.isActive && this.term === term;
     const tick = () => {
-      if (this.stopped) return;
+      if (!live()) return;
       const wait = opts.gated ? this.gated(what) : undefined;
       if (wait !== undefined) {
         this.timers.push(this.clock.setTimer(wait, tick));
         return;
       }
       void this.run(what, fn).then(() => {
-        if (!this.stopped) this.timers.push(this.clock.setTimer(periodMs, tick));
+        if (live()) this.timers.push(this.clock.setTimer(periodMs, tick));
       });
     };
-    this.timers.push(this.clock.setTimer(periodMs, tick));
+    if (live()) this.timers.push(this.clock.setTimer(periodMs, tick));
   }
 
   /** The wait before `what` tries again while the gate is shut; undefined when it is open. */

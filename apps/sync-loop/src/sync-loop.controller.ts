@@ -1,12 +1,16 @@
 import { Controller, Get } from '@nestjs/common';
 import { EventPattern, Payload } from '@nestjs/microservices';
 import { MessageTypes, Subjects, decodeMessage, isRecord } from '@app/contracts';
+import { PodStore } from './ports.js';
 import { SyncLoopRunner } from './sync-loop-runner.js';
 
-/** The channels of syncLoopIteration, over NATS. */
+/** The channels of syncLoopIteration, over NATS; the runner drops them while this instance is a standby. */
 @Controller()
 export class SyncLoopChannels {
-  constructor(private readonly runner: SyncLoopRunner) {}
+  constructor(
+    private readonly runner: SyncLoopRunner,
+    private readonly store: PodStore,
+  ) {}
 
   @EventPattern(Subjects.podUpdate.pattern)
   onConfig(@Payload() data: unknown): Promise<void> {
@@ -29,9 +33,11 @@ export class SyncLoopChannels {
     return this.runner.run('workDone', () => this.runner.loop.handleWorkDone(decodeMessage(MessageTypes.workDone, data)));
   }
 
-  /** The podManager, for people and tests. */
+  /** The podManager, for people and tests; a standby reads the leader's from the `pods` bucket. */
   @Get('pods')
-  pods(): unknown {
-    return { sourcesReady: this.runner.loop.areSourcesReady, pods: [...this.runner.loop.desiredPods.values()] };
+  async pods(): Promise<unknown> {
+    const leading = this.runner.isActive;
+    const pods = leading ? [...this.runner.loop.desiredPods.values()] : await this.store.loadPods();
+    return { leading, sourcesReady: this.runner.loop.areSourcesReady, pods };
   }
 }

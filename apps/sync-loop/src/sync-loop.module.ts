@@ -2,7 +2,7 @@ import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@
 import { Clock, SystemClock } from '@app/clock';
 import { EventRecorder } from '@app/contracts';
 import { CriRuntime, DEFAULT_CRI_TIMEOUTS, NatsCriClient } from '@app/cri';
-import { NatsBus, NatsEventRecorder, onReconnect, type NatsConnection } from '@app/nats';
+import { LeaderElector, LeaderFence, NatsBus, NatsEventRecorder, onReconnect, type NatsConnection } from '@app/nats';
 import { Counter, type Logger, type Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
 import { CriKvNodeHealth } from './adapters/cri-kv-node-health.js';
@@ -22,7 +22,7 @@ import { SyncLoop } from './sync-loop.js';
   controllers: [SyncLoopChannels],
   providers: [
     { provide: Clock, useClass: SystemClock },
-    { provide: PodStore, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvPodStore(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME) },
+    { provide: PodStore, inject: [SERVICE_CONTEXT, LeaderFence], useFactory: (ctx: ServiceContext, fence: LeaderFence) => new KvPodStore(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME, fence) },
     { provide: NodeState, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvNodeState(bucketOf(ctx, 'workers'), bucketOf(ctx, 'podStatus'), ctx.config.NODE_NAME) },
     { provide: CriRuntime, inject: [NATS_CONNECTION, SERVICE_CONFIG], useFactory: (nc: NatsConnection, cfg: SyncLoopConfig) => new NatsCriClient(nc, cfg.NODE_NAME, 'sync-loop') },
     {
@@ -36,13 +36,13 @@ import { SyncLoop } from './sync-loop.js';
       inject: [NodeHealth, Clock, SERVICE_LOGGER],
       useFactory: (health: NodeHealth, clock: Clock, logger: Logger) => new RuntimeStateUpdater(new RuntimeState(clock), health, clock, logger.child({ component: 'runtime-state' })),
     },
-    { provide: RuntimeView, inject: [CriRuntime, SERVICE_CONFIG], useFactory: (cri: CriRuntime, cfg: SyncLoopConfig) => new CriRuntimeView(cri, cfg.NODE_NAME) },
+    { provide: RuntimeView, inject: [CriRuntime, SERVICE_CONFIG, LeaderFence], useFactory: (cri: CriRuntime, cfg: SyncLoopConfig, fence: LeaderFence) => new CriRuntimeView(cri, cfg.NODE_NAME, fence) },
     {
       provide: SyncLoopOutbox,
-      inject: [NatsBus, SERVICE_CONFIG, METRICS_REGISTRY],
-      useFactory: (bus: NatsBus, cfg: SyncLoopConfig, registry: Registry) => {
+      inject: [NatsBus, SERVICE_CONFIG, METRICS_REGISTRY, LeaderFence],
+      useFactory: (bus: NatsBus, cfg: SyncLoopConfig, registry: Registry, fence: LeaderFence) => {
         const dispatches = new Counter({ name: 'kubelet_split_dispatched_work_total', help: 'dispatchWork calls, by update type.', labelNames: ['update_type'], registers: [registry] });
-        return new NatsSyncLoopOutbox(bus, cfg.NODE_NAME, cfg.POD_WORKER_SHARDS, (t) => dispatches.inc({ update_type: t }));
+        return new NatsSyncLoopOutbox(bus, cfg.NODE_NAME, cfg.POD_WORKER_SHARDS, fence, (t) => dispatches.inc({ update_type: t }));
       },
     },
     { provide: EventRecorder, inject: [NatsBus, SERVICE_CONFIG, Clock], useFactory: (bus: NatsBus, cfg: SyncLoopConfig, clock: Clock) => new NatsEventRecorder(bus, cfg.NODE_NAME, clock) },
@@ -68,19 +68,17 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
     @Inject(HealthChecks) private readonly health: HealthChecks,
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
     @Inject(SERVICE_CONTEXT) private readonly ctx: ServiceContext,
+    @Inject(LeaderElector) private readonly leadership: LeaderElector,
   ) {}
 
   private stopReconnectWatch?: () => void;
 
-  async onModuleInit(): Promise<void> {
-    const { runner, cfg } = this;
-    this.health.addReadiness('podManager', () => (runner.restored ? { ok: true, detail: `${runner.loop.desiredPods.size} pods; sources ${runner.loop.areSourcesReady ? 'ready' : 'not ready yet'}` } : { ok: false, detail: 'restoring from KV' }));
-    await runner.run('restore', async () => {
-      await runner.loop.restore();
-      runner.restored = true;
+  onModuleInit(): void {
+    const { runner } = this;
+    this.health.addReadiness('podManager', () => {
+      if (!runner.isActive) return { ok: true, detail: 'standby: not acting' };
+      return runner.restored ? { ok: true, detail: `${runner.loop.desiredPods.size} pods; sources ${runner.loop.areSourcesReady ? 'ready' : 'not ready yet'}` } : { ok: false, detail: 'restoring from KV' };
     });
-    // Ask config-source for the full listings once the subscriptions are up, then now and then.
-    void runner.run('reconcileWithSources', () => runner.loop.reconcileWithSources());
     // syncLoop's gate: the ticks wait while the runtime or the PLEG is unhealthy.
     this.runtimeState.start();
     runner.tickGate = () => this.runtimeState.state.runtimeErrors();
@@ -89,17 +87,36 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
       const net = this.runtimeState.state.networkErrors();
       return { ok: true, detail: `${err === undefined ? 'runtime and PLEG healthy' : `skipping pod synchronization: ${err}`}${net ? `; ${net}` : ''}` };
     });
-    runner.every('syncCh', cfg.SYNC_TICK, () => runner.loop.syncTick(), { gated: true });
-    runner.every('housekeepingCh', cfg.HOUSEKEEPING_PERIOD, () => runner.loop.housekeeping(), { gated: true });
-    runner.every('reconcileWithSources', cfg.SOURCES_RESYNC_PERIOD, () => runner.loop.reconcileWithSources());
     // Config operations sent while NATS was away are lost: reconcile with the sources' listings at once.
     // config-source may come back a moment later than this service: ask until it answers (a few times).
     this.stopReconnectWatch = onReconnect(this.ctx.connection, () => void this.reconcileAfterReconnect());
-    this.logger.debug('sync loop started');
+    this.leadership.subscribe({ onStartedLeading: () => this.lead(), onStoppedLeading: () => runner.deactivate() });
+  }
+
+  /**
+   * Leadership won (at start, or taking over): the podManager and the work
+   * queue from KV, the sources' listings diffed in, then the ticks. What
+   * arrived while no one led was dropped and is repaired as any lost message
+   * is (docs/adr/0008-delivery-by-reconciliation.md): config ops by the
+   * listings now, PLEG events by the shard owners' reconciliation, a lost
+   * work-done by housekeeping's requeue.
+   */
+  private async lead(): Promise<void> {
+    const { runner, cfg } = this;
+    runner.activate();
+    await runner.run('restore', async () => {
+      await runner.loop.restore();
+      runner.restored = true;
+    });
+    // Ask config-source for the full listings now, then now and then.
+    void runner.run('reconcileWithSources', () => runner.loop.reconcileWithSources());
+    runner.every('syncCh', cfg.SYNC_TICK, () => runner.loop.syncTick(), { gated: true });
+    runner.every('housekeepingCh', cfg.HOUSEKEEPING_PERIOD, () => runner.loop.housekeeping(), { gated: true });
+    runner.every('reconcileWithSources', cfg.SOURCES_RESYNC_PERIOD, () => runner.loop.reconcileWithSources());
   }
 
   private async reconcileAfterReconnect(): Promise<void> {
-    for (let attempt = 0; attempt < 10; attempt++) {
+    for (let attempt = 0; attempt < 10 && this.runner.isActive; attempt++) {
       let answered = false;
       await this.runner.run('reconcileWithSources', async () => void (answered = await this.runner.loop.reconcileWithSources()));
       if (answered) return;

@@ -325,3 +325,18 @@ describe('SyncLoop: housekeeping', () => {
     assert.deepEqual(out.statuses.map((s) => `${s.verb}/${s.uid}`), ['RemoveOrphanedStatuses/gone']);
   });
 });
+
+describe('SyncLoop: taking over as leader', () => {
+  it('restore replaces what an earlier term knew with what is in KV now', async () => {
+    const store = new MemoryPodStore();
+    const { loop } = setup(store);
+    await loop.handlePodUpdate(update('add', pod('a'), pod('b')));
+    // Another leader removed b and added c meanwhile.
+    const other = setup(store);
+    await other.loop.restore();
+    await other.loop.handlePodUpdate(update('remove', pod('b')));
+    await other.loop.handlePodUpdate(update('add', pod('c')));
+    await loop.restore();
+    assert.deepEqual([...loop.desiredPods.keys()].sort(), ['a', 'c']);
+  });
+});

@@ -66,8 +66,10 @@ export class SyncLoop {
     private readonly options: SyncLoopOptions = { resyncIntervalMs: 60_000 },
   ) {}
 
-  /** Loads the podManager and the work queue from KV. */
+  /** Loads the podManager and the work queue from KV (again when leading again: what another leader changed). */
   async restore(): Promise<void> {
+    this.pods.clear();
+    this.queue.clear();
     for (const r of await this.store.loadPods()) this.pods.set(r.pod.metadata.uid ?? '', r);
     for (const [uid, due] of await this.store.loadQueue()) this.queue.set(uid, due);
     this.logger.info({ pods: this.pods.size, queued: this.queue.size }, 'podManager restored from KV');

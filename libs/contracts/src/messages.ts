@@ -249,6 +249,21 @@ export interface ServiceInfo {
   httpPort: number;
   /** The subjects this instance subscribes to. */
   subjects: string[];
+  /** Single-active services (sync-loop, pleg, status-manager): whether this instance leads. */
+  leadership?: LeadershipInfo;
+}
+
+/** A single-active service instance's part in its leader election. */
+export interface LeadershipInfo {
+  role: 'leader' | 'standby';
+  /** This instance (INSTANCE_ID). */
+  identity: string;
+  /** The leader as last seen (this instance when it leads). */
+  leader?: string;
+  /** The fencing token of the current term (the lease revision that won it), while leading. */
+  token?: number;
+  /** When this instance took its current role (ISO). */
+  since: string;
 }
 
 /** The shape of every error reply on a request/reply subject. */

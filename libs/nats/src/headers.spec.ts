@@ -36,4 +36,13 @@ describe('traceparent', () => {
     assert.equal(meta.service, 'pleg');
     assert.equal(h.get(Headers.podUid), 'uid-1');
   });
+
+  it('a leader\'s fencing token travels as Kubelet-Leader-Revision; a missing or bad one reads as none', () => {
+    assert.equal(readMeta(messageHeaders({ leaderRevision: 42 })).leaderRevision, 42);
+    assert.equal(messageHeaders({ leaderRevision: 42 }).get(Headers.leaderRevision), '42');
+    assert.equal(readMeta(messageHeaders({})).leaderRevision, undefined);
+    const bad = messageHeaders({});
+    bad.set(Headers.leaderRevision, 'x');
+    assert.equal(readMeta(bad).leaderRevision, undefined);
+  });
 });

@@ -10,6 +10,8 @@ export const Headers = {
   traceparent: 'traceparent',
   podUid: 'Kubelet-Pod-UID',
   service: 'Kubelet-Service',
+  /** The sender's leader fencing token (its lease revision), on what a leader sends (docs/adr/0011-leader-election.md). */
+  leaderRevision: 'Kubelet-Leader-Revision',
 } as const;
 
 export interface TraceContext {
@@ -45,6 +47,8 @@ export interface MessageMeta {
   trace?: TraceContext;
   podUid?: string;
   service?: string;
+  /** The fencing token of the sender's leadership term. */
+  leaderRevision?: number;
 }
 
 /** Headers for an outgoing message: a child span of `meta.trace`, the pod UID, the sender. */
@@ -53,6 +57,7 @@ export function messageHeaders(meta: MessageMeta = {}): MsgHdrs {
   h.set(Headers.traceparent, formatTraceparent(nextSpan(meta.trace)));
   if (meta.podUid) h.set(Headers.podUid, meta.podUid);
   if (meta.service) h.set(Headers.service, meta.service);
+  if (meta.leaderRevision !== undefined) h.set(Headers.leaderRevision, String(meta.leaderRevision));
   return h;
 }
 
@@ -66,5 +71,7 @@ export function readMeta(h: MsgHdrs | undefined): MessageMeta {
   if (podUid) meta.podUid = podUid;
   const service = h.get(Headers.service);
   if (service) meta.service = service;
+  const revision = Number(h.get(Headers.leaderRevision) || Number.NaN);
+  if (Number.isSafeInteger(revision) && revision > 0) meta.leaderRevision = revision;
   return meta;
 }

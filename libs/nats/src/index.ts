@@ -10,3 +10,7 @@ export type { JsonKv } from './json-kv-store.js';
 export { NatsEventRecorder } from './event-recorder.js';
 export { SharedSettingMismatchError, agreeOnSetting, sharedSettingKey } from './shared-settings.js';
 export type { SettingsKv, SharedSettingRecord } from './shared-settings.js';
+export { DEFAULT_LEADER_ELECTION, FencingTokenFilter, LeaderElector, LeaderFence, LeaderLeaseStore, NotLeaderError, leaderElectionProblem, leaderLeaseKey } from './leader-election.js';
+export type { LeaderElectionOptions, LeaderElectionRecord, LeaderLeaseSnapshot, LeaderRole, LeadershipListener, LeadershipStatus } from './leader-election.js';
+export { KvLeaderLeaseStore } from './kv-leader-lease-store.js';
+export type { LeaderLeaseKv } from './kv-leader-lease-store.js';

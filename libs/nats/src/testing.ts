@@ -1,6 +1,7 @@
 /** The NATS lib's test doubles, for unit tests only (the lib's testing door: `@app/nats/testing`). */
 import type { KV, KvEntry, KvWatchEntry } from '@nats-io/kv';
 import type { QueuedIterator } from '@nats-io/transport-node';
+import { LeaderFence } from './leader-election.js';
 
 type FakeKvMethods = Pick<KV, 'get' | 'put' | 'delete' | 'keys' | 'create' | 'update' | 'watch' | 'status'>;
 
@@ -20,10 +21,10 @@ function matches(filter: string, key: string): boolean {
 
 /**
  * A KV bucket in memory with the server's revision rules: `create` fails on
- * a live key, `update` fails on a stale revision, `delete` leaves a DEL
- * marker. A `watch` gets the last entry of each matching key first (`delta`
- * counting down to 0), then every write in order. `failNext` makes the next
- * call of a method reject.
+ * a live key, `update` (and `delete` with `previousSeq`) fails on a stale
+ * revision, `delete` leaves a DEL marker. A `watch` gets the last entry of
+ * each matching key first (`delta` counting down to 0), then every write in
+ * order. `failNext` makes the next call of a method reject.
  */
 export class FakeKv implements FakeKvMethods {
   private readonly entries = new Map<string, KvEntry>();
@@ -68,8 +69,10 @@ export class FakeKv implements FakeKvMethods {
     });
   }
 
-  delete(key: string): Promise<void> {
+  /** With `previousSeq`, only while the key is at that revision (as the server's expected-last-subject-sequence). */
+  delete(key: string, opts?: { previousSeq?: number }): Promise<void> {
     return this.call('delete', key, () => {
+      if (opts?.previousSeq !== undefined && (this.entries.get(key)?.revision ?? 0) !== opts.previousSeq) throw new Error('wrong last sequence');
       if (this.entries.has(key)) this.write(key, '', 'DEL');
     });
   }
@@ -155,5 +158,13 @@ export class FakeKv implements FakeKvMethods {
       throw err;
     }
     return fn();
+  }
+}
+
+/** A LeaderFence that leads with `token` until told otherwise (`token = undefined`: a standby). */
+export class FakeLeaderFence extends LeaderFence {
+  token: number | undefined = 1;
+  get fencingToken(): number | undefined {
+    return this.token;
   }
 }

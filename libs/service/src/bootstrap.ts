@@ -9,9 +9,11 @@ import 'reflect-metadata';
 import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplication } from '@nestjs/common';
+import { SystemClock } from '@app/clock';
 import { ConfigError, parseEnv, sharedSchema, type ConfigOf, type EnvSchema, type SharedConfig } from '@app/config';
-import { NatsBus, SharedSettingMismatchError, agreeOnSetting, connectNats, connectionName, ensureBuckets, type BucketId, type KV } from '@app/nats';
+import { KvLeaderLeaseStore, LeaderElector, NatsBus, SharedSettingMismatchError, agreeOnSetting, connectNats, connectionName, ensureBuckets, leaderElectionProblem, type BucketId, type KV } from '@app/nats';
 import { NestPinoLogger, createLogger, createMetricsRegistry, type Logger } from '@app/observability';
+import { leaderElectionOf, leaderElectionSchema, watchLeadership } from './leadership.js';
 import { CoreModule } from './core.module.js';
 import { HealthChecks } from './health.js';
 import { KubeletNatsTransport } from './nats-transport.js';
@@ -31,6 +33,12 @@ export const DEFAULT_PORTS: Readonly<Record<ServiceName, number>> = {
   'status-manager': 10315,
   'cri-gateway': 10316,
 };
+
+/**
+ * The services of which one instance acts at a time: a second instance is a
+ * standby that takes over when the leader dies (leadership.ts).
+ */
+export const SINGLE_ACTIVE_SERVICES: readonly ServiceName[] = ['sync-loop', 'pleg', 'status-manager'];
 
 export interface ServiceDefinition<S extends EnvSchema> {
   service: ServiceName;
@@ -52,9 +60,9 @@ export interface ServiceDefinition<S extends EnvSchema> {
 
 export type FullConfig<S extends EnvSchema> = SharedConfig & ConfigOf<S>;
 
-/** The full schema of a service: shared variables plus its own. */
+/** The full schema of a service: shared variables, the leader election's for single-active services, and its own. */
 export function serviceSchema<S extends EnvSchema>(def: Pick<ServiceDefinition<S>, 'service' | 'schema'>) {
-  return { ...sharedSchema(DEFAULT_PORTS[def.service]), ...def.schema };
+  return { ...sharedSchema(DEFAULT_PORTS[def.service]), ...(SINGLE_ACTIVE_SERVICES.includes(def.service) ? leaderElectionSchema : {}), ...def.schema };
 }
 
 /** Parses the environment for a service; throws ConfigError. */
@@ -62,7 +70,10 @@ export function loadServiceConfig<S extends EnvSchema>(
   def: Pick<ServiceDefinition<S>, 'service' | 'schema'>,
   source: NodeJS.ProcessEnv = process.env,
 ): FullConfig<S> {
-  return parseEnv(serviceSchema(def), source);
+  const config = parseEnv(serviceSchema(def), source);
+  const election = SINGLE_ACTIVE_SERVICES.includes(def.service) ? leaderElectionProblem(leaderElectionOf(config)) : undefined;
+  if (election) throw new ConfigError([`LEADER_LEASE_DURATION, LEADER_RENEW_DEADLINE and LEADER_RETRY_PERIOD do not fit: ${election}`]);
+  return config;
 }
 
 export interface RunningService {
@@ -79,9 +90,12 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
   const health = new HealthChecks();
   const metrics = createMetricsRegistry({ service: def.service, node });
 
+  const singleActive = SINGLE_ACTIVE_SERVICES.includes(def.service);
+
   const connection = await connectNats({ servers: config.NATS_URL, name, logger });
   health.addReadiness('nats', () => (connection.isClosed() ? { ok: false, detail: 'connection closed' } : { ok: true, detail: connection.getServer() }));
-  const buckets: Partial<Record<BucketId, KV>> = def.buckets && def.buckets.length > 0 ? await ensureBuckets(connection, def.buckets) : {};
+  const bucketIds = singleActive && !def.buckets?.includes('leases') ? [...(def.buckets ?? []), 'leases' as const] : (def.buckets ?? []);
+  const buckets: Partial<Record<BucketId, KV>> = bucketIds.length > 0 ? await ensureBuckets(connection, bucketIds) : {};
   try {
     for (const setting of def.sharedSettings ?? []) {
       const leases = buckets.leases;
@@ -92,6 +106,16 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
     await connection.close();
     throw err;
   }
+
+  // Single-active services campaign for the leader lease once they are up; until they lead they are standbys.
+  const leadership =
+    singleActive && buckets.leases
+      ? new LeaderElector(new KvLeaderLeaseStore(buckets.leases, node, def.service), new SystemClock(), logger.child({ component: 'leader-election' }), {
+          identity: config.INSTANCE_ID,
+          ...leaderElectionOf(config),
+        })
+      : undefined;
+  if (leadership) watchLeadership(leadership, def.service, health, metrics);
 
   const extraSubjects: string[] = [];
   const transport = new KubeletNatsTransport({ connection, node, service: def.service, logger, queue: def.queue ?? def.service });
@@ -106,6 +130,7 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
     health,
     subjects: () => [...transport.subjects, ...extraSubjects],
     addSubjects: (subjects) => void extraSubjects.push(...subjects),
+    ...(leadership ? { leadership } : {}),
   };
 
   @Module({ imports: [CoreModule.forRoot(ctx), def.module] })
@@ -128,6 +153,7 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
   await connection.flush(); // the server has our SUBs once the flush returns
   subscriptionsBound = true;
   await app.listen(config.PORT, config.HOST);
+  leadership?.start();
   logger.info(
     { port: config.PORT, host: config.HOST, subjects: ctx.subjects(), startupMs: Date.now() - startedAt.getTime() },
     'service ready',
@@ -138,6 +164,7 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
     stopping ??= (async () => {
       logger.info({ reason }, 'shutting down: no new work');
       health.markDraining();
+      await leadership?.stop(); // stop acting, then hand the lease over: a standby leads at once
       await app.close(); // unsubscribes (transport.close) and closes HTTP
       await connection.drain(); // in-flight messages are handled, then the connection closes
       logger.info('shut down cleanly');

@@ -3,7 +3,7 @@
  * config, logger, metrics registry, NATS connection and bus, KV buckets and
  * health checks. Apps inject the narrow piece they need.
  */
-import type { BucketId, KV, NatsConnection } from '@app/nats';
+import type { BucketId, KV, LeaderElector, NatsConnection } from '@app/nats';
 import { NatsBus } from '@app/nats';
 import type { Logger, Registry } from '@app/observability';
 import type { SharedConfig } from '@app/config';
@@ -30,6 +30,8 @@ export interface ServiceContext<C extends SharedConfig = SharedConfig> {
   subjects: () => readonly string[];
   /** Records subjects subscribed to outside the transport (dynamic or hot-path subscriptions). */
   addSubjects: (subjects: readonly string[]) => void;
+  /** Single-active services only: the leader election (also provided as LeaderElector and LeaderFence). */
+  leadership?: LeaderElector;
 }
 
 /** Injection tokens (symbols, since most of these are interfaces). */

@@ -2,7 +2,7 @@ import { Controller, Get, Header, HttpCode, Inject, Module, Res, type DynamicMod
 import { MessagePattern } from '@nestjs/microservices';
 import type { Response } from 'express';
 import { Subjects, type ServiceInfo } from '@app/contracts';
-import { NatsBus } from '@app/nats';
+import { LeaderElector, LeaderFence, NatsBus } from '@app/nats';
 import { Registry } from '@app/observability';
 import { HealthChecks } from './health.js';
 import {
@@ -65,14 +65,26 @@ export class ServiceInfoController {
       startedAt: identity.startedAt.toISOString(),
       httpPort: config.PORT,
       subjects: [...this.ctx.subjects()],
+      ...(this.ctx.leadership ? { leadership: this.ctx.leadership.status() } : {}),
     };
   }
 }
 
-/** The providers every service shares; global so that app modules just inject them. */
+/**
+ * The providers every service shares; global so that app modules just
+ * inject them. Single-active services also get their LeaderElector (to
+ * follow leadership) and the same object as LeaderFence (for the adapters
+ * that write on the leader's behalf).
+ */
 @Module({})
 export class CoreModule {
   static forRoot(ctx: ServiceContext): DynamicModule {
+    const leadership = ctx.leadership
+      ? [
+          { provide: LeaderElector, useValue: ctx.leadership },
+          { provide: LeaderFence, useValue: ctx.leadership },
+        ]
+      : [];
     return {
       module: CoreModule,
       global: true,
@@ -85,8 +97,9 @@ export class CoreModule {
         { provide: NATS_CONNECTION, useValue: ctx.connection },
         { provide: NatsBus, useValue: ctx.bus },
         { provide: HealthChecks, useValue: ctx.health },
+        ...leadership,
       ],
-      exports: [SERVICE_CONTEXT, SERVICE_CONFIG, SERVICE_LOGGER, METRICS_REGISTRY, NATS_CONNECTION, NatsBus, HealthChecks],
+      exports: [SERVICE_CONTEXT, SERVICE_CONFIG, SERVICE_LOGGER, METRICS_REGISTRY, NATS_CONNECTION, NatsBus, HealthChecks, ...leadership.map((p) => p.provide)],
     };
   }
 }

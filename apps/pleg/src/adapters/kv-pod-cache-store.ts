@@ -1,13 +1,22 @@
 import type { PodCacheEntry, PodCacheGlobal } from '@app/contracts';
-import { JsonKvStore, type JsonKv } from '@app/nats';
+import { JsonKvStore, type JsonKv, type LeaderFence } from '@app/nats';
 import { PodCacheStore } from '../ports.js';
 
-/** The `pod-cache` bucket: `<node>.pod.<uid>` per pod (podCacheKey), `<node>.global` for the relist time (podCacheGlobalKey). */
+/**
+ * The `pod-cache` bucket: `<node>.pod.<uid>` per pod (podCacheKey),
+ * `<node>.global` for the relist time (podCacheGlobalKey). Writes are the
+ * leader's only: each is refused (NotLeaderError) once this instance may no
+ * longer act as leader.
+ */
 export class KvPodCacheStore extends PodCacheStore {
   private readonly entries: JsonKvStore<PodCacheEntry>;
   private readonly node: JsonKvStore<PodCacheGlobal>;
 
-  constructor(kv: JsonKv, node: string) {
+  constructor(
+    kv: JsonKv,
+    node: string,
+    private readonly fence: LeaderFence,
+  ) {
     super();
     this.entries = new JsonKvStore(kv, node, 'pod');
     this.node = new JsonKvStore(kv, node);
@@ -17,13 +26,16 @@ export class KvPodCacheStore extends PodCacheStore {
     const global = (await this.node.get('global'))?.timestamp ?? 0;
     return { entries, global };
   }
-  set(entry: PodCacheEntry): Promise<void> {
+  async set(entry: PodCacheEntry): Promise<void> {
+    this.fence.check('write the pod cache');
     return this.entries.put(entry.uid, entry);
   }
-  delete(uid: string): Promise<void> {
+  async delete(uid: string): Promise<void> {
+    this.fence.check('write the pod cache');
     return this.entries.delete(uid);
   }
-  updateTime(timestamp: number, relistThresholdMs?: number): Promise<void> {
+  async updateTime(timestamp: number, relistThresholdMs?: number): Promise<void> {
+    this.fence.check('write the pod cache');
     return this.node.put('global', { timestamp, ...(relistThresholdMs !== undefined ? { relistThresholdMs } : {}) });
   }
 }

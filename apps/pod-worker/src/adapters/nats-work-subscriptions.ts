@@ -1,14 +1,24 @@
+import { SystemClock } from '@app/clock';
 import { Subjects } from '@app/contracts';
-import type { NatsConnection } from '@app/nats';
+import { FencingTokenFilter, readMeta, type NatsConnection } from '@app/nats';
+import type { Logger } from '@app/observability';
 import { WorkSubscriptions } from '../ports.js';
 
-/** One plain subscription per owned shard, on `kubelet.<node>.work.<shard>.*` (no queue group: a shard has one owner). */
+/**
+ * One plain subscription per owned shard, on `kubelet.<node>.work.<shard>.*`
+ * (no queue group: a shard has one owner). Work from a sync-loop leader that
+ * was deposed (a fencing token in Kubelet-Leader-Revision lower than the
+ * highest seen) is dropped here, before it reaches a pod worker.
+ */
 export class NatsWorkSubscriptions extends WorkSubscriptions {
   constructor(
     private readonly nc: NatsConnection,
     private readonly node: string,
     /** Records the subject among the service's subjects (ServiceContext.addSubjects). */
     private readonly addSubjects: (subjects: readonly string[]) => void,
+    private readonly logger?: Logger,
+    /** Shared by every shard: the sync loop's terms are node-wide. */
+    private readonly fence = new FencingTokenFilter(new SystemClock()),
   ) {
     super();
   }
@@ -17,7 +27,14 @@ export class NatsWorkSubscriptions extends WorkSubscriptions {
     const subject = Subjects.work.wildcard(this.node, shard);
     const sub = this.nc.subscribe(subject, {
       callback: (err, msg) => {
-        if (!err) onMessage(msg.subject, msg.data);
+        if (err) return;
+        const token = readMeta(msg.headers).leaderRevision;
+        const verdict = this.fence.accept(token);
+        if (!verdict.ok) {
+          this.logger?.warn({ subject: msg.subject, token, highest: verdict.highest }, 'dropped work from a deposed sync-loop leader');
+          return;
+        }
+        onMessage(msg.subject, msg.data);
       },
     });
     this.addSubjects([subject]);

@@ -2,7 +2,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PodRecord, ProbeResultRecord } from '@app/contracts';
-import { FakeKv } from '@app/nats/testing';
+import { NotLeaderError } from '@app/nats';
+import { FakeKv, FakeLeaderFence } from '@app/nats/testing';
 import type { StatusEntry } from '../status-store.js';
 import { KvDesiredPods } from './kv-desired-pods.js';
 import { KvProbeResults } from './kv-probe-results.js';
@@ -11,13 +12,25 @@ import { KvStatusStore } from './kv-status-store.js';
 describe('KvStatusStore', () => {
   it('puts, loads and deletes statuses at <node>.<uid>', async () => {
     const kv = new FakeKv('pod-status');
-    const store = new KvStatusStore(kv, 'node-a');
+    const store = new KvStatusStore(kv, 'node-a', new FakeLeaderFence());
     const entry = { version: 1, status: { phase: 'Pending' } } as unknown as StatusEntry;
     await store.put('u1', entry);
     assert.deepEqual(JSON.parse(kv.text('node-a.u1') ?? ''), entry);
     assert.deepEqual(await store.load(), [['u1', entry]]);
     await store.delete('u1');
     assert.deepEqual(await store.load(), []);
+  });
+
+  it('refuses every write once this instance is not the leader, and still reads', async () => {
+    const kv = new FakeKv('pod-status');
+    const fence = new FakeLeaderFence();
+    const store = new KvStatusStore(kv, 'node-a', fence);
+    const entry = { version: 1, status: { phase: 'Pending' } } as unknown as StatusEntry;
+    await store.put('u1', entry);
+    fence.token = undefined;
+    await assert.rejects(store.put('u1', { ...entry, version: 2 }), NotLeaderError);
+    await assert.rejects(store.delete('u1'), NotLeaderError);
+    assert.deepEqual(await store.load(), [['u1', entry]]);
   });
 });
 

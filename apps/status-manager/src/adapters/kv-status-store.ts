@@ -1,22 +1,28 @@
-import { JsonKvStore, type JsonKv } from '@app/nats';
+import { JsonKvStore, type JsonKv, type LeaderFence } from '@app/nats';
 import { StatusStore } from '../ports.js';
 import type { StatusEntry } from '../status-store.js';
 
-/** The `pod-status` bucket: `<node>.<uid>`. */
+/** The `pod-status` bucket: `<node>.<uid>`. Writes are the leader's only: refused (NotLeaderError) once this instance may no longer act as leader. */
 export class KvStatusStore extends StatusStore {
   private readonly statuses: JsonKvStore<StatusEntry>;
 
-  constructor(kv: JsonKv, node: string) {
+  constructor(
+    kv: JsonKv,
+    node: string,
+    private readonly fence: LeaderFence,
+  ) {
     super();
     this.statuses = new JsonKvStore(kv, node);
   }
   async load(): Promise<[string, StatusEntry][]> {
     return [...(await this.statuses.entries())];
   }
-  put(uid: string, entry: StatusEntry): Promise<void> {
+  async put(uid: string, entry: StatusEntry): Promise<void> {
+    this.fence.check('write the pod-status bucket');
     return this.statuses.put(uid, entry);
   }
-  delete(uid: string): Promise<void> {
+  async delete(uid: string): Promise<void> {
+    this.fence.check('write the pod-status bucket');
     return this.statuses.delete(uid);
   }
 }

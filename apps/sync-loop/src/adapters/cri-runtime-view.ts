@@ -1,12 +1,14 @@
 import type { CriRuntime } from '@app/cri';
 import { KubeletLabels } from '@app/kube';
+import type { LeaderFence } from '@app/nats';
 import { RuntimeView, type RuntimeContainer, type RuntimePod } from '../ports.js';
 
-/** The runtime's pods and containers, through the CRI. */
+/** The runtime's pods and containers, through the CRI; removing a container is the leader's only. */
 export class CriRuntimeView extends RuntimeView {
   constructor(
     private readonly cri: CriRuntime,
     private readonly node: string,
+    private readonly fence: LeaderFence,
   ) {
     super();
   }
@@ -36,6 +38,7 @@ export class CriRuntimeView extends RuntimeView {
     return res.containers.map((c) => ({ id: c.id, name: c.labels[KubeletLabels.containerName] ?? c.metadata?.name ?? '', state: c.state, createdAt: Number(c.createdAt) / 1e6 }));
   }
   async removeContainer(id: string): Promise<void> {
+    this.fence.check('remove a container');
     await this.cri.runtime('RemoveContainer', { containerId: id });
   }
 }

@@ -2,7 +2,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PodRecord, PodSyncStatusRecord, VersionedPodStatusRecord } from '@app/contracts';
-import { FakeKv } from '@app/nats/testing';
+import { NotLeaderError } from '@app/nats';
+import { FakeKv, FakeLeaderFence } from '@app/nats/testing';
 import { KvNodeState } from './kv-node-state.js';
 import { KvPodStore } from './kv-pod-store.js';
 
@@ -11,7 +12,7 @@ const record = (uid: string): PodRecord => ({ pod: { metadata: { uid, name: uid,
 describe('KvPodStore', () => {
   it('the podManager at <node>.pod.<uid>, the work queue at <node>.queue.<uid>', async () => {
     const kv = new FakeKv('pods');
-    const store = new KvPodStore(kv, 'node-a');
+    const store = new KvPodStore(kv, 'node-a', new FakeLeaderFence());
     await store.putPod(record('u1'));
     await store.putQueue('u1', 42);
     assert.deepEqual(JSON.parse(kv.text('node-a.pod.u1') ?? ''), record('u1'));
@@ -22,6 +23,20 @@ describe('KvPodStore', () => {
     await store.deleteQueue('u1');
     assert.deepEqual(await store.loadPods(), []);
     assert.deepEqual(await store.loadQueue(), new Map());
+  });
+
+  it('refuses every write once this instance is not the leader, and still reads', async () => {
+    const kv = new FakeKv('pods');
+    const fence = new FakeLeaderFence();
+    const store = new KvPodStore(kv, 'node-a', fence);
+    await store.putPod(record('u1'));
+    fence.token = undefined;
+    await assert.rejects(store.putPod(record('u2')), NotLeaderError);
+    await assert.rejects(store.deletePod('u1'), NotLeaderError);
+    await assert.rejects(store.putQueue('u1', 1), NotLeaderError);
+    await assert.rejects(store.deleteQueue('u1'), NotLeaderError);
+    assert.deepEqual(await store.loadPods(), [record('u1')]);
+    assert.deepEqual(kv.calls.filter((c) => !c.startsWith('get') && !c.startsWith('keys')), ['put node-a.pod.u1']);
   });
 });
 

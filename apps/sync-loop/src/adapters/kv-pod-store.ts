@@ -1,13 +1,21 @@
 import type { PodRecord, WorkQueueRecord } from '@app/contracts';
-import { JsonKvStore, desiredPodsStore, type JsonKv } from '@app/nats';
+import { JsonKvStore, desiredPodsStore, type JsonKv, type LeaderFence } from '@app/nats';
 import { PodStore } from '../ports.js';
 
-/** The `pods` bucket: the podManager at `<node>.pod.<uid>`, the work queue at `<node>.queue.<uid>`. */
+/**
+ * The `pods` bucket: the podManager at `<node>.pod.<uid>`, the work queue at
+ * `<node>.queue.<uid>`. Writes are the leader's only: each is refused
+ * (NotLeaderError) once this instance may no longer act as leader.
+ */
 export class KvPodStore extends PodStore {
   private readonly pods: JsonKvStore<PodRecord>;
   private readonly queue: JsonKvStore<WorkQueueRecord>;
 
-  constructor(kv: JsonKv, node: string) {
+  constructor(
+    kv: JsonKv,
+    node: string,
+    private readonly fence: LeaderFence,
+  ) {
     super();
     this.pods = desiredPodsStore(kv, node);
     this.queue = new JsonKvStore(kv, node, 'queue');
@@ -15,19 +23,23 @@ export class KvPodStore extends PodStore {
   loadPods(): Promise<PodRecord[]> {
     return this.pods.values();
   }
-  putPod(record: PodRecord): Promise<void> {
+  async putPod(record: PodRecord): Promise<void> {
+    this.fence.check('write the pods bucket');
     return this.pods.put(record.pod.metadata.uid ?? '', record);
   }
-  deletePod(uid: string): Promise<void> {
+  async deletePod(uid: string): Promise<void> {
+    this.fence.check('write the pods bucket');
     return this.pods.delete(uid);
   }
   async loadQueue(): Promise<Map<string, number>> {
     return new Map([...(await this.queue.entries())].map(([uid, r]) => [uid, r.dueAt]));
   }
-  putQueue(uid: string, dueAt: number): Promise<void> {
+  async putQueue(uid: string, dueAt: number): Promise<void> {
+    this.fence.check('write the pods bucket');
     return this.queue.put(uid, { dueAt });
   }
-  deleteQueue(uid: string): Promise<void> {
+  async deleteQueue(uid: string): Promise<void> {
+    this.fence.check('write the pods bucket');
     return this.queue.delete(uid);
   }
 }

@@ -12,15 +12,22 @@ import {
   type SyncPodType,
   type UpdatePodOptionsMessage,
 } from '@app/contracts';
-import type { NatsBus } from '@app/nats';
+import type { LeaderFence, NatsBus } from '@app/nats';
 import { SyncLoopOutbox } from '../ports.js';
 
-/** What the sync loop sends: work by shard, statusManager and probeManager calls, and its one request (the sources' listings). */
+/**
+ * What the sync loop sends: work by shard, statusManager and probeManager
+ * calls, and its one request (the sources' listings). Only the leader sends:
+ * each message carries its term's fencing token (Kubelet-Leader-Revision,
+ * which the pod workers check on work), and is refused (NotLeaderError) once
+ * this instance may no longer act as leader.
+ */
 export class NatsSyncLoopOutbox extends SyncLoopOutbox {
   constructor(
     private readonly bus: NatsBus,
     private readonly node: string,
     private readonly shards: number,
+    private readonly fence: LeaderFence,
     private readonly onDispatch?: (updateType: SyncPodType) => void,
   ) {
     super();
@@ -28,6 +35,7 @@ export class NatsSyncLoopOutbox extends SyncLoopOutbox {
 
   dispatch(pod: Pod, updateType: SyncPodType, startTime: Date, killPodOptions?: KillPodOptions, runningPodOnly = false): void {
     const uid = pod.metadata.uid ?? '';
+    const leaderRevision = this.fence.check('dispatch work');
     const msg: UpdatePodOptionsMessage = {
       type: MessageTypes.updatePodOptions,
       updateType,
@@ -36,18 +44,20 @@ export class NatsSyncLoopOutbox extends SyncLoopOutbox {
       ...(killPodOptions && Object.keys(killPodOptions).length > 0 ? { killPodOptions } : {}),
       ...(runningPodOnly ? { runningPodOnly } : {}),
     };
-    this.bus.publish(Subjects.work.build(this.node, shardOf(uid, this.shards), uid), msg, { podUid: uid });
+    this.bus.publish(Subjects.work.build(this.node, shardOf(uid, this.shards), uid), msg, { podUid: uid, leaderRevision });
     this.onDispatch?.(updateType);
   }
 
   status(verb: StatusVerb, uid: string, args: Record<string, unknown>): void {
+    const leaderRevision = this.fence.check(`send ${verb}`);
     const msg: StatusCommandMessage = { type: MessageTypes.statusCommand, podUid: uid, args };
-    this.bus.publish(Subjects.status.build(this.node, verb, uid), msg, { podUid: uid });
+    this.bus.publish(Subjects.status.build(this.node, verb, uid), msg, { podUid: uid, leaderRevision });
   }
 
   prober(verb: ProberVerb, pods: Pod[], podUids?: string[]): void {
+    const leaderRevision = this.fence.check(`send ${verb}`);
     const msg: ProberCommandMessage = { type: MessageTypes.proberCommand, pods, ...(podUids ? { podUids } : {}) };
-    this.bus.publish(Subjects.prober.build(this.node, verb), msg);
+    this.bus.publish(Subjects.prober.build(this.node, verb), msg, { leaderRevision });
   }
 
   async sourcesSnapshot(): Promise<SourcesSnapshotMessage | undefined> {
