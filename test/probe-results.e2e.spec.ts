@@ -2,7 +2,9 @@
  * Probe results are level-triggered (the prober's `probe-results` bucket)
  * on the real stack: a pod with a readiness probe stays Ready in GET /pods,
  * polled every 150 ms, while the pod-worker, the status manager, and the
- * prober then the pod-worker are SIGKILLed and started again; and a
+ * prober then the pod-worker are SIGKILLed and started again; a prober
+ * restarted alone probes at once (a failing probe shows in /pods within
+ * seconds, not at the pod's next sync); and a
  * readiness change whose messages were lost (the status manager was down
  * when the prober and the pod worker sent them) is in /pods as soon as the
  * status manager is back, not at the pod's next periodic sync (a minute).
@@ -143,6 +145,25 @@ describe('probe results across restarts on the real stack', { timeout: 300_000 }
     const samples = await watch.stop();
     assert.deepEqual(samples.filter((s) => s.ready !== 'True'), [], describeSamples(samples));
     assert.equal((await readinessRecord())?.result, 'Success');
+  });
+
+  // Runs right after a pod-worker restart resynced the pod: its next periodic sync (and AddPod) is a minute away.
+  it('the prober SIGKILLed and started again alone: it probes at once, so a readiness failure is in /pods within seconds, not at the pod\'s next sync', async () => {
+    const watch = watchReady();
+    const { readyAt } = await killAndRestart('prober');
+    const removedAt = Date.now();
+    rmSync(join(data(), 'ready'));
+    try {
+      // Period 1 s, failureThreshold 3: about 3 s of probing, then the sync it causes.
+      await stack.waitForPod('web', 'NotReady after the prober restart', (s) => readyOf(s) === 'False', 15_000);
+      const samples = await watch.stop();
+      assert.deepEqual(samples.filter((s) => s.at < readyAt && s.ready !== 'True'), [], `Ready until the new prober: ${describeSamples(samples)}`);
+      console.log(`# NotReady in /pods ${Date.now() - removedAt} ms after the probe started failing (the prober restarted ${removedAt - readyAt} ms before)`);
+    } finally {
+      await watch.stop();
+      writeFileSync(join(data(), 'ready'), 'yes\n');
+    }
+    await stack.waitForPod('web', 'Ready again', (s) => readyOf(s) === 'True', 15_000);
   });
 
   it('readiness lost while the status manager was down: /pods says NotReady as soon as it is back, and Ready again once the probe passes', async () => {

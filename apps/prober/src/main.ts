@@ -6,5 +6,5 @@ await runService({
   service: 'prober',
   schema: proberConfigSchema,
   module: ProberModule,
-  buckets: ['probeResults'],
+  buckets: ['probeResults', 'pods', 'podStatus'],
 });

@@ -4,7 +4,7 @@
  * events and metrics go. The adapters are in adapters/, the fakes in
  * testing.ts.
  */
-import type { ProbeResultMessage, ProbeResultRecord, ProbeType } from '@app/contracts';
+import type { PodRecord, PodStatus, ProbeResultMessage, ProbeResultRecord, ProbeType } from '@app/contracts';
 import type { ProbeEvent } from './worker.js';
 
 /**
@@ -20,6 +20,26 @@ export abstract class ProbeResultStore {
   abstract put(record: ProbeResultRecord): Promise<void>;
   /** Removes the worker's record (results.Manager.Remove). */
   abstract delete(podUid: string, containerName: string, probeType: ProbeType): Promise<void>;
+}
+
+/** A pod's status as the status manager keeps it. */
+export interface KeptPodStatus {
+  status: PodStatus;
+  /** It came from TerminatePod: that instance of the pod has finished. */
+  podIsFinished: boolean;
+}
+
+/**
+ * What a restarted prober reads once at start to probe again the pods it
+ * probed before, without waiting for their next sync's AddPod (upstream, a
+ * restarted kubelet adds every pod again, and AddPod runs for each): the
+ * sync loop's desired pods and the status manager's statuses. Read only.
+ */
+export abstract class ProbedPodSource {
+  /** The node's desired pods (the `pods` bucket, podManager.GetPods). */
+  abstract desiredPods(): Promise<PodRecord[]>;
+  /** The status manager's statuses (the `pod-status` bucket), by pod UID. */
+  abstract podStatuses(): Promise<Map<string, KeptPodStatus>>;
 }
 
 /** Where result changes are announced (upstream: the results managers' Updates() channels). */

@@ -4,8 +4,8 @@ import { FakeClock } from '@app/clock/testing';
 import type { Container, ContainerStatus, Pod, PodStatus, Probe, ProbeResultRecord, ProbeResultValue, ProbeType } from '@app/contracts';
 import { Registry } from '@app/observability';
 import { PromProberMetrics } from './adapters/prom-prober-metrics.js';
-import { DefaultProberManager, SAVE_RETRY_MS } from './prober-manager.js';
-import { FakeProbeEventSink, FakeProberMetrics, FakeProbeHandler, FakeProbeResultStore, FakeResultSink } from './testing.js';
+import { DefaultProberManager, SAVE_RETRY_MS, podsToProbeAgain } from './prober-manager.js';
+import { FakeProbeEventSink, FakeProbedPodSource, FakeProberMetrics, FakeProbeHandler, FakeProbeResultStore, FakeResultSink } from './testing.js';
 
 const S = 1000;
 const T0 = Date.UTC(2026, 0, 1);
@@ -35,13 +35,13 @@ function status(statuses: ContainerStatus[], o: { phase?: PodStatus['phase']; in
   return { phase: o.phase ?? 'Running', podIP: '10.88.0.7', hostIP: '192.168.1.2', containerStatuses: statuses, ...(o.init ? { initContainerStatuses: o.init } : {}) };
 }
 
-function setup(random: () => number = () => 0, store = new FakeProbeResultStore()) {
+function setup(random: () => number = () => 0, store = new FakeProbeResultStore(), pods?: FakeProbedPodSource) {
   const clock = new FakeClock();
   const handler = new FakeProbeHandler();
   const sink = new FakeResultSink();
   const metrics = new FakeProberMetrics();
   const events = new FakeProbeEventSink();
-  const manager = new DefaultProberManager({ clock, handler, sink, store, metrics, events, random });
+  const manager = new DefaultProberManager({ clock, handler, sink, store, metrics, events, random, ...(pods ? { pods } : {}) });
   return { clock, handler, sink, store, metrics, events, manager };
 }
 
@@ -388,7 +388,7 @@ describe('ProberManager results in the probe-results store (results.Manager)', (
   it('a restarted prober resumes from the kept readiness Success of the same container: Ready at once, nothing written or announced', async () => {
     const store = new FakeProbeResultStore([kept('app', 'readiness', 'abc', 'Success')]);
     const { clock, handler, sink, manager } = setup(() => 0.5, store);
-    assert.equal(await manager.restore(), 1);
+    assert.deepEqual(await manager.restore(), { results: 1, pods: 0 });
     handler.block();
     manager.addPod(makePod('u1', [{ name: 'app', readinessProbe: probe({ periodSeconds: 10 }) }]));
     manager.updatePodStatus('u1', status([containerStatus('app', 'abc')]));
@@ -435,4 +435,77 @@ describe('ProberManager results in the probe-results store (results.Manager)', (
     await clock.step(0);
     assert.deepEqual([...store.records.keys()], ['u1/app/readiness']);
   });
+});
+
+describe('ProberManager.restore: a restarted prober probes the running pods again at once (issue 12)', () => {
+  const kept = (containerName: string, probeType: ProbeType, containerId: string, result: ProbeResultValue, podUid = 'u1'): ProbeResultRecord => ({ podUid, containerName, probeType, containerId, result, time: T0 });
+  const web = (uid = 'u1') => makePod(uid, [{ name: 'app', readinessProbe: probe(), livenessProbe: probe() }]);
+  const readyStatus = (id = 'abc') => status([{ ...containerStatus('app', id, 'running', true), ready: true }]);
+
+  it('the kept Ready pod stays Ready, is probed within a period, and a failing readiness probe makes it NotReady without any AddPod', async () => {
+    const store = new FakeProbeResultStore([kept('app', 'readiness', 'abc', 'Success'), kept('app', 'liveness', 'abc', 'Success')]);
+    const pods = new FakeProbedPodSource().pod(web()).status('u1', readyStatus());
+    const { clock, handler, sink, manager } = setup(() => 0.5, store, pods);
+    assert.deepEqual(await manager.restore(), { results: 2, pods: 1 });
+    assert.equal(manager.hasWorker('u1', 'app', 'readiness'), true);
+    assert.equal(manager.hasWorker('u1', 'app', 'liveness'), true);
+    handler.otherwise = { result: 'Failure', output: 'no' };
+    await clock.step(S / 2); // the random offset: the first probes
+    assert.equal(manager.isReady('u1', 'app'), true, 'resumed from the kept Success');
+    assert.ok(handler.runs.length > 0, 'probed within a period of the start');
+    await clock.step(2 * S); // failureThreshold 3
+    assert.equal(manager.isReady('u1', 'app'), false);
+    assert.equal(store.result('u1', 'app', 'readiness'), 'Failure');
+    assert.deepEqual(sink.results('readiness', 'abc'), ['Failure']);
+    assert.deepEqual(sink.results('liveness', 'abc'), ['Failure']);
+  });
+
+  it('the AddPod of the pod\'s next sync adds no second worker', async () => {
+    const pods = new FakeProbedPodSource().pod(web()).status('u1', readyStatus());
+    const { manager } = setup(() => 0, new FakeProbeResultStore(), pods);
+    await manager.restore();
+    manager.addPod(web());
+    assert.equal(manager.workerCount(), 2);
+  });
+
+  it('a kept result for another container is not adopted: the running container starts from the initial value', async () => {
+    const store = new FakeProbeResultStore([kept('app', 'readiness', 'old', 'Success')]);
+    const pods = new FakeProbedPodSource().pod(makePod('u1', [{ name: 'app', readinessProbe: probe() }])).status('u1', readyStatus('new'));
+    const { clock, handler, manager } = setup(() => 0, store, pods);
+    handler.block();
+    await manager.restore();
+    await clock.step(0);
+    assert.equal(manager.isReady('u1', 'app'), false);
+    assert.equal(store.records.get('u1/app/readiness')?.containerId, 'new');
+    handler.unblock();
+  });
+
+  it('a read that fails rejects restore (the prober does not start half-blind)', async () => {
+    const pods = new FakeProbedPodSource().pod(web()).status('u1', readyStatus()).failNext();
+    const { manager } = setup(() => 0, new FakeProbeResultStore(), pods);
+    await assert.rejects(manager.restore(), /read failed/);
+  });
+
+  const cases: { name: string; record?: { admitted?: boolean; terminationRequested?: boolean }; status?: PodStatus | 'none'; finished?: boolean; uid?: string; want: boolean }[] = [
+    { name: 'a running pod is probed again', want: true },
+    { name: 'a pending pod (no container yet) is probed again, as AddPod adds it before its containers start', status: status([], { phase: 'Pending' }), want: true },
+    { name: 'a pod not admitted is not', record: { admitted: false }, want: false },
+    { name: 'a pod whose termination was asked for is not (its pod worker removes it)', record: { terminationRequested: true }, want: false },
+    { name: 'a pod never synced (no status) is not', status: 'none', want: false },
+    { name: 'a Succeeded pod is not', status: status([], { phase: 'Succeeded' }), want: false },
+    { name: 'a Failed pod is not', status: status([], { phase: 'Failed' }), want: false },
+    { name: 'a pod whose status is finished (TerminatePod) is not', finished: true, want: false },
+    { name: 'a pod without a UID is not', uid: '', want: false },
+  ];
+  for (const tc of cases) {
+    it(tc.name, async () => {
+      const pod = tc.uid === undefined ? web() : { ...web(), metadata: { ...web().metadata, uid: tc.uid } };
+      const source = new FakeProbedPodSource().pod(pod, tc.record ?? {});
+      if (tc.status !== 'none') source.status('u1', tc.status ?? readyStatus(), tc.finished ?? false);
+      assert.equal(podsToProbeAgain(source.desired, source.statuses).length, tc.want ? 1 : 0);
+      const { manager } = setup(() => 0, new FakeProbeResultStore(), source);
+      assert.deepEqual(await manager.restore(), { results: 0, pods: tc.want ? 1 : 0 });
+      assert.equal(manager.hasWorker(tc.uid ?? 'u1', 'app', 'readiness'), tc.want);
+    });
+  }
 });

@@ -18,14 +18,17 @@
  * overwritten when the container ID changes; it stays when the prober
  * itself stops, for the next prober to resume from (restore). The pod
  * statuses the workers read (upstream: the status manager's cache) are fed
- * in with updatePodStatus.
+ * in with updatePodStatus. A restarted prober adds again, at restore, every
+ * pod a sync would add, with the status manager's kept status (upstream's
+ * restarted kubelet adds every pod again), so it probes at once instead of
+ * at each pod's next sync.
  */
 import type { Clock } from '@app/clock';
-import { MessageTypes, type Container, type ContainerStatus, type Pod, type PodStatus, type ProbeResultMessage, type ProbeResultRecord, type ProbeResultValue, type ProbeType } from '@app/contracts';
-import { applyProbeResults as updatePodStatusFromProbes, getContainerStatus, isRestartableInitContainer, parseContainerID } from '@app/kube';
+import { MessageTypes, type Container, type ContainerStatus, type Pod, type PodRecord, type PodStatus, type ProbeResultMessage, type ProbeResultRecord, type ProbeResultValue, type ProbeType } from '@app/contracts';
+import { applyProbeResults as updatePodStatusFromProbes, getContainerStatus, isPodPhaseTerminal, isRestartableInitContainer, parseContainerID } from '@app/kube';
 import type { Logger } from '@app/observability';
 import type { ProbeHandler } from './handlers/index.js';
-import { ProbeEventSink, ProberMetrics, ProbeResultStore, ResultSink, type ProbeMetricLabels } from './ports.js';
+import { ProbeEventSink, ProbedPodSource, ProberMetrics, ProbeResultStore, ResultSink, type KeptPodStatus, type ProbeMetricLabels } from './ports.js';
 import { ProbeWorker, probeOf, probeTypeName, type ProbeEvent, type ProbeObservation, type ProbeUpdate } from './worker.js';
 
 /**
@@ -42,11 +45,14 @@ export type ProbeResultPublication = ProbeResultMessage & { terminationGracePeri
  */
 export abstract class ProberManager {
   /**
-   * Reads the results a previous prober left in the store; called once,
-   * before the first AddPod. A worker resumes from its kept result when it
-   * first sees the same container. Returns how many were found.
+   * Called once, at start, before the first AddPod. Reads the results a
+   * previous prober left in the store (a worker resumes from its kept result
+   * when it first sees the same container), then, given a ProbedPodSource,
+   * adds every pod that a sync would add (podsToProbeAgain) with its kept
+   * status, as AddPod and updatePodStatus would: probing resumes at once,
+   * not at each pod's next sync. Rejects when a read fails.
    */
-  abstract restore(): Promise<number>;
+  abstract restore(): Promise<RestoreSummary>;
   /** AddPod: starts a worker for every probe of the pod's containers and sidecars that has none yet. */
   abstract addPod(pod: Pod): void;
   /** StopLivenessAndStartup: during termination, liveness and startup workers stop; readiness keeps going. */
@@ -75,12 +81,47 @@ export abstract class ProberManager {
   abstract stopAll(): void;
 }
 
+/** What restore found. */
+export interface RestoreSummary {
+  /** Results kept by a previous prober. */
+  results: number;
+  /** Pods added again, with their kept status. */
+  pods: number;
+}
+
+/** A pod a restarted prober probes again, with the status the status manager keeps for it. */
+export interface PodToProbe {
+  pod: Pod;
+  status: PodStatus;
+}
+
+/**
+ * The pods a sync would add to the prober (SyncPod's AddPod): desired,
+ * admitted, no termination asked for, with a kept status that is neither
+ * terminal (Succeeded, Failed) nor finished (TerminatePod). A pod being
+ * terminated is left to its pod worker (whose RemovePod or CleanupPods
+ * removes the kept results); one without a status yet has not been synced.
+ */
+export function podsToProbeAgain(desired: readonly PodRecord[], statuses: ReadonlyMap<string, KeptPodStatus>): PodToProbe[] {
+  const out: PodToProbe[] = [];
+  for (const r of desired) {
+    const uid = r.pod.metadata.uid;
+    if (!uid || !r.admitted || r.terminationRequested) continue;
+    const kept = statuses.get(uid);
+    if (!kept || kept.podIsFinished || isPodPhaseTerminal(kept.status.phase)) continue;
+    out.push({ pod: r.pod, status: kept.status });
+  }
+  return out;
+}
+
 export interface ProberManagerDeps {
   clock: Clock;
   handler: ProbeHandler;
   sink: ResultSink;
   /** The `probe-results` bucket. */
   store: ProbeResultStore;
+  /** The desired pods and their statuses, read at restore; without it the prober waits for AddPod. */
+  pods?: ProbedPodSource;
   metrics?: ProberMetrics;
   events?: ProbeEventSink;
   /** [0, 1); Math.random by default. */
@@ -127,13 +168,21 @@ export class DefaultProberManager extends ProberManager {
     this.startedAt = deps.clock.now();
   }
 
-  async restore(): Promise<number> {
+  async restore(): Promise<RestoreSummary> {
     const records = await this.deps.store.load();
     for (const r of records) {
       const key = workerKey(r.podUid, r.containerName, r.probeType);
       if (!this.workers.has(key)) this.restored.set(key, r);
     }
-    return records.length;
+    const source = this.deps.pods;
+    if (!source) return { results: records.length, pods: 0 };
+    const [desired, statuses] = await Promise.all([source.desiredPods(), source.podStatuses()]);
+    const pods = podsToProbeAgain(desired, statuses);
+    for (const { pod, status } of pods) {
+      this.addPod(pod);
+      this.updatePodStatus(pod.metadata.uid ?? '', status);
+    }
+    return { results: records.length, pods: pods.length };
   }
 
   addPod(pod: Pod): void {

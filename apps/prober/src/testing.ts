@@ -2,11 +2,11 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
-import type { Container, Pod, Probe, ProbeResultMessage, ProbeResultRecord, ProbeResultValue, ProbeType } from '@app/contracts';
+import type { Container, Pod, PodRecord, PodStatus, Probe, ProbeResultMessage, ProbeResultRecord, ProbeResultValue, ProbeType } from '@app/contracts';
 import { ProbeHandler, type ProbeHandlerResult, type ProbeOutcome, type ProbeTarget } from './handlers/index.js';
 export type { ProbeOutcome, ProbeTarget };
 import type { ProbeResultPublication } from './prober-manager.js';
-import { ProbeEventSink, ProberMetrics, ProbeResultStore, ResultSink, type ProbeMetricLabels, type ProbeMetricResult } from './ports.js';
+import { ProbeEventSink, ProbedPodSource, ProberMetrics, ProbeResultStore, ResultSink, type KeptPodStatus, type ProbeMetricLabels, type ProbeMetricResult } from './ports.js';
 import type { ProbeEvent } from './worker.js';
 
 /** A ResultSink for tests: keeps every message; `failNext` makes the next publish reject. */
@@ -87,6 +87,48 @@ export class FakeProbeResultStore extends ProbeResultStore {
   }
 }
 
+/**
+ * The `pods` and `pod-status` buckets in memory: `pod` adds a desired pod
+ * (admitted unless told), `status` keeps its status; `failNext` makes the
+ * next read reject.
+ */
+export class FakeProbedPodSource extends ProbedPodSource {
+  readonly desired: PodRecord[] = [];
+  readonly statuses = new Map<string, KeptPodStatus>();
+  private failures = 0;
+
+  pod(pod: Pod, o: Partial<Omit<PodRecord, 'pod'>> = {}): this {
+    this.desired.push({ pod, source: 'file', addedAt: 0, admitted: true, ...o });
+    return this;
+  }
+
+  status(uid: string, status: PodStatus, podIsFinished = false): this {
+    this.statuses.set(uid, { status, podIsFinished });
+    return this;
+  }
+
+  failNext(times = 1): this {
+    this.failures += times;
+    return this;
+  }
+
+  desiredPods(): Promise<PodRecord[]> {
+    return this.read(() => structuredClone(this.desired));
+  }
+
+  podStatuses(): Promise<Map<string, KeptPodStatus>> {
+    return this.read(() => structuredClone(this.statuses));
+  }
+
+  private read<T>(value: () => T): Promise<T> {
+    if (this.failures > 0) {
+      this.failures--;
+      return Promise.reject(new Error('read failed'));
+    }
+    return Promise.resolve(value());
+  }
+}
+
 /** A ProberMetrics for tests: records observations and forgotten series. */
 export class FakeProberMetrics extends ProberMetrics {
   readonly observed: { labels: ProbeMetricLabels; result: ProbeMetricResult; durationSeconds?: number }[] = [];
@@ -110,7 +152,13 @@ export class FakeProbeEventSink extends ProbeEventSink {
 }
 
 // The fakes are the ports: checked by the compiler.
-const _ports: [ResultSink, ProbeResultStore, ProberMetrics, ProbeEventSink] = [new FakeResultSink(), new FakeProbeResultStore(), new FakeProberMetrics(), new FakeProbeEventSink()];
+const _ports: [ResultSink, ProbeResultStore, ProbedPodSource, ProberMetrics, ProbeEventSink] = [
+  new FakeResultSink(),
+  new FakeProbeResultStore(),
+  new FakeProbedPodSource(),
+  new FakeProberMetrics(),
+  new FakeProbeEventSink(),
+];
 void _ports;
 
 export interface RecordedProbe {
