@@ -142,7 +142,8 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     requests: [{ family: 'criRuntime', only: ['ExecSync'] }],
     serves: [],
     writes: [{ bucket: 'probe-results' }],
-    reads: [],
+    // The pods to probe at start, and their statuses, from KV.
+    reads: ['pods', 'pod-status'],
   },
   'status-manager': {
     publishes: [],
