@@ -67,6 +67,16 @@ describe('ListingBuilder: a directory of manifests to a listing', () => {
     assert.equal(b.build([]).pods.length, 0);
   });
 
+  it('an emptied file (one being written) keeps the last good pod and says so; a new empty file admits nothing', () => {
+    const b = new ListingBuilder('file', NODE);
+    const uid = b.build([{ location: '/m/web.yaml', text: manifest('web') }]).pods[0]?.metadata.uid;
+    const emptied = b.build([{ location: '/m/web.yaml', text: '' }]);
+    assert.deepEqual(emptied.pods.map((p) => p.metadata.uid), [uid]);
+    assert.deepEqual(emptied.problems, [{ location: '/m/web.yaml', reason: 'the manifest is empty' }]);
+    assert.equal(b.build([{ location: '/m/web.yaml', text: ' \n' }]).pods.length, 1);
+    assert.equal(new ListingBuilder('file', NODE).build([{ location: '/m/new.yaml', text: '' }]).pods.length, 0);
+  });
+
   it('a new file that is broken admits nothing', () => {
     const b = new ListingBuilder('file', NODE);
     assert.equal(b.build([{ location: '/m/new.yaml', text: 'metadata: [' }]).pods.length, 0);

@@ -49,6 +49,14 @@ export class ListingBuilder {
         keepAll(`manifest is larger than ${MAX_MANIFEST_BYTES} bytes`);
         continue;
       }
+      if (this.source === 'file' && (input.text ?? '').trim() === '') {
+        // An empty file is most often one being written (truncated, not yet
+        // filled): a running pod keeps its last good version rather than
+        // being killed and started again. Deleting the file removes it.
+        // (An empty answer from a manifest URL is an empty listing, as upstream's.)
+        keepAll('the manifest is empty');
+        continue;
+      }
       const result = podsFromManifest(input.text ?? '', { source: this.source, location: input.location, nodeName: this.nodeName });
       problems.push(...result.problems);
       if (result.unreadable) {
