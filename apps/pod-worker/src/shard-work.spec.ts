@@ -156,6 +156,7 @@ describe('decideShardWork: every pod of a shard re-derived from the state', () =
     { name: 'an idle worker in step with everything is left alone', pod: { desired: record('u'), worker: idle('u', { syncedAt: 1 }) }, want: [] },
     // SyncKnownPods: the records of pods that finished and are gone are purged; desired ones are kept.
     { name: 'a finished worker of a pod no longer desired is purged', pod: { record: { terminatedAt: 3, finished: true } }, want: ['purge'] },
+    { name: 'a finished worker of a pod gone for less than 10 s is kept (a quick re-add is still a restart)', pod: { record: { terminatedAt: NOW - 9_999, finished: true } }, want: [] },
     { name: 'a finished worker of a desired pod is kept (it must not start again)', pod: { desired: record('u'), record: { terminatedAt: 3, finished: true } }, want: [] },
     { name: 'a runtime pod with no record and no desired pod is left to the sync loop\'s housekeeping', pod: { cache: { name: 'x', namespace: 'ns', timestamp: 1 } }, want: [] },
   ];
@@ -239,6 +240,9 @@ describe('ShardWork with real pod workers: nothing a lost message leaves behind 
     assert.deepEqual(b.syncer.steps, [`terminating:${uid}`, `terminated:${uid}`]);
     assert.deepEqual(b.syncer.grace, [9], 'with the pod\'s own grace period, from its record');
     assert.equal(n.store.records.get(uid)?.finished, true);
+    await b.work.housekeeping();
+    assert.equal(n.store.records.has(uid), true, 'kept for a while after it terminated');
+    await n.clock.step(10_000);
     await b.work.housekeeping();
     assert.equal(n.store.records.has(uid), false, 'the finished record of a pod gone is purged (SyncKnownPods)');
     assert.equal(b.workers.worker(uid), undefined, 'and its worker forgotten');

@@ -17,7 +17,7 @@
  *   pod-cache entry newer than the last step    -> SyncPodSync       (the PLEG event was lost)
  *   not desired, worker not finished            -> SyncPodKill with the worker's own pod (the kill was lost,
  *                                                  or the pod was terminating when its owner died)
- *   not desired, worker finished                -> the record purged (SyncKnownPods)
+ *   not desired, worker finished                -> the record purged (SyncKnownPods), 10 s after it terminated
  *   not desired, no worker record               -> left to the sync loop's housekeeping (a runtime pod nobody works)
  *
  * Outside a takeover, a pod is left alone for `settleMs` after it was added
@@ -46,6 +46,15 @@ export interface ShardPod {
 
 export type ShardAction = { uid: string; why: string } & ({ kind: 'update'; updateType: SyncPodType; pod: Pod; gracePeriodOverride?: number; runningPodOnly?: boolean } | { kind: 'purge' });
 
+/**
+ * How long the record of a finished pod that is no longer desired is kept
+ * before it is purged: upstream's SyncKnownPods purges at the next
+ * housekeeping, which races with a quick re-add (kubelet_restarted_pods_total
+ * then misses it). Ten seconds covers a file source's re-read and the
+ * dispatch; the record is small and the bucket stays bounded.
+ */
+export const FINISHED_RECORD_KEEP_MS = 10_000;
+
 /** The table at the top of this file, as a pure function. */
 export function decideShardWork(pods: readonly ShardPod[], opts: { now: number; takeover: boolean; settleMs: number }): ShardAction[] {
   const out: ShardAction[] = [];
@@ -72,7 +81,9 @@ export function decideShardWork(pods: readonly ShardPod[], opts: { now: number; 
     }
     if (!rec) continue;
     if (rec.finished) {
-      out.push({ uid, kind: 'purge', why: 'finished and no longer desired' });
+      // Kept a while after it terminated, so a pod added again soon after (a
+      // static pod's manifest moved out and back) is still known as restarted.
+      if (opts.now - (rec.terminatedAt ?? 0) >= FINISHED_RECORD_KEEP_MS) out.push({ uid, kind: 'purge', why: 'finished and no longer desired' });
       continue;
     }
     if (worker && (worker.working || state !== 'SyncPod')) continue;
