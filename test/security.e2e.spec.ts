@@ -13,7 +13,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +22,7 @@ import { Subjects } from '@app/contracts';
 import { DEFAULT_CRI_TIMEOUTS, NatsCriClient } from '@app/cri';
 import { KubeletLabels } from '@app/kube';
 import { inboxPrefix, permits, type NatsUser } from '@app/nats';
-import { exited, freePort, serviceEntry, startNats, startService, type NatsServer, type ServiceProcess } from '../deploy/local/stack.js';
+import { freePort, runServiceToExit, serviceEntry, startNats, startService, type NatsServer, type ServiceProcess } from '../deploy/local/stack.js';
 import { failOnLeftovers } from './support/node-stack.js';
 import { runtimeAddress } from './support/runtime.js';
 import { unixFetch } from './support/unix-http.js';
@@ -173,17 +173,8 @@ describe('security: NATS users, the CRI over HTTP and pod specs', { timeout: 240
 
   it('a service whose user lacks a permission exits 1 at start, naming the user and the subject', async () => {
     // The prober, started as config-source: config-source may neither use JetStream nor hear the probeManager's calls.
-    const child = spawn(process.execPath, [serviceEntry('prober')], {
-      env: { ...process.env, NODE_NAME: NODE, NATS_URL: nats.url, ...nats.credentials.env('config-source'), PORT: String(await freePort()), INSTANCE_ID: 'lacks', LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stdout.resume();
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    await exited(child);
-    clearTimeout(timer);
-    assert.equal(child.exitCode, 1, stderr);
+    const { code, stderr } = await runServiceToExit('prober', { NODE_NAME: NODE, NATS_URL: nats.url, ...nats.credentials.env('config-source'), PORT: String(await freePort()), INSTANCE_ID: 'lacks', LOG_LEVEL: 'warn' });
+    assert.equal(code, 1, stderr);
     // The first refusal names it: the prober opens its KV buckets (JetStream, which config-source never uses)
     // before it subscribes to the probeManager's calls.
     assert.match(stderr, /NATS user "config-source" may not (publish to "\$JS\.API\.INFO"|subscribe to "kubelet\.sec-e2e\.prober\.\*")/);

@@ -7,11 +7,10 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Kvm } from '@nats-io/kv';
 import type { ServiceName } from '@app/service';
-import { exited, freePort, serviceEntry, startNats, startService, type NatsServer, type ServiceProcess } from '../deploy/local/stack.js';
+import { freePort, runServiceToExit, startNats, startService, type NatsServer, type ServiceProcess } from '../deploy/local/stack.js';
 
 const NODE = 'settings-node';
 
@@ -23,14 +22,7 @@ describe('POD_WORKER_SHARDS is agreed on by every service of a node', { timeout:
 
   /** Runs a service that should refuse to start; its exit code and stderr. */
   async function refused(service: ServiceName, shards: string): Promise<{ code: number | null; stderr: string }> {
-    const child = spawn(process.execPath, [serviceEntry(service)], { env: { ...process.env, ...env(shards), ...nats.credentials.env(service), PORT: String(await freePort()), INSTANCE_ID: 'refused' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stdout.resume();
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    await exited(child);
-    clearTimeout(timer);
-    return { code: child.exitCode, stderr };
+    return runServiceToExit(service, { ...env(shards), ...nats.credentials.env(service), PORT: String(await freePort()), INSTANCE_ID: 'refused' });
   }
 
   before(async () => {

@@ -6,11 +6,10 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { SERVICE_NAMES, type ServiceName } from '@app/service';
 import { Subjects } from '@app/contracts';
-import { exited, freePort, serviceEntry, startNats, startService, type NatsServer, type ServiceProcess } from '../deploy/local/stack.js';
+import { exited, freePort, runServiceToExit, startNats, startService, type NatsServer, type ServiceProcess } from '../deploy/local/stack.js';
 
 const NODE = 'int-node';
 const enc = new TextEncoder();
@@ -97,14 +96,8 @@ describe('the seven services on a real nats-server', { timeout: 120_000 }, () =>
   });
 
   it('bad configuration: exit 1 with the variable named and why', async () => {
-    const child = spawn(process.execPath, [serviceEntry('pleg')], {
-      env: { ...process.env, NODE_NAME: NODE, NATS_URL: nats.url, PORT: 'not-a-port', LOG_LEVEL: 'loud' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    await exited(child);
-    assert.equal(child.exitCode, 1);
+    const { code, stderr } = await runServiceToExit('pleg', { NODE_NAME: NODE, NATS_URL: nats.url, PORT: 'not-a-port', LOG_LEVEL: 'loud' });
+    assert.equal(code, 1);
     assert.match(stderr, /PORT must be a TCP port between 1 and 65535, got "not-a-port"/);
     assert.match(stderr, /LOG_LEVEL must be one of debug, info, warn, error, got "loud"/);
   });

@@ -77,6 +77,22 @@ export function exited(child: ChildProcess): Promise<void> {
   return new Promise((res) => child.once('exit', () => res()));
 }
 
+/**
+ * Runs a service that is expected to refuse to start, until it exits
+ * (SIGKILLed after `timeoutMs`, so a hang fails the caller's check): its exit
+ * code and what it wrote to stderr.
+ */
+export async function runServiceToExit(service: ServiceName, env: Record<string, string>, timeoutMs = 30_000): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [serviceEntry(service)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stdout?.resume();
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  await exited(child);
+  clearTimeout(timer);
+  return { code: child.exitCode, stderr };
+}
+
 /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
 export async function stopProcess(child: ChildProcess, graceMs: number): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;

@@ -4,6 +4,7 @@
  * missing value is reported with the variable's name and why, all problems at
  * once, and the service exits 1 (see `loadConfigOrExit`).
  */
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 
 /** What one variable parses into, or why it could not. */
@@ -34,6 +35,23 @@ function withDefault<T>(raw: string | undefined, fallback: T | undefined, parse:
     return fallback === undefined ? bad('is required but not set') : ok(fallback);
   }
   return parse(raw);
+}
+
+/**
+ * A secret from the file a `*_FILE` variable names (a password, a token),
+ * trimmed; undefined when the variable is unset. An unreadable or empty file
+ * is a ConfigError naming the variable.
+ */
+export function readSecretFile(variable: string, file: string | undefined): string | undefined {
+  if (file === undefined) return undefined;
+  let secret: string;
+  try {
+    secret = readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    throw new ConfigError([`${variable} cannot be read: ${(err as Error).message}`]);
+  }
+  if (secret === '') throw new ConfigError([`${variable} ${file} is empty`]);
+  return secret;
 }
 
 export interface FieldOptions<T> {

@@ -1,2 +1,2 @@
-export { ConfigError, env, LOG_LEVELS, parseDuration, parseEnv, sharedSchema } from './env.js';
+export { ConfigError, env, LOG_LEVELS, parseDuration, parseEnv, readSecretFile, sharedSchema } from './env.js';
 export type { ConfigOf, EnvField, EnvSchema, FieldResult, LogLevel, SharedConfig } from './env.js';

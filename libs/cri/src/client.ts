@@ -17,7 +17,7 @@
  * RunPodSandbox or a StopContainer), their pods' workers stuck meanwhile.
  */
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
-import { Clock, SystemClock, type Timer } from '@app/clock';
+import { Clock, SystemClock, untilAborted, type Timer } from '@app/clock';
 import { Subjects, isRecord, parseJson } from '@app/contracts';
 import { messageHeaders, newInbox, type MessageMeta } from '@app/nats';
 import { CriError, isCriErrorCode } from './errors.js';
@@ -62,25 +62,7 @@ export function canceledCall(what: string): CriError {
 
 /** Settles as `p` does, or rejects with canceledCall(what) as soon as `signal` aborts. */
 export function raceCancel<T>(p: Promise<T>, signal: AbortSignal | undefined, what: string): Promise<T> {
-  if (!signal) return p;
-  if (signal.aborted) {
-    p.catch(() => undefined);
-    return Promise.reject(canceledCall(what));
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(canceledCall(what));
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (err: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err instanceof Error ? err : new Error(String(err)));
-      },
-    );
-  });
+  return signal ? untilAborted(p, signal, () => canceledCall(what)) : p;
 }
 
 const enc = new TextEncoder();

@@ -6,7 +6,7 @@ export type { BucketId, KV, KvEntry, KvWatchEntry } from './buckets.js';
 export { Headers, formatTraceparent, messageHeaders, nextSpan, parseTraceparent, readMeta } from './headers.js';
 export type { MessageMeta, TraceContext } from './headers.js';
 export { NatsBus, RemoteError, isErrorReply } from './bus.js';
-export { JsonKvStore, desiredPodsStore, probeResultsStore } from './json-kv-store.js';
+export { JsonKvStore, desiredPodsStore, podStatusStore, probeResultsStore } from './json-kv-store.js';
 export type { JsonKv } from './json-kv-store.js';
 export { NatsEventRecorder } from './event-recorder.js';
 export { SharedSettingMismatchError, agreeOnSetting, sharedSettingKey } from './shared-settings.js';

@@ -5,7 +5,7 @@
  * the statuses) are this class with a type and a prefix, not copies of it.
  */
 import type { KV } from '@nats-io/kv';
-import type { PodRecord, ProbeResultRecord } from '@app/contracts';
+import type { PodRecord, ProbeResultRecord, VersionedPodStatusRecord } from '@app/contracts';
 import { kvKey } from './buckets.js';
 
 /** What JsonKvStore uses of a bucket (so that a fake bucket can stand in for it in unit tests). */
@@ -77,4 +77,13 @@ export function desiredPodsStore(kv: JsonKv, node: string): JsonKvStore<PodRecor
  */
 export function probeResultsStore(kv: JsonKv, node: string): JsonKvStore<ProbeResultRecord> {
   return new JsonKvStore<ProbeResultRecord>(kv, node);
+}
+
+/**
+ * The versioned API pod statuses in the `pod-status` bucket, `<node>.<uid>`:
+ * written by the status manager (its entries carry more than the record),
+ * read by the sync loop, the pod workers (GetPodStatus) and the prober.
+ */
+export function podStatusStore<T extends VersionedPodStatusRecord = VersionedPodStatusRecord>(kv: JsonKv, node: string): JsonKvStore<T> {
+  return new JsonKvStore<T>(kv, node);
 }

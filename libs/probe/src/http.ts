@@ -7,7 +7,7 @@
  * same host only (RedirectChecker(false)): a redirect elsewhere is not
  * followed and its response is the answer; after 10 requests the chain fails.
  */
-import type { Clock } from '@app/clock';
+import { untilAborted, type Clock } from '@app/clock';
 import type { Container, HTTPGetAction } from '@app/contracts';
 import { joinHostPort } from '@app/kube';
 import type { HttpClient, HttpRequest } from './ports.js';
@@ -88,7 +88,7 @@ export async function doHttpGet(client: HttpClient, clock: Clock, request: HttpR
   let readingBody = false;
   try {
     for (let requests = 1; ; requests++) {
-      const res = await raceAbort(client.get({ url, headers: request.headers, ...(hostHeader !== undefined ? { host: hostHeader } : {}) }, abort.signal), abort.signal);
+      const res = await untilAborted(client.get({ url, headers: request.headers, ...(hostHeader !== undefined ? { host: hostHeader } : {}) }, abort.signal), abort.signal, aborted);
       const location = res.location;
       if (REDIRECT_STATUSES.has(res.status) && location) {
         let next: URL;
@@ -109,7 +109,7 @@ export async function doHttpGet(client: HttpClient, clock: Clock, request: HttpR
         }
       }
       readingBody = true;
-      const body = await raceAbort(res.readBody(MAX_PROBE_OUTPUT_BYTES), abort.signal);
+      const body = await untilAborted(res.readBody(MAX_PROBE_OUTPUT_BYTES), abort.signal, aborted);
       return { ok: true, status: res.status, body };
     }
   } catch (err) {
@@ -139,21 +139,4 @@ export function httpProbeOutcome(result: HttpGetResult): ProbeOutcome {
   return failureOutcome(`HTTP probe failed with statuscode: ${status}`);
 }
 
-/** Rejects as soon as `signal` aborts, whether or not the port honours it. */
-function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(new Error('aborted'));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new Error('aborted'));
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (err: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err instanceof Error ? err : new Error(String(err)));
-      },
-    );
-  });
-}
+const aborted = () => new Error('aborted');

@@ -6,13 +6,12 @@
  * stops taking work, drains, and exits within SHUTDOWN_GRACE_PERIOD.
  */
 import 'reflect-metadata';
-import { readFileSync } from 'node:fs';
 import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplication } from '@nestjs/common';
 import { SystemClock } from '@app/clock';
 import { SERVICE_NAMES, type ServiceName } from '@app/contracts';
-import { ConfigError, parseEnv, sharedSchema, type ConfigOf, type EnvSchema, type SharedConfig } from '@app/config';
+import { ConfigError, parseEnv, readSecretFile, sharedSchema, type ConfigOf, type EnvSchema, type SharedConfig } from '@app/config';
 import {
   BUCKETS,
   KvLeaderLeaseStore,
@@ -147,16 +146,8 @@ function isNatsUser(user: string): user is NatsUser {
 
 /** NATS_USER and the password in NATS_PASSWORD_FILE; undefined without a file. */
 function readNatsCredentials(config: SharedConfig): NatsCredentials | undefined {
-  const file = config.NATS_PASSWORD_FILE;
-  if (file === undefined) return undefined;
-  let password: string;
-  try {
-    password = readFileSync(file, 'utf8').trim();
-  } catch (err) {
-    throw new ConfigError([`NATS_PASSWORD_FILE cannot be read: ${(err as Error).message}`]);
-  }
-  if (password === '') throw new ConfigError([`NATS_PASSWORD_FILE ${file} is empty`]);
-  return { user: config.NATS_USER, password };
+  const password = readSecretFile('NATS_PASSWORD_FILE', config.NATS_PASSWORD_FILE);
+  return password === undefined ? undefined : { user: config.NATS_USER, password };
 }
 
 export interface RunningService {

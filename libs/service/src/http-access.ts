@@ -12,10 +12,9 @@
  * need them and they serve nothing about pods. docs/adr/0012.
  */
 import { timingSafeEqual } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
-import { ConfigError } from '@app/config';
+import { readSecretFile } from '@app/config';
 
 /** Paths served to anyone who can reach the port. */
 export const OPEN_PATHS: readonly string[] = ['/healthz', '/readyz', '/metrics'];
@@ -37,15 +36,7 @@ export interface HttpAccess {
 
 /** Reads HTTP_TOKEN_FILE (a ConfigError when unreadable or empty). */
 export function readHttpToken(file: string | undefined): string | undefined {
-  if (file === undefined) return undefined;
-  let token: string;
-  try {
-    token = readFileSync(file, 'utf8').trim();
-  } catch (err) {
-    throw new ConfigError([`HTTP_TOKEN_FILE cannot be read: ${(err as Error).message}`]);
-  }
-  if (token === '') throw new ConfigError([`HTTP_TOKEN_FILE ${file} is empty`]);
-  return token;
+  return readSecretFile('HTTP_TOKEN_FILE', file);
 }
 
 export function httpAccess(host: string, token: string | undefined): HttpAccess {

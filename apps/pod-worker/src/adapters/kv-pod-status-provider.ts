@@ -1,5 +1,5 @@
 import type { VersionedPodStatusRecord } from '@app/contracts';
-import { JsonKvStore, type JsonKv } from '@app/nats';
+import { JsonKvStore, podStatusStore, type JsonKv } from '@app/nats';
 import { PodStatusProvider, type KeptPodStatus } from '../ports.js';
 
 /** The status manager's `pod-status` bucket, `<node>.<uid>`, read only. */
@@ -8,7 +8,7 @@ export class KvPodStatusProvider extends PodStatusProvider {
 
   constructor(kv: JsonKv, node: string) {
     super();
-    this.statuses = new JsonKvStore(kv, node);
+    this.statuses = podStatusStore(kv, node);
   }
 
   async getPodStatus(uid: string): Promise<KeptPodStatus | undefined> {

@@ -1,5 +1,5 @@
 import type { PodRecord, VersionedPodStatusRecord } from '@app/contracts';
-import { JsonKvStore, desiredPodsStore, type JsonKv } from '@app/nats';
+import { JsonKvStore, desiredPodsStore, podStatusStore, type JsonKv } from '@app/nats';
 import { ProbedPodSource, type KeptPodStatus } from '../ports.js';
 
 /** The sync loop's `pods` bucket (`<node>.pod.<uid>`) and the status manager's `pod-status` bucket (`<node>.<uid>`), read only. */
@@ -10,7 +10,7 @@ export class KvProbedPodSource extends ProbedPodSource {
   constructor(pods: JsonKv, statuses: JsonKv, node: string) {
     super();
     this.pods = desiredPodsStore(pods, node);
-    this.statuses = new JsonKvStore(statuses, node);
+    this.statuses = podStatusStore(statuses, node);
   }
 
   desiredPods(): Promise<PodRecord[]> {

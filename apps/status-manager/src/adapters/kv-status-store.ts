@@ -1,4 +1,4 @@
-import { JsonKvStore, type JsonKv, type LeaderFence } from '@app/nats';
+import { JsonKvStore, podStatusStore, type JsonKv, type LeaderFence } from '@app/nats';
 import { StatusStore } from '../ports.js';
 import type { StatusEntry } from '../status-store.js';
 
@@ -12,7 +12,7 @@ export class KvStatusStore extends StatusStore {
     private readonly fence: LeaderFence,
   ) {
     super();
-    this.statuses = new JsonKvStore(kv, node);
+    this.statuses = podStatusStore(kv, node);
   }
   async load(): Promise<[string, StatusEntry][]> {
     return [...(await this.statuses.entries())];

@@ -1,5 +1,5 @@
 import type { PodStatus, PodSyncStatusRecord, VersionedPodStatusRecord } from '@app/contracts';
-import { JsonKvStore, type JsonKv } from '@app/nats';
+import { JsonKvStore, podStatusStore, type JsonKv } from '@app/nats';
 import { NodeState } from '../ports.js';
 
 /** The `workers` and `pod-status` buckets, read only: `<node>.<uid>` in each. */
@@ -10,7 +10,7 @@ export class KvNodeState extends NodeState {
   constructor(workers: JsonKv, statuses: JsonKv, node: string) {
     super();
     this.workers = new JsonKvStore(workers, node);
-    this.statuses = new JsonKvStore(statuses, node);
+    this.statuses = podStatusStore(statuses, node);
   }
   workerStates(): Promise<Map<string, PodSyncStatusRecord>> {
     return this.workers.entries();
