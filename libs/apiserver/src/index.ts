@@ -1,0 +1,7 @@
+/**
+ * @app/apiserver: the kube-apiserver, for the services that talk to it when
+ * the node joins a cluster (config-source reads its pods; status-manager
+ * writes pod statuses, mirror pods, the Node, its Lease and Events).
+ */
+export { ApiError, ApiServer, PatchType, isAlreadyExists, isConflict, isGone, isNotFound } from './api-server.js';
+export type { RequestInit, WatchEvent } from './api-server.js';
