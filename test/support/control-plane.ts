@@ -17,16 +17,17 @@
  *   await cp.restart();  // the apiserver only: same port, certificates and etcd
  *   await cp.stop();     // both processes, and the directory
  *
- * Logs: etcd.log and kube-apiserver.log in the directory; a start that fails
- * throws with their last lines. The binaries: `KS_CONTROL_PLANE_BIN` (a
+ * Logs: etcd.log and kube-apiserver.log in the directory (copied to
+ * KS_E2E_LOGS by stop(), when set); a start that fails throws with their
+ * last lines. The binaries: `KS_CONTROL_PLANE_BIN` (a
  * directory, test/run.mjs sets it), else build.sh is run (minutes, once).
  */
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { stringify } from 'yaml';
 import { ApiServer, isAlreadyExists } from '@app/apiserver';
 import type { Namespace, ServiceAccount } from 'kubernetes-types/core/v1.js';
@@ -253,6 +254,9 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         stopped = true;
         await stopApiserver(false);
         if (etcd) await stopChild(etcd, 5000);
+        // KS_E2E_LOGS=<dir> keeps the logs, as it keeps the services' (node-stack.ts).
+        const keep = process.env['KS_E2E_LOGS'];
+        if (keep) for (const log of [etcdLog, apiserverLog]) if (existsSync(log)) copyFileSync(log, join(keep, `control-plane-${port}-${basename(log)}`));
         rmSync(dir, { recursive: true, force: true });
       },
     };
