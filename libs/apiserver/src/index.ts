@@ -5,3 +5,5 @@
  */
 export { ApiError, ApiServer, PatchType, isAlreadyExists, isConflict, isGone, isNotFound } from './api-server.js';
 export type { RequestInit, WatchEvent } from './api-server.js';
+export { Reflector } from './reflector.js';
+export type { ListWatchClient, ObjectWithMeta, ReflectorOptions } from './reflector.js';
