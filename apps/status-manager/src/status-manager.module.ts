@@ -9,8 +9,11 @@ import { KvDesiredPods } from './adapters/kv-desired-pods.js';
 import { KvProbeResults } from './adapters/kv-probe-results.js';
 import { KvStatusStore } from './adapters/kv-status-store.js';
 import { PromStatusMetrics } from './adapters/prom-status-metrics.js';
+import { ApiServerPodStatus } from './adapters/api-server-pod-status.js';
+import { KvPodWorkerRecords } from './adapters/kv-pod-worker-records.js';
 import { ReflectorApiPods } from './adapters/reflector-api-pods.js';
-import { API_SERVER, ApiPods } from './api-ports.js';
+import { API_SERVER, ApiPods, PodStatusApi, PodWorkerRecords } from './api-ports.js';
+import { ApiStatusSync } from './api-status-sync.js';
 import { DesiredPods, ProbeResultsReader, StatusMetrics, StatusStore } from './ports.js';
 import type { StatusManagerConfig } from './status-manager.config.js';
 import { StatusManagerController } from './status-manager.controller.js';
@@ -41,6 +44,14 @@ import { LeaderGate, TakeoverReplay } from './takeover-replay.js';
       useFactory: (api: ApiServer | null, clock: Clock, logger: Logger, cfg: StatusManagerConfig) => api && new ReflectorApiPods(api, clock, logger.child({ component: 'api-pods' }), cfg.NODE_NAME),
     },
     { provide: ApiPods, useExisting: ReflectorApiPods },
+    { provide: PodStatusApi, inject: [API_SERVER, LeaderFence], useFactory: (api: ApiServer | null, fence: LeaderFence) => api && new ApiServerPodStatus(api, fence) },
+    { provide: PodWorkerRecords, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvPodWorkerRecords(bucketOf(ctx, 'workers'), ctx.config.NODE_NAME) },
+    {
+      provide: ApiStatusSync,
+      inject: [StatusManager, ApiPods, PodStatusApi, DesiredPods, PodWorkerRecords, Clock, SERVICE_LOGGER],
+      useFactory: (manager: StatusManager, pods: ApiPods | null, api: PodStatusApi | null, desired: DesiredPods, workers: PodWorkerRecords, clock: Clock, logger: Logger) =>
+        pods && api && new ApiStatusSync(manager, pods, api, desired, workers, clock, logger.child({ component: 'api-status' })),
+    },
     {
       provide: StatusManager,
       inject: [StatusStore, DesiredPods, ProbeResultsReader, Clock, SERVICE_LOGGER, SERVICE_CONFIG, StatusMetrics],
@@ -60,6 +71,7 @@ export class StatusManagerModule implements OnModuleInit, OnModuleDestroy {
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
     @Inject(LeaderElector) private readonly leadership: LeaderElector,
     @Inject(ReflectorApiPods) private readonly apiPods: ReflectorApiPods | null,
+    @Inject(ApiStatusSync) private readonly apiStatus: ApiStatusSync | null,
   ) {}
 
   onModuleInit(): void {
@@ -68,7 +80,9 @@ export class StatusManagerModule implements OnModuleInit, OnModuleDestroy {
       ok: true,
       detail: this.gate.isActing ? `${this.manager.statuses().length} pod statuses` : `not acting; ${this.gate.remembered} calls kept for a takeover`,
     }));
-    this.leadership.subscribe({ onStartedLeading: () => this.lead(), onStoppedLeading: () => this.gate.close() });
+    this.leadership.subscribe({ onStartedLeading: () => this.lead(), onStoppedLeading: () => this.stopLeading() });
+    const apiStatus = this.apiStatus;
+    if (apiStatus) this.manager.onStatusChanged(() => apiStatus.notify());
     const apiPods = this.apiPods;
     if (apiPods) {
       // Read by every instance, a standby too: a takeover starts with the apiserver's view.
@@ -78,7 +92,13 @@ export class StatusManagerModule implements OnModuleInit, OnModuleDestroy {
   }
 
   onModuleDestroy(): void {
+    this.apiStatus?.stop();
     this.apiPods?.stop();
+  }
+
+  private stopLeading(): void {
+    this.gate.close();
+    this.apiStatus?.stop();
   }
 
   /**
@@ -104,5 +124,6 @@ export class StatusManagerModule implements OnModuleInit, OnModuleDestroy {
     const results = await Promise.allSettled(replayed);
     const failed = results.filter((r) => r.status === 'rejected').length;
     this.logger.info({ replayed: replayed.length, failed }, 'leading: replayed the calls heard while no one led');
+    if (this.leadership.isLeader) this.apiStatus?.start();
   }
 }

@@ -23,6 +23,7 @@ import { PodStatusVersions, statusPodOf, type ApplyResult, type StatusEntry, typ
 export class StatusManager {
   private versions = new PodStatusVersions();
   private readonly events = new Map<string, EventMessage[]>();
+  private readonly changeListeners = new Set<(uid: string) => void>();
   /** Serializes changes, so versions are written in order. */
   private chain: Promise<unknown> = Promise.resolve();
 
@@ -56,6 +57,17 @@ export class StatusManager {
 
   statuses(): [string, StatusEntry][] {
     return this.versions.all();
+  }
+
+  /** GetPodStatus: a UID's current entry (a copy). */
+  status(uid: string): StatusEntry | undefined {
+    return this.versions.get(uid);
+  }
+
+  /** Calls `listener` with the pod UID each time a new version of its status is stored (podStatusChannel). Returns the unsubscribe. */
+  onStatusChanged(listener: (uid: string) => void): () => void {
+    this.changeListeners.add(listener);
+    return () => void this.changeListeners.delete(listener);
   }
 
   /** A statusManager call from a pod worker or the sync loop. */
@@ -155,7 +167,9 @@ export class StatusManager {
 
   private async persist(uid: string, result: ApplyResult): Promise<void> {
     if (result.dropped) this.logger.info({ uid, why: result.dropped }, 'status update dropped');
-    if (result.changed && result.entry) await this.store.put(uid, result.entry);
+    if (!result.changed || !result.entry) return;
+    await this.store.put(uid, result.entry);
+    for (const listener of this.changeListeners) listener(uid);
   }
 
   private serially<T>(fn: () => Promise<T>): Promise<T> {

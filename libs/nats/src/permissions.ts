@@ -151,7 +151,8 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     requests: [],
     serves: [],
     writes: [{ bucket: 'pod-status' }, { bucket: 'leases', keys: ['leader.status-manager'] }],
-    reads: ['pods', 'probe-results'],
+    // workers: whether a pod's containers are gone, before its deletion is finished in the apiserver.
+    reads: ['pods', 'probe-results', 'workers'],
   },
   'cri-gateway': {
     publishes: ['criEvents'],
