@@ -1,7 +1,7 @@
-import { PatchType, isNotFound, type ApiServer } from '@app/apiserver';
-import type { Lease, Node } from '@app/contracts';
+import { PatchType, isConflict, isNotFound, type ApiServer } from '@app/apiserver';
+import type { Lease, Node, Pod } from '@app/contracts';
 import type { LeaderFence } from '@app/nats';
-import { LeaseApi, NodeApi } from '../node/ports.js';
+import { LeaseApi, MirrorPodApi, NodeApi } from '../node/ports.js';
 
 /** core/v1 nodes and nodes/status on the apiserver; every write checks the leader fence first. */
 export class ApiNodeClient extends NodeApi {
@@ -62,5 +62,34 @@ export class ApiLeaseClient extends LeaseApi {
   update(lease: Lease): Promise<Lease> {
     this.fence.check('renew the node lease');
     return this.api.request<Lease>(this.path(lease.metadata?.namespace ?? '', lease.metadata?.name ?? ''), { method: 'PUT', body: lease });
+  }
+}
+
+/** Mirror pods on the apiserver (mirror_client.go); every write checks the leader fence first. */
+export class ApiMirrorPodClient extends MirrorPodApi {
+  constructor(
+    private readonly api: ApiServer,
+    private readonly fence: LeaderFence,
+  ) {
+    super();
+  }
+
+  createMirrorPod(pod: Pod): Promise<Pod> {
+    this.fence.check('create a mirror pod');
+    return this.api.request<Pod>(`/api/v1/namespaces/${encodeURIComponent(pod.metadata.namespace ?? 'default')}/pods`, { method: 'POST', body: pod });
+  }
+
+  async deleteMirrorPod(namespace: string, name: string, uid: string): Promise<boolean> {
+    this.fence.check('delete a mirror pod');
+    try {
+      await this.api.request(`/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`, {
+        method: 'DELETE',
+        body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid } },
+      });
+      return true;
+    } catch (err) {
+      if (isNotFound(err) || isConflict(err)) return false;
+      throw err;
+    }
   }
 }

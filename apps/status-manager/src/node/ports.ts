@@ -4,7 +4,7 @@
  * port whose adapter checks the leader fence first: only the leading status
  * manager writes to the apiserver.
  */
-import type { Lease, Node } from '@app/contracts';
+import type { Lease, Node, Pod } from '@app/contracts';
 import type { SignalObservations } from './eviction.js';
 
 /** The Node object (core/v1 nodes and nodes/status). */
@@ -49,4 +49,15 @@ export abstract class Machine {
 /** The runtime's Version call: `<runtimeName>://<runtimeVersion>` (nodeInfo.containerRuntimeVersion). */
 export abstract class RuntimeVersion {
   abstract containerRuntimeVersion(): Promise<string>;
+}
+
+/** mirror_client.go: mirror pods in the API. */
+export abstract class MirrorPodApi {
+  /** Create; rejects with the ApiError (AlreadyExists when a pod of that name is there). */
+  abstract createMirrorPod(pod: Pod): Promise<Pod>;
+  /**
+   * DeleteMirrorPod: grace 0, `uid` as the precondition. Whether it was
+   * deleted; a pod already gone (404) or another pod now (409) is false, not an error.
+   */
+  abstract deleteMirrorPod(namespace: string, name: string, uid: string): Promise<boolean>;
 }

@@ -5,9 +5,9 @@
  * runtime's version.
  */
 import { ApiError } from '@app/apiserver';
-import type { Lease, Node } from '@app/contracts';
+import type { Lease, Node, Pod } from '@app/contracts';
 import type { SignalObservations } from './eviction.js';
-import { LeaseApi, Machine, NodeApi, RuntimeVersion, type MachineInfo } from './ports.js';
+import { LeaseApi, Machine, MirrorPodApi, NodeApi, RuntimeVersion, type MachineInfo } from './ports.js';
 
 /** Applies a JSON merge patch (RFC 7386) to a copy of `target`. */
 export function applyMergePatch<T>(target: T, patch: unknown): T {
@@ -24,6 +24,8 @@ export function applyMergePatch<T>(target: T, patch: unknown): T {
 export class FakeKubeApi {
   readonly nodes = new Map<string, Node>();
   readonly leases = new Map<string, Lease>();
+  /** Pods by namespace/name. */
+  readonly pods = new Map<string, Pod>();
   readonly calls: string[] = [];
   readonly patches: object[] = [];
   /** Errors the next calls of each kind reject with, in order. */
@@ -89,6 +91,27 @@ export class FakeKubeApi {
           const stored = { ...structuredClone(lease), metadata: { ...lease.metadata, resourceVersion: String(api.rv++) } };
           api.leases.set(key, stored);
           return structuredClone(stored);
+        });
+      }
+    })())(this);
+
+  readonly mirrorPodApi = ((api: FakeKubeApi) =>
+    new (class extends MirrorPodApi {
+      createMirrorPod(pod: Pod): Promise<Pod> {
+        return api.run('createMirrorPod', () => {
+          const key = `${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}`;
+          if (api.pods.has(key)) throw new ApiError(409, 'AlreadyExists', `pods "${key}" already exists`);
+          const stored: Pod = { ...structuredClone(pod), metadata: { ...pod.metadata, uid: `pod-uid-${api.uid++}`, resourceVersion: String(api.rv++) } };
+          api.pods.set(key, stored);
+          return structuredClone(stored);
+        });
+      }
+      deleteMirrorPod(namespace: string, name: string, uid: string): Promise<boolean> {
+        return api.run(`deleteMirrorPod ${namespace}/${name}`, () => {
+          const p = api.pods.get(`${namespace}/${name}`);
+          if (!p || p.metadata.uid !== uid) return false;
+          api.pods.delete(`${namespace}/${name}`);
+          return true;
         });
       }
     })())(this);
