@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // The test command (npm test): lint, type-check and build, make sure the
 // real runtime is up (containerd with the project's config and images, via
-// deploy/runtime.sh), run every *.spec.js under dist/ with node's test
-// runner (unit side by side, then integration, then end-to-end, one file at
-// a time), stop what it started, and close with "N passed, N failed".
+// deploy/runtime.sh) and the test control plane built (etcd and
+// kube-apiserver, deploy/control-plane/build.sh), run every *.spec.js under
+// dist/ with node's test runner (unit side by side, then integration, then
+// end-to-end, one file at a time), stop what it started, and close with
+// "N passed, N failed".
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -53,6 +55,23 @@ process.stdout.write(`\n== tests: ${files.length} files\n${files.map((f) => `   
 
 mkdirSync(join(root, '.tmp'), { recursive: true });
 const env = { ...process.env, KS_RUNTIME_ADDRESS: execFileSync('bash', [runtime, 'address'], { encoding: 'utf8' }).trim() };
+
+// The control plane of the cluster tests (test/support/control-plane.ts): etcd and kube-apiserver
+// built from the Go module proxy by deploy/control-plane/build.sh, cached outside the repository by
+// version (minutes on a fresh machine, a check afterwards). Its last line is the binaries' directory.
+if (files.some((f) => layer(f) > 0)) {
+  const script = join(root, 'deploy', 'control-plane', 'build.sh');
+  process.stdout.write(`\n== control plane: bash ${relative(root, script)}\n`);
+  const r = spawnSync('bash', [script], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  const dir = r.stdout.trim().split('\n').pop() ?? '';
+  if (r.status !== 0 || !dir) {
+    process.stdout.write(`${r.stdout}\n== control plane failed (exit ${r.status ?? r.signal})\n0 passed, 1 failed\n`);
+    if (startedRuntime) spawnSync('bash', [runtime, 'stop'], { stdio: 'inherit' });
+    process.exit(1);
+  }
+  process.stdout.write(`   ${dir}\n`);
+  env.KS_CONTROL_PLANE_BIN = dir;
+}
 
 /**
  * What a TAP file says: passed and failed tests, and suites whose after

@@ -18,8 +18,15 @@ if ! command -v go >/dev/null 2>&1; then
   echo "control-plane/build.sh: a Go toolchain (1.24 or later) is needed to build kube-apiserver and etcd" >&2
   exit 1
 fi
+go_version=$(go env GOVERSION)
+if ! printf '%s\n' go1.24 "${go_version%%[-+ ]*}" | sort -C -V; then
+  echo "control-plane/build.sh: Go 1.24 or later is needed (k8s.io/kubernetes $KUBERNETES_VERSION's go.mod); this is $go_version" >&2
+  exit 1
+fi
 mkdir -p "$bin"
-export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
+# -buildvcs=false: the main packages are not in this module, and a checkout owned by another
+# user must not make go ask git about it.
+export CGO_ENABLED=0 GOFLAGS="-mod=mod -buildvcs=false" GOTOOLCHAIN=local
 
 build_kube() { # $1 = command name under k8s.io/kubernetes/cmd
   [ -x "$bin/$1" ] && return 0

@@ -142,12 +142,16 @@ async function main(): Promise<void> {
   });
 
   const shared: Record<string, string> = { NODE_NAME: node, NATS_URL: nats.url, LOG_LEVEL: process.env['LOG_LEVEL'] ?? 'info' };
+  // Joining a cluster: the launcher's KUBECONFIG goes to the two services that talk to the apiserver.
+  const kubeconfig = process.env['KUBECONFIG'] ? resolve(process.env['KUBECONFIG']) : undefined;
+  if (kubeconfig) say(`joining the cluster of ${kubeconfig} (config-source, status-manager)`);
   const credentials = nats.credentials;
   SERVICE_NAMES.forEach((service, i) => {
     const replicas = service === 'pod-worker' ? podWorkers : 1;
     for (let r = 0; r < replicas; r++) {
       const env: Record<string, string> = { ...shared, ...credentials.env(service) };
       if (service === 'config-source') env['POD_MANIFEST_PATH'] = resolve(args.manifests);
+      if (kubeconfig && (service === 'config-source' || service === 'status-manager')) env['KUBECONFIG'] = kubeconfig;
       if (service === 'cri-gateway' && runtimeEndpoint) env['CONTAINER_RUNTIME_ENDPOINT'] = runtimeEndpoint;
       slots.push({ service, instance: String(r), port: r === 0 ? DEFAULT_PORTS[service] : 10340 + r, env, color: COLORS[i % COLORS.length] ?? 37, restarts: 0 });
     }

@@ -25,6 +25,12 @@ export interface NodeStackOptions {
   node: string;
   services: ServiceName[];
   env?: Partial<Record<ServiceName, Record<string, string>>>;
+  /**
+   * The node joins a cluster: config-source and status-manager get this
+   * KUBECONFIG (a test control plane's `kubeconfig(node)`,
+   * test/support/control-plane.ts).
+   */
+  kubeconfig?: string;
 }
 
 export class NodeStack {
@@ -53,6 +59,7 @@ export class NodeStack {
       POD_WORKER_SHARDS: '4',
       ...(service === 'cri-gateway' ? { CONTAINER_RUNTIME_ENDPOINT: `unix://${runtimeAddress()}` } : {}),
       ...(service === 'config-source' ? { POD_MANIFEST_PATH: this.manifests, FILE_CHECK_FREQUENCY: '1s' } : {}),
+      ...(this.options.kubeconfig && (service === 'config-source' || service === 'status-manager') ? { KUBECONFIG: this.options.kubeconfig } : {}),
       ...(service === 'pod-worker' ? { POD_LOGS_DIR: join(this.dir, 'logs'), POD_ROOT_DIR: join(this.dir, 'pods'), SHARD_LEASE_DURATION: '6s' } : {}),
       ...(this.options.env?.[service] ?? {}),
     };

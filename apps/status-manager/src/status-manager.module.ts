@@ -1,12 +1,16 @@
-import { Inject, Module, type OnModuleInit } from '@nestjs/common';
+import { Inject, Module, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import type { ApiServer } from '@app/apiserver';
 import { Clock, SystemClock } from '@app/clock';
 import { LeaderElector, LeaderFence } from '@app/nats';
 import type { Logger, Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, leaderElectionOf, type ServiceContext } from '@app/service';
+import { connectApiServer } from './adapters/api-server-connection.js';
 import { KvDesiredPods } from './adapters/kv-desired-pods.js';
 import { KvProbeResults } from './adapters/kv-probe-results.js';
 import { KvStatusStore } from './adapters/kv-status-store.js';
 import { PromStatusMetrics } from './adapters/prom-status-metrics.js';
+import { ReflectorApiPods } from './adapters/reflector-api-pods.js';
+import { API_SERVER, ApiPods } from './api-ports.js';
 import { DesiredPods, ProbeResultsReader, StatusMetrics, StatusStore } from './ports.js';
 import type { StatusManagerConfig } from './status-manager.config.js';
 import { StatusManagerController } from './status-manager.controller.js';
@@ -29,6 +33,14 @@ import { LeaderGate, TakeoverReplay } from './takeover-replay.js';
     { provide: ProbeResultsReader, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvProbeResults(bucketOf(ctx, 'probeResults'), ctx.config.NODE_NAME) },
     { provide: PromStatusMetrics, inject: [METRICS_REGISTRY], useFactory: (r: Registry) => new PromStatusMetrics(r) },
     { provide: StatusMetrics, useExisting: PromStatusMetrics },
+    // The API side: every provider below is null when KUBECONFIG is unset.
+    { provide: API_SERVER, inject: [SERVICE_CONFIG], useFactory: (cfg: StatusManagerConfig) => connectApiServer(cfg.KUBECONFIG, 'status-manager') },
+    {
+      provide: ReflectorApiPods,
+      inject: [API_SERVER, Clock, SERVICE_LOGGER, SERVICE_CONFIG],
+      useFactory: (api: ApiServer | null, clock: Clock, logger: Logger, cfg: StatusManagerConfig) => api && new ReflectorApiPods(api, clock, logger.child({ component: 'api-pods' }), cfg.NODE_NAME),
+    },
+    { provide: ApiPods, useExisting: ReflectorApiPods },
     {
       provide: StatusManager,
       inject: [StatusStore, DesiredPods, ProbeResultsReader, Clock, SERVICE_LOGGER, SERVICE_CONFIG, StatusMetrics],
@@ -37,7 +49,7 @@ import { LeaderGate, TakeoverReplay } from './takeover-replay.js';
     },
   ],
 })
-export class StatusManagerModule implements OnModuleInit {
+export class StatusManagerModule implements OnModuleInit, OnModuleDestroy {
   constructor(
     private readonly manager: StatusManager,
     private readonly desired: DesiredPods,
@@ -47,6 +59,7 @@ export class StatusManagerModule implements OnModuleInit {
     @Inject(HealthChecks) private readonly health: HealthChecks,
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
     @Inject(LeaderElector) private readonly leadership: LeaderElector,
+    @Inject(ReflectorApiPods) private readonly apiPods: ReflectorApiPods | null,
   ) {}
 
   onModuleInit(): void {
@@ -56,6 +69,16 @@ export class StatusManagerModule implements OnModuleInit {
       detail: this.gate.isActing ? `${this.manager.statuses().length} pod statuses` : `not acting; ${this.gate.remembered} calls kept for a takeover`,
     }));
     this.leadership.subscribe({ onStartedLeading: () => this.lead(), onStoppedLeading: () => this.gate.close() });
+    const apiPods = this.apiPods;
+    if (apiPods) {
+      // Read by every instance, a standby too: a takeover starts with the apiserver's view.
+      apiPods.start();
+      this.health.addReadiness('apiPods', () => ({ ok: true, detail: apiPods.hasSynced ? `${apiPods.all().length} pods of the node in the apiserver` : 'waiting for the first list of the node\'s pods' }));
+    }
+  }
+
+  onModuleDestroy(): void {
+    this.apiPods?.stop();
   }
 
   /**

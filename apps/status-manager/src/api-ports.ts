@@ -1,0 +1,42 @@
+/**
+ * What the status manager's API side depends on when the node has joined a
+ * cluster (KUBECONFIG set): the node's pods as the apiserver shows them.
+ * The adapters are in adapters/, over @app/apiserver; the module binds
+ * them only when KUBECONFIG is set (each of these tokens is null otherwise,
+ * and the service then works as a standalone node: docs/adr/0013).
+ *
+ * The status manager is the node's only writer to the apiserver (pod
+ * status, deletion of terminated pods, mirror pods, the Node, its Lease,
+ * Events); config-source is the only reader of API pods for running them.
+ */
+import type { Pod } from '@app/contracts';
+
+/**
+ * The node's pods in the apiserver (`spec.nodeName=<node>`), as a list +
+ * watch keeps them: API pods and mirror pods alike. This is upstream's
+ * podManager view of what the apiserver holds (the status manager's
+ * GetPodByUID, GetMirrorPodByPod, TranslatePodUID read it). Read only;
+ * every instance keeps it, a standby too, so that a takeover starts with it.
+ */
+export abstract class ApiPods {
+  /** The first list has arrived (the informer's HasSynced); until then nothing is known, which is not "no pods". */
+  abstract get hasSynced(): boolean;
+  /** Every pod of the node in the apiserver, as last seen. */
+  abstract all(): Pod[];
+  /** A pod by namespace and name (a static pod's mirror is found under the static pod's). */
+  abstract get(namespace: string, name: string): Pod | undefined;
+  /** A pod by its API UID. */
+  abstract byUid(uid: string): Pod | undefined;
+  /**
+   * Calls `listener` with every pod after the first list and after each
+   * change (a hint to act; read the set again when acting). Returns the
+   * unsubscribe.
+   */
+  abstract subscribe(listener: (pods: readonly Pod[]) => void): () => void;
+}
+
+/**
+ * The Nest token of the node's @app/apiserver ApiServer: null when
+ * KUBECONFIG is unset (a standalone node: nothing API-side runs).
+ */
+export const API_SERVER = Symbol('API_SERVER');
