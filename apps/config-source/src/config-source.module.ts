@@ -1,5 +1,7 @@
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { ApiServer } from '@app/apiserver';
 import { Clock, SystemClock } from '@app/clock';
+import { ConfigError } from '@app/config';
 import { EventRecorder } from '@app/contracts';
 import { parseColonSeparatedMapStringString } from '@app/kube';
 import { NatsBus, NatsEventRecorder } from '@app/nats';
@@ -7,22 +9,33 @@ import type { Logger, Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, SERVICE_CONFIG, SERVICE_LOGGER } from '@app/service';
 import { FsManifestDirectory } from './adapters/fs-manifest-directory.js';
 import { HttpManifestFetcher } from './adapters/http-manifest-fetcher.js';
+import { ReflectorApiserverPods } from './adapters/reflector-apiserver-pods.js';
+import { ApiserverSource } from './apiserver-source.js';
 import { NatsPodUpdateOutbox } from './adapters/nats-pod-update-outbox.js';
 import { PromConfigMetrics } from './adapters/prom-config-metrics.js';
 import type { ConfigSourceConfig } from './config-source.config.js';
 import { SourcesController } from './config-source.controller.js';
 import { PodConfigPublisher } from './pod-config-publisher.js';
-import { ConfigMetrics, ManifestDirectory, ManifestFetcher, PodUpdateOutbox } from './ports.js';
+import { ApiserverPods, ConfigMetrics, ManifestDirectory, ManifestFetcher, PodUpdateOutbox } from './ports.js';
 import { FileSource, HttpSource, type PodSource } from './sources.js';
 
-/** The sources the configuration names: file (POD_MANIFEST_PATH) and http (MANIFEST_URL). */
+/** The sources the configuration names: file (POD_MANIFEST_PATH), http (MANIFEST_URL) and api (KUBECONFIG). */
 export const POD_SOURCES = Symbol('POD_SOURCES');
 
 function sourceNames(cfg: ConfigSourceConfig): string[] {
-  return [...(cfg.POD_MANIFEST_PATH ? ['file'] : []), ...(cfg.MANIFEST_URL ? ['http'] : [])];
+  return [...(cfg.POD_MANIFEST_PATH ? ['file'] : []), ...(cfg.MANIFEST_URL ? ['http'] : []), ...(cfg.KUBECONFIG ? ['api'] : [])];
 }
 
-/** config.PodConfig: file and http sources turned into PodUpdate operations. One provider per port; the adapters are in adapters/. */
+/** The apiserver of KUBECONFIG; a kubeconfig that cannot be used is a configuration error (exit 1). */
+async function connectApiserver(path: string): Promise<ApiServer> {
+  try {
+    return await ApiServer.fromKubeconfig(path, 'kubelet-split/config-source');
+  } catch (err) {
+    throw new ConfigError([(err as Error).message]);
+  }
+}
+
+/** config.PodConfig: file, http and apiserver sources turned into PodUpdate operations. One provider per port; the adapters are in adapters/. */
 @Module({
   controllers: [SourcesController],
   providers: [
@@ -33,6 +46,13 @@ function sourceNames(cfg: ConfigSourceConfig): string[] {
     { provide: EventRecorder, inject: [NatsBus, SERVICE_CONFIG, Clock], useFactory: (bus: NatsBus, cfg: ConfigSourceConfig, clock: Clock) => new NatsEventRecorder(bus, cfg.NODE_NAME, clock) },
     { provide: ConfigMetrics, inject: [METRICS_REGISTRY], useFactory: (r: Registry) => new PromConfigMetrics(r) },
     {
+      // Only when the node joins a cluster (KUBECONFIG); null for a standalone node.
+      provide: ApiserverPods,
+      inject: [SERVICE_CONFIG, Clock, SERVICE_LOGGER],
+      useFactory: async (cfg: ConfigSourceConfig, clock: Clock, logger: Logger): Promise<ApiserverPods | null> =>
+        cfg.KUBECONFIG ? new ReflectorApiserverPods(await connectApiserver(cfg.KUBECONFIG), clock, logger.child({ component: 'apiserver-reflector' })) : null,
+    },
+    {
       provide: PodConfigPublisher,
       inject: [PodUpdateOutbox, EventRecorder, Clock, SERVICE_LOGGER, SERVICE_CONFIG, ConfigMetrics],
       useFactory: (outbox: PodUpdateOutbox, events: EventRecorder, clock: Clock, logger: Logger, cfg: ConfigSourceConfig, metrics: ConfigMetrics) =>
@@ -40,12 +60,13 @@ function sourceNames(cfg: ConfigSourceConfig): string[] {
     },
     {
       provide: POD_SOURCES,
-      inject: [SERVICE_CONFIG, ManifestDirectory, ManifestFetcher, Clock, SERVICE_LOGGER, PodConfigPublisher],
-      useFactory: (cfg: ConfigSourceConfig, dir: ManifestDirectory, fetcher: ManifestFetcher, clock: Clock, logger: Logger, publisher: PodConfigPublisher): PodSource[] => [
+      inject: [SERVICE_CONFIG, ManifestDirectory, ManifestFetcher, ApiserverPods, Clock, SERVICE_LOGGER, PodConfigPublisher],
+      useFactory: (cfg: ConfigSourceConfig, dir: ManifestDirectory, fetcher: ManifestFetcher, apiserver: ApiserverPods | null, clock: Clock, logger: Logger, publisher: PodConfigPublisher): PodSource[] => [
         ...(cfg.POD_MANIFEST_PATH ? [new FileSource(cfg.POD_MANIFEST_PATH, cfg.NODE_NAME, dir, clock, logger.child({ component: 'file-source' }), cfg.FILE_CHECK_FREQUENCY, publisher.onListing)] : []),
         ...(cfg.MANIFEST_URL
           ? [new HttpSource(cfg.MANIFEST_URL, parseColonSeparatedMapStringString(cfg.MANIFEST_URL_HEADER, 'MANIFEST_URL_HEADER'), cfg.NODE_NAME, fetcher, clock, logger.child({ component: 'http-source' }), cfg.HTTP_CHECK_FREQUENCY, publisher.onListing, publisher.onProblems)]
           : []),
+        ...(apiserver ? [new ApiserverSource(cfg.NODE_NAME, apiserver, logger.child({ component: 'apiserver-source' }), publisher.onListing)] : []),
       ],
     },
   ],
@@ -59,6 +80,7 @@ export class ConfigSourceModule implements OnModuleInit, OnApplicationShutdown {
 
   onModuleInit(): void {
     const { publisher } = this;
+    // Always ok (the sync loop waits for sourcesReady itself); the detail says which source is awaited.
     this.health.addReadiness('sources', () => {
       const snap = publisher.snapshot().sources;
       const waiting = snap.filter((s) => !s.ready).map((s) => s.source);

@@ -13,7 +13,7 @@ import type { Logger } from '@app/observability';
 import type { Listing } from './listing.js';
 import { PodConfig } from './pod-config.js';
 import { ConfigMetrics, PodUpdateOutbox } from './ports.js';
-import type { PodSource } from './sources.js';
+import type { PodSource, PodSourceName } from './sources.js';
 import type { ManifestProblem } from './static-pods.js';
 
 const PUBLISH_ORDER: readonly PodOperation[] = ['remove', 'add', 'update', 'delete', 'reconcile'];
@@ -21,8 +21,8 @@ const PUBLISH_ORDER: readonly PodOperation[] = ['remove', 'add', 'update', 'dele
 export class PodConfigPublisher {
   private readonly podConfig: PodConfig;
   private sources: PodSource[] = [];
-  /** location -> reasons already reported, so a problem is reported once, not every re-read. */
-  private reported = new Map<string, Set<string>>();
+  /** source -> location -> reasons already reported, so a problem is reported once, not every re-read. */
+  private readonly reported = new Map<string, Map<string, Set<string>>>();
 
   constructor(
     private readonly outbox: PodUpdateOutbox,
@@ -33,7 +33,7 @@ export class PodConfigPublisher {
     private readonly metrics?: ConfigMetrics,
   ) {
     this.podConfig = new PodConfig(sourceNames);
-    if (sourceNames.length === 0) this.logger.warn('no pod source configured (POD_MANIFEST_PATH, MANIFEST_URL): the node runs no static pods');
+    if (sourceNames.length === 0) this.logger.warn('no pod source configured (POD_MANIFEST_PATH, MANIFEST_URL, KUBECONFIG): the node runs no pods');
   }
 
   /** Starts the sources; `makeSources` gets the handlers they report to. */
@@ -48,7 +48,7 @@ export class PodConfigPublisher {
   }
 
   /** A source delivered a full listing. */
-  readonly onListing = (source: 'file' | 'http', listing: Listing): void => {
+  readonly onListing = (source: PodSourceName, listing: Listing): void => {
     this.report(source, listing.problems);
     const ops = this.podConfig.apply(source, listing.pods, this.clock.date());
     this.publish(source, ops);
@@ -56,7 +56,7 @@ export class PodConfigPublisher {
   };
 
   /** A source found problems without a new listing. */
-  readonly onProblems = (source: 'file' | 'http', problems: ManifestProblem[]): void => {
+  readonly onProblems = (source: PodSourceName, problems: ManifestProblem[]): void => {
     this.report(source, problems, false);
   };
 
@@ -71,7 +71,7 @@ export class PodConfigPublisher {
       if (pods.length === 0) continue;
       const msg: PodUpdateMessage = { type: MessageTypes.podUpdate, op, source, pods };
       this.outbox.podUpdate(msg);
-      this.metrics?.operations(op, pods.length);
+      this.metrics?.operations(source, op, pods.length);
       this.logger.info({ op, source, pods: pods.map(describePod) }, 'pod update');
     }
   }
@@ -87,28 +87,23 @@ export class PodConfigPublisher {
    */
   private report(source: string, problems: readonly ManifestProblem[], complete = true): void {
     this.metrics?.problems(source, problems.length);
+    const reported = this.reported.get(source) ?? new Map<string, Set<string>>();
     const current = new Map<string, Set<string>>();
     for (const p of problems) {
       const reasons = current.get(p.location) ?? new Set<string>();
       reasons.add(p.reason);
       current.set(p.location, reasons);
-      if (this.reported.get(p.location)?.has(p.reason)) continue;
+      if (reported.get(p.location)?.has(p.reason)) continue;
       this.logger.warn({ source, location: p.location, pod: p.podName, reason: p.reason }, 'static pod manifest refused');
       this.events.nodeEvent('Warning', 'FailedToAdmitStaticPod', `${p.location}: ${p.reason}`);
     }
     if (complete) {
-      for (const location of this.reported.keys()) {
-        if (this.isOfSource(location, source) && !current.has(location)) this.logger.info({ source, location }, 'static pod manifest problems resolved');
-      }
-      for (const [location, reasons] of this.reported) if (!this.isOfSource(location, source)) current.set(location, reasons);
-      this.reported = current;
+      for (const location of reported.keys()) if (!current.has(location)) this.logger.info({ source, location }, 'static pod manifest problems resolved');
+      this.reported.set(source, current);
     } else {
-      for (const [location, reasons] of current) this.reported.set(location, new Set([...(this.reported.get(location) ?? []), ...reasons]));
+      for (const [location, reasons] of current) reported.set(location, new Set([...(reported.get(location) ?? []), ...reasons]));
+      this.reported.set(source, reported);
     }
-  }
-
-  private isOfSource(location: string, source: string): boolean {
-    return /^https?:\/\//.test(location) === (source === 'http');
   }
 }
 

@@ -1,12 +1,14 @@
 /**
  * config.PodConfig: the sources' listings merged into PodUpdate operations.
  * Each source's last listing is kept; a new listing is diffed against it
- * (libs/kube diffListing); a pod seen for the first time gets the
- * `kubernetes.io/config.seen` annotation, which it then keeps. Sources are
- * ready once each has delivered one full listing (sourcesReady).
+ * (libs/kube diffListing). Every pod is annotated with its source
+ * (`kubernetes.io/config.source`) before any comparison, as podStorage.merge
+ * does; a pod seen for the first time gets the `kubernetes.io/config.seen`
+ * annotation, which it then keeps. Sources are ready once each has
+ * delivered one full listing (sourcesReady).
  */
 import type { Pod } from '@app/contracts';
-import { CONFIG_SEEN_ANNOTATION, diffListing, type PodOperations } from '@app/kube';
+import { CONFIG_SEEN_ANNOTATION, ConfigSourceAnnotation, diffListing, type PodOperations } from '@app/kube';
 
 export class PodConfig {
   private readonly listings = new Map<string, Map<string, Pod>>();
@@ -19,7 +21,7 @@ export class PodConfig {
     const seenAt = now.toISOString();
     const stamped = pods.map((pod) => {
       const seen = previous.get(pod.metadata.uid ?? '')?.metadata.annotations?.[CONFIG_SEEN_ANNOTATION] ?? seenAt;
-      return { ...pod, metadata: { ...pod.metadata, annotations: { ...pod.metadata.annotations, [CONFIG_SEEN_ANNOTATION]: seen } } };
+      return { ...pod, metadata: { ...pod.metadata, annotations: { ...pod.metadata.annotations, [ConfigSourceAnnotation]: source, [CONFIG_SEEN_ANNOTATION]: seen } } };
     });
     const ops = diffListing(previous, stamped);
     this.listings.set(source, new Map(stamped.map((p) => [p.metadata.uid ?? '', p])));

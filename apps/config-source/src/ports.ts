@@ -1,10 +1,10 @@
 /**
  * What the config source's logic depends on: reading a manifest directory
- * (and noticing it change), fetching a manifest URL, and where the PodUpdate
- * operations and metrics go. Events go through @app/contracts'
+ * (and noticing it change), fetching a manifest URL, the node's pods in the
+ * apiserver, and where the PodUpdate operations and metrics go. Events go through @app/contracts'
  * EventRecorder. The adapters are in adapters/.
  */
-import type { PodOperation, PodUpdateMessage, SourcesReadyMessage } from '@app/contracts';
+import type { Pod, PodOperation, PodUpdateMessage, SourcesReadyMessage } from '@app/contracts';
 import type { ManifestInput } from './listing.js';
 
 export type DirectoryRead = { missing: true; error: string } | { missing: false; manifests: ManifestInput[] };
@@ -22,6 +22,17 @@ export abstract class ManifestFetcher {
   abstract fetch(url: string, headers: Record<string, string>, timeoutMs: number): Promise<FetchResult>;
 }
 
+/**
+ * The pods bound to this node in the apiserver (`spec.nodeName=<node>`), as
+ * client-go's Reflector keeps them in an UndeltaStore: `onListing` gets the
+ * whole current set (wire JSON) after the first successful list and after
+ * every change; while the apiserver cannot be reached it is not called, so
+ * the last set stands. Returns a stop function.
+ */
+export abstract class ApiserverPods {
+  abstract watch(nodeName: string, onListing: (pods: Pod[]) => void): () => void;
+}
+
 /** configCh: `kubelet.<node>.config.<op>` and `kubelet.<node>.config.ready`. */
 export abstract class PodUpdateOutbox {
   abstract podUpdate(msg: PodUpdateMessage): void;
@@ -31,5 +42,5 @@ export abstract class PodUpdateOutbox {
 /** What the config source reports to metrics. */
 export abstract class ConfigMetrics {
   abstract problems(source: string, count: number): void;
-  abstract operations(op: PodOperation, count: number): void;
+  abstract operations(source: string, op: PodOperation, count: number): void;
 }

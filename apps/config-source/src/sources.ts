@@ -8,13 +8,16 @@ import { ListingBuilder, type Listing } from './listing.js';
 import type { ManifestProblem } from './static-pods.js';
 import { ManifestDirectory, ManifestFetcher } from './ports.js';
 
-export type ListingHandler = (source: 'file' | 'http', listing: Listing) => void;
+/** The kubelet's source names (kubetypes.FileSource, HTTPSource, ApiserverSource). */
+export type PodSourceName = 'file' | 'http' | 'api';
+
+export type ListingHandler = (source: PodSourceName, listing: Listing) => void;
 /** Problems found without a new listing (a URL that cannot be fetched). */
 export type ProblemHandler = (source: 'file' | 'http', problems: ManifestProblem[]) => void;
 
 /** A source that can be started and stopped. */
 export interface PodSource {
-  readonly name: 'file' | 'http';
+  readonly name: PodSourceName;
   start(): void;
   stop(): void;
 }

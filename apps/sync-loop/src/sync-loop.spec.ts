@@ -340,3 +340,128 @@ describe('SyncLoop: taking over as leader', () => {
     assert.deepEqual([...loop.desiredPods.keys()].sort(), ['a', 'c']);
   });
 });
+
+describe('SyncLoop: pods from the apiserver (source "api")', () => {
+  /** A pod as the apiserver source sends it. */
+  function apiPod(name: string, uid: string, opts: { grace?: number; deletionGrace?: number; nodeSelector?: Record<string, string>; cpu?: string; phase?: 'Pending' | 'Running' | 'Failed'; mirror?: boolean } = {}): Pod {
+    return {
+      metadata: {
+        name,
+        namespace: 'default',
+        uid,
+        creationTimestamp: '2026-11-01T11:00:00Z',
+        annotations: { 'kubernetes.io/config.source': 'api', 'kubernetes.io/config.seen': '2026-11-01T11:00:01Z', ...(opts.mirror ? { 'kubernetes.io/config.mirror': 'abc' } : {}) },
+        ...(opts.deletionGrace !== undefined ? { deletionTimestamp: '2026-11-01T12:00:05Z', deletionGracePeriodSeconds: opts.deletionGrace } : {}),
+      },
+      spec: {
+        nodeName: 'node-a',
+        terminationGracePeriodSeconds: opts.grace ?? 30,
+        containers: [{ name: 'c', image: 'busybox:1', ...(opts.cpu ? { resources: { requests: { cpu: opts.cpu }, limits: { cpu: opts.cpu, memory: '64Mi' } } } : {}) }],
+        ...(opts.nodeSelector ? { nodeSelector: opts.nodeSelector } : {}),
+      },
+      status: { phase: opts.phase ?? 'Pending' },
+    };
+  }
+  const api = (op: PodOperation, ...pods: Pod[]): PodUpdateMessage => ({ type: MessageTypes.podUpdate, op, source: 'api', pods });
+
+  it('a mirror pod is never run: its ADD, UPDATE, DELETE and RECONCILE store and dispatch nothing (IsMirrorPod)', async () => {
+    const { loop, out, store } = setup();
+    const mirror = apiPod('static-node-a', 'm', { mirror: true });
+    for (const op of ['add', 'update', 'delete', 'reconcile'] as const) await loop.handlePodUpdate(api(op, mirror));
+    out.snapshot = { type: MessageTypes.sourcesSnapshot, sources: [{ source: 'api', ready: true, pods: [mirror] }] };
+    await loop.reconcileWithSources();
+    assert.deepEqual(out.take(), []);
+    assert.equal(store.pods.size, 0);
+    assert.equal(loop.desiredPods.size, 0);
+  });
+
+  it('DELETE kills with the pod deletionGracePeriodSeconds; a second DELETE with a shorter one shortens it', async () => {
+    const { loop, out } = setup();
+    await loop.handlePodUpdate(api('add', apiPod('web', 'w')));
+    out.take();
+    await loop.handlePodUpdate(api('delete', apiPod('web', 'w', { deletionGrace: 7 })));
+    await loop.handlePodUpdate(api('delete', apiPod('web', 'w', { deletionGrace: 2 })));
+    assert.deepEqual(
+      out.dispatched.map((d) => `${d.updateType}:${String(d.killPodOptions?.gracePeriodOverride)}`),
+      ['SyncPodKill:7', 'SyncPodKill:2'],
+    );
+  });
+
+  const removeCases = [
+    { name: 'REMOVE of a pod never seen terminating kills it with the spec grace (no override)', before: [apiPod('web', 'w', { grace: 11 })], wantGrace: undefined, wantPodGrace: undefined },
+    { name: 'REMOVE after a DELETE kills it with the deletion grace the pod carries', before: [apiPod('web', 'w', { grace: 11 }), apiPod('web', 'w', { grace: 11, deletionGrace: 4 })], wantGrace: undefined, wantPodGrace: 4 },
+  ];
+  for (const tc of removeCases) {
+    it(tc.name, async () => {
+      const { loop, out } = setup();
+      await loop.handlePodUpdate(api('add', ...tc.before.slice(0, 1)));
+      for (const p of tc.before.slice(1)) await loop.handlePodUpdate(api('delete', p));
+      out.take();
+      const killed: Pod[] = [];
+      const dispatch = out.dispatch.bind(out);
+      out.dispatch = (pod, type, start, opts, runningOnly) => {
+        killed.push(pod);
+        dispatch(pod, type, start, opts, runningOnly);
+      };
+      await loop.handlePodUpdate(api('remove', apiPod('web', 'w', { grace: 11 })));
+      assert.deepEqual(out.dispatched.map((d) => d.updateType), ['SyncPodKill']);
+      assert.equal(out.dispatched[0]?.killPodOptions?.gracePeriodOverride, tc.wantGrace);
+      assert.equal(killed[0]?.metadata.deletionGracePeriodSeconds, tc.wantPodGrace);
+      assert.equal(killed[0]?.spec.terminationGracePeriodSeconds, 11);
+      assert.equal(loop.desiredPods.size, 0);
+    });
+  }
+
+  it('deleted and created again with the same name (a new UID): the old one is killed, the new one created once', async () => {
+    const { loop, out } = setup();
+    await loop.handlePodUpdate(api('add', apiPod('web', 'w1')));
+    out.take();
+    await loop.handlePodUpdate(api('remove', apiPod('web', 'w1')));
+    await loop.handlePodUpdate(api('add', apiPod('web', 'w2')));
+    await loop.handlePodUpdate(api('add', apiPod('web', 'w2')));
+    assert.deepEqual(out.take(), ['w1:SyncPodKill', 'w2:SyncPodCreate']);
+    assert.deepEqual([...loop.desiredPods.keys()], ['w2']);
+  });
+
+  it('RECONCILE (the status the API holds changed) keeps the status and restarts nothing', async () => {
+    const { loop, out, store } = setup();
+    await loop.handlePodUpdate(api('add', apiPod('web', 'w')));
+    out.take();
+    await loop.handlePodUpdate(api('reconcile', apiPod('web', 'w', { phase: 'Running' })));
+    assert.deepEqual(out.take(), []);
+    assert.equal(store.pods.get('w')?.pod.status?.phase, 'Running');
+  });
+
+  it('an API pod whose nodeSelector the node does not match is rejected: Failed with upstream reason and message, its QoS class, a Warning event; the others run', async () => {
+    const { loop, out, store, events } = setup();
+    await loop.handlePodUpdate(api('add', apiPod('picky', 'p', { nodeSelector: { disktype: 'ssd' } }), apiPod('fine', 'f')));
+    assert.deepEqual(out.take(), ['f:SyncPodCreate']);
+    assert.equal(store.pods.get('p')?.admitted, false);
+    assert.deepEqual(out.statuses, [
+      {
+        verb: 'SetPodStatus',
+        uid: 'p',
+        args: { status: { qosClass: 'BestEffort', phase: 'Failed', reason: 'NodeAffinity', message: "Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector" } },
+      },
+    ]);
+    assert.deepEqual(events.events.map((e) => `${e.type}/${e.reason}/${e.message}`), ["Warning/NodeAffinity/Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"]);
+  });
+
+  it('an API pod asking for more cpu than allocatable is rejected OutOfcpu with its QoS class', async () => {
+    const { loop, out } = setup();
+    await loop.handlePodUpdate(api('add', apiPod('big', 'b', { cpu: '3' })));
+    assert.deepEqual(out.take(), []);
+    const status = out.statuses[0]?.args['status'] as { qosClass: string; reason: string; message: string };
+    assert.equal(status.reason, 'OutOfcpu');
+    assert.equal(status.qosClass, 'Guaranteed');
+    assert.equal(status.message, 'Pod was rejected: Node didn\'t have enough resource: cpu, requested: 3000, used: 0, capacity: 2000');
+  });
+
+  it('a pod already in a terminal phase is not admitted again (no second rejection), as upstream skips admission for it', async () => {
+    const { loop, out, events } = setup();
+    await loop.handlePodUpdate(api('add', apiPod('done', 'd', { cpu: '3', phase: 'Failed' })));
+    assert.equal(out.statuses.length, 0);
+    assert.equal(events.events.length, 0);
+    assert.deepEqual(out.take(), ['d:SyncPodCreate']);
+  });
+});

@@ -31,7 +31,7 @@ import type {
   SyncPodType,
   WorkDoneMessage,
 } from '@app/contracts';
-import { canAdmitPod, pastActiveDeadline as pastDeadline, diffListing, podsDifferSemantically, type NodeInfo, type PodOperations } from '@app/kube';
+import { canAdmitPod, getPodQOS, isMirrorPod, pastActiveDeadline as pastDeadline, diffListing, podsDifferSemantically, type NodeInfo, type PodOperations } from '@app/kube';
 import type { Logger } from '@app/observability';
 import { decideHousekeeping, isTerminalPhase } from './housekeeping.js';
 import { NodeState, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
@@ -113,14 +113,31 @@ export class SyncLoop {
     return true;
   }
 
-  private async applyOperations(source: string, ops: PodOperations): Promise<void> {
+  private async applyOperations(source: string, listed: PodOperations): Promise<void> {
     const start = this.clock.date();
+    const ops = this.withoutMirrorPods(listed);
     // The kubelet's order for one listing: removes, adds, updates, deletes, reconciles.
     for (const pod of ops.remove) await this.undoOnFailure(pod, () => this.handleRemove(pod, start));
     for (const pod of sortByCreation(ops.add)) await this.undoOnFailure(pod, () => this.handleAdd(source, pod, start));
     for (const pod of ops.update) await this.undoOnFailure(pod, () => this.handleUpdate(source, pod, start, 'update'));
     for (const pod of ops.delete) await this.undoOnFailure(pod, () => this.handleUpdate(source, pod, start, 'delete'));
     for (const pod of ops.reconcile) await this.undoOnFailure(pod, () => this.handleReconcile(pod, start));
+  }
+
+  /**
+   * HandlePodAdditions' IsMirrorPod branch: a mirror pod (the apiserver's
+   * copy of a static pod, annotation kubernetes.io/config.mirror) is never a
+   * pod to run. config-source leaves them out already; this is the second
+   * lock on that door.
+   */
+  private withoutMirrorPods(ops: PodOperations): PodOperations {
+    const keep = (pods: Pod[]) =>
+      pods.filter((pod) => {
+        if (!isMirrorPod(pod)) return true;
+        this.logger.warn({ pod: `${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}`, uid: pod.metadata.uid }, 'a mirror pod is not a pod to run: ignored');
+        return false;
+      });
+    return { add: keep(ops.add), update: keep(ops.update), delete: keep(ops.delete), reconcile: keep(ops.reconcile), remove: ops.remove };
   }
 
   /**
@@ -150,7 +167,8 @@ export class SyncLoop {
       return;
     }
     const record: PodRecord = { pod, source, addedAt: this.clock.now(), admitted: true };
-    if (!pod.metadata.deletionTimestamp) {
+    // Upstream admits neither a pod whose termination was requested nor one already in a terminal phase.
+    if (!pod.metadata.deletionTimestamp && !isTerminalPhase(pod.status)) {
       const verdict = admit(this.activePods(), pod, this.node);
       if (!verdict.admit) {
         record.admitted = false;
@@ -331,7 +349,7 @@ export class SyncLoop {
   private rejectPod(pod: Pod, reason: string, message: string): void {
     this.logger.warn({ pod: `${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}`, reason, message }, 'pod rejected by admission');
     this.events.event(pod, 'Warning', reason, message);
-    this.out.status('SetPodStatus', pod.metadata.uid ?? '', { status: { phase: 'Failed', reason, message: `Pod was rejected: ${message}` } });
+    this.out.status('SetPodStatus', pod.metadata.uid ?? '', { status: { qosClass: qosOf(pod), phase: 'Failed', reason, message: `Pod was rejected: ${message}` } });
   }
 
   private dispatch(pod: Pod, updateType: SyncPodType, start: Date, killPodOptions?: { gracePeriodOverride?: number }, runningPodOnly = false): void {
@@ -352,6 +370,15 @@ function admit(active: Pod[], pod: Pod, node: NodeInfo): { admit: boolean; reaso
     return canAdmitPod(active, pod, node);
   } catch (err) {
     return { admit: false, reason: 'UnexpectedAdmissionError', message: `Allocate failed due to ${(err as Error).message}, which is unexpected` };
+  }
+}
+
+/** The pod's QoS class, kept in the rejected status as upstream's rejectPod keeps it; undefined when its quantities cannot be read. */
+function qosOf(pod: Pod): PodStatus['qosClass'] {
+  try {
+    return getPodQOS(pod);
+  } catch {
+    return undefined;
   }
 }
 

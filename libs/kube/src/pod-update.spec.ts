@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { Pod } from '@app/contracts';
 import { CONFIG_SEEN_ANNOTATION, diffListing, hasOperations, podsDifferSemantically } from './pod-update.js';
 
-function pod(uid: string, patch: { image?: string; labels?: Record<string, string>; seen?: string; phase?: 'Running' | 'Pending'; deletionTimestamp?: string } = {}): Pod {
+function pod(uid: string, patch: { image?: string; labels?: Record<string, string>; seen?: string; phase?: 'Running' | 'Pending'; deletionTimestamp?: string; deletionGracePeriodSeconds?: number } = {}): Pod {
   return {
     metadata: {
       name: `p-${uid}`,
@@ -12,6 +12,7 @@ function pod(uid: string, patch: { image?: string; labels?: Record<string, strin
       labels: patch.labels ?? {},
       annotations: { 'kubernetes.io/config.source': 'file', ...(patch.seen ? { [CONFIG_SEEN_ANNOTATION]: patch.seen } : {}) },
       ...(patch.deletionTimestamp ? { deletionTimestamp: patch.deletionTimestamp } : {}),
+      ...(patch.deletionGracePeriodSeconds !== undefined ? { deletionGracePeriodSeconds: patch.deletionGracePeriodSeconds } : {}),
     },
     spec: { containers: [{ name: 'c', image: patch.image ?? 'busybox:1' }] },
     ...(patch.phase ? { status: { phase: patch.phase } } : {}),
@@ -30,6 +31,12 @@ describe('diffListing: a new listing against the last one', () => {
     { name: 'labels changed: UPDATE', prev: byUid(pod('a')), next: [pod('a', { labels: { x: 'y' } })], want: { update: ['a'] } },
     { name: 'only status changed: RECONCILE', prev: byUid(pod('a', { phase: 'Pending' })), next: [pod('a', { phase: 'Running' })], want: { reconcile: ['a'] } },
     { name: 'deletionTimestamp set: DELETE', prev: byUid(pod('a')), next: [pod('a', { deletionTimestamp: '2026-01-01T00:00:00Z' })], want: { delete: ['a'] } },
+    {
+      name: 'deleted again with a shorter grace period: DELETE again (checkAndUpdatePod)',
+      prev: byUid(pod('a', { deletionTimestamp: '2026-01-01T00:00:30Z', deletionGracePeriodSeconds: 30 })),
+      next: [pod('a', { deletionTimestamp: '2026-01-01T00:00:05Z', deletionGracePeriodSeconds: 5 })],
+      want: { delete: ['a'] },
+    },
     { name: 'config.seen differs: nothing', prev: byUid(pod('a', { seen: '2026-01-01T00:00:00Z' })), next: [pod('a', { seen: '2026-02-02T00:00:00Z' })], want: {} },
     { name: 'mixed', prev: byUid(pod('a'), pod('b'), pod('c')), next: [pod('a'), pod('b', { image: 'x:1' }), pod('d')], want: { add: ['d'], update: ['b'], remove: ['c'] } },
   ];

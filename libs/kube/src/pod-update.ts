@@ -5,7 +5,9 @@
  *  - a UID not seen before: ADD;
  *  - a UID gone from the listing: REMOVE;
  *  - a UID whose spec, labels, annotations or deletion fields changed: UPDATE,
- *    or DELETE when it now carries a deletionTimestamp (graceful deletion);
+ *    or DELETE when it carries a deletionTimestamp (graceful deletion; again
+ *    when a second delete shortens its deletionGracePeriodSeconds, as
+ *    checkAndUpdatePod's needGracefulDelete);
  *  - a UID where only the status changed: RECONCILE.
  * The `kubernetes.io/config.seen` annotation is bookkeeping, not a change.
  */
@@ -66,7 +68,7 @@ export function diffListing(previous: ReadonlyMap<string, Pod>, next: readonly P
     if (!old) {
       ops.add.push(pod);
     } else if (podsDifferSemantically(old, pod)) {
-      if (pod.metadata.deletionTimestamp && !old.metadata.deletionTimestamp) ops.delete.push(pod);
+      if (pod.metadata.deletionTimestamp) ops.delete.push(pod);
       else ops.update.push(pod);
     } else if (statusDiffers(old, pod)) {
       ops.reconcile.push(pod);

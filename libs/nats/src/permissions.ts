@@ -148,11 +148,13 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
   'status-manager': {
     publishes: [],
     subscribes: ['status', 'probeResult', 'events'],
-    requests: [],
+    // The Node's Ready condition (runtimeState: Status) and nodeInfo.containerRuntimeVersion (Version).
+    requests: [{ family: 'criRuntime', only: ['Status', 'Version'] }],
     serves: [],
     writes: [{ bucket: 'pod-status' }, { bucket: 'leases', keys: ['leader.status-manager'] }],
+    // pod-cache: the PLEG's last relist (`<node>.global`), the Node's Ready condition.
     // workers: whether a pod's containers are gone, before its deletion is finished in the apiserver.
-    reads: ['pods', 'probe-results', 'workers'],
+    reads: ['pods', 'probe-results', 'pod-cache', 'workers'],
   },
   'cri-gateway': {
     publishes: ['criEvents'],
