@@ -9,7 +9,7 @@
  * status, deletion of terminated pods, mirror pods, the Node, its Lease,
  * Events); config-source is the only reader of API pods for running them.
  */
-import type { Pod, PodSyncStatusRecord } from '@app/contracts';
+import type { Event, Pod, PodSyncStatusRecord } from '@app/contracts';
 
 /**
  * The node's pods in the apiserver (`spec.nodeName=<node>`), as a list +
@@ -57,6 +57,17 @@ export abstract class PodStatusApi {
 export abstract class PodWorkerRecords {
   /** The record of a pod UID; undefined when the worker never had the pod or purged it after it finished. */
   abstract get(uid: string): Promise<PodSyncStatusRecord | undefined>;
+}
+
+/**
+ * The apiserver's Events (client-go's record.EventSink). Writes are the
+ * leader's only: refused (NotLeaderError) once this instance may no longer act.
+ */
+export abstract class EventSink {
+  /** POST the event in its namespace; resolves with it as stored (its resourceVersion). */
+  abstract create(event: Event): Promise<Event>;
+  /** PATCH (strategic merge) the event of that name, e.g. its count; resolves with it as stored. */
+  abstract patch(event: Event, patch: Record<string, unknown>): Promise<Event>;
 }
 
 /**

@@ -24,6 +24,7 @@ export class StatusManager {
   private versions = new PodStatusVersions();
   private readonly events = new Map<string, EventMessage[]>();
   private readonly changeListeners = new Set<(uid: string) => void>();
+  private readonly eventListeners = new Set<(e: EventMessage) => void>();
   /** Serializes changes, so versions are written in order. */
   private chain: Promise<unknown> = Promise.resolve();
 
@@ -122,8 +123,15 @@ export class StatusManager {
     return probeType === 'readiness' ? this.versions.setContainerReadiness(uid, containerId, ok, this.clock.now()) : this.versions.setContainerStartup(uid, containerId, ok, this.clock.now());
   }
 
-  /** recorder.Eventf: kept per pod, in order, the newest `eventsPerPod`. */
+  /** Calls `listener` with every event heard (the broadcaster's sinks). Returns the unsubscribe. */
+  onEvent(listener: (e: EventMessage) => void): () => void {
+    this.eventListeners.add(listener);
+    return () => void this.eventListeners.delete(listener);
+  }
+
+  /** recorder.Eventf: kept per pod, in order, the newest `eventsPerPod`; handed to the listeners. */
   handleEvent(e: EventMessage): void {
+    for (const listener of this.eventListeners) listener(e);
     const key = `${e.involvedObject.namespace ?? ''}/${e.involvedObject.name}`;
     const list = this.events.get(key) ?? [];
     list.push(e);

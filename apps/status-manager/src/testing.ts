@@ -4,8 +4,8 @@
  * port at compile time.
  */
 import { ApiError, POD_STATUS_MERGE_KEYS, applyStrategicMergePatch } from '@app/apiserver';
-import type { Pod, PodRecord, PodSyncStatusRecord } from '@app/contracts';
-import { ApiPods, PodStatusApi, PodWorkerRecords } from './api-ports.js';
+import type { Event, Pod, PodRecord, PodSyncStatusRecord } from '@app/contracts';
+import { ApiPods, EventSink, PodStatusApi, PodWorkerRecords } from './api-ports.js';
 import { DesiredPods } from './ports.js';
 import type { StatusEntry } from './status-store.js';
 
@@ -164,3 +164,42 @@ export class FakeStatuses {
     return e && structuredClone(e);
   }
 }
+
+/** The apiserver's Events in memory: created (AlreadyExists on a name taken), patched (NotFound when gone); `failures` are thrown one per call. */
+export class FakeEventSink extends EventSink {
+  readonly events = new Map<string, Event>();
+  readonly calls: { verb: 'create' | 'patch'; name: string; patch?: Record<string, unknown> }[] = [];
+  readonly failures: Error[] = [];
+  private rv = 1;
+
+  create(event: Event): Promise<Event> {
+    const name = event.metadata.name ?? '';
+    this.calls.push({ verb: 'create', name });
+    const err = this.failures.shift();
+    if (err) return Promise.reject(err);
+    const key = keyOf(event.metadata.namespace ?? '', name);
+    if (this.events.has(key)) return Promise.reject(new ApiError(409, 'AlreadyExists', `events "${name}" already exists`));
+    const stored = { ...structuredClone(event), metadata: { ...structuredClone(event.metadata), resourceVersion: String(this.rv++) } };
+    this.events.set(key, stored);
+    return Promise.resolve(structuredClone(stored));
+  }
+
+  patch(event: Event, patch: Record<string, unknown>): Promise<Event> {
+    const name = event.metadata.name ?? '';
+    this.calls.push({ verb: 'patch', name, patch: structuredClone(patch) });
+    const err = this.failures.shift();
+    if (err) return Promise.reject(err);
+    const key = keyOf(event.metadata.namespace ?? '', name);
+    const before = this.events.get(key);
+    if (!before) return Promise.reject(new ApiError(404, 'NotFound', `events "${name}" not found`));
+    const stored = { ...applyStrategicMergePatch(before, patch), metadata: { ...before.metadata, resourceVersion: String(this.rv++) } };
+    this.events.set(key, stored);
+    return Promise.resolve(structuredClone(stored));
+  }
+
+  /** The stored events, oldest first. */
+  all(): Event[] {
+    return [...this.events.values()];
+  }
+}
+FakeEventSink satisfies new () => EventSink;
