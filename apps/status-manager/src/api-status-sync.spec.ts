@@ -257,6 +257,18 @@ describe('ApiStatusSync: static pods write to their mirror pod', () => {
     });
   }
 
+  it('reads each pod\'s desired record by its UID, never a listing of the pods bucket (which can last as long as the sync loop writes)', async () => {
+    const { api, desired, statuses, sync, settle } = setup();
+    desired.add(staticPod('h1'), 'file');
+    desired.all = () => Promise.reject(new Error('a listing of the pods bucket'));
+    api.put(mirror('h1'));
+    statuses.set('s1', entry(1, running()));
+    sync.start();
+    await settle();
+    assert.equal(api.pod('default', 'web')?.status?.phase, 'Running');
+    sync.stop();
+  });
+
   it('a mirror pod created later gets the status at once, not at the next resync', async () => {
     const { api, desired, statuses, sync, settle } = setup();
     desired.add(staticPod('h1'), 'file');

@@ -68,6 +68,8 @@ export class ApiStatusSync {
   /** apiStatusVersions: the latest version the API has of each pod, by API UID (the mirror pod's for a static pod). */
   private readonly apiStatusVersions = new Map<string, number>();
   private readonly backoff = new Map<string, { failures: number; until: number; lastLogAt: number }>();
+  /** The desired pod of each UID with a status, once read (recordOf). */
+  private readonly records = new Map<string, PodRecord>();
   private active = false;
   private ticker?: Timer;
   private readonly timers = new Set<Timer>();
@@ -160,15 +162,14 @@ export class ApiStatusSync {
   async syncBatch(all: boolean): Promise<number> {
     if (!this.apiPods.hasSynced) return 0;
     const entries = this.statuses.statuses();
+    if (all) for (const uid of [...this.records.keys()]) if (!entries.some(([u]) => u === uid)) this.records.delete(uid);
     if (entries.length === 0) return 0;
-    const records = new Map<string, PodRecord>();
-    for (const r of await this.desired.all()) if (r.pod.metadata.uid) records.set(r.pod.metadata.uid, r);
 
     const now = this.clock.now();
     const updates: PodSync[] = [];
     const apiUids = new Set<string>();
     for (const [uid, entry] of entries) {
-      const target = this.apiPodOf(uid, entry, records.get(uid));
+      const target = this.apiPodOf(uid, entry, await this.recordOf(uid));
       if (!target) continue;
       const apiUid = target.apiPod.metadata.uid ?? '';
       apiUids.add(apiUid);
@@ -193,6 +194,21 @@ export class ApiStatusSync {
       await this.syncPod(update);
     }
     return updates.length;
+  }
+
+  /**
+   * The desired pod of a UID (the sync loop's `pods` bucket), read once per
+   * UID: what counts here (static or not, name, config hash) never changes
+   * for a UID. One KV get per pod, not a listing of the bucket: a listing
+   * (kv.keys) lasts until the bucket has been quiet for 5 s, which the sync
+   * loop's writes can put off for tens of seconds.
+   */
+  private async recordOf(uid: string): Promise<PodRecord | undefined> {
+    const known = this.records.get(uid);
+    if (known) return known;
+    const record = await this.desired.get(uid);
+    if (record) this.records.set(uid, record);
+    return record;
   }
 
   /**
