@@ -13,8 +13,8 @@ import type { OnApplicationShutdown, OnModuleInit, Provider } from '@nestjs/comm
 import { ApiServer } from '@app/apiserver';
 import { Clock } from '@app/clock';
 import { ConfigError } from '@app/config';
-import { DEFAULT_CRI_TIMEOUTS, NatsCriClient } from '@app/cri';
-import { RUNTIME_UP_PERIOD_MS, RuntimeState, RuntimeStateUpdater, nodeLabels, parseMapStringString } from '@app/kube';
+import { DEFAULT_CRI_TIMEOUTS, NatsCriClient, type CriRuntime } from '@app/cri';
+import { NodeHealth, RUNTIME_UP_PERIOD_MS, RuntimeState, RuntimeStateUpdater, nodeLabels, parseMapStringString } from '@app/kube';
 import { LeaderElector, LeaderFence } from '@app/nats';
 import type { Logger } from '@app/observability';
 import { CriKvNodeHealth } from '@app/pod-cache';
@@ -22,13 +22,17 @@ import { HealthChecks, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf
 import { ApiLeaseClient, ApiMirrorPodClient, ApiNodeClient } from '../adapters/api-node-client.js';
 import { CriRuntimeVersion } from '../adapters/cri-runtime-version.js';
 import { HostMachine } from '../adapters/host-machine.js';
+import { KvDesiredPodChanges } from '../adapters/kv-desired-pod-changes.js';
 import type { StatusManagerConfig } from '../status-manager.config.js';
 import type { MirrorPodReconciler } from './mirror-pods.js';
 import { NodeLeaseController } from './node-lease.js';
 import { NodeStatusManager } from './node-status-manager.js';
+import { DesiredPodChanges, LeaseApi, Machine, MirrorPodApi, NodeApi, RuntimeVersion } from './ports.js';
 
 /** The Nest token of the node's apiserver client (null without KUBECONFIG). */
 export const NODE_API_SERVER = Symbol('NODE_API_SERVER');
+/** The CRI client of the Node's runtime reads (Status, Version), with a short deadline. */
+export const NODE_CRI = Symbol('NODE_CRI');
 
 /** Starts and stops the Node's loops with the leadership. */
 export class NodeAgent implements OnModuleInit, OnApplicationShutdown {
@@ -88,21 +92,24 @@ async function apiServerOf(kubeconfig: string | undefined): Promise<ApiServer | 
 
 export const nodeProviders: Provider[] = [
   { provide: NODE_API_SERVER, inject: [SERVICE_CONFIG], useFactory: (cfg: StatusManagerConfig) => apiServerOf(cfg.KUBECONFIG) },
-  { provide: ApiNodeClient, inject: [NODE_API_SERVER, LeaderFence], useFactory: (api: ApiServer | null, fence: LeaderFence) => api && new ApiNodeClient(api, fence) },
-  { provide: ApiLeaseClient, inject: [NODE_API_SERVER, LeaderFence], useFactory: (api: ApiServer | null, fence: LeaderFence) => api && new ApiLeaseClient(api, fence) },
-  { provide: ApiMirrorPodClient, inject: [NODE_API_SERVER, LeaderFence], useFactory: (api: ApiServer | null, fence: LeaderFence) => api && new ApiMirrorPodClient(api, fence) },
+  { provide: NodeApi, inject: [NODE_API_SERVER, LeaderFence], useFactory: (api: ApiServer | null, fence: LeaderFence) => api && new ApiNodeClient(api, fence) },
+  { provide: LeaseApi, inject: [NODE_API_SERVER, LeaderFence], useFactory: (api: ApiServer | null, fence: LeaderFence) => api && new ApiLeaseClient(api, fence) },
+  { provide: MirrorPodApi, inject: [NODE_API_SERVER, LeaderFence], useFactory: (api: ApiServer | null, fence: LeaderFence) => api && new ApiMirrorPodClient(api, fence) },
+  // A short deadline for Status and Version: a lost reply must not hold the next update.
+  { provide: NODE_CRI, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new NatsCriClient(ctx.connection, ctx.config.NODE_NAME, 'status-manager', { ...DEFAULT_CRI_TIMEOUTS, listMs: RUNTIME_UP_PERIOD_MS }) },
+  { provide: NodeHealth, inject: [NODE_CRI, SERVICE_CONTEXT], useFactory: (cri: CriRuntime, ctx: ServiceContext) => new CriKvNodeHealth(cri, bucketOf(ctx, 'podCache'), ctx.config.NODE_NAME) },
+  { provide: RuntimeVersion, inject: [NODE_CRI], useFactory: (cri: CriRuntime) => new CriRuntimeVersion(cri) },
+  { provide: Machine, inject: [SERVICE_CONFIG], useFactory: (cfg: StatusManagerConfig) => new HostMachine(cfg.POD_ROOT_DIR) },
+  { provide: DesiredPodChanges, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvDesiredPodChanges(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME) },
   {
     provide: NodeAgent,
-    inject: [NODE_API_SERVER, ApiNodeClient, ApiLeaseClient, SERVICE_CONTEXT, Clock, SERVICE_LOGGER, LeaderElector, HealthChecks],
-    useFactory: (api: ApiServer | null, nodes: ApiNodeClient | null, leases: ApiLeaseClient | null, ctx: ServiceContext, clock: Clock, logger: Logger, leadership: LeaderElector, health: HealthChecks) => {
-      if (!api || !nodes || !leases) return null;
-      const cfg = ctx.config as StatusManagerConfig;
+    inject: [NodeApi, LeaseApi, NodeHealth, RuntimeVersion, Machine, SERVICE_CONFIG, Clock, SERVICE_LOGGER, LeaderElector, HealthChecks],
+    useFactory: (nodes: NodeApi | null, leases: LeaseApi | null, health: NodeHealth, version: RuntimeVersion, machine: Machine, cfg: StatusManagerConfig, clock: Clock, logger: Logger, leadership: LeaderElector, checks: HealthChecks) => {
+      if (!nodes || !leases) return null;
       const node = cfg.NODE_NAME;
-      // A short deadline for Status and Version: a lost reply must not hold the next update.
-      const cri = new NatsCriClient(ctx.connection, node, 'status-manager', { ...DEFAULT_CRI_TIMEOUTS, listMs: RUNTIME_UP_PERIOD_MS });
       const log = logger.child({ component: 'node' });
       const state = new RuntimeState(clock);
-      const status = new NodeStatusManager(nodes, new HostMachine(cfg.POD_ROOT_DIR), state, new CriRuntimeVersion(cri), clock, log, {
+      const status = new NodeStatusManager(nodes, machine, state, version, clock, log, {
         nodeName: node,
         hostname: node,
         nodeIP: cfg.NODE_IP,
@@ -113,12 +120,9 @@ export const nodeProviders: Provider[] = [
         reportFrequencyMs: cfg.NODE_STATUS_REPORT_FREQUENCY,
       });
       // Ready follows the runtime's and the PLEG's health at once, not at the next 10 s tick.
-      const runtime = new RuntimeStateUpdater(state, new CriKvNodeHealth(cri, bucketOf(ctx, 'podCache'), node), clock, log, {
-        unhealthyMeans: 'the Node is NotReady until it is',
-        onChange: () => status.kick(),
-      });
+      const runtime = new RuntimeStateUpdater(state, health, clock, log, { unhealthyMeans: 'the Node is NotReady until it is', onChange: () => status.kick() });
       const lease = new NodeLeaseController(leases, nodes, clock, log.child({ component: 'node-lease' }), { nodeName: node, leaseDurationSeconds: Math.round(cfg.NODE_LEASE_DURATION / 1000) });
-      return new NodeAgent(runtime, status, lease, undefined, leadership, health, log);
+      return new NodeAgent(runtime, status, lease, undefined, leadership, checks, log);
     },
   },
 ];
