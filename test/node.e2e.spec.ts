@@ -134,6 +134,8 @@ describe('the Node and its Lease in a real cluster', { timeout: 300_000 }, () =>
     assert.deepEqual(mirror.metadata.ownerReferences?.map((o) => [o.kind, o.name, o.uid, o.controller]), [['Node', NODE, node.metadata.uid, true]]);
     assert.equal(mirror.spec.nodeName, NODE);
     const first = mirror.metadata.uid;
+    const running = async () => (await stack.containers('mirrored')).filter((c) => c.state === 'CONTAINER_RUNNING').map((c) => c.id);
+    const [container] = await stack.waitFor('the static pod running', async () => ((await running()).length === 1 ? running() : undefined), 60_000);
 
     await admin.request(`/api/v1/namespaces/default/pods/${name}`, { method: 'DELETE', body: { gracePeriodSeconds: 0 } });
     const again = await stack.waitFor('the mirror pod made again', async () => {
@@ -141,8 +143,7 @@ describe('the Node and its Lease in a real cluster', { timeout: 300_000 }, () =>
       return m && m.metadata.uid !== first && m.metadata.deletionTimestamp === undefined ? m : undefined;
     }, 30_000);
     assert.equal(again.metadata.annotations?.['kubernetes.io/config.mirror'], annotations['kubernetes.io/config.hash']);
-    const containers = await stack.containers('mirrored');
-    assert.equal(containers.filter((c) => c.state === 'CONTAINER_RUNNING').length, 1, 'the static pod itself runs on, untouched');
+    assert.deepEqual(await running(), [container], 'the static pod itself runs on, untouched');
 
     stack.removeManifest('mirrored');
     await stack.waitFor('the mirror pod gone from the API', async () => ((await getMirror()) === undefined ? true : undefined), 60_000);
