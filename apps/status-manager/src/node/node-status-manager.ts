@@ -49,6 +49,8 @@ export interface NodeStatusOptions {
   kubeletVersion?: string;
   updateFrequencyMs?: number;
   reportFrequencyMs?: number;
+  /** Called once the Node is registered in a term (the Lease can have its owner). */
+  onRegistered?: () => void;
 }
 
 export class NodeStatusManager {
@@ -132,7 +134,10 @@ export class NodeStatusManager {
       }
       if (!this.running) return;
       this.registered = await this.tryRegisterWithAPIServer(node);
-      if (this.registered) this.logger.info({ node: this.options.nodeName }, 'Successfully registered node');
+      if (this.registered) {
+        this.logger.info({ node: this.options.nodeName }, 'Successfully registered node');
+        this.options.onRegistered?.();
+      }
     }
   }
 

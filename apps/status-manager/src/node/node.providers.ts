@@ -124,6 +124,7 @@ export const nodeProviders: Provider[] = [
       const node = cfg.NODE_NAME;
       const log = logger.child({ component: 'node' });
       const state = new RuntimeState(clock);
+      const lease = new NodeLeaseController(leases, nodes, clock, log.child({ component: 'node-lease' }), { nodeName: node, leaseDurationSeconds: Math.round(cfg.NODE_LEASE_DURATION / 1000) });
       const status = new NodeStatusManager(nodes, machine, state, version, clock, log, {
         nodeName: node,
         hostname: node,
@@ -133,10 +134,10 @@ export const nodeProviders: Provider[] = [
         kubeletPort: cfg.PORT,
         updateFrequencyMs: cfg.NODE_STATUS_UPDATE_FREQUENCY,
         reportFrequencyMs: cfg.NODE_STATUS_REPORT_FREQUENCY,
+        onRegistered: () => lease.nodeRegistered(),
       });
       // Ready follows the runtime's and the PLEG's health at once, not at the next 10 s tick.
       const runtime = new RuntimeStateUpdater(state, health, clock, log, { unhealthyMeans: 'the Node is NotReady until it is', onChange: () => status.kick() });
-      const lease = new NodeLeaseController(leases, nodes, clock, log.child({ component: 'node-lease' }), { nodeName: node, leaseDurationSeconds: Math.round(cfg.NODE_LEASE_DURATION / 1000) });
       const mirrors = new MirrorPodReconciler(
         mirrorApi,
         nodes,
