@@ -51,6 +51,12 @@ export interface NodeStatusOptions {
   reportFrequencyMs?: number;
   /** Called once the Node is registered in a term (the Lease can have its owner). */
   onRegistered?: () => void;
+  /**
+   * recordNodeStatusEvent: a Normal event on the Node, "Node <node> status is
+   * now: <reason>" (NodeReady, NodeNotReady, NodeHasSufficientMemory, ...),
+   * once the status that says it is patched.
+   */
+  recordEvent?: (reason: string, message: string) => void;
 }
 
 export class NodeStatusManager {
@@ -126,8 +132,9 @@ export class NodeStatusManager {
       }
       step = Math.min(step * 2, 7000);
       let node: Node;
+      const events: string[] = [];
       try {
-        node = initialNode(this.options.nodeName, this.options.labels, await this.inputs(), this.clock.now());
+        node = initialNode(this.options.nodeName, this.options.labels, await this.inputs(), this.clock.now(), events);
       } catch (err) {
         this.logger.error({ err: (err as Error).message }, 'Unable to construct v1.Node object for kubelet');
         continue;
@@ -136,6 +143,7 @@ export class NodeStatusManager {
       this.registered = await this.tryRegisterWithAPIServer(node);
       if (this.registered) {
         this.logger.info({ node: this.options.nodeName }, 'Successfully registered node');
+        this.recordEvents(events);
         this.options.onRegistered?.();
       }
     }
@@ -201,7 +209,15 @@ export class NodeStatusManager {
     if (!this.running) return;
     await this.api.patchNodeStatus(this.options.nodeName, mergePatch(original, node));
     this.lastStatusReportTime = now;
-    for (const reason of events) this.logger.info({ node: this.options.nodeName, event: reason }, `Node ${this.options.nodeName} status is now: ${reason}`);
+    this.recordEvents(events);
+  }
+
+  private recordEvents(reasons: string[]): void {
+    for (const reason of reasons) {
+      const message = `Node ${this.options.nodeName} status is now: ${reason}`;
+      this.logger.info({ node: this.options.nodeName, event: reason }, message);
+      this.options.recordEvent?.(reason, message);
+    }
   }
 
   /** Capacity and allocatable of this machine and the settings (the same rule admission uses). */
