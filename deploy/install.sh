@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what kubelet-split needs from Debian's packages, when missing:
 # nats-server, containerd, runc, busybox-static, the CNI plugins, iproute2,
-# and gcc with a static libc (for the pause image). Idempotent; needs root.
+# gcc with a static libc (for the pause image), and curl and unzip (for a Go
+# toolchain when the machine has none: deploy/control-plane/build.sh). Idempotent; needs root.
 set -euo pipefail
 
 need=()
@@ -16,6 +17,7 @@ have ip || need+=(iproute2)
 have gcc || need+=(gcc)
 [ -f /usr/lib/x86_64-linux-gnu/libc.a ] || [ -f "/usr/lib/$(uname -m)-linux-gnu/libc.a" ] || need+=(libc6-dev)
 have curl || need+=(curl)
+have unzip || need+=(unzip)
 have iptables || need+=(iptables)
 
 if [ ${#need[@]} -gt 0 ]; then

@@ -3,14 +3,14 @@
  * kube-apiserver: ready, the admin binds a pod to a node, the node's
  * credentials get what the Node authorizer and NodeRestriction give a
  * kubelet (its pods by field selector, its own Node and Lease, mirror pods
- * owned by its Node, status of its pods) and nothing of another node's, and
+ * owned by its Node, status of its pods, Events) and nothing of another node's, and
  * a restarted apiserver still has every object (they live in etcd).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import type { Lease } from 'kubernetes-types/coordination/v1.js';
-import type { Node, Pod, PodList } from 'kubernetes-types/core/v1.js';
+import type { Event as CoreEvent, Node, Pod, PodList } from 'kubernetes-types/core/v1.js';
 import { ApiError, PatchType, type ApiServer } from '@app/apiserver';
 import { startControlPlane, KUBERNETES_VERSION, type ControlPlane } from './support/control-plane.js';
 
@@ -169,6 +169,26 @@ describe('the test control plane: real etcd and kube-apiserver', { timeout: 240_
     await node.request(`/api/v1/namespaces/${NS}/pods/static-${NODE}`, { method: 'DELETE', body: { gracePeriodSeconds: 0, preconditions: { uid: created.metadata?.uid } } });
     const gone = await refused(cp.admin.request(`/api/v1/namespaces/${NS}/pods/static-${NODE}`));
     assert.equal(gone.code, 404);
+  });
+
+  it("a node posts and updates Events about its pods", async () => {
+    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const event: CoreEvent = {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: 'web.1', namespace: NS },
+      involvedObject: { kind: 'Pod', namespace: NS, name: 'web', apiVersion: 'v1' },
+      reason: 'Started',
+      message: 'Started container main',
+      type: 'Normal',
+      source: { component: 'kubelet', host: NODE },
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+    };
+    await node.request(`/api/v1/namespaces/${NS}/events`, { method: 'POST', body: event });
+    const patched = await node.request<CoreEvent>(`/api/v1/namespaces/${NS}/events/web.1`, { method: 'PATCH', contentType: PatchType.strategicMerge, body: { count: 2 } });
+    assert.equal(patched.count, 2);
   });
 
   it('a restarted apiserver (same port, same etcd) still has every object, and the same clients work again', async () => {

@@ -1,9 +1,12 @@
 import { env } from '@app/config';
 import type { FullConfig } from '@app/service';
+import { nodeStatusConfigSchema } from './node/node.config.js';
 
 /** status-manager's own environment variables, on top of the shared ones (@app/config sharedSchema). */
 export const statusManagerConfigSchema = {
   KUBECONFIG: env.optionalString({ describe: 'kubeconfig of the apiserver, when the node joins a cluster' }),
+  // The Node, its Lease (node/node.config.ts).
+  ...nodeStatusConfigSchema,
   EVENTS_PER_POD: env.int({ default: 200, min: 1, max: 10_000, describe: 'how many of each pod\'s latest events GET /pods/<ns>/<name>/events keeps' }),
 };
 

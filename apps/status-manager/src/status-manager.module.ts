@@ -16,6 +16,7 @@ import type { StatusManagerConfig } from './status-manager.config.js';
 import { StatusManagerController } from './status-manager.controller.js';
 import { StatusManager } from './status-manager.js';
 import { LeaderGate, TakeoverReplay } from './takeover-replay.js';
+import { nodeProviders } from './node/node.providers.js';
 
 /** status.Manager: the versioned API pod status and the read API. One provider per port; the adapters are in adapters/. */
 @Module({
@@ -47,6 +48,8 @@ import { LeaderGate, TakeoverReplay } from './takeover-replay.js';
       useFactory: (store: StatusStore, desired: DesiredPods, probes: ProbeResultsReader, clock: Clock, logger: Logger, cfg: StatusManagerConfig, metrics: StatusMetrics) =>
         new StatusManager(store, desired, probes, clock, logger.child({ component: 'status' }), cfg.EVENTS_PER_POD, metrics),
     },
+    // The Node, its Lease, the mirror pods (node/node.providers.ts).
+    ...nodeProviders,
   ],
 })
 export class StatusManagerModule implements OnModuleInit, OnModuleDestroy {

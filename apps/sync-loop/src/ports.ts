@@ -3,8 +3,7 @@
  * are in adapters/, the fakes in testing.ts. Events go through
  * @app/contracts' EventRecorder.
  */
-import type { KillPodOptions, Pod, PodCacheGlobal, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, StatusVerb, SourcesSnapshotMessage, SyncPodType } from '@app/contracts';
-import type { StatusResponse } from '@app/cri';
+import type { KillPodOptions, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, StatusVerb, SourcesSnapshotMessage, SyncPodType } from '@app/contracts';
 
 /** The `pods` bucket: desired pods and work-queue entries. The sync loop is its only writer. */
 export abstract class PodStore {
@@ -24,13 +23,8 @@ export abstract class NodeState {
   abstract podStatuses(): Promise<Map<string, PodStatus>>;
 }
 
-/** What syncLoop's health gate reads (runtime-state.ts). */
-export abstract class NodeHealth {
-  /** The runtime's Status call (RuntimeReady, NetworkReady); rejects when the runtime does not answer. */
-  abstract runtimeStatus(): Promise<StatusResponse>;
-  /** The PLEG's last successful relist and its threshold (`pod-cache` bucket, `<node>.global`); undefined before the first. */
-  abstract plegRelist(): Promise<PodCacheGlobal | undefined>;
-}
+/** What syncLoop's health gate reads: runtimeState's inputs (@app/kube runtime-state.ts). */
+export { NodeHealth } from '@app/kube';
 
 /** A pod as the runtime has it (from the kubelet's labels on its sandboxes and containers). */
 export interface RuntimePod {

@@ -2,16 +2,16 @@ import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@
 import { Clock, SystemClock } from '@app/clock';
 import { EventRecorder } from '@app/contracts';
 import { CriRuntime, DEFAULT_CRI_TIMEOUTS, NatsCriClient } from '@app/cri';
+import { RUNTIME_UP_PERIOD_MS, RuntimeState, RuntimeStateUpdater } from '@app/kube';
 import { LeaderElector, LeaderFence, NatsBus, NatsEventRecorder, onReconnect, type NatsConnection } from '@app/nats';
 import { Counter, type Logger, type Registry } from '@app/observability';
+import { CriKvNodeHealth } from '@app/pod-cache';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
-import { CriKvNodeHealth } from './adapters/cri-kv-node-health.js';
 import { CriRuntimeView } from './adapters/cri-runtime-view.js';
 import { KvNodeState } from './adapters/kv-node-state.js';
 import { KvPodStore } from './adapters/kv-pod-store.js';
 import { NatsSyncLoopOutbox } from './adapters/nats-sync-loop-outbox.js';
 import { NodeHealth, NodeState, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
-import { RUNTIME_UP_PERIOD_MS, RuntimeState, RuntimeStateUpdater } from './runtime-state.js';
 import { nodeInfoOf, type SyncLoopConfig } from './sync-loop.config.js';
 import { SyncLoopChannels } from './sync-loop.controller.js';
 import { SyncLoopRunner } from './sync-loop-runner.js';

@@ -1,7 +1,6 @@
 /** Hand-written fakes of the sync loop's ports (ports.ts), for unit tests only. */
-import type { StatusResponse } from '@app/cri';
-import type { KillPodOptions, Pod, PodCacheGlobal, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, SourcesSnapshotMessage, StatusVerb, SyncPodType } from '@app/contracts';
-import { NodeHealth, NodeState, PodStore, RuntimeView, SyncLoopOutbox, type RuntimeContainer, type RuntimePod } from './ports.js';
+import type { KillPodOptions, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, SourcesSnapshotMessage, StatusVerb, SyncPodType } from '@app/contracts';
+import { NodeState, PodStore, RuntimeView, SyncLoopOutbox, type RuntimeContainer, type RuntimePod } from './ports.js';
 
 export class MemoryPodStore extends PodStore {
   readonly pods = new Map<string, PodRecord>();
@@ -94,15 +93,5 @@ export class RecordingOutbox extends SyncLoopOutbox {
   }
 }
 
-/** Answers what the test sets; `runtimeDown` makes Status reject. */
-export class FakeNodeHealth extends NodeHealth {
-  status: StatusResponse = { status: { conditions: [{ type: 'RuntimeReady', status: true, reason: '', message: '' }, { type: 'NetworkReady', status: true, reason: '', message: '' }] }, info: {}, runtimeHandlers: [] };
-  runtimeDown = false;
-  pleg?: PodCacheGlobal;
-  runtimeStatus(): Promise<StatusResponse> {
-    return this.runtimeDown ? Promise.reject(new Error('no cri-gateway answers')) : Promise.resolve(this.status);
-  }
-  plegRelist(): Promise<PodCacheGlobal | undefined> {
-    return Promise.resolve(this.pleg);
-  }
-}
+/** The runtime's Status and the PLEG's relist as the test sets them (runtimeState's inputs, shared in @app/kube). */
+export { FakeNodeHealth } from '@app/kube/testing';

@@ -81,3 +81,15 @@ export interface PodCondition extends Omit<core.PodCondition, 'lastProbeTime'> {
 
 /** core/v1 PodPhase: Go's constants for PodStatus.phase. */
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
+
+export type { NodeAddress, NodeCondition, NodeSystemInfo } from 'kubernetes-types/core/v1.js';
+export type { Lease } from 'kubernetes-types/coordination/v1.js';
+
+/** core/v1 NodeStatus, writable: the kubelet is the one that writes it (the package marks Node.status read-only, for API clients). */
+export type NodeStatus = core.NodeStatus;
+
+/** core/v1 Node as the kubelet registers and updates it: metadata present, status writable. */
+export interface Node extends Omit<core.Node, 'status'> {
+  metadata: ObjectMeta;
+  status?: NodeStatus;
+}

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { Container, ContainerPort, NodeSelectorTerm, Pod } from '@app/contracts';
 import { AdmitReason, canAdmitPod, nodeInfoFrom, type AdmitResult, type NodeInfo } from './admission.js';
 import { QuantityError } from './quantity.js';
+import { goArch } from './node-labels.js';
 
 let seq = 0;
 
@@ -314,7 +315,8 @@ describe('nodeInfoFrom', () => {
       opts: { name: 'n1', cpu: '2', memory: '4Gi', maxPods: 110 },
       want: {
         name: 'n1',
-        labels: { 'kubernetes.io/hostname': 'n1', 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64' },
+        // initialNode's labels, the beta ones included; the arch is the machine's (GOARCH).
+        labels: { 'kubernetes.io/hostname': 'n1', 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': goArch(), 'beta.kubernetes.io/os': 'linux', 'beta.kubernetes.io/arch': goArch() },
         allocatable: { cpuMillis: 2000, memoryBytes: 4 * Gi, pods: 110 },
         os: 'linux',
       },
@@ -324,7 +326,7 @@ describe('nodeInfoFrom', () => {
       opts: { name: 'n1', cpu: '1500m', memory: '1G', maxPods: 10, labels: { 'kubernetes.io/arch': 'arm64', zone: 'a' } },
       want: {
         name: 'n1',
-        labels: { 'kubernetes.io/hostname': 'n1', 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'arm64', zone: 'a' },
+        labels: { 'kubernetes.io/hostname': 'n1', 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'arm64', 'beta.kubernetes.io/os': 'linux', 'beta.kubernetes.io/arch': goArch(), zone: 'a' },
         allocatable: { cpuMillis: 1500, memoryBytes: 1_000_000_000, pods: 10 },
         os: 'linux',
       },

@@ -1,5 +1,6 @@
 import type { NodeSelectorRequirement, NodeSelectorTerm, Pod } from '@app/contracts';
 import { cpuMillis, memoryBytes } from './quantity.js';
+import { nodeLabels } from './node-labels.js';
 import { hostPorts, podRequests, type HostPort } from './resources.js';
 
 /**
@@ -249,8 +250,8 @@ function fitsHostPorts(activePods: readonly Pod[], pod: Pod): AdmitResult | unde
 
 /**
  * A NodeInfo for this kubelet's node: allocatable from quantities, and the
- * labels the kubelet sets on its own node (hostname, os, arch) under any the
- * caller gives. The OS is linux: the runtime this project drives.
+ * labels the kubelet sets on its own Node (node-labels.ts: hostname, os,
+ * arch) under any the caller gives. The OS is linux: the runtime this project drives.
  */
 export function nodeInfoFrom(opts: {
   name: string;
@@ -261,12 +262,7 @@ export function nodeInfoFrom(opts: {
 }): NodeInfo {
   return {
     name: opts.name,
-    labels: {
-      'kubernetes.io/hostname': opts.name,
-      [LABEL_OS]: 'linux',
-      'kubernetes.io/arch': 'amd64',
-      ...opts.labels,
-    },
+    labels: nodeLabels(opts.name, opts.labels),
     allocatable: { cpuMillis: cpuMillis(opts.cpu), memoryBytes: memoryBytes(opts.memory), pods: opts.maxPods },
     os: 'linux',
   };

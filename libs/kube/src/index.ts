@@ -49,3 +49,21 @@ export { findContainerStatusByID, getContainerStatus, isRestartableInitContainer
 export { applyProbeResults } from './probe-status.js';
 export type { ContainerProbeState } from './probe-status.js';
 export { pastActiveDeadline } from './active-deadline.js';
+export { DEFAULT_PLEG_RELIST_THRESHOLD_MS, MAX_WAIT_FOR_CONTAINER_RUNTIME_MS, NodeHealth, RUNTIME_UP_PERIOD_MS, RuntimeState, RuntimeStateUpdater, plegHealth } from './runtime-state.js';
+export type { RuntimeStateUpdaterOptions } from './runtime-state.js';
+export {
+  EvictionSignal,
+  configuredCapacity,
+  formatResource,
+  hardEvictionReservation,
+  isHugePageResourceName,
+  nodeAllocatable,
+  nodeReservationsFrom,
+  parseEvictionHard,
+  parseReservation,
+  resourceAmount,
+  thresholdAmount,
+  toResourceList,
+} from './node-allocatable.js';
+export type { EvictionThreshold, NodeReservations, NodeResourceSettings, ResourceAmounts } from './node-allocatable.js';
+export { DEFAULT_NODE_LABELS, LabelArchBeta, LabelArchStable, LabelHostname, LabelOSBeta, LabelOSStable, goArch, nodeLabels } from './node-labels.js';

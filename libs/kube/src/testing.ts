@@ -4,7 +4,9 @@
  * RuntimePodStatus is made of, as the CRI would report them. Each spec keeps
  * its own defaults (pod name, container ids, image, hash) and passes them in.
  */
-import type { PodSandboxStatus } from '@app/cri';
+import type { PodCacheGlobal } from '@app/contracts';
+import type { PodSandboxStatus, StatusResponse } from '@app/cri';
+import { NodeHealth } from './runtime-state.js';
 import type { RuntimeContainerState, RuntimeContainerStatus, RuntimePodStatus } from './runtime-status.js';
 
 export interface SandboxOpts {
@@ -77,4 +79,17 @@ export function runtimePodStatus(sandboxes: PodSandboxStatus[], containers: Runt
     containerStatuses: [...containers].sort((a, b) => b.createdAt - a.createdAt),
     timestamp: 1,
   };
+}
+
+/** Answers what the test sets; `runtimeDown` makes Status reject. */
+export class FakeNodeHealth extends NodeHealth {
+  status: StatusResponse = { status: { conditions: [{ type: 'RuntimeReady', status: true, reason: '', message: '' }, { type: 'NetworkReady', status: true, reason: '', message: '' }] }, info: {}, runtimeHandlers: [] };
+  runtimeDown = false;
+  pleg?: PodCacheGlobal;
+  runtimeStatus(): Promise<StatusResponse> {
+    return this.runtimeDown ? Promise.reject(new Error('no cri-gateway answers')) : Promise.resolve(this.status);
+  }
+  plegRelist(): Promise<PodCacheGlobal | undefined> {
+    return Promise.resolve(this.pleg);
+  }
 }

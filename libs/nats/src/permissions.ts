@@ -148,10 +148,12 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
   'status-manager': {
     publishes: [],
     subscribes: ['status', 'probeResult', 'events'],
-    requests: [],
+    // The Node's Ready condition (runtimeState: Status) and nodeInfo.containerRuntimeVersion (Version).
+    requests: [{ family: 'criRuntime', only: ['Status', 'Version'] }],
     serves: [],
     writes: [{ bucket: 'pod-status' }, { bucket: 'leases', keys: ['leader.status-manager'] }],
-    reads: ['pods', 'probe-results'],
+    // pod-cache: the PLEG's last relist (`<node>.global`), the Node's Ready condition.
+    reads: ['pods', 'probe-results', 'pod-cache'],
   },
   'cri-gateway': {
     publishes: ['criEvents'],

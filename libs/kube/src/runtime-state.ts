@@ -1,14 +1,17 @@
 /**
- * The sync loop's view of the node's health (pkg/kubelet/runtime_state.go,
+ * The node's health as the kubelet's runtimeState holds it (pkg/kubelet/runtime_state.go,
  * and kubelet.go updateRuntimeUp): whether the container runtime answered
  * its Status call lately and says RuntimeReady, whether its network is
  * ready, and the health checks registered beside them (the PLEG's: its last
  * successful relist within the threshold, pleg/generic.go Healthy).
  *
  *   updateRuntimeUp (every 5s) ──▶ RuntimeState ──▶ runtimeErrors() ──▶ syncLoop's gate
- *     CRI Status                    lastBaseRuntimeSync                (SyncLoopRunner: the
- *     pod-cache <node>.global       runtimeError, networkError          ticks wait, backing off
- *                                   health checks (PLEG)                100ms .. 5s)
+ *     CRI Status                    lastBaseRuntimeSync  networkErrors()   (sync-loop: the ticks wait)
+ *     pod-cache <node>.global       runtimeError, networkError      ──▶ the Node's Ready condition
+ *                                   health checks (PLEG)                (status-manager)
+ *
+ * One home for both readers (sync-loop and status-manager): each runs its
+ * own updater on its own NodeHealth adapter, and both say the same thing.
  *
  * Invariants:
  *  - A failed Status call changes nothing: the runtime counts as down only
@@ -20,11 +23,26 @@
  *    successful relist is older than the threshold it wrote beside it
  *    (3m generic; longer in evented mode, where relists are rare).
  */
-import { Clock, type Timer } from '@app/clock';
+import type { Clock, Timer } from '@app/clock';
 import type { PodCacheGlobal } from '@app/contracts';
 import type { StatusResponse } from '@app/cri';
 import type { Logger } from '@app/observability';
-import { NodeHealth } from './ports.js';
+
+/** What runtimeState is fed from: the runtime's Status and the PLEG's last relist. */
+export abstract class NodeHealth {
+  /** The runtime's Status call (RuntimeReady, NetworkReady); rejects when the runtime does not answer. */
+  abstract runtimeStatus(): Promise<StatusResponse>;
+  /** The PLEG's last successful relist and its threshold (`pod-cache` bucket, `<node>.global`); undefined before the first. */
+  abstract plegRelist(): Promise<PodCacheGlobal | undefined>;
+}
+
+export interface RuntimeStateUpdaterOptions {
+  periodMs?: number;
+  /** What the log lines say a bad state means for this reader. */
+  unhealthyMeans?: string;
+  /** Called after an update that turned the runtime (or the PLEG) or the network healthy or unhealthy. */
+  onChange?: () => void;
+}
 
 /** kubelet.go maxWaitForContainerRuntime. */
 export const MAX_WAIT_FOR_CONTAINER_RUNTIME_MS = 30_000;
@@ -108,14 +126,17 @@ export class RuntimeStateUpdater {
   private stopped = false;
   private pleg?: PodCacheGlobal;
   private lastLogged?: string;
+  private lastSeen?: string;
+  private readonly periodMs: number;
 
   constructor(
     readonly state: RuntimeState,
     private readonly health: NodeHealth,
     private readonly clock: Clock,
     private readonly logger: Logger,
-    private readonly periodMs = RUNTIME_UP_PERIOD_MS,
+    private readonly options: RuntimeStateUpdaterOptions = {},
   ) {
+    this.periodMs = options.periodMs ?? RUNTIME_UP_PERIOD_MS;
     state.addHealthCheck('PLEG', () => plegHealth(this.pleg, this.clock.now()));
   }
 
@@ -139,10 +160,14 @@ export class RuntimeStateUpdater {
     await Promise.all([this.updateRuntimeUp(), this.readPleg()]);
     const errs = this.state.runtimeErrors();
     if (errs !== this.lastLogged) {
-      if (errs !== undefined) this.logger.warn({ err: errs }, 'the runtime or the PLEG is not healthy: the sync loop skips its ticks until it is');
+      const means = this.options.unhealthyMeans ?? 'the sync loop skips its ticks until it is';
+      if (errs !== undefined) this.logger.warn({ err: errs }, `the runtime or the PLEG is not healthy: ${means}`);
       else if (this.lastLogged !== undefined) this.logger.info('the runtime and the PLEG are healthy again');
       this.lastLogged = errs;
     }
+    const seen = `${errs === undefined}|${this.state.networkErrors() === undefined}`;
+    if (this.lastSeen !== undefined && seen !== this.lastSeen) this.options.onChange?.();
+    this.lastSeen = seen;
   }
 
   private async updateRuntimeUp(): Promise<void> {

@@ -1,0 +1,142 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ApiError } from '@app/apiserver';
+import { FakeClock } from '@app/clock/testing';
+import { RuntimeState, nodeLabels } from '@app/kube';
+import { silentLogger } from '@app/observability';
+import { NodeStatusManager } from './node-status-manager.js';
+import { FakeKubeApi, FakeMachine, FakeRuntimeVersion } from './testing.js';
+
+const Gi = 2 ** 30;
+const Mi = 2 ** 20;
+
+function setup(opts: { memory?: string } = {}) {
+  const clock = new FakeClock();
+  const api = new FakeKubeApi();
+  const machine = new FakeMachine();
+  // The runtime answered once and is never taken for down (its threshold is runtime-state.spec's business).
+  const runtime = new RuntimeState(clock, Number.POSITIVE_INFINITY);
+  runtime.setRuntimeSync(clock.now());
+  const manager = new NodeStatusManager(api.nodeApi, machine, runtime, new FakeRuntimeVersion(), clock, silentLogger(), {
+    nodeName: 'n1',
+    hostname: 'n1',
+    nodeIP: '10.0.0.5',
+    labels: nodeLabels('n1', { team: 'a' }, 'amd64'),
+    settings: { cpu: '4', memory: opts.memory ?? '8Gi', maxPods: 110, kubeReserved: 'cpu=500m,memory=1Gi', evictionHard: 'memory.available<100Mi,nodefs.available<10%' },
+    kubeletPort: 10250,
+  });
+  const ready = () => api.nodes.get('n1')?.status?.conditions?.find((c) => c.type === 'Ready');
+  return { clock, api, machine, runtime, manager, ready };
+}
+
+describe('NodeStatusManager: registerWithAPIServer', () => {
+  it('creates the Node when leading, with the labels, capacity and allocatable admission uses, and Ready', async () => {
+    const { clock, api, manager, ready } = setup();
+    manager.start();
+    await clock.step(100);
+    const node = api.nodes.get('n1');
+    assert.ok(node, 'registered 100 ms after start');
+    assert.equal(node.metadata.labels?.['kubernetes.io/hostname'], 'n1');
+    assert.equal(node.metadata.labels?.['team'], 'a');
+    assert.deepEqual(node.status?.capacity, { cpu: '4', memory: '8Gi', pods: '110', 'ephemeral-storage': '100Gi' });
+    // capacity − kube-reserved − the hard eviction thresholds (GetNodeAllocatableReservation).
+    assert.deepEqual(node.status?.allocatable, { cpu: '3500m', memory: `${(8 * Gi - Gi - 100 * Mi) / Mi}Mi`, pods: '110', 'ephemeral-storage': '90Gi' });
+    assert.equal(ready()?.status, 'True');
+    manager.stop();
+  });
+
+  it('an existing Node is reconciled (default labels set again) rather than created', async () => {
+    const { clock, api, manager } = setup();
+    api.nodes.set('n1', { metadata: { name: 'n1', uid: 'u0', resourceVersion: '1', labels: { 'kubernetes.io/hostname': 'stale', other: 'x' } }, status: {} });
+    manager.start();
+    await clock.step(100);
+    assert.deepEqual(api.calls.slice(0, 3), ['createNode', 'getNode', 'patchNodeStatus']);
+    assert.equal(api.nodes.get('n1')?.metadata.labels?.['kubernetes.io/hostname'], 'n1');
+    assert.equal(api.nodes.get('n1')?.metadata.labels?.['other'], 'x');
+    assert.equal(api.nodes.get('n1')?.metadata.uid, 'u0');
+    manager.stop();
+  });
+
+  it('tries again after a failure, 100 ms doubling to 7 s between tries', async () => {
+    const { clock, api, manager } = setup();
+    api.fail['createNode'] = [new ApiError(0, 'ConnectionFailed', 'down'), new ApiError(0, 'ConnectionFailed', 'down'), new ApiError(500, 'InternalError', 'etcd')];
+    manager.start();
+    await clock.step(100);
+    await clock.step(200);
+    await clock.step(400);
+    assert.equal(api.nodes.size, 0);
+    await clock.step(799);
+    assert.equal(api.nodes.size, 0);
+    await clock.step(1);
+    assert.ok(api.nodes.get('n1'), 'the fourth try, 1.5 s after start');
+    manager.stop();
+  });
+});
+
+describe('NodeStatusManager: the status every 10 s, patched when changed or every 5 min', () => {
+  it('does not patch an unchanged status at each tick, and does after the report frequency', async () => {
+    const { clock, api, manager } = setup();
+    manager.start();
+    await clock.step(100);
+    const patches = () => api.calls.filter((c) => c === 'patchNodeStatus').length;
+    const first = patches();
+    assert.equal(first, 1, 'the status right after registration (no report yet)');
+    await clock.step(10_000 * 29);
+    assert.equal(patches(), first, 'unchanged for 290 s: no patch');
+    await clock.step(10_000);
+    assert.equal(patches(), first + 1, 'after 5 minutes: reported');
+    manager.stop();
+  });
+
+  it('a health turn patches at once: NotReady with the runtime state\'s message, then Ready again', async () => {
+    const { clock, api, runtime, manager, ready } = setup();
+    let pleg: string | undefined;
+    runtime.addHealthCheck('PLEG', () => pleg);
+    manager.start();
+    await clock.step(100);
+    assert.equal(ready()?.status, 'True');
+    pleg = 'pleg was last seen active 181s ago; threshold is 180s';
+    manager.kick();
+    await clock.step(0);
+    assert.deepEqual([ready()?.status, ready()?.reason, ready()?.message], ['False', 'KubeletNotReady', 'PLEG is not healthy: pleg was last seen active 181s ago; threshold is 180s']);
+    pleg = undefined;
+    await clock.step(10_000);
+    assert.deepEqual([ready()?.status, ready()?.reason], ['True', 'KubeletReady'], 'the next tick sees it healthy');
+    assert.ok(api.nodes.get('n1'));
+    manager.stop();
+  });
+
+  it('memory below the hard threshold gives MemoryPressure', async () => {
+    const { clock, api, machine, manager } = setup();
+    manager.start();
+    await clock.step(100);
+    machine.signals['memory.available'] = { available: 50 * Mi, capacity: 8 * Gi };
+    await clock.step(10_000);
+    const c = api.nodes.get('n1')?.status?.conditions?.find((x) => x.type === 'MemoryPressure');
+    assert.deepEqual([c?.status, c?.reason], ['True', 'KubeletHasInsufficientMemory']);
+    manager.stop();
+  });
+
+  it('a failed patch is tried again at once, up to 5 times (nodeStatusUpdateRetry)', async () => {
+    const { clock, api, runtime, manager, ready } = setup();
+    manager.start();
+    await clock.step(100);
+    api.fail['patchNodeStatus'] = [1, 2, 3].map(() => new ApiError(0, 'ConnectionFailed', 'down'));
+    runtime.setRuntimeState('container runtime not ready: RuntimeReady=false');
+    manager.kick();
+    await clock.step(0);
+    assert.equal(ready()?.status, 'False');
+    manager.stop();
+  });
+
+  it('stop(): nothing more is written', async () => {
+    const { clock, api, manager } = setup();
+    manager.start();
+    await clock.step(100);
+    manager.stop();
+    const n = api.calls.length;
+    await clock.step(600_000);
+    assert.equal(api.calls.length, n);
+    assert.equal(clock.waiting, 0);
+  });
+});

@@ -1,0 +1,63 @@
+/**
+ * What the Node, its Lease and the mirror pods depend on; the adapters are
+ * in ../adapters/, the fakes in ./testing.ts. Every API write goes through a
+ * port whose adapter checks the leader fence first: only the leading status
+ * manager writes to the apiserver.
+ */
+import type { Lease, Node, Pod } from '@app/contracts';
+import type { SignalObservations } from './eviction.js';
+
+/** The Node object (core/v1 nodes and nodes/status). */
+export abstract class NodeApi {
+  /** The Node, or undefined when it does not exist (404). */
+  abstract getNode(name: string): Promise<Node | undefined>;
+  /** Create; rejects with the ApiError (AlreadyExists, Forbidden, ...). */
+  abstract createNode(node: Node): Promise<Node>;
+  /** A JSON merge patch of nodes/status (labels and annotations go through it too, as PatchNodeStatus sends them). */
+  abstract patchNodeStatus(name: string, patch: object): Promise<Node>;
+}
+
+/** coordination.k8s.io/v1 leases in one namespace. */
+export abstract class LeaseApi {
+  /** The Lease, or undefined when it does not exist (404). */
+  abstract get(namespace: string, name: string): Promise<Lease | undefined>;
+  abstract create(lease: Lease): Promise<Lease>;
+  /** Update with the lease's resourceVersion (a conflict rejects with 409). */
+  abstract update(lease: Lease): Promise<Lease>;
+}
+
+/** What cadvisor's MachineInfo and the OS say of this machine; read once at start (bootID changes only with a reboot). */
+export interface MachineInfo {
+  machineID: string;
+  systemUUID: string;
+  bootID: string;
+  kernelVersion: string;
+  osImage: string;
+  /** Huge pages pre-allocated, by resource name (`hugepages-2Mi`) in bytes. */
+  hugePages: Record<string, number>;
+  /** The node filesystem's size in bytes (ephemeral-storage capacity); undefined when it cannot be read. */
+  nodeFsCapacityBytes?: number;
+}
+
+/** The machine, and the eviction signals it shows now (summary stats upstream). */
+export abstract class Machine {
+  abstract info(): Promise<MachineInfo>;
+  /** memory.available, nodefs.available, nodefs.inodesFree, pid.available: whatever can be observed. */
+  abstract observe(): Promise<SignalObservations>;
+}
+
+/** The runtime's Version call: `<runtimeName>://<runtimeVersion>` (nodeInfo.containerRuntimeVersion). */
+export abstract class RuntimeVersion {
+  abstract containerRuntimeVersion(): Promise<string>;
+}
+
+/** mirror_client.go: mirror pods in the API. */
+export abstract class MirrorPodApi {
+  /** Create; rejects with the ApiError (AlreadyExists when a pod of that name is there). */
+  abstract createMirrorPod(pod: Pod): Promise<Pod>;
+  /**
+   * DeleteMirrorPod: grace 0, `uid` as the precondition. Whether it was
+   * deleted; a pod already gone (404) or another pod now (409) is false, not an error.
+   */
+  abstract deleteMirrorPod(namespace: string, name: string, uid: string): Promise<boolean>;
+}

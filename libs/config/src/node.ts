@@ -1,0 +1,21 @@
+import { cpus, totalmem } from 'node:os';
+import { env } from './env.js';
+
+/**
+ * The node's resources as configured, read by every service that needs the
+ * node's capacity or allocatable: sync-loop (admission) and status-manager
+ * (the Node's status). One schema, so both compute the same allocatable
+ * (@app/kube nodeAllocatable) from the same settings.
+ */
+export const nodeResourcesSchema = {
+  NODE_CPU: env.string({ default: String(cpus().length), describe: 'the node\'s CPU capacity, as a quantity ("2", "1500m"); allocatable is this less the reservations', pattern: /^\d+(\.\d+)?m?$/, patternHint: 'a CPU quantity like 2, 0.5 or 1500m' }),
+  NODE_MEMORY: env.string({ default: String(totalmem()), describe: 'the node\'s memory capacity, as a quantity ("8Gi"); allocatable is this less the reservations, the hard eviction threshold and the huge pages', pattern: /^\d+(\.\d+)?([kMGTPE]i?|e\d+)?$/, patternHint: 'a memory quantity like 8Gi, 512Mi or 1000000000' }),
+  NODE_MAX_PODS: env.int({ default: 110, min: 1, describe: 'the most pods the node admits, like --max-pods (the pods capacity)' }),
+  NODE_LABELS: env.optionalString({ describe: 'extra node labels (nodeSelector admission; the Node\'s labels), "key=value" pairs separated by ",", like --node-labels' }),
+  KUBE_RESERVED: env.optionalString({ describe: 'resources reserved for the node agent, like --kube-reserved: "cpu=100m,memory=256Mi,ephemeral-storage=1Gi,pid=1000"' }),
+  SYSTEM_RESERVED: env.optionalString({ describe: 'resources reserved for the system, like --system-reserved (same form as KUBE_RESERVED)' }),
+  EVICTION_HARD: env.string({
+    default: 'memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%,imagefs.inodesFree<5%',
+    describe: 'hard eviction thresholds, like --eviction-hard: kept out of allocatable, and the Node\'s pressure conditions',
+  }),
+};

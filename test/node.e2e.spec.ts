@@ -1,0 +1,142 @@
+/**
+ * The node in a real cluster (a real kube-apiserver and etcd, the stack on
+ * the real containerd, the status manager with the node's own credentials
+ * under Node authorization and NodeRestriction): what `kubectl get node`
+ * and `kubectl get lease -n kube-node-lease` would show.
+ *  - the Node is registered and Ready, with its labels, capacity, the
+ *    allocatable admission uses, nodeInfo and addresses; its Lease is
+ *    renewed;
+ *  - the PLEG stopped: the Node turns NotReady with upstream's reason and
+ *    message, and Ready again once the PLEG relists.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { release } from 'node:os';
+import type { ApiServer } from '@app/apiserver';
+import type { Lease, Node, NodeCondition } from '@app/contracts';
+import { goArch, parseQuantity } from '@app/kube';
+import { startControlPlane, type ControlPlane } from './support/control-plane.js';
+import { NodeStack } from './support/node-stack.js';
+
+const NODE = 'node-e2e';
+const IMAGE = 'localhost/kubelet-split/busybox:1.35';
+const Mi = 2 ** 20;
+
+/** The node's resources, the same for the sync loop's admission and the status manager's Node. */
+const RESOURCES = { NODE_CPU: '2', NODE_MEMORY: '4Gi', NODE_MAX_PODS: '50', KUBE_RESERVED: 'cpu=500m,memory=512Mi' };
+
+describe('the Node and its Lease in a real cluster', { timeout: 300_000 }, () => {
+  let cp: ControlPlane;
+  let admin: ApiServer;
+  let stack: NodeStack;
+
+  const getNode = () => admin.request<Node>(`/api/v1/nodes/${NODE}`);
+  const getLease = () => admin.request<Lease>(`/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${NODE}`);
+  const condition = (node: Node, type: string): NodeCondition | undefined => node.status?.conditions?.find((c) => c.type === type);
+  const waitForReady = (status: 'True' | 'False', timeoutMs: number) =>
+    stack.waitFor(`the Node Ready=${status}`, async () => {
+      const node = await getNode();
+      return condition(node, 'Ready')?.status === status ? node : undefined;
+    }, timeoutMs);
+
+  before(async () => {
+    cp = await startControlPlane({ nodes: [NODE] });
+    admin = cp.admin;
+    stack = new NodeStack({
+      node: NODE,
+      services: ['cri-gateway', 'pleg', 'sync-loop', 'status-manager', 'pod-worker', 'config-source'],
+      kubeconfig: cp.kubeconfig(NODE),
+      env: {
+        // A short health threshold, so that a stopped PLEG shows within seconds.
+        pleg: { RELIST_THRESHOLD: '5s' },
+        'sync-loop': RESOURCES,
+        'status-manager': RESOURCES,
+      },
+    });
+    await stack.start();
+  });
+
+  after(async () => {
+    try {
+      await stack?.stop();
+    } finally {
+      await cp?.stop();
+    }
+  });
+
+  it('registers the Node, Ready, with its labels, capacity, allocatable (capacity less the reservations and hard eviction thresholds), nodeInfo and addresses', async () => {
+    const node = await waitForReady('True', 60_000);
+    const ready = condition(node, 'Ready');
+    assert.deepEqual([ready?.reason, ready?.message], ['KubeletReady', 'kubelet is posting ready status']);
+    const labels = node.metadata.labels ?? {};
+    assert.deepEqual([labels['kubernetes.io/hostname'], labels['kubernetes.io/os'], labels['kubernetes.io/arch']], [NODE, 'linux', goArch()]);
+    assert.deepEqual([labels['beta.kubernetes.io/os'], labels['beta.kubernetes.io/arch']], ['linux', goArch()]);
+    const capacity = node.status?.capacity ?? {};
+    const allocatable = node.status?.allocatable ?? {};
+    assert.deepEqual([capacity['cpu'], capacity['memory'], capacity['pods']], ['2', '4Gi', '50']);
+    assert.deepEqual([allocatable['cpu'], allocatable['memory'], allocatable['pods']], ['1500m', `${(4096 * Mi - 512 * Mi - 100 * Mi) / Mi}Mi`, '50']);
+    const storage = parseQuantity(capacity['ephemeral-storage'] ?? '0');
+    assert.ok(storage > 0, 'ephemeral-storage: the node filesystem\'s size');
+    assert.equal(parseQuantity(allocatable['ephemeral-storage'] ?? '0'), storage - Math.trunc(storage * 0.1), 'nodefs.available<10% is kept out');
+    const info = node.status?.nodeInfo;
+    assert.match(info?.containerRuntimeVersion ?? '', /^containerd:\/\/\S+$/);
+    assert.match(info?.kubeletVersion ?? '', /^v1\.34\.4/);
+    assert.deepEqual([info?.operatingSystem, info?.architecture, info?.kernelVersion], ['linux', goArch(), release()]);
+    assert.equal(info?.bootID, readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim());
+    assert.deepEqual(node.status?.addresses, [{ type: 'InternalIP', address: '127.0.0.1' }, { type: 'Hostname', address: NODE }]);
+    assert.ok((node.status?.daemonEndpoints?.kubeletEndpoint?.Port ?? 0) > 0);
+    const pressure: [string, string, string][] = [
+      ['MemoryPressure', 'KubeletHasSufficientMemory', 'KubeletHasInsufficientMemory'],
+      ['DiskPressure', 'KubeletHasNoDiskPressure', 'KubeletHasDiskPressure'],
+      ['PIDPressure', 'KubeletHasSufficientPID', 'KubeletHasInsufficientPID'],
+    ];
+    for (const [type, ok, bad] of pressure) {
+      const c = condition(node, type);
+      assert.ok(c, `${type} is reported`);
+      assert.equal(c.reason, c.status === 'False' ? ok : bad, `${type} ${c.status} says why with upstream's reason`);
+    }
+    assert.equal(node.status?.conditions?.at(-1)?.type, 'Ready', 'Ready comes last, as upstream appends it');
+  });
+
+  it('admission uses the allocatable the Node shows: a pod asking more CPU than 1500m is rejected with OutOfcpu', async () => {
+    stack.writeManifest('toobig', `apiVersion: v1\nkind: Pod\nmetadata:\n  name: toobig\nspec:\n  hostNetwork: true\n  containers:\n    - name: main\n      image: ${IMAGE}\n      command: ["sleep", "3600"]\n      resources:\n        requests:\n          cpu: 1600m\n`);
+    const status = await stack.waitForPod('toobig', 'Failed', (s) => s.phase === 'Failed', 30_000);
+    assert.equal(status.reason, 'OutOfcpu');
+    stack.removeManifest('toobig');
+  });
+
+  it('the Lease kube-node-lease/<node>: held by the node for 40 s, owned by the Node, renewed every 10 s', async () => {
+    const node = await getNode();
+    const first = await stack.waitFor('the node Lease', () => getLease(), 30_000);
+    assert.equal(first.spec?.holderIdentity, NODE);
+    assert.equal(first.spec?.leaseDurationSeconds, 40);
+    assert.deepEqual(first.metadata?.ownerReferences?.map((o) => [o.apiVersion, o.kind, o.name, o.uid]), [['v1', 'Node', NODE, node.metadata.uid]]);
+    const renewed = await stack.waitFor('the Lease renewed', async () => {
+      const l = await getLease();
+      return l.spec?.renewTime !== first.spec?.renewTime ? l : undefined;
+    }, 15_000);
+    const step = Date.parse(renewed.spec?.renewTime ?? '') - Date.parse(first.spec?.renewTime ?? '');
+    assert.ok(step > 0 && step < 15_000, `renewTime advanced by ${step} ms`);
+  });
+
+  it('the PLEG stopped: NotReady with upstream\'s reason and message; started again: Ready', async () => {
+    const pleg = stack.procs.get('pleg#0');
+    assert.ok(pleg);
+    pleg.process.kill('SIGKILL');
+    stack.procs.delete('pleg#0');
+    const stoppedAt = Date.now();
+    const notReady = await waitForReady('False', 40_000);
+    const ready = condition(notReady, 'Ready');
+    assert.equal(ready?.reason, 'KubeletNotReady');
+    assert.match(ready?.message ?? '', /^PLEG is not healthy: pleg was last seen active \d+s ago; threshold is 5s$/);
+    const tookMs = Date.now() - stoppedAt;
+    process.stdout.write(`# NotReady ${tookMs} ms after the PLEG was killed (threshold 5 s)\n`);
+    await stack.startService('pleg');
+    const restartedAt = Date.now();
+    const again = await waitForReady('True', 30_000);
+    assert.equal(condition(again, 'Ready')?.reason, 'KubeletReady');
+    assert.notEqual(condition(again, 'Ready')?.lastTransitionTime, ready?.lastTransitionTime, 'a new transition');
+    process.stdout.write(`# Ready again ${Date.now() - restartedAt} ms after the PLEG was started again\n`);
+  });
+});
