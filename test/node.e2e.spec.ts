@@ -6,6 +6,8 @@
  *  - the Node is registered and Ready, with its labels, capacity, the
  *    allocatable admission uses, nodeInfo and addresses; its Lease is
  *    renewed;
+ *  - a static pod has its mirror pod in the API, made again when someone
+ *    deletes it, and deleted when the manifest goes;
  *  - the PLEG stopped: the Node turns NotReady with upstream's reason and
  *    message, and Ready again once the PLEG relists.
  */
@@ -13,8 +15,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { release } from 'node:os';
-import type { ApiServer } from '@app/apiserver';
-import type { Lease, Node, NodeCondition } from '@app/contracts';
+import { isNotFound, type ApiServer } from '@app/apiserver';
+import type { Lease, Node, NodeCondition, Pod } from '@app/contracts';
 import { goArch, parseQuantity } from '@app/kube';
 import { startControlPlane, type ControlPlane } from './support/control-plane.js';
 import { NodeStack } from './support/node-stack.js';
@@ -118,6 +120,33 @@ describe('the Node and its Lease in a real cluster', { timeout: 300_000 }, () =>
     }, 15_000);
     const step = Date.parse(renewed.spec?.renewTime ?? '') - Date.parse(first.spec?.renewTime ?? '');
     assert.ok(step > 0 && step < 15_000, `renewTime advanced by ${step} ms`);
+  });
+
+  it('a static pod gets a mirror pod in the API; deleted, it comes back; the manifest removed, it goes', async () => {
+    const name = stack.podName('mirrored');
+    const getMirror = () => admin.request<Pod>(`/api/v1/namespaces/default/pods/${name}`).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err as Error)));
+    stack.writeManifest('mirrored', `apiVersion: v1\nkind: Pod\nmetadata:\n  name: mirrored\nspec:\n  hostNetwork: true\n  terminationGracePeriodSeconds: 2\n  containers:\n    - name: main\n      image: ${IMAGE}\n      command: ["sleep", "3600"]\n`);
+    const mirror = await stack.waitFor('the mirror pod in the API', () => getMirror(), 30_000);
+    const annotations = mirror.metadata.annotations ?? {};
+    assert.equal(annotations['kubernetes.io/config.mirror'], annotations['kubernetes.io/config.hash'], 'config.mirror is the static pod\'s hash');
+    assert.equal(annotations['kubernetes.io/config.source'], 'file');
+    const node = await getNode();
+    assert.deepEqual(mirror.metadata.ownerReferences?.map((o) => [o.kind, o.name, o.uid, o.controller]), [['Node', NODE, node.metadata.uid, true]]);
+    assert.equal(mirror.spec.nodeName, NODE);
+    const first = mirror.metadata.uid;
+    const running = async () => (await stack.containers('mirrored')).filter((c) => c.state === 'CONTAINER_RUNNING').map((c) => c.id);
+    const [container] = await stack.waitFor('the static pod running', async () => ((await running()).length === 1 ? running() : undefined), 60_000);
+
+    await admin.request(`/api/v1/namespaces/default/pods/${name}`, { method: 'DELETE', body: { gracePeriodSeconds: 0 } });
+    const again = await stack.waitFor('the mirror pod made again', async () => {
+      const m = await getMirror();
+      return m && m.metadata.uid !== first && m.metadata.deletionTimestamp === undefined ? m : undefined;
+    }, 30_000);
+    assert.equal(again.metadata.annotations?.['kubernetes.io/config.mirror'], annotations['kubernetes.io/config.hash']);
+    assert.deepEqual(await running(), [container], 'the static pod itself runs on, untouched');
+
+    stack.removeManifest('mirrored');
+    await stack.waitFor('the mirror pod gone from the API', async () => ((await getMirror()) === undefined ? true : undefined), 60_000);
   });
 
   it('the PLEG stopped: NotReady with upstream\'s reason and message; started again: Ready', async () => {

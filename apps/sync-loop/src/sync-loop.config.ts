@@ -1,4 +1,4 @@
-import { env, nodeResourcesSchema } from '@app/config';
+import { env, machineHugePages, nodeResourcesSchema } from '@app/config';
 import { DEFAULT_SHARD_COUNT } from '@app/contracts';
 import { configuredCapacity, nodeAllocatable, nodeInfoFrom, nodeReservationsFrom, parseMapStringString, type NodeInfo } from '@app/kube';
 import type { FullConfig } from '@app/service';
@@ -18,12 +18,14 @@ export type SyncLoopConfig = FullConfig<typeof syncLoopConfigSchema>;
 
 /**
  * The node admission checks pods against: the allocatable the Node reports
- * (capacity from NODE_CPU, NODE_MEMORY, NODE_MAX_PODS less KUBE_RESERVED,
- * SYSTEM_RESERVED and EVICTION_HARD, @app/kube nodeAllocatable) and the
+ * (capacity from NODE_CPU, NODE_MEMORY, NODE_MAX_PODS and the machine's
+ * huge pages, less KUBE_RESERVED, SYSTEM_RESERVED and EVICTION_HARD,
+ * @app/kube nodeAllocatable) and the
  * labels; throws on a bad setting.
  */
 export function nodeInfoOf(cfg: SyncLoopConfig): NodeInfo {
   const settings = { cpu: cfg.NODE_CPU, memory: cfg.NODE_MEMORY, maxPods: cfg.NODE_MAX_PODS, kubeReserved: cfg.KUBE_RESERVED, systemReserved: cfg.SYSTEM_RESERVED, evictionHard: cfg.EVICTION_HARD };
-  const allocatable = nodeAllocatable(configuredCapacity(settings), nodeReservationsFrom(settings));
+  // The machine's huge pages too: they come out of the memory allocatable, as on the Node.
+  const allocatable = nodeAllocatable({ ...configuredCapacity(settings), ...machineHugePages() }, nodeReservationsFrom(settings));
   return nodeInfoFrom({ name: cfg.NODE_NAME, cpu: `${allocatable['cpu'] ?? 0}m`, memory: String(allocatable['memory'] ?? 0), maxPods: allocatable['pods'] ?? 0, labels: parseMapStringString(cfg.NODE_LABELS, 'NODE_LABELS') });
 }

@@ -1,3 +1,4 @@
+import { readFileSync, readdirSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { env } from './env.js';
 
@@ -19,3 +20,34 @@ export const nodeResourcesSchema = {
     describe: 'hard eviction thresholds, like --eviction-hard: kept out of allocatable, and the Node\'s pressure conditions',
   }),
 };
+
+/**
+ * The huge pages this machine has pre-allocated, by resource name
+ * (`hugepages-2Mi`) in bytes, as cadvisor's MachineInfo reports them
+ * (/sys/kernel/mm/hugepages/hugepages-<kB>kB/nr_hugepages): part of the
+ * node's capacity, and kept out of its memory allocatable. Read like the
+ * CPU and memory defaults above, from the machine; empty where the kernel
+ * has none.
+ */
+export function machineHugePages(root = '/sys/kernel/mm/hugepages'): Record<string, number> {
+  const out: Record<string, number> = {};
+  let dirs: string[];
+  try {
+    dirs = readdirSync(root);
+  } catch {
+    return out;
+  }
+  for (const d of dirs) {
+    const kb = Number(/^hugepages-(\d+)kB$/.exec(d)?.[1]);
+    if (!kb) continue;
+    let pages = 0;
+    try {
+      pages = Number(readFileSync(`${root}/${d}/nr_hugepages`, 'utf8').trim()) || 0;
+    } catch {
+      // unreadable: none
+    }
+    const name = kb % 1_048_576 === 0 ? `${kb / 1_048_576}Gi` : kb % 1024 === 0 ? `${kb / 1024}Mi` : `${kb}Ki`;
+    out[`hugepages-${name}`] = pages * kb * 1024;
+  }
+  return out;
+}

@@ -1,7 +1,7 @@
-import { readFile, readdir, statfs } from 'node:fs/promises';
+import { readFile, statfs } from 'node:fs/promises';
 import { release, totalmem } from 'node:os';
 import { dirname } from 'node:path';
-import { formatResource } from '@app/kube';
+import { machineHugePages } from '@app/config';
 import type { SignalObservations } from '../node/eviction.js';
 import { Machine, type MachineInfo } from '../node/ports.js';
 
@@ -35,7 +35,7 @@ export class HostMachine extends Machine {
       bootID: await readOr('/proc/sys/kernel/random/boot_id'),
       kernelVersion: release(),
       osImage: osImage(await readOr('/etc/os-release')),
-      hugePages: await hugePages(),
+      hugePages: machineHugePages(),
       ...(fs ? { nodeFsCapacityBytes: fs.capacity } : {}),
     };
   }
@@ -83,20 +83,6 @@ export function osImage(osRelease: string): string {
 export function meminfo(text: string, field: string): number | undefined {
   const m = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(text);
   return m?.[1] ? Number(m[1]) * 1024 : undefined;
-}
-
-/** The huge pages pre-allocated, by resource name: /sys/kernel/mm/hugepages/hugepages-<kB>kB/nr_hugepages. */
-async function hugePages(): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  const dirs = await readdir('/sys/kernel/mm/hugepages').catch(() => [] as string[]);
-  for (const d of dirs) {
-    const kb = /^hugepages-(\d+)kB$/.exec(d)?.[1];
-    if (!kb) continue;
-    const size = Number(kb) * 1024;
-    const pages = Number(await readOr(`/sys/kernel/mm/hugepages/${d}/nr_hugepages`, '0'));
-    out[`hugepages-${formatResource('memory', size)}`] = pages * size;
-  }
-  return out;
 }
 
 /** The root memory cgroup's working set (cgroup v1): usage less total_inactive_file. */

@@ -49,6 +49,24 @@ describe('NodeLeaseController (component-helpers apimachinery/lease controller, 
     lease.stop();
   });
 
+  it('the Node registered after a sync that found none: the Lease is made at once, not at the next interval', async () => {
+    const { clock, lease, stored, addNode } = setup();
+    lease.start();
+    await clock.step(100);
+    assert.equal(stored(), undefined);
+    addNode();
+    lease.nodeRegistered();
+    await clock.step(0);
+    assert.equal(stored()?.spec?.renewTime, microTime(clock.now()));
+    const t = clock.now();
+    lease.nodeRegistered(); // a Lease held: nothing to hurry
+    await clock.step(9_999);
+    assert.equal(stored()?.spec?.renewTime, microTime(t));
+    await clock.step(1);
+    assert.equal(stored()?.spec?.renewTime, microTime(t + 10_000), 'then every 10 s from there');
+    lease.stop();
+  });
+
   it('an existing Lease without an owner gets one at its next renewal', async () => {
     const { clock, api, lease, stored, addNode } = setup();
     api.leases.set('kube-node-lease/n1', { metadata: { name: 'n1', namespace: 'kube-node-lease', resourceVersion: '7' }, spec: { holderIdentity: 'n1' } });

@@ -52,6 +52,7 @@ export class NodeLeaseController {
   private latestLease?: Lease;
   private running = false;
   private abort?: AbortController;
+  private wake?: AbortController;
   private readonly leaseDurationSeconds: number;
   readonly renewIntervalMs: number;
 
@@ -76,10 +77,11 @@ export class NodeLeaseController {
     void (async () => {
       while (this.running && !signal.aborted) {
         await this.sync().catch((err: unknown) => this.logger.error({ err: (err as Error).message }, 'node lease sync failed'));
+        this.wake = new AbortController();
         try {
-          await this.clock.sleep(this.renewIntervalMs, signal);
+          await this.clock.sleep(this.renewIntervalMs, AbortSignal.any([signal, this.wake.signal]));
         } catch {
-          return;
+          if (signal.aborted) return;
         }
       }
     })();
@@ -88,6 +90,15 @@ export class NodeLeaseController {
   stop(): void {
     this.running = false;
     this.abort?.abort();
+  }
+
+  /**
+   * The Node was just registered: sync now rather than at the next interval,
+   * if the last sync found no Node to own the Lease (ours: upstream waits
+   * for the interval, up to 10 s without a Lease).
+   */
+  nodeRegistered(): void {
+    if (this.running && !this.latestLease) this.wake?.abort();
   }
 
   /** One renewal. */

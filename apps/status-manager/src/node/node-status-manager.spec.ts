@@ -11,6 +11,7 @@ const Gi = 2 ** 30;
 const Mi = 2 ** 20;
 
 function setup(opts: { memory?: string } = {}) {
+  const events: string[] = [];
   const clock = new FakeClock();
   const api = new FakeKubeApi();
   const machine = new FakeMachine();
@@ -24,14 +25,15 @@ function setup(opts: { memory?: string } = {}) {
     labels: nodeLabels('n1', { team: 'a' }, 'amd64'),
     settings: { cpu: '4', memory: opts.memory ?? '8Gi', maxPods: 110, kubeReserved: 'cpu=500m,memory=1Gi', evictionHard: 'memory.available<100Mi,nodefs.available<10%' },
     kubeletPort: 10250,
+    recordEvent: (reason, message) => events.push(`${reason}: ${message}`),
   });
   const ready = () => api.nodes.get('n1')?.status?.conditions?.find((c) => c.type === 'Ready');
-  return { clock, api, machine, runtime, manager, ready };
+  return { clock, api, machine, runtime, manager, ready, events };
 }
 
 describe('NodeStatusManager: registerWithAPIServer', () => {
   it('creates the Node when leading, with the labels, capacity and allocatable admission uses, and Ready', async () => {
-    const { clock, api, manager, ready } = setup();
+    const { clock, api, manager, ready, events } = setup();
     manager.start();
     await clock.step(100);
     const node = api.nodes.get('n1');
@@ -42,6 +44,7 @@ describe('NodeStatusManager: registerWithAPIServer', () => {
     // capacity − kube-reserved − the hard eviction thresholds (GetNodeAllocatableReservation).
     assert.deepEqual(node.status?.allocatable, { cpu: '3500m', memory: `${(8 * Gi - Gi - 100 * Mi) / Mi}Mi`, pods: '110', 'ephemeral-storage': '90Gi' });
     assert.equal(ready()?.status, 'True');
+    assert.deepEqual(events, ['NodeHasSufficientMemory', 'NodeHasNoDiskPressure', 'NodeHasSufficientPID'].map((r) => `${r}: Node n1 status is now: ${r}`), 'the conditions\' first events, as a kubelet starting records them');
     manager.stop();
   });
 
@@ -89,7 +92,7 @@ describe('NodeStatusManager: the status every 10 s, patched when changed or ever
   });
 
   it('a health turn patches at once: NotReady with the runtime state\'s message, then Ready again', async () => {
-    const { clock, api, runtime, manager, ready } = setup();
+    const { clock, api, runtime, manager, ready, events } = setup();
     let pleg: string | undefined;
     runtime.addHealthCheck('PLEG', () => pleg);
     manager.start();
@@ -102,6 +105,7 @@ describe('NodeStatusManager: the status every 10 s, patched when changed or ever
     pleg = undefined;
     await clock.step(10_000);
     assert.deepEqual([ready()?.status, ready()?.reason], ['True', 'KubeletReady'], 'the next tick sees it healthy');
+    assert.deepEqual(events.slice(-2), ['NodeNotReady: Node n1 status is now: NodeNotReady', 'NodeReady: Node n1 status is now: NodeReady'], 'recordNodeStatusEvent at each turn');
     assert.ok(api.nodes.get('n1'));
     manager.stop();
   });

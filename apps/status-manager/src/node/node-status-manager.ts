@@ -49,6 +49,14 @@ export interface NodeStatusOptions {
   kubeletVersion?: string;
   updateFrequencyMs?: number;
   reportFrequencyMs?: number;
+  /** Called once the Node is registered in a term (the Lease can have its owner). */
+  onRegistered?: () => void;
+  /**
+   * recordNodeStatusEvent: a Normal event on the Node, "Node <node> status is
+   * now: <reason>" (NodeReady, NodeNotReady, NodeHasSufficientMemory, ...),
+   * once the status that says it is patched.
+   */
+  recordEvent?: (reason: string, message: string) => void;
 }
 
 export class NodeStatusManager {
@@ -124,15 +132,20 @@ export class NodeStatusManager {
       }
       step = Math.min(step * 2, 7000);
       let node: Node;
+      const events: string[] = [];
       try {
-        node = initialNode(this.options.nodeName, this.options.labels, await this.inputs(), this.clock.now());
+        node = initialNode(this.options.nodeName, this.options.labels, await this.inputs(), this.clock.now(), events);
       } catch (err) {
         this.logger.error({ err: (err as Error).message }, 'Unable to construct v1.Node object for kubelet');
         continue;
       }
       if (!this.running) return;
       this.registered = await this.tryRegisterWithAPIServer(node);
-      if (this.registered) this.logger.info({ node: this.options.nodeName }, 'Successfully registered node');
+      if (this.registered) {
+        this.logger.info({ node: this.options.nodeName }, 'Successfully registered node');
+        this.recordEvents(events);
+        this.options.onRegistered?.();
+      }
     }
   }
 
@@ -196,7 +209,15 @@ export class NodeStatusManager {
     if (!this.running) return;
     await this.api.patchNodeStatus(this.options.nodeName, mergePatch(original, node));
     this.lastStatusReportTime = now;
-    for (const reason of events) this.logger.info({ node: this.options.nodeName, event: reason }, `Node ${this.options.nodeName} status is now: ${reason}`);
+    this.recordEvents(events);
+  }
+
+  private recordEvents(reasons: string[]): void {
+    for (const reason of reasons) {
+      const message = `Node ${this.options.nodeName} status is now: ${reason}`;
+      this.logger.info({ node: this.options.nodeName, event: reason }, message);
+      this.options.recordEvent?.(reason, message);
+    }
   }
 
   /** Capacity and allocatable of this machine and the settings (the same rule admission uses). */

@@ -48,7 +48,7 @@ export type NodeEventReason = string;
 export const NodeConditionType = { Ready: 'Ready', MemoryPressure: 'MemoryPressure', DiskPressure: 'DiskPressure', PIDPressure: 'PIDPressure' } as const;
 
 /** initialNode: name, labels (the kubelet's, then --node-labels over them), the attach/detach annotation, the status. */
-export function initialNode(name: string, labels: Record<string, string>, inputs: NodeStatusInputs, now: number): Node {
+export function initialNode(name: string, labels: Record<string, string>, inputs: NodeStatusInputs, now: number, events: NodeEventReason[] = []): Node {
   const node: Node = {
     apiVersion: 'v1',
     kind: 'Node',
@@ -56,7 +56,7 @@ export function initialNode(name: string, labels: Record<string, string>, inputs
     spec: {},
     status: {},
   };
-  setNodeStatus(node, inputs, now);
+  events.push(...setNodeStatus(node, inputs, now));
   return node;
 }
 

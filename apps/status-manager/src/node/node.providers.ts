@@ -10,11 +10,10 @@
  * onStoppedLeading it stops them all at once (and every write is fenced).
  */
 import type { OnApplicationShutdown, OnModuleInit, Provider } from '@nestjs/common';
-import { ApiServer } from '@app/apiserver';
+import type { ApiServer } from '@app/apiserver';
 import { Clock } from '@app/clock';
-import { ConfigError } from '@app/config';
-import { DEFAULT_CRI_TIMEOUTS, NatsCriClient } from '@app/cri';
-import { RUNTIME_UP_PERIOD_MS, RuntimeState, RuntimeStateUpdater, nodeLabels, parseMapStringString } from '@app/kube';
+import { DEFAULT_CRI_TIMEOUTS, NatsCriClient, type CriRuntime } from '@app/cri';
+import { NodeHealth, RUNTIME_UP_PERIOD_MS, RuntimeState, RuntimeStateUpdater, nodeLabels, parseMapStringString } from '@app/kube';
 import { LeaderElector, LeaderFence } from '@app/nats';
 import type { Logger } from '@app/observability';
 import { CriKvNodeHealth } from '@app/pod-cache';
@@ -22,23 +21,30 @@ import { HealthChecks, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf
 import { ApiLeaseClient, ApiMirrorPodClient, ApiNodeClient } from '../adapters/api-node-client.js';
 import { CriRuntimeVersion } from '../adapters/cri-runtime-version.js';
 import { HostMachine } from '../adapters/host-machine.js';
+import { KvDesiredPodChanges } from '../adapters/kv-desired-pod-changes.js';
+import { API_SERVER, ApiPods } from '../api-ports.js';
+import { DesiredPods } from '../ports.js';
 import type { StatusManagerConfig } from '../status-manager.config.js';
-import type { MirrorPodReconciler } from './mirror-pods.js';
+import { MirrorPodReconciler } from './mirror-pods.js';
 import { NodeLeaseController } from './node-lease.js';
 import { NodeStatusManager } from './node-status-manager.js';
+import { DesiredPodChanges, LeaseApi, Machine, MirrorPodApi, NodeApi, RuntimeVersion } from './ports.js';
 
-/** The Nest token of the node's apiserver client (null without KUBECONFIG). */
-export const NODE_API_SERVER = Symbol('NODE_API_SERVER');
+/** The CRI client of the Node's runtime reads (Status, Version), with a short deadline. */
+export const NODE_CRI = Symbol('NODE_CRI');
 
 /** Starts and stops the Node's loops with the leadership. */
 export class NodeAgent implements OnModuleInit, OnApplicationShutdown {
   private leading = false;
+  private unsubscribe: (() => void)[] = [];
 
   constructor(
     private readonly runtime: RuntimeStateUpdater,
     readonly status: NodeStatusManager,
     readonly lease: NodeLeaseController,
     private readonly mirrors: MirrorPodReconciler | undefined,
+    /** The hints the mirror pods are reconciled on: the API's pods changed, the desired pods changed. */
+    private readonly mirrorHints: { apiPods?: ApiPods; desired?: DesiredPodChanges },
     private readonly leadership: LeaderElector,
     private readonly health: HealthChecks,
     private readonly logger: Logger,
@@ -59,12 +65,21 @@ export class NodeAgent implements OnModuleInit, OnApplicationShutdown {
     this.runtime.start();
     this.status.start();
     this.lease.start();
-    this.mirrors?.start();
+    const mirrors = this.mirrors;
+    if (!mirrors) return;
+    mirrors.start();
+    const apiPods = this.mirrorHints.apiPods;
+    if (apiPods) this.unsubscribe.push(apiPods.subscribe(() => mirrors.kick()));
+    this.mirrorHints.desired
+      ?.watch(() => mirrors.kick())
+      .then((stop) => (this.leading ? this.unsubscribe.push(stop) : stop()))
+      .catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'could not watch the desired pods: the mirror pods follow them every 2 s only'));
   }
 
   private stop(): void {
     if (!this.leading) return;
     this.leading = false;
+    for (const stop of this.unsubscribe.splice(0)) stop();
     this.mirrors?.stop();
     this.lease.stop();
     this.status.stop();
@@ -76,33 +91,41 @@ export class NodeAgent implements OnModuleInit, OnApplicationShutdown {
   }
 }
 
-/** The apiserver of KUBECONFIG, or null; a kubeconfig that cannot be used is a ConfigError (exit 1). */
-async function apiServerOf(kubeconfig: string | undefined): Promise<ApiServer | null> {
-  if (!kubeconfig) return null;
-  try {
-    return await ApiServer.fromKubeconfig(kubeconfig, 'kubelet-split/status-manager');
-  } catch (err) {
-    throw new ConfigError([`KUBECONFIG cannot be used: ${(err as Error).message}`]);
-  }
-}
-
 export const nodeProviders: Provider[] = [
-  { provide: NODE_API_SERVER, inject: [SERVICE_CONFIG], useFactory: (cfg: StatusManagerConfig) => apiServerOf(cfg.KUBECONFIG) },
-  { provide: ApiNodeClient, inject: [NODE_API_SERVER, LeaderFence], useFactory: (api: ApiServer | null, fence: LeaderFence) => api && new ApiNodeClient(api, fence) },
-  { provide: ApiLeaseClient, inject: [NODE_API_SERVER, LeaderFence], useFactory: (api: ApiServer | null, fence: LeaderFence) => api && new ApiLeaseClient(api, fence) },
-  { provide: ApiMirrorPodClient, inject: [NODE_API_SERVER, LeaderFence], useFactory: (api: ApiServer | null, fence: LeaderFence) => api && new ApiMirrorPodClient(api, fence) },
+  { provide: NodeApi, inject: [API_SERVER, LeaderFence], useFactory: (api: ApiServer | null, fence: LeaderFence) => api && new ApiNodeClient(api, fence) },
+  { provide: LeaseApi, inject: [API_SERVER, LeaderFence], useFactory: (api: ApiServer | null, fence: LeaderFence) => api && new ApiLeaseClient(api, fence) },
+  { provide: MirrorPodApi, inject: [API_SERVER, LeaderFence], useFactory: (api: ApiServer | null, fence: LeaderFence) => api && new ApiMirrorPodClient(api, fence) },
+  // A short deadline for Status and Version: a lost reply must not hold the next update.
+  { provide: NODE_CRI, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new NatsCriClient(ctx.connection, ctx.config.NODE_NAME, 'status-manager', { ...DEFAULT_CRI_TIMEOUTS, listMs: RUNTIME_UP_PERIOD_MS }) },
+  { provide: NodeHealth, inject: [NODE_CRI, SERVICE_CONTEXT], useFactory: (cri: CriRuntime, ctx: ServiceContext) => new CriKvNodeHealth(cri, bucketOf(ctx, 'podCache'), ctx.config.NODE_NAME) },
+  { provide: RuntimeVersion, inject: [NODE_CRI], useFactory: (cri: CriRuntime) => new CriRuntimeVersion(cri) },
+  { provide: Machine, inject: [SERVICE_CONFIG], useFactory: (cfg: StatusManagerConfig) => new HostMachine(cfg.POD_ROOT_DIR) },
+  { provide: DesiredPodChanges, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvDesiredPodChanges(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME) },
   {
     provide: NodeAgent,
-    inject: [NODE_API_SERVER, ApiNodeClient, ApiLeaseClient, SERVICE_CONTEXT, Clock, SERVICE_LOGGER, LeaderElector, HealthChecks],
-    useFactory: (api: ApiServer | null, nodes: ApiNodeClient | null, leases: ApiLeaseClient | null, ctx: ServiceContext, clock: Clock, logger: Logger, leadership: LeaderElector, health: HealthChecks) => {
-      if (!api || !nodes || !leases) return null;
-      const cfg = ctx.config as StatusManagerConfig;
+    inject: [NodeApi, LeaseApi, MirrorPodApi, ApiPods, DesiredPods, DesiredPodChanges, NodeHealth, RuntimeVersion, Machine, SERVICE_CONFIG, Clock, SERVICE_LOGGER, LeaderElector, HealthChecks],
+    useFactory: (
+      nodes: NodeApi | null,
+      leases: LeaseApi | null,
+      mirrorApi: MirrorPodApi | null,
+      apiPods: ApiPods | null,
+      desired: DesiredPods,
+      desiredChanges: DesiredPodChanges,
+      health: NodeHealth,
+      version: RuntimeVersion,
+      machine: Machine,
+      cfg: StatusManagerConfig,
+      clock: Clock,
+      logger: Logger,
+      leadership: LeaderElector,
+      checks: HealthChecks,
+    ) => {
+      if (!nodes || !leases || !mirrorApi || !apiPods) return null;
       const node = cfg.NODE_NAME;
-      // A short deadline for Status and Version: a lost reply must not hold the next update.
-      const cri = new NatsCriClient(ctx.connection, node, 'status-manager', { ...DEFAULT_CRI_TIMEOUTS, listMs: RUNTIME_UP_PERIOD_MS });
       const log = logger.child({ component: 'node' });
       const state = new RuntimeState(clock);
-      const status = new NodeStatusManager(nodes, new HostMachine(cfg.POD_ROOT_DIR), state, new CriRuntimeVersion(cri), clock, log, {
+      const lease = new NodeLeaseController(leases, nodes, clock, log.child({ component: 'node-lease' }), { nodeName: node, leaseDurationSeconds: Math.round(cfg.NODE_LEASE_DURATION / 1000) });
+      const status = new NodeStatusManager(nodes, machine, state, version, clock, log, {
         nodeName: node,
         hostname: node,
         nodeIP: cfg.NODE_IP,
@@ -111,14 +134,19 @@ export const nodeProviders: Provider[] = [
         kubeletPort: cfg.PORT,
         updateFrequencyMs: cfg.NODE_STATUS_UPDATE_FREQUENCY,
         reportFrequencyMs: cfg.NODE_STATUS_REPORT_FREQUENCY,
+        onRegistered: () => lease.nodeRegistered(),
       });
       // Ready follows the runtime's and the PLEG's health at once, not at the next 10 s tick.
-      const runtime = new RuntimeStateUpdater(state, new CriKvNodeHealth(cri, bucketOf(ctx, 'podCache'), node), clock, log, {
-        unhealthyMeans: 'the Node is NotReady until it is',
-        onChange: () => status.kick(),
-      });
-      const lease = new NodeLeaseController(leases, nodes, clock, log.child({ component: 'node-lease' }), { nodeName: node, leaseDurationSeconds: Math.round(cfg.NODE_LEASE_DURATION / 1000) });
-      return new NodeAgent(runtime, status, lease, undefined, leadership, health, log);
+      const runtime = new RuntimeStateUpdater(state, health, clock, log, { unhealthyMeans: 'the Node is NotReady until it is', onChange: () => status.kick() });
+      const mirrors = new MirrorPodReconciler(
+        mirrorApi,
+        nodes,
+        { desired: () => desired.all(), apiPods: () => (apiPods.hasSynced ? apiPods.all() : undefined) },
+        clock,
+        log.child({ component: 'mirror-pods' }),
+        node,
+      );
+      return new NodeAgent(runtime, status, lease, mirrors, { apiPods, desired: desiredChanges }, leadership, checks, log);
     },
   },
 ];

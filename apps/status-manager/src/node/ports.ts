@@ -61,3 +61,9 @@ export abstract class MirrorPodApi {
    */
   abstract deleteMirrorPod(namespace: string, name: string, uid: string): Promise<boolean>;
 }
+
+/** Changes of the desired pods (the sync loop's `pods` bucket): a hint to reconcile the mirror pods now. */
+export abstract class DesiredPodChanges {
+  /** Calls `onChange` after each change of a desired pod from now on; resolves with the stop. */
+  abstract watch(onChange: () => void): Promise<() => void>;
+}
