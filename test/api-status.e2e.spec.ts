@@ -141,7 +141,7 @@ describe('API pods on the node: their status, deletion and events in the apiserv
     const terminated = last?.status?.containerStatuses?.[0]?.state?.terminated;
     assert.equal(terminated?.exitCode, 0, `the container ran its SIGTERM handler and exited by itself: ${JSON.stringify(terminated)}`);
     assert.ok(last?.status?.phase === 'Succeeded' || last?.status?.phase === 'Failed', `the final status is terminal: ${last?.status?.phase ?? ''}`);
-    assert.deepEqual(await containersOf('graceful'), [], 'nothing of it left in containerd');
+    await stack.waitFor('graceful to leave containerd', async () => ((await containersOf('graceful')).length === 0 ? true : undefined), 30_000);
   });
 
   it('a readiness probe flipping: the Ready condition in the API follows within a probe period and a second', async () => {
