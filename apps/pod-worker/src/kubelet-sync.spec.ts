@@ -280,11 +280,11 @@ describe('KubeletSync.syncTerminatingPod (kubelet.go SyncTerminatingPod)', () =>
 });
 
 describe('KubeletSync.syncTerminatedPod (kubelet.go SyncTerminatedPod)', () => {
-  it('reports the final status (TerminatePod), removes the sandboxes, then the pod directories', async () => {
+  it('reports the final status (SetPodStatus, then TerminatePod, as upstream), removes the sandboxes, then the pod directories', async () => {
     const { log, cri, out, sync } = setup();
     cri.onRuntime('ListPodSandbox', () => ({ items: [sandbox('sb1'), sandbox('sb0')] }) as never);
     await sync.syncTerminatedPod(pod(), cache([sandbox('sb1')], [container(app, 'CONTAINER_EXITED', 137)]), false);
-    assert.deepEqual(log, ['status TerminatePod Failed', 'cri StopPodSandbox sb1', 'cri RemovePodSandbox sb1', 'cri StopPodSandbox sb0', 'cri RemovePodSandbox sb0', 'dirs remove uid-1']);
+    assert.deepEqual(log, ['status SetPodStatus Failed', 'status TerminatePod Failed', 'cri StopPodSandbox sb1', 'cri RemovePodSandbox sb1', 'cri StopPodSandbox sb0', 'cri RemovePodSandbox sb0', 'dirs remove uid-1']);
     assert.equal(out.last?.containerStatuses?.[0]?.state?.terminated?.exitCode, 137);
   });
 

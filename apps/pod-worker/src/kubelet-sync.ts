@@ -189,13 +189,21 @@ export class KubeletSync extends PodSyncer {
     this.out.prober('RemovePod', pod);
   }
 
-  /** syncTerminatedPod (seed 9): the final status, and the sandboxes removed. */
+  /**
+   * syncTerminatedPod (seed 9): the final status, and the sandboxes removed.
+   * As upstream, the final generated status is set first (SetPodStatus) and
+   * then TerminatePod marks what is still not terminated: the status
+   * manager's TerminatePod starts from the status it holds, which without
+   * the SetPodStatus would be the one from before the kill (every container
+   * running, so all would read 137 ContainerStatusUnknown).
+   */
   async syncTerminatedPod(pod: Pod, cache: CacheResult, runningPodOnly: boolean): Promise<void> {
     const uid = pod.metadata.uid ?? '';
     if (!runningPodOnly) {
       const runtime = toRuntimePodStatus(uid, cache.entry);
-      const status = terminatePodStatus(pod, this.generateStatus(pod, runtime, await this.terminatingStatusInputs(pod), { podIsTerminal: true }), this.clock.now());
-      this.out.status('TerminatePod', pod, { status });
+      const final = this.generateStatus(pod, runtime, await this.terminatingStatusInputs(pod), { podIsTerminal: true });
+      this.out.status('SetPodStatus', pod, { status: final });
+      this.out.status('TerminatePod', pod, { status: terminatePodStatus(pod, final, this.clock.now()) });
     }
     const sandboxes = await this.cri.runtime('ListPodSandbox', { filter: { labelSelector: { [KubeletLabels.podUid]: uid } } });
     for (const sb of sandboxes.items) {

@@ -173,6 +173,26 @@ describe('PodWorkers: the lifecycle', () => {
     assert.equal(store.records.get('a')?.finished, true);
   });
 
+  it('an update that comes while TerminatedPod runs (a PLEG event of its dying containers) does not run TerminatedPod again', async () => {
+    const { workers, syncer, relist, store } = setup();
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await relist();
+    await workers.updatePod(upd('SyncPodKill', pod('a')));
+    await relist();
+    const held = deferred();
+    syncer.hold = held.promise;
+    await relist();
+    assert.equal(syncer.calls.at(-1), 'terminated');
+    await workers.updatePod(upd('SyncPodSync', pod('a')));
+    syncer.hold = undefined;
+    held.release();
+    await relist();
+    await relist();
+    // A second pass would write the final status again from a runtime whose containers are gone (all "unknown", 137).
+    assert.deepEqual(syncer.calls.slice(1), ['terminating:busybox:1', 'terminated']);
+    assert.equal(store.records.get('a')?.finished, true);
+  });
+
   it('a pod that reaches a terminal phase terminates by itself', async () => {
     const { workers, syncer, relist } = setup();
     syncer.terminal = true;

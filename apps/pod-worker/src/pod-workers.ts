@@ -302,6 +302,9 @@ export class PodWorkers {
         await this.syncer.syncTerminatedPod(w.pod, cache, w.runningPodOnly);
         w.record = { ...w.record, finished: true };
         await this.store.save(w.uid, w.record);
+        // completeTerminated: what came meanwhile (a PLEG event of the dying containers) is dropped; a second
+        // TerminatedPod would send the final status again from a runtime that no longer has the containers.
+        w.pending = undefined;
         this.logger.info({ uid: w.uid }, 'pod worker finished');
       } else if (w.record.terminatingAt !== undefined) {
         operation = 'terminating';
