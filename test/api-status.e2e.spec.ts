@@ -17,8 +17,11 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { isNotFound, type ApiServer, type WatchEvent } from '@app/apiserver';
 import type { Event, Pod, PodSpec } from '@app/contracts';
+import { freePort, runServiceToExit } from '../deploy/local/stack.js';
 import { startControlPlane, type ControlPlane } from './support/control-plane.js';
 import { NodeStack } from './support/node-stack.js';
 
@@ -215,5 +218,28 @@ describe('API pods on the node: their status, deletion and events in the apiserv
     assert.ok(Date.parse(started.lastTimestamp ?? '') > Date.parse(started.firstTimestamp ?? ''), 'lastTimestamp moves on');
     const backOff = all.find((e) => e.reason === 'BackOff');
     assert.equal(backOff?.type, 'Warning');
+  });
+
+  it('a KUBECONFIG that cannot be used stops status-manager at boot, naming it (exit 1)', async () => {
+    const noCluster = join(stack.dir, 'no-cluster.kubeconfig');
+    writeFileSync(noCluster, 'apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\nusers: []\n');
+    for (const [path, why] of [
+      [join(stack.dir, 'no-such-kubeconfig'), /ENOENT/],
+      [noCluster, /no current cluster/],
+    ] as const) {
+      const { code, stderr } = await runServiceToExit('status-manager', {
+        NODE_NAME: NODE,
+        NATS_URL: stack.nats.url,
+        ...stack.nats.credentials.env('status-manager'),
+        PORT: String(await freePort()),
+        INSTANCE_ID: 'bad-kubeconfig',
+        LOG_LEVEL: 'warn',
+        KUBECONFIG: path,
+      });
+      assert.equal(code, 1);
+      assert.match(stderr, /^status-manager: invalid configuration:/);
+      assert.ok(stderr.includes(`KUBECONFIG cannot be used: KUBECONFIG ${path}`), stderr);
+      assert.match(stderr, why);
+    }
   });
 });
