@@ -13,7 +13,9 @@
  *    probe period and a second;
  *  - a pod refused at admission is Failed in the API with the reason and a
  *    Warning event, and nothing else is disturbed;
- *  - the pods' events are in the API, a repeated one counted.
+ *  - the pods' events are in the API, a repeated one counted;
+ *  - a static pod's status is its mirror pod's;
+ *  - a KUBECONFIG that cannot be used stops the status manager at boot.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -218,6 +220,18 @@ describe('API pods on the node: their status, deletion and events in the apiserv
     assert.ok(Date.parse(started.lastTimestamp ?? '') > Date.parse(started.firstTimestamp ?? ''), 'lastTimestamp moves on');
     const backOff = all.find((e) => e.reason === 'BackOff');
     assert.equal(backOff?.type, 'Warning');
+  });
+
+  it('a static pod\'s status goes to its mirror pod in the API: Running and Ready with the static pod\'s containers', async () => {
+    const name = stack.podName('mirrored');
+    stack.writeManifest('mirrored', `apiVersion: v1\nkind: Pod\nmetadata:\n  name: mirrored\nspec:\n  hostNetwork: true\n  terminationGracePeriodSeconds: 2\n  containers:\n    - name: app\n      image: ${IMAGE}\n      command: ["sh", "-c", ${JSON.stringify(SLEEPER)}]\n`);
+    const mirror = await waitForApiPod(name, 'mirror pod Running and Ready', (p) => p.metadata.annotations?.['kubernetes.io/config.mirror'] !== undefined && p.status?.phase === 'Running' && ready(p) === 'True');
+    const id = (mirror.status?.containerStatuses?.[0]?.containerID ?? '').replace('containerd://', '');
+    const [running] = (await stack.containers('mirrored')).filter((c) => c.state === 'CONTAINER_RUNNING');
+    assert.equal(id, running?.id, 'the mirror pod shows the static pod\'s container');
+    assert.equal(mirror.status?.podIP, '127.0.0.1');
+    stack.removeManifest('mirrored');
+    await stack.waitFor('the mirror pod gone from the API', () => getPod(name).then(() => undefined, (err: unknown) => (isNotFound(err) ? true : undefined)), 60_000);
   });
 
   it('a KUBECONFIG that cannot be used stops status-manager at boot, naming it (exit 1)', async () => {
