@@ -169,6 +169,13 @@ describe('the Node and its Lease in a real cluster', { timeout: 300_000 }, () =>
     assert.equal(condition(again, 'Ready')?.reason, 'KubeletReady');
     assert.notEqual(condition(again, 'Ready')?.lastTransitionTime, ready?.lastTransitionTime, 'a new transition');
     process.stdout.write(`# Ready again ${Date.now() - restartedAt} ms after the PLEG was started again\n`);
+    // recordNodeStatusEvent: the turns as Events on the Node, as `kubectl describe node` lists them.
+    const events = await stack.waitFor('the NodeNotReady and NodeReady events', async () => {
+      const list = await admin.request<{ items: { reason?: string; message?: string; type?: string; involvedObject: { kind?: string; name?: string } }[] }>('/api/v1/namespaces/default/events', { query: { fieldSelector: `involvedObject.kind=Node,involvedObject.name=${NODE}` } });
+      const reasons = list.items.map((e) => e.reason);
+      return reasons.includes('NodeNotReady') && reasons.includes('NodeReady') ? list.items : undefined;
+    }, 30_000);
+    assert.deepEqual(events.filter((e) => e.reason === 'NodeNotReady').map((e) => [e.type, e.message]), [['Normal', `Node ${NODE} status is now: NodeNotReady`]]);
   });
 
   it('the apiserver restarted: the Lease is renewed again once it is back, and a static pod added meanwhile gets its mirror', async () => {

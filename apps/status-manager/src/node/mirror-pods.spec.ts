@@ -104,6 +104,39 @@ describe('MirrorPodReconciler', () => {
     reconciler.stop();
   });
 
+  it('an orphan mirror is kept while its static pod is terminating, and deleted once it has terminated', async () => {
+    const clock = new FakeClock();
+    const api = new FakeKubeApi();
+    api.nodes.set('n1', { metadata: { name: 'n1', uid: 'node-uid' } });
+    api.pods.set('default/web-n1', mirror('web-n1', 'h1', 'm1'));
+    let terminated = false;
+    const asked: string[] = [];
+    const reconciler = new MirrorPodReconciler(
+      api.mirrorPodApi,
+      api.nodeApi,
+      {
+        desired: () => Promise.resolve([]),
+        apiPods: () => [...api.pods.values()],
+        terminating: (uid) => {
+          asked.push(uid);
+          return Promise.resolve(!terminated);
+        },
+      },
+      clock,
+      silentLogger(),
+      'n1',
+    );
+    reconciler.start();
+    await reconciler.settled();
+    assert.ok(api.pods.has('default/web-n1'), 'kept while terminating');
+    assert.deepEqual(asked, ['h1'], 'the static pod\'s UID is the mirror\'s config.mirror');
+    terminated = true;
+    await clock.step(2000);
+    await reconciler.settled();
+    assert.equal(api.pods.has('default/web-n1'), false);
+    reconciler.stop();
+  });
+
   it('before the first list of the API\'s pods nothing is done', async () => {
     const { api, reconciler, setDesired, setListed, addNode } = setup();
     addNode();

@@ -166,7 +166,9 @@ export class MirrorPodReconciler {
     const desired = await this.inputs.desired();
     const terminatingUids = new Set<string>();
     if (this.inputs.terminating) {
-      for (const p of apiPods.filter(isMirrorPod)) {
+      // Only the orphan candidates: mirrors whose static pod is no longer desired.
+      const staticNames = new Set(desired.filter((r) => isStaticPod(r.pod)).map((r) => fullName(r.pod)));
+      for (const p of apiPods.filter((x) => isMirrorPod(x) && !staticNames.has(fullName(x)))) {
         const uid = p.metadata.annotations?.[ConfigMirrorAnnotation] ?? '';
         if (uid && (await this.inputs.terminating(uid))) terminatingUids.add(uid);
       }

@@ -12,7 +12,7 @@
 import type { OnApplicationShutdown, OnModuleInit, Provider } from '@nestjs/common';
 import type { ApiServer } from '@app/apiserver';
 import { Clock } from '@app/clock';
-import type { PodRecord } from '@app/contracts';
+import { MessageTypes, type PodRecord } from '@app/contracts';
 import { DEFAULT_CRI_TIMEOUTS, NatsCriClient, type CriRuntime } from '@app/cri';
 import { NodeHealth, RUNTIME_UP_PERIOD_MS, RuntimeState, RuntimeStateUpdater, nodeLabels, parseMapStringString } from '@app/kube';
 import { LeaderElector, LeaderFence } from '@app/nats';
@@ -23,7 +23,8 @@ import { ApiLeaseClient, ApiMirrorPodClient, ApiNodeClient } from '../adapters/a
 import { CriRuntimeVersion } from '../adapters/cri-runtime-version.js';
 import { HostMachine } from '../adapters/host-machine.js';
 import { KvDesiredPodsView } from '../adapters/kv-desired-pods-view.js';
-import { API_SERVER, ApiPods } from '../api-ports.js';
+import { ApiEventPoster } from '../api-event-poster.js';
+import { API_SERVER, ApiPods, PodWorkerRecords } from '../api-ports.js';
 import { DesiredPods } from '../ports.js';
 import type { StatusManagerConfig } from '../status-manager.config.js';
 import { MirrorPodReconciler } from './mirror-pods.js';
@@ -125,7 +126,7 @@ export const nodeProviders: Provider[] = [
   { provide: DesiredPodsWatch, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvDesiredPodsView(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME) },
   {
     provide: NodeAgent,
-    inject: [NodeApi, LeaseApi, MirrorPodApi, ApiPods, DesiredPods, DesiredPodsWatch, NodeHealth, RuntimeVersion, Machine, SERVICE_CONFIG, Clock, SERVICE_LOGGER, LeaderElector, HealthChecks],
+    inject: [NodeApi, LeaseApi, MirrorPodApi, ApiPods, DesiredPods, DesiredPodsWatch, PodWorkerRecords, ApiEventPoster, NodeHealth, RuntimeVersion, Machine, SERVICE_CONFIG, Clock, SERVICE_LOGGER, LeaderElector, HealthChecks],
     useFactory: (
       nodes: NodeApi | null,
       leases: LeaseApi | null,
@@ -133,6 +134,8 @@ export const nodeProviders: Provider[] = [
       apiPods: ApiPods | null,
       desired: DesiredPods,
       desiredWatch: DesiredPodsWatch,
+      workers: PodWorkerRecords,
+      events: ApiEventPoster | null,
       health: NodeHealth,
       version: RuntimeVersion,
       machine: Machine,
@@ -157,6 +160,17 @@ export const nodeProviders: Provider[] = [
         updateFrequencyMs: cfg.NODE_STATUS_UPDATE_FREQUENCY,
         reportFrequencyMs: cfg.NODE_STATUS_REPORT_FREQUENCY,
         onRegistered: () => lease.nodeRegistered(),
+        // recordNodeStatusEvent: a Normal event on the Node, posted as the pods' are.
+        recordEvent: (reason, message) =>
+          events?.post({
+            type: MessageTypes.event,
+            involvedObject: { kind: 'Node', name: node, uid: node },
+            eventType: 'Normal',
+            reason,
+            message,
+            source: { component: 'kubelet', host: node },
+            timestamp: new Date(clock.now()).toISOString(),
+          }),
       });
       // Ready follows the runtime's and the PLEG's health at once, not at the next 10 s tick.
       const runtime = new RuntimeStateUpdater(state, health, clock, log, { unhealthyMeans: 'the Node is NotReady until it is', onChange: () => status.kick() });
@@ -164,7 +178,15 @@ export const nodeProviders: Provider[] = [
       const mirrors = new MirrorPodReconciler(
         mirrorApi,
         nodes,
-        { desired: () => followed.all(), apiPods: () => (apiPods.hasSynced ? apiPods.all() : undefined) },
+        {
+          desired: () => followed.all(),
+          apiPods: () => (apiPods.hasSynced ? apiPods.all() : undefined),
+          // IsPodForMirrorPodTerminatingByFullName: termination asked for, not yet terminated (the workers bucket).
+          terminating: async (uid) => {
+            const r = await workers.get(uid);
+            return r?.terminatingAt !== undefined && r.terminatedAt === undefined;
+          },
+        },
         clock,
         log.child({ component: 'mirror-pods' }),
         node,
