@@ -147,8 +147,12 @@ describe('the Node and its Lease in a real cluster', { timeout: 300_000 }, () =>
     assert.equal(again.metadata.annotations?.['kubernetes.io/config.mirror'], annotations['kubernetes.io/config.hash']);
     assert.deepEqual(await running(), [container], 'the static pod itself runs on, untouched');
 
+    const removedAt = Date.now();
     stack.removeManifest('mirrored');
     await stack.waitFor('the mirror pod gone from the API', async () => ((await getMirror()) === undefined ? true : undefined), 60_000);
+    // deleteOrphanedMirrorPods waits for the static pod's termination (its 2 s grace: sleep ignores SIGTERM).
+    process.stdout.write(`# the mirror pod left the API ${Date.now() - removedAt} ms after the manifest was removed\n`);
+    assert.deepEqual(await running(), [], 'the static pod was stopped first');
   });
 
   it('the PLEG stopped: NotReady with upstream\'s reason and message; started again: Ready', async () => {

@@ -30,7 +30,7 @@ describe('mirrorPodActions (tryReconcileMirrorPods and deleteOrphanedMirrorPods)
     { name: 'a mirror of an older manifest (hash differs): delete and create', desired: [staticPod('web', 'h2')], api: [mirror('web-n1', 'h1')], create: ['web-n1'], delete: ['web-n1 m-h1 mismatch'] },
     { name: 'a mirror being deleted: delete and create', desired: [staticPod('web', 'h1')], api: [mirror('web-n1', 'h1', 'm1', { deletionTimestamp: '2026-01-01T00:00:00Z' })], create: ['web-n1'], delete: ['web-n1 m1 mismatch'] },
     { name: 'a mirror without its static pod: orphan, deleted', desired: [], api: [mirror('web-n1', 'h1')], create: [], delete: ['web-n1 m-h1 orphan'] },
-    { name: 'an orphan whose static pod is still terminating: kept', desired: [], api: [mirror('web-n1', 'h1')], terminating: ['h1'], create: [], delete: [] },
+    { name: 'an orphan whose static pod is still terminating: kept', desired: [], api: [mirror('web-n1', 'h1')], terminating: ['default/web-n1'], create: [], delete: [] },
     { name: 'an API pod (not a mirror) is none of this', desired: [], api: [apiPod('api-pod', 'u1', { 'kubernetes.io/config.source': 'api' })], create: [], delete: [] },
     { name: 'an API pod in the desired pods makes no mirror', desired: [{ ...staticPod('x', 'h9'), pod: { ...staticPod('x', 'h9').pod, metadata: { name: 'x', namespace: 'default', uid: 'u9', annotations: { 'kubernetes.io/config.source': 'api' } } }, source: 'api' }], api: [], create: [], delete: [] },
     { name: 'a rejected static pod gets no mirror (SyncPod never runs for it)', desired: [staticPod('web', 'h1', { admitted: false })], api: [], create: [], delete: [] },
@@ -104,18 +104,19 @@ describe('MirrorPodReconciler', () => {
     reconciler.stop();
   });
 
-  it('an orphan mirror is kept while its static pod is terminating, and deleted once it has terminated', async () => {
+  it('an orphan mirror is kept while its static pod (by the UID it had, not its hash) is terminating, and deleted once it has terminated', async () => {
     const clock = new FakeClock();
     const api = new FakeKubeApi();
     api.nodes.set('n1', { metadata: { name: 'n1', uid: 'node-uid' } });
-    api.pods.set('default/web-n1', mirror('web-n1', 'h1', 'm1'));
+    const web = staticPod('web', 'h1');
+    let desired: PodRecord[] = [{ ...web, pod: { ...web.pod, metadata: { ...web.pod.metadata, uid: 'static-uid' } } }];
     let terminated = false;
     const asked: string[] = [];
     const reconciler = new MirrorPodReconciler(
       api.mirrorPodApi,
       api.nodeApi,
       {
-        desired: () => Promise.resolve([]),
+        desired: () => Promise.resolve(desired),
         apiPods: () => [...api.pods.values()],
         terminating: (uid) => {
           asked.push(uid);
@@ -128,8 +129,12 @@ describe('MirrorPodReconciler', () => {
     );
     reconciler.start();
     await reconciler.settled();
+    assert.ok(api.pods.has('default/web-n1'), 'made');
+    desired = [];
+    reconciler.kick();
+    await reconciler.settled();
     assert.ok(api.pods.has('default/web-n1'), 'kept while terminating');
-    assert.deepEqual(asked, ['h1'], 'the static pod\'s UID is the mirror\'s config.mirror');
+    assert.deepEqual(asked, ['static-uid'], 'the pod worker\'s record is asked for by the static pod\'s UID');
     terminated = true;
     await clock.step(2000);
     await reconciler.settled();

@@ -52,10 +52,9 @@ export function isMirrorPodOf(mirror: Pod, pod: Pod): boolean {
  * What to do, from the desired pods and the API's pods: tryReconcileMirrorPods
  * for each static pod that SyncPod would run (admitted, no termination asked
  * for), deleteOrphanedMirrorPods for each mirror without a static pod, unless
- * that static pod is still terminating (`terminating(uid)`: the mirror's
- * config.mirror is the static pod's UID).
+ * that static pod is still terminating (`terminating(fullName)`).
  */
-export function mirrorPodActions(desired: readonly PodRecord[], apiPods: readonly Pod[], terminating: (staticPodUid: string) => boolean = () => false): MirrorPodActions {
+export function mirrorPodActions(desired: readonly PodRecord[], apiPods: readonly Pod[], terminating: (fullName: string) => boolean = () => false): MirrorPodActions {
   const mirrors = new Map(apiPods.filter(isMirrorPod).map((p) => [fullName(p), p]));
   const staticNames = new Set<string>();
   const actions: MirrorPodActions = { delete: [], create: [] };
@@ -74,7 +73,7 @@ export function mirrorPodActions(desired: readonly PodRecord[], apiPods: readonl
   for (const [name, mirror] of mirrors) {
     if (staticNames.has(name)) continue;
     if (mirror.metadata.deletionTimestamp !== undefined) continue;
-    if (terminating(mirror.metadata.annotations?.[ConfigMirrorAnnotation] ?? '')) continue;
+    if (terminating(name)) continue;
     actions.delete.push({ namespace: mirror.metadata.namespace ?? '', name: mirror.metadata.name ?? '', uid: mirror.metadata.uid ?? '', why: 'orphan' });
   }
   return actions;
@@ -101,7 +100,7 @@ export interface MirrorPodInputs {
   desired(): Promise<PodRecord[]>;
   /** The node's pods in the API, as last listed and watched; undefined before the first list. */
   apiPods(): readonly Pod[] | undefined;
-  /** Whether the pod worker is still terminating the static pod of this UID. */
+  /** Whether the pod worker is still terminating the static pod of this UID (its record: termination asked for, not done). */
   terminating?(uid: string): Promise<boolean>;
 }
 
@@ -110,6 +109,7 @@ export class MirrorPodReconciler {
   private timer?: Timer;
   private passing?: Promise<void>;
   private again = false;
+  private readonly staticUids = new Map<string, string>();
 
   constructor(
     private readonly api: MirrorPodApi,
@@ -164,21 +164,27 @@ export class MirrorPodReconciler {
     // Before the first list nothing is known of the API's pods: no mirror is "missing" yet.
     if (!apiPods) return;
     const desired = await this.inputs.desired();
-    const terminatingUids = new Set<string>();
+    // The static pods' UIDs by full name, remembered past their removal from the desired pods:
+    // a static pod's UID is not its hash (docs/adr/0004), and the pod worker's record is by UID.
+    for (const r of desired) if (isStaticPod(r.pod) && r.pod.metadata.uid) this.staticUids.set(fullName(r.pod), r.pod.metadata.uid);
+    const terminatingNames = new Set<string>();
     if (this.inputs.terminating) {
       // Only the orphan candidates: mirrors whose static pod is no longer desired.
       const staticNames = new Set(desired.filter((r) => isStaticPod(r.pod)).map((r) => fullName(r.pod)));
       for (const p of apiPods.filter((x) => isMirrorPod(x) && !staticNames.has(fullName(x)))) {
-        const uid = p.metadata.annotations?.[ConfigMirrorAnnotation] ?? '';
-        if (uid && (await this.inputs.terminating(uid))) terminatingUids.add(uid);
+        const uid = this.staticUids.get(fullName(p));
+        if (uid && (await this.inputs.terminating(uid))) terminatingNames.add(fullName(p));
       }
     }
-    const actions = mirrorPodActions(desired, apiPods, (uid) => terminatingUids.has(uid));
+    const actions = mirrorPodActions(desired, apiPods, (name) => terminatingNames.has(name));
     const deletedForMismatch = new Set<string>();
     for (const d of actions.delete) {
       if (!this.running) return;
       const deleted = await this.api.deleteMirrorPod(d.namespace, d.name, d.uid);
-      if (d.why === 'orphan') this.logger.info({ pod: `${d.namespace}/${d.name}`, podUID: d.uid, deleted }, 'Deleted orphaned mirror pod');
+      if (d.why === 'orphan') {
+        this.logger.info({ pod: `${d.namespace}/${d.name}`, podUID: d.uid, deleted }, 'Deleted orphaned mirror pod');
+        this.staticUids.delete(`${d.namespace}/${d.name}`);
+      }
       else {
         this.logger.info({ pod: `${d.namespace}/${d.name}`, podUID: d.uid, deleted }, 'Deleted mirror pod as it didn\'t match the static Pod');
         if (deleted) deletedForMismatch.add(`${d.namespace}/${d.name}`);
