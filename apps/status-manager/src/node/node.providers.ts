@@ -181,10 +181,12 @@ export const nodeProviders: Provider[] = [
         {
           desired: () => followed.all(),
           apiPods: () => (apiPods.hasSynced ? apiPods.all() : undefined),
-          // IsPodForMirrorPodTerminatingByFullName: termination asked for, not yet terminated (the workers bucket).
+          // IsPodForMirrorPodTerminatingByFullName, from the workers bucket: the pod worker still has the pod and
+          // has not terminated it. Not "terminatingAt set": the REMOVE reaches the pods bucket before the pod
+          // worker has written that it is terminating, and upstream asks for the kill in the same step.
           terminating: async (uid) => {
             const r = await workers.get(uid);
-            return r?.terminatingAt !== undefined && r.terminatedAt === undefined;
+            return r !== undefined && r.terminatedAt === undefined;
           },
         },
         clock,
