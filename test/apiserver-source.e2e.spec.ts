@@ -88,7 +88,8 @@ describe('the apiserver source: pods from a real kube-apiserver run on the node'
       node: NODE,
       services: ['cri-gateway', 'pleg', 'sync-loop', 'status-manager', 'pod-worker', 'config-source'],
       kubeconfig: cp.kubeconfig(NODE),
-      env: { 'sync-loop': { NODE_CPU: '4', NODE_LABELS: 'zone=a' } },
+      // SOURCES_RESYNC_PERIOD: the sync loop checks its pods against config-source's listings every 2 s (what a restarted config-source no longer lists is removed).
+      env: { 'sync-loop': { NODE_CPU: '4', NODE_LABELS: 'zone=a', SOURCES_RESYNC_PERIOD: '2s' } },
     });
     await stack.start();
     stack.nc.subscribe(`kubelet.${NODE}.config.*`, {
@@ -181,6 +182,39 @@ describe('the apiserver source: pods from a real kube-apiserver run on the node'
     await stack.waitFor('graceful to leave /pods', async () => ((await served('graceful')) === undefined ? true : undefined), 20_000);
     assert.ok(published.includes('remove:graceful'));
     await assert.rejects(getApi('graceful'), (err: unknown) => isNotFound(err));
+  });
+
+  it("config-source away while a pod is removed from the API and created again with its name: once back, the old pod (a REMOVE never seen terminating) is killed with its spec's grace, the new one (a new UID) runs once", async () => {
+    const first = await create(apiPod('reborn', { terminationGracePeriodSeconds: 4, containers: [stubborn('main')] }));
+    await waitServed('reborn', 'Running', running);
+    const oldUid = first.metadata?.uid ?? '';
+    const key = 'config-source#0';
+    await stack.procs.get(key)?.stop(10_000);
+    stack.procs.delete(key);
+    // Meanwhile: removed at once (as `kubectl delete --force` does) and created again.
+    await deleteApi('reborn', 0);
+    const second = await create(apiPod('reborn', { terminationGracePeriodSeconds: 4, containers: [stubborn('main')] }));
+    const newUid = second.metadata?.uid ?? '';
+    assert.notEqual(newUid, oldUid);
+    await stack.startService('config-source', '1');
+    const byUid = async (uid: string) => (await containers('reborn')).filter((c) => c.labels['io.kubernetes.pod.uid'] === uid);
+    let oldStoppedAt: number | undefined;
+    await stack.waitFor('the old reborn to leave containerd', async () => {
+      const old = await byUid(oldUid);
+      if (oldStoppedAt === undefined && !old.some((c) => c.state === 'CONTAINER_RUNNING')) oldStoppedAt = Date.now();
+      return old.length === 0 ? true : undefined;
+    }, 60_000);
+    const killing = stack.events.find((e) => e.involvedObject.uid === oldUid && e.reason === 'Killing');
+    assert.ok(killing, 'a Killing event for the old pod');
+    const grace = (oldStoppedAt ?? 0) - Date.parse(killing.timestamp);
+    process.stdout.write(`# REMOVE of a pod never seen terminating (spec grace 4 s): stopped ${grace} ms after its Killing event\n`);
+    assert.ok(grace >= 3500, "killed only after the spec's 4 s grace");
+    assert.ok(grace < 9000, `stopped ${grace} ms after the kill began`);
+    const pod = await waitServed('reborn', 'Running with the new UID', (p) => p.metadata?.uid === newUid && running(p));
+    assert.equal(pod.status?.containerStatuses?.[0]?.restartCount, 0);
+    assert.deepEqual((await sandboxes('reborn')).map((sb) => sb.metadata?.uid), [newUid], 'one sandbox, the new pod');
+    assert.equal((await byUid(newUid)).length, 1, 'one container for the new pod');
+    assert.ok(!published.includes('delete:reborn'), `never seen terminating: ${published.filter((o) => o.endsWith(':reborn')).join(' ')}`);
   });
 
   it('the apiserver restarted: config-source reconnects, a pod created as it comes back runs once, the running pod keeps its sandbox and containers, nothing is removed', async () => {

@@ -9,7 +9,9 @@
  *  - a static pod has its mirror pod in the API, made again when someone
  *    deletes it, and deleted when the manifest goes;
  *  - the PLEG stopped: the Node turns NotReady with upstream's reason and
- *    message, and Ready again once the PLEG relists.
+ *    message, and Ready again once the PLEG relists;
+ *  - the apiserver down for a while: the Lease is renewed again once it is
+ *    back, and the Node's status follows a change made meanwhile.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -167,5 +169,25 @@ describe('the Node and its Lease in a real cluster', { timeout: 300_000 }, () =>
     assert.equal(condition(again, 'Ready')?.reason, 'KubeletReady');
     assert.notEqual(condition(again, 'Ready')?.lastTransitionTime, ready?.lastTransitionTime, 'a new transition');
     process.stdout.write(`# Ready again ${Date.now() - restartedAt} ms after the PLEG was started again\n`);
+  });
+
+  it('the apiserver restarted: the Lease is renewed again once it is back, and a static pod added meanwhile gets its mirror', async () => {
+    const name = stack.podName('during');
+    const restarting = cp.restart({ downMs: 5000 });
+    await new Promise((r) => setTimeout(r, 1500));
+    stack.writeManifest('during', `apiVersion: v1\nkind: Pod\nmetadata:\n  name: during\nspec:\n  hostNetwork: true\n  terminationGracePeriodSeconds: 2\n  containers:\n    - name: main\n      image: ${IMAGE}\n      command: ["sleep", "3600"]\n`);
+    await restarting;
+    const backAt = Date.now();
+    const renewed = await stack.waitFor('the Lease renewed after the restart', async () => {
+      const l = await getLease();
+      return Date.parse(l.spec?.renewTime ?? '') >= backAt - 1000 ? l : undefined;
+    }, 20_000);
+    process.stdout.write(`# Lease renewed ${Date.parse(renewed.spec?.renewTime ?? '') - backAt} ms after the apiserver answered again\n`);
+    assert.equal(condition(await getNode(), 'Ready')?.status, 'True');
+    const mirror = await stack.waitFor('the mirror of the pod added while the apiserver was down', () => admin.request<Pod>(`/api/v1/namespaces/default/pods/${name}`).catch(() => undefined), 30_000);
+    process.stdout.write(`# its mirror pod ${Date.now() - backAt} ms after the apiserver answered again\n`);
+    assert.equal(mirror.metadata.annotations?.['kubernetes.io/config.mirror'], mirror.metadata.annotations?.['kubernetes.io/config.hash']);
+    stack.removeManifest('during');
+    await stack.waitFor('that mirror gone', () => admin.request<Pod>(`/api/v1/namespaces/default/pods/${name}`).then(() => undefined, (err: unknown) => (isNotFound(err) ? true : undefined)), 60_000);
   });
 });

@@ -12,6 +12,7 @@
 import type { OnApplicationShutdown, OnModuleInit, Provider } from '@nestjs/common';
 import type { ApiServer } from '@app/apiserver';
 import { Clock } from '@app/clock';
+import type { PodRecord } from '@app/contracts';
 import { DEFAULT_CRI_TIMEOUTS, NatsCriClient, type CriRuntime } from '@app/cri';
 import { NodeHealth, RUNTIME_UP_PERIOD_MS, RuntimeState, RuntimeStateUpdater, nodeLabels, parseMapStringString } from '@app/kube';
 import { LeaderElector, LeaderFence } from '@app/nats';
@@ -21,17 +22,26 @@ import { HealthChecks, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf
 import { ApiLeaseClient, ApiMirrorPodClient, ApiNodeClient } from '../adapters/api-node-client.js';
 import { CriRuntimeVersion } from '../adapters/cri-runtime-version.js';
 import { HostMachine } from '../adapters/host-machine.js';
-import { KvDesiredPodChanges } from '../adapters/kv-desired-pod-changes.js';
+import { KvDesiredPodsView } from '../adapters/kv-desired-pods-view.js';
 import { API_SERVER, ApiPods } from '../api-ports.js';
 import { DesiredPods } from '../ports.js';
 import type { StatusManagerConfig } from '../status-manager.config.js';
 import { MirrorPodReconciler } from './mirror-pods.js';
 import { NodeLeaseController } from './node-lease.js';
 import { NodeStatusManager } from './node-status-manager.js';
-import { DesiredPodChanges, LeaseApi, Machine, MirrorPodApi, NodeApi, RuntimeVersion } from './ports.js';
+import { DesiredPodsWatch, LeaseApi, Machine, MirrorPodApi, NodeApi, RuntimeVersion } from './ports.js';
 
 /** The CRI client of the Node's runtime reads (Status, Version), with a short deadline. */
 export const NODE_CRI = Symbol('NODE_CRI');
+
+/** The desired pods as the watch last said them (while leading), else read from KV. */
+export class FollowedDesiredPods {
+  pods?: PodRecord[];
+  constructor(private readonly read: () => Promise<PodRecord[]>) {}
+  all(): Promise<PodRecord[]> {
+    return this.pods ? Promise.resolve(this.pods) : this.read();
+  }
+}
 
 /** Starts and stops the Node's loops with the leadership. */
 export class NodeAgent implements OnModuleInit, OnApplicationShutdown {
@@ -43,8 +53,8 @@ export class NodeAgent implements OnModuleInit, OnApplicationShutdown {
     readonly status: NodeStatusManager,
     readonly lease: NodeLeaseController,
     private readonly mirrors: MirrorPodReconciler | undefined,
-    /** The hints the mirror pods are reconciled on: the API's pods changed, the desired pods changed. */
-    private readonly mirrorHints: { apiPods?: ApiPods; desired?: DesiredPodChanges },
+    /** What the mirror pods are reconciled on: the API's pods changed; the desired pods, followed. */
+    private readonly mirrorInputs: { apiPods?: ApiPods; desired?: DesiredPodsWatch; followed?: FollowedDesiredPods },
     private readonly leadership: LeaderElector,
     private readonly health: HealthChecks,
     private readonly logger: Logger,
@@ -68,18 +78,30 @@ export class NodeAgent implements OnModuleInit, OnApplicationShutdown {
     const mirrors = this.mirrors;
     if (!mirrors) return;
     mirrors.start();
-    const apiPods = this.mirrorHints.apiPods;
+    const apiPods = this.mirrorInputs.apiPods;
     if (apiPods) this.unsubscribe.push(apiPods.subscribe(() => mirrors.kick()));
-    this.mirrorHints.desired
-      ?.watch(() => mirrors.kick())
+    const followed = this.mirrorInputs.followed;
+    this.mirrorInputs.desired
+      ?.watch(
+        (pods) => {
+          if (!this.leading) return;
+          if (followed) followed.pods = pods;
+          mirrors.kick();
+        },
+        () => {
+          if (followed) followed.pods = undefined;
+          this.logger.warn('the watch of the desired pods ended: the mirror pods read them every 2 s');
+        },
+      )
       .then((stop) => (this.leading ? this.unsubscribe.push(stop) : stop()))
-      .catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'could not watch the desired pods: the mirror pods follow them every 2 s only'));
+      .catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'could not watch the desired pods: the mirror pods read them every 2 s'));
   }
 
   private stop(): void {
     if (!this.leading) return;
     this.leading = false;
     for (const stop of this.unsubscribe.splice(0)) stop();
+    if (this.mirrorInputs.followed) this.mirrorInputs.followed.pods = undefined;
     this.mirrors?.stop();
     this.lease.stop();
     this.status.stop();
@@ -100,17 +122,17 @@ export const nodeProviders: Provider[] = [
   { provide: NodeHealth, inject: [NODE_CRI, SERVICE_CONTEXT], useFactory: (cri: CriRuntime, ctx: ServiceContext) => new CriKvNodeHealth(cri, bucketOf(ctx, 'podCache'), ctx.config.NODE_NAME) },
   { provide: RuntimeVersion, inject: [NODE_CRI], useFactory: (cri: CriRuntime) => new CriRuntimeVersion(cri) },
   { provide: Machine, inject: [SERVICE_CONFIG], useFactory: (cfg: StatusManagerConfig) => new HostMachine(cfg.POD_ROOT_DIR) },
-  { provide: DesiredPodChanges, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvDesiredPodChanges(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME) },
+  { provide: DesiredPodsWatch, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvDesiredPodsView(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME) },
   {
     provide: NodeAgent,
-    inject: [NodeApi, LeaseApi, MirrorPodApi, ApiPods, DesiredPods, DesiredPodChanges, NodeHealth, RuntimeVersion, Machine, SERVICE_CONFIG, Clock, SERVICE_LOGGER, LeaderElector, HealthChecks],
+    inject: [NodeApi, LeaseApi, MirrorPodApi, ApiPods, DesiredPods, DesiredPodsWatch, NodeHealth, RuntimeVersion, Machine, SERVICE_CONFIG, Clock, SERVICE_LOGGER, LeaderElector, HealthChecks],
     useFactory: (
       nodes: NodeApi | null,
       leases: LeaseApi | null,
       mirrorApi: MirrorPodApi | null,
       apiPods: ApiPods | null,
       desired: DesiredPods,
-      desiredChanges: DesiredPodChanges,
+      desiredWatch: DesiredPodsWatch,
       health: NodeHealth,
       version: RuntimeVersion,
       machine: Machine,
@@ -138,15 +160,16 @@ export const nodeProviders: Provider[] = [
       });
       // Ready follows the runtime's and the PLEG's health at once, not at the next 10 s tick.
       const runtime = new RuntimeStateUpdater(state, health, clock, log, { unhealthyMeans: 'the Node is NotReady until it is', onChange: () => status.kick() });
+      const followed = new FollowedDesiredPods(() => desired.all());
       const mirrors = new MirrorPodReconciler(
         mirrorApi,
         nodes,
-        { desired: () => desired.all(), apiPods: () => (apiPods.hasSynced ? apiPods.all() : undefined) },
+        { desired: () => followed.all(), apiPods: () => (apiPods.hasSynced ? apiPods.all() : undefined) },
         clock,
         log.child({ component: 'mirror-pods' }),
         node,
       );
-      return new NodeAgent(runtime, status, lease, mirrors, { apiPods, desired: desiredChanges }, leadership, checks, log);
+      return new NodeAgent(runtime, status, lease, mirrors, { apiPods, desired: desiredWatch, followed }, leadership, checks, log);
     },
   },
 ];

@@ -4,7 +4,7 @@
  * port whose adapter checks the leader fence first: only the leading status
  * manager writes to the apiserver.
  */
-import type { Lease, Node, Pod } from '@app/contracts';
+import type { Lease, Node, Pod, PodRecord } from '@app/contracts';
 import type { SignalObservations } from './eviction.js';
 
 /** The Node object (core/v1 nodes and nodes/status). */
@@ -62,8 +62,12 @@ export abstract class MirrorPodApi {
   abstract deleteMirrorPod(namespace: string, name: string, uid: string): Promise<boolean>;
 }
 
-/** Changes of the desired pods (the sync loop's `pods` bucket): a hint to reconcile the mirror pods now. */
-export abstract class DesiredPodChanges {
-  /** Calls `onChange` after each change of a desired pod from now on; resolves with the stop. */
-  abstract watch(onChange: () => void): Promise<() => void>;
+/** The desired pods (the sync loop's `pods` bucket), followed: what the mirror pods are made from, and when to look again. */
+export abstract class DesiredPodsWatch {
+  /**
+   * Calls `onChange` with every desired pod once loaded and after each
+   * change, `onLost` if the watch ends by itself (what it said is stale
+   * from then on); resolves with the stop.
+   */
+  abstract watch(onChange: (pods: PodRecord[]) => void, onLost: () => void): Promise<() => void>;
 }
