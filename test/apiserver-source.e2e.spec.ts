@@ -170,8 +170,9 @@ describe('the apiserver source: pods from a real kube-apiserver run on the node'
     assert.ok((stoppedAfter.get('stubborn') ?? Infinity) < 15_000, "the deletion's 5 s, not the spec's 30 s");
     assert.ok(published.includes('delete:graceful'), `a DELETE was published: ${published.join(' ')}`);
     // Its final status: terminated, `polite` by its own exit, `stubborn` by the SIGKILL.
-    const final = await waitServed('graceful', 'terminal', (p) => p.status?.phase === 'Failed' || p.status?.phase === 'Succeeded', 20_000);
-    const exit = (n: string) => final.status?.containerStatuses?.find((c) => c.name === n)?.state?.terminated?.exitCode;
+    // (The pod worker's TerminatePod: /pods may have forgotten the pod already, for the status manager deletes a finished pod from the API.)
+    const final = await stack.waitFor('graceful terminal', () => stack.history.findLast((h) => h.pod === 'graceful' && h.verb === 'TerminatePod' && (h.status.phase === 'Failed' || h.status.phase === 'Succeeded')), 20_000);
+    const exit = (n: string) => final.status.containerStatuses?.find((c) => c.name === n)?.state?.terminated?.exitCode;
     const states = (cs: { name?: string; state?: { terminated?: { exitCode?: number; reason?: string } } }[] | undefined) =>
       (cs ?? []).map((c) => `${c.name ?? ''}=${c.state?.terminated ? `${c.state.terminated.exitCode ?? ''}/${c.state.terminated.reason ?? ''}` : Object.keys(c.state ?? {}).join('')}`).join(',');
     const history = stack.history.filter((h) => h.pod === 'graceful').map((h) => `${h.verb}:${h.status.phase ?? ''}[${states(h.status.containerStatuses)}]`).join(' ');

@@ -9,7 +9,7 @@
  * status, deletion of terminated pods, mirror pods, the Node, its Lease,
  * Events); config-source is the only reader of API pods for running them.
  */
-import type { Pod } from '@app/contracts';
+import type { Event, Pod, PodSyncStatusRecord } from '@app/contracts';
 
 /**
  * The node's pods in the apiserver (`spec.nodeName=<node>`), as a list +
@@ -33,6 +33,41 @@ export abstract class ApiPods {
    * unsubscribe.
    */
   abstract subscribe(listener: (pods: readonly Pod[]) => void): () => void;
+}
+
+/**
+ * The pod calls of the status sync (upstream's kubeClient.CoreV1().Pods()).
+ * Writes are the leader's only: the adapter refuses them (NotLeaderError)
+ * once this instance may no longer act.
+ */
+export abstract class PodStatusApi {
+  /** GET the pod; undefined when the apiserver has no pod of that name. Any other failure throws. */
+  abstract getPod(namespace: string, name: string): Promise<Pod | undefined>;
+  /** PATCH its `status` subresource with a strategic-merge patch; resolves with the pod as stored. */
+  abstract patchPodStatus(namespace: string, name: string, patch: Record<string, unknown>): Promise<Pod>;
+  /**
+   * DELETE it at once (gracePeriodSeconds 0) if it is still the pod `uid`
+   * (preconditions.uid). A pod already gone, or another one of the same
+   * name now, is not an error: there is nothing left to delete.
+   */
+  abstract deletePod(namespace: string, name: string, uid: string): Promise<void>;
+}
+
+/** The pod workers' records (the `workers` bucket, podSyncStatuses), read only. */
+export abstract class PodWorkerRecords {
+  /** The record of a pod UID; undefined when the worker never had the pod or purged it after it finished. */
+  abstract get(uid: string): Promise<PodSyncStatusRecord | undefined>;
+}
+
+/**
+ * The apiserver's Events (client-go's record.EventSink). Writes are the
+ * leader's only: refused (NotLeaderError) once this instance may no longer act.
+ */
+export abstract class EventSink {
+  /** POST the event in its namespace; resolves with it as stored (its resourceVersion). */
+  abstract create(event: Event): Promise<Event>;
+  /** PATCH (strategic merge) the event of that name, e.g. its count; resolves with it as stored. */
+  abstract patch(event: Event, patch: Record<string, unknown>): Promise<Event>;
 }
 
 /**

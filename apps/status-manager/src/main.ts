@@ -6,5 +6,5 @@ await runService({
   service: 'status-manager',
   schema: statusManagerConfigSchema,
   module: StatusManagerModule,
-  buckets: ['podStatus', 'pods', 'leases', 'probeResults', 'podCache'],
+  buckets: ['podStatus', 'pods', 'leases', 'probeResults', 'podCache', 'workers'],
 });

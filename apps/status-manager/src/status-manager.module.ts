@@ -9,8 +9,13 @@ import { KvDesiredPods } from './adapters/kv-desired-pods.js';
 import { KvProbeResults } from './adapters/kv-probe-results.js';
 import { KvStatusStore } from './adapters/kv-status-store.js';
 import { PromStatusMetrics } from './adapters/prom-status-metrics.js';
+import { ApiServerEventSink } from './adapters/api-server-event-sink.js';
+import { ApiServerPodStatus } from './adapters/api-server-pod-status.js';
+import { KvPodWorkerRecords } from './adapters/kv-pod-worker-records.js';
 import { ReflectorApiPods } from './adapters/reflector-api-pods.js';
-import { API_SERVER, ApiPods } from './api-ports.js';
+import { ApiEventPoster } from './api-event-poster.js';
+import { API_SERVER, ApiPods, EventSink, PodStatusApi, PodWorkerRecords } from './api-ports.js';
+import { ApiStatusSync } from './api-status-sync.js';
 import { DesiredPods, ProbeResultsReader, StatusMetrics, StatusStore } from './ports.js';
 import type { StatusManagerConfig } from './status-manager.config.js';
 import { StatusManagerController } from './status-manager.controller.js';
@@ -42,6 +47,20 @@ import { nodeProviders } from './node/node.providers.js';
       useFactory: (api: ApiServer | null, clock: Clock, logger: Logger, cfg: StatusManagerConfig) => api && new ReflectorApiPods(api, clock, logger.child({ component: 'api-pods' }), cfg.NODE_NAME),
     },
     { provide: ApiPods, useExisting: ReflectorApiPods },
+    { provide: PodStatusApi, inject: [API_SERVER, LeaderFence], useFactory: (api: ApiServer | null, fence: LeaderFence) => api && new ApiServerPodStatus(api, fence) },
+    { provide: PodWorkerRecords, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvPodWorkerRecords(bucketOf(ctx, 'workers'), ctx.config.NODE_NAME) },
+    {
+      provide: ApiStatusSync,
+      inject: [StatusManager, ApiPods, PodStatusApi, DesiredPods, PodWorkerRecords, Clock, SERVICE_LOGGER],
+      useFactory: (manager: StatusManager, pods: ApiPods | null, api: PodStatusApi | null, desired: DesiredPods, workers: PodWorkerRecords, clock: Clock, logger: Logger) =>
+        pods && api && new ApiStatusSync(manager, pods, api, desired, workers, clock, logger.child({ component: 'api-status' })),
+    },
+    { provide: EventSink, inject: [API_SERVER, LeaderFence], useFactory: (api: ApiServer | null, fence: LeaderFence) => api && new ApiServerEventSink(api, fence) },
+    {
+      provide: ApiEventPoster,
+      inject: [EventSink, Clock, SERVICE_LOGGER],
+      useFactory: (sink: EventSink | null, clock: Clock, logger: Logger) => sink && new ApiEventPoster(sink, clock, logger.child({ component: 'api-events' })),
+    },
     {
       provide: StatusManager,
       inject: [StatusStore, DesiredPods, ProbeResultsReader, Clock, SERVICE_LOGGER, SERVICE_CONFIG, StatusMetrics],
@@ -63,6 +82,8 @@ export class StatusManagerModule implements OnModuleInit, OnModuleDestroy {
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
     @Inject(LeaderElector) private readonly leadership: LeaderElector,
     @Inject(ReflectorApiPods) private readonly apiPods: ReflectorApiPods | null,
+    @Inject(ApiStatusSync) private readonly apiStatus: ApiStatusSync | null,
+    @Inject(ApiEventPoster) private readonly apiEvents: ApiEventPoster | null,
   ) {}
 
   onModuleInit(): void {
@@ -71,7 +92,11 @@ export class StatusManagerModule implements OnModuleInit, OnModuleDestroy {
       ok: true,
       detail: this.gate.isActing ? `${this.manager.statuses().length} pod statuses` : `not acting; ${this.gate.remembered} calls kept for a takeover`,
     }));
-    this.leadership.subscribe({ onStartedLeading: () => this.lead(), onStoppedLeading: () => this.gate.close() });
+    this.leadership.subscribe({ onStartedLeading: () => this.lead(), onStoppedLeading: () => this.stopLeading() });
+    const apiStatus = this.apiStatus;
+    if (apiStatus) this.manager.onStatusChanged(() => apiStatus.notify());
+    const apiEvents = this.apiEvents;
+    if (apiEvents) this.manager.onEvent((e) => apiEvents.post(e));
     const apiPods = this.apiPods;
     if (apiPods) {
       // Read by every instance, a standby too: a takeover starts with the apiserver's view.
@@ -81,7 +106,15 @@ export class StatusManagerModule implements OnModuleInit, OnModuleDestroy {
   }
 
   onModuleDestroy(): void {
+    this.apiEvents?.stop();
+    this.apiStatus?.stop();
     this.apiPods?.stop();
+  }
+
+  private stopLeading(): void {
+    this.gate.close();
+    this.apiEvents?.stop();
+    this.apiStatus?.stop();
   }
 
   /**
@@ -107,5 +140,8 @@ export class StatusManagerModule implements OnModuleInit, OnModuleDestroy {
     const results = await Promise.allSettled(replayed);
     const failed = results.filter((r) => r.status === 'rejected').length;
     this.logger.info({ replayed: replayed.length, failed }, 'leading: replayed the calls heard while no one led');
+    if (!this.leadership.isLeader) return;
+    this.apiStatus?.start();
+    this.apiEvents?.start();
   }
 }

@@ -23,6 +23,8 @@ import { PodStatusVersions, statusPodOf, type ApplyResult, type StatusEntry, typ
 export class StatusManager {
   private versions = new PodStatusVersions();
   private readonly events = new Map<string, EventMessage[]>();
+  private readonly changeListeners = new Set<(uid: string) => void>();
+  private readonly eventListeners = new Set<(e: EventMessage) => void>();
   /** Serializes changes, so versions are written in order. */
   private chain: Promise<unknown> = Promise.resolve();
 
@@ -56,6 +58,17 @@ export class StatusManager {
 
   statuses(): [string, StatusEntry][] {
     return this.versions.all();
+  }
+
+  /** GetPodStatus: a UID's current entry (a copy). */
+  status(uid: string): StatusEntry | undefined {
+    return this.versions.get(uid);
+  }
+
+  /** Calls `listener` with the pod UID each time a new version of its status is stored (podStatusChannel). Returns the unsubscribe. */
+  onStatusChanged(listener: (uid: string) => void): () => void {
+    this.changeListeners.add(listener);
+    return () => void this.changeListeners.delete(listener);
   }
 
   /** A statusManager call from a pod worker or the sync loop. */
@@ -110,8 +123,15 @@ export class StatusManager {
     return probeType === 'readiness' ? this.versions.setContainerReadiness(uid, containerId, ok, this.clock.now()) : this.versions.setContainerStartup(uid, containerId, ok, this.clock.now());
   }
 
-  /** recorder.Eventf: kept per pod, in order, the newest `eventsPerPod`. */
+  /** Calls `listener` with every event heard (the broadcaster's sinks). Returns the unsubscribe. */
+  onEvent(listener: (e: EventMessage) => void): () => void {
+    this.eventListeners.add(listener);
+    return () => void this.eventListeners.delete(listener);
+  }
+
+  /** recorder.Eventf: kept per pod, in order, the newest `eventsPerPod`; handed to the listeners. */
   handleEvent(e: EventMessage): void {
+    for (const listener of this.eventListeners) listener(e);
     const key = `${e.involvedObject.namespace ?? ''}/${e.involvedObject.name}`;
     const list = this.events.get(key) ?? [];
     list.push(e);
@@ -155,7 +175,9 @@ export class StatusManager {
 
   private async persist(uid: string, result: ApplyResult): Promise<void> {
     if (result.dropped) this.logger.info({ uid, why: result.dropped }, 'status update dropped');
-    if (result.changed && result.entry) await this.store.put(uid, result.entry);
+    if (!result.changed || !result.entry) return;
+    await this.store.put(uid, result.entry);
+    for (const listener of this.changeListeners) listener(uid);
   }
 
   private serially<T>(fn: () => Promise<T>): Promise<T> {

@@ -7,3 +7,5 @@ export { ApiError, ApiServer, PatchType, isAlreadyExists, isConflict, isGone, is
 export type { RequestInit, WatchEvent } from './api-server.js';
 export { Reflector } from './reflector.js';
 export type { ListWatchClient, ObjectWithMeta, ReflectorOptions } from './reflector.js';
+export { POD_STATUS_MERGE_KEYS, applyStrategicMergePatch, createTwoWayMergePatch } from './strategic-merge-patch.js';
+export type { MergeKeys } from './strategic-merge-patch.js';

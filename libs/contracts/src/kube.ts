@@ -84,6 +84,8 @@ export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown
 
 export type { NodeAddress, NodeCondition, NodeSystemInfo } from 'kubernetes-types/core/v1.js';
 export type { Lease } from 'kubernetes-types/coordination/v1.js';
+/** core/v1 Event (the recorder's events as the apiserver stores them) and what it refers to. */
+export type { Event, EventSource, ObjectReference } from 'kubernetes-types/core/v1.js';
 
 /** core/v1 NodeStatus, writable: the kubelet is the one that writes it (the package marks Node.status read-only, for API clients). */
 export type NodeStatus = core.NodeStatus;

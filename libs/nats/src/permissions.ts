@@ -153,7 +153,8 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     serves: [],
     writes: [{ bucket: 'pod-status' }, { bucket: 'leases', keys: ['leader.status-manager'] }],
     // pod-cache: the PLEG's last relist (`<node>.global`), the Node's Ready condition.
-    reads: ['pods', 'probe-results', 'pod-cache'],
+    // workers: whether a pod's containers are gone, before its deletion is finished in the apiserver.
+    reads: ['pods', 'probe-results', 'pod-cache', 'workers'],
   },
   'cri-gateway': {
     publishes: ['criEvents'],
