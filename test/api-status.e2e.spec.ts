@@ -196,6 +196,10 @@ describe('API pods on the node: their status, deletion and events in the apiserv
     assert.equal(ready(after), 'True');
     assert.equal(after.status?.containerStatuses?.[0]?.containerID, before.status?.containerStatuses?.[0]?.containerID, 'the other pod\'s container is the same');
     assert.equal(after.status?.containerStatuses?.[0]?.restartCount, 0);
+
+    // Deleted in the API (kubectl delete), the rejected pod goes away: it never ran, so nothing waits for its grace.
+    await admin.request(`${podsPath}/picky`, { method: 'DELETE' });
+    await stack.waitFor('the rejected picky gone from the apiserver', () => getPod('picky').then(() => undefined, (err: unknown) => (isNotFound(err) ? true : undefined)), 30_000);
   });
 
   it('the pods\' events are in the API from the kubelet on this node, and a repeated one is counted', async () => {

@@ -8,6 +8,7 @@ export type { MessageMeta, TraceContext } from './headers.js';
 export { NatsBus, RemoteError, isErrorReply } from './bus.js';
 export { JsonKvStore, desiredPodsStore, podStatusStore, probeResultsStore } from './json-kv-store.js';
 export type { JsonKv } from './json-kv-store.js';
+export { kvSnapshot, watchInitialCount } from './kv-snapshot.js';
 export { NatsEventRecorder } from './event-recorder.js';
 export { SharedSettingMismatchError, agreeOnSetting, sharedSettingKey } from './shared-settings.js';
 export type { SettingsKv, SharedSettingRecord } from './shared-settings.js';

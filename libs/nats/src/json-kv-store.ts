@@ -7,9 +7,14 @@
 import type { KV } from '@nats-io/kv';
 import type { PodRecord, ProbeResultRecord, VersionedPodStatusRecord } from '@app/contracts';
 import { kvKey } from './buckets.js';
+import { kvSnapshot } from './kv-snapshot.js';
 
-/** What JsonKvStore uses of a bucket (so that a fake bucket can stand in for it in unit tests). */
-export type JsonKv = Pick<KV, 'get' | 'put' | 'delete' | 'keys'>;
+/**
+ * What JsonKvStore uses of a bucket (so that a fake bucket can stand in for it
+ * in unit tests); `watch` is for the listing (kv-snapshot.ts), not `keys`,
+ * which on a busy bucket lasts until it is quiet for 5 s.
+ */
+export type JsonKv = Pick<KV, 'get' | 'put' | 'delete' | 'watch'>;
 
 const decoder = new TextDecoder();
 
@@ -44,14 +49,15 @@ export class JsonKvStore<T> {
     await this.kv.delete(this.key(id));
   }
 
-  /** Every live value under the prefix, by the rest of its key. */
+  /**
+   * Every live value under the prefix, by the rest of its key: each key there
+   * at the call, at its value then or a newer one (one snapshot of the bucket,
+   * values included, ended once delivered however busy the writers are).
+   */
   async entries(): Promise<Map<string, T>> {
-    const keys: string[] = [];
-    for await (const k of await this.kv.keys(`${this.prefix}.>`)) keys.push(k);
     const out = new Map<string, T>();
-    for (const key of keys) {
-      const e = await this.kv.get(key);
-      if (e && e.operation === 'PUT' && e.value.length > 0) out.set(key.slice(this.prefix.length + 1), JSON.parse(decoder.decode(e.value)) as T);
+    for (const e of await kvSnapshot(this.kv, `${this.prefix}.>`)) {
+      if (e.value.length > 0) out.set(e.key.slice(this.prefix.length + 1), JSON.parse(decoder.decode(e.value)) as T);
     }
     return out;
   }

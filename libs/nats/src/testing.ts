@@ -3,7 +3,7 @@ import type { KV, KvEntry, KvWatchEntry } from '@nats-io/kv';
 import type { QueuedIterator } from '@nats-io/transport-node';
 import { LeaderFence } from './leader-election.js';
 
-type FakeKvMethods = Pick<KV, 'get' | 'put' | 'delete' | 'keys' | 'create' | 'update' | 'watch' | 'status'>;
+type FakeKvMethods = Pick<KV, 'get' | 'put' | 'delete' | 'keys' | 'create' | 'update' | 'watch' | 'status'> & { keysNow(filter: string): Promise<string[]> };
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -24,7 +24,8 @@ function matches(filter: string, key: string): boolean {
  * a live key, `update` (and `delete` with `previousSeq`) fails on a stale
  * revision, `delete` leaves a DEL marker. A `watch` gets the last entry of
  * each matching key first (`delta` counting down to 0), then every write in
- * order. `failNext` makes the next call of a method reject.
+ * order; like the real one, its iterator's `_data` tells how many entries
+ * come first (kvSnapshot). `failNext` makes the next call of a method reject.
  */
 export class FakeKv implements FakeKvMethods {
   private readonly entries = new Map<string, KvEntry>();
@@ -89,6 +90,11 @@ export class FakeKv implements FakeKvMethods {
     });
   }
 
+  /** Every key held under `filter`, DEL markers too (what kvSnapshot asks a real bucket's stream). */
+  keysNow(filter: string): Promise<string[]> {
+    return this.call('keysNow', filter, () => [...this.entries.keys()].filter((k) => matches(filter, k)));
+  }
+
   watch(opts?: Parameters<KV['watch']>[0]): Promise<QueuedIterator<KvWatchEntry>> {
     const key = opts?.key ?? '>';
     const filters = Array.isArray(key) ? key : [key];
@@ -112,6 +118,8 @@ export class FakeKv implements FakeKvMethods {
       };
       return {
         [Symbol.asyncIterator]: () => ({ next }),
+        // As kv.watch's iterator: its consumer, whose info as created counts the initial entries (kvSnapshot reads it).
+        _data: { info: () => Promise.resolve({ num_pending: initial.length }), delete: () => Promise.resolve(true) },
         stop: () => {
           stopped = true;
           this.watchers.delete(watcher);

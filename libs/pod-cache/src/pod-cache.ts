@@ -11,7 +11,7 @@
  * absent: the runtime has nothing for it).
  */
 import type { PodCacheEntry, PodCacheGlobal } from '@app/contracts';
-import { kvKey, type KV, type KvWatchEntry } from '@app/nats';
+import { kvKey, watchInitialCount, type KV, type KvWatchEntry } from '@app/nats';
 
 export const podCacheKey = (node: string, uid: string): string => kvKey(node, 'pod', uid);
 export const podCacheGlobalKey = (node: string): string => kvKey(node, 'global');
@@ -100,16 +100,19 @@ export class KvPodCache extends MemoryPodCache {
   async start(): Promise<void> {
     const iter = await this.kv.watch({ key: `${kvKey(this.node)}.>` });
     this.stopWatch = () => iter.stop();
+    // The entries there at the start come first: counting them ends the catch-up, where
+    // waiting for one with nothing pending (`delta` 0) lasts while the PLEG keeps writing.
+    const initial = await watchInitialCount(iter);
     let caughtUp: () => void = () => undefined;
     const ready = new Promise<void>((r) => (caughtUp = r));
+    if (initial === 0) caughtUp();
+    let applied = 0;
     void (async () => {
       for await (const e of iter) {
         this.apply(e);
-        if (e.delta === 0) caughtUp();
+        if (++applied === initial) caughtUp();
       }
     })();
-    // An empty bucket sends no entry: then there is nothing to catch up with.
-    if ((await this.kv.status()).values === 0) caughtUp();
     await Promise.race([ready, new Promise((r) => setTimeout(r, 5000))]);
   }
 

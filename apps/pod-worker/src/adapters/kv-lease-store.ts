@@ -1,4 +1,4 @@
-import { kvKey, type KV } from '@app/nats';
+import { kvKey, kvSnapshot, type KV } from '@app/nats';
 import { LeaseStore, type ReplicaHeartbeat, type ShardLease } from '../ports.js';
 
 /**
@@ -42,12 +42,9 @@ export class KvLeaseStore extends LeaseStore {
     await this.kv.put(this.replicaKey(owner), JSON.stringify({ owner, expiresAt }));
   }
   async replicas(): Promise<ReplicaHeartbeat[]> {
-    const keys: string[] = [];
-    for await (const k of await this.kv.keys(`${kvKey(this.node, 'pod-worker-replica')}.>`)) keys.push(k);
     const out: ReplicaHeartbeat[] = [];
-    for (const key of keys) {
-      const e = await this.kv.get(key);
-      if (!e || e.operation !== 'PUT' || e.value.length === 0) continue;
+    for (const e of await kvSnapshot(this.kv, `${kvKey(this.node, 'pod-worker-replica')}.>`)) {
+      if (e.value.length === 0) continue;
       const { owner, expiresAt } = JSON.parse(this.dec.decode(e.value)) as { owner: string; expiresAt: number };
       out.push({ owner, expiresAt, revision: e.revision });
     }
