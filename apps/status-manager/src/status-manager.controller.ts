@@ -1,23 +1,11 @@
 import { Controller, Get, NotFoundException, Param } from '@nestjs/common';
 import { EventPattern, MessagePattern, Payload, Ctx, NatsContext } from '@nestjs/microservices';
-import { MessageTypes, Subjects, decodeMessage, isRecord, type EventMessage, type Pod, type PodList, type StatusVerb } from '@app/contracts';
+import { MessageTypes, Subjects, decodeMessage, isRecord, type EventMessage, type Pod, type PodList } from '@app/contracts';
 import { rpcError } from '@app/service';
 import { StatusManager } from './status-manager.js';
-import { LeaderGate } from './takeover-replay.js';
+import { LeaderGate, replayKey } from './takeover-replay.js';
 
 /** What a status call or probe result sets: a later one of the same key supersedes it. */
-function statusKey(verb: StatusVerb, uid: string, containerId: unknown): string {
-  switch (verb) {
-    case 'SetContainerReadiness':
-      return `readiness/${uid}/${String(containerId)}`;
-    case 'SetContainerStartup':
-      return `startup/${uid}/${String(containerId)}`;
-    case 'SetPodStatus':
-    case 'TerminatePod':
-    case 'RemoveOrphanedStatuses':
-      return `status/${uid}`;
-  }
-}
 
 /**
  * The statusManager calls, probe results and events, over NATS; the read
@@ -39,7 +27,7 @@ export class StatusManagerController {
     const parsed = Subjects.status.parse((ctx as NatsContext).getSubject());
     if (!parsed) return;
     const msg = decodeMessage(MessageTypes.statusCommand, data);
-    await this.gate.offer(statusKey(parsed.verb, msg.podUid, msg.args['containerId']), () => this.manager.handleCommand(parsed.verb, msg));
+    await this.gate.offer(replayKey(parsed.verb, msg.podUid, msg.args['containerId']), () => this.manager.handleCommand(parsed.verb, msg));
   }
 
   @EventPattern(Subjects.probeResult.pattern)

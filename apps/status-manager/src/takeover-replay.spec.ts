@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
-import { LeaderGate, TakeoverReplay } from './takeover-replay.js';
+import { LeaderGate, TakeoverReplay, replayKey } from './takeover-replay.js';
 
 describe('TakeoverReplay', () => {
   it('replays the latest call per key within the window, in the order they came', async () => {
@@ -29,6 +29,19 @@ describe('TakeoverReplay', () => {
     await clock.step(3000);
     for (const apply of replay.take()) await apply();
     assert.deepEqual(applied, ['new']);
+  });
+
+  it('keeps a pod\'s final SetPodStatus and its TerminatePod, in that order: the terminated status starts from the final one', async () => {
+    const clock = new FakeClock();
+    const replay = new TakeoverReplay(clock, 10_000);
+    const applied: string[] = [];
+    const call = (what: string) => () => Promise.resolve(void applied.push(what));
+    replay.remember(replayKey('SetPodStatus', 'a', undefined), call('a: Running'));
+    replay.remember(replayKey('SetPodStatus', 'a', undefined), call('a: final, exit 0'));
+    replay.remember(replayKey('TerminatePod', 'a', undefined), call('a: terminate'));
+    replay.remember(replayKey('SetContainerReadiness', 'a', 'c1'), call('a/c1 not ready'));
+    for (const apply of replay.take()) await apply();
+    assert.deepEqual(applied, ['a: final, exit 0', 'a: terminate', 'a/c1 not ready']);
   });
 
   it('holds one call per key however long a standby listens', async () => {

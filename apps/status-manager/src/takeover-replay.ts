@@ -15,6 +15,29 @@
  * by a later one of the same key is not replayed.
  */
 import { Clock } from '@app/clock';
+import type { StatusVerb } from '@app/contracts';
+
+/**
+ * What a replayed call supersedes: a pod's later status, one container's
+ * later readiness or startup. TerminatePod has its own key: the status
+ * manager builds the terminated status from the one it holds, so the pod
+ * worker's last SetPodStatus before it (the final status, SyncTerminatedPod)
+ * must be replayed too, before it, or the containers that exited by
+ * themselves would read 137 ContainerStatusUnknown after a takeover.
+ */
+export function replayKey(verb: StatusVerb, uid: string, containerId: unknown): string {
+  switch (verb) {
+    case 'SetContainerReadiness':
+      return `readiness/${uid}/${String(containerId)}`;
+    case 'SetContainerStartup':
+      return `startup/${uid}/${String(containerId)}`;
+    case 'TerminatePod':
+      return `terminate/${uid}`;
+    case 'SetPodStatus':
+    case 'RemoveOrphanedStatuses':
+      return `status/${uid}`;
+  }
+}
 
 interface Heard {
   at: number;
