@@ -1,12 +1,15 @@
 import { env } from '@app/config';
 import type { FullConfig } from '@app/service';
 import { nodeStatusConfigSchema } from './node/node.config.js';
+import { statsConfigSchema } from './stats/stats.config.js';
 
 /** status-manager's own environment variables, on top of the shared ones (@app/config sharedSchema). */
 export const statusManagerConfigSchema = {
   KUBECONFIG: env.optionalString({ describe: 'kubeconfig of the apiserver, when the node joins a cluster' }),
   // The Node, its Lease (node/node.config.ts).
   ...nodeStatusConfigSchema,
+  // /stats/summary (stats/stats.config.ts).
+  ...statsConfigSchema,
   EVENTS_PER_POD: env.int({ default: 200, min: 1, max: 10_000, describe: 'how many of each pod\'s latest events GET /pods/<ns>/<name>/events keeps' }),
 };
 

@@ -148,8 +148,9 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
   'status-manager': {
     publishes: [],
     subscribes: ['status', 'probeResult', 'events'],
-    // The Node's Ready condition (runtimeState: Status) and nodeInfo.containerRuntimeVersion (Version).
-    requests: [{ family: 'criRuntime', only: ['Status', 'Version'] }],
+    // The Node's Ready condition (runtimeState: Status), nodeInfo.containerRuntimeVersion (Version), and
+    // /stats/summary: the runtime's reads and the image filesystem.
+    requests: [{ family: 'criRuntime', only: CRI_RUNTIME_READS }, { family: 'criImage', only: ['ImageFsInfo'] }],
     serves: [],
     writes: [{ bucket: 'pod-status' }, { bucket: 'leases', keys: ['leader.status-manager'] }],
     // pod-cache: the PLEG's last relist (`<node>.global`), the Node's Ready condition.

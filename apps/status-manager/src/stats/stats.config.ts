@@ -1,0 +1,6 @@
+import { env } from '@app/config';
+
+/** The stats routes' environment variables, spread into status-manager's. */
+export const statsConfigSchema = {
+  POD_LOGS_DIR: env.string({ default: '/var/log/pods', describe: 'the root of the pods\' log directories (as pod-worker\'s): each container\'s `logs` figure in /stats/summary' }),
+};
