@@ -152,9 +152,12 @@ describe('CriStatsProvider: the Summary API from the CRI and the host', () => {
     assert.deepEqual([pod?.network?.name, pod?.network?.rxBytes, pod?.network?.txBytes], ['eth0', 10, 20]);
   });
 
-  it('falls back to the containers\' sum when ListPodSandboxStats is Unimplemented, and fails on any other error', async () => {
+  it('falls back to the containers\' sum when ListPodSandboxStats fails, and fails when the containers\' stats do', async () => {
     const { provider, cri } = fixture();
     cri.failNext('runtime', 'ListPodSandboxStats', 'Unimplemented');
+    assert.equal((await provider.summary()).pods[0]?.memory?.workingSetBytes, 4000);
+    // containerd 1.6, for a sandbox without a cgroup parent.
+    cri.failNext('runtime', 'ListPodSandboxStats', 'Unknown', 'failed to get cgroup metrics for sandbox x because cgroupPath is empty');
     assert.equal((await provider.summary()).pods[0]?.memory?.workingSetBytes, 4000);
     cri.failNext('runtime', 'ListContainerStats', 'Unavailable');
     await assert.rejects(provider.summary(), (err: unknown) => err instanceof CriError && err.code === 'Unavailable');

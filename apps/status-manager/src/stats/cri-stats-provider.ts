@@ -10,9 +10,11 @@
  *    createdAt is the pod's startTime) and, per container name, the running
  *    container or else the newest (removeTerminatedContainers);
  *  - ListContainerStats: each container's CPU, memory and writable layer;
- *  - ListPodSandboxStats: the pod's own CPU, memory and network. containerd
- *    1.6 may answer Unimplemented: the pod's CPU and memory are then the sum
- *    of its containers', as upstream's fallback;
+ *  - ListPodSandboxStats: the pod's own CPU, memory and network. A runtime
+ *    may answer Unimplemented, and containerd 1.6 fails the whole list when
+ *    one sandbox has no cgroup parent ("cgroupPath is empty"): on any error
+ *    the pod's CPU and memory are the sum of its containers', as upstream's
+ *    fallback;
  *  - ImageFsInfo: the runtime's image filesystem, which also bounds the
  *    containers' rootfs;
  *  - the host: the root cgroup's CPU and memory, the node filesystem (the one
@@ -25,7 +27,7 @@
  */
 import { join } from 'node:path';
 import type { Clock } from '@app/clock';
-import { CriError, type ContainerStats as CriContainerStats, type CpuUsage, type CriRuntime, type FilesystemUsage, type MemoryUsage, type PodSandboxStats as CriPodSandboxStats } from '@app/cri';
+import { type ContainerStats as CriContainerStats, type CpuUsage, type CriRuntime, type FilesystemUsage, type MemoryUsage, type PodSandboxStats as CriPodSandboxStats } from '@app/cri';
 import { KubeletLabels } from '@app/kube';
 import type { DesiredPods } from '../ports.js';
 import type { HostFs, HostStats } from './ports.js';
@@ -105,12 +107,10 @@ export class CriStatsProvider extends SummaryProvider {
       this.cri.runtime('ListPodSandbox', {}),
       this.cri.runtime('ListContainers', {}),
       this.cri.runtime('ListContainerStats', {}),
+      // Any failure: the containers' sum (containerd 1.6 fails the whole list for one sandbox without a cgroup parent).
       this.cri.runtime('ListPodSandboxStats', {}).then(
         (r) => r.stats,
-        (err: unknown) => {
-          if (err instanceof CriError && err.code === 'Unimplemented') return undefined;
-          throw err;
-        },
+        () => undefined,
       ),
       this.cri.image('ImageFsInfo', {}).catch(() => undefined),
       this.host.node(),

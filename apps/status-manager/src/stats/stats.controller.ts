@@ -1,4 +1,4 @@
-import { Controller, Get, Header, Inject } from '@nestjs/common';
+import { Controller, Get, Header, Inject, ServiceUnavailableException } from '@nestjs/common';
 import type { Logger } from '@app/observability';
 import { SERVICE_LOGGER } from '@app/service';
 import { SummaryProvider } from './cri-stats-provider.js';
@@ -18,8 +18,14 @@ export class StatsController {
   ) {}
 
   @Get('stats/summary')
-  summary(): Promise<Summary> {
-    return this.provider.summary();
+  async summary(): Promise<Summary> {
+    try {
+      return await this.provider.summary();
+    } catch (err) {
+      // Upstream answers 500 with the error; here what failed is said, as 503: the runtime or the host could not be read now.
+      this.logger.warn({ err: (err as Error).message }, 'stats summary could not be read');
+      throw new ServiceUnavailableException(`the stats summary could not be read: ${(err as Error).message}`);
+    }
   }
 
   @Get('metrics/resource')
