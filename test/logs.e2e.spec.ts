@@ -32,14 +32,6 @@ describe('kubelet-split logs on the real stack', { timeout: 180_000 }, () => {
     await stack.start();
     // A line a quarter second, numbered.
     stack.writeManifest('ticker', pod('ticker', `  containers:\n    - name: main\n      image: ${IMAGE}\n      command: ["sh", "-c", "i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.25; done"]\n`));
-    // Counts its runs in an emptyDir that outlives each instance, prints the count, lives 4 s and exits.
-    stack.writeManifest(
-      'restarter',
-      pod(
-        'restarter',
-        `  restartPolicy: Always\n  volumes:\n    - name: data\n      emptyDir: {}\n  containers:\n    - name: main\n      image: ${IMAGE}\n      command: ["sh", "-c", "n=$(cat /data/n 2>/dev/null || echo 0); n=$((n+1)); echo $n > /data/n; echo run $n; echo oops $n >&2; sleep 4; exit 1"]\n      volumeMounts:\n        - name: data\n          mountPath: /data\n`,
-      ),
-    );
     await stack.waitForPod('ticker', 'running', (s) => s.containerStatuses?.[0]?.state?.running !== undefined, 60_000);
   });
   after(() => stack.stop());
@@ -78,6 +70,14 @@ describe('kubelet-split logs on the real stack', { timeout: 180_000 }, () => {
   });
 
   it('--previous shows the previous instance after a restart, and says when there is none', async () => {
+    // Counts its runs in an emptyDir that outlives each instance, prints the count, lives 4 s and exits.
+      stack.writeManifest(
+        'restarter',
+        pod(
+          'restarter',
+          `  restartPolicy: Always\n  volumes:\n    - name: data\n      emptyDir: {}\n  containers:\n    - name: main\n      image: ${IMAGE}\n      command: ["sh", "-c", "n=$(cat /data/n 2>/dev/null || echo 0); n=$((n+1)); echo $n > /data/n; echo run $n; echo oops $n >&2; sleep 4; exit 1"]\n      volumeMounts:\n        - name: data\n          mountPath: /data\n`,
+        ),
+      );
     const name = stack.podName('restarter');
     await stack.waitFor('the first run\'s output', () => (/run 1/.test(cli(name).stdout) ? true : undefined), 60_000);
     const none = cli(name, '--previous');
