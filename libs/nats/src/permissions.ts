@@ -112,8 +112,8 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
   'sync-loop': {
     publishes: ['work', 'status', 'prober', 'events'],
     subscribes: ['podUpdate', 'sourcesReady', 'pleg', 'probeResult', 'workDone'],
-    // Housekeeping reads the runtime and removes dead containers; killing is the pod workers' job.
-    requests: ['sourcesSnapshot', { family: 'criRuntime', only: [...CRI_RUNTIME_READS, 'RemoveContainer'] }],
+    // Housekeeping reads the runtime; the container GC removes dead containers and sandboxes; killing is the pod workers' job.
+    requests: ['sourcesSnapshot', { family: 'criRuntime', only: [...CRI_RUNTIME_READS, 'RemoveContainer', 'RemovePodSandbox'] }],
     serves: [],
     writes: [{ bucket: 'pods' }, { bucket: 'leases', keys: ['setting.*', 'leader.sync-loop'] }],
     reads: ['workers', 'pod-status', 'pod-cache'],
@@ -148,8 +148,9 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
   'status-manager': {
     publishes: [],
     subscribes: ['status', 'probeResult', 'events'],
-    // The Node's Ready condition (runtimeState: Status), nodeInfo.containerRuntimeVersion (Version), and
-    // /stats/summary: the runtime's reads and the image filesystem.
+    // The Node's Ready condition (runtimeState: Status), nodeInfo.containerRuntimeVersion (Version);
+    // /containerLogs: a container's instances (ListContainers) and its log file (ContainerStatus);
+    // /stats/summary: the runtime's reads (ListContainerStats, ListPodSandboxStats...) and the image filesystem.
     requests: [{ family: 'criRuntime', only: CRI_RUNTIME_READS }, { family: 'criImage', only: ['ImageFsInfo'] }],
     serves: [],
     writes: [{ bucket: 'pod-status' }, { bucket: 'leases', keys: ['leader.status-manager'] }],
