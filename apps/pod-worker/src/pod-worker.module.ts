@@ -1,3 +1,4 @@
+import { availableParallelism, totalmem } from 'node:os';
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Clock, SystemClock } from '@app/clock';
 import { EventRecorder } from '@app/contracts';
@@ -8,6 +9,7 @@ import { KvPodCache, PodCache } from '@app/pod-cache';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
 import { CriHookRunner } from './adapters/cri-hook-runner.js';
 import { FsPodDirectories } from './adapters/fs-pod-directories.js';
+import { FsVolumeHost } from './adapters/fs-volume-host.js';
 import { readHostDns } from './adapters/host-dns.js';
 import { KvDesiredPods } from './adapters/kv-desired-pods.js';
 import { KvLeaseStore } from './adapters/kv-lease-store.js';
@@ -29,6 +31,7 @@ import type { NodeFacts } from './runtime-config.js';
 import { ImagePuller, RuntimeManager } from './runtime-manager.js';
 import { PodWorkerHousekeeping, ShardWork } from './shard-work.js';
 import { ShardManager } from './shards.js';
+import { VolumeManager } from './volumes.js';
 
 /** The node as the runtime manager sees it (IPs, log and pod roots, the host's DNS). */
 export const NODE_FACTS = Symbol('NODE_FACTS');
@@ -52,7 +55,8 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     { provide: CriRuntime, inject: [NATS_CONNECTION, SERVICE_CONFIG], useFactory: (nc: NatsConnection, cfg: PodWorkerConfig) => new NatsCriClient(nc, cfg.NODE_NAME, 'pod-worker', { ...DEFAULT_CRI_TIMEOUTS, requestMs: cfg.RUNTIME_REQUEST_TIMEOUT, pullMs: cfg.IMAGE_PULL_TIMEOUT }) },
     { provide: EventRecorder, inject: [NatsBus, SERVICE_CONFIG, Clock], useFactory: (bus: NatsBus, cfg: PodWorkerConfig, clock: Clock) => new NatsEventRecorder(bus, cfg.NODE_NAME, clock) },
     { provide: HookRunner, inject: [CriRuntime, SERVICE_CONFIG, Clock, EventRecorder], useFactory: (cri: CriRuntime, cfg: PodWorkerConfig, clock: Clock, events: EventRecorder) => new CriHookRunner(cri, cfg.NODE_IP, clock, { events }) },
-    { provide: PodDirectories, inject: [NODE_FACTS], useFactory: (node: NodeFacts) => new FsPodDirectories(node) },
+    // emptyDir tmpfs size and resourceFieldRef fall back to the node's memory and CPUs (its capacity: no reservations known here).
+    { provide: PodDirectories, inject: [NODE_FACTS], useFactory: (node: NodeFacts) => new FsPodDirectories(node, new VolumeManager(new FsVolumeHost(), node.podRoot, { memoryBytes: totalmem(), cpuMillis: availableParallelism() * 1000 })) },
     { provide: PodWorkerOutbox, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PodWorkerConfig) => new NatsPodWorkerOutbox(bus, cfg.NODE_NAME) },
     { provide: ProbeResultsReader, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvProbeResults(bucketOf(ctx, 'probeResults'), ctx.config.NODE_NAME) },
     { provide: PodStatusProvider, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvPodStatusProvider(bucketOf(ctx, 'podStatus'), ctx.config.NODE_NAME) },
