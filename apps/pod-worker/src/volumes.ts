@@ -195,7 +195,7 @@ export function downwardAPIPayload(pod: Pod, v: Volume, node: NodeAllocatable): 
   for (const item of v.downwardAPI?.items ?? []) {
     const mode = item.mode ?? defaultMode;
     if (item.fieldRef) files.set(item.path, { content: objectFieldValue(pod, item.fieldRef.fieldPath), mode });
-    else if (item.resourceFieldRef) files.set(item.path, { content: resourceFieldValue(pod, item.resourceFieldRef as { containerName?: string; resource: string; divisor?: string }, node), mode });
+    else if (item.resourceFieldRef) files.set(item.path, { content: resourceFieldValue(pod, item.resourceFieldRef, node), mode });
   }
   return files;
 }
