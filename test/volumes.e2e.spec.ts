@@ -65,7 +65,7 @@ describe('volumes on the real containerd', { timeout: 300_000 }, () => {
     await stack.waitFor('the FailedMount events', () => (stack.eventsOf('badhost').some((e) => e.reason === 'FailedMount' && e.message === message) ? true : undefined));
     const cm = stack.eventsOf('badhost').find((e) => e.reason === 'FailedMount' && e.message.includes('"cm"'));
     assert.match(cm?.message ?? '', /volume type configMap is not supported yet/);
-    assert.equal(stack.eventsOf('badhost').find((e) => e.reason === 'FailedMount')?.type, 'Warning');
+    assert.equal(stack.eventsOf('badhost').find((e) => e.reason === 'FailedMount')?.eventType, 'Warning');
     await new Promise((r) => setTimeout(r, 5000)); // a few syncs (POD_SYNC_BACKOFF 2s): retried, still refused
     const s = await stack.waitForPod('badhost', 'waiting ContainerCreating', (x) => x.containerStatuses?.[0]?.state?.waiting?.reason === 'ContainerCreating');
     assert.equal(s.phase, 'Pending');
