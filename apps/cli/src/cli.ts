@@ -5,6 +5,7 @@
  *
  *   kubelet-split get pods [-o wide|yaml|json] [-n NAMESPACE | -A]
  *   kubelet-split describe pod NAME [-n NAMESPACE]
+ *   kubelet-split logs POD [-c CONTAINER] [-f] [--previous] [--tail N] [--since DURATION] [--timestamps] [-n NAMESPACE]
  *
  * --server (or KUBELET_SPLIT_SERVER) is the status manager's URL; default http://127.0.0.1:10315.
  * --token-file (or KUBELET_SPLIT_TOKEN_FILE): a file holding the bearer token of a status manager
@@ -16,10 +17,12 @@ import { stringify } from 'yaml';
 import type { EventMessage, Pod, PodList } from '@app/contracts';
 import { describePod } from './describe.js';
 import { printPodTable } from './get.js';
+import { chooseContainer, logsQuery } from './logs.js';
 
 const USAGE = `usage:
   kubelet-split get pods [-o wide|yaml|json] [-n NAMESPACE | -A] [--server URL] [--token-file FILE]
-  kubelet-split describe pod NAME [-n NAMESPACE] [--server URL] [--token-file FILE]`;
+  kubelet-split describe pod NAME [-n NAMESPACE] [--server URL] [--token-file FILE]
+  kubelet-split logs POD [-c CONTAINER] [-f] [--previous] [--tail N] [--since DURATION | --since-time TIME] [--timestamps] [--limit-bytes N] [-n NAMESPACE] [--server URL] [--token-file FILE]`;
 
 /** The bearer token, when --token-file is given. */
 let token: string | undefined;
@@ -51,6 +54,14 @@ async function main(argv: string[]): Promise<number> {
       server: { type: 'string', default: process.env['KUBELET_SPLIT_SERVER'] ?? 'http://127.0.0.1:10315' },
       'token-file': { type: 'string', default: process.env['KUBELET_SPLIT_TOKEN_FILE'] },
       help: { type: 'boolean', short: 'h' },
+      container: { type: 'string', short: 'c' },
+      follow: { type: 'boolean', short: 'f', default: false },
+      previous: { type: 'boolean', short: 'p', default: false },
+      timestamps: { type: 'boolean', default: false },
+      tail: { type: 'string', default: '-1' },
+      since: { type: 'string' },
+      'since-time': { type: 'string' },
+      'limit-bytes': { type: 'string' },
     },
   });
   const [verb, kind, name] = positionals;
@@ -82,8 +93,46 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(describePod(pod, items, now));
     return 0;
   }
+  if (verb === 'logs' && kind) {
+    const namespace = values.namespace ?? 'default';
+    const podName = kind.replace(/^(pods?|po)\//, '');
+    const pod = await fetchJson<Pod>(`${server}/pods/${encodeURIComponent(namespace)}/${encodeURIComponent(podName)}`).catch((err: unknown) => {
+      throw /not found/.test((err as Error).message) ? new Error(`pods "${podName}" not found`) : err;
+    });
+    const container = chooseContainer(pod, values.container ?? name);
+    const query = logsQuery({
+      container,
+      follow: values.follow ?? false,
+      previous: values.previous ?? false,
+      timestamps: values.timestamps ?? false,
+      tail: Number.parseInt(values.tail ?? '-1', 10),
+      ...(values.since !== undefined ? { since: values.since } : {}),
+      ...(values['since-time'] !== undefined ? { sinceTime: values['since-time'] } : {}),
+      ...(values['limit-bytes'] !== undefined ? { limitBytes: Number.parseInt(values['limit-bytes'], 10) } : {}),
+    });
+    await streamLogs(`${server}/containerLogs/${encodeURIComponent(namespace)}/${encodeURIComponent(podName)}/${encodeURIComponent(container)}${query}`);
+    return 0;
+  }
   process.stderr.write(`${USAGE}\n`);
   return 1;
+}
+
+/** The log server's answer copied to stdout as it comes (with -f, until the container ends or ^C). */
+async function streamLogs(url: string): Promise<void> {
+  let res: Response;
+  try {
+    res = await fetch(url, token ? { headers: { authorization: `Bearer ${token}` } } : {});
+  } catch (err) {
+    throw new Error(`cannot reach the status manager at ${url}: ${(err as Error).message} (is the stack up? --server sets its URL)`);
+  }
+  if (!res.ok) {
+    const body = (await res.json().catch(() => ({}))) as { message?: string; error?: { description?: string } };
+    throw new Error(body.message ?? body.error?.description ?? `${url}: HTTP ${res.status}`);
+  }
+  if (!res.body) return;
+  for await (const chunk of res.body) {
+    if (!process.stdout.write(chunk as Uint8Array)) await new Promise((r) => process.stdout.once('drain', r));
+  }
 }
 
 main(process.argv.slice(2)).then(

@@ -22,10 +22,12 @@ import { StatusManagerController } from './status-manager.controller.js';
 import { StatusManager } from './status-manager.js';
 import { LeaderGate, TakeoverReplay } from './takeover-replay.js';
 import { nodeProviders } from './node/node.providers.js';
+import { LogsController } from './logs/logs.controller.js';
+import { logsProviders } from './logs/logs.providers.js';
 
 /** status.Manager: the versioned API pod status and the read API. One provider per port; the adapters are in adapters/. */
 @Module({
-  controllers: [StatusManagerController],
+  controllers: [StatusManagerController, LogsController],
   providers: [
     { provide: Clock, useClass: SystemClock },
     { provide: StatusStore, inject: [SERVICE_CONTEXT, LeaderFence], useFactory: (ctx: ServiceContext, fence: LeaderFence) => new KvStatusStore(bucketOf(ctx, 'podStatus'), ctx.config.NODE_NAME, fence) },
@@ -69,6 +71,8 @@ import { nodeProviders } from './node/node.providers.js';
     },
     // The Node, its Lease, the mirror pods (node/node.providers.ts).
     ...nodeProviders,
+    // The log server (logs/logs.providers.ts).
+    ...logsProviders,
   ],
 })
 export class StatusManagerModule implements OnModuleInit, OnModuleDestroy {

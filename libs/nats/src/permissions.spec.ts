@@ -26,7 +26,7 @@ describe('NATS permissions: who may do what (DESIGN.md, Security)', () => {
     { name: 'only prober publishes probe results', op: 'publish', subject: Subjects.probeResult.build(NODE, 'readiness', UID), users: ['prober', 'admin'] },
     { name: 'only cri-gateway publishes runtime events', op: 'publish', subject: Subjects.criEvents.build(NODE), users: ['cri-gateway', 'admin'] },
     { name: 'status commands come from the sync loop and the pod workers', op: 'publish', subject: Subjects.status.build(NODE, 'SetPodStatus', UID), users: ['sync-loop', 'pod-worker', 'admin'] },
-    { name: 'the runtime is read by the services that need it', op: 'publish', subject: Subjects.criRuntime.build(NODE, 'ListContainers'), users: ['sync-loop', 'pod-worker', 'pleg', 'admin'] },
+    { name: 'the runtime is read by the services that need it (status-manager: /containerLogs)', op: 'publish', subject: Subjects.criRuntime.build(NODE, 'ListContainers'), users: ['sync-loop', 'pod-worker', 'pleg', 'status-manager', 'admin'] },
     { name: 'only pod-worker runs sandboxes', op: 'publish', subject: Subjects.criRuntime.build(NODE, 'RunPodSandbox'), users: ['pod-worker', 'admin'] },
     { name: 'only pod-worker stops containers', op: 'publish', subject: Subjects.criRuntime.build(NODE, 'StopContainer'), users: ['pod-worker', 'admin'] },
     { name: 'exec probes and hooks run in containers', op: 'publish', subject: Subjects.criRuntime.build(NODE, 'ExecSync'), users: ['pod-worker', 'prober', 'admin'] },

@@ -148,8 +148,9 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
   'status-manager': {
     publishes: [],
     subscribes: ['status', 'probeResult', 'events'],
-    // The Node's Ready condition (runtimeState: Status) and nodeInfo.containerRuntimeVersion (Version).
-    requests: [{ family: 'criRuntime', only: ['Status', 'Version'] }],
+    // The Node's Ready condition (runtimeState: Status) and nodeInfo.containerRuntimeVersion (Version);
+    // /containerLogs: a container's instances (ListContainers) and its log file (ContainerStatus).
+    requests: [{ family: 'criRuntime', only: ['Status', 'Version', 'ListContainers', 'ContainerStatus'] }],
     serves: [],
     writes: [{ bucket: 'pod-status' }, { bucket: 'leases', keys: ['leader.status-manager'] }],
     // pod-cache: the PLEG's last relist (`<node>.global`), the Node's Ready condition.
