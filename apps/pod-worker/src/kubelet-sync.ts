@@ -23,6 +23,7 @@ import { NETWORK_NOT_READY_ERROR_MSG, PodSyncer, type SyncPodResult } from './po
 import type { RuntimeManager, SyncError } from './runtime-manager.js';
 import { VolumeMountError } from './volumes.js';
 import { PodDirectories, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, type ProbeResultsView } from './ports.js';
+import type { PodContainerManager } from './pod-container-manager.js';
 
 /** syncPod's rewrite of a status when canRunPod says no: Pending, the reason, waiting containers Blocked. */
 export function blockedStatus(status: PodStatus, reason: string, message: string): PodStatus {
@@ -79,6 +80,8 @@ export class KubeletSync extends PodSyncer {
     private readonly observePodStart?: (seconds: number) => void,
     private readonly security: NodeSecurity = { appArmorEnabled: false },
     private readonly events?: EventRecorder,
+    /** The pod cgroups (--cgroups-per-qos); none: the runtime's default cgroups. */
+    private readonly pcm?: PodContainerManager,
   ) {
     super();
   }
@@ -160,6 +163,7 @@ export class KubeletSync extends PodSyncer {
         throw new Error(message);
       }
     }
+    if (this.pcm && (await this.ensurePodCgroup(pod, status, runtime)) === 'killed') return { terminal: false };
     // WaitForAttachAndMount: no container (init included) starts before every volume is set up.
     try {
       await this.dirs.ensure(pod);
@@ -217,9 +221,45 @@ export class KubeletSync extends PodSyncer {
       await this.cri.runtime('StopPodSandbox', { podSandboxId: sb.id });
       await this.cri.runtime('RemovePodSandbox', { podSandboxId: sb.id });
     }
+    await this.pcm?.destroy(pod);
     await this.dirs.remove(pod);
     this.reasons.delete(uid);
     this.started.delete(uid);
+  }
+
+  /**
+   * SyncPod's pod cgroup step. A pod whose containers run (not its first
+   * sync) but whose cgroup is gone is killed: its containers run outside the
+   * tree the node accounts for (kubelet.go's podKilled). The cgroup is then
+   * made, with the pod's limits, before anything is started in it; not for
+   * a killed pod that never restarts. A killed pod's next sync (its
+   * containers' deaths) starts it afresh in the new cgroup.
+   */
+  private async ensurePodCgroup(pod: Pod, status: PodStatus, runtime: RuntimePodStatus): Promise<'killed' | 'ok'> {
+    const pcm = this.pcm;
+    if (!pcm) return 'ok';
+    const uid = pod.metadata.uid ?? '';
+    const firstSync = !(status.containerStatuses ?? []).some((c) => c.state?.running !== undefined);
+    let podKilled = false;
+    if (!firstSync && !(await pcm.exists(pod))) {
+      this.logger.warn({ uid, cgroup: pcm.getPodContainerName(pod).literal }, 'pod cgroup does not exist while its containers run; killing the pod');
+      try {
+        await this.runtime.killPod(pod, runtime, undefined);
+        podKilled = true;
+      } catch (err) {
+        this.logger.error({ uid, err }, 'killPod failed for a pod whose cgroup vanished');
+      }
+    }
+    if (!(podKilled && pod.spec.restartPolicy === 'Never') && !(await pcm.exists(pod))) {
+      try {
+        await pcm.ensureExists(pod);
+      } catch (err) {
+        const message = `unable to ensure pod container exists: ${(err as Error).message}`;
+        this.events?.event(pod, 'Warning', 'FailedToCreatePodContainer', message);
+        throw new Error(`failed to ensure that the pod: ${uid} cgroups exist and are correctly applied: ${(err as Error).message}`);
+      }
+    }
+    return podKilled ? 'killed' : 'ok';
   }
 
   /** `previous` already running: the start was measured before (by this replica or the one before it). */

@@ -7,6 +7,7 @@ import { NatsBus, NatsEventRecorder, type NatsConnection } from '@app/nats';
 import type { Logger, Registry } from '@app/observability';
 import { KvPodCache, PodCache } from '@app/pod-cache';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
+import { CgroupfsManager } from './adapters/cgroupfs-manager.js';
 import { CriHookRunner } from './adapters/cri-hook-runner.js';
 import { FsPodDirectories } from './adapters/fs-pod-directories.js';
 import { FsVolumeHost } from './adapters/fs-volume-host.js';
@@ -26,6 +27,7 @@ import { KubeletSync } from './kubelet-sync.js';
 import type { PodWorkerConfig } from './pod-worker.config.js';
 import { PodWorkerController } from './pod-worker.controller.js';
 import { PodSyncer, PodWorkers } from './pod-workers.js';
+import { CgroupManager, PodContainerManager, podCgroupParent } from './pod-container-manager.js';
 import { DesiredPods, HookRunner, LeaseStore, PodDirectories, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, WorkQueue, WorkSubscriptions, WorkerRecords, WorkerStore } from './ports.js';
 import type { NodeFacts } from './runtime-config.js';
 import { ImagePuller, RuntimeManager } from './runtime-manager.js';
@@ -38,6 +40,16 @@ export const NODE_FACTS = Symbol('NODE_FACTS');
 /** The pod workers' logger (PodWorkers, the shard lease loop, the shard resync). */
 const POD_WORKERS_LOGGER = Symbol('POD_WORKERS_LOGGER');
 
+/** The pod cgroups' manager, or null with CGROUPS_PER_QOS=false. */
+const POD_CONTAINER_MANAGER = Symbol('POD_CONTAINER_MANAGER');
+
+const podContainerManagerOf = (cgroups: CgroupManager, cfg: PodWorkerConfig) =>
+  new PodContainerManager(cgroups, { cgroupRoot: cfg.CGROUP_ROOT, enforceCPULimits: cfg.CPU_CFS_QUOTA === 'true', cpuPeriodUs: 100_000, podPidsLimit: cfg.POD_PIDS_LIMIT });
+
+/** The sandbox's cgroup parent: the pod's cgroup, as the manager names it (GetPodCgroupParent). */
+const podCgroupParentOf = (cfg: PodWorkerConfig): Pick<NodeFacts, 'podCgroupParent'> =>
+  cfg.CGROUPS_PER_QOS === 'true' ? { podCgroupParent: (pod) => podCgroupParent(pod, cfg.CGROUP_ROOT) } : {};
+
 const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_INITIAL, maxMs: cfg.CRASHLOOP_BACKOFF_MAX });
 
 /** podWorkers, syncPod, the runtime manager's SyncPod / computePodActions, killPod. One provider per port; the adapters are in adapters/. */
@@ -49,12 +61,14 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     {
       provide: NODE_FACTS,
       inject: [SERVICE_CONFIG],
-      useFactory: (cfg: PodWorkerConfig): NodeFacts => ({ nodeName: cfg.NODE_NAME, hostIP: cfg.NODE_IP, logRoot: cfg.POD_LOGS_DIR, podRoot: cfg.POD_ROOT_DIR, hostDns: readHostDns() }),
+      useFactory: (cfg: PodWorkerConfig): NodeFacts => ({ nodeName: cfg.NODE_NAME, hostIP: cfg.NODE_IP, logRoot: cfg.POD_LOGS_DIR, podRoot: cfg.POD_ROOT_DIR, hostDns: readHostDns(), ...podCgroupParentOf(cfg) }),
     },
     // The ports and their adapters.
     { provide: CriRuntime, inject: [NATS_CONNECTION, SERVICE_CONFIG], useFactory: (nc: NatsConnection, cfg: PodWorkerConfig) => new NatsCriClient(nc, cfg.NODE_NAME, 'pod-worker', { ...DEFAULT_CRI_TIMEOUTS, requestMs: cfg.RUNTIME_REQUEST_TIMEOUT, pullMs: cfg.IMAGE_PULL_TIMEOUT }) },
     { provide: EventRecorder, inject: [NatsBus, SERVICE_CONFIG, Clock], useFactory: (bus: NatsBus, cfg: PodWorkerConfig, clock: Clock) => new NatsEventRecorder(bus, cfg.NODE_NAME, clock) },
     { provide: HookRunner, inject: [CriRuntime, SERVICE_CONFIG, Clock, EventRecorder], useFactory: (cri: CriRuntime, cfg: PodWorkerConfig, clock: Clock, events: EventRecorder) => new CriHookRunner(cri, cfg.NODE_IP, clock, { events }) },
+    { provide: CgroupManager, inject: [SERVICE_CONFIG], useFactory: (cfg: PodWorkerConfig) => new CgroupfsManager(cfg.CGROUP_MOUNT) },
+    { provide: POD_CONTAINER_MANAGER, inject: [CgroupManager, SERVICE_CONFIG], useFactory: (cgroups: CgroupManager, cfg: PodWorkerConfig) => (cfg.CGROUPS_PER_QOS === 'true' ? podContainerManagerOf(cgroups, cfg) : null) },
     // emptyDir tmpfs size and resourceFieldRef fall back to the node's memory and CPUs (its capacity: no reservations known here).
     { provide: PodDirectories, inject: [NODE_FACTS], useFactory: (node: NodeFacts) => new FsPodDirectories(node, new VolumeManager(new FsVolumeHost(), node.podRoot, { memoryBytes: totalmem(), cpuMillis: availableParallelism() * 1000 })) },
     { provide: PodWorkerOutbox, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PodWorkerConfig) => new NatsPodWorkerOutbox(bus, cfg.NODE_NAME) },
@@ -80,9 +94,9 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     },
     {
       provide: PodSyncer,
-      inject: [RuntimeManager, CriRuntime, PodDirectories, PodWorkerOutbox, ProbeResultsReader, PodStatusProvider, Clock, SERVICE_LOGGER, SERVICE_CONFIG, PromPodWorkerMetrics, EventRecorder],
-      useFactory: (runtime: RuntimeManager, cri: CriRuntime, dirs: PodDirectories, out: PodWorkerOutbox, probes: ProbeResultsReader, statuses: PodStatusProvider, clock: Clock, logger: Logger, cfg: PodWorkerConfig, metrics: PromPodWorkerMetrics, events: EventRecorder) =>
-        new KubeletSync(runtime, cri, dirs, out, probes, statuses, clock, logger.child({ component: 'sync' }), cfg.NODE_IP, (s) => metrics.podStarted(s), undefined, events),
+      inject: [RuntimeManager, CriRuntime, PodDirectories, PodWorkerOutbox, ProbeResultsReader, PodStatusProvider, Clock, SERVICE_LOGGER, SERVICE_CONFIG, PromPodWorkerMetrics, EventRecorder, POD_CONTAINER_MANAGER],
+      useFactory: (runtime: RuntimeManager, cri: CriRuntime, dirs: PodDirectories, out: PodWorkerOutbox, probes: ProbeResultsReader, statuses: PodStatusProvider, clock: Clock, logger: Logger, cfg: PodWorkerConfig, metrics: PromPodWorkerMetrics, events: EventRecorder, pcm: PodContainerManager | null) =>
+        new KubeletSync(runtime, cri, dirs, out, probes, statuses, clock, logger.child({ component: 'sync' }), cfg.NODE_IP, (s) => metrics.podStarted(s), undefined, events, pcm ?? undefined),
     },
     {
       provide: PodWorkers,

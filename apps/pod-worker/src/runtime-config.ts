@@ -24,6 +24,8 @@ export interface NodeFacts {
   podRoot: string;
   /** The host's resolv.conf, for pods that use the node's DNS. */
   hostDns: { servers: string[]; searches: string[]; options: string[] };
+  /** runtimeHelper.GetPodCgroupParent: the pod's cgroup (`/kubepods/burstable/pod<uid>`), the sandbox's cgroup parent; none: the runtime's default. */
+  podCgroupParent?: (pod: Pod) => string;
 }
 
 /** `/var/log/pods/<namespace>_<name>_<uid>` */
@@ -76,7 +78,7 @@ export function generatePodSandboxConfig(pod: Pod, attempt: number, node: NodeFa
     labels: podLabels(pod, node.nodeName),
     annotations: { ...(pod.metadata.annotations ?? {}) },
     linux: {
-      cgroupParent: '',
+      cgroupParent: node.podCgroupParent?.(pod) ?? '',
       securityContext: {
         namespaceOptions: namespaceOptions(pod),
         privileged,

@@ -1,5 +1,6 @@
 /** Hand-written fakes of the pod worker's ports (ports.ts), for unit tests only. */
 import type { Container, LifecycleHandler, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, ProbeResultValue, ProbeType, StatusVerb } from '@app/contracts';
+import { CgroupManager, type CgroupName, type ResourceConfig } from './pod-container-manager.js';
 import { DesiredPods, HookRunner, LeaseStore, PodDirectories, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, WorkSubscriptions, WorkerStore, type KeptPodStatus, type ProbeResultsView, type ReplicaHeartbeat, type ShardLease, type WorkerRecords } from './ports.js';
 
 /** The podManager in memory. */
@@ -138,6 +139,34 @@ export class FakeLeaseStore extends LeaseStore {
 
   lease(shard: number): ShardLease | undefined {
     return this.leases.get(shard)?.lease;
+  }
+}
+
+/**
+ * The cgroups in memory, by their cgroupfs name (`/kubepods/burstable/pod<uid>`), with what each was
+ * limited to; `create` and `destroy` go into `calls` as `cgroup create <name>` / `cgroup destroy <name>`
+ * (only names that existed), and `fail` makes every create fail with that message.
+ */
+export class FakeCgroupManager extends CgroupManager {
+  readonly cgroups = new Map<string, ResourceConfig>();
+  fail?: string;
+  constructor(readonly calls: string[] = []) {
+    super();
+  }
+  exists(name: CgroupName): Promise<boolean> {
+    return Promise.resolve(this.cgroups.has(`/${name.join('/')}`));
+  }
+  create(name: CgroupName, resources: ResourceConfig): Promise<void> {
+    if (this.fail) return Promise.reject(new Error(this.fail));
+    const key = `/${name.join('/')}`;
+    if (!this.cgroups.has(key) && key.includes('/pod')) this.calls.push(`cgroup create ${key}`);
+    this.cgroups.set(key, resources);
+    return Promise.resolve();
+  }
+  destroy(name: CgroupName): Promise<void> {
+    const key = `/${name.join('/')}`;
+    if (this.cgroups.delete(key)) this.calls.push(`cgroup destroy ${key}`);
+    return Promise.resolve();
   }
 }
 

@@ -3,6 +3,7 @@
  * are in adapters/, the fakes in testing.ts. Events go through
  * @app/contracts' EventRecorder.
  */
+import type { GcContainer, GcSandbox } from './container-gc.js';
 import type { KillPodOptions, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, StatusVerb, SourcesSnapshotMessage, SyncPodType } from '@app/contracts';
 
 /** The `pods` bucket: desired pods and work-queue entries. The sync loop is its only writer. */
@@ -45,7 +46,21 @@ export interface RuntimeContainer {
 export abstract class RuntimeView {
   abstract pods(): Promise<RuntimePod[]>;
   abstract containersOf(uid: string): Promise<RuntimeContainer[]>;
-  abstract removeContainer(id: string): Promise<void>;
+  /** This node's containers and sandboxes, for the container GC. */
+  abstract inventory(): Promise<{ containers: GcContainer[]; sandboxes: GcSandbox[] }>;
+  /** RemoveContainer; resolves to the container's log file (ContainerStatus.logPath, read first), if it had one. */
+  abstract removeContainer(id: string): Promise<string | undefined>;
+  /** RemovePodSandbox (it removes the sandbox's containers too). */
+  abstract removePodSandbox(id: string): Promise<void>;
+}
+
+/** The pods' log files on the node (the kubelet's /var/log/pods): the container GC removes them with what they belong to. */
+export abstract class PodLogs {
+  /** The directory names under the log root (`<namespace>_<name>_<uid>`). */
+  abstract directories(): Promise<string[]>;
+  /** removeContainerLog: the container's log file and its rotated ones (`<path>.*`). */
+  abstract removeContainerLog(path: string): Promise<void>;
+  abstract removeDirectory(name: string): Promise<void>;
 }
 
 /** Everything the sync loop sends out. */

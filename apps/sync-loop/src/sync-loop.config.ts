@@ -11,6 +11,11 @@ export const syncLoopConfigSchema = {
   SYNC_TICK: env.duration({ default: 1000, describe: 'the syncCh period: pods due in the work queue and past activeDeadlineSeconds' }),
   HOUSEKEEPING_PERIOD: env.duration({ default: 2000, describe: 'the housekeepingCh period (HandlePodCleanups)' }),
   SYNC_FREQUENCY: env.duration({ default: 60_000, describe: 'when an admitted pod whose work-done never came (a lost message) is synced again, like --sync-frequency' }),
+  POD_LOGS_DIR: env.string({ default: '/var/log/pods', describe: 'the root of the pods\' log directories (the pod worker\'s POD_LOGS_DIR): the container GC removes logs there' }),
+  CONTAINER_GC_PERIOD: env.duration({ default: 60_000, describe: 'how often dead containers, sandboxes and deleted pods\' logs are garbage collected (the kubelet\'s ContainerGCPeriod)' }),
+  MINIMUM_CONTAINER_TTL: env.duration({ default: 0, describe: 'a dead container younger than this is not collected, like --minimum-container-ttl-duration' }),
+  MAXIMUM_DEAD_CONTAINERS_PER_CONTAINER: env.int({ default: 1, min: -1, max: 1_000_000, describe: 'dead instances kept per container, like --maximum-dead-containers-per-container (-1: no limit)' }),
+  MAXIMUM_DEAD_CONTAINERS: env.int({ default: -1, min: -1, max: 1_000_000, describe: 'dead containers kept on the node, like --maximum-dead-containers (-1: no limit)' }),
   SOURCES_RESYNC_PERIOD: env.duration({ default: 30_000, describe: 'how often the podManager is checked against config-source\'s full listings' }),
 };
 

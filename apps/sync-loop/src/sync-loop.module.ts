@@ -11,7 +11,9 @@ import { CriRuntimeView } from './adapters/cri-runtime-view.js';
 import { KvNodeState } from './adapters/kv-node-state.js';
 import { KvPodStore } from './adapters/kv-pod-store.js';
 import { NatsSyncLoopOutbox } from './adapters/nats-sync-loop-outbox.js';
-import { NodeHealth, NodeState, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
+import { FsPodLogs } from './adapters/fs-pod-logs.js';
+import { ContainerGarbageCollector } from './container-gc.js';
+import { NodeHealth, NodeState, PodLogs, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
 import { nodeInfoOf, type SyncLoopConfig } from './sync-loop.config.js';
 import { SyncLoopChannels } from './sync-loop.controller.js';
 import { SyncLoopRunner } from './sync-loop-runner.js';
@@ -46,11 +48,22 @@ import { SyncLoop } from './sync-loop.js';
       },
     },
     { provide: EventRecorder, inject: [NatsBus, SERVICE_CONFIG, Clock], useFactory: (bus: NatsBus, cfg: SyncLoopConfig, clock: Clock) => new NatsEventRecorder(bus, cfg.NODE_NAME, clock) },
+    { provide: PodLogs, inject: [SERVICE_CONFIG], useFactory: (cfg: SyncLoopConfig) => new FsPodLogs(cfg.POD_LOGS_DIR) },
     {
       provide: SyncLoop,
-      inject: [PodStore, NodeState, RuntimeView, SyncLoopOutbox, EventRecorder, SERVICE_CONFIG, Clock, SERVICE_LOGGER],
-      useFactory: (store: PodStore, state: NodeState, runtime: RuntimeView, out: SyncLoopOutbox, events: EventRecorder, cfg: SyncLoopConfig, clock: Clock, logger: Logger) =>
-        new SyncLoop(store, state, runtime, out, events, nodeInfoOf(cfg), clock, logger.child({ component: 'sync-loop' }), { resyncIntervalMs: cfg.SYNC_FREQUENCY }),
+      inject: [PodStore, NodeState, RuntimeView, SyncLoopOutbox, EventRecorder, SERVICE_CONFIG, Clock, SERVICE_LOGGER, PodLogs],
+      useFactory: (store: PodStore, state: NodeState, runtime: RuntimeView, out: SyncLoopOutbox, events: EventRecorder, cfg: SyncLoopConfig, clock: Clock, logger: Logger, podLogs: PodLogs) =>
+        new SyncLoop(store, state, runtime, out, events, nodeInfoOf(cfg), clock, logger.child({ component: 'sync-loop' }), { resyncIntervalMs: cfg.SYNC_FREQUENCY, podLogs }),
+    },
+    {
+      provide: ContainerGarbageCollector,
+      inject: [RuntimeView, PodLogs, NodeState, Clock, SERVICE_CONFIG, SERVICE_LOGGER],
+      useFactory: (runtime: RuntimeView, logs: PodLogs, state: NodeState, clock: Clock, cfg: SyncLoopConfig, logger: Logger) =>
+        new ContainerGarbageCollector(runtime, logs, state, clock, logger.child({ component: 'container-gc' }), {
+          minAgeMs: cfg.MINIMUM_CONTAINER_TTL,
+          maxPerPodContainer: cfg.MAXIMUM_DEAD_CONTAINERS_PER_CONTAINER,
+          maxContainers: cfg.MAXIMUM_DEAD_CONTAINERS,
+        }),
     },
     {
       provide: SyncLoopRunner,
@@ -62,6 +75,7 @@ import { SyncLoop } from './sync-loop.js';
 export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
   constructor(
     private readonly runner: SyncLoopRunner,
+    private readonly containerGC: ContainerGarbageCollector,
     private readonly runtimeState: RuntimeStateUpdater,
     private readonly clock: Clock,
     @Inject(SERVICE_CONFIG) private readonly cfg: SyncLoopConfig,
@@ -112,6 +126,8 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
     void runner.run('reconcileWithSources', () => runner.loop.reconcileWithSources());
     runner.every('syncCh', cfg.SYNC_TICK, () => runner.loop.syncTick(), { gated: true });
     runner.every('housekeepingCh', cfg.HOUSEKEEPING_PERIOD, () => runner.loop.housekeeping(), { gated: true });
+    // StartGarbageCollection's container GC, on the loop's chain: it never runs beside a housekeeping pass.
+    runner.every('containerGC', cfg.CONTAINER_GC_PERIOD, () => this.containerGC.garbageCollect(runner.loop.desiredPods, runner.loop.areSourcesReady), { gated: true });
     runner.every('reconcileWithSources', cfg.SOURCES_RESYNC_PERIOD, () => runner.loop.reconcileWithSources());
   }
 

@@ -34,7 +34,8 @@ import type {
 import { canAdmitPod, getPodQOS, isMirrorPod, pastActiveDeadline as pastDeadline, diffListing, podsDifferSemantically, type NodeInfo, type PodOperations } from '@app/kube';
 import type { Logger } from '@app/observability';
 import { decideHousekeeping, isTerminalPhase } from './housekeeping.js';
-import { NodeState, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
+import { removeContainerWithLog } from './container-gc.js';
+import { NodeState, PodStore, RuntimeView, SyncLoopOutbox, type PodLogs } from './ports.js';
 
 /** The kubelet keeps one dead container per container name (MaxPerPodContainer, at least 1). */
 export const DEAD_CONTAINERS_TO_KEEP = 1;
@@ -44,6 +45,8 @@ const REPEAT_MS = 30_000;
 export interface SyncLoopOptions {
   /** --sync-frequency: when an admitted pod with no work-queue entry (its work-done lost) is due. */
   resyncIntervalMs: number;
+  /** Where removed containers' log files go with them (removeContainerLog). */
+  podLogs?: PodLogs;
 }
 
 export class SyncLoop {
@@ -332,7 +335,7 @@ export class SyncLoop {
     const removed: string[] = [];
     for (const c of doomed) {
       try {
-        await this.runtime.removeContainer(c.id);
+        await removeContainerWithLog(this.runtime, this.options.podLogs, c.id);
         removed.push(c.id);
       } catch (err) {
         this.logger.warn({ uid, containerId: c.id, err: (err as Error).message }, 'failed to remove a dead container');

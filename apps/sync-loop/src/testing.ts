@@ -1,6 +1,7 @@
 /** Hand-written fakes of the sync loop's ports (ports.ts), for unit tests only. */
 import type { KillPodOptions, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, SourcesSnapshotMessage, StatusVerb, SyncPodType } from '@app/contracts';
-import { NodeState, PodStore, RuntimeView, SyncLoopOutbox, type RuntimeContainer, type RuntimePod } from './ports.js';
+import type { GcContainer, GcSandbox } from './container-gc.js';
+import { NodeState, PodLogs, PodStore, RuntimeView, SyncLoopOutbox, type RuntimeContainer, type RuntimePod } from './ports.js';
 
 export class MemoryPodStore extends PodStore {
   readonly pods = new Map<string, PodRecord>();
@@ -54,8 +55,38 @@ export class FakeRuntimeView extends RuntimeView {
   containersOf(uid: string): Promise<RuntimeContainer[]> {
     return Promise.resolve(this.containers.get(uid) ?? []);
   }
-  removeContainer(id: string): Promise<void> {
+  gcContainers: GcContainer[] = [];
+  gcSandboxes: GcSandbox[] = [];
+  removedSandboxes: string[] = [];
+  inventory(): Promise<{ containers: GcContainer[]; sandboxes: GcSandbox[] }> {
+    return Promise.resolve({ containers: this.gcContainers, sandboxes: this.gcSandboxes });
+  }
+  /** The log path a removed container had: `<id>.log`. */
+  removeContainer(id: string): Promise<string | undefined> {
     this.removed.push(id);
+    this.gcContainers = this.gcContainers.filter((c) => c.id !== id);
+    return Promise.resolve(`/logs/${id}.log`);
+  }
+  removePodSandbox(id: string): Promise<void> {
+    this.removedSandboxes.push(id);
+    this.gcSandboxes = this.gcSandboxes.filter((s) => s.id !== id);
+    this.gcContainers = this.gcContainers.filter((c) => c.sandboxId !== id);
+    return Promise.resolve();
+  }
+}
+
+export class FakePodLogs extends PodLogs {
+  dirs: string[] = [];
+  removedLogs: string[] = [];
+  directories(): Promise<string[]> {
+    return Promise.resolve([...this.dirs]);
+  }
+  removeContainerLog(path: string): Promise<void> {
+    this.removedLogs.push(path);
+    return Promise.resolve();
+  }
+  removeDirectory(name: string): Promise<void> {
+    this.dirs = this.dirs.filter((d) => d !== name);
     return Promise.resolve();
   }
 }

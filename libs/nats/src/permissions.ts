@@ -112,8 +112,8 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
   'sync-loop': {
     publishes: ['work', 'status', 'prober', 'events'],
     subscribes: ['podUpdate', 'sourcesReady', 'pleg', 'probeResult', 'workDone'],
-    // Housekeeping reads the runtime and removes dead containers; killing is the pod workers' job.
-    requests: ['sourcesSnapshot', { family: 'criRuntime', only: [...CRI_RUNTIME_READS, 'RemoveContainer'] }],
+    // Housekeeping reads the runtime; the container GC removes dead containers and sandboxes; killing is the pod workers' job.
+    requests: ['sourcesSnapshot', { family: 'criRuntime', only: [...CRI_RUNTIME_READS, 'RemoveContainer', 'RemovePodSandbox'] }],
     serves: [],
     writes: [{ bucket: 'pods' }, { bucket: 'leases', keys: ['setting.*', 'leader.sync-loop'] }],
     reads: ['workers', 'pod-status', 'pod-cache'],

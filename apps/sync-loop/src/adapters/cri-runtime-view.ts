@@ -1,6 +1,7 @@
 import type { CriRuntime } from '@app/cri';
 import { KubeletLabels } from '@app/kube';
 import type { LeaderFence } from '@app/nats';
+import type { GcContainer, GcSandbox } from '../container-gc.js';
 import { RuntimeView, type RuntimeContainer, type RuntimePod } from '../ports.js';
 
 /** The runtime's pods and containers, through the CRI; removing a container is the leader's only. */
@@ -37,8 +38,33 @@ export class CriRuntimeView extends RuntimeView {
     const res = await this.cri.runtime('ListContainers', { filter: { labelSelector: { [KubeletLabels.podUid]: uid, [KubeletLabels.node]: this.node } } });
     return res.containers.map((c) => ({ id: c.id, name: c.labels[KubeletLabels.containerName] ?? c.metadata?.name ?? '', state: c.state, createdAt: Number(c.createdAt) / 1e6 }));
   }
-  async removeContainer(id: string): Promise<void> {
+  async inventory(): Promise<{ containers: GcContainer[]; sandboxes: GcSandbox[] }> {
+    const mine = { labelSelector: { [KubeletLabels.node]: this.node } };
+    const [sandboxes, containers] = await Promise.all([this.cri.runtime('ListPodSandbox', { filter: mine }), this.cri.runtime('ListContainers', { filter: mine })]);
+    return {
+      sandboxes: sandboxes.items.map((sb) => ({ id: sb.id, podUid: sb.labels[KubeletLabels.podUid] ?? sb.metadata?.uid ?? '', ready: sb.state === 'SANDBOX_READY', createdAt: Number(sb.createdAt) / 1e6 })),
+      containers: containers.containers.map((c) => ({
+        id: c.id,
+        podUid: c.labels[KubeletLabels.podUid] ?? '',
+        name: c.labels[KubeletLabels.containerName] ?? c.metadata?.name ?? '',
+        sandboxId: c.podSandboxId,
+        running: c.state === 'CONTAINER_RUNNING',
+        createdAt: Number(c.createdAt) / 1e6,
+      })),
+    };
+  }
+  async removeContainer(id: string): Promise<string | undefined> {
     this.fence.check('remove a container');
+    // The log path is only known while the container exists.
+    const logPath = await this.cri
+      .runtime('ContainerStatus', { containerId: id })
+      .then((r) => r.status?.logPath || undefined)
+      .catch(() => undefined);
     await this.cri.runtime('RemoveContainer', { containerId: id });
+    return logPath;
+  }
+  async removePodSandbox(id: string): Promise<void> {
+    this.fence.check('remove a sandbox');
+    await this.cri.runtime('RemovePodSandbox', { podSandboxId: id });
   }
 }

@@ -1,0 +1,113 @@
+/**
+ * The CgroupManager port on the host's cgroup files, the cgroupfs driver
+ * (cgroup_manager_linux.go with libcontainer's fs and fs2 managers).
+ *
+ * cgroup v2 when the mount root is a cgroup2 file system (it has
+ * cgroup.controllers): one directory per cgroup, the controllers enabled in
+ * each parent's cgroup.subtree_control. Otherwise cgroup v1: the cgroup is
+ * made in every v1 hierarchy mounted below the root (the directories with a
+ * `tasks` file), and a new cpuset cgroup gets its parent's cpus and mems, as
+ * libcontainer does, or no process could join it.
+ */
+import { access, mkdir, readFile, readdir, rmdir, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CgroupManager, cgroupFiles, type CgroupName, type ResourceConfig } from '../pod-container-manager.js';
+
+const present = (path: string) => access(path).then(() => true, () => false);
+const code = (err: unknown) => (err as NodeJS.ErrnoException).code;
+
+export class CgroupfsManager extends CgroupManager {
+  private layout?: Promise<{ version: 2 } | { version: 1; hierarchies: string[] }>;
+
+  constructor(private readonly mountRoot = '/sys/fs/cgroup') {
+    super();
+  }
+
+  /** Which cgroup version, and for v1 the hierarchies: read once. */
+  private detect() {
+    this.layout ??= (async () => {
+      if (await present(join(this.mountRoot, 'cgroup.controllers'))) return { version: 2 as const };
+      const hierarchies: string[] = [];
+      for (const entry of await readdir(this.mountRoot)) {
+        const dir = join(this.mountRoot, entry);
+        if ((await stat(dir)).isDirectory() && (await present(join(dir, 'tasks')))) hierarchies.push(dir);
+      }
+      if (hierarchies.length === 0) throw new Error(`no cgroup v1 hierarchy and no cgroup v2 under ${this.mountRoot}`);
+      return { version: 1 as const, hierarchies };
+    })();
+    return this.layout;
+  }
+
+  async exists(name: CgroupName): Promise<boolean> {
+    const layout = await this.detect();
+    const dirs = layout.version === 2 ? [this.mountRoot] : layout.hierarchies;
+    for (const h of dirs) if (!(await present(join(h, ...name)))) return false;
+    return true;
+  }
+
+  async create(name: CgroupName, resources: ResourceConfig): Promise<void> {
+    const layout = await this.detect();
+    if (layout.version === 2) return this.createV2(name, resources);
+    const files = cgroupFiles(resources, 1);
+    for (const h of layout.hierarchies) {
+      const isCpuset = await present(join(h, 'cpuset.cpus'));
+      for (let depth = 1; depth <= name.length; depth++) {
+        const dir = join(h, ...name.slice(0, depth));
+        await mkdir(dir).catch((err: unknown) => {
+          if (code(err) !== 'EEXIST') throw err;
+        });
+        if (isCpuset) for (const f of ['cpuset.cpus', 'cpuset.mems']) await this.copyIfEmpty(join(dir, f), join(dir, '..', f));
+      }
+      const dir = join(h, ...name);
+      for (const [file, value] of Object.entries(files)) if (await present(join(dir, file))) await writeFile(join(dir, file), value);
+    }
+  }
+
+  private async createV2(name: CgroupName, resources: ResourceConfig): Promise<void> {
+    for (let depth = 0; depth < name.length; depth++) {
+      const parent = join(this.mountRoot, ...name.slice(0, depth));
+      // The controllers the parent has, enabled for its children (those already enabled are no-ops).
+      const available = (await readFile(join(parent, 'cgroup.controllers'), 'utf8')).split(/\s+/).filter((c) => ['cpu', 'cpuset', 'memory', 'pids', 'io', 'hugetlb'].includes(c));
+      for (const c of available) await writeFile(join(parent, 'cgroup.subtree_control'), `+${c}`).catch(() => undefined);
+      await mkdir(join(parent, name[depth] ?? '')).catch((err: unknown) => {
+        if (code(err) !== 'EEXIST') throw err;
+      });
+    }
+    const dir = join(this.mountRoot, ...name);
+    for (const [file, value] of Object.entries(cgroupFiles(resources, 2))) if (await present(join(dir, file))) await writeFile(join(dir, file), value);
+  }
+
+  async destroy(name: CgroupName): Promise<void> {
+    const layout = await this.detect();
+    const dirs = layout.version === 2 ? [this.mountRoot] : layout.hierarchies;
+    for (const h of dirs) await this.removeTree(join(h, ...name));
+  }
+
+  /** libcontainer's RemovePath: children first; rmdir retried while busy (the last processes exiting), 5 times from 10ms doubling. */
+  private async removeTree(dir: string): Promise<void> {
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (err) {
+      if (code(err) === 'ENOENT') return;
+      throw err;
+    }
+    for (const e of entries) if (e.isDirectory()) await this.removeTree(join(dir, e.name));
+    for (let attempt = 0, delay = 10; ; attempt++, delay *= 2) {
+      try {
+        await rmdir(dir);
+        return;
+      } catch (err) {
+        if (code(err) === 'ENOENT') return;
+        if (code(err) !== 'EBUSY' || attempt >= 5) throw err;
+        await sleep(delay);
+      }
+    }
+  }
+
+  private async copyIfEmpty(file: string, from: string): Promise<void> {
+    if ((await readFile(file, 'utf8')).trim() !== '') return;
+    await writeFile(file, (await readFile(from, 'utf8')).trim());
+  }
+}
