@@ -17,6 +17,7 @@ import { CrashLoopBackOff } from './backoff.js';
 import { hashContainer } from './container-hash.js';
 import { KubeletSync } from './kubelet-sync.js';
 import { ImagePuller, RuntimeManager } from './runtime-manager.js';
+import { VolumeMountError } from './volumes.js';
 import { FakeHookRunner, FakePodDirectories, FakePodStatusProvider, FakeProbeResults, RecordingOutbox } from './testing.js';
 
 const T0 = Date.UTC(2026, 0, 1, 12);
@@ -93,7 +94,7 @@ function setup(opts: { appArmor?: boolean } = {}) {
   // The status manager keeps what the pod worker sends.
   const statuses = new FakePodStatusProvider(out);
   const sync = new KubeletSync(runtime, cri, dirs, out, probes, statuses, clock, silentLogger(), '10.0.0.1', (s) => void started.push(s), { appArmorEnabled: opts.appArmor ?? false }, events);
-  return { log, clock, cri, out, sync, started, probes, statuses, events };
+  return { log, clock, cri, out, sync, started, probes, statuses, events, dirs };
 }
 
 describe('KubeletSync.syncPod (kubelet.go SyncPod)', () => {
@@ -158,6 +159,15 @@ describe('KubeletSync.syncPod (kubelet.go SyncPod)', () => {
     await assert.rejects(sync.syncPod('SyncPodCreate', pod({ hostNetwork: false }), empty), /^Error: network is not ready: container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:cni config uninitialized$/);
     assert.deepEqual(log, ['status SetPodStatus Pending']);
     assert.deepEqual(events.events, [{ uid: 'uid-1', type: 'Warning', reason: 'NetworkNotReady', message: 'network is not ready: container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:cni config uninitialized' }]);
+  });
+
+  it('a volume that cannot be mounted: FailedMount per volume, no sandbox and no container, the sync fails (retried)', async () => {
+    const { log, sync, events, dirs } = setup();
+    dirs.ensureError = new VolumeMountError([{ volume: 'h', message: 'MountVolume.SetUp failed for volume "h" : hostPath type check failed: /x is not a directory' }]);
+    await assert.rejects(sync.syncPod('SyncPodCreate', pod(), empty), /unmounted volumes=\[h\]/);
+    assert.deepEqual(events.events.filter((e) => e.reason === 'FailedMount'), [{ uid: 'uid-1', type: 'Warning', reason: 'FailedMount', message: 'MountVolume.SetUp failed for volume "h" : hostPath type check failed: /x is not a directory' }]);
+    assert.deepEqual(log.filter((l) => l.startsWith('cri ') || l.startsWith('prober ')), []);
+    assert.equal(log.at(-1), 'dirs ensure uid-1');
   });
 
   it('a hostNetwork pod does not wait for the runtime network', async () => {

@@ -21,6 +21,7 @@ import type { CacheResult } from '@app/pod-cache';
 import { canRunPod, type NodeSecurity } from './can-run-pod.js';
 import { NETWORK_NOT_READY_ERROR_MSG, PodSyncer, type SyncPodResult } from './pod-workers.js';
 import type { RuntimeManager, SyncError } from './runtime-manager.js';
+import { VolumeMountError } from './volumes.js';
 import { PodDirectories, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, type ProbeResultsView } from './ports.js';
 import type { PodContainerManager } from './pod-container-manager.js';
 
@@ -163,7 +164,13 @@ export class KubeletSync extends PodSyncer {
       }
     }
     if (this.pcm && (await this.ensurePodCgroup(pod, status, runtime)) === 'killed') return { terminal: false };
-    await this.dirs.ensure(pod);
+    // WaitForAttachAndMount: no container (init included) starts before every volume is set up.
+    try {
+      await this.dirs.ensure(pod);
+    } catch (err) {
+      if (err instanceof VolumeMountError) for (const f of err.failures) this.events?.event(pod, 'Warning', 'FailedMount', f.message);
+      throw err;
+    }
     this.out.prober('AddPod', pod);
 
     const result = await this.runtime.syncPod(pod, runtime, inputs.probes, signal);

@@ -1,3 +1,4 @@
+import { availableParallelism, totalmem } from 'node:os';
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Clock, SystemClock } from '@app/clock';
 import { EventRecorder } from '@app/contracts';
@@ -9,6 +10,7 @@ import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVIC
 import { CgroupfsManager } from './adapters/cgroupfs-manager.js';
 import { CriHookRunner } from './adapters/cri-hook-runner.js';
 import { FsPodDirectories } from './adapters/fs-pod-directories.js';
+import { FsVolumeHost } from './adapters/fs-volume-host.js';
 import { readHostDns } from './adapters/host-dns.js';
 import { KvDesiredPods } from './adapters/kv-desired-pods.js';
 import { KvLeaseStore } from './adapters/kv-lease-store.js';
@@ -31,6 +33,7 @@ import type { NodeFacts } from './runtime-config.js';
 import { ImagePuller, RuntimeManager } from './runtime-manager.js';
 import { PodWorkerHousekeeping, ShardWork } from './shard-work.js';
 import { ShardManager } from './shards.js';
+import { VolumeManager } from './volumes.js';
 
 /** The node as the runtime manager sees it (IPs, log and pod roots, the host's DNS). */
 export const NODE_FACTS = Symbol('NODE_FACTS');
@@ -66,7 +69,8 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     { provide: HookRunner, inject: [CriRuntime, SERVICE_CONFIG, Clock, EventRecorder], useFactory: (cri: CriRuntime, cfg: PodWorkerConfig, clock: Clock, events: EventRecorder) => new CriHookRunner(cri, cfg.NODE_IP, clock, { events }) },
     { provide: CgroupManager, inject: [SERVICE_CONFIG], useFactory: (cfg: PodWorkerConfig) => new CgroupfsManager(cfg.CGROUP_MOUNT) },
     { provide: POD_CONTAINER_MANAGER, inject: [CgroupManager, SERVICE_CONFIG], useFactory: (cgroups: CgroupManager, cfg: PodWorkerConfig) => (cfg.CGROUPS_PER_QOS === 'true' ? podContainerManagerOf(cgroups, cfg) : null) },
-    { provide: PodDirectories, inject: [NODE_FACTS], useFactory: (node: NodeFacts) => new FsPodDirectories(node) },
+    // emptyDir tmpfs size and resourceFieldRef fall back to the node's memory and CPUs (its capacity: no reservations known here).
+    { provide: PodDirectories, inject: [NODE_FACTS], useFactory: (node: NodeFacts) => new FsPodDirectories(node, new VolumeManager(new FsVolumeHost(), node.podRoot, { memoryBytes: totalmem(), cpuMillis: availableParallelism() * 1000 })) },
     { provide: PodWorkerOutbox, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PodWorkerConfig) => new NatsPodWorkerOutbox(bus, cfg.NODE_NAME) },
     { provide: ProbeResultsReader, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvProbeResults(bucketOf(ctx, 'probeResults'), ctx.config.NODE_NAME) },
     { provide: PodStatusProvider, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvPodStatusProvider(bucketOf(ctx, 'podStatus'), ctx.config.NODE_NAME) },

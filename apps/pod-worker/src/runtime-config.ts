@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { Container, Pod } from '@app/contracts';
 import type { ContainerConfig, CriInput, KeyValue, PodSandboxConfig, PortMapping } from '@app/cri';
 import { KubeletAnnotations, KubeletLabels, cpuMillis, expand, mappingFuncFor, memoryBytes } from '@app/kube';
+import { volumeHostPath } from './volumes.js';
 
 /** The kubelet's defaults for CFS (quota period 100ms) and shares. */
 const CPU_PERIOD_US = 100_000;
@@ -184,7 +185,8 @@ export function generateContainerConfig(input: ContainerConfigInput): CriInput<C
   const volumes = new Map((pod.spec.volumes ?? []).map((v) => [v.name, v]));
   const mounts = (c.volumeMounts ?? []).map((m) => {
     const v = volumes.get(m.name);
-    const hostPath = v?.hostPath ? v.hostPath.path : emptyDirPath(pod, m.name, node.podRoot);
+    // volumeHostPath is undefined only for a volume the volume manager refused: the container is never started then.
+    const hostPath = (v ? volumeHostPath(pod, v, node.podRoot) : undefined) ?? emptyDirPath(pod, m.name, node.podRoot);
     return { containerPath: m.mountPath, hostPath: m.subPath ? join(hostPath, m.subPath) : hostPath, readonly: m.readOnly === true };
   });
   const sc = c.securityContext;

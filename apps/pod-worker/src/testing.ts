@@ -203,8 +203,11 @@ export class FakePodDirectories extends PodDirectories {
   constructor(readonly calls: string[] = []) {
     super();
   }
+  /** When set, ensure fails with it (a volume that cannot be mounted). */
+  ensureError: Error | undefined;
   ensure(pod: Pod): Promise<void> {
     this.calls.push(`dirs ensure ${pod.metadata.uid ?? ''}`);
+    if (this.ensureError) return Promise.reject(this.ensureError);
     return Promise.resolve();
   }
   remove(pod: Pod): Promise<void> {

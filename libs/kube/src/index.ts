@@ -1,6 +1,6 @@
 export { AdmitReason, canAdmitPod, nodeInfoFrom } from './admission.js';
 export type { AdmitResult, NodeInfo } from './admission.js';
-export { applyPodDefaults, defaultImagePullPolicy, parseImageReference } from './defaults.js';
+export { VOLUME_SOURCE_FIELDS, applyPodDefaults, defaultImagePullPolicy, parseImageReference } from './defaults.js';
 export { KubeletLabels } from './labels.js';
 export { extractPods, parseManifest } from './manifest.js';
 export type { ManifestDocument, ParsedManifest } from './manifest.js';

@@ -1,21 +1,23 @@
-import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir } from 'node:fs/promises';
 import type { Pod } from '@app/contracts';
 import { PodDirectories } from '../ports.js';
-import { emptyDirPath, podLogDirectory, type NodeFacts } from '../runtime-config.js';
+import { podLogDirectory, type NodeFacts } from '../runtime-config.js';
+import type { VolumeManager } from '../volumes.js';
 
-/** The pods' log directories and emptyDir volumes on the node's file system. */
+/** The pods' log directories, and their volumes through the volume manager. */
 export class FsPodDirectories extends PodDirectories {
-  constructor(private readonly node: NodeFacts) {
+  constructor(
+    private readonly node: NodeFacts,
+    private readonly volumes: VolumeManager,
+  ) {
     super();
   }
+  /** Throws a VolumeMountError when a volume cannot be set up. */
   async ensure(pod: Pod): Promise<void> {
     await mkdir(podLogDirectory(pod, this.node.logRoot), { recursive: true });
-    for (const v of pod.spec.volumes ?? []) {
-      if (v.emptyDir || (!v.hostPath && !v.emptyDir)) await mkdir(emptyDirPath(pod, v.name, this.node.podRoot), { recursive: true, mode: 0o777 });
-    }
+    await this.volumes.mountPod(pod);
   }
   async remove(pod: Pod): Promise<void> {
-    await rm(join(this.node.podRoot, pod.metadata.uid ?? ''), { recursive: true, force: true });
+    await this.volumes.unmountPod(pod);
   }
 }

@@ -1,0 +1,98 @@
+import { execFile } from 'node:child_process';
+import { chmod, lstat, mkdir, open, readFile, readdir, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { VolumeHost, type FileKind, type PayloadFile } from '../volumes.js';
+
+const run = promisify(execFile);
+
+/** /proc/self/mountinfo escapes space, tab, newline and backslash as octal. */
+function unescapeMountPath(s: string): string {
+  return s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+}
+
+/** The volume plugins' host: node:fs, the `mount`/`umount` commands and /proc/self/mountinfo. */
+export class FsVolumeHost extends VolumeHost {
+  async fileKind(path: string): Promise<FileKind> {
+    try {
+      const s = await stat(path);
+      if (s.isDirectory()) return 'directory';
+      if (s.isFile()) return 'file';
+      if (s.isSocket()) return 'socket';
+      if (s.isCharacterDevice()) return 'char';
+      if (s.isBlockDevice()) return 'block';
+      return 'other';
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
+      throw err;
+    }
+  }
+  async mkdir(path: string, mode: number): Promise<void> {
+    const created = await mkdir(path, { recursive: true, mode });
+    if (created !== undefined) await chmod(path, mode); // the umask must not narrow an emptyDir's 0777
+  }
+  async createFile(path: string, mode: number): Promise<void> {
+    const f = await open(path, 'a', mode);
+    await f.close();
+  }
+  async mountPoints(): Promise<string[]> {
+    const text = await readFile('/proc/self/mountinfo', 'utf8');
+    return text.split('\n').flatMap((line) => {
+      const field = line.split(' ')[4];
+      return field ? [unescapeMountPath(field)] : [];
+    });
+  }
+  async mountTmpfs(path: string, sizeBytes: number): Promise<void> {
+    await run('mount', ['-t', 'tmpfs', '-o', `size=${sizeBytes}`, 'tmpfs', path]);
+  }
+  async unmount(path: string): Promise<void> {
+    await run('umount', [path]);
+  }
+  /**
+   * AtomicWriter: the payload in a fresh `..<timestamp>` directory, `..data`
+   * switched to it by a rename, and a symlink `<file> -> ..data/<file>` per
+   * top-level name; the previous directory removed after the switch.
+   */
+  async writeAtomic(dir: string, files: Map<string, PayloadFile>): Promise<void> {
+    const dataLink = join(dir, '..data');
+    const old = await readlink(dataLink).catch(() => undefined);
+    if (old !== undefined && (await this.samePayload(join(dir, old), files))) return;
+    const ts = `..${new Date().toISOString().replace(/[:.]/g, '_')}.${process.pid}`;
+    const tsDir = join(dir, ts);
+    await mkdir(tsDir, { mode: 0o755 });
+    await chmod(tsDir, 0o755);
+    for (const [path, f] of files) {
+      const target = join(tsDir, path);
+      await mkdir(dirname(target), { recursive: true });
+      await writeFile(target, f.content, { mode: f.mode });
+      await chmod(target, f.mode);
+    }
+    const tmpLink = join(dir, '..data_tmp');
+    await rm(tmpLink, { force: true });
+    await symlink(ts, tmpLink);
+    await rename(tmpLink, dataLink);
+    for (const top of new Set([...files.keys()].map((p) => p.split('/')[0] ?? p))) {
+      const link = join(dir, top);
+      if ((await readlink(link).catch(() => undefined)) !== join('..data', top)) {
+        await rm(link, { recursive: true, force: true });
+        await symlink(join('..data', top), link);
+      }
+    }
+    if (old !== undefined && old !== ts) await rm(join(dir, old), { recursive: true, force: true });
+  }
+  private async samePayload(dataDir: string, files: Map<string, PayloadFile>): Promise<boolean> {
+    try {
+      const names = await readdir(dataDir, { recursive: true });
+      const regular = [];
+      for (const n of names) if ((await lstat(join(dataDir, n))).isFile()) regular.push(n);
+      if (regular.length !== files.size) return false;
+      for (const [path, f] of files) if ((await readFile(join(dataDir, path), 'utf8')) !== f.content) return false;
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  async removeAll(path: string): Promise<void> {
+    await rm(path, { recursive: true, force: true }); // rm unlinks symlinks, never follows them
+  }
+}

@@ -1,0 +1,261 @@
+/**
+ * The kubelet's volume manager for the volumes that need no apiserver
+ * (pkg/kubelet/volumemanager WaitForAttachAndMount; pkg/volume/emptydir,
+ * hostpath and downwardapi; kubelet_pods.go makeMounts), for the pod
+ * worker: syncPod mounts every volume of the pod before any of its
+ * containers (init included) is started, and a volume that cannot be set up
+ * is a FailedMount, the containers left waiting (ContainerCreating) and the
+ * mount retried at the next sync.
+ *
+ *   <POD_ROOT_DIR>/<uid>/volumes/kubernetes.io~empty-dir/<name>     emptyDir (a tmpfs with medium: Memory)
+ *   <POD_ROOT_DIR>/<uid>/volumes/kubernetes.io~downward-api/<name>  downwardAPI (AtomicWriter layout)
+ *   hostPath                                                        the host's path itself, its type checked
+ *
+ * Invariants: a pod's directory is removed only after every mount under it
+ * is unmounted (a tmpfs still mounted makes the removal fail, to be retried),
+ * and nothing outside it is ever removed: a hostPath is bind-mounted by the
+ * runtime straight from the host, never under the pod's directory.
+ */
+import { join } from 'node:path';
+import type { Container, Pod, Volume } from '@app/contracts';
+import { VOLUME_SOURCE_FIELDS, cpuMillis, memoryBytes } from '@app/kube';
+
+/** What is at a path on the host (hostutil.GetFileType). */
+export type FileKind = 'missing' | 'directory' | 'file' | 'socket' | 'char' | 'block' | 'other';
+
+/** One file of an AtomicWriter payload. */
+export interface PayloadFile {
+  content: string;
+  mode: number;
+}
+
+/** The host's file system and mount table, as the volume plugins use them. */
+export abstract class VolumeHost {
+  /** What is at `path` (not following a final symlink's absence: a dangling link is missing). */
+  abstract fileKind(path: string): Promise<FileKind>;
+  /** mkdir -p with `mode` for the directories it creates. */
+  abstract mkdir(path: string, mode: number): Promise<void>;
+  /** Creates an empty file if nothing is there (hostPath FileOrCreate: no parent directories made). */
+  abstract createFile(path: string, mode: number): Promise<void>;
+  /** The mount points of the host's mount table. */
+  abstract mountPoints(): Promise<string[]>;
+  /** Mounts a tmpfs of `sizeBytes` at `path`. */
+  abstract mountTmpfs(path: string, sizeBytes: number): Promise<void>;
+  abstract unmount(path: string): Promise<void>;
+  /** Writes `files` into `dir` atomically (AtomicWriter: `..data` switched at once), when they differ from what is there. */
+  abstract writeAtomic(dir: string, files: Map<string, PayloadFile>): Promise<void>;
+  /** Removes `path` and everything under it, never following a symlink. */
+  abstract removeAll(path: string): Promise<void>;
+}
+
+/** The volumes of a pod that could not be set up (upstream's FailedMount events, one per volume). */
+export class VolumeMountError extends Error {
+  constructor(readonly failures: { volume: string; message: string }[]) {
+    super(`unmounted volumes=[${failures.map((f) => f.volume).join(' ')}]: ${failures.map((f) => f.message).join('; ')}`);
+  }
+}
+
+/** `<podRoot>/<uid>` */
+export function podDir(pod: Pod, podRoot: string): string {
+  return join(podRoot, pod.metadata.uid ?? '');
+}
+
+/** The plugin directory names of upstream (`kubernetes.io~empty-dir`). */
+const PLUGIN_DIRS = { emptyDir: 'kubernetes.io~empty-dir', downwardAPI: 'kubernetes.io~downward-api' } as const;
+
+/** The source field of a volume (`emptyDir`, `hostPath`, `configMap`, ...), emptyDir when none is set (SetDefaults_Volume). */
+export function volumeKind(v: Volume): string {
+  const record = v as unknown as Record<string, unknown>;
+  return VOLUME_SOURCE_FIELDS.find((f) => record[f] !== undefined && record[f] !== null) ?? 'emptyDir';
+}
+
+/** The host path a volume is mounted from (makeMounts), undefined for a kind this node cannot set up. */
+export function volumeHostPath(pod: Pod, v: Volume, podRoot: string): string | undefined {
+  const kind = volumeKind(v);
+  if (kind === 'hostPath') return v.hostPath?.path;
+  if (kind === 'emptyDir' || kind === 'downwardAPI') return join(podDir(pod, podRoot), 'volumes', PLUGIN_DIRS[kind], v.name);
+  return undefined;
+}
+
+/** What checkTypeInternal decides for a hostPath of `type` at a path holding `kind`. */
+export type HostPathCheck = { ok: true; create?: 'directory' | 'file' } | { ok: false; message: string };
+
+/** pkg/volume/hostpath checkTypeInternal, pure. */
+export function checkHostPathType(type: string | undefined, path: string, kind: FileKind): HostPathCheck {
+  const fail = (what: string): HostPathCheck => ({ ok: false, message: `hostPath type check failed: ${path} is not ${what}` });
+  switch (type ?? '') {
+    case '':
+      return { ok: true };
+    case 'DirectoryOrCreate':
+      if (kind === 'missing') return { ok: true, create: 'directory' };
+      return kind === 'directory' ? { ok: true } : fail('a directory');
+    case 'Directory':
+      return kind === 'directory' ? { ok: true } : fail('a directory');
+    case 'FileOrCreate':
+      if (kind === 'missing') return { ok: true, create: 'file' };
+      return kind === 'file' ? { ok: true } : fail('a file');
+    case 'File':
+      return kind === 'file' ? { ok: true } : fail('a file');
+    case 'Socket':
+      return kind === 'socket' ? { ok: true } : fail('a socket file');
+    case 'CharDevice':
+      return kind === 'char' ? { ok: true } : fail('a character device');
+    case 'BlockDevice':
+      return kind === 'block' ? { ok: true } : fail('a block device');
+    default:
+      return { ok: false, message: `${type} is an invalid volume type` };
+  }
+}
+
+/** The pod's memory limit as its cgroup gets it (ResourceConfigForPod), undefined when a container has none. */
+function podMemoryLimit(pod: Pod): number | undefined {
+  const limit = (c: Container) => (c.resources?.limits?.['memory'] !== undefined ? memoryBytes(String(c.resources.limits['memory'])) : undefined);
+  let sum = 0;
+  for (const c of pod.spec.containers) {
+    const l = limit(c);
+    if (l === undefined) return undefined;
+    sum += l;
+  }
+  for (const c of pod.spec.initContainers ?? []) {
+    const l = limit(c);
+    if (l === undefined) return undefined;
+    sum = Math.max(sum, l);
+  }
+  return sum;
+}
+
+/** emptydir calculateEmptyDirMemorySize: node allocatable memory, lowered to the pod's memory limit and then to the volume's sizeLimit. */
+export function emptyDirMemorySize(pod: Pod, v: Volume, nodeAllocatableMemory: number): number {
+  let size = nodeAllocatableMemory;
+  const pod_ = podMemoryLimit(pod);
+  if (pod_ !== undefined && pod_ > 0 && pod_ <= size) size = pod_;
+  const sizeLimit = v.emptyDir?.sizeLimit !== undefined ? memoryBytes(String(v.emptyDir.sizeLimit)) : undefined;
+  if (sizeLimit !== undefined && sizeLimit > 0 && sizeLimit <= size) size = sizeLimit;
+  return size;
+}
+
+/** fieldpath.FormatMap: `key="value"` lines, sorted by key. */
+export function formatMap(m: Record<string, string> | undefined): string {
+  return Object.keys(m ?? {})
+    .sort()
+    .map((k) => `${k}=${JSON.stringify(m?.[k] ?? '')}`)
+    .join('\n');
+}
+
+/** The node's amounts a limit falls back to when a container sets none (MergeContainerResourceLimits). */
+export interface NodeAllocatable {
+  cpuMillis: number;
+  memoryBytes: number;
+}
+
+function resourceFieldValue(pod: Pod, ref: { containerName?: string; resource: string; divisor?: string | number }, node: NodeAllocatable): string {
+  const c = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].find((x) => x.name === ref.containerName);
+  if (!c) throw new Error(`container ${ref.containerName ?? ''} not found`);
+  const [section, resource] = ref.resource.split('.') as [string, string];
+  const list = section === 'limits' ? c.resources?.limits : c.resources?.requests;
+  const raw = list?.[resource];
+  const divisor = ref.divisor === undefined || String(ref.divisor) === '0' ? '1' : String(ref.divisor);
+  if (resource === 'cpu') {
+    const millis = raw !== undefined ? cpuMillis(String(raw)) : section === 'limits' ? node.cpuMillis : 0;
+    return String(Math.ceil(millis / cpuMillis(divisor)));
+  }
+  if (resource === 'memory' || resource === 'ephemeral-storage') {
+    const bytes = raw !== undefined ? memoryBytes(String(raw)) : section === 'limits' && resource === 'memory' ? node.memoryBytes : 0;
+    return String(Math.ceil(bytes / memoryBytes(divisor)));
+  }
+  throw new Error(`unsupported container resource : ${ref.resource}`);
+}
+
+function objectFieldValue(pod: Pod, path: string): string {
+  switch (path) {
+    case 'metadata.name':
+      return pod.metadata.name ?? '';
+    case 'metadata.namespace':
+      return pod.metadata.namespace ?? '';
+    case 'metadata.uid':
+      return pod.metadata.uid ?? '';
+    case 'metadata.labels':
+      return formatMap(pod.metadata.labels);
+    case 'metadata.annotations':
+      return formatMap(pod.metadata.annotations);
+    default: {
+      const label = /^metadata\.labels\['(.+)'\]$/.exec(path)?.[1];
+      if (label) return pod.metadata.labels?.[label] ?? '';
+      const annotation = /^metadata\.annotations\['(.+)'\]$/.exec(path)?.[1];
+      if (annotation) return pod.metadata.annotations?.[annotation] ?? '';
+      throw new Error(`unsupported fieldPath: ${path}`);
+    }
+  }
+}
+
+/** downwardapi CollectData: the volume's files, path to content and mode. Throws on a field it cannot resolve. */
+export function downwardAPIPayload(pod: Pod, v: Volume, node: NodeAllocatable): Map<string, PayloadFile> {
+  const defaultMode = v.downwardAPI?.defaultMode ?? 0o644;
+  const files = new Map<string, PayloadFile>();
+  for (const item of v.downwardAPI?.items ?? []) {
+    const mode = item.mode ?? defaultMode;
+    if (item.fieldRef) files.set(item.path, { content: objectFieldValue(pod, item.fieldRef.fieldPath), mode });
+    else if (item.resourceFieldRef) files.set(item.path, { content: resourceFieldValue(pod, item.resourceFieldRef, node), mode });
+  }
+  return files;
+}
+
+/**
+ * The volume manager of one node: mountPod is WaitForAttachAndMount (every
+ * volume set up, or a VolumeMountError naming each that is not),
+ * unmountPod is SyncTerminatedPod's teardown and the pod dir's removal.
+ */
+export class VolumeManager {
+  constructor(
+    private readonly host: VolumeHost,
+    private readonly podRoot: string,
+    private readonly node: NodeAllocatable,
+  ) {}
+
+  async mountPod(pod: Pod): Promise<void> {
+    const failures: { volume: string; message: string }[] = [];
+    let mounts: Set<string> | undefined;
+    for (const v of pod.spec.volumes ?? []) {
+      try {
+        const kind = volumeKind(v);
+        const path = volumeHostPath(pod, v, this.podRoot);
+        if (path === undefined) throw new Error(`volume type ${kind} is not supported yet on this node (it needs the apiserver's objects)`);
+        switch (kind) {
+          case 'hostPath': {
+            const check = checkHostPathType(v.hostPath?.type, path, await this.host.fileKind(path));
+            if (!check.ok) throw new Error(check.message);
+            if (check.create === 'directory') await this.host.mkdir(path, 0o755);
+            if (check.create === 'file') await this.host.createFile(path, 0o644);
+            break;
+          }
+          case 'emptyDir':
+            await this.host.mkdir(path, 0o777);
+            if (v.emptyDir?.medium === 'Memory') {
+              mounts ??= new Set(await this.host.mountPoints());
+              if (!mounts.has(path)) await this.host.mountTmpfs(path, emptyDirMemorySize(pod, v, this.node.memoryBytes));
+            }
+            break;
+          case 'downwardAPI':
+            await this.host.mkdir(path, 0o777);
+            await this.host.writeAtomic(path, downwardAPIPayload(pod, v, this.node));
+            break;
+        }
+      } catch (err) {
+        failures.push({ volume: v.name, message: `MountVolume.SetUp failed for volume "${v.name}" : ${err instanceof Error ? err.message : String(err)}` });
+      }
+    }
+    if (failures.length > 0) throw new VolumeMountError(failures);
+  }
+
+  /** Unmounts everything under the pod's directory, deepest first, then removes it; a mount that stays makes it throw (retried). */
+  async unmountPod(pod: Pod): Promise<void> {
+    const uid = pod.metadata.uid ?? '';
+    if (!uid) return;
+    const dir = podDir(pod, this.podRoot);
+    const under = (mounts: string[]) => mounts.filter((m) => m.startsWith(`${dir}/`)).sort((a, b) => b.length - a.length);
+    for (const m of under(await this.host.mountPoints())) await this.host.unmount(m);
+    const left = under(await this.host.mountPoints());
+    if (left.length > 0) throw new Error(`pod ${uid}: still mounted under its directory: ${left.join(', ')}`);
+    await this.host.removeAll(dir);
+  }
+}
