@@ -47,7 +47,15 @@ describe('POD_WORKER_SHARDS is agreed on by every service of a node', { timeout:
   it('a sync loop with the same value starts', async () => {
     const sp = await startService('sync-loop', env('4'), { port: await freePort(), instance: 'sl0', timeoutMs: 60_000 });
     running.push(sp);
-    assert.equal((await fetch(sp.readyUrl)).status, 200);
+    // Ready at start as a standby, it then wins the lease and is not ready while it restores from KV
+    // (a moment): it started once it is ready as the leader.
+    let last = '';
+    for (const until = Date.now() + 30_000; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+      const res = await fetch(sp.readyUrl);
+      last = `${res.status} ${await res.text()}`;
+      if (res.status === 200 && last.includes('"detail":"leader (')) break;
+    }
+    assert.match(last, /^200 .*"detail":"leader \(/, last);
   });
 
   const cases: { name: string; service: ServiceName }[] = [
