@@ -1,5 +1,18 @@
 /** The stats ports' fakes, for unit tests. */
-import { HostStats, type HostFs, type HostNodeStats } from './ports.js';
+import type { Pod, PodRecord } from '@app/contracts';
+import { HostStats, StatsPods, type HostFs, type HostNodeStats } from './ports.js';
+
+/** Desired pods the test adds. */
+export class FakeStatsPods extends StatsPods {
+  readonly records = new Map<string, PodRecord>();
+  add(pod: Pod, source = 'api'): void {
+    this.records.set(pod.metadata.uid ?? '', { pod: structuredClone(pod), source, addedAt: 0, admitted: true });
+  }
+  all(): Promise<PodRecord[]> {
+    return Promise.resolve([...this.records.values()].map((r) => structuredClone(r)));
+  }
+}
+FakeStatsPods satisfies new () => StatsPods;
 
 /** A host whose figures the test sets. */
 export class FakeHostStats extends HostStats {
