@@ -1,6 +1,6 @@
 import { env, machineHugePages, nodeResourcesSchema } from '@app/config';
 import { DEFAULT_SHARD_COUNT } from '@app/contracts';
-import { configuredCapacity, nodeAllocatable, nodeInfoFrom, nodeReservationsFrom, parseMapStringString, type NodeInfo } from '@app/kube';
+import { configuredCapacity, nodeAllocatable, nodeInfoFrom, nodeReservationsFrom, parseEvictionHard, parseMapStringString, type EvictionThreshold, type NodeInfo } from '@app/kube';
 import type { FullConfig } from '@app/service';
 
 /** sync-loop's own environment variables, on top of the shared ones (@app/config sharedSchema). */
@@ -16,6 +16,8 @@ export const syncLoopConfigSchema = {
   MINIMUM_CONTAINER_TTL: env.duration({ default: 0, describe: 'a dead container younger than this is not collected, like --minimum-container-ttl-duration' }),
   MAXIMUM_DEAD_CONTAINERS_PER_CONTAINER: env.int({ default: 1, min: -1, max: 1_000_000, describe: 'dead instances kept per container, like --maximum-dead-containers-per-container (-1: no limit)' }),
   MAXIMUM_DEAD_CONTAINERS: env.int({ default: -1, min: -1, max: 1_000_000, describe: 'dead containers kept on the node, like --maximum-dead-containers (-1: no limit)' }),
+  EVICTION_PRESSURE_TRANSITION_PERIOD: env.duration({ default: 5 * 60_000, describe: 'how long a node pressure condition stays after its threshold was last met, like --eviction-pressure-transition-period' }),
+  POD_ROOT_DIR: env.string({ default: '/var/lib/kubelet-split/pods', describe: 'the pods\' directories (as pod-worker\'s): their filesystem is the node filesystem of the eviction signals nodefs.available and nodefs.inodesFree' }),
   SOURCES_RESYNC_PERIOD: env.duration({ default: 30_000, describe: 'how often the podManager is checked against config-source\'s full listings' }),
 };
 
@@ -33,4 +35,9 @@ export function nodeInfoOf(cfg: SyncLoopConfig): NodeInfo {
   // The machine's huge pages too: they come out of the memory allocatable, as on the Node.
   const allocatable = nodeAllocatable({ ...configuredCapacity(settings), ...machineHugePages() }, nodeReservationsFrom(settings));
   return nodeInfoFrom({ name: cfg.NODE_NAME, cpu: `${allocatable['cpu'] ?? 0}m`, memory: String(allocatable['memory'] ?? 0), maxPods: allocatable['pods'] ?? 0, labels: parseMapStringString(cfg.NODE_LABELS, 'NODE_LABELS') });
+}
+
+/** The hard eviction thresholds (EVICTION_HARD, like --eviction-hard); throws an Error naming the variable on a bad one. */
+export function evictionThresholdsOf(cfg: SyncLoopConfig): EvictionThreshold[] {
+  return parseEvictionHard(cfg.EVICTION_HARD, 'EVICTION_HARD');
 }

@@ -112,8 +112,9 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
   'sync-loop': {
     publishes: ['work', 'status', 'prober', 'events'],
     subscribes: ['podUpdate', 'sourcesReady', 'pleg', 'probeResult', 'workDone'],
-    // Housekeeping reads the runtime; the container GC removes dead containers and sandboxes; killing is the pod workers' job.
-    requests: ['sourcesSnapshot', { family: 'criRuntime', only: [...CRI_RUNTIME_READS, 'RemoveContainer', 'RemovePodSandbox'] }],
+    // Housekeeping reads the runtime; the container GC removes dead containers and sandboxes; killing is the pod workers' job;
+    // the eviction manager reads the summary stats (the runtime's reads and the image filesystem).
+    requests: ['sourcesSnapshot', { family: 'criRuntime', only: [...CRI_RUNTIME_READS, 'RemoveContainer', 'RemovePodSandbox'] }, { family: 'criImage', only: ['ImageFsInfo'] }],
     serves: [],
     writes: [{ bucket: 'pods' }, { bucket: 'leases', keys: ['setting.*', 'leader.sync-loop'] }],
     reads: ['workers', 'pod-status', 'pod-cache'],
