@@ -1,7 +1,7 @@
 /** Hand-written fakes of the sync loop's ports (ports.ts), for unit tests only. */
-import type { KillPodOptions, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, SourcesSnapshotMessage, StatusVerb, SyncPodType } from '@app/contracts';
+import type { KillPodOptions, NodePressureRecord, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, SourcesSnapshotMessage, StatusVerb, SyncPodType } from '@app/contracts';
 import type { GcContainer, GcSandbox } from './container-gc.js';
-import { NodeState, PodLogs, PodStore, RuntimeView, SyncLoopOutbox, type RuntimeContainer, type RuntimePod } from './ports.js';
+import { NodePressureStore, NodeState, PodLogs, PodStore, RuntimeView, SyncLoopOutbox, type RuntimeContainer, type RuntimePod } from './ports.js';
 
 export class MemoryPodStore extends PodStore {
   readonly pods = new Map<string, PodRecord>();
@@ -126,3 +126,18 @@ export class RecordingOutbox extends SyncLoopOutbox {
 
 /** The runtime's Status and the PLEG's relist as the test sets them (runtimeState's inputs, shared in @app/kube). */
 export { FakeNodeHealth } from '@app/kube/testing';
+
+/** The node-pressure records written, newest last; can be told to fail. */
+export class MemoryNodePressureStore extends NodePressureStore {
+  readonly records: NodePressureRecord[] = [];
+  fail = false;
+  put(record: NodePressureRecord): Promise<void> {
+    if (this.fail) return Promise.reject(new Error('not leader'));
+    this.records.push(structuredClone(record));
+    return Promise.resolve();
+  }
+  get last(): NodePressureRecord | undefined {
+    return this.records.at(-1);
+  }
+}
+MemoryNodePressureStore satisfies new () => NodePressureStore;

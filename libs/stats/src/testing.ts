@@ -1,6 +1,8 @@
 /** The stats ports' fakes, for unit tests. */
 import type { Pod, PodRecord } from '@app/contracts';
+import { SummaryProvider } from './cri-stats-provider.js';
 import { HostStats, StatsPods, type HostFs, type HostNodeStats } from './ports.js';
+import type { Summary } from './summary-types.js';
 
 /** Desired pods the test adds. */
 export class FakeStatsPods extends StatsPods {
@@ -32,3 +34,15 @@ export class FakeHostStats extends HostStats {
   }
 }
 FakeHostStats satisfies new () => HostStats;
+
+/** A summary the test sets (or a failure), as the eviction manager's summaryProvider. */
+export class FakeSummaryProvider extends SummaryProvider {
+  current: Summary = { node: { nodeName: 'node-a', startTime: '2026-01-01T00:00:00Z' }, pods: [] };
+  fail = false;
+  calls = 0;
+  summary(): Promise<Summary> {
+    this.calls++;
+    return this.fail ? Promise.reject(new Error('runtime not answering')) : Promise.resolve(structuredClone(this.current));
+  }
+}
+FakeSummaryProvider satisfies new () => SummaryProvider;
