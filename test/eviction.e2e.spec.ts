@@ -149,8 +149,12 @@ describe('eviction: under memory pressure the BestEffort pod goes first, and Bes
     const memory = node.status?.conditions?.find((c) => c.type === 'MemoryPressure');
     assert.deepEqual([memory?.reason, memory?.message], ['KubeletHasInsufficientMemory', 'kubelet has insufficient memory available']);
     assert.equal(node.status?.conditions?.find((c) => c.type === 'DiskPressure')?.status, 'False');
-    const apiStatus = await cp.admin.request<Pod>(`${podsPath}/besteffort`);
-    assert.deepEqual([apiStatus.status?.phase, apiStatus.status?.reason], ['Failed', 'Evicted'], 'the apiserver has it too');
+    // The status manager patches the apiserver after /pods has it.
+    const apiStatus = await stack.waitFor('the evicted status in the apiserver', async () => {
+      const p = await cp.admin.request<Pod>(`${podsPath}/besteffort`);
+      return p.status?.phase === 'Failed' ? p.status : undefined;
+    }, 30_000);
+    assert.deepEqual([apiStatus.reason, apiStatus.message], ['Evicted', evicted.status?.message]);
   });
 
   it('a new BestEffort pod is refused at admission: Failed / Evicted, "The node had condition: [MemoryPressure]. ", never run', async () => {
