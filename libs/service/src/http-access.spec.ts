@@ -91,6 +91,16 @@ describe('http access on loopback without a token: root and the service\'s own u
       assert.equal(r.asked.length, 0);
     }
   });
+  it('a kept-alive connection is looked up once', async () => {
+    const peers = peerTable(0);
+    const access = httpAccess('127.0.0.1', undefined, { peerUid: peers.lookup, ownUid: 0 });
+    const socket = { remoteAddress: '127.0.0.1', remotePort: 40000, localAddress: '127.0.0.1', localPort: 10250 };
+    const res = { writeHead: () => assert.fail('refused'), end: () => undefined } as unknown as ServerResponse;
+    for (let i = 0; i < 3; i++) {
+      await new Promise<void>((resolve) => access.middleware({ url: '/pods', headers: {}, socket } as unknown as IncomingMessage, res, resolve));
+    }
+    assert.equal(peers.asked.length, 1);
+  });
   it('with a token file, the token decides, not the uid', async () => {
     assert.equal((await answer('127.0.0.1', 's3cret', '/pods', { peerUid: 65534, authorization: 'Bearer s3cret' })).status, 'next');
     assert.equal((await answer('127.0.0.1', 's3cret', '/pods', { peerUid: 0 })).status, 401);

@@ -67,12 +67,21 @@ export function httpAccess(host: string, token: string | undefined, options: Htt
     res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...(status === 401 ? { 'www-authenticate': 'Bearer' } : {}) });
     res.end(JSON.stringify({ error: { code: status === 401 ? 'Unauthenticated' : 'PermissionDenied', description } }));
   };
+  /** A connection's owner never changes: looked up once per kept-alive socket. */
+  const owners = new WeakMap<object, Promise<number | undefined>>();
+  const ownerOf = (s: IncomingMessage['socket']) => {
+    let owner = owners.get(s);
+    if (!owner) {
+      owner =
+        s.remoteAddress && s.remotePort && s.localAddress && s.localPort
+          ? peerUid({ address: s.remoteAddress, port: s.remotePort }, { address: s.localAddress, port: s.localPort }).catch(() => undefined)
+          : Promise.resolve(undefined);
+      owners.set(s, owner);
+    }
+    return owner;
+  };
   const admitLocal = async (req: IncomingMessage, res: ServerResponse, path: string, next: () => void) => {
-    const s = req.socket;
-    const uid =
-      s.remoteAddress && s.remotePort && s.localAddress && s.localPort
-        ? await peerUid({ address: s.remoteAddress, port: s.remotePort }, { address: s.localAddress, port: s.localPort }).catch(() => undefined)
-        : undefined;
+    const uid = await ownerOf(req.socket);
     if (uid !== undefined && trusted.has(uid)) return next();
     const who = uid === undefined ? 'a client whose user could not be found in /proc/net/tcp' : `uid ${uid}`;
     refuse(res, 403, `${path} serves pod data or acts: on loopback it is served to uid ${[...trusted].join(' and ')} only, not to ${who} (set HTTP_TOKEN_FILE to let others in with the token)`);
