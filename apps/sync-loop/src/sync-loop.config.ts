@@ -1,4 +1,4 @@
-import { ConfigError, env, machineHugePages, nodeResourcesSchema } from '@app/config';
+import { ConfigError, cgroupsSchema, env, machineHugePages, nodeResourcesSchema } from '@app/config';
 import { DEFAULT_SHARD_COUNT } from '@app/contracts';
 import { configuredCapacity, nodeAllocatable, nodeInfoFrom, nodeReservationsFrom, parseMapStringString, type NodeInfo } from '@app/kube';
 import type { FullConfig } from '@app/service';
@@ -22,6 +22,10 @@ export const syncLoopConfigSchema = {
   IMAGE_GC_LOW_THRESHOLD_PERCENT: env.int({ default: 80, min: 0, max: 100, describe: 'the usage image GC frees down to, like --image-gc-low-threshold (less than the high threshold)' }),
   IMAGE_MINIMUM_GC_AGE: env.duration({ default: 2 * 60_000, describe: 'an image detected less than this ago is never garbage collected, like --minimum-image-gc-age' }),
   IMAGE_MAXIMUM_GC_AGE: env.duration({ default: 0, describe: 'an image unused for longer than this is removed whatever the usage, like imageMaximumGCAge (0: off)' }),
+  POD_ROOT_DIR: env.string({ default: '/var/lib/kubelet-split/pods', describe: 'the root of the pods\' directories (the pod worker\'s POD_ROOT_DIR): housekeeping removes those of pods no one knows (cleanupOrphanedPodDirs)' }),
+  // The pod cgroups (the pod worker's settings): housekeeping removes those of pods no one knows (cleanupOrphanedPodCgroups).
+  ...cgroupsSchema,
+  ORPHAN_GRACE_PERIOD: env.duration({ default: 10_000, describe: 'how long a pod directory or pod cgroup must belong to no known pod before housekeeping removes it' }),
   SOURCES_RESYNC_PERIOD: env.duration({ default: 30_000, describe: 'how often the podManager is checked against config-source\'s full listings' }),
 };
 

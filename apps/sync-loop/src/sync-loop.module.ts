@@ -1,4 +1,5 @@
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { CgroupManager, CgroupfsManager } from '@app/cm';
 import { Clock, SystemClock } from '@app/clock';
 import { EventRecorder } from '@app/contracts';
 import { CriRuntime, DEFAULT_CRI_TIMEOUTS, NatsCriClient } from '@app/cri';
@@ -13,9 +14,12 @@ import { KvPodStore } from './adapters/kv-pod-store.js';
 import { NatsSyncLoopOutbox } from './adapters/nats-sync-loop-outbox.js';
 import { FsPodLogs } from './adapters/fs-pod-logs.js';
 import { CriImageFs, CriImageService } from './adapters/cri-image-service.js';
+import { FsPodDirectoriesOnDisk } from './adapters/fs-pod-directories.js';
+import { NodeHostProcesses } from './adapters/host-processes.js';
 import { ContainerGarbageCollector } from './container-gc.js';
 import { ImageGarbageCollector, RealImageGCManager } from './image-gc.js';
-import { ImageFs, ImageService, NodeHealth, NodeState, PodLogs, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
+import { OrphanedPodCleaner } from './orphans.js';
+import { HostProcesses, ImageFs, ImageService, NodeHealth, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
 import { imageGCPolicyOf, nodeInfoOf, type SyncLoopConfig } from './sync-loop.config.js';
 import { SyncLoopChannels } from './sync-loop.controller.js';
 import { SyncLoopRunner } from './sync-loop-runner.js';
@@ -77,6 +81,18 @@ import { SyncLoop } from './sync-loop.js';
         return new ImageGarbageCollector(new RealImageGCManager(images, fs, events, clock, log, imageGCPolicyOf(cfg)), events, clock, log);
       },
     },
+    { provide: PodDirectoriesOnDisk, inject: [SERVICE_CONFIG], useFactory: (cfg: SyncLoopConfig) => new FsPodDirectoriesOnDisk(cfg.POD_ROOT_DIR) },
+    { provide: CgroupManager, inject: [SERVICE_CONFIG], useFactory: (cfg: SyncLoopConfig) => new CgroupfsManager(cfg.CGROUP_MOUNT) },
+    { provide: HostProcesses, useClass: NodeHostProcesses },
+    {
+      provide: OrphanedPodCleaner,
+      inject: [RuntimeView, NodeState, PodDirectoriesOnDisk, CgroupManager, HostProcesses, Clock, SERVICE_CONFIG, SERVICE_LOGGER],
+      useFactory: (runtime: RuntimeView, state: NodeState, dirs: PodDirectoriesOnDisk, cgroups: CgroupManager, processes: HostProcesses, clock: Clock, cfg: SyncLoopConfig, logger: Logger) =>
+        new OrphanedPodCleaner(runtime, state, dirs, cfg.CGROUPS_PER_QOS === 'true' ? cgroups : undefined, processes, clock, logger.child({ component: 'orphans' }), {
+          graceMs: cfg.ORPHAN_GRACE_PERIOD,
+          ...(cfg.CGROUPS_PER_QOS === 'true' ? { cgroupRoot: cfg.CGROUP_ROOT } : {}),
+        }),
+    },
     {
       provide: SyncLoopRunner,
       inject: [SyncLoop, Clock, SERVICE_LOGGER],
@@ -89,6 +105,7 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
     private readonly runner: SyncLoopRunner,
     private readonly containerGC: ContainerGarbageCollector,
     private readonly imageGC: ImageGarbageCollector,
+    private readonly orphans: OrphanedPodCleaner,
     private readonly runtimeState: RuntimeStateUpdater,
     private readonly clock: Clock,
     @Inject(SERVICE_CONFIG) private readonly cfg: SyncLoopConfig,
@@ -147,6 +164,8 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
       void runner.run('imageGC', () => this.imageGC.garbageCollect());
       runner.every('imageGC', cfg.IMAGE_GC_PERIOD, () => this.imageGC.garbageCollect(), { gated: true });
     }
+    // HandlePodCleanups' cleanupOrphanedPodDirs and cleanupOrphanedPodCgroups, on the housekeeping period.
+    runner.every('cleanupOrphanedPods', cfg.HOUSEKEEPING_PERIOD, () => this.orphans.cleanup(runner.loop.desiredPods, runner.loop.areSourcesReady), { gated: true });
     runner.every('reconcileWithSources', cfg.SOURCES_RESYNC_PERIOD, () => runner.loop.reconcileWithSources());
   }
 
