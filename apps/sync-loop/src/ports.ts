@@ -52,6 +52,27 @@ export abstract class RuntimeView {
   abstract removeContainer(id: string): Promise<string | undefined>;
   /** RemovePodSandbox (it removes the sandbox's containers too). */
   abstract removePodSandbox(id: string): Promise<void>;
+  /** The pod UIDs of every sandbox on the runtime, whichever stack made it (the cgroup tree is the host's). */
+  abstract allPodUids(): Promise<Set<string>>;
+}
+
+/** The pods' directories under POD_ROOT_DIR (`<root>/<uid>`), for cleanupOrphanedPodDirs. */
+export abstract class PodDirectoriesOnDisk {
+  /** `<root>/<uid>` */
+  abstract path(uid: string): string;
+  /** listPodsFromDisk: the UIDs with a directory. */
+  abstract list(): Promise<string[]>;
+  /** The mount points at or below the pod's directory, from the mount table. */
+  abstract mountsUnder(uid: string): Promise<string[]>;
+  abstract unmount(path: string): Promise<void>;
+  /** Removes the pod's directory and everything in it, never following a symlink. */
+  abstract remove(uid: string): Promise<void>;
+}
+
+/** The host's processes: an orphaned pod cgroup's are killed before it is removed. */
+export abstract class HostProcesses {
+  /** SIGKILL; a process already gone is fine. */
+  abstract kill(pid: number): Promise<void>;
 }
 
 /** The pods' log files on the node (the kubelet's /var/log/pods): the container GC removes them with what they belong to. */
@@ -76,4 +97,38 @@ export abstract class SyncLoopOutbox {
 /** The `pods` bucket's `<node>.node-pressure` (ADR 0014): what the eviction manager observed, for the status manager's Node. */
 export abstract class NodePressureStore {
   abstract put(record: NodePressureRecord): Promise<void>;
+}
+
+/** An image as the image GC sees it (CRI Image; size in bytes). */
+export interface GcImage {
+  id: string;
+  repoTags: string[];
+  repoDigests: string[];
+  size: number;
+  pinned: boolean;
+}
+
+/** The runtime's images, for the image GC (image-gc.ts). */
+export abstract class ImageService {
+  /** ListImages. */
+  abstract listImages(): Promise<GcImage[]>;
+  /** The image of every container in the runtime, whatever its state or node (imageId, else imageRef): upstream's GetPods(all=true). */
+  abstract containerImages(): Promise<string[]>;
+  /** The image the runtime makes sandboxes from (containerd: Status verbose, config.sandboxImage), when it says. */
+  abstract sandboxImage(): Promise<string | undefined>;
+  /** RemoveImage, by id; the leader's only. */
+  abstract removeImage(id: string): Promise<void>;
+}
+
+/** The image filesystem: capacity and available bytes (statfs of its mountpoint), what the runtime says it uses. */
+export interface ImageFsStats {
+  capacityBytes: number;
+  availableBytes: number;
+  usedBytes?: number;
+  mountpoint?: string;
+}
+
+/** ImageFsStats (the stats provider's): CRI ImageFsInfo bounded by the filesystem holding its mountpoint. */
+export abstract class ImageFs {
+  abstract stats(): Promise<ImageFsStats>;
 }

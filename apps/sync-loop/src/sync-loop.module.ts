@@ -1,4 +1,5 @@
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { CgroupManager, CgroupfsManager } from '@app/cm';
 import { Clock, SystemClock } from '@app/clock';
 import { EventRecorder, type KillPodOptions, type Pod } from '@app/contracts';
 import { CriRuntime, DEFAULT_CRI_TIMEOUTS, NatsCriClient } from '@app/cri';
@@ -14,10 +15,15 @@ import { KvNodePressureStore } from './adapters/kv-node-pressure.js';
 import { KvPodStore } from './adapters/kv-pod-store.js';
 import { NatsSyncLoopOutbox } from './adapters/nats-sync-loop-outbox.js';
 import { FsPodLogs } from './adapters/fs-pod-logs.js';
+import { CriImageFs, CriImageService } from './adapters/cri-image-service.js';
+import { FsPodDirectoriesOnDisk } from './adapters/fs-pod-directories.js';
+import { NodeHostProcesses } from './adapters/host-processes.js';
 import { ContainerGarbageCollector } from './container-gc.js';
 import { EVICTION_MONITORING_PERIOD_MS, EvictionManager } from './eviction/eviction-manager.js';
-import { NodeHealth, NodePressureStore, NodeState, PodLogs, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
-import { evictionThresholdsOf, nodeInfoOf, type SyncLoopConfig } from './sync-loop.config.js';
+import { ImageGarbageCollector, RealImageGCManager } from './image-gc.js';
+import { OrphanedPodCleaner } from './orphans.js';
+import { HostProcesses, ImageFs, ImageService, NodeHealth, NodePressureStore, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
+import { evictionThresholdsOf, imageGCPolicyOf, nodeInfoOf, type SyncLoopConfig } from './sync-loop.config.js';
 import { SyncLoopChannels } from './sync-loop.controller.js';
 import { SyncLoopRunner } from './sync-loop-runner.js';
 import { SyncLoop } from './sync-loop.js';
@@ -93,6 +99,28 @@ import { SyncLoop } from './sync-loop.js';
           maxContainers: cfg.MAXIMUM_DEAD_CONTAINERS,
         }),
     },
+    { provide: ImageService, inject: [CriRuntime, LeaderFence], useFactory: (cri: CriRuntime, fence: LeaderFence) => new CriImageService(cri, fence) },
+    { provide: ImageFs, inject: [CriRuntime], useFactory: (cri: CriRuntime) => new CriImageFs(cri) },
+    {
+      provide: ImageGarbageCollector,
+      inject: [ImageService, ImageFs, EventRecorder, Clock, SERVICE_CONFIG, SERVICE_LOGGER],
+      useFactory: (images: ImageService, fs: ImageFs, events: EventRecorder, clock: Clock, cfg: SyncLoopConfig, logger: Logger) => {
+        const log = logger.child({ component: 'image-gc' });
+        return new ImageGarbageCollector(new RealImageGCManager(images, fs, events, clock, log, imageGCPolicyOf(cfg)), events, clock, log);
+      },
+    },
+    { provide: PodDirectoriesOnDisk, inject: [SERVICE_CONFIG], useFactory: (cfg: SyncLoopConfig) => new FsPodDirectoriesOnDisk(cfg.POD_ROOT_DIR) },
+    { provide: CgroupManager, inject: [SERVICE_CONFIG], useFactory: (cfg: SyncLoopConfig) => new CgroupfsManager(cfg.CGROUP_MOUNT) },
+    { provide: HostProcesses, useClass: NodeHostProcesses },
+    {
+      provide: OrphanedPodCleaner,
+      inject: [RuntimeView, NodeState, PodDirectoriesOnDisk, CgroupManager, HostProcesses, Clock, SERVICE_CONFIG, SERVICE_LOGGER],
+      useFactory: (runtime: RuntimeView, state: NodeState, dirs: PodDirectoriesOnDisk, cgroups: CgroupManager, processes: HostProcesses, clock: Clock, cfg: SyncLoopConfig, logger: Logger) =>
+        new OrphanedPodCleaner(runtime, state, dirs, cfg.CGROUPS_PER_QOS === 'true' ? cgroups : undefined, processes, clock, logger.child({ component: 'orphans' }), {
+          graceMs: cfg.ORPHAN_GRACE_PERIOD,
+          ...(cfg.CGROUPS_PER_QOS === 'true' ? { cgroupRoot: cfg.CGROUP_ROOT } : {}),
+        }),
+    },
     {
       provide: SyncLoopRunner,
       inject: [SyncLoop, Clock, SERVICE_LOGGER],
@@ -104,6 +132,8 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
   constructor(
     private readonly runner: SyncLoopRunner,
     private readonly containerGC: ContainerGarbageCollector,
+    private readonly imageGC: ImageGarbageCollector,
+    private readonly orphans: OrphanedPodCleaner,
     private readonly evictionManager: EvictionManager,
     private readonly runtimeState: RuntimeStateUpdater,
     private readonly clock: Clock,
@@ -157,6 +187,14 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
     runner.every('housekeepingCh', cfg.HOUSEKEEPING_PERIOD, () => runner.loop.housekeeping(), { gated: true });
     // StartGarbageCollection's container GC, on the loop's chain: it never runs beside a housekeeping pass.
     runner.every('containerGC', cfg.CONTAINER_GC_PERIOD, () => this.containerGC.garbageCollect(runner.loop.desiredPods, runner.loop.areSourcesReady), { gated: true });
+    // StartGarbageCollection's image GC: a pass now and every period, with records fresh for this term (image-gc.ts).
+    if (this.imageGC.enabled) {
+      this.imageGC.startTerm();
+      void runner.run('imageGC', () => this.imageGC.garbageCollect());
+      runner.every('imageGC', cfg.IMAGE_GC_PERIOD, () => this.imageGC.garbageCollect(), { gated: true });
+    }
+    // HandlePodCleanups' cleanupOrphanedPodDirs and cleanupOrphanedPodCgroups, on the housekeeping period.
+    runner.every('cleanupOrphanedPods', cfg.HOUSEKEEPING_PERIOD, () => this.orphans.cleanup(runner.loop.desiredPods, runner.loop.areSourcesReady), { gated: true });
     runner.every('reconcileWithSources', cfg.SOURCES_RESYNC_PERIOD, () => runner.loop.reconcileWithSources());
     // The eviction manager's monitoring loop, on the loop's chain: its choice of pods and its kill are the podManager's.
     runner.every('eviction', EVICTION_MONITORING_PERIOD_MS, async () => void (await this.evictionManager.synchronize()));

@@ -1,7 +1,7 @@
 /** Hand-written fakes of the sync loop's ports (ports.ts), for unit tests only. */
 import type { KillPodOptions, NodePressureRecord, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, SourcesSnapshotMessage, StatusVerb, SyncPodType } from '@app/contracts';
 import type { GcContainer, GcSandbox } from './container-gc.js';
-import { NodePressureStore, NodeState, PodLogs, PodStore, RuntimeView, SyncLoopOutbox, type RuntimeContainer, type RuntimePod } from './ports.js';
+import { HostProcesses, ImageFs, ImageService, NodePressureStore, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopOutbox, type GcImage, type ImageFsStats, type RuntimeContainer, type RuntimePod } from './ports.js';
 
 export class MemoryPodStore extends PodStore {
   readonly pods = new Map<string, PodRecord>();
@@ -67,6 +67,11 @@ export class FakeRuntimeView extends RuntimeView {
     this.gcContainers = this.gcContainers.filter((c) => c.id !== id);
     return Promise.resolve(`/logs/${id}.log`);
   }
+  /** UIDs of other stacks' sandboxes on the same runtime (allPodUids adds this node's). */
+  otherStacksUids = new Set<string>();
+  allPodUids(): Promise<Set<string>> {
+    return Promise.resolve(new Set([...this.otherStacksUids, ...this.runtimePods.map((p) => p.uid), ...this.gcSandboxes.map((s) => s.podUid)]));
+  }
   removePodSandbox(id: string): Promise<void> {
     this.removedSandboxes.push(id);
     this.gcSandboxes = this.gcSandboxes.filter((s) => s.id !== id);
@@ -87,6 +92,46 @@ export class FakePodLogs extends PodLogs {
   }
   removeDirectory(name: string): Promise<void> {
     this.dirs = this.dirs.filter((d) => d !== name);
+    return Promise.resolve();
+  }
+}
+
+/** Pod directories by UID, each with its mount points; records unmounts and removals. */
+export class FakePodDirectories extends PodDirectoriesOnDisk {
+  readonly dirs = new Map<string, string[]>();
+  readonly unmounted: string[] = [];
+  readonly removed: string[] = [];
+  /** Mount points `unmount` refuses (busy). */
+  readonly busy = new Set<string>();
+  path(uid: string): string {
+    return `/pods/${uid}`;
+  }
+  list(): Promise<string[]> {
+    return Promise.resolve([...this.dirs.keys()]);
+  }
+  mountsUnder(uid: string): Promise<string[]> {
+    return Promise.resolve([...(this.dirs.get(uid) ?? [])]);
+  }
+  unmount(path: string): Promise<void> {
+    if (this.busy.has(path)) return Promise.reject(new Error(`umount: ${path}: target is busy.`));
+    this.unmounted.push(path);
+    for (const [uid, mounts] of this.dirs) this.dirs.set(uid, mounts.filter((m) => m !== path));
+    return Promise.resolve();
+  }
+  remove(uid: string): Promise<void> {
+    this.dirs.delete(uid);
+    this.removed.push(uid);
+    return Promise.resolve();
+  }
+}
+
+/** Records the processes killed; those in `survivors` cannot be killed. */
+export class FakeHostProcesses extends HostProcesses {
+  readonly killed: number[] = [];
+  readonly survivors = new Set<number>();
+  kill(pid: number): Promise<void> {
+    if (this.survivors.has(pid)) return Promise.reject(new Error('operation not permitted'));
+    this.killed.push(pid);
     return Promise.resolve();
   }
 }
@@ -141,3 +186,45 @@ export class MemoryNodePressureStore extends NodePressureStore {
   }
 }
 MemoryNodePressureStore satisfies new () => NodePressureStore;
+
+/** The runtime's images: `removeImage` takes the image out of `images` and frees its size on `fs` (when given). */
+export class FakeImageService extends ImageService {
+  images: GcImage[] = [];
+  /** The images the runtime's containers use (ids or names). */
+  inUse: string[] = [];
+  sandbox?: string;
+  removed: string[] = [];
+  /** Ids whose removal fails. */
+  failRemove = new Set<string>();
+  failList = false;
+  constructor(private readonly fs?: FakeImageFs) {
+    super();
+  }
+  listImages(): Promise<GcImage[]> {
+    if (this.failList) return Promise.reject(new Error('rpc error: code = Unavailable desc = connection refused'));
+    return Promise.resolve(this.images.map((i) => ({ ...i })));
+  }
+  containerImages(): Promise<string[]> {
+    return Promise.resolve([...this.inUse]);
+  }
+  sandboxImage(): Promise<string | undefined> {
+    return Promise.resolve(this.sandbox);
+  }
+  removeImage(id: string): Promise<void> {
+    if (this.failRemove.has(id)) return Promise.reject(new Error(`rpc error: code = Unknown desc = failed to remove ${id}`));
+    const image = this.images.find((i) => i.id === id);
+    if (!image) return Promise.reject(new Error(`rpc error: code = NotFound desc = image ${id} not found`));
+    this.removed.push(id);
+    this.images = this.images.filter((i) => i.id !== id);
+    if (this.fs) this.fs.current.availableBytes += image.size;
+    return Promise.resolve();
+  }
+}
+
+export class FakeImageFs extends ImageFs {
+  current: ImageFsStats = { capacityBytes: 1000, availableBytes: 1000 };
+  fail?: string;
+  stats(): Promise<ImageFsStats> {
+    return this.fail ? Promise.reject(new Error(this.fail)) : Promise.resolve({ ...this.current });
+  }
+}
