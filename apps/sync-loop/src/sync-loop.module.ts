@@ -12,8 +12,11 @@ import { KvNodeState } from './adapters/kv-node-state.js';
 import { KvPodStore } from './adapters/kv-pod-store.js';
 import { NatsSyncLoopOutbox } from './adapters/nats-sync-loop-outbox.js';
 import { FsPodLogs } from './adapters/fs-pod-logs.js';
+import { CriContainerLogRuntime } from './adapters/cri-container-log-runtime.js';
+import { FsContainerLogFiles } from './adapters/fs-container-log-files.js';
+import { ContainerLogManager } from './container-log-manager.js';
 import { ContainerGarbageCollector } from './container-gc.js';
-import { NodeHealth, NodeState, PodLogs, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
+import { ContainerLogFiles, ContainerLogRuntime, NodeHealth, NodeState, PodLogs, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
 import { nodeInfoOf, type SyncLoopConfig } from './sync-loop.config.js';
 import { SyncLoopChannels } from './sync-loop.controller.js';
 import { SyncLoopRunner } from './sync-loop-runner.js';
@@ -65,6 +68,18 @@ import { SyncLoop } from './sync-loop.js';
           maxContainers: cfg.MAXIMUM_DEAD_CONTAINERS,
         }),
     },
+    { provide: ContainerLogRuntime, inject: [CriRuntime, SERVICE_CONFIG, LeaderFence], useFactory: (cri: CriRuntime, cfg: SyncLoopConfig, fence: LeaderFence) => new CriContainerLogRuntime(cri, cfg.NODE_NAME, fence) },
+    { provide: ContainerLogFiles, inject: [SERVICE_CONFIG, LeaderFence], useFactory: (cfg: SyncLoopConfig, fence: LeaderFence) => new FsContainerLogFiles(cfg.POD_LOGS_DIR, fence) },
+    {
+      provide: ContainerLogManager,
+      inject: [ContainerLogRuntime, ContainerLogFiles, Clock, SERVICE_CONFIG, SERVICE_LOGGER],
+      useFactory: (runtime: ContainerLogRuntime, files: ContainerLogFiles, clock: Clock, cfg: SyncLoopConfig, logger: Logger) =>
+        new ContainerLogManager(runtime, files, clock, logger.child({ component: 'container-log-manager' }), {
+          policy: { maxSize: cfg.CONTAINER_LOG_MAX_SIZE, maxFiles: cfg.CONTAINER_LOG_MAX_FILES },
+          monitorIntervalMs: cfg.CONTAINER_LOG_MONITOR_INTERVAL,
+          maxWorkers: cfg.CONTAINER_LOG_MAX_WORKERS,
+        }),
+    },
     {
       provide: SyncLoopRunner,
       inject: [SyncLoop, Clock, SERVICE_LOGGER],
@@ -76,6 +91,7 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
   constructor(
     private readonly runner: SyncLoopRunner,
     private readonly containerGC: ContainerGarbageCollector,
+    private readonly containerLogManager: ContainerLogManager,
     private readonly runtimeState: RuntimeStateUpdater,
     private readonly clock: Clock,
     @Inject(SERVICE_CONFIG) private readonly cfg: SyncLoopConfig,
@@ -104,7 +120,13 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
     // Config operations sent while NATS was away are lost: reconcile with the sources' listings at once.
     // config-source may come back a moment later than this service: ask until it answers (a few times).
     this.stopReconnectWatch = onReconnect(this.ctx.connection, () => void this.reconcileAfterReconnect());
-    this.leadership.subscribe({ onStartedLeading: () => this.lead(), onStoppedLeading: () => runner.deactivate() });
+    this.leadership.subscribe({
+      onStartedLeading: () => this.lead(),
+      onStoppedLeading: () => {
+        runner.deactivate();
+        void this.containerLogManager.stop();
+      },
+    });
   }
 
   /**
@@ -129,6 +151,8 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
     // StartGarbageCollection's container GC, on the loop's chain: it never runs beside a housekeeping pass.
     runner.every('containerGC', cfg.CONTAINER_GC_PERIOD, () => this.containerGC.garbageCollect(runner.loop.desiredPods, runner.loop.areSourcesReady), { gated: true });
     runner.every('reconcileWithSources', cfg.SOURCES_RESYNC_PERIOD, () => runner.loop.reconcileWithSources());
+    // The container log manager: beside the loop, not on its chain (compressing a log takes a while).
+    this.containerLogManager.start();
   }
 
   private async reconcileAfterReconnect(): Promise<void> {
@@ -143,6 +167,6 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     this.stopReconnectWatch?.();
     this.runtimeState.stop();
-    await this.runner.stop();
+    await Promise.all([this.runner.stop(), this.containerLogManager.stop()]);
   }
 }

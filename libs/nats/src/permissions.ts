@@ -112,8 +112,8 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
   'sync-loop': {
     publishes: ['work', 'status', 'prober', 'events'],
     subscribes: ['podUpdate', 'sourcesReady', 'pleg', 'probeResult', 'workDone'],
-    // Housekeeping reads the runtime; the container GC removes dead containers and sandboxes; killing is the pod workers' job.
-    requests: ['sourcesSnapshot', { family: 'criRuntime', only: [...CRI_RUNTIME_READS, 'RemoveContainer', 'RemovePodSandbox'] }],
+    // Housekeeping reads the runtime; the container GC removes dead containers and sandboxes; the log manager reopens rotated logs; killing is the pod workers' job.
+    requests: ['sourcesSnapshot', { family: 'criRuntime', only: [...CRI_RUNTIME_READS, 'RemoveContainer', 'RemovePodSandbox', 'ReopenContainerLog'] }],
     serves: [],
     writes: [{ bucket: 'pods' }, { bucket: 'leases', keys: ['setting.*', 'leader.sync-loop'] }],
     reads: ['workers', 'pod-status', 'pod-cache'],
