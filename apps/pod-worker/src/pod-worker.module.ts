@@ -15,6 +15,7 @@ import { readHostDns } from './adapters/host-dns.js';
 import { KvDesiredPods } from './adapters/kv-desired-pods.js';
 import { KvLeaseStore } from './adapters/kv-lease-store.js';
 import { KvWorkerStore } from './adapters/kv-worker-store.js';
+import { NatsApiObjects } from './adapters/nats-api-objects.js';
 import { NatsPodWorkerOutbox } from './adapters/nats-pod-worker-outbox.js';
 import { NatsWorkQueue } from './adapters/nats-work-queue.js';
 import { NatsWorkSubscriptions } from './adapters/nats-work-subscriptions.js';
@@ -28,7 +29,7 @@ import type { PodWorkerConfig } from './pod-worker.config.js';
 import { PodWorkerController } from './pod-worker.controller.js';
 import { PodSyncer, PodWorkers } from './pod-workers.js';
 import { CgroupManager, PodContainerManager, podCgroupParent } from './pod-container-manager.js';
-import { DesiredPods, HookRunner, LeaseStore, PodDirectories, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, WorkQueue, WorkSubscriptions, WorkerRecords, WorkerStore } from './ports.js';
+import { ApiObjects, DesiredPods, HookRunner, LeaseStore, PodDirectories, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, WorkQueue, WorkSubscriptions, WorkerRecords, WorkerStore } from './ports.js';
 import type { NodeFacts } from './runtime-config.js';
 import { ImagePuller, RuntimeManager } from './runtime-manager.js';
 import { PodWorkerHousekeeping, ShardWork } from './shard-work.js';
@@ -69,8 +70,14 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     { provide: HookRunner, inject: [CriRuntime, SERVICE_CONFIG, Clock, EventRecorder], useFactory: (cri: CriRuntime, cfg: PodWorkerConfig, clock: Clock, events: EventRecorder) => new CriHookRunner(cri, cfg.NODE_IP, clock, { events }) },
     { provide: CgroupManager, inject: [SERVICE_CONFIG], useFactory: (cfg: PodWorkerConfig) => new CgroupfsManager(cfg.CGROUP_MOUNT) },
     { provide: POD_CONTAINER_MANAGER, inject: [CgroupManager, SERVICE_CONFIG], useFactory: (cgroups: CgroupManager, cfg: PodWorkerConfig) => (cfg.CGROUPS_PER_QOS === 'true' ? podContainerManagerOf(cgroups, cfg) : null) },
+    // configMaps, secrets and RuntimeClasses from config-source (ADR 0014).
+    { provide: ApiObjects, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PodWorkerConfig) => new NatsApiObjects(bus, cfg.NODE_NAME) },
     // emptyDir tmpfs size and resourceFieldRef fall back to the node's memory and CPUs (its capacity: no reservations known here).
-    { provide: PodDirectories, inject: [NODE_FACTS], useFactory: (node: NodeFacts) => new FsPodDirectories(node, new VolumeManager(new FsVolumeHost(), node.podRoot, { memoryBytes: totalmem(), cpuMillis: availableParallelism() * 1000 })) },
+    {
+      provide: PodDirectories,
+      inject: [NODE_FACTS, ApiObjects],
+      useFactory: (node: NodeFacts, objects: ApiObjects) => new FsPodDirectories(node, new VolumeManager(new FsVolumeHost(), node.podRoot, { memoryBytes: totalmem(), cpuMillis: availableParallelism() * 1000 }, objects)),
+    },
     { provide: PodWorkerOutbox, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PodWorkerConfig) => new NatsPodWorkerOutbox(bus, cfg.NODE_NAME) },
     { provide: ProbeResultsReader, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvProbeResults(bucketOf(ctx, 'probeResults'), ctx.config.NODE_NAME) },
     { provide: PodStatusProvider, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvPodStatusProvider(bucketOf(ctx, 'podStatus'), ctx.config.NODE_NAME) },
