@@ -139,16 +139,34 @@ describe('configMap and secret volumes and RuntimeClasses from a real kube-apise
     assert.equal(await exec(pod, 'cat /late/ready'), 'yes');
   });
 
-  it('an unknown runtimeClassName is a clear FailedCreatePodSandBox and no sandbox; a RuntimeClass\'s handler runs the pod', async () => {
-    await create('pods', apiPod('exotic', { runtimeClassName: 'no-such-class' }));
-    const message = 'Failed to create pod sandbox: runtimeclass.node.k8s.io "no-such-class" not found';
-    await stack.waitFor('the FailedCreatePodSandBox event of exotic', () => (natsEvents('exotic').some((e) => e.reason === 'FailedCreatePodSandBox' && e.message === message) ? true : undefined), 60_000);
+  it('a RuntimeClass gone before the sandbox is made is a clear FailedCreatePodSandBox and no sandbox; a handler containerd lacks is refused by containerd; a RuntimeClass\'s handler runs the pod', async () => {
+    // The apiserver's RuntimeClass admission refuses a pod naming a RuntimeClass that does not exist
+    // ("pod rejected: RuntimeClass ... not found"); the kubelet's own check is for one deleted after
+    // that. The pod is held at its volumes (a missing configMap) while its RuntimeClass is deleted.
+    const runtimeClasses = '/apis/node.k8s.io/v1/runtimeclasses';
+    const runtimeClass = (name: string, handler: string) => cp.admin.request(runtimeClasses, { method: 'POST', body: { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name }, handler } });
+    await runtimeClass('fleeting', 'runc');
+    await create('pods', apiPod('exotic', {
+      runtimeClassName: 'fleeting',
+      containers: [{ name: 'main', image: IMAGE, command: ['sh', '-c', SLEEPER], volumeMounts: [{ name: 'hold', mountPath: '/hold' }] }],
+      volumes: [{ name: 'hold', configMap: { name: 'hold' } }],
+    }));
+    await stack.waitFor('exotic held at its volumes', () => (natsEvents('exotic').some((e) => e.reason === 'FailedMount') ? true : undefined), 60_000);
+    await cp.admin.request(`${runtimeClasses}/fleeting`, { method: 'DELETE' });
+    await create<ConfigMap>('configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'hold' }, data: { x: 'y' } });
+    const message = 'Failed to create pod sandbox: runtimeclass.node.k8s.io "fleeting" not found';
+    await stack.waitFor('the FailedCreatePodSandBox event of exotic', () => (natsEvents('exotic').some((e) => e.reason === 'FailedCreatePodSandBox' && e.eventType === 'Warning' && e.message === message) ? true : undefined), 60_000);
     const p = await waitServed('exotic', 'Pending', (x) => x.status?.phase === 'Pending' && x.status.containerStatuses?.[0]?.state?.waiting !== undefined);
     assert.equal(p.status?.containerStatuses?.[0]?.state?.running, undefined);
     const sandboxes = await stack.cri.runtime('ListPodSandbox', { filter: { labelSelector: { 'io.kubernetes.pod.name': 'exotic', 'io.kubernetes.pod.namespace': NS } } });
     assert.deepEqual(sandboxes.items, [], 'no sandbox was made');
 
-    await cp.admin.request('/apis/node.k8s.io/v1/runtimeclasses', { method: 'POST', body: { apiVersion: 'node.k8s.io/v1', kind: 'RuntimeClass', metadata: { name: 'plain' }, handler: 'runc' } });
+    await runtimeClass('bogus', 'no-such-handler');
+    await create('pods', apiPod('bogus', { runtimeClassName: 'bogus' }));
+    const refused = await stack.waitFor('the FailedCreatePodSandBox event of bogus', () => natsEvents('bogus').find((e) => e.reason === 'FailedCreatePodSandBox'), 60_000);
+    assert.match(refused.message, /^Failed to create pod sandbox: .*no-such-handler/, 'containerd names the handler it does not know');
+
+    await runtimeClass('plain', 'runc');
     await create('pods', apiPod('classy', { runtimeClassName: 'plain' }));
     await waitServed('classy', 'Running', running, 60_000);
     const sb = await stack.cri.runtime('ListPodSandbox', { filter: { labelSelector: { 'io.kubernetes.pod.name': 'classy', 'io.kubernetes.pod.namespace': NS } } });
