@@ -9,7 +9,9 @@
  *    the user and the subject;
  *  - `nobody` cannot reach the CRI over HTTP (not on the TCP port, and the
  *    unix socket has the CRI socket's owner and mode), cannot read the NATS
- *    credentials, and cannot get pod specs off loopback without the token.
+ *    credentials, and cannot get pod specs off loopback without the token,
+ *    nor on loopback at all (only root and the service's own user are
+ *    served there: the client socket's owner is read from the kernel).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -195,7 +197,11 @@ describe('security: NATS users, the CRI over HTTP and pod specs', { timeout: 240
         `.then(async (r) => { console.log(r.status, await r.text()); process.exit(r.ok ? 0 : 3); }, (e) => { console.log(e.message); process.exit(4); })`,
     );
     assert.equal(tcp.code, 3, tcp.out);
-    assert.match(tcp.out, /^403 .*PermissionDenied.*CRI_HTTP_SOCKET/);
+    assert.match(tcp.out, /^403 .*PermissionDenied/);
+    // Even root, who may use the CRI socket, is sent there: the CRI is never on the TCP port.
+    const asRoot = await fetch(`http://127.0.0.1:${gateway.port}/runtime/RunPodSandbox`, { method: 'POST', body: JSON.stringify(PRIVILEGED_SANDBOX) });
+    assert.equal(asRoot.status, 403);
+    assert.match(await asRoot.text(), /PermissionDenied.*CRI_HTTP_SOCKET/);
 
     const cri = statSync(runtimeAddress());
     const sock = statSync(criSocket);
@@ -255,6 +261,24 @@ describe('security: NATS users, the CRI over HTTP and pod specs', { timeout: 240
       await open.stop(10_000);
       await closed.stop(10_000);
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('on loopback, nobody gets neither pod specs nor container logs; root gets them', async () => {
+    const sm = await startService('status-manager', { NODE_NAME: NODE, NATS_URL: nats.url, LOG_LEVEL: 'warn' }, { port: await freePort(), instance: 'loopback', timeoutMs: 60_000 });
+    try {
+      for (const path of ['/pods', '/containerLogs/default/web/c', '/stats/summary']) {
+        const r = asNobody(
+          `fetch('http://127.0.0.1:${sm.port}${path}').then(async (r) => { console.log(r.status, await r.text()); process.exit(0); }, (e) => { console.log(e.message); process.exit(4); })`,
+        );
+        assert.equal(r.code, 0, r.out);
+        assert.match(r.out, /^403 .*PermissionDenied.*uid 65534/, `${path} as nobody: ${r.out}`);
+      }
+      const health = asNobody(`fetch('http://127.0.0.1:${sm.port}/readyz').then((r) => { console.log(r.status); process.exit(0); }, () => process.exit(4))`);
+      assert.match(health.out, /^200/, 'health checks stay open to everyone');
+      assert.equal((await fetch(`http://127.0.0.1:${sm.port}/pods`)).status, 200, 'root is served /pods on loopback');
+    } finally {
+      await sm.stop(10_000);
     }
   });
 });

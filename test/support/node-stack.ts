@@ -60,7 +60,7 @@ export class NodeStack {
       ...(service === 'cri-gateway' ? { CONTAINER_RUNTIME_ENDPOINT: `unix://${runtimeAddress()}` } : {}),
       ...(service === 'config-source' ? { POD_MANIFEST_PATH: this.manifests, FILE_CHECK_FREQUENCY: '1s' } : {}),
       ...(this.options.kubeconfig && (service === 'config-source' || service === 'status-manager') ? { KUBECONFIG: this.options.kubeconfig } : {}),
-      ...(service === 'sync-loop' ? { POD_LOGS_DIR: join(this.dir, 'logs') } : {}),
+      ...(service === 'sync-loop' ? { POD_LOGS_DIR: join(this.dir, 'logs'), POD_ROOT_DIR: join(this.dir, 'pods') } : {}),
       ...(service === 'pod-worker' ? { POD_LOGS_DIR: join(this.dir, 'logs'), POD_ROOT_DIR: join(this.dir, 'pods'), SHARD_LEASE_DURATION: '6s' } : {}),
       ...(this.options.env?.[service] ?? {}),
     };

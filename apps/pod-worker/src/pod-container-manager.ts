@@ -15,34 +15,18 @@
  * idempotent: any replica that owns the pod's shard may ensure the tree.
  *
  * What to write (the names and the limits) is pure; the files are behind
- * the CgroupManager port (adapters/cgroupfs-manager.ts, cgroup v1 and v2).
+ * the CgroupManager port (@app/cm, cgroup v1 and v2).
  */
+import { CgroupManager, DEFAULT_CPU_PERIOD_US, MAX_SHARES, MIN_SHARES, cgroupfsName, qosCgroupName, type CgroupName, type ResourceConfig } from '@app/cm';
 import type { Container, Pod } from '@app/contracts';
-import { getPodQOS, isRestartableInitContainer, nanosToMillis, nanosToUnits, parseQuantityNanos, type PodQOSClass } from '@app/kube';
+import { getPodQOS, isRestartableInitContainer, nanosToMillis, nanosToUnits, parseQuantityNanos } from '@app/kube';
 
-/** cm.MinShares, cm.MaxShares, cm.SharesPerCPU, cm.MinQuotaPeriod, the default CFS period (100ms). */
-export const MIN_SHARES = 2;
-export const MAX_SHARES = 262_144;
+// The cgroup names and files are @app/cm's (sync-loop's housekeeping reads the same tree).
+export { CgroupManager, DEFAULT_CPU_PERIOD_US, MAX_SHARES, MIN_SHARES, cgroupFiles, cgroupfsName, cpuSharesToWeight, qosCgroupName, type CgroupName, type ResourceConfig } from '@app/cm';
+
+/** cm.SharesPerCPU, cm.MinQuotaPeriod. */
 const SHARES_PER_CPU = 1024;
 const MIN_QUOTA_PERIOD = 1000;
-export const DEFAULT_CPU_PERIOD_US = 100_000;
-
-/** A cgroup's name as its path segments below the hierarchy's root (upstream's CgroupName). */
-export type CgroupName = readonly string[];
-
-/** ResourceConfig: what a cgroup is limited to; an absent field is left as the kernel has it. */
-export interface ResourceConfig {
-  /** cpu.shares (v1) / cpu.weight (v2). */
-  cpuShares?: number;
-  /** cpu.cfs_quota_us (v1) / cpu.max's quota (v2); -1 is no quota. */
-  cpuQuota?: number;
-  /** cpu.cfs_period_us (v1) / cpu.max's period (v2). */
-  cpuPeriod?: number;
-  /** memory.limit_in_bytes (v1) / memory.max (v2). */
-  memory?: number;
-  /** pids.max. */
-  pidsLimit?: number;
-}
 
 /** MilliCPUToShares */
 export function milliCPUToShares(milliCPU: number): number {
@@ -55,12 +39,6 @@ export function milliCPUToShares(milliCPU: number): number {
 export function milliCPUToQuota(milliCPU: number, period: number): number {
   if (milliCPU === 0) return 0;
   return Math.max(MIN_QUOTA_PERIOD, Math.floor((milliCPU * period) / 1000));
-}
-
-/** libcontainer's ConvertCPUSharesToCgroupV2Value: cpu.shares [2, 262144] onto cpu.weight [1, 10000]. */
-export function cpuSharesToWeight(shares: number): number {
-  if (shares === 0) return 0;
-  return 1 + Math.floor(((shares - 2) * 9999) / 262_142);
 }
 
 interface Amount {
@@ -160,67 +138,9 @@ export function resourceConfigForPod(pod: Pod, options: ResourceConfigOptions = 
   }
 }
 
-/** What a cgroup limit is written as, file by file: cgroup v1 (per controller's files) or v2 (unified). */
-export function cgroupFiles(rc: ResourceConfig, version: 1 | 2): Record<string, string> {
-  const files: Record<string, string> = {};
-  if (version === 1) {
-    if (rc.cpuShares !== undefined) files['cpu.shares'] = String(rc.cpuShares);
-    // The period before the quota, as libcontainer writes them.
-    if (rc.cpuPeriod !== undefined) files['cpu.cfs_period_us'] = String(rc.cpuPeriod);
-    if (rc.cpuQuota !== undefined) files['cpu.cfs_quota_us'] = String(rc.cpuQuota === 0 ? -1 : rc.cpuQuota);
-    if (rc.memory !== undefined) files['memory.limit_in_bytes'] = String(rc.memory === 0 ? -1 : rc.memory);
-    if (rc.pidsLimit !== undefined) files['pids.max'] = String(rc.pidsLimit);
-    return files;
-  }
-  if (rc.cpuShares !== undefined) files['cpu.weight'] = String(cpuSharesToWeight(rc.cpuShares));
-  if (rc.cpuQuota !== undefined || rc.cpuPeriod !== undefined) {
-    const quota = rc.cpuQuota === undefined || rc.cpuQuota <= 0 ? 'max' : String(rc.cpuQuota);
-    files['cpu.max'] = `${quota} ${rc.cpuPeriod ?? DEFAULT_CPU_PERIOD_US}`;
-  }
-  if (rc.memory !== undefined) files['memory.max'] = rc.memory === 0 ? 'max' : String(rc.memory);
-  if (rc.pidsLimit !== undefined) files['pids.max'] = String(rc.pidsLimit);
-  return files;
-}
-
-/** The cgroupfs driver's literal name of a cgroup: `/kubepods/burstable/pod<uid>`. */
-export function cgroupfsName(name: CgroupName): string {
-  return `/${name.join('/')}`;
-}
-
-/** --cgroup-root as segments: `/` is none. */
-function rootSegments(root: string): string[] {
-  return root.split('/').filter((s) => s !== '');
-}
-
-/** The QoS parents (qosContainerManager): Guaranteed pods sit in kubepods itself. */
-export function qosCgroupName(root: string, qos: PodQOSClass): CgroupName {
-  const kubepods = [...rootSegments(root), 'kubepods'];
-  switch (qos) {
-    case 'Guaranteed':
-      return kubepods;
-    case 'Burstable':
-      return [...kubepods, 'burstable'];
-    case 'BestEffort':
-      return [...kubepods, 'besteffort'];
-  }
-}
-
 /** GetPodContainerName: `<root>/kubepods/[<qos>/]pod<uid>`. */
 export function podCgroupName(pod: Pod, root: string): CgroupName {
   return [...qosCgroupName(root, getPodQOS(pod)), `pod${pod.metadata.uid ?? ''}`];
-}
-
-/**
- * cgroup_manager_linux.go's CgroupManager: the cgroups themselves, under
- * the driver's names. Every method is idempotent.
- */
-export abstract class CgroupManager {
-  /** Exists: the cgroup is there in every controller the manager uses. */
-  abstract exists(name: CgroupName): Promise<boolean>;
-  /** Create: the cgroup and its missing parents, with `resources` applied; an existing one is updated. */
-  abstract create(name: CgroupName, resources: ResourceConfig): Promise<void>;
-  /** Destroy: the cgroup and anything left below it, in every controller, retried while the kernel says busy. A missing one is fine. */
-  abstract destroy(name: CgroupName): Promise<void>;
 }
 
 export interface PodContainerManagerOptions extends ResourceConfigOptions {

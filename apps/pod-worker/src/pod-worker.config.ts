@@ -1,4 +1,4 @@
-import { env } from '@app/config';
+import { cgroupsSchema, env } from '@app/config';
 import { DEFAULT_SHARD_COUNT } from '@app/contracts';
 import type { FullConfig } from '@app/service';
 
@@ -13,9 +13,7 @@ export const podWorkerConfigSchema = {
   CRASHLOOP_BACKOFF_MAX: env.duration({ default: 300_000, describe: 'the longest container restart back-off (KEP-4603)' }),
   POD_LOGS_DIR: env.string({ default: '/var/log/pods', describe: 'the root of the pods\' log directories' }),
   POD_ROOT_DIR: env.string({ default: '/var/lib/kubelet-split/pods', describe: 'the root of the pods\' directories (emptyDir volumes)' }),
-  CGROUPS_PER_QOS: env.string({ default: 'true', pattern: /^(true|false)$/, patternHint: 'true or false', describe: 'one cgroup per pod under the kubepods QoS tree, passed to the sandbox as its cgroup parent, like --cgroups-per-qos' }),
-  CGROUP_ROOT: env.string({ default: '/', describe: 'where the kubepods cgroup tree goes, like --cgroup-root' }),
-  CGROUP_MOUNT: env.string({ default: '/sys/fs/cgroup', describe: 'where the host\'s cgroup file systems are mounted (v1 hierarchies below it, or cgroup2 itself)' }),
+  ...cgroupsSchema,
   POD_PIDS_LIMIT: env.int({ default: -1, min: -1, describe: 'pids.max of every pod cgroup, like --pod-max-pids (-1: unlimited)' }),
   CPU_CFS_QUOTA: env.string({ default: 'true', pattern: /^(true|false)$/, patternHint: 'true or false', describe: 'enforce CPU limits with a CFS quota, like --cpu-cfs-quota' }),
   NODE_IP: env.string({ default: '127.0.0.1', describe: 'the node\'s IP (status.hostIP, hooks of hostNetwork pods)' }),

@@ -1,5 +1,6 @@
 import { availableParallelism, totalmem } from 'node:os';
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { CgroupfsManager } from '@app/cm';
 import { Clock, SystemClock } from '@app/clock';
 import { EventRecorder } from '@app/contracts';
 import { CriRuntime, DEFAULT_CRI_TIMEOUTS, NatsCriClient } from '@app/cri';
@@ -7,7 +8,6 @@ import { NatsBus, NatsEventRecorder, type NatsConnection } from '@app/nats';
 import type { Logger, Registry } from '@app/observability';
 import { KvPodCache, PodCache } from '@app/pod-cache';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
-import { CgroupfsManager } from './adapters/cgroupfs-manager.js';
 import { CriHookRunner } from './adapters/cri-hook-runner.js';
 import { FsPodDirectories } from './adapters/fs-pod-directories.js';
 import { FsVolumeHost } from './adapters/fs-volume-host.js';

@@ -169,6 +169,13 @@ export class FakeCgroupManager extends CgroupManager {
     if (this.cgroups.delete(key)) this.calls.push(`cgroup destroy ${key}`);
     return Promise.resolve();
   }
+  pids(): Promise<number[]> {
+    return Promise.resolve([]);
+  }
+  children(name: CgroupName): Promise<string[]> {
+    const prefix = `/${name.join('/')}/`;
+    return Promise.resolve([...this.cgroups.keys()].filter((k) => k.startsWith(prefix) && !k.slice(prefix.length).includes('/')).map((k) => k.slice(prefix.length)));
+  }
 }
 
 /**

@@ -52,6 +52,27 @@ export abstract class RuntimeView {
   abstract removeContainer(id: string): Promise<string | undefined>;
   /** RemovePodSandbox (it removes the sandbox's containers too). */
   abstract removePodSandbox(id: string): Promise<void>;
+  /** The pod UIDs of every sandbox on the runtime, whichever stack made it (the cgroup tree is the host's). */
+  abstract allPodUids(): Promise<Set<string>>;
+}
+
+/** The pods' directories under POD_ROOT_DIR (`<root>/<uid>`), for cleanupOrphanedPodDirs. */
+export abstract class PodDirectoriesOnDisk {
+  /** `<root>/<uid>` */
+  abstract path(uid: string): string;
+  /** listPodsFromDisk: the UIDs with a directory. */
+  abstract list(): Promise<string[]>;
+  /** The mount points at or below the pod's directory, from the mount table. */
+  abstract mountsUnder(uid: string): Promise<string[]>;
+  abstract unmount(path: string): Promise<void>;
+  /** Removes the pod's directory and everything in it, never following a symlink. */
+  abstract remove(uid: string): Promise<void>;
+}
+
+/** The host's processes: an orphaned pod cgroup's are killed before it is removed. */
+export abstract class HostProcesses {
+  /** SIGKILL; a process already gone is fine. */
+  abstract kill(pid: number): Promise<void>;
 }
 
 /** The pods' log files on the node (the kubelet's /var/log/pods): the container GC removes them with what they belong to. */

@@ -1,4 +1,4 @@
-import { env, machineHugePages, nodeResourcesSchema } from '@app/config';
+import { cgroupsSchema, env, machineHugePages, nodeResourcesSchema } from '@app/config';
 import { DEFAULT_SHARD_COUNT } from '@app/contracts';
 import { configuredCapacity, nodeAllocatable, nodeInfoFrom, nodeReservationsFrom, parseMapStringString, type NodeInfo } from '@app/kube';
 import type { FullConfig } from '@app/service';
@@ -16,6 +16,10 @@ export const syncLoopConfigSchema = {
   MINIMUM_CONTAINER_TTL: env.duration({ default: 0, describe: 'a dead container younger than this is not collected, like --minimum-container-ttl-duration' }),
   MAXIMUM_DEAD_CONTAINERS_PER_CONTAINER: env.int({ default: 1, min: -1, max: 1_000_000, describe: 'dead instances kept per container, like --maximum-dead-containers-per-container (-1: no limit)' }),
   MAXIMUM_DEAD_CONTAINERS: env.int({ default: -1, min: -1, max: 1_000_000, describe: 'dead containers kept on the node, like --maximum-dead-containers (-1: no limit)' }),
+  POD_ROOT_DIR: env.string({ default: '/var/lib/kubelet-split/pods', describe: 'the root of the pods\' directories (the pod worker\'s POD_ROOT_DIR): housekeeping removes those of pods no one knows (cleanupOrphanedPodDirs)' }),
+  // The pod cgroups (the pod worker's settings): housekeeping removes those of pods no one knows (cleanupOrphanedPodCgroups).
+  ...cgroupsSchema,
+  ORPHAN_GRACE_PERIOD: env.duration({ default: 10_000, describe: 'how long a pod directory or pod cgroup must belong to no known pod before housekeeping removes it' }),
   SOURCES_RESYNC_PERIOD: env.duration({ default: 30_000, describe: 'how often the podManager is checked against config-source\'s full listings' }),
 };
 

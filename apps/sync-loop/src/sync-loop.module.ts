@@ -1,4 +1,5 @@
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { CgroupManager, CgroupfsManager } from '@app/cm';
 import { Clock, SystemClock } from '@app/clock';
 import { EventRecorder } from '@app/contracts';
 import { CriRuntime, DEFAULT_CRI_TIMEOUTS, NatsCriClient } from '@app/cri';
@@ -12,8 +13,11 @@ import { KvNodeState } from './adapters/kv-node-state.js';
 import { KvPodStore } from './adapters/kv-pod-store.js';
 import { NatsSyncLoopOutbox } from './adapters/nats-sync-loop-outbox.js';
 import { FsPodLogs } from './adapters/fs-pod-logs.js';
+import { FsPodDirectoriesOnDisk } from './adapters/fs-pod-directories.js';
+import { NodeHostProcesses } from './adapters/host-processes.js';
 import { ContainerGarbageCollector } from './container-gc.js';
-import { NodeHealth, NodeState, PodLogs, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
+import { OrphanedPodCleaner } from './orphans.js';
+import { HostProcesses, NodeHealth, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
 import { nodeInfoOf, type SyncLoopConfig } from './sync-loop.config.js';
 import { SyncLoopChannels } from './sync-loop.controller.js';
 import { SyncLoopRunner } from './sync-loop-runner.js';
@@ -65,6 +69,18 @@ import { SyncLoop } from './sync-loop.js';
           maxContainers: cfg.MAXIMUM_DEAD_CONTAINERS,
         }),
     },
+    { provide: PodDirectoriesOnDisk, inject: [SERVICE_CONFIG], useFactory: (cfg: SyncLoopConfig) => new FsPodDirectoriesOnDisk(cfg.POD_ROOT_DIR) },
+    { provide: CgroupManager, inject: [SERVICE_CONFIG], useFactory: (cfg: SyncLoopConfig) => new CgroupfsManager(cfg.CGROUP_MOUNT) },
+    { provide: HostProcesses, useClass: NodeHostProcesses },
+    {
+      provide: OrphanedPodCleaner,
+      inject: [RuntimeView, NodeState, PodDirectoriesOnDisk, CgroupManager, HostProcesses, Clock, SERVICE_CONFIG, SERVICE_LOGGER],
+      useFactory: (runtime: RuntimeView, state: NodeState, dirs: PodDirectoriesOnDisk, cgroups: CgroupManager, processes: HostProcesses, clock: Clock, cfg: SyncLoopConfig, logger: Logger) =>
+        new OrphanedPodCleaner(runtime, state, dirs, cfg.CGROUPS_PER_QOS === 'true' ? cgroups : undefined, processes, clock, logger.child({ component: 'orphans' }), {
+          graceMs: cfg.ORPHAN_GRACE_PERIOD,
+          ...(cfg.CGROUPS_PER_QOS === 'true' ? { cgroupRoot: cfg.CGROUP_ROOT } : {}),
+        }),
+    },
     {
       provide: SyncLoopRunner,
       inject: [SyncLoop, Clock, SERVICE_LOGGER],
@@ -76,6 +92,7 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
   constructor(
     private readonly runner: SyncLoopRunner,
     private readonly containerGC: ContainerGarbageCollector,
+    private readonly orphans: OrphanedPodCleaner,
     private readonly runtimeState: RuntimeStateUpdater,
     private readonly clock: Clock,
     @Inject(SERVICE_CONFIG) private readonly cfg: SyncLoopConfig,
@@ -128,6 +145,8 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
     runner.every('housekeepingCh', cfg.HOUSEKEEPING_PERIOD, () => runner.loop.housekeeping(), { gated: true });
     // StartGarbageCollection's container GC, on the loop's chain: it never runs beside a housekeeping pass.
     runner.every('containerGC', cfg.CONTAINER_GC_PERIOD, () => this.containerGC.garbageCollect(runner.loop.desiredPods, runner.loop.areSourcesReady), { gated: true });
+    // HandlePodCleanups' cleanupOrphanedPodDirs and cleanupOrphanedPodCgroups, on the housekeeping period.
+    runner.every('cleanupOrphanedPods', cfg.HOUSEKEEPING_PERIOD, () => this.orphans.cleanup(runner.loop.desiredPods, runner.loop.areSourcesReady), { gated: true });
     runner.every('reconcileWithSources', cfg.SOURCES_RESYNC_PERIOD, () => runner.loop.reconcileWithSources());
   }
 

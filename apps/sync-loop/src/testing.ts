@@ -1,7 +1,7 @@
 /** Hand-written fakes of the sync loop's ports (ports.ts), for unit tests only. */
 import type { KillPodOptions, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, SourcesSnapshotMessage, StatusVerb, SyncPodType } from '@app/contracts';
 import type { GcContainer, GcSandbox } from './container-gc.js';
-import { NodeState, PodLogs, PodStore, RuntimeView, SyncLoopOutbox, type RuntimeContainer, type RuntimePod } from './ports.js';
+import { HostProcesses, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopOutbox, type RuntimeContainer, type RuntimePod } from './ports.js';
 
 export class MemoryPodStore extends PodStore {
   readonly pods = new Map<string, PodRecord>();
@@ -67,6 +67,11 @@ export class FakeRuntimeView extends RuntimeView {
     this.gcContainers = this.gcContainers.filter((c) => c.id !== id);
     return Promise.resolve(`/logs/${id}.log`);
   }
+  /** UIDs of other stacks' sandboxes on the same runtime (allPodUids adds this node's). */
+  otherStacksUids = new Set<string>();
+  allPodUids(): Promise<Set<string>> {
+    return Promise.resolve(new Set([...this.otherStacksUids, ...this.runtimePods.map((p) => p.uid), ...this.gcSandboxes.map((s) => s.podUid)]));
+  }
   removePodSandbox(id: string): Promise<void> {
     this.removedSandboxes.push(id);
     this.gcSandboxes = this.gcSandboxes.filter((s) => s.id !== id);
@@ -87,6 +92,46 @@ export class FakePodLogs extends PodLogs {
   }
   removeDirectory(name: string): Promise<void> {
     this.dirs = this.dirs.filter((d) => d !== name);
+    return Promise.resolve();
+  }
+}
+
+/** Pod directories by UID, each with its mount points; records unmounts and removals. */
+export class FakePodDirectories extends PodDirectoriesOnDisk {
+  readonly dirs = new Map<string, string[]>();
+  readonly unmounted: string[] = [];
+  readonly removed: string[] = [];
+  /** Mount points `unmount` refuses (busy). */
+  readonly busy = new Set<string>();
+  path(uid: string): string {
+    return `/pods/${uid}`;
+  }
+  list(): Promise<string[]> {
+    return Promise.resolve([...this.dirs.keys()]);
+  }
+  mountsUnder(uid: string): Promise<string[]> {
+    return Promise.resolve([...(this.dirs.get(uid) ?? [])]);
+  }
+  unmount(path: string): Promise<void> {
+    if (this.busy.has(path)) return Promise.reject(new Error(`umount: ${path}: target is busy.`));
+    this.unmounted.push(path);
+    for (const [uid, mounts] of this.dirs) this.dirs.set(uid, mounts.filter((m) => m !== path));
+    return Promise.resolve();
+  }
+  remove(uid: string): Promise<void> {
+    this.dirs.delete(uid);
+    this.removed.push(uid);
+    return Promise.resolve();
+  }
+}
+
+/** Records the processes killed; those in `survivors` cannot be killed. */
+export class FakeHostProcesses extends HostProcesses {
+  readonly killed: number[] = [];
+  readonly survivors = new Set<number>();
+  kill(pid: number): Promise<void> {
+    if (this.survivors.has(pid)) return Promise.reject(new Error('operation not permitted'));
+    this.killed.push(pid);
     return Promise.resolve();
   }
 }

@@ -22,6 +22,17 @@ export const nodeResourcesSchema = {
 };
 
 /**
+ * The pod cgroups' settings, read by the two services that touch the
+ * kubepods tree (ADR 0014): pod-worker makes each pod's cgroup there, and
+ * sync-loop's housekeeping removes those of pods no one knows any more.
+ */
+export const cgroupsSchema = {
+  CGROUPS_PER_QOS: env.string({ default: 'true', pattern: /^(true|false)$/, patternHint: 'true or false', describe: 'one cgroup per pod under the kubepods QoS tree, passed to the sandbox as its cgroup parent, like --cgroups-per-qos' }),
+  CGROUP_ROOT: env.string({ default: '/', describe: 'where the kubepods cgroup tree goes, like --cgroup-root' }),
+  CGROUP_MOUNT: env.string({ default: '/sys/fs/cgroup', describe: 'where the host\'s cgroup file systems are mounted (v1 hierarchies below it, or cgroup2 itself)' }),
+};
+
+/**
  * The huge pages this machine has pre-allocated, by resource name
  * (`hugepages-2Mi`) in bytes, as cadvisor's MachineInfo reports them
  * (/sys/kernel/mm/hugepages/hugepages-<kB>kB/nr_hugepages): part of the

@@ -63,6 +63,10 @@ export class CriRuntimeView extends RuntimeView {
     await this.cri.runtime('RemoveContainer', { containerId: id });
     return logPath;
   }
+  async allPodUids(): Promise<Set<string>> {
+    const sandboxes = await this.cri.runtime('ListPodSandbox', {});
+    return new Set(sandboxes.items.map((sb) => sb.labels[KubeletLabels.podUid] ?? sb.metadata?.uid ?? '').filter((uid) => uid !== ''));
+  }
   async removePodSandbox(id: string): Promise<void> {
     this.fence.check('remove a sandbox');
     await this.cri.runtime('RemovePodSandbox', { podSandboxId: id });

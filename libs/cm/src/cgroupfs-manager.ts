@@ -12,7 +12,7 @@
 import { access, mkdir, readFile, readdir, rmdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CgroupManager, cgroupFiles, type CgroupName, type ResourceConfig } from '../pod-container-manager.js';
+import { CgroupManager, cgroupFiles, type CgroupName, type ResourceConfig } from './cgroup-manager.js';
 
 const present = (path: string) => access(path).then(() => true, () => false);
 const code = (err: unknown) => (err as NodeJS.ErrnoException).code;
@@ -104,6 +104,37 @@ export class CgroupfsManager extends CgroupManager {
         await sleep(delay);
       }
     }
+  }
+
+  async pids(name: CgroupName): Promise<number[]> {
+    const layout = await this.detect();
+    const dirs = layout.version === 2 ? [this.mountRoot] : layout.hierarchies;
+    const found = new Set<number>();
+    for (const h of dirs) for (const pid of await this.procsBelow(join(h, ...name))) found.add(pid);
+    return [...found];
+  }
+
+  async children(name: CgroupName): Promise<string[]> {
+    const layout = await this.detect();
+    const dirs = layout.version === 2 ? [this.mountRoot] : layout.hierarchies;
+    const found = new Set<string>();
+    for (const h of dirs) for (const e of await readdir(join(h, ...name), { withFileTypes: true }).catch(() => [])) if (e.isDirectory()) found.add(e.name);
+    return [...found].sort();
+  }
+
+  /** cgroup.procs of `dir` and of every cgroup below it (libcontainer's GetAllPids). */
+  private async procsBelow(dir: string): Promise<number[]> {
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (err) {
+      if (code(err) === 'ENOENT') return [];
+      throw err;
+    }
+    const own = await readFile(join(dir, 'cgroup.procs'), 'utf8').catch(() => '');
+    const pids = own.split('\n').map(Number).filter((p) => Number.isInteger(p) && p > 0);
+    for (const e of entries) if (e.isDirectory()) pids.push(...(await this.procsBelow(join(dir, e.name))));
+    return pids;
   }
 
   private async copyIfEmpty(file: string, from: string): Promise<void> {

@@ -1,0 +1,221 @@
+/**
+ * HandlePodCleanups' cleanupOrphanedPodDirs (pkg/kubelet/kubelet_volumes.go)
+ * and cleanupOrphanedPodCgroups (kubelet_pods.go, with
+ * cm/pod_container_manager_linux.go GetAllPodsFromCgroups and Destroy): what
+ * a pod left on the host after everyone forgot it, removed by the sync
+ * loop's leader on the housekeeping period.
+ *
+ *   <POD_ROOT_DIR>/<uid>/                   removed once nothing is mounted below it
+ *                                           (a leftover emptyDir tmpfs is unmounted first;
+ *                                           any other mount: refused and logged, as upstream)
+ *   <CGROUP_ROOT>/kubepods/[<qos>/]pod<uid> its processes killed, then removed, once the
+ *                                           pod's directory has no mount left
+ *
+ * Invariants (ADR 0014): only a pod no one knows is touched, never one a pod
+ * worker may still act on. A pod is known while it is desired (the
+ * podManager), while a pod worker has a record of it that has not finished
+ * (its SyncTerminatedPod unmounts and destroys these itself), and while the
+ * runtime has anything of it: for the directories this node's sandboxes
+ * and containers, for the cgroups every sandbox on the runtime (the kubepods
+ * tree is the host's; another stack on the same runtime must not lose its
+ * pods' cgroups). Nothing is judged before every source has delivered
+ * (allSourcesReady), and a pod must have been unknown for the grace period
+ * first: a pod removed before its worker wrote a record is not raced.
+ */
+import type { Clock } from '@app/clock';
+import { CgroupManager, QOS_CLASSES, podUidOfCgroup, qosCgroupName, type CgroupName } from '@app/cm';
+import { podWorkerState, type PodRecord, type PodSyncStatusRecord } from '@app/contracts';
+import type { Logger } from '@app/observability';
+import type { HostProcesses, NodeState, PodDirectoriesOnDisk, RuntimePod, RuntimeView } from './ports.js';
+
+export interface OrphanInput {
+  allSourcesReady: boolean;
+  desired: ReadonlyMap<string, PodRecord>;
+  workers: ReadonlyMap<string, PodSyncStatusRecord>;
+  /** This node's runtime pods (running or not). */
+  runtimePods: readonly RuntimePod[];
+  /** The pod UIDs of every sandbox on the runtime, any stack's. */
+  runtimeUids: ReadonlySet<string>;
+  /** The UIDs with a directory under POD_ROOT_DIR. */
+  podDirectories: readonly string[];
+  /** The pod cgroups found under the QoS parents, by UID. */
+  podCgroups: ReadonlyMap<string, CgroupName>;
+}
+
+export interface OrphanDecisions {
+  /** UIDs whose directory belongs to no known pod. */
+  orphanedDirectories: string[];
+  /** UIDs whose cgroup belongs to no known pod, with the cgroup. */
+  orphanedCgroups: [string, CgroupName][];
+}
+
+/** Which pod directories and pod cgroups belong to no known pod (before the grace period). */
+export function decideOrphans(input: OrphanInput): OrphanDecisions {
+  if (!input.allSourcesReady) return { orphanedDirectories: [], orphanedCgroups: [] };
+  const onThisNode = new Set(input.runtimePods.map((p) => p.uid));
+  const known = (uid: string) => {
+    if (input.desired.has(uid) || onThisNode.has(uid)) return true;
+    const w = input.workers.get(uid);
+    // A worker that has not finished may still mount, start or tear down (a TerminatedPod not finished is in SyncTerminatedPod).
+    return w !== undefined && !(w.finished === true && podWorkerState(w) === 'TerminatedPod');
+  };
+  return {
+    orphanedDirectories: input.podDirectories.filter((uid) => !known(uid)),
+    orphanedCgroups: [...input.podCgroups].filter(([uid]) => !known(uid) && !input.runtimeUids.has(uid)),
+  };
+}
+
+/** A leftover emptyDir tmpfs of a pod: `<pod dir>/volumes/kubernetes.io~empty-dir/<name>`, unmounted by the cleanup. */
+export function isEmptyDirMount(podDir: string, mountPoint: string): boolean {
+  const rest = mountPoint.startsWith(`${podDir}/`) ? mountPoint.slice(podDir.length + 1).split('/') : [];
+  return rest.length === 3 && rest[0] === 'volumes' && rest[1] === 'kubernetes.io~empty-dir' && rest[2] !== '';
+}
+
+export interface OrphanCleanupOptions {
+  /** How long a pod must be unknown before its leftovers go. */
+  graceMs: number;
+  /** --cgroup-root; undefined when the pods have no cgroups of their own (CGROUPS_PER_QOS=false). */
+  cgroupRoot?: string;
+}
+
+export interface OrphanCleanupResult {
+  removedDirectories: string[];
+  destroyedCgroups: string[];
+  /** UIDs whose directory still has a mount that is not a leftover emptyDir (refused, as upstream's podVolumesExist). */
+  refused: string[];
+}
+
+/**
+ * The two cleanups, each removal on its own: a failure is logged (once per
+ * pod and message) and retried at the next pass, the rest goes on.
+ */
+export class OrphanedPodCleaner {
+  /** When each UID was first seen unknown, for the grace period. */
+  private readonly unknownSince = new Map<string, number>();
+  /** The last failure logged per UID, so that a lasting one is logged once. */
+  private readonly lastFailure = new Map<string, string>();
+
+  constructor(
+    private readonly runtime: RuntimeView,
+    private readonly nodeState: NodeState,
+    private readonly dirs: PodDirectoriesOnDisk,
+    private readonly cgroups: CgroupManager | undefined,
+    private readonly processes: HostProcesses,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly options: OrphanCleanupOptions,
+  ) {}
+
+  /** GetAllPodsFromCgroups: `pod<uid>` children of the QoS parents. */
+  async podCgroups(): Promise<Map<string, CgroupName>> {
+    const found = new Map<string, CgroupName>();
+    if (!this.cgroups || this.options.cgroupRoot === undefined) return found;
+    for (const qos of QOS_CLASSES) {
+      const parent = qosCgroupName(this.options.cgroupRoot, qos);
+      for (const child of await this.cgroups.children(parent)) {
+        const uid = podUidOfCgroup(child);
+        if (uid !== undefined) found.set(uid, [...parent, child]);
+      }
+    }
+    return found;
+  }
+
+  /** One pass, given the podManager and whether every source has delivered. */
+  async cleanup(desired: ReadonlyMap<string, PodRecord>, allSourcesReady: boolean): Promise<OrphanCleanupResult> {
+    const result: OrphanCleanupResult = { removedDirectories: [], destroyedCgroups: [], refused: [] };
+    if (!allSourcesReady) return result;
+    const [workers, runtimePods, runtimeUids, podDirectories, podCgroups] = await Promise.all([
+      this.nodeState.workerStates(),
+      this.runtime.pods(),
+      this.runtime.allPodUids(),
+      this.dirs.list(),
+      this.podCgroups(),
+    ]);
+    const d = decideOrphans({ allSourcesReady, desired, workers, runtimePods, runtimeUids, podDirectories, podCgroups });
+    const now = this.clock.now();
+    const unknown = new Set([...d.orphanedDirectories, ...d.orphanedCgroups.map(([uid]) => uid)]);
+    for (const uid of [...this.unknownSince.keys()]) if (!unknown.has(uid)) this.unknownSince.delete(uid);
+    for (const uid of [...this.lastFailure.keys()]) if (!unknown.has(uid)) this.lastFailure.delete(uid);
+    const due = (uid: string) => {
+      const since = this.unknownSince.get(uid) ?? now;
+      this.unknownSince.set(uid, since);
+      return now - since >= this.options.graceMs;
+    };
+    const mounted = new Set<string>();
+    for (const uid of d.orphanedDirectories) {
+      if (!due(uid)) continue;
+      const outcome = await this.attempt(uid, 'remove an orphaned pod directory', () => this.removeDirectory(uid));
+      if (outcome === 'removed') result.removedDirectories.push(uid);
+      else {
+        mounted.add(uid);
+        if (outcome === 'refused') result.refused.push(uid);
+      }
+    }
+    for (const [uid, name] of d.orphanedCgroups) {
+      // Upstream keeps the cgroup while the pod's volumes exist, so that memory-backed ones stay charged to it.
+      if (!due(uid) || mounted.has(uid)) continue;
+      const outcome = await this.attempt(uid, 'remove an orphaned pod cgroup', () => this.destroyCgroup(name));
+      if (outcome === 'removed') result.destroyedCgroups.push(uid);
+    }
+    if (result.removedDirectories.length + result.destroyedCgroups.length > 0) this.logger.info({ directories: result.removedDirectories, cgroups: result.destroyedCgroups }, 'removed what pods no one knows left behind');
+    return result;
+  }
+
+  /**
+   * cleanupOrphanedPodDirs for one pod: leftover emptyDir tmpfs mounts
+   * unmounted; with any other mount still there the directory is kept
+   * ('refused'); else removed on its own file system.
+   */
+  private async removeDirectory(uid: string): Promise<'removed' | 'refused'> {
+    const podDir = this.dirs.path(uid);
+    for (const m of await this.dirs.mountsUnder(uid)) if (isEmptyDirMount(podDir, m)) await this.dirs.unmount(m);
+    const left = await this.dirs.mountsUnder(uid);
+    if (left.length > 0) {
+      this.logOnce(uid, `volumes still mounted: ${left.join(', ')}`, 'orphaned pod found, but volumes are still mounted: its directory is kept');
+      return 'refused';
+    }
+    await this.dirs.remove(uid);
+    return 'removed';
+  }
+
+  /** podContainerManagerImpl.Destroy: tryKillingCgroupProcesses (5 rounds), then the cgroup. */
+  private async destroyCgroup(name: CgroupName): Promise<'removed'> {
+    const cgroups = this.cgroups;
+    if (!cgroups) return 'removed';
+    const pids = await cgroups.pids(name);
+    const killed = new Set<number>();
+    let failures: string[] = [];
+    for (let round = 0; round < 5 && killed.size < pids.length; round++) {
+      failures = [];
+      for (const pid of pids) {
+        if (killed.has(pid)) continue;
+        try {
+          await this.processes.kill(pid);
+          killed.add(pid);
+        } catch (err) {
+          failures.push(`${pid}: ${(err as Error).message}`);
+        }
+      }
+    }
+    if (killed.size < pids.length) throw new Error(`failed to kill all the processes attached to the cgroup: ${failures.join('; ')}`);
+    await cgroups.destroy(name);
+    return 'removed';
+  }
+
+  private async attempt<T>(uid: string, action: string, fn: () => Promise<T>): Promise<T | 'failed'> {
+    try {
+      const out = await fn();
+      if (out === 'removed') this.lastFailure.delete(uid);
+      return out;
+    } catch (err) {
+      this.logOnce(uid, (err as Error).message, `housekeeping: failed to ${action} (retried every pass)`);
+      return 'failed';
+    }
+  }
+
+  private logOnce(uid: string, err: string, msg: string): void {
+    if (this.lastFailure.get(uid) === err) return;
+    this.lastFailure.set(uid, err);
+    this.logger.warn({ uid, err }, msg);
+  }
+}

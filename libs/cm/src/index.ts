@@ -1,0 +1,16 @@
+export {
+  CgroupManager,
+  DEFAULT_CPU_PERIOD_US,
+  MAX_SHARES,
+  MIN_SHARES,
+  POD_CGROUP_PREFIX,
+  QOS_CLASSES,
+  cgroupFiles,
+  cgroupfsName,
+  cpuSharesToWeight,
+  podUidOfCgroup,
+  qosCgroupName,
+  type CgroupName,
+  type ResourceConfig,
+} from './cgroup-manager.js';
+export { CgroupfsManager } from './cgroupfs-manager.js';
