@@ -85,8 +85,15 @@ describe('docker-compose.yml', () => {
   it('runs pod-worker with replicas', () => assert.ok((compose.services['pod-worker']?.deploy?.replicas ?? 1) > 1));
   it('mounts the containerd socket into cri-gateway only', () => {
     for (const [name, svc] of Object.entries(compose.services)) {
-      const mountsSocket = (svc.volumes ?? []).some((v) => v.includes('containerd'));
+      const mountsSocket = (svc.volumes ?? []).some((v) => v.includes('CONTAINERD_SOCKET_DIR') || v.includes('/run/containerd'));
       assert.equal(mountsSocket, name === 'cri-gateway', name);
+    }
+  });
+  it("mounts containerd's root read-only into sync-loop only, for the image GC's statfs of the image filesystem", () => {
+    for (const [name, svc] of Object.entries(compose.services)) {
+      const root = (svc.volumes ?? []).filter((v) => v.includes('/var/lib/containerd'));
+      assert.equal(root.length, name === 'sync-loop' ? 1 : 0, name);
+      if (root[0]) assert.ok(root[0].endsWith(':ro'), `${name} mounts it read-only: ${root[0]}`);
     }
   });
   it('mounts the manifest directory into config-source', () => {

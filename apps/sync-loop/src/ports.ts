@@ -93,3 +93,37 @@ export abstract class SyncLoopOutbox {
   /** The config sources' current listings, or undefined when config-source does not answer. */
   abstract sourcesSnapshot(): Promise<SourcesSnapshotMessage | undefined>;
 }
+
+/** An image as the image GC sees it (CRI Image; size in bytes). */
+export interface GcImage {
+  id: string;
+  repoTags: string[];
+  repoDigests: string[];
+  size: number;
+  pinned: boolean;
+}
+
+/** The runtime's images, for the image GC (image-gc.ts). */
+export abstract class ImageService {
+  /** ListImages. */
+  abstract listImages(): Promise<GcImage[]>;
+  /** The image of every container in the runtime, whatever its state or node (imageId, else imageRef): upstream's GetPods(all=true). */
+  abstract containerImages(): Promise<string[]>;
+  /** The image the runtime makes sandboxes from (containerd: Status verbose, config.sandboxImage), when it says. */
+  abstract sandboxImage(): Promise<string | undefined>;
+  /** RemoveImage, by id; the leader's only. */
+  abstract removeImage(id: string): Promise<void>;
+}
+
+/** The image filesystem: capacity and available bytes (statfs of its mountpoint), what the runtime says it uses. */
+export interface ImageFsStats {
+  capacityBytes: number;
+  availableBytes: number;
+  usedBytes?: number;
+  mountpoint?: string;
+}
+
+/** ImageFsStats (the stats provider's): CRI ImageFsInfo bounded by the filesystem holding its mountpoint. */
+export abstract class ImageFs {
+  abstract stats(): Promise<ImageFsStats>;
+}

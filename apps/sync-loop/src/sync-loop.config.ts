@@ -1,7 +1,8 @@
-import { cgroupsSchema, env, machineHugePages, nodeResourcesSchema } from '@app/config';
+import { ConfigError, cgroupsSchema, env, machineHugePages, nodeResourcesSchema } from '@app/config';
 import { DEFAULT_SHARD_COUNT } from '@app/contracts';
 import { configuredCapacity, nodeAllocatable, nodeInfoFrom, nodeReservationsFrom, parseMapStringString, type NodeInfo } from '@app/kube';
 import type { FullConfig } from '@app/service';
+import { imageGCPolicyProblems, type ImageGCPolicy } from './image-gc.js';
 
 /** sync-loop's own environment variables, on top of the shared ones (@app/config sharedSchema). */
 export const syncLoopConfigSchema = {
@@ -16,6 +17,11 @@ export const syncLoopConfigSchema = {
   MINIMUM_CONTAINER_TTL: env.duration({ default: 0, describe: 'a dead container younger than this is not collected, like --minimum-container-ttl-duration' }),
   MAXIMUM_DEAD_CONTAINERS_PER_CONTAINER: env.int({ default: 1, min: -1, max: 1_000_000, describe: 'dead instances kept per container, like --maximum-dead-containers-per-container (-1: no limit)' }),
   MAXIMUM_DEAD_CONTAINERS: env.int({ default: -1, min: -1, max: 1_000_000, describe: 'dead containers kept on the node, like --maximum-dead-containers (-1: no limit)' }),
+  IMAGE_GC_PERIOD: env.duration({ default: 5 * 60_000, describe: 'how often unused images are garbage collected (the kubelet\'s ImageGCPeriod)' }),
+  IMAGE_GC_HIGH_THRESHOLD_PERCENT: env.int({ default: 85, min: 0, max: 100, describe: 'image filesystem usage at or above which unused images are removed, like --image-gc-high-threshold (100: off unless IMAGE_MAXIMUM_GC_AGE)' }),
+  IMAGE_GC_LOW_THRESHOLD_PERCENT: env.int({ default: 80, min: 0, max: 100, describe: 'the usage image GC frees down to, like --image-gc-low-threshold (less than the high threshold)' }),
+  IMAGE_MINIMUM_GC_AGE: env.duration({ default: 2 * 60_000, describe: 'an image detected less than this ago is never garbage collected, like --minimum-image-gc-age' }),
+  IMAGE_MAXIMUM_GC_AGE: env.duration({ default: 0, describe: 'an image unused for longer than this is removed whatever the usage, like imageMaximumGCAge (0: off)' }),
   POD_ROOT_DIR: env.string({ default: '/var/lib/kubelet-split/pods', describe: 'the root of the pods\' directories (the pod worker\'s POD_ROOT_DIR): housekeeping removes those of pods no one knows (cleanupOrphanedPodDirs)' }),
   // The pod cgroups (the pod worker's settings): housekeeping removes those of pods no one knows (cleanupOrphanedPodCgroups).
   ...cgroupsSchema,
@@ -37,4 +43,12 @@ export function nodeInfoOf(cfg: SyncLoopConfig): NodeInfo {
   // The machine's huge pages too: they come out of the memory allocatable, as on the Node.
   const allocatable = nodeAllocatable({ ...configuredCapacity(settings), ...machineHugePages() }, nodeReservationsFrom(settings));
   return nodeInfoFrom({ name: cfg.NODE_NAME, cpu: `${allocatable['cpu'] ?? 0}m`, memory: String(allocatable['memory'] ?? 0), maxPods: allocatable['pods'] ?? 0, labels: parseMapStringString(cfg.NODE_LABELS, 'NODE_LABELS') });
+}
+
+/** The image GC's policy (images.ImageGCPolicy); throws ConfigError naming each bad setting (low not under high, ...). */
+export function imageGCPolicyOf(cfg: Pick<SyncLoopConfig, 'IMAGE_GC_HIGH_THRESHOLD_PERCENT' | 'IMAGE_GC_LOW_THRESHOLD_PERCENT' | 'IMAGE_MINIMUM_GC_AGE' | 'IMAGE_MAXIMUM_GC_AGE'>): ImageGCPolicy {
+  const policy = { highThresholdPercent: cfg.IMAGE_GC_HIGH_THRESHOLD_PERCENT, lowThresholdPercent: cfg.IMAGE_GC_LOW_THRESHOLD_PERCENT, minAgeMs: cfg.IMAGE_MINIMUM_GC_AGE, maxAgeMs: cfg.IMAGE_MAXIMUM_GC_AGE };
+  const problems = imageGCPolicyProblems(policy);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(policy);
 }

@@ -13,12 +13,14 @@ import { KvNodeState } from './adapters/kv-node-state.js';
 import { KvPodStore } from './adapters/kv-pod-store.js';
 import { NatsSyncLoopOutbox } from './adapters/nats-sync-loop-outbox.js';
 import { FsPodLogs } from './adapters/fs-pod-logs.js';
+import { CriImageFs, CriImageService } from './adapters/cri-image-service.js';
 import { FsPodDirectoriesOnDisk } from './adapters/fs-pod-directories.js';
 import { NodeHostProcesses } from './adapters/host-processes.js';
 import { ContainerGarbageCollector } from './container-gc.js';
+import { ImageGarbageCollector, RealImageGCManager } from './image-gc.js';
 import { OrphanedPodCleaner } from './orphans.js';
-import { HostProcesses, NodeHealth, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
-import { nodeInfoOf, type SyncLoopConfig } from './sync-loop.config.js';
+import { HostProcesses, ImageFs, ImageService, NodeHealth, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
+import { imageGCPolicyOf, nodeInfoOf, type SyncLoopConfig } from './sync-loop.config.js';
 import { SyncLoopChannels } from './sync-loop.controller.js';
 import { SyncLoopRunner } from './sync-loop-runner.js';
 import { SyncLoop } from './sync-loop.js';
@@ -69,6 +71,16 @@ import { SyncLoop } from './sync-loop.js';
           maxContainers: cfg.MAXIMUM_DEAD_CONTAINERS,
         }),
     },
+    { provide: ImageService, inject: [CriRuntime, LeaderFence], useFactory: (cri: CriRuntime, fence: LeaderFence) => new CriImageService(cri, fence) },
+    { provide: ImageFs, inject: [CriRuntime], useFactory: (cri: CriRuntime) => new CriImageFs(cri) },
+    {
+      provide: ImageGarbageCollector,
+      inject: [ImageService, ImageFs, EventRecorder, Clock, SERVICE_CONFIG, SERVICE_LOGGER],
+      useFactory: (images: ImageService, fs: ImageFs, events: EventRecorder, clock: Clock, cfg: SyncLoopConfig, logger: Logger) => {
+        const log = logger.child({ component: 'image-gc' });
+        return new ImageGarbageCollector(new RealImageGCManager(images, fs, events, clock, log, imageGCPolicyOf(cfg)), events, clock, log);
+      },
+    },
     { provide: PodDirectoriesOnDisk, inject: [SERVICE_CONFIG], useFactory: (cfg: SyncLoopConfig) => new FsPodDirectoriesOnDisk(cfg.POD_ROOT_DIR) },
     { provide: CgroupManager, inject: [SERVICE_CONFIG], useFactory: (cfg: SyncLoopConfig) => new CgroupfsManager(cfg.CGROUP_MOUNT) },
     { provide: HostProcesses, useClass: NodeHostProcesses },
@@ -92,6 +104,7 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
   constructor(
     private readonly runner: SyncLoopRunner,
     private readonly containerGC: ContainerGarbageCollector,
+    private readonly imageGC: ImageGarbageCollector,
     private readonly orphans: OrphanedPodCleaner,
     private readonly runtimeState: RuntimeStateUpdater,
     private readonly clock: Clock,
@@ -145,6 +158,12 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
     runner.every('housekeepingCh', cfg.HOUSEKEEPING_PERIOD, () => runner.loop.housekeeping(), { gated: true });
     // StartGarbageCollection's container GC, on the loop's chain: it never runs beside a housekeeping pass.
     runner.every('containerGC', cfg.CONTAINER_GC_PERIOD, () => this.containerGC.garbageCollect(runner.loop.desiredPods, runner.loop.areSourcesReady), { gated: true });
+    // StartGarbageCollection's image GC: a pass now and every period, with records fresh for this term (image-gc.ts).
+    if (this.imageGC.enabled) {
+      this.imageGC.startTerm();
+      void runner.run('imageGC', () => this.imageGC.garbageCollect());
+      runner.every('imageGC', cfg.IMAGE_GC_PERIOD, () => this.imageGC.garbageCollect(), { gated: true });
+    }
     // HandlePodCleanups' cleanupOrphanedPodDirs and cleanupOrphanedPodCgroups, on the housekeeping period.
     runner.every('cleanupOrphanedPods', cfg.HOUSEKEEPING_PERIOD, () => this.orphans.cleanup(runner.loop.desiredPods, runner.loop.areSourcesReady), { gated: true });
     runner.every('reconcileWithSources', cfg.SOURCES_RESYNC_PERIOD, () => runner.loop.reconcileWithSources());

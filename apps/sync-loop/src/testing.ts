@@ -1,7 +1,7 @@
 /** Hand-written fakes of the sync loop's ports (ports.ts), for unit tests only. */
 import type { KillPodOptions, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, SourcesSnapshotMessage, StatusVerb, SyncPodType } from '@app/contracts';
 import type { GcContainer, GcSandbox } from './container-gc.js';
-import { HostProcesses, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopOutbox, type RuntimeContainer, type RuntimePod } from './ports.js';
+import { HostProcesses, ImageFs, ImageService, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopOutbox, type GcImage, type ImageFsStats, type RuntimeContainer, type RuntimePod } from './ports.js';
 
 export class MemoryPodStore extends PodStore {
   readonly pods = new Map<string, PodRecord>();
@@ -171,3 +171,45 @@ export class RecordingOutbox extends SyncLoopOutbox {
 
 /** The runtime's Status and the PLEG's relist as the test sets them (runtimeState's inputs, shared in @app/kube). */
 export { FakeNodeHealth } from '@app/kube/testing';
+
+/** The runtime's images: `removeImage` takes the image out of `images` and frees its size on `fs` (when given). */
+export class FakeImageService extends ImageService {
+  images: GcImage[] = [];
+  /** The images the runtime's containers use (ids or names). */
+  inUse: string[] = [];
+  sandbox?: string;
+  removed: string[] = [];
+  /** Ids whose removal fails. */
+  failRemove = new Set<string>();
+  failList = false;
+  constructor(private readonly fs?: FakeImageFs) {
+    super();
+  }
+  listImages(): Promise<GcImage[]> {
+    if (this.failList) return Promise.reject(new Error('rpc error: code = Unavailable desc = connection refused'));
+    return Promise.resolve(this.images.map((i) => ({ ...i })));
+  }
+  containerImages(): Promise<string[]> {
+    return Promise.resolve([...this.inUse]);
+  }
+  sandboxImage(): Promise<string | undefined> {
+    return Promise.resolve(this.sandbox);
+  }
+  removeImage(id: string): Promise<void> {
+    if (this.failRemove.has(id)) return Promise.reject(new Error(`rpc error: code = Unknown desc = failed to remove ${id}`));
+    const image = this.images.find((i) => i.id === id);
+    if (!image) return Promise.reject(new Error(`rpc error: code = NotFound desc = image ${id} not found`));
+    this.removed.push(id);
+    this.images = this.images.filter((i) => i.id !== id);
+    if (this.fs) this.fs.current.availableBytes += image.size;
+    return Promise.resolve();
+  }
+}
+
+export class FakeImageFs extends ImageFs {
+  current: ImageFsStats = { capacityBytes: 1000, availableBytes: 1000 };
+  fail?: string;
+  stats(): Promise<ImageFsStats> {
+    return this.fail ? Promise.reject(new Error(this.fail)) : Promise.resolve({ ...this.current });
+  }
+}
