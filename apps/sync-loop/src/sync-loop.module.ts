@@ -90,10 +90,12 @@ import { SyncLoop } from './sync-loop.js';
     { provide: ImageFs, inject: [CriRuntime], useFactory: (cri: CriRuntime) => new CriImageFs(cri) },
     {
       provide: ImageGarbageCollector,
-      inject: [ImageService, ImageFs, EventRecorder, Clock, SERVICE_CONFIG, SERVICE_LOGGER],
-      useFactory: (images: ImageService, fs: ImageFs, events: EventRecorder, clock: Clock, cfg: SyncLoopConfig, logger: Logger) => {
+      inject: [ImageService, ImageFs, EventRecorder, Clock, SERVICE_CONFIG, SERVICE_LOGGER, METRICS_REGISTRY],
+      useFactory: (images: ImageService, fs: ImageFs, events: EventRecorder, clock: Clock, cfg: SyncLoopConfig, logger: Logger, registry: Registry) => {
         const log = logger.child({ component: 'image-gc' });
-        return new ImageGarbageCollector(new RealImageGCManager(images, fs, events, clock, log, imageGCPolicyOf(cfg)), events, clock, log);
+        const collected = new Counter({ name: 'kubelet_image_garbage_collected_total', help: 'Total number of images garbage collected by the kubelet, whether through disk usage or image age.', labelNames: ['reason'], registers: [registry] });
+        const manager = new RealImageGCManager(images, fs, events, clock, log, imageGCPolicyOf(cfg), (reason) => collected.inc({ reason }));
+        return new ImageGarbageCollector(manager, events, clock, log);
       },
     },
     { provide: PodDirectoriesOnDisk, inject: [SERVICE_CONFIG], useFactory: (cfg: SyncLoopConfig) => new FsPodDirectoriesOnDisk(cfg.POD_ROOT_DIR) },
