@@ -24,7 +24,8 @@ describe('sync-loop config: the container log manager\'s settings', () => {
     { name: 'not a quantity', env: { CONTAINER_LOG_MAX_SIZE: '10MB' }, want: 'CONTAINER_LOG_MAX_SIZE must be a quantity of bytes like 10Mi, 512Ki or 1G (negative: no rotation), got "10MB"' },
     { name: 'a fraction of a byte', env: { CONTAINER_LOG_MAX_SIZE: '1500m' }, want: 'CONTAINER_LOG_MAX_SIZE must be a whole number of bytes, got "1500m"' },
     { name: 'one file', env: { CONTAINER_LOG_MAX_FILES: '1' }, want: 'CONTAINER_LOG_MAX_FILES must be at least 2, got 1' },
-    { name: 'a zero interval', env: { CONTAINER_LOG_MONITOR_INTERVAL: '0' }, want: 'CONTAINER_LOG_MONITOR_INTERVAL must be above zero, got "0"' },
+    { name: 'a zero interval', env: { CONTAINER_LOG_MONITOR_INTERVAL: '0' }, want: 'CONTAINER_LOG_MONITOR_INTERVAL must be at least 1s (rotated logs are named to the second), got "0"' },
+    { name: 'an interval under a second', env: { CONTAINER_LOG_MONITOR_INTERVAL: '500ms' }, want: 'CONTAINER_LOG_MONITOR_INTERVAL must be at least 1s (rotated logs are named to the second), got "500ms"' },
     { name: 'not a duration', env: { CONTAINER_LOG_MONITOR_INTERVAL: '10' }, want: 'CONTAINER_LOG_MONITOR_INTERVAL must be a duration like 500ms, 10s, 2m or 1h30m, got "10"' },
     { name: 'no workers', env: { CONTAINER_LOG_MAX_WORKERS: '0' }, want: 'CONTAINER_LOG_MAX_WORKERS must be at least 1, got 0' },
   ];

@@ -26,14 +26,19 @@ export function logMaxSize(opts: { default: string; describe: string }): EnvFiel
   return { describe: opts.describe, parse: (raw) => parse(raw ?? opts.default) };
 }
 
-/** A duration above zero: a period that 0 would turn into a busy loop. */
-function positiveDuration(opts: { default: number; describe: string }): EnvField<number> {
+/**
+ * The log monitor's period: at least a second, as a rotated log's name
+ * (`<log>.<YYYYMMDD-hhmmss>`) has a second's resolution and two rotations of
+ * one log in the same second would collide. (Upstream's kubelet asks for at
+ * least 3s; a second is what the names need.)
+ */
+function logMonitorInterval(opts: { default: number; describe: string }): EnvField<number> {
   const field = env.duration(opts);
   return {
     describe: opts.describe,
     parse: (raw) => {
       const r = field.parse(raw);
-      return r.ok && r.value <= 0 ? { ok: false, reason: `must be above zero, got "${raw ?? ''}"` } : r;
+      return r.ok && r.value < 1000 ? { ok: false, reason: `must be at least 1s (rotated logs are named to the second), got "${raw ?? ''}"` } : r;
     },
   };
 }
@@ -62,7 +67,7 @@ export const syncLoopConfigSchema = {
   ORPHAN_GRACE_PERIOD: env.duration({ default: 10_000, describe: 'how long a pod directory or pod cgroup must belong to no known pod before housekeeping removes it' }),
   CONTAINER_LOG_MAX_SIZE: logMaxSize({ default: '10Mi', describe: 'a container log is rotated once it is this big, a quantity like 10Mi (--container-log-max-size; negative: no rotation)' }),
   CONTAINER_LOG_MAX_FILES: env.int({ default: 5, min: 2, max: 1_000_000, describe: 'the most log files a container keeps, the current one included (--container-log-max-files)' }),
-  CONTAINER_LOG_MONITOR_INTERVAL: positiveDuration({ default: 10_000, describe: 'how often container logs are checked for rotation (--container-log-monitor-interval)' }),
+  CONTAINER_LOG_MONITOR_INTERVAL: logMonitorInterval({ default: 10_000, describe: 'how often container logs are checked for rotation (--container-log-monitor-interval)' }),
   CONTAINER_LOG_MAX_WORKERS: env.int({ default: 1, min: 1, max: 64, describe: 'how many container logs are checked and rotated at once (--container-log-max-workers)' }),
   SOURCES_RESYNC_PERIOD: env.duration({ default: 30_000, describe: 'how often the podManager is checked against config-source\'s full listings' }),
 };
