@@ -2,11 +2,15 @@
  * `/stats/summary` and `/metrics/resource` on the real stack and containerd:
  * the summary parses into the Summary API types with the pods and their
  * containers, the node's figures are sane, a container burning a CPU shows
- * it (an idle one does not), and the resource metrics have the kubelet's
- * series for the pod.
+ * it (an idle one does not), a pod's volumes show what was written into
+ * them (bounded by their filesystem: a memory-backed one by its tmpfs) and
+ * count in its ephemeral storage, and the resource metrics have the
+ * kubelet's series for the pod.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { PodStats, Summary } from '@app/stats';
 import { NodeStack } from './support/node-stack.js';
 
@@ -66,6 +70,50 @@ describe('/stats/summary and /metrics/resource on the real stack', { timeout: 24
     assert.ok(delta('idle') < 0.05e9, `idle used ${delta('idle')} ns of CPU in 3 s`);
     assert.ok(burnCores > 100_000_000 && burnCores > 10 * idleCores, `usageNanoCores burn ${burnCores}, idle ${idleCores}`);
     assert.ok((podOf(after, 'burn')?.cpu?.usageNanoCores ?? 0) > 100_000_000, 'the pod\'s CPU follows its container\'s');
+  });
+
+  it('shows each volume of a pod, what was written into it, and the disk-backed ones in its ephemeral storage', async () => {
+    const MI = 1024 * 1024;
+    stack.writeManifest('vols', `apiVersion: v1
+kind: Pod
+metadata:
+  name: vols
+spec:
+  hostNetwork: true
+  terminationGracePeriodSeconds: 1
+  containers:
+    - name: main
+      image: ${IMAGE}
+      command: ["sh", "-c", "dd if=/dev/zero of=/cache/blob bs=1024 count=2048 && dd if=/dev/zero of=/mem/blob bs=1024 count=512 && touch /cache/ready && sleep 3600"]
+      volumeMounts:
+        - { name: cache, mountPath: /cache }
+        - { name: mem, mountPath: /mem }
+  volumes:
+    - name: cache
+      emptyDir: {}
+    - name: mem
+      emptyDir: { medium: Memory, sizeLimit: 8Mi }
+`);
+    await stack.waitForPod('vols', 'Running', (s) => s.containerStatuses?.[0]?.state?.running !== undefined, 60_000);
+    const uid = (await stack.podList()).items.find((p) => p.metadata?.name === stack.podName('vols'))?.metadata?.uid ?? '';
+    // The first walk happens at the first request that asks for the pod: ask once the files are written.
+    await stack.waitFor('the blobs written', () => (existsSync(join(stack.dir, 'pods', uid, 'volumes', 'kubernetes.io~empty-dir', 'cache', 'ready')) ? true : undefined));
+    const s = await stack.waitFor('vols with its volumes in /stats/summary', async () => {
+      const p = podOf(await summary(), 'vols');
+      return (p?.volume?.find((v) => v.name === 'cache')?.usedBytes ?? 0) >= 2 * MI ? p : undefined;
+    }, 60_000);
+    const cache = s.volume?.find((v) => v.name === 'cache');
+    const mem = s.volume?.find((v) => v.name === 'mem');
+    assert.ok(cache && mem, JSON.stringify(s.volume));
+    assert.ok((cache.inodesUsed ?? 0) >= 3, `cache inodes ${cache.inodesUsed}`);
+    assert.ok((cache.capacityBytes ?? 0) > (cache.availableBytes ?? Infinity), 'cache: bounded by the node filesystem');
+    assert.ok((mem.usedBytes ?? 0) >= MI / 2 && (mem.usedBytes ?? 0) < 2 * MI, `mem used ${mem.usedBytes}`);
+    assert.equal(mem.capacityBytes, 8 * MI, 'the memory-backed volume is bounded by its tmpfs (sizeLimit)');
+    const eph = s['ephemeral-storage']?.usedBytes ?? 0;
+    const rootfs = s.containers[0]?.rootfs?.usedBytes ?? 0;
+    assert.ok(eph >= (cache.usedBytes ?? 0), `ephemeral-storage ${eph} counts the disk emptyDir's ${cache.usedBytes}`);
+    assert.ok(eph < (cache.usedBytes ?? 0) + rootfs + MI / 2, `ephemeral-storage ${eph}: not the memory-backed volume's ${mem.usedBytes}`);
+    stack.removeManifest('vols');
   });
 
   it('/metrics/resource has the kubelet\'s series for the pod', async () => {

@@ -61,6 +61,7 @@ export class NodeStack {
       ...(service === 'config-source' ? { POD_MANIFEST_PATH: this.manifests, FILE_CHECK_FREQUENCY: '1s' } : {}),
       ...(this.options.kubeconfig && (service === 'config-source' || service === 'status-manager') ? { KUBECONFIG: this.options.kubeconfig } : {}),
       ...(service === 'sync-loop' ? { POD_LOGS_DIR: join(this.dir, 'logs'), POD_ROOT_DIR: join(this.dir, 'pods') } : {}),
+      ...(service === 'status-manager' ? { POD_ROOT_DIR: join(this.dir, 'pods') } : {}),
       ...(service === 'pod-worker' ? { POD_LOGS_DIR: join(this.dir, 'logs'), POD_ROOT_DIR: join(this.dir, 'pods'), SHARD_LEASE_DURATION: '6s' } : {}),
       ...(this.options.env?.[service] ?? {}),
     };

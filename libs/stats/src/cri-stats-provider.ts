@@ -31,6 +31,7 @@ import { type ContainerStats as CriContainerStats, type CpuUsage, type CriRuntim
 import { KubeletLabels } from '@app/kube';
 import type { HostFs, HostStats, StatsPods } from './ports.js';
 import type { CPUStats, ContainerStats, FsStats, MemoryStats, NetworkStats, NodeStats, PodStats, Summary } from './summary-types.js';
+import type { VolumeStatsCache } from './volume-stats.js';
 
 /** How long a container's last CPU sample is kept once it is no longer listed (upstream's defaultCachePeriod). */
 export const CPU_CACHE_PERIOD_MS = 10 * 60_000;
@@ -78,6 +79,8 @@ export interface CriStatsOptions {
   podRootDir: string;
   /** The root of the pods' log directories (`<ns>_<name>_<uid>/<container>/`). */
   podLogsDir: string;
+  /** The pods' volume stats (fsResourceAnalyzer); none without. */
+  volumes?: VolumeStatsCache;
 }
 
 /** The Summary API's provider (server/stats.Provider's ListPodStats + GetNodeStats, narrowed to what /stats/summary needs). */
@@ -161,12 +164,16 @@ export class CriStatsProvider extends SummaryProvider {
       if (memory) pod.memory = memory;
       const network = own?.network ? networkStats(own, now) : undefined;
       if (network) pod.network = network;
-      const used = cs.reduce((n, c) => n + (c.rootfs?.usedBytes ?? 0) + (c.logs?.usedBytes ?? 0), 0);
-      const inodes = cs.reduce((n, c) => n + (c.rootfs?.inodesUsed ?? 0) + (c.logs?.inodesUsed ?? 0), 0);
+      // calcEphemeralStorage: the containers' writable layers and logs, and the pod's local ephemeral volumes.
+      const volumes = await this.options.volumes?.podVolumeStats(record.pod);
+      if (volumes && volumes.ephemeral.length + volumes.persistent.length > 0) pod.volume = [...volumes.ephemeral, ...volumes.persistent];
+      const used = cs.reduce((n, c) => n + (c.rootfs?.usedBytes ?? 0) + (c.logs?.usedBytes ?? 0), 0) + (volumes?.ephemeral ?? []).reduce((n, v) => n + (v.usedBytes ?? 0), 0);
+      const inodes = cs.reduce((n, c) => n + (c.rootfs?.inodesUsed ?? 0) + (c.logs?.inodesUsed ?? 0), 0) + (volumes?.ephemeral ?? []).reduce((n, v) => n + (v.inodesUsed ?? 0), 0);
       pod['ephemeral-storage'] = { ...fsBounds(nodeFs, now), usedBytes: used, inodesUsed: inodes };
       pods.push(pod);
     }
     this.cpu.prune();
+    this.options.volumes?.prune(new Set(pods.map((p) => p.podRef.uid)));
     return { node: this.nodeStats(host, nodeFs, imageFsStats, now), pods };
   }
 

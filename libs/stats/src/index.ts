@@ -11,3 +11,5 @@ export { HostStats, StatsPods } from './ports.js';
 export type { CpuSample, HostFs, HostMemory, HostNodeStats } from './ports.js';
 export { renderResourceMetrics } from './resource-metrics.js';
 export type * from './summary-types.js';
+export { VOLUME_PLUGIN_DIRS, VolumeStatsCache, isLocalEphemeralVolume } from './volume-stats.js';
+export type { PodVolumeStats, VolumeStatsOptions } from './volume-stats.js';

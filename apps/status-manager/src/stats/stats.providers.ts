@@ -8,7 +8,7 @@ import { DEFAULT_CRI_TIMEOUTS, NatsCriClient, type CriRuntime } from '@app/cri';
 import { SERVICE_CONFIG, SERVICE_CONTEXT, type ServiceContext } from '@app/service';
 import { DesiredPods } from '../ports.js';
 import type { StatusManagerConfig } from '../status-manager.config.js';
-import { CriStatsProvider, HostStats, HostStatsReader, SummaryProvider } from '@app/stats';
+import { CriStatsProvider, HostStats, HostStatsReader, SummaryProvider, VolumeStatsCache } from '@app/stats';
 
 /** The CRI client of the stats reads (ListContainerStats, ListPodSandboxStats, ImageFsInfo...). */
 export const STATS_CRI = Symbol('STATS_CRI');
@@ -20,6 +20,11 @@ export const statsProviders: Provider[] = [
     provide: SummaryProvider,
     inject: [STATS_CRI, DesiredPods, HostStats, Clock, SERVICE_CONFIG],
     useFactory: (cri: CriRuntime, desired: DesiredPods, host: HostStats, clock: Clock, cfg: StatusManagerConfig) =>
-      new CriStatsProvider(cri, desired, host, clock, { nodeName: cfg.NODE_NAME, podRootDir: cfg.POD_ROOT_DIR, podLogsDir: cfg.POD_LOGS_DIR }),
+      new CriStatsProvider(cri, desired, host, clock, {
+        nodeName: cfg.NODE_NAME,
+        podRootDir: cfg.POD_ROOT_DIR,
+        podLogsDir: cfg.POD_LOGS_DIR,
+        volumes: new VolumeStatsCache(host, clock, { podRootDir: cfg.POD_ROOT_DIR, periodMs: cfg.VOLUME_STATS_AGG_PERIOD }),
+      }),
   },
 ];

@@ -10,7 +10,7 @@
  */
 import type { NodePressureCondition, Pod } from '@app/contracts';
 import { EvictionSignal, formatResource, memoryBytes, podRequests, thresholdAmount, type EvictionThreshold } from '@app/kube';
-import type { PodStats, Summary } from '@app/stats';
+import { isLocalEphemeralVolume, type PodStats, type Summary } from '@app/stats';
 
 /** One signal's observation: how much is available of how much (bytes, inodes or PIDs), and when it was read. */
 export interface SignalObservation {
@@ -150,9 +150,9 @@ function ephemeralStorageRequest(pod: Pod): number {
 /** memoryUsage: the working set (0 without one). */
 const memoryUsage = (s: PodStats): number => s.memory?.workingSetBytes ?? 0;
 
-/** The names of the pod's volumes on the node's disk (localVolumeNames: hostPath, emptyDir not in memory). */
+/** localVolumeNames: the pod's hostPath volumes and its local ephemeral ones (IsLocalEphemeralVolume). */
 function localVolumeNames(pod: Pod): Set<string> {
-  return new Set((pod.spec.volumes ?? []).filter((v) => v.hostPath !== undefined || (v.emptyDir !== undefined && v.emptyDir.medium !== 'Memory')).map((v) => v.name));
+  return new Set((pod.spec.volumes ?? []).filter((v) => v.hostPath !== undefined || isLocalEphemeralVolume(v)).map((v) => v.name));
 }
 
 /** podDiskUsage without an imagefs: containers' writable layers and logs, and local volumes (bytes or inodes). */
