@@ -112,11 +112,12 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
   'sync-loop': {
     publishes: ['work', 'status', 'prober', 'events'],
     subscribes: ['podUpdate', 'sourcesReady', 'pleg', 'probeResult', 'workDone'],
-    // Housekeeping reads the runtime; the container GC removes dead containers and sandboxes; the image GC
-    // measures the image filesystem and removes unused images; killing is the pod workers' job.
+    // Housekeeping reads the runtime; the container GC removes dead containers and sandboxes; the log manager
+    // reopens rotated logs; the image GC measures the image filesystem and removes unused images; killing is the
+    // pod workers' job.
     requests: [
       'sourcesSnapshot',
-      { family: 'criRuntime', only: [...CRI_RUNTIME_READS, 'RemoveContainer', 'RemovePodSandbox'] },
+      { family: 'criRuntime', only: [...CRI_RUNTIME_READS, 'RemoveContainer', 'RemovePodSandbox', 'ReopenContainerLog'] },
       { family: 'criImage', only: ['ImageFsInfo', 'ListImages', 'RemoveImage'] },
     ],
     serves: [],
