@@ -51,13 +51,13 @@ spec:
     const pid = 900_000 + Math.floor(Math.random() * 90_000);
     const name = 'ks-e2e-fake-oom';
     const t0 = Date.now();
-    // Each write to /dev/kmsg is one record, as the kernel's own lines are.
+    // Each write to /dev/kmsg is one record, as each of the kernel's own lines is.
     for (const line of [
       `${name} invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE|__GFP_COMP), order=0, oom_score_adj=0`,
       `oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/,task=${name},pid=${pid},uid=0`,
       `Out of memory: Killed process ${pid} (${name}) total-vm:1049000kB, anon-rss:1040000kB, file-rss:4kB, shmem-rss:0kB, UID:0 pgtables:2100kB oom_score_adj:0`,
     ])
-      writeFileSync('/dev/kmsg', line);
+      writeFileSync('/dev/kmsg', `${line}\n`); // a record is complete, readable, at its newline
     const e = await stack.waitFor('a SystemOOM event on the Node', () => systemOOMs().find((x) => x.message.includes(String(pid))), 15_000);
     t.diagnostic(`SystemOOM ${Date.now() - t0}ms after the kernel logged it`);
     assert.equal(e.eventType, 'Warning');
