@@ -18,4 +18,21 @@ describe('README configuration table', () => {
     assert.deepEqual([...read].filter((v) => !documented.has(v)), [], 'read but not documented');
     assert.deepEqual([...documented].filter((v) => v && !read.has(v)), [], 'documented but not read');
   });
+
+  it('names, for each variable, exactly the services that read it, each in one row', () => {
+    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## Configuration'));
+    // A variable may have a row per meaning (SYNC_FREQUENCY in sync-loop and in pod-worker), but a service is in one of them.
+    const listed = new Map<string, string[]>();
+    for (const m of section.matchAll(/^\| `([A-Z_]+)` \| ([^|]+) \|/gm)) {
+      const services = (m[2] ?? '').trim();
+      listed.set(m[1] ?? '', [...(listed.get(m[1] ?? '') ?? []), ...(services === 'all' ? SERVICE_NAMES : services.split(/,\s*/))]);
+    }
+    const wrong: string[] = [];
+    for (const [name, services] of listed) {
+      const readers = SERVICE_NAMES.filter((service) => name in serviceSchema({ service, schema: schemas[service] }));
+      if ([...services].sort().join(',') !== [...readers].sort().join(',')) wrong.push(`${name}: README rows say ${services.join(', ')}; read by ${readers.join(', ')}`);
+    }
+    assert.deepEqual(wrong, []);
+  });
 });

@@ -64,7 +64,7 @@ describe('volumes on the real containerd', { timeout: 300_000 }, () => {
     const message = `MountVolume.SetUp failed for volume "h" : hostPath type check failed: ${file} is not a directory`;
     await stack.waitFor('the FailedMount events', () => (stack.eventsOf('badhost').some((e) => e.reason === 'FailedMount' && e.message === message) ? true : undefined));
     const cm = stack.eventsOf('badhost').find((e) => e.reason === 'FailedMount' && e.message.includes('"cm"'));
-    assert.match(cm?.message ?? '', /volume type configMap is not supported yet/);
+    assert.match(cm?.message ?? '', /this node has not joined a cluster \(config-source has no KUBECONFIG\): configmap "settings" cannot be read/);
     assert.equal(stack.eventsOf('badhost').find((e) => e.reason === 'FailedMount')?.eventType, 'Warning');
     await new Promise((r) => setTimeout(r, 5000)); // a few syncs (POD_SYNC_BACKOFF 2s): retried, still refused
     const s = await stack.waitForPod('badhost', 'waiting ContainerCreating', (x) => x.containerStatuses?.[0]?.state?.waiting?.reason === 'ContainerCreating');

@@ -1,6 +1,8 @@
 import { Controller, Get } from '@nestjs/common';
-import { MessagePattern } from '@nestjs/microservices';
-import { Subjects, type SourcesSnapshotMessage } from '@app/contracts';
+import { MessagePattern, Payload } from '@nestjs/microservices';
+import { API_OBJECT_COMMAND, MessageTypes, Subjects, decodeMessage, type ApiObjectReplyMessage, type SourcesSnapshotMessage } from '@app/contracts';
+import { rpcError } from '@app/service';
+import { ApiObjectError, WatchBasedObjectManager } from './object-manager.js';
 import { PodConfigPublisher } from './pod-config-publisher.js';
 
 /** Each source's current listing: over NATS for the sync loop, over HTTP for people. */
@@ -16,5 +18,27 @@ export class SourcesController {
   @Get('sources')
   sources(): SourcesSnapshotMessage {
     return this.publisher.snapshot();
+  }
+}
+
+/**
+ * The objects pods reference, for pod-worker only (a NATS permission):
+ * `kubelet.<node>.service.config-source.object`, request/reply (ADR 0014).
+ * A secret's content is in the reply and nowhere else: not logged, not
+ * served over HTTP.
+ */
+@Controller()
+export class ApiObjectsController {
+  constructor(private readonly objects: WatchBasedObjectManager) {}
+
+  @MessagePattern(Subjects.serviceCommand.pattern(API_OBJECT_COMMAND))
+  async onObject(@Payload() data: unknown): Promise<ApiObjectReplyMessage> {
+    const req = decodeMessage(MessageTypes.apiObjectRequest, data);
+    try {
+      return await this.objects.get({ kind: req.kind, namespace: req.namespace ?? '', name: req.name });
+    } catch (err) {
+      if (err instanceof ApiObjectError) throw rpcError(err.code, err.message);
+      throw err;
+    }
   }
 }

@@ -14,13 +14,17 @@ import { ApiserverSource } from './apiserver-source.js';
 import { NatsPodUpdateOutbox } from './adapters/nats-pod-update-outbox.js';
 import { PromConfigMetrics } from './adapters/prom-config-metrics.js';
 import type { ConfigSourceConfig } from './config-source.config.js';
-import { SourcesController } from './config-source.controller.js';
+import { ApiObjectsController, SourcesController } from './config-source.controller.js';
+import { ReflectorObjectWatch } from './adapters/reflector-object-watch.js';
+import { WatchBasedObjectManager } from './object-manager.js';
 import { PodConfigPublisher } from './pod-config-publisher.js';
-import { ApiserverPods, ConfigMetrics, ManifestDirectory, ManifestFetcher, PodUpdateOutbox } from './ports.js';
+import { ApiObjectWatch, ApiserverPods, ConfigMetrics, ManifestDirectory, ManifestFetcher, PodUpdateOutbox } from './ports.js';
 import { FileSource, HttpSource, type PodSource } from './sources.js';
 
 /** The sources the configuration names: file (POD_MANIFEST_PATH), http (MANIFEST_URL) and api (KUBECONFIG). */
 export const POD_SOURCES = Symbol('POD_SOURCES');
+/** The apiserver of KUBECONFIG, or null for a node that has not joined a cluster. */
+const API_SERVER = Symbol('API_SERVER');
 
 function sourceNames(cfg: ConfigSourceConfig): string[] {
   return [...(cfg.POD_MANIFEST_PATH ? ['file'] : []), ...(cfg.MANIFEST_URL ? ['http'] : []), ...(cfg.KUBECONFIG ? ['api'] : [])];
@@ -37,7 +41,7 @@ async function connectApiserver(path: string): Promise<ApiServer> {
 
 /** config.PodConfig: file, http and apiserver sources turned into PodUpdate operations. One provider per port; the adapters are in adapters/. */
 @Module({
-  controllers: [SourcesController],
+  controllers: [SourcesController, ApiObjectsController],
   providers: [
     { provide: Clock, useClass: SystemClock },
     { provide: ManifestDirectory, useClass: FsManifestDirectory },
@@ -45,12 +49,23 @@ async function connectApiserver(path: string): Promise<ApiServer> {
     { provide: PodUpdateOutbox, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: ConfigSourceConfig) => new NatsPodUpdateOutbox(bus, cfg.NODE_NAME) },
     { provide: EventRecorder, inject: [NatsBus, SERVICE_CONFIG, Clock], useFactory: (bus: NatsBus, cfg: ConfigSourceConfig, clock: Clock) => new NatsEventRecorder(bus, cfg.NODE_NAME, clock) },
     { provide: ConfigMetrics, inject: [METRICS_REGISTRY], useFactory: (r: Registry) => new PromConfigMetrics(r) },
+    { provide: API_SERVER, inject: [SERVICE_CONFIG], useFactory: async (cfg: ConfigSourceConfig): Promise<ApiServer | null> => (cfg.KUBECONFIG ? await connectApiserver(cfg.KUBECONFIG) : null) },
     {
       // Only when the node joins a cluster (KUBECONFIG); null for a standalone node.
       provide: ApiserverPods,
-      inject: [SERVICE_CONFIG, Clock, SERVICE_LOGGER],
-      useFactory: async (cfg: ConfigSourceConfig, clock: Clock, logger: Logger): Promise<ApiserverPods | null> =>
-        cfg.KUBECONFIG ? new ReflectorApiserverPods(await connectApiserver(cfg.KUBECONFIG), clock, logger.child({ component: 'apiserver-reflector' })) : null,
+      inject: [API_SERVER, Clock, SERVICE_LOGGER],
+      useFactory: (api: ApiServer | null, clock: Clock, logger: Logger): ApiserverPods | null => (api ? new ReflectorApiserverPods(api, clock, logger.child({ component: 'apiserver-reflector' })) : null),
+    },
+    {
+      // The objects the node's pods reference, one watch each; null for a standalone node (requests are answered NotJoined).
+      provide: ApiObjectWatch,
+      inject: [API_SERVER, Clock, SERVICE_LOGGER],
+      useFactory: (api: ApiServer | null, clock: Clock, logger: Logger): ApiObjectWatch | null => (api ? new ReflectorObjectWatch(api, clock, logger.child({ component: 'object-reflector' })) : null),
+    },
+    {
+      provide: WatchBasedObjectManager,
+      inject: [ApiObjectWatch, Clock, SERVICE_LOGGER],
+      useFactory: (watch: ApiObjectWatch | null, clock: Clock, logger: Logger) => new WatchBasedObjectManager(watch, clock, logger.child({ component: 'object-manager' })),
     },
     {
       provide: PodConfigPublisher,
@@ -76,6 +91,7 @@ export class ConfigSourceModule implements OnModuleInit, OnApplicationShutdown {
     private readonly publisher: PodConfigPublisher,
     @Inject(POD_SOURCES) private readonly sources: PodSource[],
     @Inject(HealthChecks) private readonly health: HealthChecks,
+    private readonly objects: WatchBasedObjectManager,
   ) {}
 
   onModuleInit(): void {
@@ -87,9 +103,11 @@ export class ConfigSourceModule implements OnModuleInit, OnApplicationShutdown {
       return { ok: true, detail: snap.length === 0 ? 'no source configured' : waiting.length > 0 ? `waiting for ${waiting.join(', ')}` : `ready: ${snap.map((s) => `${s.source} (${s.pods.length} pods)`).join(', ')}` };
     });
     publisher.start(this.sources);
+    this.objects.start();
   }
 
   onApplicationShutdown(): void {
     this.publisher.stop();
+    this.objects.stop();
   }
 }

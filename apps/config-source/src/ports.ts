@@ -1,10 +1,11 @@
 /**
  * What the config source's logic depends on: reading a manifest directory
  * (and noticing it change), fetching a manifest URL, the node's pods in the
- * apiserver, and where the PodUpdate operations and metrics go. Events go through @app/contracts'
+ * apiserver, the objects its pods reference (watched one by one), and
+ * where the PodUpdate operations and metrics go. Events go through @app/contracts'
  * EventRecorder. The adapters are in adapters/.
  */
-import type { Pod, PodOperation, PodUpdateMessage, SourcesReadyMessage } from '@app/contracts';
+import type { ApiObjectKind, Pod, PodOperation, PodUpdateMessage, SourcesReadyMessage } from '@app/contracts';
 import type { ManifestInput } from './listing.js';
 
 export type DirectoryRead = { missing: true; error: string } | { missing: false; manifests: ManifestInput[] };
@@ -43,4 +44,31 @@ export abstract class PodUpdateOutbox {
 export abstract class ConfigMetrics {
   abstract problems(source: string, count: number): void;
   abstract operations(source: string, op: PodOperation, count: number): void;
+}
+
+/** An apiserver object a pod references (ConfigMap, Secret, RuntimeClass); `namespace` is '' for a cluster-scoped kind. */
+export interface ApiObjectRef {
+  kind: ApiObjectKind;
+  namespace: string;
+  name: string;
+}
+
+/** An object as the apiserver gives it (wire JSON): the fields the pods' consumers read. */
+export interface ApiObject {
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
+  data?: Record<string, string>;
+  binaryData?: Record<string, string>;
+  type?: string;
+  handler?: string;
+}
+
+/**
+ * One object, watched (client-go's Reflector over the object's collection
+ * with `fieldSelector=metadata.name=<name>`, as upstream's watch-based
+ * manager does): `onListing` gets the current list (empty: the object does
+ * not exist) after the first successful list and each change; `onError`
+ * each failed list or watch (the watch keeps trying). Returns a stop function.
+ */
+export abstract class ApiObjectWatch {
+  abstract watch(ref: ApiObjectRef, onListing: (items: ApiObject[]) => void, onError: (err: Error) => void): () => void;
 }

@@ -1,6 +1,7 @@
 /** Hand-written fakes of what config-source talks to, for unit tests only. */
 import { ApiError, type ListWatchClient, type RequestInit, type WatchEvent } from '@app/apiserver';
 import type { Pod } from '@app/contracts';
+import { ApiObjectWatch, type ApiObject, type ApiObjectRef } from './ports.js';
 
 interface Watcher {
   emit: (e: WatchEvent<Pod>) => void;
@@ -106,4 +107,41 @@ function matches(pod: Pod, query: RequestInit['query']): boolean {
   if (typeof selector !== 'string') return true;
   const [field, value] = selector.split('=');
   return field !== 'spec.nodeName' || pod.spec.nodeName === value;
+}
+
+/**
+ * The apiserver's objects as the watch-based manager sees them: each watch
+ * started is recorded and can be fed a listing (`list`) or an error
+ * (`fail`); `stopped` counts the watches stopped.
+ */
+export class FakeObjectWatch extends ApiObjectWatch {
+  readonly started: string[] = [];
+  stopped = 0;
+  private readonly live = new Map<string, { onListing: (items: ApiObject[]) => void; onError: (err: Error) => void }[]>();
+
+  watch(ref: ApiObjectRef, onListing: (items: ApiObject[]) => void, onError: (err: Error) => void): () => void {
+    const key = `${ref.kind}/${ref.namespace}/${ref.name}`;
+    this.started.push(key);
+    const entry = { onListing, onError };
+    this.live.set(key, [...(this.live.get(key) ?? []), entry]);
+    return () => {
+      this.stopped++;
+      this.live.set(key, (this.live.get(key) ?? []).filter((e) => e !== entry));
+    };
+  }
+
+  /** The watches of `key` that run. */
+  running(key: string): number {
+    return this.live.get(key)?.length ?? 0;
+  }
+
+  /** Every running watch of `key` lists `items` (an empty list: the object does not exist). */
+  list(key: string, items: ApiObject[]): void {
+    for (const e of this.live.get(key) ?? []) e.onListing(items);
+  }
+
+  /** Every running watch of `key` fails. */
+  fail(key: string, message: string): void {
+    for (const e of this.live.get(key) ?? []) e.onError(new Error(message));
+  }
 }

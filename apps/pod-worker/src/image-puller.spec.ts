@@ -5,6 +5,7 @@ import type { Container, Pod } from '@app/contracts';
 import { RecordingEventRecorder } from '@app/contracts/testing';
 import { FakeCri } from '@app/cri/testing';
 import { ImagePuller } from './runtime-manager.js';
+import { FakeApiObjects } from './testing.js';
 
 class Events extends RecordingEventRecorder {
   get seen(): string[] {
@@ -64,5 +65,61 @@ describe('ImagePuller: the kubelet image pull policies', () => {
     assert.equal(cri.callsOf('PullImage').length, 1, 'no pull during the back-off');
     await clock.step(5_001);
     assert.deepEqual(await puller.ensure(pod, c('127.0.0.1:1/x:1')), { ref: 'sha256:pulled' });
+  });
+});
+
+describe('ImagePuller: imagePullSecrets (getPullSecretsForPod, the keyring, PullImage with auth)', () => {
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  const withSecrets = (names: string[]): Pod => ({ ...pod, spec: { containers: [], imagePullSecrets: names.map((name) => ({ name })) } });
+  function secrets() {
+    const objects = new FakeApiObjects();
+    const dockerconfig = (auths: Record<string, unknown>) => ({ secretType: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': b64(JSON.stringify({ auths })) } });
+    objects.put('Secret', 'default', 'regcred', dockerconfig({ 'registry.example.com': { username: 'alice', password: 'a-pw' } }));
+    objects.put('Secret', 'default', 'team', dockerconfig({ 'registry.example.com/team': { auth: b64('bob:b-pw') } }));
+    return objects;
+  }
+  function setupWith(objects: FakeApiObjects, pullFails: (auth: unknown) => boolean = () => false) {
+    const cri = new FakeCri()
+      .onImage('ImageStatus', () => ({ image: null, info: {} }) as never)
+      .onImage('PullImage', (req) => {
+        if (pullFails(req.auth)) throw new Error(`unauthorized for ${req.auth?.username ?? 'anonymous'}`);
+        return { imageRef: 'sha256:pulled' };
+      });
+    const events = new Events();
+    return { cri, events, puller: new ImagePuller(cri, events, new FakeClock(0), { initialMs: 10_000, maxMs: 300_000 }, objects) };
+  }
+
+  it('the matching secret\'s credentials go to PullImage; the secret is not in any event', async () => {
+    const { puller, cri, events } = setupWith(secrets());
+    assert.deepEqual(await puller.ensure(withSecrets(['regcred']), c('registry.example.com/app:1')), { ref: 'sha256:pulled' });
+    assert.deepEqual(cri.callsOf('PullImage'), [{ image: { image: 'registry.example.com/app:1' }, auth: { username: 'alice', password: 'a-pw' } }]);
+    assert.ok(!events.events.some((e) => e.message.includes('a-pw')));
+  });
+
+  it('the most specific credential is tried first, the next one when it fails', async () => {
+    const { puller, cri } = setupWith(secrets(), (auth) => (auth as { username?: string } | undefined)?.username === 'bob');
+    assert.deepEqual(await puller.ensure(withSecrets(['regcred', 'team']), c('registry.example.com/team/app:1')), { ref: 'sha256:pulled' });
+    assert.deepEqual(cri.callsOf('PullImage').map((r) => (r as { auth?: { username: string } }).auth?.username), ['bob', 'alice']);
+  });
+
+  it('an image of another registry is pulled without credentials', async () => {
+    const { puller, cri } = setupWith(secrets());
+    await puller.ensure(withSecrets(['regcred']), c('quay.io/app:1'));
+    assert.deepEqual(cri.callsOf('PullImage'), [{ image: { image: 'quay.io/app:1' } }]);
+  });
+
+  it('a missing pull secret is a FailedToRetrieveImagePullSecret warning and the pull goes on without it', async () => {
+    const { puller, cri, events } = setupWith(secrets());
+    assert.deepEqual(await puller.ensure(withSecrets(['nope', 'regcred']), c('registry.example.com/app:1')), { ref: 'sha256:pulled' });
+    const warning = events.events.find((e) => e.reason === 'FailedToRetrieveImagePullSecret');
+    assert.equal(warning?.type, 'Warning');
+    assert.equal(warning?.message, 'Unable to retrieve some image pull secrets (nope); attempting to pull the image may not succeed.');
+    assert.equal(cri.callsOf('PullImage').length, 1);
+  });
+
+  it('when every credential fails, the pull fails with their errors', async () => {
+    const { puller } = setupWith(secrets(), () => true);
+    const r = await puller.ensure(withSecrets(['regcred', 'team']), c('registry.example.com/team/app:1'));
+    assert.deepEqual(r, { error: { reason: 'ErrImagePull', message: 'Failed to pull image "registry.example.com/team/app:1": [unauthorized for bob, unauthorized for alice]' } });
   });
 });

@@ -15,6 +15,7 @@ import { readHostDns } from './adapters/host-dns.js';
 import { KvDesiredPods } from './adapters/kv-desired-pods.js';
 import { KvLeaseStore } from './adapters/kv-lease-store.js';
 import { KvWorkerStore } from './adapters/kv-worker-store.js';
+import { NatsApiObjects } from './adapters/nats-api-objects.js';
 import { NatsPodWorkerOutbox } from './adapters/nats-pod-worker-outbox.js';
 import { NatsWorkQueue } from './adapters/nats-work-queue.js';
 import { NatsWorkSubscriptions } from './adapters/nats-work-subscriptions.js';
@@ -28,8 +29,9 @@ import type { PodWorkerConfig } from './pod-worker.config.js';
 import { PodWorkerController } from './pod-worker.controller.js';
 import { PodSyncer, PodWorkers } from './pod-workers.js';
 import { CgroupManager, PodContainerManager, podCgroupParent } from './pod-container-manager.js';
-import { DesiredPods, HookRunner, LeaseStore, PodDirectories, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, WorkQueue, WorkSubscriptions, WorkerRecords, WorkerStore } from './ports.js';
+import { ApiObjects, DesiredPods, HookRunner, LeaseStore, PodDirectories, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, WorkQueue, WorkSubscriptions, WorkerRecords, WorkerStore } from './ports.js';
 import type { NodeFacts } from './runtime-config.js';
+import { RuntimeClassManager } from './runtime-class.js';
 import { ImagePuller, RuntimeManager } from './runtime-manager.js';
 import { PodWorkerHousekeeping, ShardWork } from './shard-work.js';
 import { ShardManager } from './shards.js';
@@ -69,8 +71,14 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     { provide: HookRunner, inject: [CriRuntime, SERVICE_CONFIG, Clock, EventRecorder], useFactory: (cri: CriRuntime, cfg: PodWorkerConfig, clock: Clock, events: EventRecorder) => new CriHookRunner(cri, cfg.NODE_IP, clock, { events }) },
     { provide: CgroupManager, inject: [SERVICE_CONFIG], useFactory: (cfg: PodWorkerConfig) => new CgroupfsManager(cfg.CGROUP_MOUNT) },
     { provide: POD_CONTAINER_MANAGER, inject: [CgroupManager, SERVICE_CONFIG], useFactory: (cgroups: CgroupManager, cfg: PodWorkerConfig) => (cfg.CGROUPS_PER_QOS === 'true' ? podContainerManagerOf(cgroups, cfg) : null) },
+    // configMaps, secrets and RuntimeClasses from config-source (ADR 0014).
+    { provide: ApiObjects, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PodWorkerConfig) => new NatsApiObjects(bus, cfg.NODE_NAME) },
     // emptyDir tmpfs size and resourceFieldRef fall back to the node's memory and CPUs (its capacity: no reservations known here).
-    { provide: PodDirectories, inject: [NODE_FACTS], useFactory: (node: NodeFacts) => new FsPodDirectories(node, new VolumeManager(new FsVolumeHost(), node.podRoot, { memoryBytes: totalmem(), cpuMillis: availableParallelism() * 1000 })) },
+    {
+      provide: PodDirectories,
+      inject: [NODE_FACTS, ApiObjects],
+      useFactory: (node: NodeFacts, objects: ApiObjects) => new FsPodDirectories(node, new VolumeManager(new FsVolumeHost(), node.podRoot, { memoryBytes: totalmem(), cpuMillis: availableParallelism() * 1000 }, objects)),
+    },
     { provide: PodWorkerOutbox, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PodWorkerConfig) => new NatsPodWorkerOutbox(bus, cfg.NODE_NAME) },
     { provide: ProbeResultsReader, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvProbeResults(bucketOf(ctx, 'probeResults'), ctx.config.NODE_NAME) },
     { provide: PodStatusProvider, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvPodStatusProvider(bucketOf(ctx, 'podStatus'), ctx.config.NODE_NAME) },
@@ -85,12 +93,16 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     { provide: PromPodWorkerMetrics, inject: [METRICS_REGISTRY], useFactory: (r: Registry) => new PromPodWorkerMetrics(r) },
     // The kubelet's pieces, each built from the ports above.
     { provide: CrashLoopBackOff, inject: [SERVICE_CONFIG], useFactory: (cfg: PodWorkerConfig) => new CrashLoopBackOff(backOffOf(cfg)) },
-    { provide: ImagePuller, inject: [CriRuntime, EventRecorder, Clock, SERVICE_CONFIG], useFactory: (cri: CriRuntime, events: EventRecorder, clock: Clock, cfg: PodWorkerConfig) => new ImagePuller(cri, events, clock, backOffOf(cfg)) },
+    {
+      provide: ImagePuller,
+      inject: [CriRuntime, EventRecorder, Clock, SERVICE_CONFIG, ApiObjects],
+      useFactory: (cri: CriRuntime, events: EventRecorder, clock: Clock, cfg: PodWorkerConfig, objects: ApiObjects) => new ImagePuller(cri, events, clock, backOffOf(cfg), objects),
+    },
     {
       provide: RuntimeManager,
-      inject: [CriRuntime, ImagePuller, CrashLoopBackOff, HookRunner, EventRecorder, NODE_FACTS, Clock, SERVICE_LOGGER, PromPodWorkerMetrics],
-      useFactory: (cri: CriRuntime, images: ImagePuller, backOff: CrashLoopBackOff, hooks: HookRunner, events: EventRecorder, node: NodeFacts, clock: Clock, logger: Logger, metrics: PromPodWorkerMetrics) =>
-        new RuntimeManager(cri, images, backOff, hooks, events, node, clock, logger.child({ component: 'runtime-manager' }), metrics),
+      inject: [CriRuntime, ImagePuller, CrashLoopBackOff, HookRunner, EventRecorder, NODE_FACTS, Clock, SERVICE_LOGGER, PromPodWorkerMetrics, ApiObjects],
+      useFactory: (cri: CriRuntime, images: ImagePuller, backOff: CrashLoopBackOff, hooks: HookRunner, events: EventRecorder, node: NodeFacts, clock: Clock, logger: Logger, metrics: PromPodWorkerMetrics, objects: ApiObjects) =>
+        new RuntimeManager(cri, images, backOff, hooks, events, node, clock, logger.child({ component: 'runtime-manager' }), metrics, new RuntimeClassManager(objects)),
     },
     {
       provide: PodSyncer,

@@ -6,7 +6,7 @@
  * @app/pod-cache's PodCache. The adapters are in adapters/, the module
  * binds one to each port.
  */
-import type { Container, LifecycleHandler, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, StatusVerb } from '@app/contracts';
+import type { ApiObjectKind, Container, LifecycleHandler, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, StatusVerb } from '@app/contracts';
 import type { ProbeResults } from './pod-actions.js';
 
 /** The `workers` KV bucket, keyed by pod UID. */
@@ -128,4 +128,46 @@ export abstract class DesiredPods {
 export abstract class WorkSubscriptions {
   /** Delivers every message sent to the shard until the returned function is called. */
   abstract follow(shard: number, onMessage: (subject: string, data: Uint8Array) => void): () => void;
+}
+
+/** An apiserver object's payload, as config-source's watch of it holds it. */
+export interface ApiObjectPayload {
+  /** ConfigMap: text. Secret: base64, as the API gives it. */
+  data: Record<string, string>;
+  /** ConfigMap: base64. */
+  binaryData: Record<string, string>;
+  /** Secret: its type (`kubernetes.io/dockerconfigjson`, ...). */
+  secretType?: string;
+  /** RuntimeClass: its CRI runtime handler. */
+  handler?: string;
+}
+
+/**
+ * Why an object could not be read: `NotJoined` (the node has no
+ * apiserver), `Unavailable` (config-source could not list it, or did not
+ * answer); the message says what failed.
+ */
+export class ApiObjectsError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiObjectsError';
+  }
+}
+
+/**
+ * The apiserver objects a pod references (configMap and secret volumes,
+ * imagePullSecrets, its RuntimeClass), asked of config-source, which alone
+ * holds the node's credentials (ADR 0013, 0014). Read at every sync, so a
+ * change reaches the pod at its next one.
+ */
+export abstract class ApiObjects {
+  /**
+   * The object, or undefined when it does not exist; rejects with an
+   * ApiObjectsError when that cannot be said. `namespace` is '' for a
+   * cluster-scoped kind (RuntimeClass).
+   */
+  abstract get(kind: ApiObjectKind, namespace: string, name: string): Promise<ApiObjectPayload | undefined>;
 }

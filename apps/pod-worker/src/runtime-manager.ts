@@ -35,7 +35,9 @@ import { hashContainer } from './container-hash.js';
 import { graceReasonOf, killContainerGracePeriod, preStopHookTimeoutSeconds } from './grace-period.js';
 import { computePodActions, type ProbeResults } from './pod-actions.js';
 import { generateContainerConfig, generatePodSandboxConfig, type NodeFacts } from './runtime-config.js';
-import { HookRunner } from './ports.js';
+import { DockerKeyring, dockerConfigOf, repositoryOf, type PullCredential } from './keyring.js';
+import { ApiObjects, HookRunner } from './ports.js';
+import type { RuntimeClassManager } from './runtime-class.js';
 
 /** The call options that cancel a CRI wait with `signal`. */
 function cancellable(signal: AbortSignal | undefined): CriCallOptions | undefined {
@@ -64,7 +66,13 @@ export interface RuntimeMetrics {
   startedPod(failed: boolean): void;
 }
 
-/** The kubelet's image pull policies (EnsureImageExists). */
+/**
+ * The kubelet's image pull policies (EnsureImageExists) and PullImage with
+ * the pod's imagePullSecrets (getPullSecretsForPod, MakeDockerKeyring): the
+ * secrets are read from config-source when a pull is needed; one that
+ * cannot be read is a FailedToRetrieveImagePullSecret warning and the pull
+ * goes on without it.
+ */
 export class ImagePuller {
   private readonly backOff: CrashLoopBackOff;
 
@@ -73,8 +81,45 @@ export class ImagePuller {
     private readonly events: EventRecorder,
     private readonly clock: Clock,
     backOff: { initialMs: number; maxMs: number },
+    /** The pull secrets' source; none: every imagePullSecret is unreadable. */
+    private readonly objects?: ApiObjects,
   ) {
     this.backOff = new CrashLoopBackOff(backOff);
+  }
+
+  /** getPullSecretsForPod + keyring.Lookup: the credentials to try for `image`, most specific first. */
+  private async pullCredentials(pod: Pod, image: string): Promise<PullCredential[]> {
+    const configs: Map<string, PullCredential>[] = [];
+    const failed: string[] = [];
+    for (const ref of pod.spec.imagePullSecrets ?? []) {
+      if (!ref.name) continue;
+      try {
+        const secret = await this.objects?.get('Secret', pod.metadata.namespace ?? 'default', ref.name);
+        if (!secret) throw new Error(`secret "${ref.name}" not found`);
+        configs.push(dockerConfigOf(secret));
+      } catch {
+        failed.push(ref.name);
+      }
+    }
+    if (failed.length > 0) {
+      this.events.event(pod, 'Warning', 'FailedToRetrieveImagePullSecret', `Unable to retrieve some image pull secrets (${failed.join(', ')}); attempting to pull the image may not succeed.`);
+    }
+    return configs.length > 0 ? new DockerKeyring(configs).lookup(repositoryOf(image)) : [];
+  }
+
+  /** PullImage with each credential in turn until one works (anonymously when there is none); the last failure otherwise. */
+  private async pull(pod: Pod, image: string, signal: AbortSignal | undefined): Promise<string> {
+    const creds = await this.pullCredentials(pod, image);
+    const errors: string[] = [];
+    for (const auth of creds.length > 0 ? creds : [undefined]) {
+      try {
+        return (await this.cri.image('PullImage', { image: { image }, ...(auth ? { auth: { username: auth.username, password: auth.password } } : {}) }, undefined, cancellable(signal))).imageRef;
+      } catch (err) {
+        signal?.throwIfAborted();
+        errors.push((err as Error).message);
+      }
+    }
+    throw new Error(errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`);
   }
 
   /** The image ref to run, or the waiting reason that keeps the container from starting. Rejects when `signal` aborts. */
@@ -107,7 +152,7 @@ export class ImagePuller {
     this.events.event(pod, 'Normal', 'Pulling', `Pulling image "${image}"`, fieldPath);
     const started = this.clock.now();
     try {
-      const ref = (await this.cri.image('PullImage', { image: { image } }, undefined, cancellable(signal))).imageRef;
+      const ref = await this.pull(pod, image, signal);
       this.backOff.reset(key);
       this.backOff.gc(this.clock.now()); // upstream's imageManager GCs its back-off after each pull
       this.events.event(pod, 'Normal', 'Pulled', `Successfully pulled image "${image}" in ${this.clock.now() - started}ms`, fieldPath);
@@ -133,6 +178,8 @@ export class RuntimeManager {
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly metrics?: RuntimeMetrics,
+    /** runtimeClassName -> runtime handler; none: the name itself is the handler. */
+    private readonly runtimeClasses?: RuntimeClassManager,
   ) {}
 
   /** SyncPod: brings the runtime in line with the pod spec. Rejects with the signal's reason once `signal` aborts. */
@@ -272,14 +319,15 @@ export class RuntimeManager {
     }
   }
 
-  /** createPodSandbox: config, log directory (made by the caller), RunPodSandbox, then its IPs. */
+  /** createPodSandbox: config, log directory (made by the caller), the RuntimeClass's handler, RunPodSandbox, then its IPs. */
   private async createSandbox(pod: Pod, config: CriInput<PodSandboxConfig>): Promise<{ id: string; ips: string[] } | { error: SyncError }> {
     const uid = pod.metadata.uid ?? '';
     // Never a second sandbox: a ready one the cache does not show yet means the cache is behind.
     const existing = await this.cri.runtime('ListPodSandbox', { filter: { labelSelector: { [KubeletLabels.podUid]: uid }, state: { state: 'SANDBOX_READY' } } });
     if (existing.items.length > 0) throw new Error(`a ready sandbox of pod ${uid} exists that the pod cache does not show yet; waiting for the next relist`);
     try {
-      const { podSandboxId } = await this.cri.runtime('RunPodSandbox', { config });
+      const runtimeHandler = this.runtimeClasses ? await this.runtimeClasses.lookupRuntimeHandler(pod.spec.runtimeClassName) : (pod.spec.runtimeClassName ?? '');
+      const { podSandboxId } = await this.cri.runtime('RunPodSandbox', { config, runtimeHandler });
       const st = await this.cri.runtime('PodSandboxStatus', { podSandboxId });
       const ips = st.status?.network?.ip ? [st.status.network.ip, ...(st.status.network.additionalIps ?? []).map((i) => i.ip)] : [];
       return { id: podSandboxId, ips };

@@ -1,7 +1,8 @@
 /** Hand-written fakes of the pod worker's ports (ports.ts), for unit tests only. */
-import type { Container, LifecycleHandler, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, ProbeResultValue, ProbeType, StatusVerb } from '@app/contracts';
+import type { ApiObjectKind, Container, LifecycleHandler, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, ProbeResultValue, ProbeType, StatusVerb } from '@app/contracts';
+import { VolumeHost, type FileKind, type PayloadFile } from './volumes.js';
 import { CgroupManager, type CgroupName, type ResourceConfig } from './pod-container-manager.js';
-import { DesiredPods, HookRunner, LeaseStore, PodDirectories, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, WorkSubscriptions, WorkerStore, type KeptPodStatus, type ProbeResultsView, type ReplicaHeartbeat, type ShardLease, type WorkerRecords } from './ports.js';
+import { ApiObjects, ApiObjectsError, DesiredPods, HookRunner, LeaseStore, PodDirectories, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, WorkSubscriptions, WorkerStore, type ApiObjectPayload, type KeptPodStatus, type ProbeResultsView, type ReplicaHeartbeat, type ShardLease, type WorkerRecords } from './ports.js';
 
 /** The podManager in memory. */
 export class MemoryDesiredPods extends DesiredPods {
@@ -314,3 +315,76 @@ const _ports: [LeaseStore, HookRunner, PodDirectories, PodWorkerOutbox, ProbeRes
   new MemoryWorkerStore(),
 ];
 void _ports;
+
+/**
+ * The apiserver's objects as config-source would answer for them: `put` an
+ * object, `remove` it, `failWith` an error code for every request
+ * (`NotJoined`, `Unavailable`); `asked` records `<kind> <namespace>/<name>`.
+ */
+export class FakeApiObjects extends ApiObjects {
+  readonly objects = new Map<string, ApiObjectPayload>();
+  readonly asked: string[] = [];
+  failure?: { code: string; message: string };
+
+  put(kind: ApiObjectKind, namespace: string, name: string, obj: Partial<ApiObjectPayload>): void {
+    this.objects.set(`${kind} ${namespace}/${name}`, { data: {}, binaryData: {}, ...obj });
+  }
+  remove(kind: ApiObjectKind, namespace: string, name: string): void {
+    this.objects.delete(`${kind} ${namespace}/${name}`);
+  }
+  failWith(code: string, message: string): void {
+    this.failure = { code, message };
+  }
+  get(kind: ApiObjectKind, namespace: string, name: string): Promise<ApiObjectPayload | undefined> {
+    const key = `${kind} ${namespace}/${name}`;
+    this.asked.push(key);
+    if (this.failure) return Promise.reject(new ApiObjectsError(this.failure.code, this.failure.message));
+    const obj = this.objects.get(key);
+    return Promise.resolve(obj ? structuredClone(obj) : undefined);
+  }
+}
+
+/** Records `<verb> <path>` into `calls`; `kinds` says what is at a path; `failUnmount` leaves a mount in place. */
+export class FakeVolumeHost extends VolumeHost {
+  readonly calls: string[] = [];
+  readonly mounts = new Set<string>();
+  readonly written = new Map<string, Map<string, PayloadFile>>();
+  failUnmount = false;
+  constructor(readonly kinds: Record<string, FileKind> = {}) {
+    super();
+  }
+  fileKind(path: string): Promise<FileKind> {
+    return Promise.resolve(this.kinds[path] ?? 'missing');
+  }
+  mkdir(path: string, mode: number): Promise<void> {
+    this.calls.push(`mkdir ${path} ${mode.toString(8)}`);
+    return Promise.resolve();
+  }
+  createFile(path: string): Promise<void> {
+    this.calls.push(`createFile ${path}`);
+    return Promise.resolve();
+  }
+  mountPoints(): Promise<string[]> {
+    return Promise.resolve([...this.mounts]);
+  }
+  mountTmpfs(path: string, sizeBytes: number): Promise<void> {
+    this.calls.push(`mountTmpfs ${path} ${sizeBytes}`);
+    this.mounts.add(path);
+    return Promise.resolve();
+  }
+  unmount(path: string): Promise<void> {
+    this.calls.push(`unmount ${path}`);
+    if (!this.failUnmount) this.mounts.delete(path);
+    return Promise.resolve();
+  }
+  writeAtomic(dir: string, files: Map<string, PayloadFile>): Promise<void> {
+    this.calls.push(`writeAtomic ${dir}`);
+    this.written.set(dir, files);
+    return Promise.resolve();
+  }
+  removeAll(path: string): Promise<void> {
+    this.calls.push(`removeAll ${path}`);
+    return Promise.resolve();
+  }
+}
+const _volumeHost = new FakeVolumeHost() satisfies VolumeHost;

@@ -1,52 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod, Volume } from '@app/contracts';
-import { VolumeHost, VolumeManager, VolumeMountError, checkHostPathType, downwardAPIPayload, emptyDirMemorySize, formatMap, volumeHostPath, type FileKind, type PayloadFile } from './volumes.js';
+import { FakeVolumeHost } from './testing.js';
+import { VolumeManager, VolumeMountError, checkHostPathType, downwardAPIPayload, emptyDirMemorySize, formatMap, volumeHostPath, type FileKind } from './volumes.js';
 
-/** Records `<verb> <path>` into `calls`; `kinds` says what is at a path; `failUnmount` leaves a mount in place. */
-class FakeVolumeHost extends VolumeHost {
-  readonly calls: string[] = [];
-  readonly mounts = new Set<string>();
-  readonly written = new Map<string, Map<string, PayloadFile>>();
-  failUnmount = false;
-  constructor(readonly kinds: Record<string, FileKind> = {}) {
-    super();
-  }
-  fileKind(path: string): Promise<FileKind> {
-    return Promise.resolve(this.kinds[path] ?? 'missing');
-  }
-  mkdir(path: string, mode: number): Promise<void> {
-    this.calls.push(`mkdir ${path} ${mode.toString(8)}`);
-    return Promise.resolve();
-  }
-  createFile(path: string): Promise<void> {
-    this.calls.push(`createFile ${path}`);
-    return Promise.resolve();
-  }
-  mountPoints(): Promise<string[]> {
-    return Promise.resolve([...this.mounts]);
-  }
-  mountTmpfs(path: string, sizeBytes: number): Promise<void> {
-    this.calls.push(`mountTmpfs ${path} ${sizeBytes}`);
-    this.mounts.add(path);
-    return Promise.resolve();
-  }
-  unmount(path: string): Promise<void> {
-    this.calls.push(`unmount ${path}`);
-    if (!this.failUnmount) this.mounts.delete(path);
-    return Promise.resolve();
-  }
-  writeAtomic(dir: string, files: Map<string, PayloadFile>): Promise<void> {
-    this.calls.push(`writeAtomic ${dir}`);
-    this.written.set(dir, files);
-    return Promise.resolve();
-  }
-  removeAll(path: string): Promise<void> {
-    this.calls.push(`removeAll ${path}`);
-    return Promise.resolve();
-  }
-}
-const _port: VolumeHost = new FakeVolumeHost();
 
 const NODE = { cpuMillis: 4000, memoryBytes: 8 * 2 ** 30 };
 const mkPod = (volumes: Volume[], extra: Partial<Pod['spec']> = {}): Pod => ({
@@ -100,7 +57,7 @@ describe('downwardAPIPayload (downwardapi CollectData)', () => {
         ],
       },
     };
-    const got = Object.fromEntries([...downwardAPIPayload(mkPod([v]), v, NODE)].map(([k, f]) => [k, `${f.mode.toString(8)} ${f.content}`]));
+    const got = Object.fromEntries([...downwardAPIPayload(mkPod([v]), v, NODE)].map(([k, f]) => [k, `${f.mode.toString(8)} ${Buffer.from(f.content).toString()}`]));
     assert.deepEqual(got, { name: '644 web', ns: '644 ns', uid: '644 u1', labels: '600 a="o\\"ne"\nb="two"', 'sub/annotations': '644 x="y"', mem: '644 1024', cpu: '644 250', cpulimit: '644 1' });
   });
   it('a limit not set falls back to the node allocatable', () => {
@@ -138,14 +95,14 @@ describe('VolumeManager', () => {
     const host = new FakeVolumeHost({ '/etc/hosts': 'file' });
     const pod = mkPod([
       { name: 'h', hostPath: { path: '/etc/hosts', type: 'Directory' } },
-      { name: 'cm', configMap: { name: 'settings' } },
+      { name: 'claim', persistentVolumeClaim: { claimName: 'data' } },
       { name: 'work', emptyDir: {} },
     ]);
     const err = await new VolumeManager(host, '/pods', NODE).mountPod(pod).then(() => undefined, (e: unknown) => e);
     assert.ok(err instanceof VolumeMountError);
     assert.deepEqual(err.failures, [
       { volume: 'h', message: 'MountVolume.SetUp failed for volume "h" : hostPath type check failed: /etc/hosts is not a directory' },
-      { volume: 'cm', message: 'MountVolume.SetUp failed for volume "cm" : volume type configMap is not supported yet on this node (it needs the apiserver\'s objects)' },
+      { volume: 'claim', message: 'MountVolume.SetUp failed for volume "claim" : volume type persistentVolumeClaim is not supported on this node' },
     ]);
     assert.deepEqual(host.calls, [`mkdir ${EMPTY}/work 777`]);
   });
@@ -165,11 +122,14 @@ describe('VolumeManager', () => {
     assert.ok(!host.calls.some((c) => c.startsWith('removeAll')));
   });
 
-  it('volumeHostPath (makeMounts): hostPath as is, emptyDir and downwardAPI under the pod dir, none for configMap', () => {
+  it('volumeHostPath (makeMounts): hostPath as is, emptyDir, downwardAPI, configMap, secret and projected under the pod dir, none for a claim', () => {
     const pod = mkPod([]);
     assert.equal(volumeHostPath(pod, { name: 'h', hostPath: { path: '/srv' } }, '/pods'), '/srv');
     assert.equal(volumeHostPath(pod, { name: 'x' }, '/pods'), `${EMPTY}/x`);
     assert.equal(volumeHostPath(pod, { name: 'd', downwardAPI: {} }, '/pods'), '/pods/u1/volumes/kubernetes.io~downward-api/d');
-    assert.equal(volumeHostPath(pod, { name: 'c', configMap: { name: 'c' } }, '/pods'), undefined);
+    assert.equal(volumeHostPath(pod, { name: 'c', configMap: { name: 'c' } }, '/pods'), '/pods/u1/volumes/kubernetes.io~configmap/c');
+    assert.equal(volumeHostPath(pod, { name: 's', secret: { secretName: 's' } }, '/pods'), '/pods/u1/volumes/kubernetes.io~secret/s');
+    assert.equal(volumeHostPath(pod, { name: 'p', projected: { sources: [] } }, '/pods'), '/pods/u1/volumes/kubernetes.io~projected/p');
+    assert.equal(volumeHostPath(pod, { name: 'v', persistentVolumeClaim: { claimName: 'v' } }, '/pods'), undefined);
   });
 });

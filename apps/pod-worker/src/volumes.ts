@@ -1,15 +1,26 @@
 /**
- * The kubelet's volume manager for the volumes that need no apiserver
- * (pkg/kubelet/volumemanager WaitForAttachAndMount; pkg/volume/emptydir,
- * hostpath and downwardapi; kubelet_pods.go makeMounts), for the pod
+ * The kubelet's volume manager (pkg/kubelet/volumemanager
+ * WaitForAttachAndMount; pkg/volume/emptydir, hostpath, downwardapi,
+ * configmap, secret and projected; kubelet_pods.go makeMounts), for the pod
  * worker: syncPod mounts every volume of the pod before any of its
  * containers (init included) is started, and a volume that cannot be set up
  * is a FailedMount, the containers left waiting (ContainerCreating) and the
- * mount retried at the next sync.
+ * mount retried at the next sync. Every sync mounts again, so a configMap or
+ * secret that changed is rewritten then (upstream's periodic remount).
  *
  *   <POD_ROOT_DIR>/<uid>/volumes/kubernetes.io~empty-dir/<name>     emptyDir (a tmpfs with medium: Memory)
  *   <POD_ROOT_DIR>/<uid>/volumes/kubernetes.io~downward-api/<name>  downwardAPI (AtomicWriter layout)
+ *   <POD_ROOT_DIR>/<uid>/volumes/kubernetes.io~configmap/<name>     configMap (AtomicWriter, on disk as upstream)
+ *   <POD_ROOT_DIR>/<uid>/volumes/kubernetes.io~secret/<name>        secret (AtomicWriter on a tmpfs, as upstream)
+ *   <POD_ROOT_DIR>/<uid>/volumes/kubernetes.io~projected/<name>     projected (AtomicWriter on a tmpfs, as upstream)
  *   hostPath                                                        the host's path itself, its type checked
+ *
+ * configMap and secret contents come from the apiserver through
+ * config-source (ApiObjects, ADR 0014). A missing object is a FailedMount
+ * with upstream's `configmap "x" not found`, never an empty directory,
+ * unless the volume (or projection) says `optional: true`: then the volume
+ * is set up without it. Nothing is written before every object of the
+ * volume has been read, so a failed mount leaves no half-filled volume.
  *
  * Invariants: a pod's directory is removed only after every mount under it
  * is unmounted (a tmpfs still mounted makes the removal fail, to be retried),
@@ -17,15 +28,16 @@
  * runtime straight from the host, never under the pod's directory.
  */
 import { join } from 'node:path';
-import type { Container, Pod, Volume } from '@app/contracts';
+import { apiObjectResource, type Container, type Pod, type Volume } from '@app/contracts';
 import { VOLUME_SOURCE_FIELDS, cpuMillis, memoryBytes } from '@app/kube';
+import type { ApiObjectPayload, ApiObjects } from './ports.js';
 
 /** What is at a path on the host (hostutil.GetFileType). */
 export type FileKind = 'missing' | 'directory' | 'file' | 'socket' | 'char' | 'block' | 'other';
 
-/** One file of an AtomicWriter payload. */
+/** One file of an AtomicWriter payload: text, or bytes (a secret, a configMap's binaryData). */
 export interface PayloadFile {
-  content: string;
+  content: string | Uint8Array;
   mode: number;
 }
 
@@ -61,7 +73,13 @@ export function podDir(pod: Pod, podRoot: string): string {
 }
 
 /** The plugin directory names of upstream (`kubernetes.io~empty-dir`). */
-const PLUGIN_DIRS = { emptyDir: 'kubernetes.io~empty-dir', downwardAPI: 'kubernetes.io~downward-api' } as const;
+const PLUGIN_DIRS: Readonly<Record<string, string>> = {
+  emptyDir: 'kubernetes.io~empty-dir',
+  downwardAPI: 'kubernetes.io~downward-api',
+  configMap: 'kubernetes.io~configmap',
+  secret: 'kubernetes.io~secret',
+  projected: 'kubernetes.io~projected',
+};
 
 /** The source field of a volume (`emptyDir`, `hostPath`, `configMap`, ...), emptyDir when none is set (SetDefaults_Volume). */
 export function volumeKind(v: Volume): string {
@@ -73,8 +91,8 @@ export function volumeKind(v: Volume): string {
 export function volumeHostPath(pod: Pod, v: Volume, podRoot: string): string | undefined {
   const kind = volumeKind(v);
   if (kind === 'hostPath') return v.hostPath?.path;
-  if (kind === 'emptyDir' || kind === 'downwardAPI') return join(podDir(pod, podRoot), 'volumes', PLUGIN_DIRS[kind], v.name);
-  return undefined;
+  const plugin = PLUGIN_DIRS[kind];
+  return plugin ? join(podDir(pod, podRoot), 'volumes', plugin, v.name) : undefined;
 }
 
 /** What checkTypeInternal decides for a hostPath of `type` at a path holding `kind`. */
@@ -188,14 +206,66 @@ function objectFieldValue(pod: Pod, path: string): string {
   }
 }
 
-/** downwardapi CollectData: the volume's files, path to content and mode. Throws on a field it cannot resolve. */
-export function downwardAPIPayload(pod: Pod, v: Volume, node: NodeAllocatable): Map<string, PayloadFile> {
-  const defaultMode = v.downwardAPI?.defaultMode ?? 0o644;
+type DownwardAPIItems = NonNullable<Volume['downwardAPI']>['items'];
+
+/** downwardapi CollectData: the items' files, path to content and mode. Throws on a field it cannot resolve. */
+function collectDownwardAPI(pod: Pod, items: DownwardAPIItems, defaultMode: number, node: NodeAllocatable): Map<string, PayloadFile> {
   const files = new Map<string, PayloadFile>();
-  for (const item of v.downwardAPI?.items ?? []) {
+  for (const item of items ?? []) {
     const mode = item.mode ?? defaultMode;
-    if (item.fieldRef) files.set(item.path, { content: objectFieldValue(pod, item.fieldRef.fieldPath), mode });
-    else if (item.resourceFieldRef) files.set(item.path, { content: resourceFieldValue(pod, item.resourceFieldRef, node), mode });
+    if (item.fieldRef) files.set(validatePath(item.path), { content: objectFieldValue(pod, item.fieldRef.fieldPath), mode });
+    else if (item.resourceFieldRef) files.set(validatePath(item.path), { content: resourceFieldValue(pod, item.resourceFieldRef, node), mode });
+  }
+  return files;
+}
+
+/** A downwardAPI volume's files, path to content and mode. Throws on a field it cannot resolve. */
+export function downwardAPIPayload(pod: Pod, v: Volume, node: NodeAllocatable): Map<string, PayloadFile> {
+  return collectDownwardAPI(pod, v.downwardAPI?.items, v.downwardAPI?.defaultMode ?? 0o644, node);
+}
+
+/** AtomicWriter validatePath: a payload path stays inside the volume. */
+export function validatePath(path: string): string {
+  if (path === '') throw new Error(`invalid path: must not be empty: ""`);
+  if (path.startsWith('/')) throw new Error(`invalid path: must be relative path: ${path}`);
+  if (path.split('/').includes('..')) throw new Error(`invalid path: must not contain '..': ${path}`);
+  if (path.startsWith('..')) throw new Error(`invalid path: must not start with '..': ${path}`);
+  return path;
+}
+
+/** A configMap's or secret's `items`: which keys go to which paths, with which mode. */
+export type KeyToPath = { key: string; path: string; mode?: number };
+
+/** An object that is optional and missing: an empty one (upstream makes an empty ConfigMap/Secret). */
+const EMPTY_OBJECT: ApiObjectPayload = { data: {}, binaryData: {} };
+
+/**
+ * configmap.MakePayload and secret.MakePayload: every key (data and
+ * binaryData) at its own name with defaultMode, or only the `items` at their
+ * paths; an item whose key is missing is an error unless the source is
+ * optional. A secret's data is base64 (as the API gives it); so is a
+ * configMap's binaryData.
+ */
+export function makeObjectPayload(kind: 'ConfigMap' | 'Secret', items: KeyToPath[] | undefined, obj: ApiObjectPayload, defaultMode: number, optional: boolean): Map<string, PayloadFile> {
+  const content = (key: string): string | Uint8Array | undefined => {
+    if (kind === 'Secret') return obj.data[key] !== undefined ? Buffer.from(obj.data[key], 'base64') : undefined;
+    if (obj.data[key] !== undefined) return obj.data[key];
+    return obj.binaryData[key] !== undefined ? Buffer.from(obj.binaryData[key], 'base64') : undefined;
+  };
+  const files = new Map<string, PayloadFile>();
+  if (!items || items.length === 0) {
+    for (const key of [...Object.keys(obj.data), ...(kind === 'ConfigMap' ? Object.keys(obj.binaryData) : [])]) {
+      files.set(validatePath(key), { content: content(key) ?? '', mode: defaultMode });
+    }
+    return files;
+  }
+  for (const item of items) {
+    const c = content(item.key);
+    if (c === undefined) {
+      if (optional) continue;
+      throw new Error(kind === 'ConfigMap' ? `configmap references non-existent config key: ${item.key}` : `references non-existent secret key: ${item.key}`);
+    }
+    files.set(validatePath(item.path), { content: c, mode: item.mode ?? defaultMode });
   }
   return files;
 }
@@ -210,16 +280,24 @@ export class VolumeManager {
     private readonly host: VolumeHost,
     private readonly podRoot: string,
     private readonly node: NodeAllocatable,
+    /** The apiserver's configMaps and secrets (through config-source); none: those volumes fail to mount. */
+    private readonly objects?: ApiObjects,
   ) {}
 
   async mountPod(pod: Pod): Promise<void> {
     const failures: { volume: string; message: string }[] = [];
     let mounts: Set<string> | undefined;
+    /** A tmpfs at `path` unless one is there (the wrapped emptyDir with medium: Memory of secret and projected volumes). */
+    const ensureTmpfs = async (path: string, sizeBytes: number) => {
+      mounts ??= new Set(await this.host.mountPoints());
+      if (!mounts.has(path)) await this.host.mountTmpfs(path, sizeBytes);
+    };
+    const memoryVolumeSize = (v: Volume) => emptyDirMemorySize(pod, { name: v.name, emptyDir: { medium: 'Memory' } }, this.node.memoryBytes);
     for (const v of pod.spec.volumes ?? []) {
       try {
         const kind = volumeKind(v);
         const path = volumeHostPath(pod, v, this.podRoot);
-        if (path === undefined) throw new Error(`volume type ${kind} is not supported yet on this node (it needs the apiserver's objects)`);
+        if (path === undefined) throw new Error(`volume type ${kind} is not supported on this node`);
         switch (kind) {
           case 'hostPath': {
             const check = checkHostPathType(v.hostPath?.type, path, await this.host.fileKind(path));
@@ -230,21 +308,90 @@ export class VolumeManager {
           }
           case 'emptyDir':
             await this.host.mkdir(path, 0o777);
-            if (v.emptyDir?.medium === 'Memory') {
-              mounts ??= new Set(await this.host.mountPoints());
-              if (!mounts.has(path)) await this.host.mountTmpfs(path, emptyDirMemorySize(pod, v, this.node.memoryBytes));
-            }
+            if (v.emptyDir?.medium === 'Memory') await ensureTmpfs(path, emptyDirMemorySize(pod, v, this.node.memoryBytes));
             break;
           case 'downwardAPI':
             await this.host.mkdir(path, 0o777);
             await this.host.writeAtomic(path, downwardAPIPayload(pod, v, this.node));
             break;
+          case 'configMap': {
+            const src = v.configMap ?? {};
+            const optional = src.optional === true;
+            const files = makeObjectPayload('ConfigMap', src.items, await this.object('ConfigMap', pod, src.name ?? '', optional), src.defaultMode ?? 0o644, optional);
+            await this.host.mkdir(path, 0o777);
+            await this.host.writeAtomic(path, files);
+            break;
+          }
+          case 'secret': {
+            const src = v.secret ?? {};
+            const optional = src.optional === true;
+            const files = makeObjectPayload('Secret', src.items, await this.object('Secret', pod, src.secretName ?? '', optional), src.defaultMode ?? 0o644, optional);
+            await this.host.mkdir(path, 0o777);
+            await ensureTmpfs(path, memoryVolumeSize(v));
+            await this.host.writeAtomic(path, files);
+            break;
+          }
+          case 'projected': {
+            const files = await this.projectedPayload(pod, v);
+            await this.host.mkdir(path, 0o777);
+            await ensureTmpfs(path, memoryVolumeSize(v));
+            await this.host.writeAtomic(path, files);
+            break;
+          }
         }
       } catch (err) {
         failures.push({ volume: v.name, message: `MountVolume.SetUp failed for volume "${v.name}" : ${err instanceof Error ? err.message : String(err)}` });
       }
     }
     if (failures.length > 0) throw new VolumeMountError(failures);
+  }
+
+  /** An object a volume needs: a missing one is `configmap "x" not found`, unless optional (then an empty one). */
+  private async object(kind: 'ConfigMap' | 'Secret', pod: Pod, name: string, optional: boolean): Promise<ApiObjectPayload> {
+    if (!this.objects) throw new Error(`${apiObjectResource(kind)} "${name}": this pod worker has no source of apiserver objects`);
+    const obj = await this.objects.get(kind, pod.metadata.namespace ?? 'default', name);
+    if (obj) return obj;
+    if (optional) return EMPTY_OBJECT;
+    throw new Error(`${apiObjectResource(kind)} "${name}" not found`);
+  }
+
+  /**
+   * projected collectData: each source's files in one payload (a later
+   * source's path wins); every source's failure is collected, and any
+   * failure fails the volume (upstream's aggregate: one error as it is,
+   * several as `[a, b]`).
+   */
+  private async projectedPayload(pod: Pod, v: Volume): Promise<Map<string, PayloadFile>> {
+    const defaultMode = v.projected?.defaultMode ?? 0o644;
+    const files = new Map<string, PayloadFile>();
+    const errors: string[] = [];
+    for (const source of v.projected?.sources ?? []) {
+      try {
+        let part: Map<string, PayloadFile>;
+        if (source.secret) {
+          const optional = source.secret.optional === true;
+          part = makeObjectPayload('Secret', source.secret.items, await this.object('Secret', pod, source.secret.name ?? '', optional), defaultMode, optional);
+        } else if (source.configMap) {
+          const optional = source.configMap.optional === true;
+          part = makeObjectPayload('ConfigMap', source.configMap.items, await this.object('ConfigMap', pod, source.configMap.name ?? '', optional), defaultMode, optional);
+        } else if (source.downwardAPI) {
+          part = collectDownwardAPI(pod, source.downwardAPI.items, defaultMode, this.node);
+        } else if (source.serviceAccountToken) {
+          throw new Error(
+            `serviceAccountToken projection (path ${source.serviceAccountToken.path}) is not supported on this node: its token comes from a TokenRequest with the node's credentials, which pod-worker does not hold (set automountServiceAccountToken: false, or mount a secret)`,
+          );
+        } else {
+          const kind = Object.keys(source)[0] ?? 'an empty source';
+          throw new Error(`projected source ${kind} is not supported on this node`);
+        }
+        for (const [path, f] of part) files.set(path, f);
+      } catch (err) {
+        errors.push(err instanceof Error ? err.message : String(err));
+      }
+    }
+    if (errors.length === 1) throw new Error(errors[0]);
+    if (errors.length > 1) throw new Error(`[${errors.join(', ')}]`);
+    return files;
   }
 
   /** Unmounts everything under the pod's directory, deepest first, then removes it; a mount that stays makes it throw (retried). */

@@ -16,7 +16,7 @@ const MIN = 60_000;
 const img = (id: string, size: number, extra: Partial<GcImage> = {}): GcImage => ({ id, repoTags: [`example.com/${id}:1`], repoDigests: [], size, pinned: false, ...extra });
 
 /** A manager over fakes; the image filesystem holds 1000 bytes, `used` of them used. */
-function setup(opts: { policy?: Partial<ImageGCPolicy>; images?: GcImage[]; used?: number; logger?: Logger } = {}) {
+function setup(opts: { policy?: Partial<ImageGCPolicy>; images?: GcImage[]; used?: number; logger?: Logger; onRemoved?: (reason: 'age' | 'space') => void } = {}) {
   const clock = new FakeClock();
   const fs = new FakeImageFs();
   fs.current = { capacityBytes: 1000, availableBytes: 1000 - (opts.used ?? 0) };
@@ -24,7 +24,7 @@ function setup(opts: { policy?: Partial<ImageGCPolicy>; images?: GcImage[]; used
   images.images = opts.images ?? [];
   const events = new RecordingEventRecorder();
   const policy = { ...DEFAULT_IMAGE_GC_POLICY, ...opts.policy };
-  const manager = new RealImageGCManager(images, fs, events, clock, opts.logger ?? silentLogger(), policy);
+  const manager = new RealImageGCManager(images, fs, events, clock, opts.logger ?? silentLogger(), policy, opts.onRemoved);
   return { clock, fs, images, events, manager, beganGC: clock.now() };
 }
 
@@ -230,6 +230,19 @@ describe('GarbageCollect', () => {
         ['b', 100, 'space'],
       ],
     );
+  });
+
+  it('counts each removed image by reason (kubelet_image_garbage_collected_total)', async () => {
+    const reasons: string[] = [];
+    const s = setup({ images: [img('stale', 10), img('a', 200)], used: 1000, policy: { maxAgeMs: 10 * MIN }, onRemoved: (r) => reasons.push(r) });
+    s.images.inUse = ['a'];
+    await detectThenWait(s, 11 * MIN);
+    await detectThenWait(s, 1000);
+    s.images.inUse = [];
+    // stale was never used (older than the maximum age); a was used a second ago, then goes for space.
+    await s.manager.garbageCollect(s.beganGC);
+    assert.deepEqual(reasons, ['age', 'space']);
+    assert.deepEqual(s.images.removed, ['stale', 'a']);
   });
 
   describe('maximum age', () => {

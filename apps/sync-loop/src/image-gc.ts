@@ -132,6 +132,8 @@ export class RealImageGCManager {
     private readonly clock: Clock,
     private readonly logger: Logger,
     readonly policy: ImageGCPolicy = DEFAULT_IMAGE_GC_POLICY,
+    /** metrics.ImageGarbageCollectedTotal: an image removed, by reason. */
+    private readonly onImageRemoved: (reason: 'age' | 'space') => void = () => undefined,
   ) {
     const problems = imageGCPolicyProblems(policy);
     if (problems.length > 0) throw new Error(`invalid image GC policy: ${problems.join('; ')}`);
@@ -270,6 +272,7 @@ export class RealImageGCManager {
     this.logger.info({ imageID: image.id, size: image.size, reason }, 'Removing image to free bytes');
     await this.images.removeImage(image.id);
     this.imageRecords.delete(image.id);
+    this.onImageRemoved(reason);
   }
 }
 

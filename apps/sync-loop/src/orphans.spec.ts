@@ -57,7 +57,10 @@ describe('decideOrphans', () => {
 describe('isEmptyDirMount', () => {
   const cases = [
     { path: '/pods/x/volumes/kubernetes.io~empty-dir/cache', want: true },
-    { path: '/pods/x/volumes/kubernetes.io~secret/token', want: false },
+    { path: '/pods/x/volumes/kubernetes.io~secret/token', want: true },
+    { path: '/pods/x/volumes/kubernetes.io~projected/all', want: true },
+    { path: '/pods/x/volumes/kubernetes.io~configmap/cfg', want: false },
+    { path: '/pods/x/volumes/kubernetes.io~csi/data', want: false },
     { path: '/pods/x/volumes/kubernetes.io~empty-dir/cache/nested', want: false },
     { path: '/pods/x', want: false },
     { path: '/pods/xy/volumes/kubernetes.io~empty-dir/cache', want: false },

@@ -65,10 +65,13 @@ export function decideOrphans(input: OrphanInput): OrphanDecisions {
   };
 }
 
-/** A leftover emptyDir tmpfs of a pod: `<pod dir>/volumes/kubernetes.io~empty-dir/<name>`, unmounted by the cleanup. */
+/** The volume plugins whose volume is an emptyDir tmpfs the pod worker mounted (secret and projected wrap one, as upstream). */
+const TMPFS_PLUGINS = new Set(['kubernetes.io~empty-dir', 'kubernetes.io~secret', 'kubernetes.io~projected']);
+
+/** A leftover emptyDir tmpfs of a pod: `<pod dir>/volumes/kubernetes.io~empty-dir/<name>` (or a secret's or projected volume's), unmounted by the cleanup. */
 export function isEmptyDirMount(podDir: string, mountPoint: string): boolean {
   const rest = mountPoint.startsWith(`${podDir}/`) ? mountPoint.slice(podDir.length + 1).split('/') : [];
-  return rest.length === 3 && rest[0] === 'volumes' && rest[1] === 'kubernetes.io~empty-dir' && rest[2] !== '';
+  return rest.length === 3 && rest[0] === 'volumes' && TMPFS_PLUGINS.has(rest[1] ?? '') && rest[2] !== '';
 }
 
 export interface OrphanCleanupOptions {

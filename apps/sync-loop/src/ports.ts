@@ -84,6 +84,29 @@ export abstract class PodLogs {
   abstract removeDirectory(name: string): Promise<void>;
 }
 
+/** The runtime's side of the container log manager (container-log-manager.ts): CRI ListContainers, ContainerStatus, ReopenContainerLog. */
+export abstract class ContainerLogRuntime {
+  /** The IDs of this node's running containers (ListContainers, by the kubelet's node label). */
+  abstract runningContainers(): Promise<string[]>;
+  /** ContainerStatus: its log file (empty when it has none) and whether it runs; undefined once it is gone. */
+  abstract containerLog(id: string): Promise<{ logPath: string; running: boolean } | undefined>;
+  /** ReopenContainerLog: the runtime closes the container's log and opens a new file at its path; fails unless it runs. */
+  abstract reopenContainerLog(id: string): Promise<void>;
+}
+
+/** The container log files the log manager rotates (upstream's OSInterface, as container_log_manager.go uses it). */
+export abstract class ContainerLogFiles {
+  /** The file's size in bytes; undefined when there is none. */
+  abstract size(path: string): Promise<number | undefined>;
+  /** The paths named `<path>.*` beside it: rotated logs, compressed or not, and a failed rotation's leftovers. */
+  abstract rotated(path: string): Promise<string[]>;
+  abstract rename(from: string, to: string): Promise<void>;
+  /** Removes the file; one already gone is not an error. */
+  abstract remove(path: string): Promise<void>;
+  /** Writes `from` gzip-compressed to `to` (created or truncated, with `from`'s mode). */
+  abstract gzip(from: string, to: string): Promise<void>;
+}
+
 /** Everything the sync loop sends out. */
 export abstract class SyncLoopOutbox {
   /** dispatchWork: `kubelet.<node>.work.<shard>.<uid>`. */

@@ -1,8 +1,47 @@
-import { ConfigError, cgroupsSchema, env, machineHugePages, nodeResourcesSchema } from '@app/config';
+import { ConfigError, cgroupsSchema, env, machineHugePages, nodeResourcesSchema, type EnvField } from '@app/config';
 import { DEFAULT_SHARD_COUNT } from '@app/contracts';
-import { configuredCapacity, nodeAllocatable, nodeInfoFrom, nodeReservationsFrom, parseMapStringString, type NodeInfo } from '@app/kube';
+import { QuantityError, configuredCapacity, nodeAllocatable, nodeInfoFrom, nodeReservationsFrom, parseMapStringString, parseQuantityNanos, type NodeInfo } from '@app/kube';
 import type { FullConfig } from '@app/service';
 import { imageGCPolicyProblems, type ImageGCPolicy } from './image-gc.js';
+
+/**
+ * A size in bytes as a Kubernetes quantity ("10Mi", "500k", "1G"), as the
+ * container log manager's parseMaxSize takes it: a whole number of bytes
+ * (Quantity.AsInt64); negative turns rotation off.
+ */
+export function logMaxSize(opts: { default: string; describe: string }): EnvField<number> {
+  const parse = (s: string) => {
+    let nanos: bigint;
+    try {
+      nanos = parseQuantityNanos(s);
+    } catch (err) {
+      if (err instanceof QuantityError) return { ok: false as const, reason: `must be a quantity of bytes like 10Mi, 512Ki or 1G (negative: no rotation), got "${s}"` };
+      throw err;
+    }
+    if (nanos % 1_000_000_000n !== 0n) return { ok: false as const, reason: `must be a whole number of bytes, got "${s}"` };
+    const bytes = nanos / 1_000_000_000n;
+    if (bytes > BigInt(Number.MAX_SAFE_INTEGER) || bytes < -BigInt(Number.MAX_SAFE_INTEGER)) return { ok: false as const, reason: `is too large, got "${s}"` };
+    return { ok: true as const, value: Number(bytes) };
+  };
+  return { describe: opts.describe, parse: (raw) => parse(raw ?? opts.default) };
+}
+
+/**
+ * The log monitor's period: at least a second, as a rotated log's name
+ * (`<log>.<YYYYMMDD-hhmmss>`) has a second's resolution and two rotations of
+ * one log in the same second would collide. (Upstream's kubelet asks for at
+ * least 3s; a second is what the names need.)
+ */
+function logMonitorInterval(opts: { default: number; describe: string }): EnvField<number> {
+  const field = env.duration(opts);
+  return {
+    describe: opts.describe,
+    parse: (raw) => {
+      const r = field.parse(raw);
+      return r.ok && r.value < 1000 ? { ok: false, reason: `must be at least 1s (rotated logs are named to the second), got "${raw ?? ''}"` } : r;
+    },
+  };
+}
 
 /** sync-loop's own environment variables, on top of the shared ones (@app/config sharedSchema). */
 export const syncLoopConfigSchema = {
@@ -26,6 +65,10 @@ export const syncLoopConfigSchema = {
   // The pod cgroups (the pod worker's settings): housekeeping removes those of pods no one knows (cleanupOrphanedPodCgroups).
   ...cgroupsSchema,
   ORPHAN_GRACE_PERIOD: env.duration({ default: 10_000, describe: 'how long a pod directory or pod cgroup must belong to no known pod before housekeeping removes it' }),
+  CONTAINER_LOG_MAX_SIZE: logMaxSize({ default: '10Mi', describe: 'a container log is rotated once it is this big, a quantity like 10Mi (--container-log-max-size; negative: no rotation)' }),
+  CONTAINER_LOG_MAX_FILES: env.int({ default: 5, min: 2, max: 1_000_000, describe: 'the most log files a container keeps, the current one included (--container-log-max-files)' }),
+  CONTAINER_LOG_MONITOR_INTERVAL: logMonitorInterval({ default: 10_000, describe: 'how often container logs are checked for rotation (--container-log-monitor-interval)' }),
+  CONTAINER_LOG_MAX_WORKERS: env.int({ default: 1, min: 1, max: 64, describe: 'how many container logs are checked and rotated at once (--container-log-max-workers)' }),
   SOURCES_RESYNC_PERIOD: env.duration({ default: 30_000, describe: 'how often the podManager is checked against config-source\'s full listings' }),
 };
 

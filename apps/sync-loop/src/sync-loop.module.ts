@@ -16,10 +16,13 @@ import { FsPodLogs } from './adapters/fs-pod-logs.js';
 import { CriImageFs, CriImageService } from './adapters/cri-image-service.js';
 import { FsPodDirectoriesOnDisk } from './adapters/fs-pod-directories.js';
 import { NodeHostProcesses } from './adapters/host-processes.js';
+import { CriContainerLogRuntime } from './adapters/cri-container-log-runtime.js';
+import { FsContainerLogFiles } from './adapters/fs-container-log-files.js';
+import { ContainerLogManager } from './container-log-manager.js';
 import { ContainerGarbageCollector } from './container-gc.js';
 import { ImageGarbageCollector, RealImageGCManager } from './image-gc.js';
 import { OrphanedPodCleaner } from './orphans.js';
-import { HostProcesses, ImageFs, ImageService, NodeHealth, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
+import { ContainerLogFiles, ContainerLogRuntime, HostProcesses, ImageFs, ImageService, NodeHealth, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
 import { imageGCPolicyOf, nodeInfoOf, type SyncLoopConfig } from './sync-loop.config.js';
 import { SyncLoopChannels } from './sync-loop.controller.js';
 import { SyncLoopRunner } from './sync-loop-runner.js';
@@ -71,14 +74,28 @@ import { SyncLoop } from './sync-loop.js';
           maxContainers: cfg.MAXIMUM_DEAD_CONTAINERS,
         }),
     },
+    { provide: ContainerLogRuntime, inject: [CriRuntime, SERVICE_CONFIG, LeaderFence], useFactory: (cri: CriRuntime, cfg: SyncLoopConfig, fence: LeaderFence) => new CriContainerLogRuntime(cri, cfg.NODE_NAME, fence) },
+    { provide: ContainerLogFiles, inject: [SERVICE_CONFIG, LeaderFence], useFactory: (cfg: SyncLoopConfig, fence: LeaderFence) => new FsContainerLogFiles(cfg.POD_LOGS_DIR, fence) },
+    {
+      provide: ContainerLogManager,
+      inject: [ContainerLogRuntime, ContainerLogFiles, Clock, SERVICE_CONFIG, SERVICE_LOGGER],
+      useFactory: (runtime: ContainerLogRuntime, files: ContainerLogFiles, clock: Clock, cfg: SyncLoopConfig, logger: Logger) =>
+        new ContainerLogManager(runtime, files, clock, logger.child({ component: 'container-log-manager' }), {
+          policy: { maxSize: cfg.CONTAINER_LOG_MAX_SIZE, maxFiles: cfg.CONTAINER_LOG_MAX_FILES },
+          monitorIntervalMs: cfg.CONTAINER_LOG_MONITOR_INTERVAL,
+          maxWorkers: cfg.CONTAINER_LOG_MAX_WORKERS,
+        }),
+    },
     { provide: ImageService, inject: [CriRuntime, LeaderFence], useFactory: (cri: CriRuntime, fence: LeaderFence) => new CriImageService(cri, fence) },
     { provide: ImageFs, inject: [CriRuntime], useFactory: (cri: CriRuntime) => new CriImageFs(cri) },
     {
       provide: ImageGarbageCollector,
-      inject: [ImageService, ImageFs, EventRecorder, Clock, SERVICE_CONFIG, SERVICE_LOGGER],
-      useFactory: (images: ImageService, fs: ImageFs, events: EventRecorder, clock: Clock, cfg: SyncLoopConfig, logger: Logger) => {
+      inject: [ImageService, ImageFs, EventRecorder, Clock, SERVICE_CONFIG, SERVICE_LOGGER, METRICS_REGISTRY],
+      useFactory: (images: ImageService, fs: ImageFs, events: EventRecorder, clock: Clock, cfg: SyncLoopConfig, logger: Logger, registry: Registry) => {
         const log = logger.child({ component: 'image-gc' });
-        return new ImageGarbageCollector(new RealImageGCManager(images, fs, events, clock, log, imageGCPolicyOf(cfg)), events, clock, log);
+        const collected = new Counter({ name: 'kubelet_image_garbage_collected_total', help: 'Total number of images garbage collected by the kubelet, whether through disk usage or image age.', labelNames: ['reason'], registers: [registry] });
+        const manager = new RealImageGCManager(images, fs, events, clock, log, imageGCPolicyOf(cfg), (reason) => collected.inc({ reason }));
+        return new ImageGarbageCollector(manager, events, clock, log);
       },
     },
     { provide: PodDirectoriesOnDisk, inject: [SERVICE_CONFIG], useFactory: (cfg: SyncLoopConfig) => new FsPodDirectoriesOnDisk(cfg.POD_ROOT_DIR) },
@@ -104,6 +121,7 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
   constructor(
     private readonly runner: SyncLoopRunner,
     private readonly containerGC: ContainerGarbageCollector,
+    private readonly containerLogManager: ContainerLogManager,
     private readonly imageGC: ImageGarbageCollector,
     private readonly orphans: OrphanedPodCleaner,
     private readonly runtimeState: RuntimeStateUpdater,
@@ -134,7 +152,13 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
     // Config operations sent while NATS was away are lost: reconcile with the sources' listings at once.
     // config-source may come back a moment later than this service: ask until it answers (a few times).
     this.stopReconnectWatch = onReconnect(this.ctx.connection, () => void this.reconcileAfterReconnect());
-    this.leadership.subscribe({ onStartedLeading: () => this.lead(), onStoppedLeading: () => runner.deactivate() });
+    this.leadership.subscribe({
+      onStartedLeading: () => this.lead(),
+      onStoppedLeading: () => {
+        runner.deactivate();
+        void this.containerLogManager.stop();
+      },
+    });
   }
 
   /**
@@ -167,6 +191,8 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
     // HandlePodCleanups' cleanupOrphanedPodDirs and cleanupOrphanedPodCgroups, on the housekeeping period.
     runner.every('cleanupOrphanedPods', cfg.HOUSEKEEPING_PERIOD, () => this.orphans.cleanup(runner.loop.desiredPods, runner.loop.areSourcesReady), { gated: true });
     runner.every('reconcileWithSources', cfg.SOURCES_RESYNC_PERIOD, () => runner.loop.reconcileWithSources());
+    // The container log manager: beside the loop, not on its chain (compressing a log takes a while); not if the term already ended.
+    if (runner.isActive) this.containerLogManager.start();
   }
 
   private async reconcileAfterReconnect(): Promise<void> {
@@ -181,6 +207,6 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     this.stopReconnectWatch?.();
     this.runtimeState.stop();
-    await this.runner.stop();
+    await Promise.all([this.runner.stop(), this.containerLogManager.stop()]);
   }
 }

@@ -1,7 +1,7 @@
 /** Hand-written fakes of the sync loop's ports (ports.ts), for unit tests only. */
 import type { KillPodOptions, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, SourcesSnapshotMessage, StatusVerb, SyncPodType } from '@app/contracts';
 import type { GcContainer, GcSandbox } from './container-gc.js';
-import { HostProcesses, ImageFs, ImageService, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopOutbox, type GcImage, type ImageFsStats, type RuntimeContainer, type RuntimePod } from './ports.js';
+import { ContainerLogFiles, ContainerLogRuntime, HostProcesses, ImageFs, ImageService, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopOutbox, type GcImage, type ImageFsStats, type RuntimeContainer, type RuntimePod } from './ports.js';
 
 export class MemoryPodStore extends PodStore {
   readonly pods = new Map<string, PodRecord>();
@@ -92,6 +92,91 @@ export class FakePodLogs extends PodLogs {
   }
   removeDirectory(name: string): Promise<void> {
     this.dirs = this.dirs.filter((d) => d !== name);
+    return Promise.resolve();
+  }
+}
+
+/** A directory of log files in memory; records every change, and can be told to fail one. */
+export class FakeContainerLogFiles extends ContainerLogFiles {
+  /** path -> content; gzip makes `gzip(<content>)`. */
+  readonly files = new Map<string, string>();
+  /** What changed, in order: `rename a b`, `remove a`, `gzip a b`. */
+  readonly ops: string[] = [];
+  private readonly failures = new Map<string, number>();
+  /** The next `count` calls of `op` (rename, remove, gzip) fail. */
+  failNext(op: 'rename' | 'remove' | 'gzip', count = 1): void {
+    this.failures.set(op, (this.failures.get(op) ?? 0) + count);
+  }
+  write(path: string, text: string): void {
+    this.files.set(path, (this.files.get(path) ?? '') + text);
+  }
+  /** The file names, sorted, relative to `dir`. */
+  list(dir: string): string[] {
+    return [...this.files.keys()].filter((p) => p.startsWith(`${dir}/`)).map((p) => p.slice(dir.length + 1)).sort();
+  }
+  size(path: string): Promise<number | undefined> {
+    const text = this.files.get(path);
+    return Promise.resolve(text === undefined ? undefined : Buffer.byteLength(text));
+  }
+  rotated(path: string): Promise<string[]> {
+    return Promise.resolve([...this.files.keys()].filter((p) => p.startsWith(`${path}.`)));
+  }
+  rename(from: string, to: string): Promise<void> {
+    this.fail('rename');
+    const text = this.files.get(from);
+    if (text === undefined) return Promise.reject(new Error(`ENOENT: no such file, rename '${from}' -> '${to}'`));
+    this.ops.push(`rename ${from} ${to}`);
+    this.files.delete(from);
+    this.files.set(to, text);
+    return Promise.resolve();
+  }
+  remove(path: string): Promise<void> {
+    this.fail('remove');
+    if (this.files.delete(path)) this.ops.push(`remove ${path}`);
+    return Promise.resolve();
+  }
+  gzip(from: string, to: string): Promise<void> {
+    this.fail('gzip');
+    const text = this.files.get(from);
+    if (text === undefined) return Promise.reject(new Error(`ENOENT: no such file, open '${from}'`));
+    this.ops.push(`gzip ${from} ${to}`);
+    this.files.set(to, `gzip(${text})`);
+    return Promise.resolve();
+  }
+  private fail(op: string): void {
+    const n = this.failures.get(op) ?? 0;
+    if (n <= 0) return;
+    this.failures.set(op, n - 1);
+    throw new Error(`${op} failed`);
+  }
+}
+
+/** The runtime's containers and their logs: ReopenContainerLog makes a new (empty) file at the log path, as containerd does, and fails unless the container runs. */
+export class FakeContainerLogRuntime extends ContainerLogRuntime {
+  readonly containers = new Map<string, { logPath: string; running: boolean }>();
+  readonly reopened: string[] = [];
+  /** ContainerStatus and ListContainers fail while set. */
+  unavailable = false;
+  /** Called inside ReopenContainerLog, before it answers (a container exiting meanwhile). */
+  beforeReopen?: (id: string) => void;
+  constructor(private readonly files: FakeContainerLogFiles) {
+    super();
+  }
+  runningContainers(): Promise<string[]> {
+    if (this.unavailable) return Promise.reject(new Error('cri-gateway: no responders'));
+    return Promise.resolve([...this.containers].filter(([, c]) => c.running).map(([id]) => id));
+  }
+  containerLog(id: string): Promise<{ logPath: string; running: boolean } | undefined> {
+    if (this.unavailable) return Promise.reject(new Error('cri-gateway: no responders'));
+    const c = this.containers.get(id);
+    return Promise.resolve(c && { ...c });
+  }
+  reopenContainerLog(id: string): Promise<void> {
+    this.beforeReopen?.(id);
+    const c = this.containers.get(id);
+    if (!c?.running) return Promise.reject(new Error(`failed to reopen container log "${id}": container is not running`));
+    this.reopened.push(id);
+    if (!this.files.files.has(c.logPath)) this.files.files.set(c.logPath, '');
     return Promise.resolve();
   }
 }

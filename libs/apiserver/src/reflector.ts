@@ -47,6 +47,8 @@ export interface ReflectorOptions<T> {
   query?: Record<string, string>;
   /** Called with every object after the first list and after each change. */
   onListing: (items: T[]) => void;
+  /** Called with each failed list or watch (the reflector keeps trying); what failed, for a caller that must say it. */
+  onError?: (err: Error) => void;
   /** First back-off after a failure (client-go: 800 ms). */
   initialBackoffMs?: number;
   /** Longest back-off (client-go: 30 s). */
@@ -121,6 +123,7 @@ export class Reflector<T extends ObjectWithMeta> {
           continue;
         }
         const message = (err as Error).message;
+        this.options.onError?.(err as Error);
         if (message !== this.lastError) this.logger.warn({ path: this.options.path, err: message, retryInMs: this.backoffMs }, 'apiserver list/watch failed; keeping the last view and trying again');
         this.lastError = message;
         // A watch that cannot be opened again may mean the rv is gone too: list after a failed watch.

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MessageError, MessageTypes, decodeMessage, parseJson } from './messages.js';
+import { MessageError, MessageTypes, apiObjectResource, decodeMessage, parseJson } from './messages.js';
 
 describe('decodeMessage', () => {
   it('accepts a well-formed PodUpdate', () => {
@@ -31,5 +31,31 @@ describe('decodeMessage', () => {
   it('parseJson refuses bytes that are not JSON', () => {
     assert.throws(() => parseJson(new TextEncoder().encode('{not json')), (err: unknown) => err instanceof MessageError && /payload is not JSON/.test(err.message));
     assert.deepEqual(parseJson(new TextEncoder().encode('{"a":1}')), { a: 1 });
+  });
+});
+
+describe('the apiserver object request/reply (ADR 0014)', () => {
+  const cases: { name: string; value: Record<string, unknown>; reason?: RegExp }[] = [
+    { name: 'a configMap of a namespace', value: { type: 'kubelet.v1.api_object_request', kind: 'ConfigMap', namespace: 'ns', name: 'cfg' } },
+    { name: 'a RuntimeClass, cluster-scoped', value: { type: 'kubelet.v1.api_object_request', kind: 'RuntimeClass', name: 'gvisor' } },
+    { name: 'a secret without its namespace', value: { type: 'kubelet.v1.api_object_request', kind: 'Secret', name: 's' }, reason: /field "namespace" must be a non-empty string for a Secret/ },
+    { name: 'a RuntimeClass with a namespace', value: { type: 'kubelet.v1.api_object_request', kind: 'RuntimeClass', namespace: 'ns', name: 'x' }, reason: /field "namespace" must be absent for a RuntimeClass/ },
+    { name: 'a kind not served', value: { type: 'kubelet.v1.api_object_request', kind: 'Pod', namespace: 'ns', name: 'x' }, reason: /field "kind" must be one of ConfigMap, Secret, RuntimeClass/ },
+    { name: 'no name', value: { type: 'kubelet.v1.api_object_request', kind: 'ConfigMap', namespace: 'ns' }, reason: /field "name" must be a non-empty string/ },
+  ];
+  for (const tc of cases) {
+    it(tc.reason ? `refuses ${tc.name}` : `accepts ${tc.name}`, () => {
+      if (!tc.reason) assert.equal(decodeMessage(MessageTypes.apiObjectRequest, tc.value).name, tc.value['name']);
+      else assert.throws(() => decodeMessage(MessageTypes.apiObjectRequest, tc.value), (err: unknown) => err instanceof MessageError && (tc.reason as RegExp).test(err.message));
+    });
+  }
+
+  it('a reply says whether the object was found', () => {
+    assert.equal(decodeMessage(MessageTypes.apiObject, { type: 'kubelet.v1.api_object', kind: 'ConfigMap', namespace: 'ns', name: 'cfg', found: false }).found, false);
+    assert.throws(() => decodeMessage(MessageTypes.apiObject, { type: 'kubelet.v1.api_object', kind: 'ConfigMap', name: 'cfg' }), /field "found" must be a boolean/);
+  });
+
+  it('names objects as upstream\'s managers do in their errors', () => {
+    assert.deepEqual((['ConfigMap', 'Secret', 'RuntimeClass'] as const).map(apiObjectResource), ['configmap', 'secret', 'runtimeclass.node.k8s.io']);
   });
 });

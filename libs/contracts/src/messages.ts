@@ -19,6 +19,8 @@ export const MessageTypes = {
   event: 'kubelet.v1.event',
   sourcesSnapshot: 'kubelet.v1.sources_snapshot',
   containerEventsStatus: 'kubelet.v1.container_events_status',
+  apiObjectRequest: 'kubelet.v1.api_object_request',
+  apiObject: 'kubelet.v1.api_object',
 } as const;
 export type MessageType = (typeof MessageTypes)[keyof typeof MessageTypes];
 
@@ -141,6 +143,72 @@ export interface ContainerEventsStatusMessage {
   detail: string;
 }
 
+/**
+ * The apiserver objects a pod needs (ADR 0014): configMap and secret
+ * volumes, imagePullSecrets (namespaced), runtimeClassName (cluster-scoped).
+ */
+export const API_OBJECT_KINDS = ['ConfigMap', 'Secret', 'RuntimeClass'] as const;
+export type ApiObjectKind = (typeof API_OBJECT_KINDS)[number];
+
+/** The command config-source answers on `kubelet.<node>.service.config-source.<command>` (Subjects.serviceCommand). */
+export const API_OBJECT_COMMAND = 'object';
+
+/**
+ * The group-resource upstream's managers name an object by in their errors
+ * (configmap_manager.go `corev1.Resource("configmap")`, the RuntimeClass
+ * lister's `runtimeclass.node.k8s.io`): `configmap "x" not found`.
+ */
+export function apiObjectResource(kind: ApiObjectKind): string {
+  switch (kind) {
+    case 'ConfigMap':
+      return 'configmap';
+    case 'Secret':
+      return 'secret';
+    case 'RuntimeClass':
+      return 'runtimeclass.node.k8s.io';
+  }
+}
+
+/** Whether objects of `kind` live in a namespace. */
+export function isNamespacedKind(kind: ApiObjectKind): boolean {
+  return kind !== 'RuntimeClass';
+}
+
+/**
+ * pod-worker -> config-source, request/reply: one object, as the watch-based
+ * manager of config-source holds it. `namespace` for the namespaced kinds.
+ */
+export interface ApiObjectRequestMessage {
+  type: typeof MessageTypes.apiObjectRequest;
+  kind: ApiObjectKind;
+  namespace?: string;
+  name: string;
+}
+
+/**
+ * The reply: the object's payload, or `found: false` (it does not exist).
+ * A failure is an ErrorReply instead: `NotJoined` (config-source has no
+ * KUBECONFIG), `Unavailable` (the object's watch has not listed it yet:
+ * what failed is in the description), `InvalidArgument`. It may carry a
+ * secret: it crosses NATS in this reply only (never a stream or a bucket)
+ * and is never logged.
+ */
+export interface ApiObjectReplyMessage {
+  type: typeof MessageTypes.apiObject;
+  kind: ApiObjectKind;
+  namespace?: string;
+  name: string;
+  found: boolean;
+  /** ConfigMap: its data (text). Secret: its data, base64 as the API gives it. */
+  data?: Record<string, string>;
+  /** ConfigMap: its binaryData, base64. */
+  binaryData?: Record<string, string>;
+  /** Secret: its type (`kubernetes.io/dockerconfigjson`, `Opaque`, ...). */
+  secretType?: string;
+  /** RuntimeClass: its handler (the CRI runtime handler). */
+  handler?: string;
+}
+
 /** An event about a pod, as the kubelet's recorder makes it (source component "kubelet"). */
 export function podEvent(
   pod: Pod,
@@ -172,7 +240,9 @@ export type Message =
   | ProberCommandMessage
   | EventMessage
   | SourcesSnapshotMessage
-  | ContainerEventsStatusMessage;
+  | ContainerEventsStatusMessage
+  | ApiObjectRequestMessage
+  | ApiObjectReplyMessage;
 
 export type MessageOf<T extends MessageType> = Extract<Message, { type: T }>;
 
@@ -193,6 +263,14 @@ const obj = (f: string): Check => (m) => (isRecord(m[f]) ? undefined : `field "$
 const among = (f: string, values: readonly string[]): Check => (m) =>
   typeof m[f] === 'string' && values.includes(m[f]) ? undefined : `field "${f}" must be one of ${values.join(', ')}`;
 
+const bool = (f: string): Check => (m) => (typeof m[f] === 'boolean' ? undefined : `field "${f}" must be a boolean`);
+/** A namespaced kind names its namespace; a cluster-scoped one has none. */
+const namespaceOfKind: Check = (m) => {
+  const namespaced = isNamespacedKind(m['kind'] as ApiObjectKind);
+  if (namespaced) return typeof m['namespace'] === 'string' && m['namespace'].length > 0 ? undefined : `field "namespace" must be a non-empty string for a ${String(m['kind'])}`;
+  return m['namespace'] === undefined || m['namespace'] === '' ? undefined : `field "namespace" must be absent for a ${String(m['kind'])}`;
+};
+
 const REQUIRED: Record<MessageType, Check[]> = {
   [MessageTypes.podUpdate]: [among('op', POD_OPERATIONS), str('source'), arr('pods')],
   [MessageTypes.sourcesReady]: [arr('sources')],
@@ -204,6 +282,8 @@ const REQUIRED: Record<MessageType, Check[]> = {
   [MessageTypes.proberCommand]: [arr('pods')],
   [MessageTypes.sourcesSnapshot]: [arr('sources')],
   [MessageTypes.containerEventsStatus]: [str('state')],
+  [MessageTypes.apiObjectRequest]: [among('kind', API_OBJECT_KINDS), str('name'), namespaceOfKind],
+  [MessageTypes.apiObject]: [among('kind', API_OBJECT_KINDS), str('name'), bool('found')],
   [MessageTypes.event]: [obj('involvedObject'), among('eventType', ['Normal', 'Warning']), str('reason'), str('message'), obj('source'), str('timestamp')],
 };
 

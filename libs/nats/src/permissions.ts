@@ -24,7 +24,7 @@
  * (service, node); the subjects already carry the node, so that is a change
  * of this file only.
  */
-import { SERVICE_NAMES, Subjects, subjectMatches, type ServiceName } from '@app/contracts';
+import { API_OBJECT_COMMAND, SERVICE_NAMES, Subjects, subjectMatches, type ServiceName } from '@app/contracts';
 
 /** A NATS user: a service's own, or `admin` for the project's tools and tests. */
 export type NatsUser = ServiceName | 'admin';
@@ -112,11 +112,12 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
   'sync-loop': {
     publishes: ['work', 'status', 'prober', 'events'],
     subscribes: ['podUpdate', 'sourcesReady', 'pleg', 'probeResult', 'workDone'],
-    // Housekeeping reads the runtime; the container GC removes dead containers and sandboxes; the image GC
-    // measures the image filesystem and removes unused images; killing is the pod workers' job.
+    // Housekeeping reads the runtime; the container GC removes dead containers and sandboxes; the log manager
+    // reopens rotated logs; the image GC measures the image filesystem and removes unused images; killing is the
+    // pod workers' job.
     requests: [
       'sourcesSnapshot',
-      { family: 'criRuntime', only: [...CRI_RUNTIME_READS, 'RemoveContainer', 'RemovePodSandbox'] },
+      { family: 'criRuntime', only: [...CRI_RUNTIME_READS, 'RemoveContainer', 'RemovePodSandbox', 'ReopenContainerLog'] },
       { family: 'criImage', only: ['ImageFsInfo', 'ListImages', 'RemoveImage'] },
     ],
     serves: [],
@@ -126,7 +127,8 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
   'pod-worker': {
     publishes: ['workDone', 'status', 'prober', 'events'],
     subscribes: ['work', 'probeResult'],
-    requests: ['criRuntime', 'criImage'],
+    // The apiserver objects its pods need (configMap and secret volumes, imagePullSecrets, RuntimeClasses), from config-source (ADR 0014).
+    requests: ['criRuntime', 'criImage', { service: 'config-source', command: API_OBJECT_COMMAND }],
     serves: [],
     writes: [{ bucket: 'workers' }, { bucket: 'leases', keys: ['pod-worker-shard.*', 'pod-worker-replica.*', 'setting.*'] }],
     reads: ['pods', 'pod-cache', 'pod-status', 'probe-results'],

@@ -51,7 +51,9 @@ export class FsVolumeHost extends VolumeHost {
   /**
    * AtomicWriter: the payload in a fresh `..<timestamp>` directory, `..data`
    * switched to it by a rename, and a symlink `<file> -> ..data/<file>` per
-   * top-level name; the previous directory removed after the switch.
+   * top-level name; the links of names no longer in the payload and the
+   * previous directory removed after the switch. Nothing is written when
+   * every file is there with its content and mode.
    */
   async writeAtomic(dir: string, files: Map<string, PayloadFile>): Promise<void> {
     const dataLink = join(dir, '..data');
@@ -71,12 +73,18 @@ export class FsVolumeHost extends VolumeHost {
     await rm(tmpLink, { force: true });
     await symlink(ts, tmpLink);
     await rename(tmpLink, dataLink);
-    for (const top of new Set([...files.keys()].map((p) => p.split('/')[0] ?? p))) {
+    const tops = new Set([...files.keys()].map((p) => p.split('/')[0] ?? p));
+    for (const top of tops) {
       const link = join(dir, top);
       if ((await readlink(link).catch(() => undefined)) !== join('..data', top)) {
         await rm(link, { recursive: true, force: true });
         await symlink(join('..data', top), link);
       }
+    }
+    // A key gone from the object: its user-visible link goes too (upstream's pathsToRemove).
+    for (const name of await readdir(dir)) {
+      if (name.startsWith('..') || tops.has(name)) continue;
+      if ((await readlink(join(dir, name)).catch(() => undefined))?.startsWith('..data/')) await rm(join(dir, name), { force: true });
     }
     if (old !== undefined && old !== ts) await rm(join(dir, old), { recursive: true, force: true });
   }
@@ -86,7 +94,11 @@ export class FsVolumeHost extends VolumeHost {
       const regular = [];
       for (const n of names) if ((await lstat(join(dataDir, n))).isFile()) regular.push(n);
       if (regular.length !== files.size) return false;
-      for (const [path, f] of files) if ((await readFile(join(dataDir, path), 'utf8')) !== f.content) return false;
+      for (const [path, f] of files) {
+        const file = join(dataDir, path);
+        if (((await stat(file)).mode & 0o7777) !== f.mode) return false;
+        if (!Buffer.from(f.content).equals(await readFile(file))) return false;
+      }
       return true;
     } catch {
       return false;

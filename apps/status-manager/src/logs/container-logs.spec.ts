@@ -93,6 +93,49 @@ describe('ContainerLogs', () => {
     assert.equal(sink.text, 'b\ncde\nlast\n');
   });
 
+  it('follows across a rotation: the old file drained, then the new one from its start', async () => {
+    const { logs, runtime, files, clock } = setup();
+    const c = { id: 'c1', name: 'app', createdAt: 1, state: 'CONTAINER_RUNNING' as LogContainer['state'], logPath: '/l/app/0.log' };
+    runtime.instances.push(c);
+    files.append(c.logPath, entry(1, 'one') + entry(2, 'two'));
+    const sink = new MemorySink();
+    const run = (await logs.open('default', 'web', 'app', { ...opts, follow: true })).run(sink, new AbortController().signal);
+    await clock.step(0);
+    assert.equal(sink.text, 'one\ntwo\n');
+    // Written before the rename, renamed (rotateLatestLog), then the runtime reopens: a new, shorter file.
+    files.append(c.logPath, entry(3, 'three') + `${T}4Z stdout P fo\n`);
+    files.rotate(c.logPath, '/l/app/0.log.20260101-000004');
+    await clock.step(FOLLOW_CHECK_MS);
+    files.append(c.logPath, `${T}4Z stdout F ur\n` + entry(5, 'five'));
+    await clock.step(FOLLOW_CHECK_MS);
+    assert.equal(sink.text, 'one\ntwo\nthree\nfour\nfive\n');
+    // And on, in the new file.
+    files.append(c.logPath, entry(6, 'six'));
+    await clock.step(0);
+    assert.equal(sink.text, 'one\ntwo\nthree\nfour\nfive\nsix\n');
+    c.state = 'CONTAINER_EXITED';
+    await clock.step(FOLLOW_CHECK_MS);
+    await run;
+  });
+
+  it('tailLines and previous read the current file only, after a rotation', async () => {
+    const { logs, runtime, files } = setup();
+    runtime.instances.push({ id: 'c0', name: 'app', createdAt: 0, state: 'CONTAINER_EXITED', logPath: '/l/app/0.log' }, { id: 'c1', name: 'app', createdAt: 1, state: 'CONTAINER_RUNNING', logPath: '/l/app/1.log' });
+    files.append('/l/app/0.log', entry(0, 'before'));
+    files.append('/l/app/1.log', entry(1, 'one') + entry(2, 'two'));
+    files.rotate('/l/app/1.log', '/l/app/1.log.20260101-000002');
+    files.append('/l/app/1.log', entry(3, 'three') + entry(4, 'four'));
+    const read = async (o: Partial<typeof opts> & { tailLines?: number }) => {
+      const sink = new MemorySink();
+      await (await logs.open('default', 'web', 'app', { ...opts, ...o })).run(sink, new AbortController().signal);
+      return sink.text;
+    };
+    assert.equal(await read({}), 'three\nfour\n');
+    assert.equal(await read({ tailLines: 1 }), 'four\n');
+    assert.equal(await read({ tailLines: 5 }), 'three\nfour\n');
+    assert.equal(await read({ previous: true }), 'before\n');
+  });
+
   it('stops following when the client goes away', async () => {
     const { logs, runtime, clock } = setup();
     runtime.instances.push({ id: 'c1', name: 'app', createdAt: 1, state: 'CONTAINER_RUNNING', logPath: '/l/app/0.log' });

@@ -20,12 +20,18 @@
  *
  * Follow waits for the file to change, or FOLLOW_CHECK_MS at most, and then
  * asks the runtime whether the container still runs (upstream: fsnotify and
- * a 5 s state check).
+ * a 5 s state check). It survives the container log manager's rotation
+ * (sync-loop's container-log-manager.ts): the open file is read to its end
+ * after the rename, then the runtime's new file at the same path from its
+ * start. tailLines, sinceSeconds and previous read the current file only, as
+ * upstream's (the rotated files are not read back).
  */
 import type { Clock } from '@app/clock';
 import type { ContainerStatus, Pod } from '@app/contracts';
 import { ByteLimit, decodeCriLog, formatLine, selectLines, type LogLine, type LogOptions } from './cri-log.js';
 import type { LogContainer, LogFiles, LogPods, LogRuntime, LogSink } from './ports.js';
+
+const EMPTY = Buffer.alloc(0);
 
 /** How long follow waits for the file before asking whether the container still runs. */
 export const FOLLOW_CHECK_MS = 1000;
@@ -79,28 +85,54 @@ export class ContainerLogs {
         await sink.write(limit.take(formatLine(line, opts.timestamps)));
       }
     };
-    // What is in the file now: the selection applies to it only; what follows is all written.
-    let buf = await this.files.read(path, 0);
-    let offset = buf.length;
-    const first = decodeCriLog(buf.toString('utf8'), pending);
-    let rest = first.rest;
-    await write(selectLines(first.lines, opts));
-    if (!opts.follow) return;
-    let exited = !running;
-    while (!signal.aborted && !limit.exhausted) {
-      buf = await this.files.read(path, offset);
-      if (buf.length > 0) {
-        offset += buf.length;
-        const next = decodeCriLog(rest + buf.toString('utf8'), pending);
+    let file = await this.files.open(path);
+    try {
+      // What is in the file now: the selection applies to it only; what follows is all written.
+      let buf = file ? await file.read(0) : EMPTY;
+      let offset = buf.length;
+      const first = decodeCriLog(buf.toString('utf8'), pending);
+      let rest = first.rest;
+      await write(selectLines(first.lines, opts));
+      if (!opts.follow) return;
+      const follow = async (chunk: Buffer): Promise<void> => {
+        offset += chunk.length;
+        const next = decodeCriLog(rest + chunk.toString('utf8'), pending);
         rest = next.rest;
         await write(opts.since === undefined ? next.lines : next.lines.filter((l) => l.time >= (opts.since ?? 0)));
-        continue;
+      };
+      let exited = !running;
+      while (!signal.aborted && !limit.exhausted) {
+        buf = file ? await file.read(offset) : EMPTY;
+        if (buf.length > 0) {
+          await follow(buf);
+          continue;
+        }
+        // Drained. Rotated meanwhile (renamed away, and the runtime reopened a new
+        // log at the path)? ReadLogs reopens on the new file's creation: what the
+        // old one still holds first, then the new one from its start. A partial
+        // entry goes on in the new file; an unterminated last line does not.
+        if (!file || (await file.replaced())) {
+          const next = await this.files.open(path);
+          if (next) {
+            if (file) {
+              const tail = await file.read(offset);
+              if (tail.length > 0) await follow(tail);
+              await file.close();
+            }
+            file = next;
+            offset = 0;
+            rest = '';
+            continue;
+          }
+        }
+        // Drained: done if the container had exited before this last read.
+        if (exited) return;
+        await this.waitForChange(path, signal);
+        if (signal.aborted) return;
+        exited = !(await this.runtime.status(id))?.running;
       }
-      // Drained: done if the container had exited before this last read.
-      if (exited) return;
-      await this.waitForChange(path, signal);
-      if (signal.aborted) return;
-      exited = !(await this.runtime.status(id))?.running;
+    } finally {
+      await file?.close();
     }
   }
 

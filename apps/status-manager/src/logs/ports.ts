@@ -19,10 +19,25 @@ export abstract class LogRuntime {
 
 /** The log files, read only. */
 export abstract class LogFiles {
-  /** The bytes of `path` from `offset` to its end now (empty when none; a missing file is empty). */
-  abstract read(path: string, offset: number): Promise<Buffer>;
-  /** Resolves when `path` changes (or may have), or when `signal` aborts. */
+  /**
+   * Opens `path` for reading; undefined when there is no such file (a
+   * container that has not written yet, or a log being rotated). The handle
+   * keeps reading the same file once it is renamed, as an open file
+   * descriptor does: the log manager's rotation renames the log away and the
+   * runtime reopens a new one at `path`.
+   */
+  abstract open(path: string): Promise<LogFile | undefined>;
+  /** Resolves when `path` changes, is renamed or is created (or may have), or when `signal` aborts. */
   abstract changed(path: string, signal: AbortSignal): Promise<void>;
+}
+
+/** An open log file. */
+export interface LogFile {
+  /** The bytes from `offset` to the file's end now (empty when none). */
+  read(offset: number): Promise<Buffer>;
+  /** Whether the path it was opened at now names another file (the runtime reopened the log after a rotation). */
+  replaced(): Promise<boolean>;
+  close(): Promise<void>;
 }
 
 /** The pods of the node with their statuses, as `/pods` serves them. */

@@ -1,6 +1,6 @@
 /** The log server's fakes (STYLE.md 9): a runtime, files and pods held in memory. */
 import type { Pod } from '@app/contracts';
-import { LogFiles, LogPods, LogRuntime, type LogContainer, type LogSink } from './ports.js';
+import { LogFiles, LogPods, LogRuntime, type LogContainer, type LogFile, type LogSink } from './ports.js';
 
 export class FakeLogRuntime extends LogRuntime {
   readonly instances: (LogContainer & { name: string; logPath: string })[] = [];
@@ -16,21 +16,46 @@ export class FakeLogRuntime extends LogRuntime {
   }
 }
 
+/** The files as inodes: a path names one, rotate renames it, and an open handle keeps reading it. */
 export class FakeLogFiles extends LogFiles {
-  readonly files = new Map<string, string>();
+  private readonly inodes = new Map<string, { text: string }>();
   private waiters: (() => void)[] = [];
+  /** The runtime writes: to the file at `path`, made if there is none (its reopen after a rotation). */
   append(path: string, text: string): void {
-    this.files.set(path, (this.files.get(path) ?? '') + text);
-    for (const w of this.waiters.splice(0)) w();
+    const inode = this.inodes.get(path) ?? { text: '' };
+    inode.text += text;
+    this.inodes.set(path, inode);
+    this.wake();
   }
-  read(path: string, offset: number): Promise<Buffer> {
-    return Promise.resolve(Buffer.from(this.files.get(path) ?? '').subarray(offset));
+  /** The log manager's rotation: `path` renamed to `to`; the runtime's reopen creates `path` afresh at the next append. */
+  rotate(path: string, to: string): void {
+    const inode = this.inodes.get(path);
+    if (!inode) return;
+    this.inodes.set(to, inode);
+    this.inodes.delete(path);
+    this.wake();
+  }
+  /** The text of the file at `path` now. */
+  text(path: string): string | undefined {
+    return this.inodes.get(path)?.text;
+  }
+  open(path: string): Promise<LogFile | undefined> {
+    const inode = this.inodes.get(path);
+    if (!inode) return Promise.resolve(undefined);
+    return Promise.resolve({
+      read: (offset: number) => Promise.resolve(Buffer.from(inode.text).subarray(offset)),
+      replaced: () => Promise.resolve(this.inodes.has(path) && this.inodes.get(path) !== inode),
+      close: () => Promise.resolve(),
+    });
   }
   changed(_path: string, signal: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
       this.waiters.push(resolve);
       signal.addEventListener('abort', () => resolve(), { once: true });
     });
+  }
+  private wake(): void {
+    for (const w of this.waiters.splice(0)) w();
   }
 }
 

@@ -1,0 +1,32 @@
+import { isNotFound, type CriRuntime } from '@app/cri';
+import { KubeletLabels } from '@app/kube';
+import type { LeaderFence } from '@app/nats';
+import { ContainerLogRuntime } from '../ports.js';
+
+/** The container log manager's runtime, through the CRI: this node's containers only; reopening a log is the leader's only. */
+export class CriContainerLogRuntime extends ContainerLogRuntime {
+  constructor(
+    private readonly cri: CriRuntime,
+    private readonly node: string,
+    private readonly fence: LeaderFence,
+  ) {
+    super();
+  }
+  async runningContainers(): Promise<string[]> {
+    const res = await this.cri.runtime('ListContainers', { filter: { state: { state: 'CONTAINER_RUNNING' }, labelSelector: { [KubeletLabels.node]: this.node } } });
+    return res.containers.filter((c) => c.state === 'CONTAINER_RUNNING').map((c) => c.id);
+  }
+  async containerLog(id: string): Promise<{ logPath: string; running: boolean } | undefined> {
+    try {
+      const res = await this.cri.runtime('ContainerStatus', { containerId: id, verbose: false });
+      return res.status ? { logPath: res.status.logPath, running: res.status.state === 'CONTAINER_RUNNING' } : undefined;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+  async reopenContainerLog(id: string): Promise<void> {
+    this.fence.check('reopen a container log');
+    await this.cri.runtime('ReopenContainerLog', { containerId: id });
+  }
+}
