@@ -6,12 +6,17 @@
  * the container; a change of the configMap reaches the running container
  * at its next sync; a missing configMap is a FailedMount and a
  * ContainerCreating wait, until it is created; an unknown RuntimeClass is
- * a clear FailedCreatePodSandBox, and a known one's handler runs the pod.
+ * a clear FailedCreatePodSandBox, and a known one's handler runs the pod;
+ * the service account volume the apiserver injects (a projected token,
+ * the cluster's CA and the namespace) holds a token the apiserver accepts
+ * as the pod's service account.
  * Objects come to pod-worker from config-source (ADR 0014), which alone
  * holds the node's credentials.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { request } from 'node:https';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { ConfigMap, Event, Pod, Secret } from 'kubernetes-types/core/v1.js';
 import { isNotFound, PatchType } from '@app/apiserver';
@@ -172,4 +177,40 @@ describe('configMap and secret volumes and RuntimeClasses from a real kube-apise
     const sb = await stack.cri.runtime('ListPodSandbox', { filter: { labelSelector: { 'io.kubernetes.pod.name': 'classy', 'io.kubernetes.pod.namespace': NS } } });
     assert.equal(sb.items[0]?.runtimeHandler, 'runc', 'the sandbox runs with the RuntimeClass\'s handler');
   });
+
+  it('the service account volume the apiserver injects holds a token bound to the pod that the apiserver accepts, the CA and the namespace', async () => {
+    // The controller-manager would publish kube-root-ca.crt in every namespace; this control plane has none.
+    const ca = readFileSync(cp.caFile, 'utf8');
+    await create<ConfigMap>('configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'kube-root-ca.crt' }, data: { 'ca.crt': ca } });
+    const pod = apiPod('sa-reader', {});
+    delete pod.spec?.automountServiceAccountToken;
+    const created = await create<Pod>('pods', pod);
+    const injected = created.spec?.volumes?.find((v) => v.projected?.sources?.some((x) => x.serviceAccountToken));
+    assert.ok(injected, 'the ServiceAccount admission injected the kube-api-access volume');
+    const running_ = await waitServed('sa-reader', 'Running', running, 60_000);
+    const dir = '/var/run/secrets/kubernetes.io/serviceaccount';
+    assert.equal(await exec(running_, `cat ${dir}/namespace`), NS);
+    assert.equal(await exec(running_, `cat ${dir}/ca.crt`), ca);
+    const token = await exec(running_, `cat ${dir}/token`);
+    assert.equal(token.split('.').length, 3, 'a JWT');
+    const review = await selfSubjectReview(token);
+    assert.equal(review.status.userInfo.username, `system:serviceaccount:${NS}:default`);
+    assert.deepEqual(review.status.userInfo.extra?.['authentication.kubernetes.io/pod-name'], ['sa-reader']);
+    assert.deepEqual(review.status.userInfo.extra?.['authentication.kubernetes.io/pod-uid'], [created.metadata?.uid]);
+  });
+
+  /** Who the apiserver says a token is (SelfSubjectReview, authentication.k8s.io/v1). */
+  function selfSubjectReview(token: string): Promise<{ status: { userInfo: { username: string; extra?: Record<string, string[]> } } }> {
+    const body = JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' });
+    return new Promise((resolve, reject) => {
+      const req = request(`${cp.url}/apis/authentication.k8s.io/v1/selfsubjectreviews`, { method: 'POST', ca: readFileSync(cp.caFile), headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => (res.statusCode === 201 || res.statusCode === 200 ? resolve(JSON.parse(text) as never) : reject(new Error(`SelfSubjectReview: HTTP ${res.statusCode ?? 0}: ${text}`))));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
 });

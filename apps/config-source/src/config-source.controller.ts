@@ -1,9 +1,10 @@
 import { Controller, Get } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
-import { API_OBJECT_COMMAND, MessageTypes, Subjects, decodeMessage, type ApiObjectReplyMessage, type SourcesSnapshotMessage } from '@app/contracts';
+import { API_OBJECT_COMMAND, MessageTypes, SERVICE_ACCOUNT_TOKEN_COMMAND, Subjects, decodeMessage, type ApiObjectReplyMessage, type ServiceAccountTokenMessage, type SourcesSnapshotMessage } from '@app/contracts';
 import { rpcError } from '@app/service';
 import { ApiObjectError, WatchBasedObjectManager } from './object-manager.js';
 import { PodConfigPublisher } from './pod-config-publisher.js';
+import { ServiceAccountTokenManager } from './token-manager.js';
 
 /** Each source's current listing: over NATS for the sync loop, over HTTP for people. */
 @Controller()
@@ -22,14 +23,30 @@ export class SourcesController {
 }
 
 /**
- * The objects pods reference, for pod-worker only (a NATS permission):
- * `kubelet.<node>.service.config-source.object`, request/reply (ADR 0014).
+ * The objects pods reference and their service account tokens, for
+ * pod-worker only (a NATS permission): `kubelet.<node>.service.config-source.object`
+ * and `.token`, request/reply (ADR 0014).
  * A secret's content is in the reply and nowhere else: not logged, not
  * served over HTTP.
  */
 @Controller()
 export class ApiObjectsController {
-  constructor(private readonly objects: WatchBasedObjectManager) {}
+  constructor(
+    private readonly objects: WatchBasedObjectManager,
+    private readonly tokens: ServiceAccountTokenManager,
+  ) {}
+
+  /** A projected serviceAccountToken's token: `kubelet.<node>.service.config-source.token`, pod-worker only. */
+  @MessagePattern(Subjects.serviceCommand.pattern(SERVICE_ACCOUNT_TOKEN_COMMAND))
+  async onToken(@Payload() data: unknown): Promise<ServiceAccountTokenMessage> {
+    const req = decodeMessage(MessageTypes.serviceAccountTokenRequest, data);
+    try {
+      return await this.tokens.get(req);
+    } catch (err) {
+      if (err instanceof ApiObjectError) throw rpcError(err.code, err.message);
+      throw err;
+    }
+  }
 
   @MessagePattern(Subjects.serviceCommand.pattern(API_OBJECT_COMMAND))
   async onObject(@Payload() data: unknown): Promise<ApiObjectReplyMessage> {

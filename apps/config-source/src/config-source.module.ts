@@ -17,6 +17,8 @@ import type { ConfigSourceConfig } from './config-source.config.js';
 import { ApiObjectsController, SourcesController } from './config-source.controller.js';
 import { ReflectorObjectWatch } from './adapters/reflector-object-watch.js';
 import { WatchBasedObjectManager } from './object-manager.js';
+import { ApiTokenRequester } from './adapters/api-token-requester.js';
+import { ServiceAccountTokenManager } from './token-manager.js';
 import { PodConfigPublisher } from './pod-config-publisher.js';
 import { ApiObjectWatch, ApiserverPods, ConfigMetrics, ManifestDirectory, ManifestFetcher, PodUpdateOutbox } from './ports.js';
 import { FileSource, HttpSource, type PodSource } from './sources.js';
@@ -61,6 +63,11 @@ async function connectApiserver(path: string): Promise<ApiServer> {
       provide: ApiObjectWatch,
       inject: [API_SERVER, Clock, SERVICE_LOGGER],
       useFactory: (api: ApiServer | null, clock: Clock, logger: Logger): ApiObjectWatch | null => (api ? new ReflectorObjectWatch(api, clock, logger.child({ component: 'object-reflector' })) : null),
+    },
+    {
+      provide: ServiceAccountTokenManager,
+      inject: [API_SERVER, Clock, SERVICE_LOGGER],
+      useFactory: (api: ApiServer | null, clock: Clock, logger: Logger) => new ServiceAccountTokenManager(api ? new ApiTokenRequester(api) : null, clock, logger.child({ component: 'token-manager' })),
     },
     {
       provide: WatchBasedObjectManager,

@@ -72,3 +72,25 @@ export interface ApiObject {
 export abstract class ApiObjectWatch {
   abstract watch(ref: ApiObjectRef, onListing: (items: ApiObject[]) => void, onError: (err: Error) => void): () => void;
 }
+
+/** A TokenRequest's spec, bound to a pod (authentication/v1 TokenRequestSpec). */
+export interface TokenRequestSpec {
+  audiences?: string[];
+  expirationSeconds: number;
+  boundObjectRef: { apiVersion: 'v1'; kind: 'Pod'; name: string; uid: string };
+}
+
+/** What the apiserver minted: the token and when it expires (ms since the epoch). */
+export interface IssuedToken {
+  token: string;
+  expiresAt: number;
+}
+
+/**
+ * The TokenRequest API (`POST .../serviceaccounts/<name>/token`): a token of
+ * a service account bound to a pod; the Node authorizer allows a node this
+ * for the service accounts of its own pods. Rejects with what the apiserver said.
+ */
+export abstract class TokenRequester {
+  abstract request(namespace: string, serviceAccountName: string, spec: TokenRequestSpec): Promise<IssuedToken>;
+}

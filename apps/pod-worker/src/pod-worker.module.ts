@@ -16,6 +16,7 @@ import { KvDesiredPods } from './adapters/kv-desired-pods.js';
 import { KvLeaseStore } from './adapters/kv-lease-store.js';
 import { KvWorkerStore } from './adapters/kv-worker-store.js';
 import { NatsApiObjects } from './adapters/nats-api-objects.js';
+import { NatsServiceAccountTokens } from './adapters/nats-service-account-tokens.js';
 import { NatsPodWorkerOutbox } from './adapters/nats-pod-worker-outbox.js';
 import { NatsWorkQueue } from './adapters/nats-work-queue.js';
 import { NatsWorkSubscriptions } from './adapters/nats-work-subscriptions.js';
@@ -29,7 +30,7 @@ import type { PodWorkerConfig } from './pod-worker.config.js';
 import { PodWorkerController } from './pod-worker.controller.js';
 import { PodSyncer, PodWorkers } from './pod-workers.js';
 import { CgroupManager, PodContainerManager, podCgroupParent } from './pod-container-manager.js';
-import { ApiObjects, DesiredPods, HookRunner, LeaseStore, PodDirectories, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, WorkQueue, WorkSubscriptions, WorkerRecords, WorkerStore } from './ports.js';
+import { ApiObjects, DesiredPods, HookRunner, ServiceAccountTokens, LeaseStore, PodDirectories, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, WorkQueue, WorkSubscriptions, WorkerRecords, WorkerStore } from './ports.js';
 import type { NodeFacts } from './runtime-config.js';
 import { RuntimeClassManager } from './runtime-class.js';
 import { ImagePuller, RuntimeManager } from './runtime-manager.js';
@@ -74,10 +75,12 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     // configMaps, secrets and RuntimeClasses from config-source (ADR 0014).
     { provide: ApiObjects, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PodWorkerConfig) => new NatsApiObjects(bus, cfg.NODE_NAME) },
     // emptyDir tmpfs size and resourceFieldRef fall back to the node's memory and CPUs (its capacity: no reservations known here).
+    { provide: ServiceAccountTokens, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PodWorkerConfig) => new NatsServiceAccountTokens(bus, cfg.NODE_NAME) },
     {
       provide: PodDirectories,
-      inject: [NODE_FACTS, ApiObjects],
-      useFactory: (node: NodeFacts, objects: ApiObjects) => new FsPodDirectories(node, new VolumeManager(new FsVolumeHost(), node.podRoot, { memoryBytes: totalmem(), cpuMillis: availableParallelism() * 1000 }, objects)),
+      inject: [NODE_FACTS, ApiObjects, ServiceAccountTokens],
+      useFactory: (node: NodeFacts, objects: ApiObjects, tokens: ServiceAccountTokens) =>
+        new FsPodDirectories(node, new VolumeManager(new FsVolumeHost(), node.podRoot, { memoryBytes: totalmem(), cpuMillis: availableParallelism() * 1000 }, objects, tokens)),
     },
     { provide: PodWorkerOutbox, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PodWorkerConfig) => new NatsPodWorkerOutbox(bus, cfg.NODE_NAME) },
     { provide: ProbeResultsReader, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvProbeResults(bucketOf(ctx, 'probeResults'), ctx.config.NODE_NAME) },

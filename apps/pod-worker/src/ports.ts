@@ -171,3 +171,13 @@ export abstract class ApiObjects {
    */
   abstract get(kind: ApiObjectKind, namespace: string, name: string): Promise<ApiObjectPayload | undefined>;
 }
+
+/**
+ * A projected serviceAccountToken source's token (the kubelet's token
+ * manager), asked of config-source at every sync: it keeps the token and
+ * requests a new one past 80 % of its TTL, so the file is rewritten then.
+ */
+export abstract class ServiceAccountTokens {
+  /** The token of the pod's service account bound to the pod; rejects with an ApiObjectsError when there is none to give. */
+  abstract get(pod: Pod, audience: string | undefined, expirationSeconds: number): Promise<string>;
+}

@@ -2,7 +2,7 @@
 import type { ApiObjectKind, Container, LifecycleHandler, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, ProbeResultValue, ProbeType, StatusVerb } from '@app/contracts';
 import { VolumeHost, type FileKind, type PayloadFile } from './volumes.js';
 import { CgroupManager, type CgroupName, type ResourceConfig } from './pod-container-manager.js';
-import { ApiObjects, ApiObjectsError, DesiredPods, HookRunner, LeaseStore, PodDirectories, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, WorkSubscriptions, WorkerStore, type ApiObjectPayload, type KeptPodStatus, type ProbeResultsView, type ReplicaHeartbeat, type ShardLease, type WorkerRecords } from './ports.js';
+import { ApiObjects, ApiObjectsError, DesiredPods, HookRunner, ServiceAccountTokens, LeaseStore, PodDirectories, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, WorkSubscriptions, WorkerStore, type ApiObjectPayload, type KeptPodStatus, type ProbeResultsView, type ReplicaHeartbeat, type ShardLease, type WorkerRecords } from './ports.js';
 
 /** The podManager in memory. */
 export class MemoryDesiredPods extends DesiredPods {
@@ -388,3 +388,18 @@ export class FakeVolumeHost extends VolumeHost {
   }
 }
 const _volumeHost = new FakeVolumeHost() satisfies VolumeHost;
+
+/** Tokens as config-source would mint them: `token-of-<sa>-for-<pod>(<audience>,<seconds>)`; `failWith` makes every request fail. */
+export class FakeServiceAccountTokens extends ServiceAccountTokens {
+  readonly asked: string[] = [];
+  failure?: { code: string; message: string };
+  failWith(code: string, message: string): void {
+    this.failure = { code, message };
+  }
+  get(pod: Pod, audience: string | undefined, expirationSeconds: number): Promise<string> {
+    const sa = pod.spec.serviceAccountName || 'default';
+    this.asked.push(`${pod.metadata.namespace ?? ''}/${sa}`);
+    if (this.failure) return Promise.reject(new ApiObjectsError(this.failure.code, this.failure.message));
+    return Promise.resolve(`token-of-${sa}-for-${pod.metadata.name ?? ''}(${audience ?? ''},${expirationSeconds})`);
+  }
+}

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod, Volume } from '@app/contracts';
-import { FakeApiObjects, FakeVolumeHost } from './testing.js';
+import { FakeApiObjects, FakeServiceAccountTokens, FakeVolumeHost } from './testing.js';
 import { VolumeManager, VolumeMountError, makeObjectPayload, type PayloadFile } from './volumes.js';
 
 const NODE = { cpuMillis: 4000, memoryBytes: 8 * 2 ** 30 };
@@ -18,8 +18,8 @@ function shown(files: Map<string, PayloadFile> | undefined): Record<string, stri
   return Object.fromEntries([...(files ?? new Map<string, PayloadFile>())].map(([p, f]) => [p, `${Buffer.from(f.content).toString()} (${f.mode.toString(8)})`]));
 }
 
-async function mount(volumes: Volume[], objects: FakeApiObjects, host = new FakeVolumeHost()) {
-  const err = await new VolumeManager(host, '/pods', NODE, objects).mountPod(mkPod(volumes)).then(() => undefined, (e: unknown) => e);
+async function mount(volumes: Volume[], objects: FakeApiObjects, host = new FakeVolumeHost(), tokens = new FakeServiceAccountTokens()) {
+  const err = await new VolumeManager(host, '/pods', NODE, objects, tokens).mountPod(mkPod(volumes)).then(() => undefined, (e: unknown) => e);
   return { host, err, failures: err instanceof VolumeMountError ? err.failures.map((f) => f.message) : err === undefined ? [] : [(err as Error).message] };
 }
 
@@ -99,11 +99,9 @@ describe('configMap, secret and projected volumes (pkg/volume/configmap, secret,
       tmpfs: [`mountTmpfs ${VOL}/kubernetes.io~projected/all ${2 ** 30}`],
     },
     {
-      name: 'a projected serviceAccountToken is a clear FailedMount naming it; with a missing secret too, both are said',
-      volumes: [{ name: 'token', projected: { sources: [{ serviceAccountToken: { path: 'token', expirationSeconds: 3600 } }, { secret: { name: 'nope' } }] } }],
-      failures: [
-        'MountVolume.SetUp failed for volume "token" : [serviceAccountToken projection (path token) is not supported on this node: its token comes from a TokenRequest with the node\'s credentials, which pod-worker does not hold (set automountServiceAccountToken: false, or mount a secret), secret "nope" not found]',
-      ],
+      name: 'a projected serviceAccountToken: the pod\'s service account token with its audience and expiration (the API\'s 3600 s by default)',
+      volumes: [{ name: 'api', projected: { defaultMode: 420, sources: [{ serviceAccountToken: { path: 'token' } }, { serviceAccountToken: { path: 'vault-token', audience: 'vault', expirationSeconds: 600 } }] } }],
+      want: { [`${VOL}/kubernetes.io~projected/api`]: { token: 'token-of-default-for-web(,3600) (644)', 'vault-token': 'token-of-default-for-web(vault,600) (644)' } },
     },
   ];
   for (const tc of cases) {
@@ -115,6 +113,20 @@ describe('configMap, secret and projected volumes (pkg/volume/configmap, secret,
       if (tc.tmpfs) assert.deepEqual(host.calls.filter((c) => c.startsWith('mountTmpfs')), tc.tmpfs);
     });
   }
+
+  it('a token that cannot be had fails the projected volume with why, beside a missing secret', async () => {
+    const tokens = new FakeServiceAccountTokens();
+    tokens.failWith('Unavailable', 'failed to fetch token: serviceaccounts "default" not found');
+    const { failures, host } = await mount([{ name: 'api', projected: { sources: [{ serviceAccountToken: { path: 'token' } }, { secret: { name: 'nope' } }] } }], objects(), new FakeVolumeHost(), tokens);
+    assert.deepEqual(failures, ['MountVolume.SetUp failed for volume "api" : [failed to fetch token: serviceaccounts "default" not found, secret "nope" not found]']);
+    assert.deepEqual(host.calls, []);
+  });
+
+  it('without a source of tokens, a serviceAccountToken projection is a FailedMount naming it', async () => {
+    const err = await new VolumeManager(new FakeVolumeHost(), '/pods', NODE, objects()).mountPod(mkPod([{ name: 'api', projected: { sources: [{ serviceAccountToken: { path: 'token' } }] } }])).then(() => undefined, (e: unknown) => e);
+    assert.ok(err instanceof VolumeMountError);
+    assert.deepEqual(err.failures.map((f) => f.message), ['MountVolume.SetUp failed for volume "api" : serviceAccountToken projection (path token) is not supported by this pod worker: it has no source of tokens']);
+  });
 
   it('asks config-source for each object in the pod\'s namespace', async () => {
     const o = objects();

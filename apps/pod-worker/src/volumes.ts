@@ -19,8 +19,10 @@
  * config-source (ApiObjects, ADR 0014). A missing object is a FailedMount
  * with upstream's `configmap "x" not found`, never an empty directory,
  * unless the volume (or projection) says `optional: true`: then the volume
- * is set up without it. Nothing is written before every object of the
- * volume has been read, so a failed mount leaves no half-filled volume.
+ * is set up without it. A projected serviceAccountToken is the pod's
+ * service account token bound to the pod (TokenRequest, by config-source's
+ * token manager). Nothing is written before every object of the volume has
+ * been read, so a failed mount leaves no half-filled volume.
  *
  * Invariants: a pod's directory is removed only after every mount under it
  * is unmounted (a tmpfs still mounted makes the removal fail, to be retried),
@@ -30,7 +32,7 @@
 import { join } from 'node:path';
 import { apiObjectResource, type Container, type Pod, type Volume } from '@app/contracts';
 import { VOLUME_SOURCE_FIELDS, cpuMillis, memoryBytes } from '@app/kube';
-import type { ApiObjectPayload, ApiObjects } from './ports.js';
+import type { ApiObjectPayload, ApiObjects, ServiceAccountTokens } from './ports.js';
 
 /** What is at a path on the host (hostutil.GetFileType). */
 export type FileKind = 'missing' | 'directory' | 'file' | 'socket' | 'char' | 'block' | 'other';
@@ -282,6 +284,8 @@ export class VolumeManager {
     private readonly node: NodeAllocatable,
     /** The apiserver's configMaps and secrets (through config-source); none: those volumes fail to mount. */
     private readonly objects?: ApiObjects,
+    /** Projected serviceAccountToken sources' tokens (through config-source); none: such a volume fails to mount. */
+    private readonly tokens?: ServiceAccountTokens,
   ) {}
 
   async mountPod(pod: Pod): Promise<void> {
@@ -377,9 +381,10 @@ export class VolumeManager {
         } else if (source.downwardAPI) {
           part = collectDownwardAPI(pod, source.downwardAPI.items, defaultMode, this.node);
         } else if (source.serviceAccountToken) {
-          throw new Error(
-            `serviceAccountToken projection (path ${source.serviceAccountToken.path}) is not supported on this node: its token comes from a TokenRequest with the node's credentials, which pod-worker does not hold (set automountServiceAccountToken: false, or mount a secret)`,
-          );
+          const tp = source.serviceAccountToken;
+          if (!this.tokens) throw new Error(`serviceAccountToken projection (path ${tp.path}) is not supported by this pod worker: it has no source of tokens`);
+          // The API defaults expirationSeconds to 3600; fsGroup's 0600 is not applied here (no fsGroup support).
+          part = new Map([[validatePath(tp.path), { content: await this.tokens.get(pod, tp.audience, tp.expirationSeconds ?? 3600), mode: defaultMode }]]);
         } else {
           const kind = Object.keys(source)[0] ?? 'an empty source';
           throw new Error(`projected source ${kind} is not supported on this node`);

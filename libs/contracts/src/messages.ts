@@ -21,6 +21,8 @@ export const MessageTypes = {
   containerEventsStatus: 'kubelet.v1.container_events_status',
   apiObjectRequest: 'kubelet.v1.api_object_request',
   apiObject: 'kubelet.v1.api_object',
+  serviceAccountTokenRequest: 'kubelet.v1.service_account_token_request',
+  serviceAccountToken: 'kubelet.v1.service_account_token',
 } as const;
 export type MessageType = (typeof MessageTypes)[keyof typeof MessageTypes];
 
@@ -209,6 +211,33 @@ export interface ApiObjectReplyMessage {
   handler?: string;
 }
 
+/** The command config-source answers for a pod's service account token (projected serviceAccountToken volumes). */
+export const SERVICE_ACCOUNT_TOKEN_COMMAND = 'token';
+
+/**
+ * pod-worker -> config-source, request/reply: a token of the pod's service
+ * account bound to the pod (TokenRequest), as the kubelet's token manager
+ * gets it for a projected serviceAccountToken source.
+ */
+export interface ServiceAccountTokenRequestMessage {
+  type: typeof MessageTypes.serviceAccountTokenRequest;
+  namespace: string;
+  serviceAccountName: string;
+  podName: string;
+  podUid: string;
+  /** The source's audience; none: the apiserver's. */
+  audiences?: string[];
+  expirationSeconds: number;
+}
+
+/** The reply: the token (a credential: in this reply only, never logged). Errors as ErrorReply (`NotJoined`, `Unavailable`). */
+export interface ServiceAccountTokenMessage {
+  type: typeof MessageTypes.serviceAccountToken;
+  token: string;
+  /** RFC 3339. */
+  expirationTimestamp: string;
+}
+
 /** An event about a pod, as the kubelet's recorder makes it (source component "kubelet"). */
 export function podEvent(
   pod: Pod,
@@ -242,7 +271,9 @@ export type Message =
   | SourcesSnapshotMessage
   | ContainerEventsStatusMessage
   | ApiObjectRequestMessage
-  | ApiObjectReplyMessage;
+  | ApiObjectReplyMessage
+  | ServiceAccountTokenRequestMessage
+  | ServiceAccountTokenMessage;
 
 export type MessageOf<T extends MessageType> = Extract<Message, { type: T }>;
 
@@ -284,6 +315,8 @@ const REQUIRED: Record<MessageType, Check[]> = {
   [MessageTypes.containerEventsStatus]: [str('state')],
   [MessageTypes.apiObjectRequest]: [among('kind', API_OBJECT_KINDS), str('name'), namespaceOfKind],
   [MessageTypes.apiObject]: [among('kind', API_OBJECT_KINDS), str('name'), bool('found')],
+  [MessageTypes.serviceAccountTokenRequest]: [str('namespace'), str('serviceAccountName'), str('podName'), str('podUid'), num('expirationSeconds')],
+  [MessageTypes.serviceAccountToken]: [str('token'), str('expirationTimestamp')],
   [MessageTypes.event]: [obj('involvedObject'), among('eventType', ['Normal', 'Warning']), str('reason'), str('message'), obj('source'), str('timestamp')],
 };
 

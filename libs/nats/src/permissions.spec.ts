@@ -52,6 +52,8 @@ describe('NATS permissions: who may do what (DESIGN.md, Security)', () => {
     { name: "only sync-loop reads sync-loop's replies", op: 'subscribe', subject: `${inboxPrefix('sync-loop')}.abc.*`, users: ['sync-loop', 'admin'] },
     { name: 'nobody but admin reads the default inbox', op: 'subscribe', subject: '_INBOX.abc.*', users: ['admin'] },
     { name: 'only pod-worker asks config-source for apiserver objects (secrets cross NATS in request/reply only)', op: 'publish', subject: Subjects.serviceCommand.build(NODE, 'config-source', 'object'), users: ['pod-worker', 'admin'] },
+    { name: 'only pod-worker asks config-source for service account tokens', op: 'publish', subject: Subjects.serviceCommand.build(NODE, 'config-source', 'token'), users: ['pod-worker', 'admin'] },
+    { name: 'only config-source answers for service account tokens', op: 'subscribe', subject: Subjects.serviceCommand.build(NODE, 'config-source', 'token'), users: ['config-source', 'admin'] },
     { name: 'only config-source answers for apiserver objects', op: 'subscribe', subject: Subjects.serviceCommand.build(NODE, 'config-source', 'object'), users: ['config-source', 'admin'] },
     { name: "each service answers its own info", op: 'subscribe', subject: Subjects.serviceInfo.build(NODE, 'pleg'), users: ['pleg', 'admin'] },
   ];
