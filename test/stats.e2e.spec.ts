@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { PodStats, Summary } from '../apps/status-manager/src/stats/summary-types.js';
+import type { PodStats, Summary } from '@app/stats';
 import { NodeStack } from './support/node-stack.js';
 
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';

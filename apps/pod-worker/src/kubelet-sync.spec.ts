@@ -307,6 +307,24 @@ describe('KubeletSync.syncTerminatedPod (kubelet.go SyncTerminatedPod)', () => {
     assert.notEqual(out.last?.phase, 'Succeeded');
   });
 
+  it('an evicted pod (killPodOptions\' PodStatusFunc) is Failed / Evicted with its message and DisruptionTarget while it terminates and once terminated', async () => {
+    const { out, cri, sync, clock } = setup();
+    const message = 'The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. ';
+    const kill = { gracePeriodOverride: 1, podStatus: { phase: 'Failed' as const, reason: 'Evicted', message, disruptionTarget: { reason: 'TerminationByKubelet', message } } };
+    const p = pod({ restartPolicy: 'Never' });
+    await sync.syncTerminatingPod(p, cache([sandbox('sb1')], [container(app, 'CONTAINER_RUNNING')]), 1, kill, false);
+    const terminating = out.last;
+    assert.deepEqual([terminating?.phase, terminating?.reason, terminating?.message], ['Failed', 'Evicted', message]);
+    const target = terminating?.conditions?.find((c) => c.type === 'DisruptionTarget');
+    assert.deepEqual([target?.status, target?.reason, target?.message], ['True', 'TerminationByKubelet', message]);
+    await clock.step(5_000);
+    cri.onRuntime('ListPodSandbox', () => ({ items: [] }));
+    // Its container ended cleanly (exit 0, restartPolicy Never: Succeeded on its own): it still ends Failed / Evicted.
+    await sync.syncTerminatedPod(p, cache([sandbox('sb1')], [container(app, 'CONTAINER_EXITED', 0)]), false, kill);
+    assert.deepEqual([out.last?.phase, out.last?.reason, out.last?.message], ['Failed', 'Evicted', message]);
+    assert.deepEqual(out.last?.conditions?.filter((c) => c.type === 'DisruptionTarget'), [target], 'the condition is kept, with its transition time');
+  });
+
   it('a running pod only: no status, the sandboxes still go', async () => {
     const { log, cri, sync } = setup();
     cri.onRuntime('ListPodSandbox', () => ({ items: [sandbox('sb1')] }) as never);

@@ -191,7 +191,9 @@ export class KubeletSync extends PodSyncer {
     const uid = pod.metadata.uid ?? '';
     this.out.prober('StopLivenessAndStartup', pod);
     const runtime = toRuntimePodStatus(uid, cache.entry);
-    if (!runningPodOnly) this.out.status('SetPodStatus', pod, { status: this.generateStatus(pod, runtime, await this.terminatingStatusInputs(pod), { podIsTerminal: true }) });
+    // killPodOptions' PodStatusFunc (the eviction manager's Failed / Evicted) is applied to the status set before the kill;
+    // the terminated status keeps it (a phase's reason and message stay while the phase holds).
+    if (!runningPodOnly) this.out.status('SetPodStatus', pod, { status: withKillStatus(this.generateStatus(pod, runtime, await this.terminatingStatusInputs(pod), { podIsTerminal: true }), kill, this.clock.now()) });
     // The pod's own grace period, or a shorter one asked for.
     const override = kill?.gracePeriodOverride !== undefined || pod.metadata.deletionGracePeriodSeconds !== undefined ? gracePeriod : undefined;
     await this.runtime.killPod(pod, runtime, override, kill, signal);
@@ -208,11 +210,11 @@ export class KubeletSync extends PodSyncer {
    * the SetPodStatus would be the one from before the kill (every container
    * running, so all would read 137 ContainerStatusUnknown).
    */
-  async syncTerminatedPod(pod: Pod, cache: CacheResult, runningPodOnly: boolean): Promise<void> {
+  async syncTerminatedPod(pod: Pod, cache: CacheResult, runningPodOnly: boolean, kill?: KillPodOptions): Promise<void> {
     const uid = pod.metadata.uid ?? '';
     if (!runningPodOnly) {
       const runtime = toRuntimePodStatus(uid, cache.entry);
-      const final = this.generateStatus(pod, runtime, await this.terminatingStatusInputs(pod), { podIsTerminal: true });
+      const final = withKillStatus(this.generateStatus(pod, runtime, await this.terminatingStatusInputs(pod), { podIsTerminal: true }), kill, this.clock.now());
       this.out.status('SetPodStatus', pod, { status: final });
       this.out.status('TerminatePod', pod, { status: terminatePodStatus(pod, final, this.clock.now()) });
     }
@@ -277,4 +279,22 @@ export class KubeletSync extends PodSyncer {
     if (previous?.reason === DEADLINE_EXCEEDED.reason) return true; // once failed for it, always
     return pastActiveDeadline(pod, previous?.startTime ?? pod.status?.startTime, this.clock.now());
   }
+}
+
+/**
+ * killPodOptions' PodStatusFunc (eviction_manager.go evictPod): phase Failed,
+ * its reason and message, and the DisruptionTarget condition, on the status
+ * generated while the pod terminates.
+ */
+export function withKillStatus(status: PodStatus, kill: KillPodOptions | undefined, now: number): PodStatus {
+  const fn = kill?.podStatus;
+  if (!fn) return status;
+  const out: PodStatus = { ...status, phase: fn.phase, reason: fn.reason, message: fn.message };
+  // Set once: a status generated later keeps it (DisruptionTarget is not the kubelet's own) with its transition time.
+  if (fn.disruptionTarget && !(status.conditions ?? []).some((c) => c.type === 'DisruptionTarget' && c.status === 'True')) {
+    const at = new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const others = (status.conditions ?? []).filter((c) => c.type !== 'DisruptionTarget');
+    out.conditions = [...others, { type: 'DisruptionTarget', status: 'True', reason: fn.disruptionTarget.reason, message: fn.disruptionTarget.message, lastProbeTime: null, lastTransitionTime: at }];
+  }
+  return out;
 }

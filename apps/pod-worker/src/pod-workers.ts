@@ -55,7 +55,8 @@ export abstract class PodSyncer {
   /** Stops everything of the pod; throws when something still runs (the worker retries). */
   abstract syncTerminatingPod(pod: Pod, cache: CacheResult, gracePeriod: number, kill: KillPodOptions | undefined, runningPodOnly: boolean, signal?: AbortSignal): Promise<void>;
   /** Final status; removes the pod's sandboxes. */
-  abstract syncTerminatedPod(pod: Pod, cache: CacheResult, runningPodOnly: boolean): Promise<void>;
+  /** `kill`: the options the termination ran with (their PodStatusFunc holds in the final status too). */
+  abstract syncTerminatedPod(pod: Pod, cache: CacheResult, runningPodOnly: boolean, kill?: KillPodOptions): Promise<void>;
 }
 
 export interface SyncPodResult {
@@ -299,7 +300,7 @@ export class PodWorkers {
     try {
       if (w.record.terminatedAt !== undefined) {
         operation = 'terminated';
-        await this.syncer.syncTerminatedPod(w.pod, cache, w.runningPodOnly);
+        await this.syncer.syncTerminatedPod(w.pod, cache, w.runningPodOnly, w.killOptions);
         w.record = { ...w.record, finished: true };
         await this.store.save(w.uid, w.record);
         // completeTerminated: what came meanwhile (a PLEG event of the dying containers) is dropped; a second

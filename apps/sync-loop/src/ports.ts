@@ -4,7 +4,7 @@
  * @app/contracts' EventRecorder.
  */
 import type { GcContainer, GcSandbox } from './container-gc.js';
-import type { KillPodOptions, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, StatusVerb, SourcesSnapshotMessage, SyncPodType } from '@app/contracts';
+import type { KillPodOptions, NodePressureRecord, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, StatusVerb, SourcesSnapshotMessage, SyncPodType } from '@app/contracts';
 
 /** The `pods` bucket: desired pods and work-queue entries. The sync loop is its only writer. */
 export abstract class PodStore {
@@ -115,6 +115,11 @@ export abstract class SyncLoopOutbox {
   abstract prober(verb: ProberVerb, pods: Pod[], podUids?: string[]): void;
   /** The config sources' current listings, or undefined when config-source does not answer. */
   abstract sourcesSnapshot(): Promise<SourcesSnapshotMessage | undefined>;
+}
+
+/** The `pods` bucket's `<node>.node-pressure` (ADR 0014): what the eviction manager observed, for the status manager's Node. */
+export abstract class NodePressureStore {
+  abstract put(record: NodePressureRecord): Promise<void>;
 }
 
 /** An image as the image GC sees it (CRI Image; size in bytes). */

@@ -1,6 +1,6 @@
 import { ConfigError, cgroupsSchema, env, machineHugePages, nodeResourcesSchema, type EnvField } from '@app/config';
 import { DEFAULT_SHARD_COUNT } from '@app/contracts';
-import { QuantityError, configuredCapacity, nodeAllocatable, nodeInfoFrom, nodeReservationsFrom, parseMapStringString, parseQuantityNanos, type NodeInfo } from '@app/kube';
+import { QuantityError, configuredCapacity, nodeAllocatable, nodeInfoFrom, nodeReservationsFrom, parseEvictionHard, parseMapStringString, parseQuantityNanos, type EvictionThreshold, type NodeInfo } from '@app/kube';
 import type { FullConfig } from '@app/service';
 import { imageGCPolicyProblems, type ImageGCPolicy } from './image-gc.js';
 
@@ -69,6 +69,7 @@ export const syncLoopConfigSchema = {
   CONTAINER_LOG_MAX_FILES: env.int({ default: 5, min: 2, max: 1_000_000, describe: 'the most log files a container keeps, the current one included (--container-log-max-files)' }),
   CONTAINER_LOG_MONITOR_INTERVAL: logMonitorInterval({ default: 10_000, describe: 'how often container logs are checked for rotation (--container-log-monitor-interval)' }),
   CONTAINER_LOG_MAX_WORKERS: env.int({ default: 1, min: 1, max: 64, describe: 'how many container logs are checked and rotated at once (--container-log-max-workers)' }),
+  EVICTION_PRESSURE_TRANSITION_PERIOD: env.duration({ default: 5 * 60_000, describe: 'how long a node pressure condition stays after its threshold was last met, like --eviction-pressure-transition-period' }),
   SOURCES_RESYNC_PERIOD: env.duration({ default: 30_000, describe: 'how often the podManager is checked against config-source\'s full listings' }),
 };
 
@@ -86,6 +87,11 @@ export function nodeInfoOf(cfg: SyncLoopConfig): NodeInfo {
   // The machine's huge pages too: they come out of the memory allocatable, as on the Node.
   const allocatable = nodeAllocatable({ ...configuredCapacity(settings), ...machineHugePages() }, nodeReservationsFrom(settings));
   return nodeInfoFrom({ name: cfg.NODE_NAME, cpu: `${allocatable['cpu'] ?? 0}m`, memory: String(allocatable['memory'] ?? 0), maxPods: allocatable['pods'] ?? 0, labels: parseMapStringString(cfg.NODE_LABELS, 'NODE_LABELS') });
+}
+
+/** The hard eviction thresholds (EVICTION_HARD, like --eviction-hard); throws an Error naming the variable on a bad one. */
+export function evictionThresholdsOf(cfg: SyncLoopConfig): EvictionThreshold[] {
+  return parseEvictionHard(cfg.EVICTION_HARD, 'EVICTION_HARD');
 }
 
 /** The image GC's policy (images.ImageGCPolicy); throws ConfigError naming each bad setting (low not under high, ...). */

@@ -1,15 +1,17 @@
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { CgroupManager, CgroupfsManager } from '@app/cm';
 import { Clock, SystemClock } from '@app/clock';
-import { EventRecorder } from '@app/contracts';
+import { EventRecorder, type KillPodOptions, type Pod } from '@app/contracts';
 import { CriRuntime, DEFAULT_CRI_TIMEOUTS, NatsCriClient } from '@app/cri';
 import { RUNTIME_UP_PERIOD_MS, RuntimeState, RuntimeStateUpdater } from '@app/kube';
 import { LeaderElector, LeaderFence, NatsBus, NatsEventRecorder, onReconnect, type NatsConnection } from '@app/nats';
 import { Counter, type Logger, type Registry } from '@app/observability';
 import { CriKvNodeHealth } from '@app/pod-cache';
+import { CriStatsProvider, HostStatsReader, SummaryProvider, VolumeStatsCache } from '@app/stats';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
 import { CriRuntimeView } from './adapters/cri-runtime-view.js';
 import { KvNodeState } from './adapters/kv-node-state.js';
+import { KvNodePressureStore } from './adapters/kv-node-pressure.js';
 import { KvPodStore } from './adapters/kv-pod-store.js';
 import { NatsSyncLoopOutbox } from './adapters/nats-sync-loop-outbox.js';
 import { FsPodLogs } from './adapters/fs-pod-logs.js';
@@ -20,10 +22,11 @@ import { CriContainerLogRuntime } from './adapters/cri-container-log-runtime.js'
 import { FsContainerLogFiles } from './adapters/fs-container-log-files.js';
 import { ContainerLogManager } from './container-log-manager.js';
 import { ContainerGarbageCollector } from './container-gc.js';
+import { EVICTION_MONITORING_PERIOD_MS, EvictionManager } from './eviction/eviction-manager.js';
 import { ImageGarbageCollector, RealImageGCManager } from './image-gc.js';
 import { OrphanedPodCleaner } from './orphans.js';
-import { ContainerLogFiles, ContainerLogRuntime, HostProcesses, ImageFs, ImageService, NodeHealth, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
-import { imageGCPolicyOf, nodeInfoOf, type SyncLoopConfig } from './sync-loop.config.js';
+import { ContainerLogFiles, ContainerLogRuntime, HostProcesses, ImageFs, ImageService, NodeHealth, NodePressureStore, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
+import { evictionThresholdsOf, imageGCPolicyOf, nodeInfoOf, type SyncLoopConfig } from './sync-loop.config.js';
 import { SyncLoopChannels } from './sync-loop.controller.js';
 import { SyncLoopRunner } from './sync-loop-runner.js';
 import { SyncLoop } from './sync-loop.js';
@@ -58,11 +61,39 @@ import { SyncLoop } from './sync-loop.js';
     },
     { provide: EventRecorder, inject: [NatsBus, SERVICE_CONFIG, Clock], useFactory: (bus: NatsBus, cfg: SyncLoopConfig, clock: Clock) => new NatsEventRecorder(bus, cfg.NODE_NAME, clock) },
     { provide: PodLogs, inject: [SERVICE_CONFIG], useFactory: (cfg: SyncLoopConfig) => new FsPodLogs(cfg.POD_LOGS_DIR) },
+    { provide: NodePressureStore, inject: [SERVICE_CONTEXT, LeaderFence], useFactory: (ctx: ServiceContext, fence: LeaderFence) => new KvNodePressureStore(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME, fence) },
     {
       provide: SyncLoop,
       inject: [PodStore, NodeState, RuntimeView, SyncLoopOutbox, EventRecorder, SERVICE_CONFIG, Clock, SERVICE_LOGGER, PodLogs],
       useFactory: (store: PodStore, state: NodeState, runtime: RuntimeView, out: SyncLoopOutbox, events: EventRecorder, cfg: SyncLoopConfig, clock: Clock, logger: Logger, podLogs: PodLogs) =>
         new SyncLoop(store, state, runtime, out, events, nodeInfoOf(cfg), clock, logger.child({ component: 'sync-loop' }), { resyncIntervalMs: cfg.SYNC_FREQUENCY, podLogs }),
+    },
+    {
+      // The eviction manager's summaryProvider: the status manager's /stats/summary reader, over the desired pods.
+      // It runs on the loop's chain: reads with a short deadline, so a runtime that does not answer holds the loop 5 s at most.
+      provide: SummaryProvider,
+      inject: [SERVICE_CONTEXT, SyncLoop, Clock],
+      useFactory: (ctx: ServiceContext<SyncLoopConfig>, loop: SyncLoop, clock: Clock) => {
+        const cfg = ctx.config;
+        const cri = new NatsCriClient(ctx.connection, cfg.NODE_NAME, 'sync-loop', { ...DEFAULT_CRI_TIMEOUTS, listMs: RUNTIME_UP_PERIOD_MS });
+        const host = new HostStatsReader(clock);
+        // The pods' volumes too (their local ones count in the disk ranking), walked at most once a minute (--volume-stats-agg-period's default).
+        const volumes = new VolumeStatsCache(host, clock, { podRootDir: cfg.POD_ROOT_DIR, periodMs: 60_000 });
+        return new CriStatsProvider(cri, { all: () => Promise.resolve([...loop.desiredPods.values()]) }, host, clock, { nodeName: cfg.NODE_NAME, podRootDir: cfg.POD_ROOT_DIR, podLogsDir: cfg.POD_LOGS_DIR, volumes });
+      },
+    },
+    {
+      provide: EvictionManager,
+      inject: [SummaryProvider, NodePressureStore, SyncLoop, EventRecorder, Clock, SERVICE_LOGGER, SERVICE_CONFIG],
+      useFactory: (summary: SummaryProvider, pressure: NodePressureStore, loop: SyncLoop, events: EventRecorder, clock: Clock, logger: Logger, cfg: SyncLoopConfig) => {
+        const pods = { activePods: () => loop.activePodsForEviction(), killPod: (pod: Pod, options: KillPodOptions) => loop.killPod(pod, options) };
+        const manager = new EvictionManager(summary, pressure, pods, events, clock, logger.child({ component: 'eviction-manager' }), {
+          thresholds: evictionThresholdsOf(cfg),
+          pressureTransitionPeriodMs: cfg.EVICTION_PRESSURE_TRANSITION_PERIOD,
+        });
+        loop.addPodAdmitHandler(manager);
+        return manager;
+      },
     },
     {
       provide: ContainerGarbageCollector,
@@ -124,6 +155,7 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
     private readonly containerLogManager: ContainerLogManager,
     private readonly imageGC: ImageGarbageCollector,
     private readonly orphans: OrphanedPodCleaner,
+    private readonly evictionManager: EvictionManager,
     private readonly runtimeState: RuntimeStateUpdater,
     private readonly clock: Clock,
     @Inject(SERVICE_CONFIG) private readonly cfg: SyncLoopConfig,
@@ -193,6 +225,8 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
     runner.every('reconcileWithSources', cfg.SOURCES_RESYNC_PERIOD, () => runner.loop.reconcileWithSources());
     // The container log manager: beside the loop, not on its chain (compressing a log takes a while); not if the term already ended.
     if (runner.isActive) this.containerLogManager.start();
+    // The eviction manager's monitoring loop, on the loop's chain: its choice of pods and its kill are the podManager's.
+    runner.every('eviction', EVICTION_MONITORING_PERIOD_MS, async () => void (await this.evictionManager.synchronize()));
   }
 
   private async reconcileAfterReconnect(): Promise<void> {

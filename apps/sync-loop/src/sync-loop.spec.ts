@@ -465,3 +465,35 @@ describe('SyncLoop: pods from the apiserver (source "api")', () => {
     assert.deepEqual(out.take(), ['d:SyncPodCreate']);
   });
 });
+
+describe('SyncLoop: the eviction manager\'s hooks', () => {
+  it('an admit handler is asked first (AddPodAdmitHandler): its refusal is the pod\'s Failed status, with its reason and message, and a Warning event', async () => {
+    const { loop, out, events, store } = setup();
+    loop.addPodAdmitHandler({ admit: (p) => (p.spec.containers[0]?.resources ? { admit: true } : { admit: false, reason: 'Evicted', message: 'The node had condition: [MemoryPressure]. ' }) });
+    await loop.handlePodUpdate(update('add', pod('besteffort'), pod('burstable', { cpu: '100m' })));
+    assert.deepEqual(out.take(), ['burstable:SyncPodCreate']);
+    assert.equal(store.pods.get('besteffort')?.admitted, false);
+    assert.deepEqual(out.statuses, [
+      { verb: 'SetPodStatus', uid: 'besteffort', args: { status: { qosClass: 'BestEffort', phase: 'Failed', reason: 'Evicted', message: 'Pod was rejected: The node had condition: [MemoryPressure]. ' } } },
+    ]);
+    assert.deepEqual(events.events.map((e) => `${e.uid}/${e.type}/${e.reason}/${e.message}`), ['besteffort/Warning/Evicted/The node had condition: [MemoryPressure]. ']);
+  });
+
+  it('activePodsForEviction: admitted pods not terminating, not terminal in the status manager, not taken by their worker for termination', async () => {
+    const { loop, nodeState } = setup();
+    await loop.handlePodUpdate(update('add', pod('running'), pod('failed'), pod('terminating')));
+    await loop.handlePodUpdate(update('add', pod('big', { cpu: '3' })));
+    nodeState.statuses.set('failed', { phase: 'Failed', reason: 'Evicted' });
+    nodeState.workers.set('terminating', { syncedAt: T0, terminatingAt: T0 });
+    assert.deepEqual((await loop.activePodsForEviction()).map((p) => p.metadata.uid), ['running']);
+  });
+
+  it('killPod dispatches SyncPodKill with the eviction\'s options', async () => {
+    const { loop, out } = setup();
+    await loop.handlePodUpdate(update('add', pod('a')));
+    out.take();
+    const podStatus = { phase: 'Failed' as const, reason: 'Evicted', message: 'The node was low on resource: memory. ' };
+    loop.killPod(pod('a'), { gracePeriodOverride: 1, podStatus });
+    assert.deepEqual(out.dispatched, [{ uid: 'a', updateType: 'SyncPodKill', killPodOptions: { gracePeriodOverride: 1, podStatus }, runningPodOnly: false }]);
+  });
+});

@@ -21,6 +21,7 @@
 import { Clock } from '@app/clock';
 import { EventRecorder } from '@app/contracts';
 import type {
+  KillPodOptions,
   PodLifecycleEventMessage,
   Pod,
   PodOperation,
@@ -31,7 +32,7 @@ import type {
   SyncPodType,
   WorkDoneMessage,
 } from '@app/contracts';
-import { canAdmitPod, getPodQOS, isMirrorPod, pastActiveDeadline as pastDeadline, diffListing, podsDifferSemantically, type NodeInfo, type PodOperations } from '@app/kube';
+import { canAdmitPod, getPodQOS, type AdmitResult, isMirrorPod, pastActiveDeadline as pastDeadline, diffListing, podsDifferSemantically, type NodeInfo, type PodOperations } from '@app/kube';
 import type { Logger } from '@app/observability';
 import { decideHousekeeping, isTerminalPhase } from './housekeeping.js';
 import { removeContainerWithLog } from './container-gc.js';
@@ -49,6 +50,11 @@ export interface SyncLoopOptions {
   podLogs?: PodLogs;
 }
 
+/** lifecycle.PodAdmitHandler. */
+export interface PodAdmitHandler {
+  admit(pod: Pod): AdmitResult;
+}
+
 export class SyncLoop {
   /** podManager: desired pods by UID. */
   private readonly pods = new Map<string, PodRecord>();
@@ -56,6 +62,7 @@ export class SyncLoop {
   private readonly queue = new Map<string, number>();
   private sourcesReady = false;
   private readonly lastSent = new Map<string, number>();
+  private readonly admitHandlers: PodAdmitHandler[] = [];
 
   constructor(
     private readonly store: PodStore,
@@ -76,6 +83,14 @@ export class SyncLoop {
     for (const r of await this.store.loadPods()) this.pods.set(r.pod.metadata.uid ?? '', r);
     for (const [uid, due] of await this.store.loadQueue()) this.queue.set(uid, due);
     this.logger.info({ pods: this.pods.size, queued: this.queue.size }, 'podManager restored from KV');
+  }
+
+  /**
+   * AddPodAdmitHandler: `h` is asked before the resource predicates, as
+   * the kubelet's list starts with the eviction manager's handler.
+   */
+  addPodAdmitHandler(h: PodAdmitHandler): void {
+    this.admitHandlers.push(h);
   }
 
   get desiredPods(): ReadonlyMap<string, PodRecord> {
@@ -172,7 +187,7 @@ export class SyncLoop {
     const record: PodRecord = { pod, source, addedAt: this.clock.now(), admitted: true };
     // Upstream admits neither a pod whose termination was requested nor one already in a terminal phase.
     if (!pod.metadata.deletionTimestamp && !isTerminalPhase(pod.status)) {
-      const verdict = admit(this.activePods(), pod, this.node);
+      const verdict = this.admitHandlers.map((h) => h.admit(pod)).find((v) => !v.admit) ?? admit(this.activePods(), pod, this.node);
       if (!verdict.admit) {
         record.admitted = false;
         record.rejection = { reason: verdict.reason ?? 'UnexpectedAdmissionError', message: verdict.message ?? '' };
@@ -344,6 +359,26 @@ export class SyncLoop {
     return removed;
   }
 
+  /**
+   * GetActivePods, for the eviction manager: admitted, not asked to
+   * terminate, not terminal in the status manager's status, and not yet
+   * terminating or terminated in its pod worker.
+   */
+  async activePodsForEviction(): Promise<Pod[]> {
+    const [workers, statuses] = await Promise.all([this.nodeState.workerStates(), this.nodeState.podStatuses()]);
+    return [...this.pods.entries()]
+      .filter(([uid, r]) => {
+        const w = workers.get(uid);
+        return r.admitted && !r.terminationRequested && !isTerminalPhase(r.pod.status) && !isTerminalPhase(statuses.get(uid)) && w?.terminatingAt === undefined && w?.terminatedAt === undefined;
+      })
+      .map(([, r]) => r.pod);
+  }
+
+  /** The eviction manager's killPodFunc: SyncPodKill with its options (the grace period, the status the pod ends with). */
+  killPod(pod: Pod, options: KillPodOptions): void {
+    this.dispatch(pod, 'SyncPodKill', this.clock.date(), options);
+  }
+
   /** Pods admitted and still active (for canAdmitPod). */
   private activePods(): Pod[] {
     return [...this.pods.values()].filter((r) => r.admitted && !r.terminationRequested && !isTerminalPhase(r.pod.status)).map((r) => r.pod);
@@ -355,7 +390,7 @@ export class SyncLoop {
     this.out.status('SetPodStatus', pod.metadata.uid ?? '', { status: { qosClass: qosOf(pod), phase: 'Failed', reason, message: `Pod was rejected: ${message}` } });
   }
 
-  private dispatch(pod: Pod, updateType: SyncPodType, start: Date, killPodOptions?: { gracePeriodOverride?: number }, runningPodOnly = false): void {
+  private dispatch(pod: Pod, updateType: SyncPodType, start: Date, killPodOptions?: KillPodOptions, runningPodOnly = false): void {
     this.out.dispatch(pod, updateType, start, killPodOptions, runningPodOnly);
   }
 

@@ -1,7 +1,7 @@
 /** Hand-written fakes of the sync loop's ports (ports.ts), for unit tests only. */
-import type { KillPodOptions, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, SourcesSnapshotMessage, StatusVerb, SyncPodType } from '@app/contracts';
+import type { KillPodOptions, NodePressureRecord, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, SourcesSnapshotMessage, StatusVerb, SyncPodType } from '@app/contracts';
 import type { GcContainer, GcSandbox } from './container-gc.js';
-import { ContainerLogFiles, ContainerLogRuntime, HostProcesses, ImageFs, ImageService, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopOutbox, type GcImage, type ImageFsStats, type RuntimeContainer, type RuntimePod } from './ports.js';
+import { ContainerLogFiles, ContainerLogRuntime, HostProcesses, ImageFs, ImageService, NodePressureStore, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopOutbox, type GcImage, type ImageFsStats, type RuntimeContainer, type RuntimePod } from './ports.js';
 
 export class MemoryPodStore extends PodStore {
   readonly pods = new Map<string, PodRecord>();
@@ -256,6 +256,21 @@ export class RecordingOutbox extends SyncLoopOutbox {
 
 /** The runtime's Status and the PLEG's relist as the test sets them (runtimeState's inputs, shared in @app/kube). */
 export { FakeNodeHealth } from '@app/kube/testing';
+
+/** The node-pressure records written, newest last; can be told to fail. */
+export class MemoryNodePressureStore extends NodePressureStore {
+  readonly records: NodePressureRecord[] = [];
+  fail = false;
+  put(record: NodePressureRecord): Promise<void> {
+    if (this.fail) return Promise.reject(new Error('not leader'));
+    this.records.push(structuredClone(record));
+    return Promise.resolve();
+  }
+  get last(): NodePressureRecord | undefined {
+    return this.records.at(-1);
+  }
+}
+MemoryNodePressureStore satisfies new () => NodePressureStore;
 
 /** The runtime's images: `removeImage` takes the image out of `images` and frees its size on `fs` (when given). */
 export class FakeImageService extends ImageService {

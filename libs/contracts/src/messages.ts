@@ -79,6 +79,12 @@ export interface KillPodOptions {
   gracePeriodOverride?: number;
   reason?: string;
   message?: string;
+  /**
+   * PodStatusFunc, as data: the status the pod ends with, set on every
+   * status generated while it terminates (the eviction manager's Failed /
+   * Evicted with its message and the DisruptionTarget condition).
+   */
+  podStatus?: { phase: 'Failed'; reason: string; message: string; disruptionTarget?: { reason: string; message: string } };
 }
 
 /** The kubelet's UpdatePodOptions, as dispatchWork sends it. */

@@ -27,6 +27,29 @@ export interface WorkQueueRecord {
   dueAt: number;
 }
 
+/** The node conditions the eviction manager reports (v1.NodeConditionType). */
+export type NodePressureCondition = 'MemoryPressure' | 'DiskPressure' | 'PIDPressure';
+
+/**
+ * `pods` bucket, key `<node>.node-pressure` (NODE_PRESSURE_KEY): what the
+ * sync loop's eviction manager observed at its last synchronize
+ * (docs/adr/0014-node-resources.md), read by the status manager for the
+ * Node's MemoryPressure, DiskPressure and PIDPressure conditions.
+ */
+export interface NodePressureRecord {
+  /** When it was observed (ms since the epoch). */
+  observedAt: number;
+  /** The conditions observed within the pressure transition period (nodeConditionsObservedSince). */
+  conditions: NodePressureCondition[];
+  /** The hard thresholds met now, as `<signal><<quantity>` (memory.available<100Mi). */
+  thresholdsMet: string[];
+  /** Each observed signal: available and capacity, in bytes, inodes or PIDs. */
+  observations: Record<string, { available: number; capacity: number }>;
+}
+
+/** The key of the node's NodePressureRecord in the `pods` bucket. */
+export const nodePressureKey = (node: string): string => `${node}.node-pressure`;
+
 /** `workers` bucket, key `<node>.<uid>`: the pod worker's podSyncStatus. */
 export interface PodSyncStatusRecord {
   /** ms since the epoch; absent until the first sync. */

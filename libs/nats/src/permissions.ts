@@ -113,8 +113,8 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     publishes: ['work', 'status', 'prober', 'events'],
     subscribes: ['podUpdate', 'sourcesReady', 'pleg', 'probeResult', 'workDone'],
     // Housekeeping reads the runtime; the container GC removes dead containers and sandboxes; the log manager
-    // reopens rotated logs; the image GC measures the image filesystem and removes unused images; killing is the
-    // pod workers' job.
+    // reopens rotated logs; the image GC measures the image filesystem and removes unused images; the eviction manager
+    // reads the summary stats (the runtime's reads and ImageFsInfo); killing is the pod workers' job.
     requests: [
       'sourcesSnapshot',
       { family: 'criRuntime', only: [...CRI_RUNTIME_READS, 'RemoveContainer', 'RemovePodSandbox', 'ReopenContainerLog'] },

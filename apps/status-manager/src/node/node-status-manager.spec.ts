@@ -5,7 +5,7 @@ import { FakeClock } from '@app/clock/testing';
 import { RuntimeState, nodeLabels } from '@app/kube';
 import { silentLogger } from '@app/observability';
 import { NodeStatusManager } from './node-status-manager.js';
-import { FakeKubeApi, FakeMachine, FakeRuntimeVersion } from './testing.js';
+import { FakeKubeApi, FakeMachine, FakeNodePressure, FakeRuntimeVersion } from './testing.js';
 
 const Gi = 2 ** 30;
 const Mi = 2 ** 20;
@@ -15,10 +15,11 @@ function setup(opts: { memory?: string } = {}) {
   const clock = new FakeClock();
   const api = new FakeKubeApi();
   const machine = new FakeMachine();
+  const pressure = new FakeNodePressure();
   // The runtime answered once and is never taken for down (its threshold is runtime-state.spec's business).
   const runtime = new RuntimeState(clock, Number.POSITIVE_INFINITY);
   runtime.setRuntimeSync(clock.now());
-  const manager = new NodeStatusManager(api.nodeApi, machine, runtime, new FakeRuntimeVersion(), clock, silentLogger(), {
+  const manager = new NodeStatusManager(api.nodeApi, machine, pressure, runtime, new FakeRuntimeVersion(), clock, silentLogger(), {
     nodeName: 'n1',
     hostname: 'n1',
     nodeIP: '10.0.0.5',
@@ -28,7 +29,7 @@ function setup(opts: { memory?: string } = {}) {
     recordEvent: (reason, message) => events.push(`${reason}: ${message}`),
   });
   const ready = () => api.nodes.get('n1')?.status?.conditions?.find((c) => c.type === 'Ready');
-  return { clock, api, machine, runtime, manager, ready, events };
+  return { clock, api, machine, pressure, runtime, manager, ready, events };
 }
 
 describe('NodeStatusManager: registerWithAPIServer', () => {
@@ -110,14 +111,24 @@ describe('NodeStatusManager: the status every 10 s, patched when changed or ever
     manager.stop();
   });
 
-  it('memory below the hard threshold gives MemoryPressure', async () => {
-    const { clock, api, machine, manager } = setup();
+  it('the eviction manager\'s record gives MemoryPressure and DiskPressure, with upstream\'s reasons, and they clear with it', async () => {
+    const { clock, api, pressure, manager } = setup();
+    const cond = (type: string) => api.nodes.get('n1')?.status?.conditions?.find((x) => x.type === type);
     manager.start();
     await clock.step(100);
-    machine.signals['memory.available'] = { available: 50 * Mi, capacity: 8 * Gi };
+    assert.deepEqual(['MemoryPressure', 'DiskPressure', 'PIDPressure'].map((t) => cond(t)?.status), ['False', 'False', 'False'], 'no record yet: no pressure');
+    pressure.record = { observedAt: clock.now(), conditions: ['MemoryPressure', 'DiskPressure'], thresholdsMet: ['memory.available<100Mi'], observations: { 'memory.available': { available: 50 * Mi, capacity: 8 * Gi } } };
     await clock.step(10_000);
-    const c = api.nodes.get('n1')?.status?.conditions?.find((x) => x.type === 'MemoryPressure');
-    assert.deepEqual([c?.status, c?.reason], ['True', 'KubeletHasInsufficientMemory']);
+    assert.deepEqual([cond('MemoryPressure')?.status, cond('MemoryPressure')?.reason, cond('MemoryPressure')?.message], ['True', 'KubeletHasInsufficientMemory', 'kubelet has insufficient memory available']);
+    assert.deepEqual([cond('DiskPressure')?.status, cond('DiskPressure')?.reason], ['True', 'KubeletHasDiskPressure']);
+    assert.deepEqual([cond('PIDPressure')?.status, cond('PIDPressure')?.reason], ['False', 'KubeletHasSufficientPID']);
+    pressure.fail = true;
+    await clock.step(10_000);
+    assert.equal(cond('MemoryPressure')?.status, 'True', 'a record that cannot be read keeps what was said last');
+    pressure.fail = false;
+    pressure.record = { ...pressure.record, conditions: [] };
+    await clock.step(10_000);
+    assert.deepEqual([cond('MemoryPressure')?.status, cond('MemoryPressure')?.reason], ['False', 'KubeletHasSufficientMemory']);
     manager.stop();
   });
 

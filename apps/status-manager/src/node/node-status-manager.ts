@@ -25,9 +25,8 @@ import type { Node } from '@app/contracts';
 import { configuredCapacity, goArch, nodeAllocatable, nodeReservationsFrom, type NodeReservations, type NodeResourceSettings, type ResourceAmounts, type RuntimeState } from '@app/kube';
 import { isAlreadyExists, ApiError } from '@app/apiserver';
 import type { Logger } from '@app/observability';
-import { PressureConditions } from './eviction.js';
 import { ensureRequiredLabels, initialNode, nodeStatusHasChanged, reconcileExistingNode, setNodeStatus, type NodeStatusInputs } from './node-status.js';
-import { Machine, NodeApi, RuntimeVersion, type MachineInfo } from './ports.js';
+import { Machine, NodeApi, NodePressureView, RuntimeVersion, type MachineInfo } from './ports.js';
 
 /** kubelet config defaults: nodeStatusUpdateFrequency and nodeStatusReportFrequency. */
 export const NODE_STATUS_UPDATE_FREQUENCY_MS = 10_000;
@@ -69,11 +68,12 @@ export class NodeStatusManager {
   private machineInfo?: MachineInfo;
   private runtimeVersion = '';
   private readonly reservations: NodeReservations;
-  private readonly pressure: PressureConditions;
+  private pressureConditions: readonly string[] = [];
 
   constructor(
     private readonly api: NodeApi,
     private readonly machine: Machine,
+    private readonly pressure: NodePressureView,
     private readonly runtimeState: RuntimeState,
     private readonly version: RuntimeVersion,
     private readonly clock: Clock,
@@ -81,7 +81,6 @@ export class NodeStatusManager {
     private readonly options: NodeStatusOptions,
   ) {
     this.reservations = nodeReservationsFrom(options.settings);
-    this.pressure = new PressureConditions(this.reservations.evictionHard);
   }
 
   /** Whether the Node has been registered in this term. */
@@ -242,11 +241,13 @@ export class NodeStatusManager {
     } catch (err) {
       this.logger.debug({ err: (err as Error).message }, 'could not read the runtime version');
     }
-    const observations = await this.machine.observe().catch((err: unknown) => {
-      this.logger.debug({ err: (err as Error).message }, 'could not observe the eviction signals');
-      return {};
-    });
-    const { pressure } = this.pressure.observe(observations, this.clock.now());
+    // The eviction manager's conditions (IsUnderMemoryPressure...); a record that cannot be read keeps what it said last.
+    try {
+      this.pressureConditions = (await this.pressure.read())?.conditions ?? [];
+    } catch (err) {
+      this.logger.debug({ err: (err as Error).message }, 'could not read the node pressure');
+    }
+    const under = (c: string) => this.pressureConditions.includes(c);
     const info = this.machineInfo;
     const { capacity, allocatable } = this.resources(info);
     return {
@@ -268,9 +269,9 @@ export class NodeStatusManager {
       kubeletPort: this.options.kubeletPort,
       runtimeErrors: this.runtimeState.runtimeErrors(),
       networkErrors: this.runtimeState.networkErrors(),
-      memoryPressure: pressure.MemoryPressure,
-      diskPressure: pressure.DiskPressure,
-      pidPressure: pressure.PIDPressure,
+      memoryPressure: under('MemoryPressure'),
+      diskPressure: under('DiskPressure'),
+      pidPressure: under('PIDPressure'),
     };
   }
 

@@ -23,6 +23,7 @@ import { ApiLeaseClient, ApiMirrorPodClient, ApiNodeClient } from '../adapters/a
 import { CriRuntimeVersion } from '../adapters/cri-runtime-version.js';
 import { DevKmsg } from '../adapters/dev-kmsg.js';
 import { HostMachine } from '../adapters/host-machine.js';
+import { KvNodePressureView } from '../adapters/kv-node-pressure.js';
 import { KvDesiredPodsView } from '../adapters/kv-desired-pods-view.js';
 import { ApiEventPoster } from '../api-event-poster.js';
 import { API_SERVER, ApiPods, PodWorkerRecords } from '../api-ports.js';
@@ -32,7 +33,7 @@ import { MirrorPodReconciler } from './mirror-pods.js';
 import { NodeLeaseController } from './node-lease.js';
 import { NodeStatusManager } from './node-status-manager.js';
 import { KernelLog, OomWatcher } from './oom-watcher.js';
-import { DesiredPodsWatch, LeaseApi, Machine, MirrorPodApi, NodeApi, RuntimeVersion } from './ports.js';
+import { DesiredPodsWatch, LeaseApi, Machine, MirrorPodApi, NodeApi, NodePressureView, RuntimeVersion } from './ports.js';
 
 /** The CRI client of the Node's runtime reads (Status, Version), with a short deadline. */
 export const NODE_CRI = Symbol('NODE_CRI');
@@ -152,10 +153,11 @@ export const nodeProviders: Provider[] = [
   { provide: NodeHealth, inject: [NODE_CRI, SERVICE_CONTEXT], useFactory: (cri: CriRuntime, ctx: ServiceContext) => new CriKvNodeHealth(cri, bucketOf(ctx, 'podCache'), ctx.config.NODE_NAME) },
   { provide: RuntimeVersion, inject: [NODE_CRI], useFactory: (cri: CriRuntime) => new CriRuntimeVersion(cri) },
   { provide: Machine, inject: [SERVICE_CONFIG], useFactory: (cfg: StatusManagerConfig) => new HostMachine(cfg.POD_ROOT_DIR) },
+  { provide: NodePressureView, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvNodePressureView(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME) },
   { provide: DesiredPodsWatch, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvDesiredPodsView(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME) },
   {
     provide: NodeAgent,
-    inject: [NodeApi, LeaseApi, MirrorPodApi, ApiPods, DesiredPods, DesiredPodsWatch, PodWorkerRecords, ApiEventPoster, NodeHealth, RuntimeVersion, Machine, SERVICE_CONFIG, Clock, SERVICE_LOGGER, LeaderElector, HealthChecks],
+    inject: [NodeApi, LeaseApi, MirrorPodApi, ApiPods, DesiredPods, DesiredPodsWatch, PodWorkerRecords, ApiEventPoster, NodeHealth, RuntimeVersion, Machine, NodePressureView, SERVICE_CONFIG, Clock, SERVICE_LOGGER, LeaderElector, HealthChecks],
     useFactory: (
       nodes: NodeApi | null,
       leases: LeaseApi | null,
@@ -168,6 +170,7 @@ export const nodeProviders: Provider[] = [
       health: NodeHealth,
       version: RuntimeVersion,
       machine: Machine,
+      pressure: NodePressureView,
       cfg: StatusManagerConfig,
       clock: Clock,
       logger: Logger,
@@ -179,7 +182,7 @@ export const nodeProviders: Provider[] = [
       const log = logger.child({ component: 'node' });
       const state = new RuntimeState(clock);
       const lease = new NodeLeaseController(leases, nodes, clock, log.child({ component: 'node-lease' }), { nodeName: node, leaseDurationSeconds: Math.round(cfg.NODE_LEASE_DURATION / 1000) });
-      const status = new NodeStatusManager(nodes, machine, state, version, clock, log, {
+      const status = new NodeStatusManager(nodes, machine, pressure, state, version, clock, log, {
         nodeName: node,
         hostname: node,
         nodeIP: cfg.NODE_IP,

@@ -4,8 +4,7 @@
  * port whose adapter checks the leader fence first: only the leading status
  * manager writes to the apiserver.
  */
-import type { Lease, Node, Pod, PodRecord } from '@app/contracts';
-import type { SignalObservations } from './eviction.js';
+import type { Lease, Node, NodePressureRecord, Pod, PodRecord } from '@app/contracts';
 
 /** The Node object (core/v1 nodes and nodes/status). */
 export abstract class NodeApi {
@@ -39,11 +38,19 @@ export interface MachineInfo {
   nodeFsCapacityBytes?: number;
 }
 
-/** The machine, and the eviction signals it shows now (summary stats upstream). */
+/** The machine (cadvisor's MachineInfo). */
 export abstract class Machine {
   abstract info(): Promise<MachineInfo>;
-  /** memory.available, nodefs.available, nodefs.inodesFree, pid.available: whatever can be observed. */
-  abstract observe(): Promise<SignalObservations>;
+}
+
+/**
+ * What the sync loop's eviction manager last observed (`<node>.node-pressure`
+ * in the `pods` bucket, ADR 0014): the Node's pressure conditions come from
+ * the same measure that evicts pods.
+ */
+export abstract class NodePressureView {
+  /** The record, or undefined while the eviction manager has written none. */
+  abstract read(): Promise<NodePressureRecord | undefined>;
 }
 
 /** The runtime's Version call: `<runtimeName>://<runtimeVersion>` (nodeInfo.containerRuntimeVersion). */

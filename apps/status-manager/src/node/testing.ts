@@ -5,9 +5,8 @@
  * runtime's version.
  */
 import { ApiError } from '@app/apiserver';
-import type { Lease, Node, Pod } from '@app/contracts';
-import type { SignalObservations } from './eviction.js';
-import { LeaseApi, Machine, MirrorPodApi, NodeApi, RuntimeVersion, type MachineInfo } from './ports.js';
+import type { Lease, Node, NodePressureRecord, Pod } from '@app/contracts';
+import { LeaseApi, Machine, MirrorPodApi, NodeApi, NodePressureView, RuntimeVersion, type MachineInfo } from './ports.js';
 
 /** Applies a JSON merge patch (RFC 7386) to a copy of `target`. */
 export function applyMergePatch<T>(target: T, patch: unknown): T {
@@ -133,6 +132,16 @@ export class FakeKubeApi {
   }
 }
 
+/** The eviction manager's record, as the test sets it (undefined: none written yet). */
+export class FakeNodePressure extends NodePressureView {
+  record: NodePressureRecord | undefined;
+  fail = false;
+  read(): Promise<NodePressureRecord | undefined> {
+    return this.fail ? Promise.reject(new Error('KV away')) : Promise.resolve(this.record && structuredClone(this.record));
+  }
+}
+FakeNodePressure satisfies new () => NodePressureView;
+
 /** A machine that says what the test sets. */
 export class FakeMachine extends Machine {
   machine: MachineInfo = {
@@ -144,17 +153,8 @@ export class FakeMachine extends Machine {
     hugePages: {},
     nodeFsCapacityBytes: 100 * 2 ** 30,
   };
-  signals: SignalObservations = {
-    'memory.available': { available: 4 * 2 ** 30, capacity: 8 * 2 ** 30 },
-    'nodefs.available': { available: 50 * 2 ** 30, capacity: 100 * 2 ** 30 },
-    'nodefs.inodesFree': { available: 1_000_000, capacity: 2_000_000 },
-    'pid.available': { available: 4_000_000, capacity: 4_194_304 },
-  };
   info(): Promise<MachineInfo> {
     return Promise.resolve(structuredClone(this.machine));
-  }
-  observe(): Promise<SignalObservations> {
-    return Promise.resolve(structuredClone(this.signals));
   }
 }
 

@@ -1,9 +1,7 @@
 import { Controller, Get, Header, Inject, ServiceUnavailableException } from '@nestjs/common';
 import type { Logger } from '@app/observability';
 import { SERVICE_LOGGER } from '@app/service';
-import { SummaryProvider } from './cri-stats-provider.js';
-import { renderResourceMetrics } from './resource-metrics.js';
-import type { Summary } from './summary-types.js';
+import { SummaryProvider, renderResourceMetrics, type Summary } from '@app/stats';
 
 /**
  * The kubelet server's stats routes (pkg/kubelet/server/stats/handler.go

@@ -6,12 +6,9 @@ import type { Provider } from '@nestjs/common';
 import { Clock } from '@app/clock';
 import { DEFAULT_CRI_TIMEOUTS, NatsCriClient, type CriRuntime } from '@app/cri';
 import { SERVICE_CONFIG, SERVICE_CONTEXT, type ServiceContext } from '@app/service';
-import { HostStatsReader } from '../adapters/host-node-stats.js';
 import { DesiredPods } from '../ports.js';
 import type { StatusManagerConfig } from '../status-manager.config.js';
-import { CriStatsProvider, SummaryProvider } from './cri-stats-provider.js';
-import { HostStats } from './ports.js';
-import { VolumeStatsCache } from './volume-stats.js';
+import { CriStatsProvider, HostStats, HostStatsReader, SummaryProvider, VolumeStatsCache } from '@app/stats';
 
 /** The CRI client of the stats reads (ListContainerStats, ListPodSandboxStats, ImageFsInfo...). */
 export const STATS_CRI = Symbol('STATS_CRI');

@@ -2,8 +2,8 @@ import { readFile, readdir, lstat, statfs } from 'node:fs/promises';
 import { totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Clock } from '@app/clock';
-import { HostStats, type HostFs, type HostMemory, type HostNodeStats } from '../stats/ports.js';
-import type { InterfaceStats } from '../stats/summary-types.js';
+import { HostStats, type HostFs, type HostMemory, type HostNodeStats } from './ports.js';
+import type { InterfaceStats } from './summary-types.js';
 
 const readOr = (path: string, fallback = '') => readFile(path, 'utf8').then((s) => s.trim(), () => fallback);
 

@@ -3,9 +3,8 @@ import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import { FakeCri } from '@app/cri/testing';
 import type { Pod, Volume } from '@app/contracts';
-import { FakeDesiredPods } from '../testing.js';
 import { CriStatsProvider } from './cri-stats-provider.js';
-import { FakeHostStats } from './testing.js';
+import { FakeHostStats, FakeStatsPods } from './testing.js';
 import { VolumeStatsCache, isLocalEphemeralVolume } from './volume-stats.js';
 
 const T0 = Date.UTC(2026, 0, 1);
@@ -90,7 +89,7 @@ describe('CriStatsProvider with volumes', () => {
   it('serves the pod\'s volumes and counts the local ephemeral ones in its ephemeral-storage', async () => {
     const { clock, host, cache } = fixture();
     const cri = new FakeCri();
-    const desired = new FakeDesiredPods();
+    const desired = new FakeStatsPods();
     desired.add(pod);
     cri.onRuntime('ListPodSandbox', () => ({ items: [{ id: 'sb1', metadata: undefined, state: 'SANDBOX_READY', createdAt: String(T0 * 1e6), labels: { 'io.kubernetes.pod.uid': 'u1' }, annotations: {}, runtimeHandler: '' }] }));
     cri.onRuntime('ListContainers', () => ({ containers: [] }));

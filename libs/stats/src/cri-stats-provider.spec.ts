@@ -3,10 +3,9 @@ import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import { CriError, type ContainerStats as CriContainerStats, type ListContainerStatsResponse, type ListPodSandboxStatsResponse } from '@app/cri';
 import { FakeCri } from '@app/cri/testing';
-import { FakeDesiredPods } from '../testing.js';
 import { CPU_CACHE_PERIOD_MS, CpuUsageCache, CriStatsProvider } from './cri-stats-provider.js';
 import { renderResourceMetrics } from './resource-metrics.js';
-import { FakeHostStats } from './testing.js';
+import { FakeHostStats, FakeStatsPods } from './testing.js';
 
 const S = 1e9;
 const T0 = Date.UTC(2026, 0, 1);
@@ -45,7 +44,7 @@ describe('CpuUsageCache (cpuUsageCache)', () => {
 function fixture() {
   const clock = new FakeClock(T0);
   const cri = new FakeCri();
-  const desired = new FakeDesiredPods();
+  const desired = new FakeStatsPods();
   const host = new FakeHostStats();
   desired.add({ metadata: { name: 'web', namespace: 'prod', uid: 'u1' }, spec: { containers: [] } });
   const labels = (uid: string, name?: string) => ({ 'io.kubernetes.pod.uid': uid, ...(name ? { 'io.kubernetes.container.name': name } : {}) });

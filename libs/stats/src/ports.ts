@@ -1,5 +1,11 @@
-/** What the stats provider reads besides the CRI; the host adapter is ../adapters/host-node-stats.ts. */
+/** What the stats provider reads besides the CRI; the host adapter is host-node-stats.ts, the fakes testing.ts. */
+import type { PodRecord } from '@app/contracts';
 import type { InterfaceStats } from './summary-types.js';
+
+/** The pods whose stats are served: the desired pods (the sync loop's podManager, the `pods` bucket). */
+export abstract class StatsPods {
+  abstract all(): Promise<PodRecord[]>;
+}
 
 /** A cumulative CPU figure and when it was read (ns since the epoch). */
 export interface CpuSample {

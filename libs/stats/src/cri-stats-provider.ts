@@ -29,8 +29,7 @@ import { join } from 'node:path';
 import type { Clock } from '@app/clock';
 import { type ContainerStats as CriContainerStats, type CpuUsage, type CriRuntime, type FilesystemUsage, type MemoryUsage, type PodSandboxStats as CriPodSandboxStats } from '@app/cri';
 import { KubeletLabels } from '@app/kube';
-import type { DesiredPods } from '../ports.js';
-import type { HostFs, HostStats } from './ports.js';
+import type { HostFs, HostStats, StatsPods } from './ports.js';
 import type { CPUStats, ContainerStats, FsStats, MemoryStats, NetworkStats, NodeStats, PodStats, Summary } from './summary-types.js';
 import type { VolumeStatsCache } from './volume-stats.js';
 
@@ -95,7 +94,7 @@ export class CriStatsProvider extends SummaryProvider {
 
   constructor(
     private readonly cri: CriRuntime,
-    private readonly desired: DesiredPods,
+    private readonly desired: StatsPods,
     private readonly host: HostStats,
     private readonly clock: Clock,
     private readonly options: CriStatsOptions,

@@ -1,0 +1,18 @@
+import { nodePressureKey, type NodePressureRecord } from '@app/contracts';
+import type { JsonKv, LeaderFence } from '@app/nats';
+import { NodePressureStore } from '../ports.js';
+
+/** `<node>.node-pressure` in the `pods` bucket; the leader's write only (NotLeaderError otherwise). */
+export class KvNodePressureStore extends NodePressureStore {
+  constructor(
+    private readonly kv: JsonKv,
+    private readonly node: string,
+    private readonly fence: LeaderFence,
+  ) {
+    super();
+  }
+  async put(record: NodePressureRecord): Promise<void> {
+    this.fence.check('write the pods bucket');
+    await this.kv.put(nodePressureKey(this.node), JSON.stringify(record));
+  }
+}
