@@ -5,7 +5,8 @@
  * a configMap volume and a secret volume (a tmpfs) show their content in
  * the container; a change of the configMap reaches the running container
  * at its next sync; a missing configMap is a FailedMount and a
- * ContainerCreating wait, until it is created; an unknown RuntimeClass is
+ * ContainerCreating wait, until it is created; env from a configMap and a
+ * secret, a missing one CreateContainerConfigError until it exists; an unknown RuntimeClass is
  * a clear FailedCreatePodSandBox, and a known one's handler runs the pod;
  * the service account volume the apiserver injects (a projected token,
  * the cluster's CA and the namespace) holds a token the apiserver accepts
@@ -142,6 +143,23 @@ describe('configMap and secret volumes and RuntimeClasses from a real kube-apise
     await create<ConfigMap>('configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'late' }, data: { ready: 'yes' } });
     const pod = await waitServed('waiter', 'Running once its configMap exists', running, 60_000);
     assert.equal(await exec(pod, 'cat /late/ready'), 'yes');
+  });
+
+  it('env from a configMap and a secret is the container\'s environment; a missing secret is CreateContainerConfigError until it exists', async () => {
+    await create('pods', apiPod('envy', {
+      containers: [{ name: 'main', image: IMAGE, command: ['sh', '-c', SLEEPER], envFrom: [{ configMapRef: { name: 'settings' }, prefix: 'CFG_' }], env: [{ name: 'PW', valueFrom: { secretKeyRef: { name: 'creds', key: 'password' } } }] }],
+    }));
+    const envy = await waitServed('envy', 'Running', running, 60_000);
+    assert.equal(await exec(envy, 'echo "$CFG_greeting $PW"'), 'bye s3cret\n');
+
+    await create('pods', apiPod('envless', {
+      containers: [{ name: 'main', image: IMAGE, command: ['sh', '-c', SLEEPER], env: [{ name: 'TOKEN', valueFrom: { secretKeyRef: { name: 'later', key: 'token' } } }] }],
+    }));
+    const waiting = await waitServed('envless', 'waiting CreateContainerConfigError', (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CreateContainerConfigError');
+    assert.equal(waiting.status?.containerStatuses?.[0]?.state?.waiting?.message, 'Error: secret "later" not found');
+    await create<Secret>('secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'later' }, data: { token: Buffer.from('t0k').toString('base64') } });
+    const started = await waitServed('envless', 'Running once its secret exists', running, 60_000);
+    assert.equal(await exec(started, 'echo "$TOKEN"'), 't0k\n');
   });
 
   it('a RuntimeClass gone before the sandbox is made is a clear FailedCreatePodSandBox and no sandbox; a handler containerd lacks is refused by containerd; a RuntimeClass\'s handler runs the pod', async () => {

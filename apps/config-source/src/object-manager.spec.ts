@@ -2,9 +2,11 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import { MessageTypes, type ApiObjectReplyMessage } from '@app/contracts';
-import { silentLogger } from '@app/observability';
+import { createLogger, silentLogger } from '@app/observability';
 import { ApiObjectError, WatchBasedObjectManager } from './object-manager.js';
+import { TokenRequester, type IssuedToken } from './ports.js';
 import { FakeObjectWatch } from './testing.js';
+import { ServiceAccountTokenManager } from './token-manager.js';
 
 const CM = { kind: 'ConfigMap' as const, namespace: 'ns', name: 'cfg' };
 const CM_KEY = 'ConfigMap/ns/cfg';
@@ -116,5 +118,39 @@ describe('WatchBasedObjectManager (watch_based_manager.go)', () => {
     assert.equal(watch.running(CM_KEY), 1);
     manager.stop();
     assert.equal(watch.running(CM_KEY), 0);
+  });
+});
+
+describe('no secret is ever logged', () => {
+  it('the object and token managers log names only, whatever happens (debug level)', async () => {
+    const lines: string[] = [];
+    const logger = createLogger({ service: 'config-source', node: 'n', instance: '0' }, 'debug', { write: (line: string) => void lines.push(line) });
+    const clock = new FakeClock(1_000_000);
+    const watch = new FakeObjectWatch();
+    const manager = new WatchBasedObjectManager(watch, clock, logger, OPTIONS);
+    manager.start();
+    const SECRET = Buffer.from('hunter2-very-secret').toString('base64');
+    const reply = manager.get({ kind: 'Secret', namespace: 'ns', name: 'creds' });
+    await settle();
+    watch.list('Secret/ns/creds', [{ metadata: { name: 'creds' }, data: { password: SECRET } }]);
+    assert.equal((await reply).data?.['password'], SECRET);
+    watch.fail('Secret/ns/creds', 'watch ended');
+    await clock.step(600_000);
+
+    const requester = new (class extends TokenRequester {
+      n = 0;
+      request(): Promise<IssuedToken> {
+        return ++this.n === 1 ? Promise.resolve({ token: 'eyJhbGciOi.jwt-secret-token.sig', expiresAt: clock.now() + 3_600_000 }) : Promise.reject(new Error('apiserver down'));
+      }
+    })();
+    const tokens = new ServiceAccountTokenManager(requester, clock, logger);
+    const req = { type: MessageTypes.serviceAccountTokenRequest, namespace: 'ns', serviceAccountName: 'default', podName: 'p', podUid: 'u', expirationSeconds: 3600 } as const;
+    await tokens.get(req);
+    await clock.step(3_000_000);
+    assert.equal((await tokens.get(req)).token, 'eyJhbGciOi.jwt-secret-token.sig', 'a failed refresh keeps the valid token (and logs it failed)');
+    assert.ok(lines.length >= 3, `something was logged: ${lines.length} lines`);
+    for (const l of lines) {
+      assert.ok(!l.includes(SECRET) && !l.includes('hunter2') && !l.includes('jwt-secret-token'), `a secret in a log line: ${l}`);
+    }
   });
 });

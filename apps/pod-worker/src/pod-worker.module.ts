@@ -32,7 +32,6 @@ import { PodSyncer, PodWorkers } from './pod-workers.js';
 import { CgroupManager, PodContainerManager, podCgroupParent } from './pod-container-manager.js';
 import { ApiObjects, DesiredPods, HookRunner, ServiceAccountTokens, LeaseStore, PodDirectories, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, WorkQueue, WorkSubscriptions, WorkerRecords, WorkerStore } from './ports.js';
 import type { NodeFacts } from './runtime-config.js';
-import { RuntimeClassManager } from './runtime-class.js';
 import { ImagePuller, RuntimeManager } from './runtime-manager.js';
 import { PodWorkerHousekeeping, ShardWork } from './shard-work.js';
 import { ShardManager } from './shards.js';
@@ -105,7 +104,7 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
       provide: RuntimeManager,
       inject: [CriRuntime, ImagePuller, CrashLoopBackOff, HookRunner, EventRecorder, NODE_FACTS, Clock, SERVICE_LOGGER, PromPodWorkerMetrics, ApiObjects],
       useFactory: (cri: CriRuntime, images: ImagePuller, backOff: CrashLoopBackOff, hooks: HookRunner, events: EventRecorder, node: NodeFacts, clock: Clock, logger: Logger, metrics: PromPodWorkerMetrics, objects: ApiObjects) =>
-        new RuntimeManager(cri, images, backOff, hooks, events, node, clock, logger.child({ component: 'runtime-manager' }), metrics, new RuntimeClassManager(objects)),
+        new RuntimeManager(cri, images, backOff, hooks, events, node, clock, logger.child({ component: 'runtime-manager' }), metrics, objects),
     },
     {
       provide: PodSyncer,

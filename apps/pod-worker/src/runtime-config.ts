@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { Container, Pod } from '@app/contracts';
 import type { ContainerConfig, CriInput, KeyValue, PodSandboxConfig, PortMapping } from '@app/cri';
 import { KubeletAnnotations, KubeletLabels, cpuMillis, expand, mappingFuncFor, memoryBytes } from '@app/kube';
+import type { ApiObjectPayload } from './ports.js';
 import { volumeHostPath } from './volumes.js';
 
 /** The kubelet's defaults for CFS (quota period 100ms) and shares. */
@@ -111,14 +112,85 @@ function podDns(pod: Pod, node: NodeFacts): { servers: string[]; searches: strin
   };
 }
 
-/** makeEnvironmentVariables: the container's env with fieldRef values, $(VAR) expanded in order. */
-export function containerEnv(pod: Pod, c: Container, podIPs: string[], node: NodeFacts): KeyValue[] {
+/**
+ * The configMaps and secrets a container's env and envFrom name, as read
+ * for this start (through config-source): undefined when it does not exist.
+ */
+export interface EnvObjects {
+  configMaps: ReadonlyMap<string, ApiObjectPayload | undefined>;
+  secrets: ReadonlyMap<string, ApiObjectPayload | undefined>;
+}
+
+const NO_ENV_OBJECTS: EnvObjects = { configMaps: new Map(), secrets: new Map() };
+
+/** The configMaps and secrets a container's env and envFrom name, to be read before its config is made. */
+export function envObjectNames(c: Container): { configMaps: string[]; secrets: string[] } {
+  const configMaps = new Set<string>();
+  const secrets = new Set<string>();
+  for (const f of c.envFrom ?? []) {
+    if (f.configMapRef) configMaps.add(f.configMapRef.name ?? '');
+    if (f.secretRef) secrets.add(f.secretRef.name ?? '');
+  }
+  for (const e of c.env ?? []) {
+    if (e.value) continue;
+    if (e.valueFrom?.configMapKeyRef) configMaps.add(e.valueFrom.configMapKeyRef.name ?? '');
+    if (e.valueFrom?.secretKeyRef) secrets.add(e.valueFrom.secretKeyRef.name ?? '');
+  }
+  return { configMaps: [...configMaps], secrets: [...secrets] };
+}
+
+/**
+ * makeEnvironmentVariables: envFrom first (a configMap's data, a secret's
+ * decoded data, each key with the prefix), then env in order, which
+ * overrides: a value with $(VAR) expanded, or a fieldRef, a configMapKeyRef
+ * or a secretKeyRef. A missing object or key is upstream's error unless the
+ * reference is optional (then the variable is left out). Throws the error.
+ */
+export function containerEnv(pod: Pod, c: Container, podIPs: string[], node: NodeFacts, objects: EnvObjects = NO_ENV_OBJECTS): KeyValue[] {
+  const ns = pod.metadata.namespace ?? 'default';
   const resolved = new Map<string, string>();
+  const lookup = (kind: 'ConfigMap' | 'Secret', name: string, optional: boolean): ApiObjectPayload | undefined => {
+    const obj = (kind === 'ConfigMap' ? objects.configMaps : objects.secrets).get(name);
+    if (obj || optional) return obj;
+    throw new Error(`${kind === 'ConfigMap' ? 'configmap' : 'secret'} "${name}" not found`);
+  };
+  const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
+  for (const f of c.envFrom ?? []) {
+    const prefix = f.prefix ?? '';
+    if (f.configMapRef) {
+      const cm = lookup('ConfigMap', f.configMapRef.name ?? '', f.configMapRef.optional === true);
+      for (const [k, v] of Object.entries(cm?.data ?? {})) resolved.set(prefix + k, v);
+    } else if (f.secretRef) {
+      const secret = lookup('Secret', f.secretRef.name ?? '', f.secretRef.optional === true);
+      for (const [k, v] of Object.entries(secret?.data ?? {})) resolved.set(prefix + k, decode(v));
+    }
+  }
   for (const e of c.env ?? []) {
     let value = e.value ?? '';
-    const field = e.valueFrom?.fieldRef?.fieldPath;
-    if (field) value = fieldValue(pod, field, podIPs, node) ?? '';
-    else value = expand(value, mappingFuncFor(resolved));
+    const from = e.valueFrom;
+    if (value !== '' || !from) value = expand(value, mappingFuncFor(resolved));
+    else if (from.fieldRef) value = fieldValue(pod, from.fieldRef.fieldPath, podIPs, node) ?? '';
+    else if (from.configMapKeyRef) {
+      const ref = from.configMapKeyRef;
+      const cm = lookup('ConfigMap', ref.name ?? '', ref.optional === true);
+      if (!cm) continue;
+      const v = cm.data[ref.key];
+      if (v === undefined) {
+        if (ref.optional === true) continue;
+        throw new Error(`couldn't find key ${ref.key} in ConfigMap ${ns}/${ref.name ?? ''}`);
+      }
+      value = v;
+    } else if (from.secretKeyRef) {
+      const ref = from.secretKeyRef;
+      const secret = lookup('Secret', ref.name ?? '', ref.optional === true);
+      if (!secret) continue;
+      const v = secret.data[ref.key];
+      if (v === undefined) {
+        if (ref.optional === true) continue;
+        throw new Error(`couldn't find key ${ref.key} in Secret ${ns}/${ref.name ?? ''}`);
+      }
+      value = decode(v);
+    }
     resolved.set(e.name, value);
   }
   return [...resolved].map(([key, value]) => ({ key, value }));
@@ -175,12 +247,14 @@ export interface ContainerConfigInput {
   podIPs: string[];
   hash: string;
   node: NodeFacts;
+  /** The configMaps and secrets its env names (envObjectNames), read for this start. */
+  envObjects?: EnvObjects;
 }
 
-/** generateContainerConfig */
+/** generateContainerConfig. Throws when the container's env cannot be made (a missing configMap or secret: CreateContainerConfigError). */
 export function generateContainerConfig(input: ContainerConfigInput): CriInput<ContainerConfig> {
   const { pod, container: c, restartCount, node } = input;
-  const envs = containerEnv(pod, c, input.podIPs, node);
+  const envs = containerEnv(pod, c, input.podIPs, node, input.envObjects);
   const mapping = mappingFuncFor(new Map(envs.map((e) => [e.key ?? '', e.value ?? ''])));
   const volumes = new Map((pod.spec.volumes ?? []).map((v) => [v.name, v]));
   const mounts = (c.volumeMounts ?? []).map((m) => {

@@ -27,17 +27,17 @@
  */
 import { Clock } from '@app/clock';
 import type { Container, EventRecorder, KillPodOptions, Pod } from '@app/contracts';
-import { CriError, type CriCallOptions, type CriInput, type CriRuntime, type PodSandboxConfig } from '@app/cri';
+import { CriError, type ContainerConfig, type CriCallOptions, type CriInput, type CriRuntime, type PodSandboxConfig } from '@app/cri';
 import { KubeletLabels, findContainerStatus, type RuntimeContainerStatus, type RuntimePodStatus } from '@app/kube';
 import type { Logger } from '@app/observability';
 import { CrashLoopBackOff } from './backoff.js';
 import { hashContainer } from './container-hash.js';
 import { graceReasonOf, killContainerGracePeriod, preStopHookTimeoutSeconds } from './grace-period.js';
 import { computePodActions, type ProbeResults } from './pod-actions.js';
-import { generateContainerConfig, generatePodSandboxConfig, type NodeFacts } from './runtime-config.js';
+import { envObjectNames, generateContainerConfig, generatePodSandboxConfig, type EnvObjects, type NodeFacts } from './runtime-config.js';
 import { DockerKeyring, dockerConfigOf, repositoryOf, type PullCredential } from './keyring.js';
 import { ApiObjects, HookRunner } from './ports.js';
-import type { RuntimeClassManager } from './runtime-class.js';
+import { RuntimeClassManager } from './runtime-class.js';
 
 /** The call options that cancel a CRI wait with `signal`. */
 function cancellable(signal: AbortSignal | undefined): CriCallOptions | undefined {
@@ -178,9 +178,24 @@ export class RuntimeManager {
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly metrics?: RuntimeMetrics,
-    /** runtimeClassName -> runtime handler; none: the name itself is the handler. */
-    private readonly runtimeClasses?: RuntimeClassManager,
-  ) {}
+    /** The apiserver's objects (config-source): RuntimeClasses, env's configMaps and secrets; none: a runtimeClassName is the handler itself and env from objects fails. */
+    private readonly objects?: ApiObjects,
+  ) {
+    this.runtimeClasses = objects ? new RuntimeClassManager(objects) : undefined;
+  }
+
+  private readonly runtimeClasses?: RuntimeClassManager;
+
+  /** The configMaps and secrets the container's env names, read now (a missing one is undefined); rejects when they cannot be read. */
+  private async envObjects(pod: Pod, c: Container): Promise<EnvObjects> {
+    const names = envObjectNames(c);
+    if (names.configMaps.length + names.secrets.length === 0) return { configMaps: new Map(), secrets: new Map() };
+    const objects = this.objects;
+    if (!objects) throw new Error(`couldn't get the configMaps and secrets of container ${c.name}'s environment: this pod worker has no source of apiserver objects`);
+    const ns = pod.metadata.namespace ?? 'default';
+    const read = async (kind: 'ConfigMap' | 'Secret', list: string[]) => new Map(await Promise.all(list.map(async (n) => [n, await objects.get(kind, ns, n)] as const)));
+    return { configMaps: await read('ConfigMap', names.configMaps), secrets: await read('Secret', names.secrets) };
+  }
 
   /** SyncPod: brings the runtime in line with the pod spec. Rejects with the signal's reason once `signal` aborts. */
   async syncPod(pod: Pod, given: RuntimePodStatus, probes: ProbeResults, signal?: AbortSignal): Promise<PodSyncResult> {
@@ -374,14 +389,19 @@ export class RuntimeManager {
     }
 
     const restartCount = previous ? previous.restartCount + 1 : 0;
-    const config = generateContainerConfig({ pod, container: c, restartCount, imageRef: image.ref, podIPs, hash: hashContainer(c), node: this.node });
-    // A failed CRI step: a Failed event, the failure counted under its reason, the reason in the status.
-    const failed = (reason: 'CreateContainerError' | 'RunContainerError', err: unknown): SyncError => {
+    // A failed step: a Failed event, the failure counted under its reason, the reason in the status.
+    const failed = (reason: 'CreateContainerConfigError' | 'CreateContainerError' | 'RunContainerError', err: unknown): SyncError => {
       const message = `Error: ${(err as Error).message}`;
       this.events.event(pod, 'Warning', 'Failed', message, fieldPath);
       this.metrics?.startedContainer(type, true, reason);
       return { reason, message };
     };
+    let config: CriInput<ContainerConfig>;
+    try {
+      config = generateContainerConfig({ pod, container: c, restartCount, imageRef: image.ref, podIPs, hash: hashContainer(c), node: this.node, envObjects: await this.envObjects(pod, c) });
+    } catch (err) {
+      return failed('CreateContainerConfigError', err);
+    }
     let containerId: string;
     try {
       containerId = (await this.cri.runtime('CreateContainer', { podSandboxId: sandboxId, config, sandboxConfig })).containerId;
