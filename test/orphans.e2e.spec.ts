@@ -3,8 +3,8 @@
  * real host (issue 14, ADR 0014): a pod directory under POD_ROOT_DIR and a
  * pod cgroup under kubepods that no known pod owns (left by a pod whose
  * stack died, made here by hand with made-up UIDs) are removed by the sync
- * loop, the cgroup's process killed first and a leftover emptyDir tmpfs
- * unmounted first; a directory with any other mount below it is kept, as
+ * loop, the cgroup's process killed first and the leftover tmpfs of its
+ * volumes (a memory emptyDir, a secret) unmounted first; a directory with any other mount below it is kept, as
  * upstream refuses it; a running pod's directory, memory-backed emptyDir
  * and cgroup stay.
  */
@@ -71,16 +71,18 @@ describe('orphaned pod directories and cgroups on the real host', { timeout: 300
     const keeperCgroup = `/kubepods/besteffort/pod${uid}`;
     assert.ok(existsSync(keeperDir) && isMounted(keeperMem) && cgroupExists(keeperCgroup), 'the running pod has its directory, its tmpfs and its cgroup');
 
-    // Left behind by pods no one knows: a directory with an emptyDir's data, one with a leftover emptyDir
-    // tmpfs, one with a mount that is no emptyDir (kept), and a cgroup with a process in it.
+    // Left behind by pods no one knows: a directory with an emptyDir's data, one with the leftover tmpfs
+    // of a memory emptyDir and a secret, one with a mount that is no volume of ours (kept), and a cgroup
+    // with a process in it.
     const [plain, withTmpfs, foreign, cgroupOnly] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
     const data = join(podRoot(), plain, 'volumes', 'kubernetes.io~empty-dir', 'data');
     mkdirSync(data, { recursive: true });
     writeFileSync(join(data, 'file'), 'left behind');
     mkdirSync(join(podRoot(), plain, 'containers', 'app'), { recursive: true });
     const tmpfs = join(podRoot(), withTmpfs, 'volumes', 'kubernetes.io~empty-dir', 'mem');
+    const secret = join(podRoot(), withTmpfs, 'volumes', 'kubernetes.io~secret', 'token');
     const other = join(podRoot(), foreign, 'volumes', 'kubernetes.io~nfs', 'share');
-    for (const m of [tmpfs, other]) {
+    for (const m of [tmpfs, secret, other]) {
       mkdirSync(m, { recursive: true });
       execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', m]);
       mounts.push(m);
@@ -96,11 +98,11 @@ describe('orphaned pod directories and cgroups on the real host', { timeout: 300
     await stack.waitFor('the orphaned directories and cgroup to be gone', () => (!existsSync(join(podRoot(), plain)) && !existsSync(join(podRoot(), withTmpfs)) && !cgroupExists(`/${orphanCgroup.join('/')}`) ? true : undefined), 60_000);
     t.diagnostic(`orphans removed ${Date.now() - started}ms after they were made (grace period 2s, housekeeping every 2s)`);
     assert.equal(await exited, 'SIGKILL', "the orphaned cgroup's process was killed");
-    assert.ok(!isMounted(tmpfs), 'the leftover emptyDir tmpfs was unmounted');
+    assert.ok(!isMounted(tmpfs) && !isMounted(secret), 'the leftover emptyDir and secret tmpfs were unmounted');
 
     // Another pass or two: the foreign mount is still there, with its directory; the running pod keeps everything.
     await new Promise((r) => setTimeout(r, 5000));
-    assert.ok(isMounted(other) && readFileSync(join(other, 'file'), 'utf8') === 'in memory', 'a directory with a mount that is no emptyDir is kept, its mount untouched');
+    assert.ok(isMounted(other) && readFileSync(join(other, 'file'), 'utf8') === 'in memory', 'a directory with a mount that is no volume of ours is kept, its mount untouched');
     assert.ok(existsSync(keeperDir) && isMounted(keeperMem) && cgroupExists(keeperCgroup), "the running pod's directory, tmpfs and cgroup stay");
     assert.equal(readFileSync(join(keeperDir, 'volumes', 'kubernetes.io~empty-dir', 'cache', 'file'), 'utf8'), 'kept\n');
     const s = await stack.waitForPod('keeper', 'still running', (x) => x.containerStatuses?.[0]?.state?.running !== undefined);

@@ -154,7 +154,8 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     reads: ['pods', 'pod-status'],
   },
   'status-manager': {
-    publishes: [],
+    // The OOM watcher's SystemOOM events on the Node.
+    publishes: ['events'],
     subscribes: ['status', 'probeResult', 'events'],
     // The Node's Ready condition (runtimeState: Status), nodeInfo.containerRuntimeVersion (Version);
     // /containerLogs: a container's instances (ListContainers) and its log file (ContainerStatus);

@@ -15,12 +15,13 @@ import { Clock } from '@app/clock';
 import { MessageTypes, type PodRecord } from '@app/contracts';
 import { DEFAULT_CRI_TIMEOUTS, NatsCriClient, type CriRuntime } from '@app/cri';
 import { NodeHealth, RUNTIME_UP_PERIOD_MS, RuntimeState, RuntimeStateUpdater, nodeLabels, parseMapStringString } from '@app/kube';
-import { LeaderElector, LeaderFence } from '@app/nats';
+import { LeaderElector, LeaderFence, NatsBus, NatsEventRecorder } from '@app/nats';
 import type { Logger } from '@app/observability';
 import { CriKvNodeHealth } from '@app/pod-cache';
 import { HealthChecks, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
 import { ApiLeaseClient, ApiMirrorPodClient, ApiNodeClient } from '../adapters/api-node-client.js';
 import { CriRuntimeVersion } from '../adapters/cri-runtime-version.js';
+import { DevKmsg } from '../adapters/dev-kmsg.js';
 import { HostMachine } from '../adapters/host-machine.js';
 import { KvNodePressureView } from '../adapters/kv-node-pressure.js';
 import { KvDesiredPodsView } from '../adapters/kv-desired-pods-view.js';
@@ -31,6 +32,7 @@ import type { StatusManagerConfig } from '../status-manager.config.js';
 import { MirrorPodReconciler } from './mirror-pods.js';
 import { NodeLeaseController } from './node-lease.js';
 import { NodeStatusManager } from './node-status-manager.js';
+import { KernelLog, OomWatcher } from './oom-watcher.js';
 import { DesiredPodsWatch, LeaseApi, Machine, MirrorPodApi, NodeApi, NodePressureView, RuntimeVersion } from './ports.js';
 
 /** The CRI client of the Node's runtime reads (Status, Version), with a short deadline. */
@@ -42,6 +44,26 @@ export class FollowedDesiredPods {
   constructor(private readonly read: () => Promise<PodRecord[]>) {}
   all(): Promise<PodRecord[]> {
     return this.pods ? Promise.resolve(this.pods) : this.read();
+  }
+}
+
+/**
+ * The OOM watcher follows the leadership too, joined to a cluster or not:
+ * its SystemOOM events go out on NATS as every service's events do, so the
+ * status manager keeps them (and posts them to the apiserver when joined).
+ */
+export class OomWatcherAgent implements OnModuleInit, OnApplicationShutdown {
+  constructor(
+    private readonly watcher: OomWatcher,
+    private readonly leadership: LeaderElector,
+  ) {}
+
+  onModuleInit(): void {
+    this.leadership.subscribe({ onStartedLeading: () => void this.watcher.start(), onStoppedLeading: () => void this.watcher.stop() });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.watcher.stop();
   }
 }
 
@@ -116,6 +138,13 @@ export class NodeAgent implements OnModuleInit, OnApplicationShutdown {
 }
 
 export const nodeProviders: Provider[] = [
+  { provide: KernelLog, useFactory: () => new DevKmsg() },
+  {
+    provide: OomWatcherAgent,
+    inject: [KernelLog, NatsBus, SERVICE_CONFIG, Clock, SERVICE_LOGGER, LeaderElector],
+    useFactory: (log: KernelLog, bus: NatsBus, cfg: StatusManagerConfig, clock: Clock, logger: Logger, leadership: LeaderElector) =>
+      new OomWatcherAgent(new OomWatcher(log, new NatsEventRecorder(bus, cfg.NODE_NAME, clock), clock, logger.child({ component: 'oom-watcher' })), leadership),
+  },
   { provide: NodeApi, inject: [API_SERVER, LeaderFence], useFactory: (api: ApiServer | null, fence: LeaderFence) => api && new ApiNodeClient(api, fence) },
   { provide: LeaseApi, inject: [API_SERVER, LeaderFence], useFactory: (api: ApiServer | null, fence: LeaderFence) => api && new ApiLeaseClient(api, fence) },
   { provide: MirrorPodApi, inject: [API_SERVER, LeaderFence], useFactory: (api: ApiServer | null, fence: LeaderFence) => api && new ApiMirrorPodClient(api, fence) },
