@@ -138,6 +138,8 @@ describe('eviction: under memory pressure the BestEffort pod goes first, and Bes
     const event = stack.events.find((e) => e.involvedObject.name === 'besteffort' && e.reason === 'Evicted');
     assert.ok(event, 'an Evicted event');
     assert.equal(event.eventType, 'Warning');
+    const metrics = await (await fetch(`http://127.0.0.1:${stack.procs.get('sync-loop#1')?.port ?? 0}/metrics`)).text();
+    assert.match(metrics, /^kubelet_evictions\{eviction_signal="memory\.available"[^}]*\} [1-9]\d*$/m, 'counted in kubelet_evictions');
     await stack.waitFor('the evicted pod\'s containers stopped', async () => ((await runningContainers('besteffort')).length === 0 ? true : undefined), 30_000);
 
     const record = await pressureRecord();

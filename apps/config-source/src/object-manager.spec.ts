@@ -94,6 +94,17 @@ describe('WatchBasedObjectManager (watch_based_manager.go)', () => {
     assert.deepEqual((await manager.get(CM)).data, { a: '1' });
   });
 
+  it('an immutable object is not watched once seen, and is still served', async () => {
+    const { watch, manager } = setup();
+    const first = manager.get(CM);
+    await settle();
+    watch.list(CM_KEY, [{ metadata: { name: 'cfg' }, data: { a: '1' }, immutable: true }]);
+    await first;
+    assert.equal(watch.running(CM_KEY), 0, 'the watch was stopped');
+    assert.deepEqual((await manager.get(CM)).data, { a: '1' });
+    assert.deepEqual(watch.started, [CM_KEY]);
+  });
+
   it('a node that has not joined a cluster says so', async () => {
     const manager = new WatchBasedObjectManager(null, new FakeClock(0), silentLogger(), OPTIONS);
     await assert.rejects(manager.get(CM), (err: unknown) => err instanceof ApiObjectError && err.code === 'NotJoined' && err.message === 'this node has not joined a cluster (config-source has no KUBECONFIG): configmap "cfg" cannot be read from an apiserver');

@@ -26,6 +26,9 @@
  *  - a watch that failed before its first list is started afresh by the next
  *    request, so a pod's retry is a fresh attempt rather than a wait on a
  *    back-off of up to 30 s;
+ *  - an immutable configMap or secret is not watched once seen (upstream
+ *    stops its reflector): it cannot change, and every watch costs the
+ *    apiserver; it is served from what was seen until nobody asks for it;
  *  - no object's content is ever logged (secrets).
  */
 import { Clock, type Timer } from '@app/clock';
@@ -141,6 +144,10 @@ export class WatchBasedObjectManager {
         item.synced = true;
         item.lastError = undefined;
         item.object = objects.find((o) => o.metadata?.name === ref.name);
+        if (item.object?.immutable === true) {
+          item.stop();
+          this.logger.debug({ kind: ref.kind, namespace: ref.namespace, name: ref.name }, 'stopped watching for changes: the object is immutable');
+        }
         this.wake(item);
       },
       (err) => {

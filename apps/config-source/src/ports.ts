@@ -60,6 +60,8 @@ export interface ApiObject {
   binaryData?: Record<string, string>;
   type?: string;
   handler?: string;
+  /** A configMap or secret that can never change (its watch is stopped once it is seen, as upstream). */
+  immutable?: boolean;
 }
 
 /**

@@ -84,12 +84,14 @@ import { SyncLoop } from './sync-loop.js';
     },
     {
       provide: EvictionManager,
-      inject: [SummaryProvider, NodePressureStore, SyncLoop, EventRecorder, Clock, SERVICE_LOGGER, SERVICE_CONFIG],
-      useFactory: (summary: SummaryProvider, pressure: NodePressureStore, loop: SyncLoop, events: EventRecorder, clock: Clock, logger: Logger, cfg: SyncLoopConfig) => {
+      inject: [SummaryProvider, NodePressureStore, SyncLoop, EventRecorder, Clock, SERVICE_LOGGER, SERVICE_CONFIG, METRICS_REGISTRY],
+      useFactory: (summary: SummaryProvider, pressure: NodePressureStore, loop: SyncLoop, events: EventRecorder, clock: Clock, logger: Logger, cfg: SyncLoopConfig, registry: Registry) => {
         const pods = { activePods: () => loop.activePodsForEviction(), killPod: (pod: Pod, options: KillPodOptions) => loop.killPod(pod, options) };
+        const evictions = new Counter({ name: 'kubelet_evictions', help: 'Cumulative number of pod evictions by eviction signal', labelNames: ['eviction_signal'], registers: [registry] });
         const manager = new EvictionManager(summary, pressure, pods, events, clock, logger.child({ component: 'eviction-manager' }), {
           thresholds: evictionThresholdsOf(cfg),
           pressureTransitionPeriodMs: cfg.EVICTION_PRESSURE_TRANSITION_PERIOD,
+          onEviction: (signal) => evictions.inc({ eviction_signal: signal }),
         });
         loop.addPodAdmitHandler(manager);
         return manager;

@@ -32,6 +32,7 @@ const podStats = (name: string, workingSet: number): PodStats => ({
 });
 
 function setup(opts: { thresholds?: string; active?: Pod[]; periodMs?: number } = {}) {
+  const evictions: string[] = [];
   const clock = new FakeClock(Date.parse(T));
   const summary = new FakeSummaryProvider();
   const pressure = new MemoryNodePressureStore();
@@ -45,6 +46,7 @@ function setup(opts: { thresholds?: string; active?: Pod[]; periodMs?: number } 
   const manager = new EvictionManager(summary, pressure, pods, events, clock, silentLogger(), {
     thresholds: parseEvictionHard(opts.thresholds ?? 'memory.available<100Mi,nodefs.available<10%', 'EVICTION_HARD'),
     ...(opts.periodMs !== undefined ? { pressureTransitionPeriodMs: opts.periodMs } : {}),
+    onEviction: (signal) => void evictions.push(signal),
   });
   const setMemory = (available: number) => {
     summary.current.node.memory = { time: T, availableBytes: available, workingSetBytes: 8 * Gi - available };
@@ -52,7 +54,7 @@ function setup(opts: { thresholds?: string; active?: Pod[]; periodMs?: number } 
   const setActive = (pods: Pod[]) => void (active = pods);
   setMemory(4 * Gi);
   summary.current.node.fs = { time: T, availableBytes: 50 * Gi, capacityBytes: 100 * Gi, inodes: 1000, inodesFree: 900 };
-  return { clock, summary, pressure, events, killed, manager, setMemory, setActive };
+  return { clock, summary, pressure, events, killed, manager, setMemory, setActive, evictions };
 }
 
 describe('EvictionManager.synchronize', () => {
@@ -68,7 +70,7 @@ describe('EvictionManager.synchronize', () => {
   it('under memory pressure: the BestEffort pod is evicted first, one pod per pass, Failed / Evicted with upstream\'s message and an event', async () => {
     const besteffort = pod('besteffort');
     const burstable = pod('burstable', { memory: '256Mi' });
-    const { manager, summary, pressure, events, killed, setMemory, setActive, clock } = setup({ active: [burstable, besteffort] });
+    const { manager, summary, pressure, events, killed, setMemory, setActive, clock, evictions } = setup({ active: [burstable, besteffort] });
     setMemory(50 * Mi);
     summary.current.pods = [podStats('burstable', 200 * Mi), podStats('besteffort', 10 * Mi)];
     const evicted = await manager.synchronize();
@@ -94,6 +96,7 @@ describe('EvictionManager.synchronize', () => {
     await clock.step(10_000);
     assert.equal(await manager.synchronize(), undefined, 'no pod left to evict');
     assert.equal(killed.length, 2);
+    assert.deepEqual(evictions, ['memory.available', 'memory.available'], 'kubelet_evictions{eviction_signal} counted each');
   });
 
   it('never evicts a critical pod (a static pod, or system-critical priority)', async () => {

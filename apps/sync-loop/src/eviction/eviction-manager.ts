@@ -62,6 +62,8 @@ export interface EvictionPods {
 export interface EvictionManagerOptions {
   thresholds: readonly EvictionThreshold[];
   pressureTransitionPeriodMs?: number;
+  /** metrics.Evictions: a pod evicted for `signal` (kubelet_evictions{eviction_signal}). */
+  onEviction?: (signal: string) => void;
 }
 
 export class EvictionManager {
@@ -139,7 +141,10 @@ export class EvictionManager {
     this.logger.info({ pods: ranked.map((p) => `${p.metadata.namespace ?? ''}/${p.metadata.name ?? ''}`) }, 'Eviction manager: pods ranked for eviction');
     for (const pod of ranked) {
       const { message } = evictionMessage(reclaim.resource, pod, stats, met, observations);
-      if (this.evictPod(pod, IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS, message)) return pod;
+      if (this.evictPod(pod, IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS, message)) {
+        this.options.onEviction?.(reclaim.threshold.signal);
+        return pod;
+      }
     }
     this.logger.info('Eviction manager: unable to evict any pods from the node');
     return undefined;
