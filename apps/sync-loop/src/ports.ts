@@ -119,6 +119,8 @@ export abstract class SyncLoopOutbox {
 
 /** The `pods` bucket's `<node>.node-pressure` (ADR 0014): what the eviction manager observed, for the status manager's Node. */
 export abstract class NodePressureStore {
+  /** The record the last leader wrote, if any. */
+  abstract get(): Promise<NodePressureRecord | undefined>;
   abstract put(record: NodePressureRecord): Promise<void>;
 }
 

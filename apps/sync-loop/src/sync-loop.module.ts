@@ -208,6 +208,8 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
     runner.activate();
     await runner.run('restore', async () => {
       await runner.loop.restore();
+      // The eviction manager's conditions before any admission of this term.
+      await this.evictionManager.restore();
       runner.restored = true;
     });
     // Ask config-source for the full listings now, then now and then.

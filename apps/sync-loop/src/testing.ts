@@ -261,6 +261,9 @@ export { FakeNodeHealth } from '@app/kube/testing';
 export class MemoryNodePressureStore extends NodePressureStore {
   readonly records: NodePressureRecord[] = [];
   fail = false;
+  get(): Promise<NodePressureRecord | undefined> {
+    return Promise.resolve(this.last && structuredClone(this.last));
+  }
   put(record: NodePressureRecord): Promise<void> {
     if (this.fail) return Promise.reject(new Error('not leader'));
     this.records.push(structuredClone(record));

@@ -45,6 +45,8 @@ export interface NodePressureRecord {
   thresholdsMet: string[];
   /** Each observed signal: available and capacity, in bytes, inodes or PIDs. */
   observations: Record<string, { available: number; capacity: number }>;
+  /** When each condition's threshold was last met (ms since the epoch): a new leader holds the transition period on from there. */
+  lastObservedAt?: Partial<Record<NodePressureCondition, number>>;
 }
 
 /** The key of the node's NodePressureRecord in the `pods` bucket. */

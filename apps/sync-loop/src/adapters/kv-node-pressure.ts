@@ -11,6 +11,10 @@ export class KvNodePressureStore extends NodePressureStore {
   ) {
     super();
   }
+  async get(): Promise<NodePressureRecord | undefined> {
+    const e = await this.kv.get(nodePressureKey(this.node));
+    return e && e.operation === 'PUT' && e.value.length > 0 ? (JSON.parse(new TextDecoder().decode(e.value)) as NodePressureRecord) : undefined;
+  }
   async put(record: NodePressureRecord): Promise<void> {
     this.fence.check('write the pods bucket');
     await this.kv.put(nodePressureKey(this.node), JSON.stringify(record));

@@ -172,3 +172,36 @@ describe('EvictionManager.admit', () => {
     assert.equal(manager.admit(pod('static', { static: true })).admit, true, 'a critical pod is always admitted');
   });
 });
+
+describe('EvictionManager.restore: a new leader', () => {
+  it('holds the last leader\'s conditions for what is left of their transition period, refusing BestEffort pods before its first synchronize', async () => {
+    const first = setup({ periodMs: 5 * 60_000 });
+    first.setMemory(50 * Mi);
+    await first.manager.synchronize();
+    await first.clock.step(60_000);
+    // The next leader: the same bucket, a fresh manager, the pressure gone.
+    const next = new EvictionManager(first.summary, first.pressure, { activePods: () => Promise.resolve([]), killPod: () => undefined }, first.events, first.clock, silentLogger(), {
+      thresholds: parseEvictionHard('memory.available<100Mi', 'EVICTION_HARD'),
+      pressureTransitionPeriodMs: 5 * 60_000,
+    });
+    assert.equal(next.admit(pod('be')).admit, true, 'before restoring: nothing known');
+    await next.restore();
+    assert.deepEqual(next.nodeConditions, ['MemoryPressure']);
+    assert.equal(next.admit(pod('be')).admit, false);
+    first.setMemory(4 * Gi);
+    await next.synchronize();
+    assert.deepEqual(first.pressure.last?.conditions, ['MemoryPressure'], 'still within the period the last leader started');
+    await first.clock.step(4 * 60_000);
+    await next.synchronize();
+    assert.deepEqual(first.pressure.last?.conditions, [], 'five minutes after it was last met, not five minutes after the hand-over');
+  });
+
+  it('no record (a new node) or one that cannot be read: no condition', async () => {
+    const { manager, pressure } = setup();
+    await manager.restore();
+    assert.deepEqual(manager.nodeConditions, []);
+    pressure.get = () => Promise.reject(new Error('KV away'));
+    await manager.restore();
+    assert.deepEqual(manager.nodeConditions, []);
+  });
+});

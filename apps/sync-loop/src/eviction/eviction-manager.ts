@@ -10,6 +10,7 @@
  *       ─▶ a threshold met: rank the active pods for its resource, evict the first
  *          that is not critical: Evicted event, killed with the hard-eviction grace
  *          period, its status Failed / Evicted with upstream's message
+ *   on leading: restore the last leader's conditions (their transition period goes on)
  *   on every pod admission: Admit (BestEffort refused under memory pressure alone,
  *     every pod but critical ones under any other condition)
  *
@@ -96,6 +97,25 @@ export class EvictionManager {
     return evictionAdmit(pod, this.conditions);
   }
 
+  /**
+   * Leading (at start or taking over): the conditions the last leader
+   * recorded, held on for what is left of their transition period, so that
+   * a hand-over neither clears a pressure early nor admits a BestEffort pod
+   * before the first synchronize.
+   */
+  async restore(): Promise<void> {
+    let record: NodePressureRecord | undefined;
+    try {
+      record = await this.pressure.get();
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'Eviction manager: could not read the last node pressure record');
+    }
+    this.lastObservedAt = new Map();
+    for (const [c, at] of Object.entries(record?.lastObservedAt ?? {})) if (typeof at === 'number') this.lastObservedAt.set(c as NodePressureCondition, at);
+    this.conditions = nodeConditionsObservedSince(this.lastObservedAt, this.options.pressureTransitionPeriodMs ?? EVICTION_PRESSURE_TRANSITION_PERIOD_MS, this.clock.now());
+    if (this.conditions.length > 0) this.logger.info({ nodeConditions: this.conditions }, 'Eviction manager: node conditions restored');
+  }
+
   /** synchronize: observe, report the conditions, and evict at most one pod. Resolves to the evicted pod, if any. */
   async synchronize(): Promise<Pod | undefined> {
     const { thresholds } = this.options;
@@ -117,6 +137,7 @@ export class EvictionManager {
       conditions: [...this.conditions],
       thresholdsMet: met.map(thresholdString),
       observations: Object.fromEntries(Object.entries(observations).map(([k, o]) => [k, { available: o.available, capacity: o.capacity }])),
+      lastObservedAt: Object.fromEntries(this.lastObservedAt),
     };
     try {
       await this.pressure.put(record);
