@@ -26,10 +26,12 @@ import { LogsController } from './logs/logs.controller.js';
 import { logsProviders } from './logs/logs.providers.js';
 import { StatsController } from './stats/stats.controller.js';
 import { statsProviders } from './stats/stats.providers.js';
+import { ConsoleController } from './console/console.controller.js';
+import { consoleProviders } from './console/console.providers.js';
 
 /** status.Manager: the versioned API pod status and the read API. One provider per port; the adapters are in adapters/. */
 @Module({
-  controllers: [StatusManagerController, LogsController, StatsController],
+  controllers: [StatusManagerController, LogsController, StatsController, ConsoleController],
   providers: [
     { provide: Clock, useClass: SystemClock },
     { provide: StatusStore, inject: [SERVICE_CONTEXT, LeaderFence], useFactory: (ctx: ServiceContext, fence: LeaderFence) => new KvStatusStore(bucketOf(ctx, 'podStatus'), ctx.config.NODE_NAME, fence) },
@@ -77,6 +79,8 @@ import { statsProviders } from './stats/stats.providers.js';
     ...logsProviders,
     // /stats/summary and /metrics/resource (stats/stats.providers.ts).
     ...statsProviders,
+    // The web console and its live feed (console/console.providers.ts).
+    ...consoleProviders,
   ],
 })
 export class StatusManagerModule implements OnModuleInit, OnModuleDestroy {

@@ -1,0 +1,2 @@
+/** CSS imported for esbuild, which emits it as app.css beside app.js. */
+declare module '*.css';
