@@ -2,7 +2,8 @@
 # Installs what kubelet-split needs from Debian's packages, when missing:
 # nats-server, containerd, runc, busybox-static, the CNI plugins, iproute2,
 # gcc with a static libc (for the pause image), and curl and unzip (for a Go
-# toolchain when the machine has none: deploy/control-plane/build.sh). Idempotent; needs root.
+# toolchain when the machine has none: deploy/control-plane/build.sh), and
+# chromium (the web console's browser tests, driven by playwright-core). Idempotent; needs root.
 set -euo pipefail
 
 need=()
@@ -19,6 +20,7 @@ have gcc || need+=(gcc)
 have curl || need+=(curl)
 have unzip || need+=(unzip)
 have iptables || need+=(iptables)
+[ -x /usr/bin/chromium ] || need+=(chromium)
 
 if [ ${#need[@]} -gt 0 ]; then
   mapfile -t need < <(printf '%s\n' "${need[@]}" | sort -u)

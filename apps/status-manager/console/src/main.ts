@@ -12,15 +12,12 @@ import './app.css';
 
 /** An event as status-manager keeps it (libs/contracts EventMessage): the fields shown. */
 interface PodEvent {
-  type?: string;
+  eventType: 'Normal' | 'Warning';
   reason: string;
   message: string;
-  count?: number;
-  timestamp?: string;
-  firstTimestamp?: string;
-  lastTimestamp?: string;
-  source?: { component?: string };
-  involvedObject: { namespace?: string; name: string };
+  timestamp: string;
+  source: { component: string; host: string };
+  involvedObject: { namespace?: string; name: string; fieldPath?: string };
 }
 
 interface Route {
@@ -150,7 +147,7 @@ function PodPage({ namespace, name, pods, heard, now }: { namespace: string; nam
           <table data-testid="events">
             <thead><tr><th>Type</th><th>Reason</th><th>Age</th><th>From</th><th>Message</th></tr></thead>
             <tbody>
-              ${events.map((e, i) => html`<tr key=${i}><td class=${e.type === 'Warning' ? 'bad' : ''}>${e.type ?? 'Normal'}</td><td>${e.reason}</td><td>${sinceText(e.lastTimestamp ?? e.timestamp ?? e.firstTimestamp, now)}</td><td>${e.source?.component ?? ''}</td><td>${e.message}</td></tr>`)}
+              ${events.map((e, i) => html`<tr key=${i} data-reason=${e.reason}><td data-col="type" class=${e.eventType === 'Warning' ? 'bad' : ''}>${e.eventType}</td><td>${e.reason}</td><td>${sinceText(e.timestamp, now)}</td><td>${e.source.component}</td><td>${e.message}</td></tr>`)}
             </tbody>
           </table>
         `}
