@@ -267,7 +267,7 @@ describe('security: NATS users, the CRI over HTTP and pod specs', { timeout: 240
   it('on loopback, nobody gets neither pod specs nor container logs; root gets them', async () => {
     const sm = await startService('status-manager', { NODE_NAME: NODE, NATS_URL: nats.url, LOG_LEVEL: 'warn' }, { port: await freePort(), instance: 'loopback', timeoutMs: 60_000 });
     try {
-      for (const path of ['/pods', '/containerLogs/default/web/c', '/stats/summary']) {
+      for (const path of ['/pods', '/containerLogs/default/web/c', '/stats/summary', '/console', '/console/events']) {
         const r = asNobody(
           `fetch('http://127.0.0.1:${sm.port}${path}').then(async (r) => { console.log(r.status, await r.text()); process.exit(0); }, (e) => { console.log(e.message); process.exit(4); })`,
         );
