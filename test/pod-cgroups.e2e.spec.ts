@@ -3,7 +3,8 @@
  * (issue 14): a Guaranteed, a Burstable and a BestEffort pod each run in
  * `kubepods/[<qos>/]pod<uid>`, as /proc/<pid>/cgroup of its container's
  * process says, limited as ResourceConfigForPod says (the kernel's own
- * files), with the QoS class in the status GET /pods serves; the pod
+ * files), with the QoS class in the status GET /pods serves; the Burstable
+ * parent's CPU shares are its pods' requests (UpdateQOSCgroups); the pod
  * cgroups are gone once the pods are deleted.
  */
 import { after, before, describe, it } from 'node:test';
@@ -100,6 +101,9 @@ describe('pod cgroups and QoS on the real containerd and cgroups', { timeout: 30
     }
     // BestEffort pods share the minimum CPU weight, as their parent has it.
     if (!V2) assert.equal(Number(read('cpu', '/kubepods/besteffort', 'cpu.shares')), 2);
+    // UpdateQOSCgroups: the Burstable parent's shares are its pods' CPU requests (one pod, 100m).
+    if (V2) assert.equal(Number(read('cpu', '/kubepods/burstable', 'cpu.weight')), 1 + Math.floor(((102 - 2) * 9999) / 262_142));
+    else assert.equal(Number(read('cpu', '/kubepods/burstable', 'cpu.shares')), 102);
 
     for (const c of cases) stack.removeManifest(c.name);
     const started = Date.now();

@@ -14,6 +14,7 @@ import { headers as natsHeaders, type Msg, type NatsConnection, type Subscriptio
 import { Clock, SystemClock, type Timer } from '@app/clock';
 import { MessageError, Subjects, parseJson } from '@app/contracts';
 import { CRI_PROGRESS_HEADER, CRI_TIMEOUT_HEADER, CriError, parseCriProgress, parseCriTimeout, type CriService } from '@app/cri';
+import { continueTrace } from '@app/nats';
 import type { Logger } from '@app/observability';
 import { toErrorReply } from '@app/service';
 import type { CriGateway } from './gateway.js';
@@ -35,7 +36,7 @@ export class CriNatsResponder {
   /** Subscribes; the subjects it bound. */
   start(): string[] {
     const bind = (service: CriService, subject: string) => {
-      this.subs.push(this.nc.subscribe(subject, { queue: this.queue, callback: (err, msg) => (err ? this.logger.error({ err, subject }, 'subscription error') : void this.serve(service, msg)) }));
+      this.subs.push(this.nc.subscribe(subject, { queue: this.queue, callback: (err, msg) => (err ? this.logger.error({ err, subject }, 'subscription error') : void continueTrace(msg, () => this.serve(service, msg), this.logger)) }));
       return subject;
     };
     return [bind('runtime', Subjects.criRuntime.wildcard(this.node)), bind('image', Subjects.criImage.wildcard(this.node))];

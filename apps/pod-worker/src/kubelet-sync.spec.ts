@@ -170,6 +170,14 @@ describe('KubeletSync.syncPod (kubelet.go SyncPod)', () => {
     assert.equal(log.at(-1), 'dirs ensure uid-1');
   });
 
+  it('a configMap volume whose refresh failed keeps its content: FailedMount, and the pod is synced on', async () => {
+    const { log, sync, events, dirs } = setup();
+    dirs.remountFailures = [{ volume: 'cfg', message: 'MountVolume.SetUp failed for volume "cfg" : configmap "settings" not found' }];
+    await sync.syncPod('SyncPodCreate', pod(), empty);
+    assert.deepEqual(events.events.filter((e) => e.reason === 'FailedMount').map((e) => e.message), ['MountVolume.SetUp failed for volume "cfg" : configmap "settings" not found']);
+    assert.ok(log.includes('cri RunPodSandbox'), 'the sync went on');
+  });
+
   it('a hostNetwork pod does not wait for the runtime network', async () => {
     const { log, cri, sync, events } = setup();
     cri.onRuntime('Status', () => ({ status: { conditions: [{ type: 'NetworkReady', status: false, reason: 'NetworkPluginNotReady', message: '' }] }, info: {} }) as never);

@@ -166,7 +166,8 @@ export class KubeletSync extends PodSyncer {
     if (this.pcm && (await this.ensurePodCgroup(pod, status, runtime)) === 'killed') return { terminal: false };
     // WaitForAttachAndMount: no container (init included) starts before every volume is set up.
     try {
-      await this.dirs.ensure(pod);
+      // A configMap or secret volume whose refresh failed keeps its content and does not hold the pod back.
+      for (const f of (await this.dirs.ensure(pod)) ?? []) this.events?.event(pod, 'Warning', 'FailedMount', f.message);
     } catch (err) {
       if (err instanceof VolumeMountError) for (const f of err.failures) this.events?.event(pod, 'Warning', 'FailedMount', f.message);
       throw err;

@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Container, Pod } from '@app/contracts';
-import { DEFAULT_RESOURCE_CONFIG_OPTIONS, PodContainerManager, cgroupFiles, cpuSharesToWeight, podCgroupParent, resourceConfigForPod, type ResourceConfig, type ResourceConfigOptions } from './pod-container-manager.js';
+import { DEFAULT_RESOURCE_CONFIG_OPTIONS, PodContainerManager, cgroupFiles, cpuSharesToWeight, podCgroupParent, qosCpuShares, resourceConfigForPod, type ResourceConfig, type ResourceConfigOptions } from './pod-container-manager.js';
 import { FakeCgroupManager } from './testing.js';
 
 const c = (name: string, requests?: Record<string, string>, limits?: Record<string, string>, extra: Partial<Container> = {}): Container => ({
@@ -159,5 +159,52 @@ describe('PodContainerManager', () => {
     await pcm.destroy(pod([]));
     assert.deepEqual(cgroups.calls, ['cgroup create /kubepods/podu1', 'cgroup destroy /kubepods/podu1']);
     assert.deepEqual([...cgroups.cgroups.keys()], ['/kubepods', '/kubepods/burstable', '/kubepods/besteffort']);
+  });
+});
+
+describe('qosCpuShares (qosContainerManager.setCPUCgroupConfig)', () => {
+  const cases: { name: string; pods: Pod[]; want: { burstable: number; bestEffort: number } }[] = [
+    { name: 'no pods: the minimum shares for both', pods: [], want: { burstable: 2, bestEffort: 2 } },
+    {
+      name: "Burstable: the sum of its pods' CPU requests; Guaranteed and BestEffort pods do not count",
+      pods: [
+        pod([c('a', { cpu: '100m' }, { cpu: '500m' })], undefined, 'b1'),
+        pod([c('a', { cpu: '250m', memory: '10Mi' })], undefined, 'b2'),
+        pod([c('a', undefined, { cpu: '1', memory: '64Mi' })], undefined, 'g1'),
+        pod([c('a')], undefined, 'be1'),
+      ],
+      want: { burstable: 358, bestEffort: 2 },
+    },
+    { name: 'a Burstable pod with only a memory request: the minimum', pods: [pod([c('a', { memory: '10Mi' })])], want: { burstable: 2, bestEffort: 2 } },
+  ];
+  for (const tc of cases) it(tc.name, () => assert.deepEqual(qosCpuShares(tc.pods), tc.want));
+});
+
+describe('PodContainerManager: UpdateQOSCgroups', () => {
+  it("sets the burstable parent's shares from the active pods when a pod's cgroup is made, and again once one is destroyed", async () => {
+    const cgroups = new FakeCgroupManager();
+    const a = pod([c('a', { cpu: '500m' })], undefined, 'a');
+    const b = pod([c('b', { cpu: '250m' })], undefined, 'b');
+    let active = [a];
+    const pcm = new PodContainerManager(cgroups, { ...DEFAULT_RESOURCE_CONFIG_OPTIONS, cgroupRoot: '/' }, { activePods: () => Promise.resolve(active) });
+    await pcm.ensureExists(a);
+    assert.equal(cgroups.cgroups.get('/kubepods/burstable')?.cpuShares, 512);
+    assert.equal(cgroups.cgroups.get('/kubepods/besteffort')?.cpuShares, 2);
+    active = [a, b];
+    await pcm.ensureExists(b);
+    assert.equal(cgroups.cgroups.get('/kubepods/burstable')?.cpuShares, 768);
+    active = [b];
+    await pcm.destroy(a);
+    assert.equal(cgroups.cgroups.get('/kubepods/burstable')?.cpuShares, 256);
+  });
+
+  it('a failed update is reported, and the pod cgroup is made all the same', async () => {
+    const cgroups = new FakeCgroupManager();
+    const errors: string[] = [];
+    const pcm = new PodContainerManager(cgroups, { ...DEFAULT_RESOURCE_CONFIG_OPTIONS, cgroupRoot: '/' }, { activePods: () => Promise.reject(new Error('KV away')), onUpdateError: (e) => errors.push(e.message) });
+    const a = pod([c('a', { cpu: '500m' })], undefined, 'a');
+    await pcm.ensureExists(a);
+    assert.deepEqual(errors, ['KV away']);
+    assert.ok(await pcm.exists(a));
   });
 });

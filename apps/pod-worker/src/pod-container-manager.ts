@@ -148,6 +148,20 @@ export interface PodContainerManagerOptions extends ResourceConfigOptions {
   cgroupRoot: string;
 }
 
+/** qosContainerManager.setCPUCgroupConfig: Burstable's cpu.shares from the sum of its active pods' CPU requests, BestEffort's always the minimum. */
+export function qosCpuShares(activePods: readonly Pod[]): { burstable: number; bestEffort: number } {
+  let burstableMillis = 0;
+  for (const pod of activePods) if (getPodQOS(pod) === 'Burstable') burstableMillis += podCpuRequestMillis(pod);
+  return { burstable: milliCPUToShares(burstableMillis), bestEffort: MIN_SHARES };
+}
+
+/** What UpdateQOSCgroups reads: the node's active pods (admitted, not terminating, not finished), every shard's. */
+export interface QosInputs {
+  activePods: () => Promise<Pod[]>;
+  /** A failed update is not the sync's failure (upstream logs it at V(2)); the next one tries again. */
+  onUpdateError?: (err: Error) => void;
+}
+
 /**
  * podContainerManagerImpl with qosContainerManager's tree: the pod's cgroup
  * under its QoS parent, the parents made on the way (BestEffort's with the
@@ -157,7 +171,26 @@ export class PodContainerManager {
   constructor(
     private readonly cgroups: CgroupManager,
     private readonly options: PodContainerManagerOptions,
+    private readonly qos?: QosInputs,
   ) {}
+
+  /**
+   * UpdateQOSCgroups: the QoS parents' CPU shares from the active pods
+   * (kubelet.go SyncPod calls it before a pod's cgroup is made, killPod once
+   * a pod is stopped; here after its cgroup is destroyed). Any replica may
+   * run it: each writes what the one `pods` bucket says.
+   */
+  async updateQOSCgroups(): Promise<void> {
+    if (!this.qos) return;
+    try {
+      const shares = qosCpuShares(await this.qos.activePods());
+      const root = this.options.cgroupRoot;
+      await this.cgroups.create(qosCgroupName(root, 'Burstable'), { cpuShares: shares.burstable });
+      await this.cgroups.create(qosCgroupName(root, 'BestEffort'), { cpuShares: shares.bestEffort });
+    } catch (err) {
+      this.qos.onUpdateError?.(err as Error);
+    }
+  }
 
   /** GetPodContainerName */
   getPodContainerName(pod: Pod): { name: CgroupName; literal: string } {
@@ -176,6 +209,7 @@ export class PodContainerManager {
     await this.cgroups.create(qosCgroupName(root, 'Guaranteed'), {});
     await this.cgroups.create(qosCgroupName(root, 'Burstable'), {});
     await this.cgroups.create(qosCgroupName(root, 'BestEffort'), { cpuShares: MIN_SHARES });
+    await this.updateQOSCgroups();
     await this.cgroups.create(podCgroupName(pod, root), resourceConfigForPod(pod, this.options));
   }
 
@@ -187,6 +221,7 @@ export class PodContainerManager {
   async destroy(pod: Pod): Promise<void> {
     const leaf = `pod${pod.metadata.uid ?? ''}`;
     for (const qos of ['Guaranteed', 'Burstable', 'BestEffort'] as const) await this.cgroups.destroy([...qosCgroupName(this.options.cgroupRoot, qos), leaf]);
+    await this.updateQOSCgroups();
   }
 }
 

@@ -45,8 +45,16 @@ const POD_WORKERS_LOGGER = Symbol('POD_WORKERS_LOGGER');
 /** The pod cgroups' manager, or null with CGROUPS_PER_QOS=false. */
 const POD_CONTAINER_MANAGER = Symbol('POD_CONTAINER_MANAGER');
 
-const podContainerManagerOf = (cgroups: CgroupManager, cfg: PodWorkerConfig) =>
-  new PodContainerManager(cgroups, { cgroupRoot: cfg.CGROUP_ROOT, enforceCPULimits: cfg.CPU_CFS_QUOTA === 'true', cpuPeriodUs: 100_000, podPidsLimit: cfg.POD_PIDS_LIMIT });
+const podContainerManagerOf = (cgroups: CgroupManager, cfg: PodWorkerConfig, desired: DesiredPods, logger: Logger) =>
+  new PodContainerManager(
+    cgroups,
+    { cgroupRoot: cfg.CGROUP_ROOT, enforceCPULimits: cfg.CPU_CFS_QUOTA === 'true', cpuPeriodUs: 100_000, podPidsLimit: cfg.POD_PIDS_LIMIT },
+    {
+      // The node's active pods, as the sync loop's admission counts them: every shard's, from the `pods` bucket.
+      activePods: async () => [...(await desired.all()).values()].filter((r) => r.admitted && !r.terminationRequested && r.pod.status?.phase !== 'Succeeded' && r.pod.status?.phase !== 'Failed').map((r) => r.pod),
+      onUpdateError: (err) => logger.debug({ err: err.message }, 'Failed to update QoS cgroups'),
+    },
+  );
 
 /** The sandbox's cgroup parent: the pod's cgroup, as the manager names it (GetPodCgroupParent). */
 const podCgroupParentOf = (cfg: PodWorkerConfig): Pick<NodeFacts, 'podCgroupParent'> =>
@@ -70,7 +78,11 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     { provide: EventRecorder, inject: [NatsBus, SERVICE_CONFIG, Clock], useFactory: (bus: NatsBus, cfg: PodWorkerConfig, clock: Clock) => new NatsEventRecorder(bus, cfg.NODE_NAME, clock) },
     { provide: HookRunner, inject: [CriRuntime, SERVICE_CONFIG, Clock, EventRecorder], useFactory: (cri: CriRuntime, cfg: PodWorkerConfig, clock: Clock, events: EventRecorder) => new CriHookRunner(cri, cfg.NODE_IP, clock, { events }) },
     { provide: CgroupManager, inject: [SERVICE_CONFIG], useFactory: (cfg: PodWorkerConfig) => new CgroupfsManager(cfg.CGROUP_MOUNT) },
-    { provide: POD_CONTAINER_MANAGER, inject: [CgroupManager, SERVICE_CONFIG], useFactory: (cgroups: CgroupManager, cfg: PodWorkerConfig) => (cfg.CGROUPS_PER_QOS === 'true' ? podContainerManagerOf(cgroups, cfg) : null) },
+    {
+      provide: POD_CONTAINER_MANAGER,
+      inject: [CgroupManager, SERVICE_CONFIG, DesiredPods, SERVICE_LOGGER],
+      useFactory: (cgroups: CgroupManager, cfg: PodWorkerConfig, desired: DesiredPods, logger: Logger) => (cfg.CGROUPS_PER_QOS === 'true' ? podContainerManagerOf(cgroups, cfg, desired, logger) : null),
+    },
     // configMaps, secrets and RuntimeClasses from config-source (ADR 0014).
     { provide: ApiObjects, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PodWorkerConfig) => new NatsApiObjects(bus, cfg.NODE_NAME) },
     // emptyDir tmpfs size and resourceFieldRef fall back to the node's memory and CPUs (its capacity: no reservations known here).

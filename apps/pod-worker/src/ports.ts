@@ -86,7 +86,12 @@ export abstract class HookRunner {
 
 /** The pod's directories on the node (makePodDataDirs, the log directory, emptyDir volumes). */
 export abstract class PodDirectories {
-  abstract ensure(pod: Pod): Promise<void>;
+  /**
+   * Throws a VolumeMountError when a volume cannot be set up; resolves with
+   * the volumes set up before whose refresh failed (they keep their last
+   * content; a FailedMount each), if any.
+   */
+  abstract ensure(pod: Pod): Promise<{ volume: string; message: string }[] | void>;
   abstract remove(pod: Pod): Promise<void>;
 }
 

@@ -213,10 +213,12 @@ export class FakePodDirectories extends PodDirectories {
   }
   /** When set, ensure fails with it (a volume that cannot be mounted). */
   ensureError: Error | undefined;
-  ensure(pod: Pod): Promise<void> {
+  /** What ensure resolves with: volumes set up before whose refresh failed. */
+  remountFailures: { volume: string; message: string }[] = [];
+  ensure(pod: Pod): Promise<{ volume: string; message: string }[]> {
     this.calls.push(`dirs ensure ${pod.metadata.uid ?? ''}`);
     if (this.ensureError) return Promise.reject(this.ensureError);
-    return Promise.resolve();
+    return Promise.resolve(this.remountFailures);
   }
   remove(pod: Pod): Promise<void> {
     this.calls.push(`dirs remove ${pod.metadata.uid ?? ''}`);
@@ -380,6 +382,7 @@ export class FakeVolumeHost extends VolumeHost {
   writeAtomic(dir: string, files: Map<string, PayloadFile>): Promise<void> {
     this.calls.push(`writeAtomic ${dir}`);
     this.written.set(dir, files);
+    this.kinds[`${dir}/..data`] = 'directory';
     return Promise.resolve();
   }
   removeAll(path: string): Promise<void> {

@@ -145,15 +145,26 @@ describe('configMap, secret and projected volumes (pkg/volume/configmap, secret,
     assert.equal(host.calls.filter((c) => c.startsWith('mountTmpfs')).length, 1);
   });
 
-  it('a configMap deleted after the pod started fails the next mount, and the files written stay as they were', async () => {
+  it('a configMap deleted after the volume was set up: its refresh fails (returned, for a FailedMount), the volume keeps its content and holds nothing back', async () => {
     const o = objects();
     const host = new FakeVolumeHost();
     const volumes: Volume[] = [{ name: 'cfg', configMap: { name: 'settings', items: [{ key: 'mode', path: 'm' }] } }];
-    await mount(volumes, o, host);
+    const manager = new VolumeManager(host, '/pods', NODE, o, new FakeServiceAccountTokens());
+    assert.deepEqual(await manager.mountPod(mkPod(volumes)), []);
     o.remove('ConfigMap', 'ns', 'settings');
-    const { failures } = await mount(volumes, o, host);
-    assert.deepEqual(failures, ['MountVolume.SetUp failed for volume "cfg" : configmap "settings" not found']);
+    assert.deepEqual(await manager.mountPod(mkPod(volumes)), [{ volume: 'cfg', message: 'MountVolume.SetUp failed for volume "cfg" : configmap "settings" not found' }]);
     assert.deepEqual(shown(host.written.get(`${VOL}/kubernetes.io~configmap/cfg`)), { m: 'fast (644)' });
+  });
+
+  it('config-source not answering holds back only volumes never set up', async () => {
+    const o = objects();
+    const host = new FakeVolumeHost();
+    const manager = new VolumeManager(host, '/pods', NODE, o, new FakeServiceAccountTokens());
+    await manager.mountPod(mkPod([{ name: 'cfg', configMap: { name: 'settings' } }]));
+    o.failWith('Unavailable', 'config-source did not answer for ConfigMap ns/settings: 503');
+    const err = await manager.mountPod(mkPod([{ name: 'cfg', configMap: { name: 'settings' } }, { name: 'sec', secret: { secretName: 'creds' } }])).then(() => undefined, (e: unknown) => e);
+    assert.ok(err instanceof VolumeMountError);
+    assert.deepEqual(err.failures.map((f) => f.volume), ['sec']);
   });
 
   it('a node that has not joined a cluster says so, for an optional object too', async () => {

@@ -62,9 +62,18 @@ export abstract class VolumeHost {
   abstract removeAll(path: string): Promise<void>;
 }
 
+/** A volume that could not be set up, and upstream's FailedMount message. */
+export interface VolumeFailure {
+  volume: string;
+  message: string;
+}
+
+/** The volumes whose content is refreshed at every sync from the apiserver's objects. */
+const REFRESHED_KINDS = new Set(['configMap', 'secret', 'projected']);
+
 /** The volumes of a pod that could not be set up (upstream's FailedMount events, one per volume). */
 export class VolumeMountError extends Error {
-  constructor(readonly failures: { volume: string; message: string }[]) {
+  constructor(readonly failures: VolumeFailure[]) {
     super(`unmounted volumes=[${failures.map((f) => f.volume).join(' ')}]: ${failures.map((f) => f.message).join('; ')}`);
   }
 }
@@ -288,8 +297,16 @@ export class VolumeManager {
     private readonly tokens?: ServiceAccountTokens,
   ) {}
 
-  async mountPod(pod: Pod): Promise<void> {
-    const failures: { volume: string; message: string }[] = [];
+  /**
+   * Sets up every volume of the pod; throws a VolumeMountError naming those
+   * that cannot be. A configMap, secret or projected volume set up before
+   * (its `..data` is there) whose refresh fails keeps its last content and
+   * does not hold the pod back (upstream's remount is the reconciler's, apart
+   * from syncPod): it is returned, for a FailedMount event.
+   */
+  async mountPod(pod: Pod): Promise<VolumeFailure[]> {
+    const failures: VolumeFailure[] = [];
+    const remountFailures: VolumeFailure[] = [];
     let mounts: Set<string> | undefined;
     /** A tmpfs at `path` unless one is there (the wrapped emptyDir with medium: Memory of secret and projected volumes). */
     const ensureTmpfs = async (path: string, sizeBytes: number) => {
@@ -344,10 +361,14 @@ export class VolumeManager {
           }
         }
       } catch (err) {
-        failures.push({ volume: v.name, message: `MountVolume.SetUp failed for volume "${v.name}" : ${err instanceof Error ? err.message : String(err)}` });
+        const failure = { volume: v.name, message: `MountVolume.SetUp failed for volume "${v.name}" : ${err instanceof Error ? err.message : String(err)}` };
+        const path = volumeHostPath(pod, v, this.podRoot);
+        const refreshed = REFRESHED_KINDS.has(volumeKind(v)) && path !== undefined && (await this.host.fileKind(join(path, '..data')).catch(() => 'missing')) === 'directory';
+        (refreshed ? remountFailures : failures).push(failure);
       }
     }
     if (failures.length > 0) throw new VolumeMountError(failures);
+    return remountFailures;
   }
 
   /** An object a volume needs: a missing one is `configmap "x" not found`, unless optional (then an empty one). */

@@ -19,7 +19,7 @@
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { Clock, SystemClock, untilAborted, type Timer } from '@app/clock';
 import { Subjects, isRecord, parseJson } from '@app/contracts';
-import { messageHeaders, newInbox, type MessageMeta } from '@app/nats';
+import { messageHeaders, newInbox, senderOf, type MessageMeta } from '@app/nats';
 import { CriError, isCriErrorCode } from './errors.js';
 import type { ImageMethod, ImageRequest, ImageResponse, RuntimeMethod, RuntimeRequest, RuntimeResponse } from './messages.js';
 import {
@@ -105,7 +105,8 @@ export class NatsCriClient extends CriRuntime {
    */
   private call(subject: string, request: unknown, deadline: number, meta?: MessageMeta, signal?: AbortSignal): Promise<unknown> {
     if (signal?.aborted) return Promise.reject(canceledCall(subject));
-    const headers = messageHeaders({ service: this.service, ...meta });
+    const sender = senderOf(this.nc);
+    const headers = messageHeaders({ service: this.service, ...(sender ? { sender } : {}), ...meta });
     headers.set(CRI_TIMEOUT_HEADER, String(deadline));
     headers.set(CRI_PROGRESS_HEADER, String(this.progress.intervalMs));
     const wait = deadline + REPLY_MARGIN_MS;

@@ -4,6 +4,7 @@
  */
 import type { NatsConnection } from '@nats-io/transport-node';
 import { isRecord, parseJson, type ErrorReply } from '@app/contracts';
+import { senderOf } from './connection.js';
 import { messageHeaders, type MessageMeta } from './headers.js';
 
 const encoder = new TextEncoder();
@@ -25,14 +26,22 @@ export function isErrorReply(v: unknown): v is ErrorReply {
 }
 
 export class NatsBus {
+  private readonly sender: string | undefined;
+
   constructor(
     private readonly nc: NatsConnection,
     private readonly service: string,
-  ) {}
+  ) {
+    this.sender = senderOf(nc);
+  }
+
+  private headers(meta: MessageMeta | undefined) {
+    return messageHeaders({ service: this.service, ...(this.sender ? { sender: this.sender } : {}), ...meta });
+  }
 
   publish(subject: string, payload: unknown, meta: MessageMeta = {}): void {
     this.nc.publish(subject, encoder.encode(JSON.stringify(payload)), {
-      headers: messageHeaders({ service: this.service, ...meta }),
+      headers: this.headers(meta),
     });
   }
 
@@ -40,7 +49,7 @@ export class NatsBus {
   async request<T = unknown>(subject: string, payload: unknown, opts: { timeoutMs: number; meta?: MessageMeta }): Promise<T> {
     const reply = await this.nc.request(subject, encoder.encode(JSON.stringify(payload)), {
       timeout: opts.timeoutMs,
-      headers: messageHeaders({ service: this.service, ...opts.meta }),
+      headers: this.headers(opts.meta),
     });
     const body = parseJson(reply.data);
     if (isErrorReply(body)) throw new RemoteError(body.error.code, body.error.description, subject);

@@ -19,6 +19,11 @@ export function connectionName(service: string, node: string, instance: string):
   return `${service}@${node}#${instance}`;
 }
 
+/** The connection's name (`<service>@<node>#<instance>`), sent as Kubelet-Sender; undefined for an unnamed one. */
+export function senderOf(nc: object): string | undefined {
+  return (nc as { options?: { name?: string } }).options?.name;
+}
+
 /**
  * A new inbox under the connection's own prefix (`inboxPrefix` at connect),
  * for a reply subject a caller subscribes to itself: its NATS user may

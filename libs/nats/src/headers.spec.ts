@@ -37,6 +37,13 @@ describe('traceparent', () => {
     assert.equal(h.get(Headers.podUid), 'uid-1');
   });
 
+  it('the sending instance travels as Kubelet-Sender', () => {
+    const h = messageHeaders({ service: 'pleg', sender: 'pleg@n1#a1' });
+    assert.equal(h.get(Headers.sender), 'pleg@n1#a1');
+    assert.equal(readMeta(h).sender, 'pleg@n1#a1');
+    assert.equal(readMeta(messageHeaders({ service: 'pleg' })).sender, undefined);
+  });
+
   it('a leader\'s fencing token travels as Kubelet-Leader-Revision; a missing or bad one reads as none', () => {
     assert.equal(readMeta(messageHeaders({ leaderRevision: 42 })).leaderRevision, 42);
     assert.equal(messageHeaders({ leaderRevision: 42 }).get(Headers.leaderRevision), '42');

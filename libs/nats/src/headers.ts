@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
+import { currentTrace } from './trace-context.js';
 
 export const Headers = {
   traceparent: 'traceparent',
@@ -12,6 +13,8 @@ export const Headers = {
   service: 'Kubelet-Service',
   /** The sender's leader fencing token (its lease revision), on what a leader sends (docs/adr/0011-leader-election.md). */
   leaderRevision: 'Kubelet-Leader-Revision',
+  /** The sending instance, its connection name `<service>@<node>#<instance>` (docs/adr/0015-tracing.md). */
+  sender: 'Kubelet-Sender',
 } as const;
 
 export interface TraceContext {
@@ -43,20 +46,27 @@ export function nextSpan(parent?: TraceContext): TraceContext {
 }
 
 export interface MessageMeta {
-  /** The trace this message continues; a new one is started when absent. */
+  /** The trace this message continues; when absent, the current one (currentTrace), else a new one. */
   trace?: TraceContext;
   podUid?: string;
   service?: string;
+  /** The sending instance's connection name, `<service>@<node>#<instance>`. */
+  sender?: string;
   /** The fencing token of the sender's leadership term. */
   leaderRevision?: number;
 }
 
-/** Headers for an outgoing message: a child span of `meta.trace`, the pod UID, the sender. */
+/**
+ * Headers for an outgoing message: a child span of `meta.trace` (or of the
+ * trace of the work running now, so a handler's sends continue the trace of
+ * the message it handles), the pod UID, the sender.
+ */
 export function messageHeaders(meta: MessageMeta = {}): MsgHdrs {
   const h = natsHeaders();
-  h.set(Headers.traceparent, formatTraceparent(nextSpan(meta.trace)));
+  h.set(Headers.traceparent, formatTraceparent(nextSpan(meta.trace ?? currentTrace()?.trace)));
   if (meta.podUid) h.set(Headers.podUid, meta.podUid);
   if (meta.service) h.set(Headers.service, meta.service);
+  if (meta.sender) h.set(Headers.sender, meta.sender);
   if (meta.leaderRevision !== undefined) h.set(Headers.leaderRevision, String(meta.leaderRevision));
   return h;
 }
@@ -71,6 +81,8 @@ export function readMeta(h: MsgHdrs | undefined): MessageMeta {
   if (podUid) meta.podUid = podUid;
   const service = h.get(Headers.service);
   if (service) meta.service = service;
+  const sender = h.get(Headers.sender);
+  if (sender) meta.sender = sender;
   const revision = Number(h.get(Headers.leaderRevision) || Number.NaN);
   if (Number.isSafeInteger(revision) && revision > 0) meta.leaderRevision = revision;
   return meta;

@@ -1,10 +1,12 @@
 export { connectNats, connectionName, onReconnect } from './connection.js';
-export { NatsAuthError, describeViolation, newInbox } from './connection.js';
+export { NatsAuthError, describeViolation, newInbox, senderOf } from './connection.js';
 export type { ConnectOptions, NatsConnection, NatsCredentials, PermissionViolation } from './connection.js';
 export { BUCKETS, ensureBuckets, kvKey } from './buckets.js';
 export type { BucketId, KV, KvEntry, KvWatchEntry } from './buckets.js';
 export { Headers, formatTraceparent, messageHeaders, nextSpan, parseTraceparent, readMeta } from './headers.js';
 export type { MessageMeta, TraceContext } from './headers.js';
+export { continueTrace, currentTrace, hopOf, runInTrace } from './trace-context.js';
+export type { ActiveTrace, TraceLogger, TracedMessage } from './trace-context.js';
 export { NatsBus, RemoteError, isErrorReply } from './bus.js';
 export { JsonKvStore, desiredPodsStore, podStatusStore, probeResultsStore } from './json-kv-store.js';
 export type { JsonKv } from './json-kv-store.js';

@@ -16,6 +16,7 @@ import { RpcException, Server, NatsContext, type CustomTransportStrategy, type M
 import { lastValueFrom } from 'rxjs';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { MessageError, isRecord, parseJson, resolvePattern, type ErrorReply } from '@app/contracts';
+import { continueTrace } from '@app/nats';
 import type { Logger } from '@app/observability';
 
 const encoder = new TextEncoder();
@@ -71,7 +72,7 @@ export class KubeletNatsTransport extends Server implements CustomTransportStrat
               this.opts.logger.error({ err, subject }, 'subscription error');
               return;
             }
-            void this.dispatch(handler, msg);
+            void continueTrace(msg, () => this.dispatch(handler, msg), this.opts.logger);
           },
         });
         this.subscriptions.push(sub);

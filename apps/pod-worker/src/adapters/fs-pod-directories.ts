@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import type { Pod } from '@app/contracts';
 import { PodDirectories } from '../ports.js';
 import { podLogDirectory, type NodeFacts } from '../runtime-config.js';
-import type { VolumeManager } from '../volumes.js';
+import type { VolumeFailure, VolumeManager } from '../volumes.js';
 
 /** The pods' log directories, and their volumes through the volume manager. */
 export class FsPodDirectories extends PodDirectories {
@@ -12,10 +12,10 @@ export class FsPodDirectories extends PodDirectories {
   ) {
     super();
   }
-  /** Throws a VolumeMountError when a volume cannot be set up. */
-  async ensure(pod: Pod): Promise<void> {
+  /** Throws a VolumeMountError when a volume cannot be set up; the refreshes that failed otherwise. */
+  async ensure(pod: Pod): Promise<VolumeFailure[]> {
     await mkdir(podLogDirectory(pod, this.node.logRoot), { recursive: true });
-    await this.volumes.mountPod(pod);
+    return await this.volumes.mountPod(pod);
   }
   async remove(pod: Pod): Promise<void> {
     await this.volumes.unmountPod(pod);

@@ -1,6 +1,6 @@
 import { SystemClock } from '@app/clock';
 import { Subjects } from '@app/contracts';
-import { FencingTokenFilter, readMeta, type NatsConnection } from '@app/nats';
+import { FencingTokenFilter, continueTrace, readMeta, type NatsConnection } from '@app/nats';
 import type { Logger } from '@app/observability';
 import { WorkSubscriptions } from '../ports.js';
 
@@ -34,7 +34,7 @@ export class NatsWorkSubscriptions extends WorkSubscriptions {
           this.logger?.warn({ subject: msg.subject, token, highest: verdict.highest }, 'dropped work from a deposed sync-loop leader');
           return;
         }
-        onMessage(msg.subject, msg.data);
+        continueTrace(msg, () => onMessage(msg.subject, msg.data), this.logger);
       },
     });
     this.addSubjects([subject]);

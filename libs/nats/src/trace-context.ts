@@ -1,0 +1,81 @@
+/**
+ * The trace a piece of work continues, carried across awaits by
+ * AsyncLocalStorage: every place that receives a message (the Nest NATS
+ * transport, the pod worker's work subscriptions, the CRI gateway's
+ * responder) runs its handler inside `continueTrace(msg.headers, ...)`, and
+ * `messageHeaders` stamps what the handler publishes or requests with a
+ * child span of it. So one pod's flow keeps one W3C trace id from the
+ * config source to the status manager, where each publish used to start a
+ * new trace. See docs/adr/0015-tracing.md.
+ *
+ * A malformed `traceparent` is ignored (the work starts a new trace) with a
+ * debug log: a peer's bad header must never fail the work it carries.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { MsgHdrs } from '@nats-io/transport-node';
+import { Headers, nextSpan, readMeta, type TraceContext } from './headers.js';
+
+/** What the current work knows of its cause. */
+export interface ActiveTrace {
+  /** This hop's span: the parent of whatever the work sends. */
+  trace: TraceContext;
+  /** The span of the message that caused this hop, when it carried one. */
+  parentSpanId?: string;
+  /** The pod the causing message was about (Kubelet-Pod-UID). */
+  podUid?: string;
+  /** The instance that sent the causing message (Kubelet-Sender: `<service>@<node>#<instance>`). */
+  sender?: string;
+}
+
+const storage = new AsyncLocalStorage<ActiveTrace>();
+
+/** The trace of the work running now, if any. */
+export function currentTrace(): ActiveTrace | undefined {
+  return storage.getStore();
+}
+
+/** Runs `fn` as a hop of `active` (a new trace when absent): what it sends continues that trace. */
+export function runInTrace<T>(active: ActiveTrace | undefined, fn: () => T): T {
+  return storage.run(active ?? { trace: nextSpan() }, fn);
+}
+
+/** The minimal logger continueTrace reports a malformed header to. */
+export interface TraceLogger {
+  debug(obj: object, msg: string): void;
+}
+
+/**
+ * The hop a message with these headers starts: a child span of its
+ * traceparent, with its pod UID and sender. A missing or malformed
+ * traceparent starts a new trace; a malformed one is logged at debug.
+ */
+export function hopOf(headers: MsgHdrs | undefined, logger?: TraceLogger, subject?: string): ActiveTrace {
+  const meta = readMeta(headers);
+  const raw = headers?.get(Headers.traceparent);
+  if (raw && !meta.trace) logger?.debug({ subject, traceparent: raw.slice(0, 100) }, 'ignored a malformed traceparent header; starting a new trace');
+  const active: ActiveTrace = { trace: nextSpan(meta.trace) };
+  if (meta.trace) active.parentSpanId = meta.trace.spanId;
+  if (meta.podUid) active.podUid = meta.podUid;
+  if (meta.sender) active.sender = meta.sender;
+  return active;
+}
+
+/** A received message, as far as its trace goes. */
+export interface TracedMessage {
+  readonly subject: string;
+  readonly headers?: MsgHdrs | undefined;
+}
+
+/**
+ * Runs `fn` as the hop `msg` starts (hopOf). Never throws on bad headers:
+ * a header block that does not even parse starts a new trace, logged at debug.
+ */
+export function continueTrace<T>(msg: TracedMessage, fn: () => T, logger?: TraceLogger): T {
+  let active: ActiveTrace | undefined;
+  try {
+    active = hopOf(msg.headers, logger, msg.subject);
+  } catch (err) {
+    logger?.debug({ subject: msg.subject, err: (err as Error).message }, 'ignored unreadable trace headers; starting a new trace');
+  }
+  return runInTrace(active, fn);
+}
