@@ -6,10 +6,13 @@
  *   kubelet-split get pods [-o wide|yaml|json] [-n NAMESPACE | -A]
  *   kubelet-split describe pod NAME [-n NAMESPACE]
  *   kubelet-split logs POD [-c CONTAINER] [-f] [--previous] [--tail N] [--since DURATION] [--timestamps] [-n NAMESPACE]
+ *   kubelet-split trace POD|UID [-n NAMESPACE] [-o json] [--follow] [--nats URL] [--nats-password-file FILE]
  *
  * --server (or KUBELET_SPLIT_SERVER) is the status manager's URL; default http://127.0.0.1:10315.
  * --token-file (or KUBELET_SPLIT_TOKEN_FILE): a file holding the bearer token of a status manager
  * started with HTTP_TOKEN_FILE (needed off loopback).
+ * trace reads the KUBELET_TRACES stream from NATS (--nats or KUBELET_SPLIT_NATS, default
+ * nats://127.0.0.1:4222) as the admin user (--nats-password-file or KUBELET_SPLIT_NATS_PASSWORD_FILE).
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -18,11 +21,13 @@ import type { EventMessage, Pod, PodList } from '@app/contracts';
 import { describePod } from './describe.js';
 import { printPodTable } from './get.js';
 import { chooseContainer, logsQuery } from './logs.js';
+import { tracePod } from './trace-command.js';
 
 const USAGE = `usage:
   kubelet-split get pods [-o wide|yaml|json] [-n NAMESPACE | -A] [--server URL] [--token-file FILE]
   kubelet-split describe pod NAME [-n NAMESPACE] [--server URL] [--token-file FILE]
-  kubelet-split logs POD [-c CONTAINER] [-f] [--previous] [--tail N] [--since DURATION | --since-time TIME] [--timestamps] [--limit-bytes N] [-n NAMESPACE] [--server URL] [--token-file FILE]`;
+  kubelet-split logs POD [-c CONTAINER] [-f] [--previous] [--tail N] [--since DURATION | --since-time TIME] [--timestamps] [--limit-bytes N] [-n NAMESPACE] [--server URL] [--token-file FILE]
+  kubelet-split trace POD|UID [-n NAMESPACE] [-o json] [-f|--follow] [--nats URL] [--nats-password-file FILE] [--server URL] [--token-file FILE]`;
 
 /** The bearer token, when --token-file is given. */
 let token: string | undefined;
@@ -62,6 +67,8 @@ async function main(argv: string[]): Promise<number> {
       since: { type: 'string' },
       'since-time': { type: 'string' },
       'limit-bytes': { type: 'string' },
+      nats: { type: 'string', default: process.env['KUBELET_SPLIT_NATS'] ?? 'nats://127.0.0.1:4222' },
+      'nats-password-file': { type: 'string', default: process.env['KUBELET_SPLIT_NATS_PASSWORD_FILE'] },
     },
   });
   const [verb, kind, name] = positionals;
@@ -112,6 +119,17 @@ async function main(argv: string[]): Promise<number> {
     });
     await streamLogs(`${server}/containerLogs/${encodeURIComponent(namespace)}/${encodeURIComponent(podName)}/${encodeURIComponent(container)}${query}`);
     return 0;
+  }
+  if (verb === 'trace' && kind) {
+    return tracePod({
+      arg: kind,
+      namespace: values.namespace ?? 'default',
+      output: values.output ?? '',
+      follow: values.follow ?? false,
+      pods: () => fetchJson<PodList>(`${server}/pods`),
+      nats: { servers: (values.nats ?? '').split(','), ...(values['nats-password-file'] ? { passwordFile: values['nats-password-file'] } : {}) },
+      out: (s) => process.stdout.write(s),
+    });
   }
   process.stderr.write(`${USAGE}\n`);
   return 1;
