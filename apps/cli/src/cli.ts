@@ -7,12 +7,15 @@
  *   kubelet-split describe pod NAME [-n NAMESPACE]
  *   kubelet-split logs POD [-c CONTAINER] [-f] [--previous] [--tail N] [--since DURATION] [--timestamps] [-n NAMESPACE]
  *   kubelet-split topology [-o table|mermaid|dot|json] [--nats-monitor URL] [--interval DURATION] [--node NODE]
+ *   kubelet-split trace POD|UID [-n NAMESPACE] [-o json] [--follow] [--nats URL] [--nats-password-file FILE]
  *
  * --server (or KUBELET_SPLIT_SERVER) is the status manager's URL; default http://127.0.0.1:10315.
  * --token-file (or KUBELET_SPLIT_TOKEN_FILE): a file holding the bearer token of a status manager
  * started with HTTP_TOKEN_FILE (needed off loopback).
  * topology reads NATS monitoring instead: --nats-monitor (or KUBELET_SPLIT_NATS_MONITOR),
  * default http://127.0.0.1:8222.
+ * trace reads the KUBELET_TRACES stream from NATS (--nats or KUBELET_SPLIT_NATS, default
+ * nats://127.0.0.1:4222) as the admin user (--nats-password-file or KUBELET_SPLIT_NATS_PASSWORD_FILE).
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -22,12 +25,14 @@ import { describePod } from './describe.js';
 import { printPodTable } from './get.js';
 import { chooseContainer, logsQuery, parseGoDuration } from './logs.js';
 import { buildTopology, printTopologyDot, printTopologyMermaid, printTopologyTable, type Connz } from './topology.js';
+import { tracePod } from './trace-command.js';
 
 const USAGE = `usage:
   kubelet-split get pods [-o wide|yaml|json] [-n NAMESPACE | -A] [--server URL] [--token-file FILE]
   kubelet-split describe pod NAME [-n NAMESPACE] [--server URL] [--token-file FILE]
   kubelet-split logs POD [-c CONTAINER] [-f] [--previous] [--tail N] [--since DURATION | --since-time TIME] [--timestamps] [--limit-bytes N] [-n NAMESPACE] [--server URL] [--token-file FILE]
-  kubelet-split topology [-o table|mermaid|dot|json] [--nats-monitor URL] [--interval DURATION] [--node NODE]`;
+  kubelet-split topology [-o table|mermaid|dot|json] [--nats-monitor URL] [--interval DURATION] [--node NODE]
+  kubelet-split trace POD|UID [-n NAMESPACE] [-o json] [-f|--follow] [--nats URL] [--nats-password-file FILE] [--server URL] [--token-file FILE]`;
 
 /** The bearer token, when --token-file is given. */
 let token: string | undefined;
@@ -70,6 +75,8 @@ async function main(argv: string[]): Promise<number> {
       'nats-monitor': { type: 'string', default: process.env['KUBELET_SPLIT_NATS_MONITOR'] ?? 'http://127.0.0.1:8222' },
       interval: { type: 'string', default: '1s' },
       node: { type: 'string' },
+      nats: { type: 'string', default: process.env['KUBELET_SPLIT_NATS'] ?? 'nats://127.0.0.1:4222' },
+      'nats-password-file': { type: 'string', default: process.env['KUBELET_SPLIT_NATS_PASSWORD_FILE'] },
     },
   });
   const [verb, kind, name] = positionals;
@@ -124,6 +131,17 @@ async function main(argv: string[]): Promise<number> {
     });
     await streamLogs(`${server}/containerLogs/${encodeURIComponent(namespace)}/${encodeURIComponent(podName)}/${encodeURIComponent(container)}${query}`);
     return 0;
+  }
+  if (verb === 'trace' && kind) {
+    return tracePod({
+      arg: kind,
+      namespace: values.namespace ?? 'default',
+      output: values.output ?? '',
+      follow: values.follow ?? false,
+      pods: () => fetchJson<PodList>(`${server}/pods`),
+      nats: { servers: (values.nats ?? '').split(','), ...(values['nats-password-file'] ? { passwordFile: values['nats-password-file'] } : {}) },
+      out: (s) => process.stdout.write(s),
+    });
   }
   process.stderr.write(`${USAGE}\n`);
   return 1;

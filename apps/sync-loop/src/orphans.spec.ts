@@ -126,6 +126,7 @@ describe('OrphanedPodCleaner', () => {
     cgroups.add('/kubepods/podv', [7]);
     const r = await cleaner.cleanup(new Map(), true);
     assert.deepEqual(r.refused, ['v']);
+    assert.deepEqual(r.failedDirectories, ['v']);
     assert.deepEqual(dirs.removed, []);
     assert.deepEqual(dirs.unmounted, [], 'only emptyDir leftovers are unmounted');
     assert.deepEqual(processes.killed, []);
@@ -150,7 +151,7 @@ describe('OrphanedPodCleaner', () => {
     cgroups.add('/kubepods/podw', [1]);
     cgroups.add('/kubepods/podo', [2]);
     const r = await cleaner.cleanup(new Map(), true);
-    assert.deepEqual(r, { removedDirectories: [], destroyedCgroups: [], refused: [] });
+    assert.deepEqual(r, { removedDirectories: [], destroyedCgroups: [], refused: [], failedDirectories: [] });
   });
 
   it('reads no cgroup without CGROUPS_PER_QOS', async () => {

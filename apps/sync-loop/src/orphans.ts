@@ -86,6 +86,8 @@ export interface OrphanCleanupResult {
   destroyedCgroups: string[];
   /** UIDs whose directory still has a mount that is not a leftover emptyDir (refused, as upstream's podVolumesExist). */
   refused: string[];
+  /** UIDs whose directory could not be removed this pass (refused included): upstream's errorPods. */
+  failedDirectories: string[];
 }
 
 /**
@@ -125,7 +127,7 @@ export class OrphanedPodCleaner {
 
   /** One pass, given the podManager and whether every source has delivered. */
   async cleanup(desired: ReadonlyMap<string, PodRecord>, allSourcesReady: boolean): Promise<OrphanCleanupResult> {
-    const result: OrphanCleanupResult = { removedDirectories: [], destroyedCgroups: [], refused: [] };
+    const result: OrphanCleanupResult = { removedDirectories: [], destroyedCgroups: [], refused: [], failedDirectories: [] };
     if (!allSourcesReady) return result;
     const [workers, runtimePods, runtimeUids, podDirectories, podCgroups] = await Promise.all([
       this.nodeState.workerStates(),
@@ -151,6 +153,7 @@ export class OrphanedPodCleaner {
       if (outcome === 'removed') result.removedDirectories.push(uid);
       else {
         mounted.add(uid);
+        result.failedDirectories.push(uid);
         if (outcome === 'refused') result.refused.push(uid);
       }
     }

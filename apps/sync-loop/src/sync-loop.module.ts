@@ -5,7 +5,7 @@ import { EventRecorder, type KillPodOptions, type Pod } from '@app/contracts';
 import { CriRuntime, DEFAULT_CRI_TIMEOUTS, NatsCriClient } from '@app/cri';
 import { RUNTIME_UP_PERIOD_MS, RuntimeState, RuntimeStateUpdater } from '@app/kube';
 import { LeaderElector, LeaderFence, NatsBus, NatsEventRecorder, onReconnect, type NatsConnection } from '@app/nats';
-import { Counter, type Logger, type Registry } from '@app/observability';
+import { Counter, Gauge, type Logger, type Registry } from '@app/observability';
 import { CriKvNodeHealth } from '@app/pod-cache';
 import { CriStatsProvider, HostStatsReader, SummaryProvider, VolumeStatsCache } from '@app/stats';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
@@ -30,6 +30,13 @@ import { evictionThresholdsOf, imageGCPolicyOf, nodeInfoOf, type SyncLoopConfig 
 import { SyncLoopChannels } from './sync-loop.controller.js';
 import { SyncLoopRunner } from './sync-loop-runner.js';
 import { SyncLoop } from './sync-loop.js';
+
+/** metrics.OrphanPodCleanedVolumes and OrphanPodCleanedVolumesErrors, set by each cleanupOrphanedPodDirs pass. */
+const ORPHAN_METRICS = Symbol('ORPHAN_METRICS');
+interface OrphanMetrics {
+  cleaned: Gauge;
+  errors: Gauge;
+}
 
 /** syncLoop / syncLoopIteration, podManager, admission, workQueue, housekeeping. One provider per port; the adapters are in adapters/. */
 @Module({
@@ -135,6 +142,14 @@ import { SyncLoop } from './sync-loop.js';
     { provide: CgroupManager, inject: [SERVICE_CONFIG], useFactory: (cfg: SyncLoopConfig) => new CgroupfsManager(cfg.CGROUP_MOUNT) },
     { provide: HostProcesses, useClass: NodeHostProcesses },
     {
+      provide: ORPHAN_METRICS,
+      inject: [METRICS_REGISTRY],
+      useFactory: (registry: Registry): OrphanMetrics => ({
+        cleaned: new Gauge({ name: 'kubelet_orphan_pod_cleaned_volumes', help: 'The total number of orphaned Pods whose volumes were cleaned in the last periodic sweep.', registers: [registry] }),
+        errors: new Gauge({ name: 'kubelet_orphan_pod_cleaned_volumes_errors', help: 'The number of orphaned Pods whose volumes failed to be cleaned in the last periodic sweep.', registers: [registry] }),
+      }),
+    },
+    {
       provide: OrphanedPodCleaner,
       inject: [RuntimeView, NodeState, PodDirectoriesOnDisk, CgroupManager, HostProcesses, Clock, SERVICE_CONFIG, SERVICE_LOGGER],
       useFactory: (runtime: RuntimeView, state: NodeState, dirs: PodDirectoriesOnDisk, cgroups: CgroupManager, processes: HostProcesses, clock: Clock, cfg: SyncLoopConfig, logger: Logger) =>
@@ -157,6 +172,7 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
     private readonly containerLogManager: ContainerLogManager,
     private readonly imageGC: ImageGarbageCollector,
     private readonly orphans: OrphanedPodCleaner,
+    @Inject(ORPHAN_METRICS) private readonly orphanMetrics: OrphanMetrics,
     private readonly evictionManager: EvictionManager,
     private readonly runtimeState: RuntimeStateUpdater,
     private readonly clock: Clock,
@@ -225,7 +241,11 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
       runner.every('imageGC', cfg.IMAGE_GC_PERIOD, () => this.imageGC.garbageCollect(), { gated: true });
     }
     // HandlePodCleanups' cleanupOrphanedPodDirs and cleanupOrphanedPodCgroups, on the housekeeping period.
-    runner.every('cleanupOrphanedPods', cfg.HOUSEKEEPING_PERIOD, () => this.orphans.cleanup(runner.loop.desiredPods, runner.loop.areSourcesReady), { gated: true });
+    runner.every('cleanupOrphanedPods', cfg.HOUSEKEEPING_PERIOD, async () => {
+      const r = await this.orphans.cleanup(runner.loop.desiredPods, runner.loop.areSourcesReady);
+      this.orphanMetrics.cleaned.set(r.removedDirectories.length + r.failedDirectories.length);
+      this.orphanMetrics.errors.set(r.failedDirectories.length);
+    }, { gated: true });
     runner.every('reconcileWithSources', cfg.SOURCES_RESYNC_PERIOD, () => runner.loop.reconcileWithSources());
     // The container log manager: beside the loop, not on its chain (compressing a log takes a while); not if the term already ended.
     if (runner.isActive) this.containerLogManager.start();

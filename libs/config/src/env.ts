@@ -243,6 +243,9 @@ export function sharedSchema(defaultPort: number, service = 'admin') {
       patternHint: 'letters, digits, "-" or "_"',
     }),
     SHUTDOWN_GRACE_PERIOD: env.duration({ default: 10_000, describe: 'how long SIGTERM may take before the process exits anyway' }),
+    TRACING: env.oneOf(['on', 'off'], { default: 'on', describe: 'record each hop of a pod\'s flow in the KUBELET_TRACES stream (kubelet-split trace POD)' }),
+    TRACE_MAX_AGE: env.duration({ default: 24 * 3600_000, describe: 'how long KUBELET_TRACES keeps a record' }),
+    TRACE_MAX_BYTES: env.int({ default: 64 * 1024 * 1024, min: 1024, describe: 'the most bytes KUBELET_TRACES keeps (the oldest records go first)' }),
   };
 }
 export type SharedConfig = ConfigOf<ReturnType<typeof sharedSchema>>;

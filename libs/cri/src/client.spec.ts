@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import type { Msg, NatsConnection, PublishOptions, SubscriptionOptions } from '@nats-io/transport-node';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import { FakeClock } from '@app/clock/testing';
+import { NoTraceRecorder, installTraceRecorder, nextSpan, runInTrace } from '@app/nats';
+import { FakeTraceRecorder } from '@app/nats/testing';
 import { CriError } from './errors.js';
 import { NatsCriClient, REPLY_MARGIN_MS } from './client.js';
 import { CRI_PROGRESS_HEADER, CRI_PROGRESS_STALL_MS, CRI_TIMEOUT_HEADER } from './methods.js';
@@ -157,5 +159,32 @@ describe('NatsCriClient: a call its caller cancels (CriCallOptions.signal)', () 
     const client = new NatsCriClient(asNats(nats), 'node-a', 'pod-worker', podWorkerTimeouts, new FakeClock(0));
     await assert.rejects(client.runtime('StopContainer', { containerId: 'c', timeout: '300' }, undefined, { signal: AbortSignal.abort() }), { code: 'Canceled' });
     assert.equal(nats.asked.length, 0);
+  });
+});
+
+describe('NatsCriClient: trace hops', () => {
+  it('a call made while handling a pod\'s message is a `cri` hop with its method, duration and error, under the handler\'s span', async () => {
+    const recorder = new FakeTraceRecorder();
+    installTraceRecorder(recorder);
+    try {
+      const nats = new FakeNats();
+      nats.answer = (a) => (a.subject.endsWith('RemoveContainer') ? { error: { code: 'NotFound', description: 'gone' } } : {});
+      const client = new NatsCriClient(asNats(nats), 'node-a', 'pod-worker', podWorkerTimeouts, new FakeClock(0));
+      const handler = { trace: nextSpan(), podUid: 'uid-1' };
+      await runInTrace(handler, async () => {
+        await client.runtime('RunPodSandbox', { config: {} });
+        await client.runtime('RemoveContainer', { containerId: 'c' }).catch(() => undefined);
+      });
+      assert.deepEqual(
+        recorder.hops.map((h) => [h.kind, h.method, h.podUid, h.traceId, h.parentSpanId, h.error]),
+        [
+          ['cri', 'RunPodSandbox', 'uid-1', handler.trace.traceId, handler.trace.spanId, undefined],
+          ['cri', 'RemoveContainer', 'uid-1', handler.trace.traceId, handler.trace.spanId, 'NotFound'],
+        ],
+      );
+      assert.ok(recorder.hops.every((h) => h.durationMs >= 0));
+    } finally {
+      installTraceRecorder(new NoTraceRecorder());
+    }
   });
 });

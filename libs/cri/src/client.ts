@@ -19,7 +19,7 @@
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { Clock, SystemClock, untilAborted, type Timer } from '@app/clock';
 import { Subjects, isRecord, parseJson } from '@app/contracts';
-import { messageHeaders, newInbox, senderOf, type MessageMeta } from '@app/nats';
+import { Headers, currentTrace, hopStart, messageHeaders, msSince, newInbox, parseTraceparent, recordHop, senderOf, type MessageMeta } from '@app/nats';
 import { CriError, isCriErrorCode } from './errors.js';
 import type { ImageMethod, ImageRequest, ImageResponse, RuntimeMethod, RuntimeRequest, RuntimeResponse } from './messages.js';
 import {
@@ -111,6 +111,7 @@ export class NatsCriClient extends CriRuntime {
     headers.set(CRI_PROGRESS_HEADER, String(this.progress.intervalMs));
     const wait = deadline + REPLY_MARGIN_MS;
     const stallMs = this.progress.stallMs;
+    const record = criHopRecorder(subject, headers, meta);
     return new Promise((resolve, reject) => {
       let settled = false;
       let sub: Subscription | undefined;
@@ -118,6 +119,7 @@ export class NatsCriClient extends CriRuntime {
       const finish = (err: CriError | undefined, body?: unknown) => {
         if (settled) return;
         settled = true;
+        record(err);
         overall.cancel();
         stall?.cancel();
         sub?.unsubscribe();
@@ -155,6 +157,29 @@ export class NatsCriClient extends CriRuntime {
       }
     });
   }
+}
+
+/** Records the call as a `cri` hop (its method and duration) when it settles. */
+function criHopRecorder(subject: string, headers: ReturnType<typeof messageHeaders>, meta: MessageMeta | undefined): (err: CriError | undefined) => void {
+  const { at, t0 } = hopStart();
+  const span = parseTraceparent(headers.get(Headers.traceparent));
+  const parent = meta?.trace?.spanId ?? currentTrace()?.trace.spanId;
+  const podUid = headers.get(Headers.podUid);
+  return (err) => {
+    if (!span) return;
+    recordHop({
+      kind: 'cri',
+      traceId: span.traceId,
+      spanId: span.spanId,
+      ...(parent ? { parentSpanId: parent } : {}),
+      ...(podUid ? { podUid } : {}),
+      subject,
+      method: subject.slice(subject.lastIndexOf('.') + 1),
+      at,
+      durationMs: msSince(t0),
+      ...(err ? { error: err.code } : {}),
+    });
+  };
 }
 
 /** The gateway's answer; an error reply as a CriError with its code. */

@@ -5,7 +5,10 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { isRecord, parseJson, type ErrorReply } from '@app/contracts';
 import { senderOf } from './connection.js';
-import { messageHeaders, type MessageMeta } from './headers.js';
+import { Headers, messageHeaders, parseTraceparent, type MessageMeta } from './headers.js';
+import { currentTrace, hopStart, msSince, recordHop } from './trace-context.js';
+import { messageFacts } from './trace-records.js';
+import type { MsgHdrs } from '@nats-io/transport-node';
 
 const encoder = new TextEncoder();
 
@@ -40,24 +43,55 @@ export class NatsBus {
   }
 
   publish(subject: string, payload: unknown, meta: MessageMeta = {}): void {
-    this.nc.publish(subject, encoder.encode(JSON.stringify(payload)), {
-      headers: this.headers(meta),
-    });
+    const headers = this.headers(meta);
+    const { at } = hopStart();
+    this.nc.publish(subject, encoder.encode(JSON.stringify(payload)), { headers });
+    recordSent('publish', subject, headers, payload, meta, at, 0);
   }
 
   /** Sends a request and returns the decoded reply; an `{error}` reply is thrown as RemoteError. */
   async request<T = unknown>(subject: string, payload: unknown, opts: { timeoutMs: number; meta?: MessageMeta }): Promise<T> {
-    const reply = await this.nc.request(subject, encoder.encode(JSON.stringify(payload)), {
-      timeout: opts.timeoutMs,
-      headers: this.headers(opts.meta),
-    });
-    const body = parseJson(reply.data);
-    if (isErrorReply(body)) throw new RemoteError(body.error.code, body.error.description, subject);
-    return body as T;
+    const headers = this.headers(opts.meta);
+    const { at, t0 } = hopStart();
+    let error: string | undefined;
+    try {
+      const reply = await this.nc.request(subject, encoder.encode(JSON.stringify(payload)), { timeout: opts.timeoutMs, headers });
+      const body = parseJson(reply.data);
+      if (isErrorReply(body)) {
+        error = body.error.code;
+        throw new RemoteError(body.error.code, body.error.description, subject);
+      }
+      return body as T;
+    } catch (err) {
+      error ??= (err as Error).message;
+      throw err;
+    } finally {
+      recordSent('request', subject, headers, payload, opts.meta ?? {}, at, msSince(t0), error);
+    }
   }
 
   /** Waits until the server has seen everything sent so far (e.g. subscriptions). */
   async flush(): Promise<void> {
     await this.nc.flush();
   }
+}
+
+/** The record of a message sent: its span (in `headers`) as a child of the current hop. */
+function recordSent(kind: 'publish' | 'request', subject: string, headers: MsgHdrs, payload: unknown, meta: MessageMeta, at: number, durationMs: number, error?: string): void {
+  const span = parseTraceparent(headers.get(Headers.traceparent));
+  if (!span) return;
+  const parent = meta.trace?.spanId ?? currentTrace()?.trace.spanId;
+  const podUid = headers.get(Headers.podUid);
+  recordHop({
+    kind,
+    traceId: span.traceId,
+    spanId: span.spanId,
+    ...(parent ? { parentSpanId: parent } : {}),
+    ...(podUid ? { podUid } : {}),
+    subject,
+    at,
+    durationMs,
+    ...messageFacts(payload),
+    ...(error ? { error } : {}),
+  });
 }

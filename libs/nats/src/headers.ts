@@ -59,12 +59,13 @@ export interface MessageMeta {
 /**
  * Headers for an outgoing message: a child span of `meta.trace` (or of the
  * trace of the work running now, so a handler's sends continue the trace of
- * the message it handles), the pod UID, the sender.
+ * the message it handles), the pod UID (or the current work's), the sender.
  */
 export function messageHeaders(meta: MessageMeta = {}): MsgHdrs {
   const h = natsHeaders();
   h.set(Headers.traceparent, formatTraceparent(nextSpan(meta.trace ?? currentTrace()?.trace)));
-  if (meta.podUid) h.set(Headers.podUid, meta.podUid);
+  const podUid = meta.podUid ?? currentTrace()?.podUid;
+  if (podUid) h.set(Headers.podUid, podUid);
   if (meta.service) h.set(Headers.service, meta.service);
   if (meta.sender) h.set(Headers.sender, meta.sender);
   if (meta.leaderRevision !== undefined) h.set(Headers.leaderRevision, String(meta.leaderRevision));

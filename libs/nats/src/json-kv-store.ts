@@ -7,7 +7,10 @@
 import type { KV } from '@nats-io/kv';
 import type { PodRecord, ProbeResultRecord, VersionedPodStatusRecord } from '@app/contracts';
 import { kvKey } from './buckets.js';
+import { nextSpan } from './headers.js';
 import { kvSnapshot } from './kv-snapshot.js';
+import { currentTrace, hopStart, msSince, recordHop } from './trace-context.js';
+import { messageFacts } from './trace-records.js';
 
 /**
  * What JsonKvStore uses of a bucket (so that a fake bucket can stand in for it
@@ -41,8 +44,29 @@ export class JsonKvStore<T> {
     return e && e.operation === 'PUT' && e.value.length > 0 ? (JSON.parse(decoder.decode(e.value)) as T) : undefined;
   }
 
+  /**
+   * Writes `id`. Within a traced hop about a pod, the write is recorded
+   * (bucket, key, revision): a watcher's hop links to it by those
+   * (docs/adr/0015-tracing.md).
+   */
   async put(id: string, value: T): Promise<void> {
-    await this.kv.put(this.key(id), JSON.stringify(value));
+    const key = this.key(id);
+    const { at, t0 } = hopStart();
+    const revision = await this.kv.put(key, JSON.stringify(value));
+    const active = currentTrace();
+    if (!active?.podUid) return;
+    const bucket = (this.kv as { bucket?: unknown }).bucket;
+    recordHop({
+      kind: 'kv.put',
+      spanId: nextSpan(active.trace).spanId,
+      parentSpanId: active.trace.spanId,
+      ...(typeof bucket === 'string' ? { bucket } : {}),
+      key,
+      ...(typeof revision === 'number' ? { revision } : {}),
+      at,
+      durationMs: msSince(t0),
+      ...messageFacts(value),
+    });
   }
 
   async delete(id: string): Promise<void> {

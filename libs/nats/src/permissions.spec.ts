@@ -98,6 +98,16 @@ describe('NATS permissions: derived from the table', () => {
     assert.equal(permits('cri-gateway', 'publish', '$JS.API.STREAM.INFO.KV_pods'), false);
   });
 
+  it('every service may record trace hops and make the trace stream, but read no one\'s records', () => {
+    for (const service of SERVICE_NAMES) {
+      assert.equal(permits(service, 'publish', 'trace.node-1.uid-1'), true, service);
+      assert.equal(permits(service, 'publish', '$JS.API.STREAM.CREATE.KUBELET_TRACES'), true, service);
+      assert.equal(permits(service, 'subscribe', 'trace.node-1.uid-1'), false, service);
+      assert.equal(permits(service, 'publish', '$JS.API.CONSUMER.CREATE.KUBELET_TRACES'), false, service);
+      assert.equal(permits(service, 'publish', '$JS.API.STREAM.DELETE.KUBELET_TRACES'), false, service);
+    }
+  });
+
   it('a family granted in its own right is not denied by another family\'s wildcard', () => {
     // sync-loop subscribes to work.done.* and publishes work.*.*: the deny of work.done applies to publishing only.
     assert.deepEqual(natsPermissions('sync-loop').publish.deny, [familySubject('workDone')]);

@@ -256,6 +256,19 @@ function bucketReadSubjects(bucket: string): string[] {
   ];
 }
 
+/**
+ * What every service may publish to record its hops (docs/adr/0015-tracing.md):
+ * `trace.<node>.<uid>` into KUBELET_TRACES, and making the stream or setting
+ * its limits at boot (without `$JS.API.INFO`: ensureTraceStream skips the
+ * API check). No service reads the records: the CLI does, as admin.
+ */
+export const TRACE_PUBLISH = [
+  'trace.*.*',
+  '$JS.API.STREAM.INFO.KUBELET_TRACES',
+  '$JS.API.STREAM.CREATE.KUBELET_TRACES',
+  '$JS.API.STREAM.UPDATE.KUBELET_TRACES',
+] as const;
+
 /** A put, create, update, delete or purge of a key is a publish on `$KV.<bucket>.<key>`. */
 function bucketWriteSubjects(w: BucketWrite): string[] {
   return w.keys ? w.keys.map((k) => `$KV.${w.bucket}.*.${k}`) : [`$KV.${w.bucket}.>`];
@@ -310,6 +323,7 @@ export function natsPermissions(user: NatsUser): UserPermissions {
     ...(buckets.length > 0 ? ['$JS.API.INFO'] : []),
     ...buckets.flatMap(bucketReadSubjects),
     ...a.writes.flatMap(bucketWriteSubjects),
+    ...TRACE_PUBLISH,
   ];
   const subscribe = [...inn.allow, serviceSubjects(user), `${inboxPrefix(user)}.>`];
   return {

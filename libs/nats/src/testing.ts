@@ -2,6 +2,7 @@
 import type { KV, KvEntry, KvWatchEntry } from '@nats-io/kv';
 import type { QueuedIterator } from '@nats-io/transport-node';
 import { LeaderFence } from './leader-election.js';
+import { TraceRecorder, type TraceHop } from './trace-records.js';
 
 type FakeKvMethods = Pick<KV, 'get' | 'put' | 'delete' | 'keys' | 'create' | 'update' | 'watch' | 'status'> & { keysNow(filter: string): Promise<string[]> };
 
@@ -174,5 +175,21 @@ export class FakeLeaderFence extends LeaderFence {
   token: number | undefined = 1;
   get fencingToken(): number | undefined {
     return this.token;
+  }
+}
+
+/** Keeps every hop recorded (installTraceRecorder(new FakeTraceRecorder()) in a test); `failing` makes record throw. */
+export class FakeTraceRecorder extends TraceRecorder {
+  readonly hops: TraceHop[] = [];
+  failing = false;
+  flushes = 0;
+
+  record(hop: TraceHop): void {
+    if (this.failing) throw new Error('recorder failed');
+    this.hops.push(hop);
+  }
+
+  flush(): void {
+    this.flushes++;
   }
 }

@@ -14,6 +14,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { MsgHdrs } from '@nats-io/transport-node';
 import { Headers, nextSpan, readMeta, type TraceContext } from './headers.js';
+import { NoTraceRecorder, type TraceHop, type TraceRecorder } from './trace-records.js';
 
 /** What the current work knows of its cause. */
 export interface ActiveTrace {
@@ -28,6 +29,43 @@ export interface ActiveTrace {
 }
 
 const storage = new AsyncLocalStorage<ActiveTrace>();
+let recorder: TraceRecorder = new NoTraceRecorder();
+
+/**
+ * Where this process's hops are recorded (bootstrap installs the service's
+ * recorder when TRACING=on). Process-wide like the context itself: the
+ * hops are recorded by the library doors (transport, bus, CRI client), not
+ * by domain code.
+ */
+export function installTraceRecorder(r: TraceRecorder): void {
+  recorder = r;
+}
+
+/** The wall clock of a record and a monotonic clock for its duration. */
+export function hopStart(): { at: number; t0: number } {
+  return { at: Date.now(), t0: performance.now() };
+}
+
+export function msSince(t0: number): number {
+  return Math.max(0, Math.round((performance.now() - t0) * 1000) / 1000);
+}
+
+/**
+ * Records a hop about a pod (a hop with no pod UID, here or in the current
+ * context, is not recorded: records are kept per pod). Never throws.
+ */
+export function recordHop(hop: Omit<TraceHop, 'podUid' | 'traceId' | 'spanId'> & Partial<Pick<TraceHop, 'podUid' | 'traceId' | 'spanId'>>): void {
+  try {
+    const active = storage.getStore();
+    const podUid = hop.podUid ?? active?.podUid;
+    const traceId = hop.traceId ?? active?.trace.traceId;
+    const spanId = hop.spanId ?? active?.trace.spanId;
+    if (!podUid || !traceId || !spanId) return;
+    recorder.record({ ...hop, podUid, traceId, spanId });
+  } catch {
+    // a record is never worth failing the work
+  }
+}
 
 /** The trace of the work running now, if any. */
 export function currentTrace(): ActiveTrace | undefined {
@@ -77,5 +115,29 @@ export function continueTrace<T>(msg: TracedMessage, fn: () => T, logger?: Trace
   } catch (err) {
     logger?.debug({ subject: msg.subject, err: (err as Error).message }, 'ignored unreadable trace headers; starting a new trace');
   }
-  return runInTrace(active, fn);
+  const hop = active ?? { trace: nextSpan() };
+  const { at, t0 } = hopStart();
+  const done = (error?: unknown) =>
+    recordHop({
+      kind: 'handle',
+      traceId: hop.trace.traceId,
+      spanId: hop.trace.spanId,
+      ...(hop.parentSpanId ? { parentSpanId: hop.parentSpanId } : {}),
+      ...(hop.podUid ? { podUid: hop.podUid } : {}),
+      ...(hop.sender ? { from: hop.sender } : {}),
+      subject: msg.subject,
+      at,
+      durationMs: msSince(t0),
+      ...(error === undefined ? {} : { error: error instanceof Error ? error.message : typeof error === 'string' ? error : 'failed' }),
+    });
+  const out = runInTrace(hop, fn);
+  if (out instanceof Promise) {
+    void out.then(
+      () => done(),
+      (err: unknown) => done(err ?? 'failed'),
+    );
+  } else {
+    done();
+  }
+  return out;
 }

@@ -14,6 +14,7 @@ import { SERVICE_NAMES, type ServiceName } from '@app/contracts';
 import { ConfigError, parseEnv, readSecretFile, sharedSchema, type ConfigOf, type EnvSchema, type SharedConfig } from '@app/config';
 import {
   BUCKETS,
+  JetStreamTraceRecorder,
   KvLeaderLeaseStore,
   LeaderElector,
   NATS_USERS,
@@ -25,7 +26,9 @@ import {
   connectionName,
   describeViolation,
   ensureBuckets,
+  ensureTraceStream,
   grantedBuckets,
+  installTraceRecorder,
   inboxPrefix,
   leaderElectionProblem,
   type BucketId,
@@ -35,7 +38,7 @@ import {
   type NatsUser,
   type PermissionViolation,
 } from '@app/nats';
-import { NestPinoLogger, createLogger, createMetricsRegistry, type Logger } from '@app/observability';
+import { Counter, NestPinoLogger, createLogger, createMetricsRegistry, type Logger } from '@app/observability';
 import { leaderElectionOf, leaderElectionSchema, watchLeadership } from './leadership.js';
 import { CoreModule } from './core.module.js';
 import { HealthChecks } from './health.js';
@@ -195,6 +198,7 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
   // A single-active service elects its leader in the leases bucket, declared or not.
   const bucketIds = singleActive && !def.buckets?.includes('leases') ? [...(def.buckets ?? []), 'leases' as const] : (def.buckets ?? []);
   let buckets: Partial<Record<BucketId, KV>> = {};
+  let traces: JetStreamTraceRecorder | undefined;
   try {
     buckets = bucketIds.length > 0 ? await ensureBuckets(connection, bucketIds) : {};
     for (const setting of def.sharedSettings ?? []) {
@@ -202,6 +206,7 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
       if (!leases) throw new Error(`${def.service} shares ${setting}, so it needs the leases bucket`);
       await agreeOnSetting(leases, node, setting, String(config[setting]), name, new Date());
     }
+    if (config.TRACING === 'on') traces = await startTracing(connection, config, name, metrics);
   } catch (err) {
     return failBoot(err);
   }
@@ -272,12 +277,27 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
       health.markDraining();
       await leadership?.stop(); // stop acting, then hand the lease over: a standby leads at once
       await app.close(); // unsubscribes (transport.close) and closes HTTP
+      traces?.flush();
       await connection.drain(); // in-flight messages are handled, then the connection closes
       logger.info('shut down cleanly');
     })();
     return stopping;
   };
   return { ctx: ctx, app, shutdown };
+}
+
+/** How many trace records wait at most for their batch (a record beyond is dropped and counted). */
+const TRACE_BUFFER = 10_000;
+/** How long a trace record waits at most for its batch. */
+const TRACE_FLUSH_MS = 50;
+
+/** TRACING=on: the KUBELET_TRACES stream exists with the configured limits, and this process records its hops there. */
+async function startTracing(connection: NatsConnection, config: SharedConfig, instance: string, metrics: ReturnType<typeof createMetricsRegistry>): Promise<JetStreamTraceRecorder> {
+  await ensureTraceStream(connection, { maxAgeMs: config.TRACE_MAX_AGE, maxBytes: config.TRACE_MAX_BYTES });
+  const dropped = new Counter({ name: 'kubelet_trace_records_dropped_total', help: 'Trace records dropped because the buffer was full or the connection was closed', registers: [metrics] });
+  const recorder = new JetStreamTraceRecorder(connection, { node: config.NODE_NAME, instance, maxBuffered: TRACE_BUFFER, flushMs: TRACE_FLUSH_MS, onDrop: () => dropped.inc() });
+  installTraceRecorder(recorder);
+  return recorder;
 }
 
 /**

@@ -1,0 +1,196 @@
+/**
+ * Trace records: one small JSON record per hop of a pod's flow (a message
+ * handled, published or asked, a CRI call, a KV write), kept in the
+ * JetStream stream KUBELET_TRACES under `trace.<node>.<uid>`, bounded by
+ * age and size, so `kubelet-split trace POD` can draw the pod's timeline
+ * after any one service restarted. See docs/adr/0015-tracing.md.
+ *
+ * Recording is off the hot path: `record` only pushes onto a bounded buffer;
+ * a timer publishes the buffer in batches with core NATS publishes (no ack
+ * awaited). A full buffer drops the record and counts it; recording never
+ * blocks or fails the work it describes.
+ */
+import { DiscardPolicy, RetentionPolicy, StorageType, jetstreamManager } from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { nodeToken } from '@app/contracts';
+
+export const TRACE_STREAM = 'KUBELET_TRACES';
+export const TRACE_RECORD_TYPE = 'kubelet.v1.trace_hop' as const;
+
+/** `trace.<node>.<uid>`: one pod's records. */
+export function traceSubject(node: string, uid: string): string {
+  return `trace.${nodeToken(node)}.${uid}`;
+}
+
+/** Every node's and pod's records: the stream's subjects. */
+export const TRACE_SUBJECTS = 'trace.*.*';
+
+export type TraceHopKind = 'handle' | 'publish' | 'request' | 'cri' | 'kv.put';
+
+/** One hop, as stored. Fields are only added, never repurposed. */
+export interface TraceRecord {
+  type: typeof TRACE_RECORD_TYPE;
+  traceId: string;
+  spanId: string;
+  /** The span this hop was caused by (absent: a root). */
+  parentSpanId?: string;
+  kind: TraceHopKind;
+  podUid: string;
+  /** The instance that did it: `<service>@<node>#<instance>`. */
+  instance: string;
+  /** When it started, epoch milliseconds. */
+  at: number;
+  durationMs: number;
+  subject?: string;
+  /** For a handled message: the instance that sent it. */
+  from?: string;
+  /** For a CRI call: the CRI method. */
+  method?: string;
+  /** The `type` of the message published (a PLEG event, a probe result, a status version ...). */
+  messageType?: string;
+  /** A few scalar facts of the message: the PLEG event type, the probe result, the status version. */
+  detail?: Record<string, string | number | boolean>;
+  /** For a KV write: where, and the revision a watcher of it sees. */
+  bucket?: string;
+  key?: string;
+  revision?: number;
+  /** The error code or message the hop ended with. */
+  error?: string;
+}
+
+export type TraceHop = Omit<TraceRecord, 'type' | 'instance'>;
+
+/** Where hops go. The port the libraries record to; `NoTraceRecorder` when TRACING=off. */
+export abstract class TraceRecorder {
+  /** Takes one hop; never throws, never waits. */
+  abstract record(hop: TraceHop): void;
+  /** Publishes what is buffered (at shutdown). */
+  abstract flush(): void;
+}
+
+export class NoTraceRecorder extends TraceRecorder {
+  record(): void {}
+  flush(): void {}
+}
+
+export interface TraceBufferOptions {
+  node: string;
+  instance: string;
+  /** Records held at most; a record beyond is dropped and counted. */
+  maxBuffered: number;
+  /** How long a record waits at most before its batch is published. */
+  flushMs: number;
+  /** Counts a dropped record (a metric). */
+  onDrop?: () => void;
+}
+
+const enc = new TextEncoder();
+
+/** The recorder of a running service: a bounded buffer published in batches. */
+export class JetStreamTraceRecorder extends TraceRecorder {
+  private buffer: TraceRecord[] = [];
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  /** Records dropped because the buffer was full, or because publishing failed. */
+  dropped = 0;
+
+  constructor(
+    private readonly nc: Pick<NatsConnection, 'publish' | 'isClosed'>,
+    private readonly opts: TraceBufferOptions,
+  ) {
+    super();
+  }
+
+  record(hop: TraceHop): void {
+    if (this.buffer.length >= this.opts.maxBuffered) {
+      this.drop(1);
+      return;
+    }
+    this.buffer.push({ type: TRACE_RECORD_TYPE, instance: this.opts.instance, ...hop });
+    // The timer is transport plumbing like nats.js's own flush, not domain time.
+    this.timer ??= setTimeout(() => this.flush(), this.opts.flushMs);
+    this.timer.unref?.();
+  }
+
+  flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const batch = this.buffer;
+    this.buffer = [];
+    if (batch.length === 0) return;
+    if (this.nc.isClosed()) return this.drop(batch.length);
+    for (const [i, r] of batch.entries()) {
+      try {
+        this.nc.publish(traceSubject(this.opts.node, r.podUid), enc.encode(JSON.stringify(r)));
+      } catch {
+        this.drop(batch.length - i);
+        return;
+      }
+    }
+  }
+
+  private drop(n: number): void {
+    this.dropped += n;
+    for (let i = 0; i < n; i++) this.opts.onDrop?.();
+  }
+}
+
+/** Reads a stored record; undefined for anything else. */
+export function parseTraceRecord(v: unknown): TraceRecord | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const r = v as Partial<TraceRecord>;
+  if (r.type !== TRACE_RECORD_TYPE || typeof r.traceId !== 'string' || typeof r.spanId !== 'string' || typeof r.podUid !== 'string') return undefined;
+  if (typeof r.at !== 'number' || typeof r.durationMs !== 'number' || typeof r.kind !== 'string' || typeof r.instance !== 'string') return undefined;
+  return r as TraceRecord;
+}
+
+/** The scalar fields of a message worth a timeline's line: the PLEG event, the probe result, the status version ... */
+const DETAIL_FIELDS = ['op', 'source', 'eventType', 'data', 'probeType', 'containerName', 'result', 'version', 'phase', 'verb', 'reason', 'requeueAfterMs', 'error'] as const;
+
+/** `type` and the few facts of a message a trace record keeps. */
+export function messageFacts(payload: unknown): Pick<TraceRecord, 'messageType' | 'detail'> {
+  if (typeof payload !== 'object' || payload === null) return {};
+  const p = payload as Record<string, unknown>;
+  const out: Pick<TraceRecord, 'messageType' | 'detail'> = {};
+  if (typeof p['type'] === 'string') out.messageType = p['type'];
+  const detail: Record<string, string | number | boolean> = {};
+  for (const f of DETAIL_FIELDS) {
+    const v = p[f];
+    if (typeof v === 'number' || typeof v === 'boolean') detail[f] = v;
+    else if (typeof v === 'string') detail[f] = v.length > 120 ? `${v.slice(0, 117)}...` : v;
+  }
+  if (Object.keys(detail).length > 0) out.detail = detail;
+  return out;
+}
+
+export interface TraceStreamLimits {
+  /** How long a record is kept, milliseconds. */
+  maxAgeMs: number;
+  /** The most bytes the stream keeps; the oldest records go first. */
+  maxBytes: number;
+}
+
+/**
+ * Creates KUBELET_TRACES, or brings its limits to `limits`: every service
+ * calls it at boot when TRACING=on, so whichever starts first makes it.
+ */
+export async function ensureTraceStream(nc: NatsConnection, limits: TraceStreamLimits): Promise<void> {
+  const jsm = await jetstreamManager(nc, { checkAPI: false });
+  const want = { max_age: nanos(limits.maxAgeMs), max_bytes: limits.maxBytes };
+  try {
+    const info = await jsm.streams.info(TRACE_STREAM);
+    if (info.config.max_age !== want.max_age || info.config.max_bytes !== want.max_bytes) {
+      await jsm.streams.update(TRACE_STREAM, { ...info.config, ...want });
+    }
+  } catch (err) {
+    if (!/not found/i.test((err as Error).message)) throw err;
+    await jsm.streams.add({
+      name: TRACE_STREAM,
+      subjects: [TRACE_SUBJECTS],
+      storage: StorageType.File,
+      retention: RetentionPolicy.Limits,
+      discard: DiscardPolicy.Old,
+      ...want,
+    });
+  }
+}
