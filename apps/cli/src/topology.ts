@@ -99,7 +99,9 @@ export function parseConnectionName(name: string | undefined): { service: string
   return m ? { service: m[1] ?? '', node: m[2] ?? '', instance: m[3] ?? '' } : undefined;
 }
 
-const FAMILIES: readonly SubjectFamily[] = ['podUpdate', 'sourcesReady', 'sourcesSnapshot', 'pleg', 'probeResult', 'work', 'workDone', 'status', 'prober', 'events', 'criRuntime', 'criImage', 'criEvents'];
+/** Every family of the design's table; a family added to libs/contracts without a line here is a compile error. */
+const FAMILY_SET: Record<SubjectFamily, true> = { podUpdate: true, sourcesReady: true, sourcesSnapshot: true, pleg: true, probeResult: true, work: true, workDone: true, status: true, prober: true, events: true, criRuntime: true, criImage: true, criEvents: true };
+const FAMILIES = Object.keys(FAMILY_SET) as SubjectFamily[];
 
 /** Each family's any-node subject (libs/nats familySubject, from the contracts' patterns). */
 const FAMILY_SUBJECTS: readonly { family: SubjectKind; subject: string }[] = [
