@@ -4,7 +4,8 @@
  * system OOM kill, worded as upstream's ("System OOM encountered, victim
  * process: <name>, pid: <pid>"); a container killed over its own memory
  * limit is a cgroup's OOM: OOMKilled in its status and no SystemOOM, as
- * upstream. No test may run this machine out of memory, so the system OOM
+ * upstream, and (beyond upstream, as the issue asks) one Warning OOMKilled
+ * event on its pod. No test may run this machine out of memory, so the system OOM
  * is the kernel's three lines written into its log (/dev/kmsg takes
  * writes from root), with a victim name no real process has.
  */
@@ -24,7 +25,7 @@ describe('the OOM watcher on the real kernel log', { timeout: 240_000 }, () => {
   before(() => stack.start());
   after(() => stack.stop());
 
-  it('a container over its memory limit is OOMKilled and records no SystemOOM (a cgroup\'s OOM, not the system\'s)', async () => {
+  it('a container over its memory limit is OOMKilled, with a Warning OOMKilled event on its pod, and records no SystemOOM (a cgroup\'s OOM, not the system\'s)', async () => {
     stack.writeManifest('hog', `apiVersion: v1
 kind: Pod
 metadata:
@@ -44,6 +45,11 @@ spec:
     assert.equal(s.containerStatuses?.[0]?.state?.terminated?.reason, 'OOMKilled');
     await sleep(2500); // the watcher reads the kernel log every second
     assert.deepEqual(systemOOMs(), []);
+    const podEvents = stack.events.filter((e) => e.involvedObject.kind === 'Pod' && e.involvedObject.name === 'hog-oom-e2e' && e.reason === 'OOMKilled');
+    assert.equal(podEvents.length, 1, `OOMKilled events on the pod: ${JSON.stringify(stack.events.map((e) => `${e.involvedObject.name} ${e.reason}`))}`);
+    assert.equal(podEvents[0]?.eventType, 'Warning');
+    assert.equal(podEvents[0]?.involvedObject.fieldPath, 'spec.containers{hog}');
+    assert.match(podEvents[0]?.message ?? '', /^Container hog was killed: it ran out of memory \(OOMKilled, exit code 137\)$/);
     stack.removeManifest('hog');
   });
 

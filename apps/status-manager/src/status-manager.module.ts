@@ -1,7 +1,7 @@
 import { Inject, Module, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { ApiServer } from '@app/apiserver';
 import { Clock, SystemClock } from '@app/clock';
-import { LeaderElector, LeaderFence } from '@app/nats';
+import { LeaderElector, LeaderFence, NatsBus, NatsEventRecorder } from '@app/nats';
 import type { Logger, Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, leaderElectionOf, type ServiceContext } from '@app/service';
 import { connectApiServer } from './adapters/api-server-connection.js';
@@ -20,6 +20,7 @@ import { DesiredPods, ProbeResultsReader, StatusMetrics, StatusStore } from './p
 import type { StatusManagerConfig } from './status-manager.config.js';
 import { StatusManagerController } from './status-manager.controller.js';
 import { StatusManager } from './status-manager.js';
+import { OOM_KILLED_REASON, oomKillMessage } from './oom-kills.js';
 import { LeaderGate, TakeoverReplay } from './takeover-replay.js';
 import { nodeProviders } from './node/node.providers.js';
 import { LogsController } from './logs/logs.controller.js';
@@ -96,6 +97,8 @@ export class StatusManagerModule implements OnModuleInit, OnModuleDestroy {
     @Inject(ReflectorApiPods) private readonly apiPods: ReflectorApiPods | null,
     @Inject(ApiStatusSync) private readonly apiStatus: ApiStatusSync | null,
     @Inject(ApiEventPoster) private readonly apiEvents: ApiEventPoster | null,
+    @Inject(NatsBus) private readonly bus: NatsBus,
+    @Inject(SERVICE_CONFIG) private readonly cfg: StatusManagerConfig,
   ) {}
 
   onModuleInit(): void {
@@ -107,6 +110,17 @@ export class StatusManagerModule implements OnModuleInit, OnModuleDestroy {
     this.leadership.subscribe({ onStartedLeading: () => this.lead(), onStoppedLeading: () => this.stopLeading() });
     const apiStatus = this.apiStatus;
     if (apiStatus) this.manager.onStatusChanged(() => apiStatus.notify());
+    // A container killed for memory: an event on its pod, sent as every service sends events (oom-kills.ts).
+    const recorder = new NatsEventRecorder(this.bus, this.cfg.NODE_NAME, this.clock);
+    this.manager.onOomKilled((uid, pod, kill) =>
+      recorder.event(
+        { apiVersion: 'v1', kind: 'Pod', metadata: { name: pod.name, namespace: pod.namespace, uid }, spec: pod.spec ?? { containers: [] } },
+        'Warning',
+        OOM_KILLED_REASON,
+        oomKillMessage(kill),
+        `spec.${kill.init ? 'initContainers' : 'containers'}{${kill.container}}`,
+      ),
+    );
     const apiEvents = this.apiEvents;
     if (apiEvents) this.manager.onEvent((e) => apiEvents.post(e));
     const apiPods = this.apiPods;

@@ -124,3 +124,23 @@ describe('StatusManager.restore: the prober\'s kept results merged into the rest
     assert.deepEqual(manager.statuses(), []);
   });
 });
+
+describe('StatusManager: a container killed for memory is reported once', () => {
+  it('the listener hears the kill when the status first shows it, not again on the next status', async () => {
+    const manager = new StatusManager(new MemoryStatusStore(), new NoDesiredPods(), new MemoryProbeResults(), new FakeClock(), silentLogger());
+    const heard: string[] = [];
+    manager.onOomKilled((uid, pod, kill) => heard.push(`${uid} ${pod.namespace}/${pod.name} ${kill.container} ${kill.containerId}`));
+    await manager.handleCommand(...call('SetPodStatus', { status: running }));
+    const killed: PodStatus = {
+      phase: 'Running',
+      containerStatuses: [{ ...running.containerStatuses![0]!, ready: false, state: { terminated: { exitCode: 137, reason: 'OOMKilled', containerID: 'containerd://a' } } }],
+    };
+    await manager.handleCommand(...call('SetPodStatus', { status: killed }));
+    const restarted: PodStatus = {
+      phase: 'Running',
+      containerStatuses: [{ ...running.containerStatuses![0]!, containerID: 'containerd://b', restartCount: 1, lastState: killed.containerStatuses![0]!.state! }],
+    };
+    await manager.handleCommand(...call('SetPodStatus', { status: restarted }));
+    assert.deepEqual(heard, ['uid-1 default/web-node main containerd://a']);
+  });
+});

@@ -17,6 +17,7 @@
 import { Clock } from '@app/clock';
 import type { EventMessage, Pod, PodList, PodRecord, PodStatus, ProbeResultMessage, ProbeResultValue, ProbeType, StatusCommandMessage, StatusVerb } from '@app/contracts';
 import type { Logger } from '@app/observability';
+import { newOomKills, type OomKill } from './oom-kills.js';
 import { DesiredPods, ProbeResultsReader, StatusMetrics, StatusStore } from './ports.js';
 import { PodStatusVersions, statusPodOf, type ApplyResult, type StatusEntry, type StatusPod } from './status-store.js';
 
@@ -25,6 +26,7 @@ export class StatusManager {
   private readonly events = new Map<string, EventMessage[]>();
   private readonly changeListeners = new Set<(uid: string) => void>();
   private readonly eventListeners = new Set<(e: EventMessage) => void>();
+  private readonly oomListeners = new Set<(uid: string, pod: StatusPod, kill: OomKill) => void>();
   /** Serializes changes, so versions are written in order. */
   private chain: Promise<unknown> = Promise.resolve();
 
@@ -71,6 +73,12 @@ export class StatusManager {
     return () => void this.changeListeners.delete(listener);
   }
 
+  /** Calls `listener` for each container instance a new status first shows OOMKilled (oom-kills.ts). Returns the unsubscribe. */
+  onOomKilled(listener: (uid: string, pod: StatusPod, kill: OomKill) => void): () => void {
+    this.oomListeners.add(listener);
+    return () => void this.oomListeners.delete(listener);
+  }
+
   /** A statusManager call from a pod worker or the sync loop. */
   handleCommand(verb: StatusVerb, msg: StatusCommandMessage): Promise<ApplyResult | undefined> {
     return this.serially(async () => {
@@ -83,6 +91,7 @@ export class StatusManager {
       const status = msg.args['status'] as PodStatus | undefined;
       const containerId = typeof msg.args['containerId'] === 'string' ? msg.args['containerId'] : '';
       const pod = await this.statusPod(uid, msg.args);
+      const before = this.versions.get(uid)?.status;
       let result: ApplyResult;
       switch (verb) {
         case 'SetPodStatus':
@@ -101,6 +110,7 @@ export class StatusManager {
           break;
       }
       await this.persist(uid, result);
+      if (result.changed && result.entry) for (const kill of newOomKills(before, result.entry.status)) for (const l of this.oomListeners) l(uid, pod, kill);
       this.metrics?.synced((this.clock.now() - started) / 1000);
       return result;
     });

@@ -1,0 +1,66 @@
+/** `kubelet-split trace POD`: resolves the pod, reads its records, prints the timeline (or follows it). */
+import type { PodList } from '@app/contracts';
+import type { TraceRecord } from '@app/nats';
+import { TIMELINE_HEADER, buildTimeline, looksLikeUid, podRef, printTimeline, timelineJson, timelineRow } from './trace.js';
+import { connectForTraces, podTraceFilter, readTraceRecords, type TraceSource } from './trace-reader.js';
+
+export interface TraceCommand {
+  arg: string;
+  namespace: string;
+  output: string;
+  follow: boolean;
+  /** The status manager's /pods. */
+  pods: () => Promise<PodList>;
+  nats: TraceSource;
+  out: (s: string) => void;
+}
+
+/** The pod's UID: the argument itself when it is one, else its name looked up in /pods. */
+export async function resolvePodUid(arg: string, namespace: string, pods: () => Promise<PodList>): Promise<string> {
+  if (looksLikeUid(arg)) return arg;
+  const ref = podRef(arg, namespace);
+  const pod = (await pods()).items.find((p) => p.metadata.namespace === ref.namespace && p.metadata.name === ref.name);
+  if (!pod?.metadata.uid) throw new Error(`pods "${ref.name}" not found in namespace "${ref.namespace}"`);
+  return pod.metadata.uid;
+}
+
+export async function tracePod(cmd: TraceCommand): Promise<number> {
+  if (cmd.output !== '' && cmd.output !== 'json') throw new Error(`unknown output format "${cmd.output}" (want json)`);
+  const uid = await resolvePodUid(cmd.arg, cmd.namespace, cmd.pods);
+  const nc = await connectForTraces(cmd.nats);
+  try {
+    if (cmd.follow) return await follow(cmd, uid, nc);
+    const records: TraceRecord[] = [];
+    await readTraceRecords(nc, podTraceFilter(uid), (r) => void records.push(r), { follow: false });
+    if (records.length === 0) throw new Error(`no trace records for pod ${uid} (unknown pod, TRACING=off, or older than TRACE_MAX_AGE)`);
+    const timeline = buildTimeline(uid, records);
+    cmd.out(cmd.output === 'json' ? timelineJson(timeline) : printTimeline(timeline));
+    return 0;
+  } finally {
+    await nc.close();
+  }
+}
+
+/** Prints each hop as it is recorded, until ^C; offsets from the pod's first hop. */
+async function follow(cmd: TraceCommand, uid: string, nc: Awaited<ReturnType<typeof connectForTraces>>): Promise<number> {
+  const abort = new AbortController();
+  process.once('SIGINT', () => abort.abort());
+  let first: number | undefined;
+  let slowest = 0;
+  if (cmd.output !== 'json') cmd.out(`${TIMELINE_HEADER.replaceAll('\t', '  ')}\n`);
+  await readTraceRecords(
+    nc,
+    podTraceFilter(uid),
+    (r) => {
+      first ??= r.at;
+      const hop = buildTimeline(uid, [r]).hops[0];
+      if (!hop) return;
+      hop.offsetMs = Math.round((r.at - first) * 1000) / 1000;
+      const isSlowest = r.durationMs > slowest;
+      if (isSlowest) slowest = r.durationMs;
+      cmd.out(cmd.output === 'json' ? `${JSON.stringify(hop)}\n` : `${timelineRow(hop, isSlowest ? hop.spanId : undefined).replaceAll('\t', '  ').replace('<- slowest', '<- slowest so far')}\n`);
+    },
+    { follow: true, signal: abort.signal },
+  );
+  return 0;
+}
