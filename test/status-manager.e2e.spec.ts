@@ -131,6 +131,34 @@ describe('status manager and kubelet-split get pods on the real stack', { timeou
     assert.match(text, /kubelet_pod_status_sync_duration_seconds_count\{[^}]*\} [1-9]/);
   });
 
+  it('AGE of a static pod is its first-seen time, kept across a config-source restart and an edit after it', async () => {
+    const row = () => cli('get', 'pods').stdout.split('\n').find((l) => l.startsWith(stack.podName('running'))) ?? '';
+    const age = () => row().trim().split(/\s{2,}/)[4] ?? '';
+    assert.match(age(), /^\d+[smhd](\d+[smh])?$/, `AGE is a duration: ${row()}`);
+    const created = (): { at?: string; labels?: Record<string, string> } => {
+      const out = cli('get', 'pods', stack.podName('running'), '-o', 'json');
+      assert.equal(out.status, 0, out.stderr);
+      const p = JSON.parse(out.stdout) as { metadata: { creationTimestamp?: string; labels?: Record<string, string> } };
+      return { ...(p.metadata.creationTimestamp ? { at: p.metadata.creationTimestamp } : {}), ...(p.metadata.labels ? { labels: p.metadata.labels } : {}) };
+    };
+    const before = created().at;
+    assert.ok(before && Date.parse(before) <= Date.now(), `creationTimestamp ${String(before)}`);
+    const [key, cs] = [...stack.procs.entries()].find(([k]) => k.startsWith('config-source')) ?? [];
+    assert.ok(key && cs);
+    await cs.stop();
+    stack.procs.delete(key);
+    await new Promise((r) => setTimeout(r, 1100));
+    await stack.startService('config-source', '1');
+    // An edit keeps the UID (an UPDATE): the pod the sync loop stores is the one the restarted config source sent.
+    stack.writeManifest('running', `apiVersion: v1\nkind: Pod\nmetadata:\n  name: running\n  labels:\n    edited: "yes"\nspec:\n  hostNetwork: true\n  terminationGracePeriodSeconds: 2\n  containers:\n${container('main', 'sleep 3600')}`);
+    const after = await stack.waitFor('the edit to reach get pods', () => {
+      const c = created();
+      return c.labels?.['edited'] === 'yes' ? c : undefined;
+    }, 60_000);
+    assert.equal(after.at, before, 'the creationTimestamp did not reset');
+    assert.match(age(), /^\d+[smhd](\d+[smh])?$/);
+  });
+
   it('statuses are versioned in the pod-status bucket and survive a status-manager restart', async () => {
     const [key, sm] = [...stack.procs.entries()].find(([k]) => k.startsWith('status-manager')) ?? [];
     assert.ok(key && sm);

@@ -6,11 +6,14 @@
  *   kubelet-split get pods [-o wide|yaml|json] [-n NAMESPACE | -A]
  *   kubelet-split describe pod NAME [-n NAMESPACE]
  *   kubelet-split logs POD [-c CONTAINER] [-f] [--previous] [--tail N] [--since DURATION] [--timestamps] [-n NAMESPACE]
+ *   kubelet-split topology [-o table|mermaid|dot|json] [--nats-monitor URL] [--interval DURATION] [--node NODE]
  *   kubelet-split trace POD|UID [-n NAMESPACE] [-o json] [--follow] [--nats URL] [--nats-password-file FILE]
  *
  * --server (or KUBELET_SPLIT_SERVER) is the status manager's URL; default http://127.0.0.1:10315.
  * --token-file (or KUBELET_SPLIT_TOKEN_FILE): a file holding the bearer token of a status manager
  * started with HTTP_TOKEN_FILE (needed off loopback).
+ * topology reads NATS monitoring instead: --nats-monitor (or KUBELET_SPLIT_NATS_MONITOR),
+ * default http://127.0.0.1:8222.
  * trace reads the KUBELET_TRACES stream from NATS (--nats or KUBELET_SPLIT_NATS, default
  * nats://127.0.0.1:4222) as the admin user (--nats-password-file or KUBELET_SPLIT_NATS_PASSWORD_FILE).
  */
@@ -20,13 +23,15 @@ import { stringify } from 'yaml';
 import type { EventMessage, Pod, PodList } from '@app/contracts';
 import { describePod } from './describe.js';
 import { printPodTable } from './get.js';
-import { chooseContainer, logsQuery } from './logs.js';
+import { chooseContainer, logsQuery, parseGoDuration } from './logs.js';
+import { buildTopology, printTopologyDot, printTopologyMermaid, printTopologyTable, type Connz } from './topology.js';
 import { tracePod } from './trace-command.js';
 
 const USAGE = `usage:
   kubelet-split get pods [-o wide|yaml|json] [-n NAMESPACE | -A] [--server URL] [--token-file FILE]
   kubelet-split describe pod NAME [-n NAMESPACE] [--server URL] [--token-file FILE]
   kubelet-split logs POD [-c CONTAINER] [-f] [--previous] [--tail N] [--since DURATION | --since-time TIME] [--timestamps] [--limit-bytes N] [-n NAMESPACE] [--server URL] [--token-file FILE]
+  kubelet-split topology [-o table|mermaid|dot|json] [--nats-monitor URL] [--interval DURATION] [--node NODE]
   kubelet-split trace POD|UID [-n NAMESPACE] [-o json] [-f|--follow] [--nats URL] [--nats-password-file FILE] [--server URL] [--token-file FILE]`;
 
 /** The bearer token, when --token-file is given. */
@@ -67,6 +72,9 @@ async function main(argv: string[]): Promise<number> {
       since: { type: 'string' },
       'since-time': { type: 'string' },
       'limit-bytes': { type: 'string' },
+      'nats-monitor': { type: 'string', default: process.env['KUBELET_SPLIT_NATS_MONITOR'] ?? 'http://127.0.0.1:8222' },
+      interval: { type: 'string', default: '1s' },
+      node: { type: 'string' },
       nats: { type: 'string', default: process.env['KUBELET_SPLIT_NATS'] ?? 'nats://127.0.0.1:4222' },
       'nats-password-file': { type: 'string', default: process.env['KUBELET_SPLIT_NATS_PASSWORD_FILE'] },
     },
@@ -98,6 +106,10 @@ async function main(argv: string[]): Promise<number> {
     const pod = await fetchJson<Pod>(`${server}/pods/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`);
     const { items } = await fetchJson<{ items: EventMessage[] }>(`${server}/pods/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}/events`);
     process.stdout.write(describePod(pod, items, now));
+    return 0;
+  }
+  if (verb === 'topology') {
+    await topology(values['nats-monitor'] ?? '', values.interval ?? '1s', values.output ?? 'table', values.node);
     return 0;
   }
   if (verb === 'logs' && kind) {
@@ -133,6 +145,40 @@ async function main(argv: string[]): Promise<number> {
   }
   process.stderr.write(`${USAGE}\n`);
   return 1;
+}
+
+/** `topology`: two /connz samples `interval` apart, /subsz and /jsz, printed as asked. */
+async function topology(monitor: string, interval: string, output: string, node: string | undefined): Promise<void> {
+  if (!['table', 'mermaid', 'dot', 'json'].includes(output)) throw new Error(`unknown output format "${output}" (want table, mermaid, dot or json)`);
+  let ms: number;
+  try {
+    ms = parseGoDuration(interval) * 1000;
+  } catch {
+    throw new Error(`invalid --interval "${interval}" (a duration like 1s or 500ms)`);
+  }
+  const base = monitor.replace(/\/$/, '');
+  const get = async <T>(path: string): Promise<T> => {
+    let res: Response;
+    try {
+      res = await fetch(`${base}${path}`, { signal: AbortSignal.timeout(10_000) });
+    } catch (err) {
+      throw new Error(`cannot reach NATS monitoring at ${base}${path}: ${(err as Error).message} (--nats-monitor sets its URL; nats-server needs http/-m)`);
+    }
+    if (!res.ok) throw new Error(`${base}${path}: HTTP ${res.status}`);
+    return (await res.json()) as T;
+  };
+  const connz = '/connz?subs=detail&limit=10000';
+  const before = await get<Connz>(connz);
+  if (ms > 0) await new Promise((r) => setTimeout(r, ms));
+  const after = await get<Connz>(connz);
+  const subsz = await get<{ num_subscriptions?: number }>('/subsz');
+  const jsz = await get<{ streams?: number; consumers?: number; messages?: number; bytes?: number }>('/jsz');
+  const totals = { ...(subsz.num_subscriptions !== undefined ? { subscriptions: subsz.num_subscriptions } : {}), ...(jsz.streams !== undefined ? { streams: jsz.streams } : {}), ...(jsz.consumers !== undefined ? { consumers: jsz.consumers } : {}), ...(jsz.messages !== undefined ? { messages: jsz.messages } : {}), ...(jsz.bytes !== undefined ? { bytes: jsz.bytes } : {}) };
+  const t = buildTopology(before, after, totals);
+  if (node !== undefined) t.instances = t.instances.filter((i) => i.node === node);
+  if (node !== undefined) t.undocumented = t.undocumented.filter((u) => t.instances.some((i) => i.name === u.instance));
+  const text = output === 'json' ? `${JSON.stringify(t, null, 2)}\n` : output === 'mermaid' ? printTopologyMermaid(t) : output === 'dot' ? printTopologyDot(t) : printTopologyTable(t);
+  process.stdout.write(text);
 }
 
 /** The log server's answer copied to stdout as it comes (with -f, until the container ends or ^C). */

@@ -6,7 +6,7 @@ import { EventRecorder } from '@app/contracts';
 import { parseColonSeparatedMapStringString } from '@app/kube';
 import { NatsBus, NatsEventRecorder } from '@app/nats';
 import type { Logger, Registry } from '@app/observability';
-import { HealthChecks, METRICS_REGISTRY, SERVICE_CONFIG, SERVICE_LOGGER } from '@app/service';
+import { HealthChecks, METRICS_REGISTRY, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
 import { FsManifestDirectory } from './adapters/fs-manifest-directory.js';
 import { HttpManifestFetcher } from './adapters/http-manifest-fetcher.js';
 import { ReflectorApiserverPods } from './adapters/reflector-apiserver-pods.js';
@@ -20,7 +20,8 @@ import { WatchBasedObjectManager } from './object-manager.js';
 import { ApiTokenRequester } from './adapters/api-token-requester.js';
 import { ServiceAccountTokenManager } from './token-manager.js';
 import { PodConfigPublisher } from './pod-config-publisher.js';
-import { ApiObjectWatch, ApiserverPods, ConfigMetrics, ManifestDirectory, ManifestFetcher, PodUpdateOutbox } from './ports.js';
+import { KvKnownPods } from './adapters/kv-known-pods.js';
+import { ApiObjectWatch, ApiserverPods, ConfigMetrics, KnownPods, ManifestDirectory, ManifestFetcher, PodUpdateOutbox } from './ports.js';
 import { FileSource, HttpSource, type PodSource } from './sources.js';
 
 /** The sources the configuration names: file (POD_MANIFEST_PATH), http (MANIFEST_URL) and api (KUBECONFIG). */
@@ -50,6 +51,7 @@ async function connectApiserver(path: string): Promise<ApiServer> {
     { provide: ManifestFetcher, useClass: HttpManifestFetcher },
     { provide: PodUpdateOutbox, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: ConfigSourceConfig) => new NatsPodUpdateOutbox(bus, cfg.NODE_NAME) },
     { provide: EventRecorder, inject: [NatsBus, SERVICE_CONFIG, Clock], useFactory: (bus: NatsBus, cfg: ConfigSourceConfig, clock: Clock) => new NatsEventRecorder(bus, cfg.NODE_NAME, clock) },
+    { provide: KnownPods, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvKnownPods(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME) },
     { provide: ConfigMetrics, inject: [METRICS_REGISTRY], useFactory: (r: Registry) => new PromConfigMetrics(r) },
     { provide: API_SERVER, inject: [SERVICE_CONFIG], useFactory: async (cfg: ConfigSourceConfig): Promise<ApiServer | null> => (cfg.KUBECONFIG ? await connectApiserver(cfg.KUBECONFIG) : null) },
     {
@@ -99,9 +101,11 @@ export class ConfigSourceModule implements OnModuleInit, OnApplicationShutdown {
     @Inject(POD_SOURCES) private readonly sources: PodSource[],
     @Inject(HealthChecks) private readonly health: HealthChecks,
     private readonly objects: WatchBasedObjectManager,
+    private readonly known: KnownPods,
+    @Inject(SERVICE_LOGGER) private readonly logger: Logger,
   ) {}
 
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
     const { publisher } = this;
     // Always ok (the sync loop waits for sourcesReady itself); the detail says which source is awaited.
     this.health.addReadiness('sources', () => {
@@ -109,6 +113,14 @@ export class ConfigSourceModule implements OnModuleInit, OnApplicationShutdown {
       const waiting = snap.filter((s) => !s.ready).map((s) => s.source);
       return { ok: true, detail: snap.length === 0 ? 'no source configured' : waiting.length > 0 ? `waiting for ${waiting.join(', ')}` : `ready: ${snap.map((s) => `${s.source} (${s.pods.length} pods)`).join(', ')}` };
     });
+    // The pods' first-seen times outlive this process: a pod the sync loop holds keeps its creationTimestamp.
+    try {
+      const stamps = await this.known.creationTimestamps();
+      publisher.restoreFirstSeen(stamps);
+      this.logger.info({ pods: stamps.size }, 'first-seen times of known pods restored from KV');
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'cannot read the known pods from KV; pods seen again get a new creationTimestamp');
+    }
     publisher.start(this.sources);
     this.objects.start();
   }

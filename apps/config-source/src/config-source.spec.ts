@@ -98,6 +98,46 @@ describe('PodConfig', () => {
     pc.apply('http', [], new Date());
     assert.equal(pc.allReady(), true);
   });
+
+  const created = (pc: PodConfig, uid: string | undefined) => pc.snapshot().flatMap((s) => s.pods).find((p) => p.metadata.uid === uid)?.metadata.creationTimestamp;
+
+  it('a static pod gets creationTimestamp = first seen, kept across re-reads and edits, UID untouched', () => {
+    const pc = new PodConfig(['file']);
+    const b = new ListingBuilder('file', NODE);
+    const pods = b.build([{ location: '/m/web.yaml', text: manifest('web') }]).pods;
+    assert.equal(pods[0]?.metadata.creationTimestamp, undefined, 'the file source sets none');
+    const uid = pods[0]?.metadata.uid;
+    const ops1 = pc.apply('file', pods, new Date('2026-01-01T00:00:00Z'));
+    assert.equal(ops1.add[0]?.metadata.creationTimestamp, '2026-01-01T00:00:00.000Z');
+    assert.equal(ops1.add[0]?.metadata.uid, uid);
+    assert.equal(Object.values(pc.apply('file', pods, new Date('2026-01-02T00:00:00Z'))).flat().length, 0, 'a re-read is no change');
+    assert.equal(created(pc, uid), '2026-01-01T00:00:00.000Z');
+    const edited = b.build([{ location: '/m/web.yaml', text: manifest('web', 'busybox:1.36') }]).pods;
+    const ops3 = pc.apply('file', edited, new Date('2026-01-03T00:00:00Z'));
+    const changed = [...ops3.add, ...ops3.update];
+    assert.equal(changed.length, 1);
+    assert.equal(changed[0]?.metadata.creationTimestamp, changed[0]?.metadata.uid === uid ? '2026-01-01T00:00:00.000Z' : '2026-01-03T00:00:00.000Z');
+  });
+
+  it('after a restart, a pod the sync loop already holds keeps its first-seen time; a new pod gets now', () => {
+    const b = new ListingBuilder('file', NODE);
+    const pods = b.build([{ location: '/m/web.yaml', text: manifest('web') }, { location: '/m/new.yaml', text: manifest('new') }]).pods;
+    const web = pods.find((p) => p.metadata.name === `web-${NODE}`)?.metadata.uid ?? '';
+    const fresh = pods.find((p) => p.metadata.name === `new-${NODE}`)?.metadata.uid ?? '';
+    const pc = new PodConfig(['file']);
+    pc.restoreFirstSeen(new Map([[web, '2025-12-24T10:00:00.000Z']]));
+    const ops = pc.apply('file', pods, new Date('2026-01-05T00:00:00Z'));
+    assert.equal(ops.add.find((p) => p.metadata.uid === web)?.metadata.creationTimestamp, '2025-12-24T10:00:00.000Z');
+    assert.equal(ops.add.find((p) => p.metadata.uid === fresh)?.metadata.creationTimestamp, '2026-01-05T00:00:00.000Z');
+  });
+
+  it('a pod that has a creationTimestamp (an apiserver pod) keeps its own', () => {
+    const pc = new PodConfig(['api']);
+    const pod = { metadata: { name: 'api-pod', namespace: 'default', uid: 'u-api', creationTimestamp: '2025-06-01T00:00:00Z' }, spec: { containers: [{ name: 'c', image: 'x:1' }] } };
+    pc.restoreFirstSeen(new Map([['u-api', '2025-12-24T10:00:00.000Z']]));
+    const ops = pc.apply('api', [pod], new Date('2026-01-05T00:00:00Z'));
+    assert.equal(ops.add[0]?.metadata.creationTimestamp, '2025-06-01T00:00:00Z');
+  });
 });
 
 class Bus {

@@ -6,4 +6,6 @@ await runService({
   service: 'config-source',
   schema: configSourceConfigSchema,
   module: ConfigSourceModule,
+  // Read only: the creationTimestamps of the pods the sync loop holds.
+  buckets: ['pods'],
 });

@@ -36,6 +36,11 @@ export class PodConfigPublisher {
     if (sourceNames.length === 0) this.logger.warn('no pod source configured (POD_MANIFEST_PATH, MANIFEST_URL, KUBECONFIG): the node runs no pods');
   }
 
+  /** The creationTimestamps a previous run gave its pods (PodConfig.restoreFirstSeen); call before `start`. */
+  restoreFirstSeen(stamps: ReadonlyMap<string, string>): void {
+    this.podConfig.restoreFirstSeen(stamps);
+  }
+
   /** Starts the sources; `makeSources` gets the handlers they report to. */
   start(sources: PodSource[]): void {
     this.sources = sources;

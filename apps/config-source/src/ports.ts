@@ -96,3 +96,12 @@ export interface IssuedToken {
 export abstract class TokenRequester {
   abstract request(namespace: string, serviceAccountName: string, spec: TokenRequestSpec): Promise<IssuedToken>;
 }
+
+/**
+ * The pods the sync loop already holds (its `pods` bucket, read only): the
+ * creationTimestamp each was given when first seen, by UID, so a restarted
+ * config source stamps a pod it sees again with the same time.
+ */
+export abstract class KnownPods {
+  abstract creationTimestamps(): Promise<Map<string, string>>;
+}

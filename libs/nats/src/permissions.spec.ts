@@ -94,7 +94,7 @@ describe('NATS permissions: derived from the table', () => {
   });
 
   it('a service with no bucket has no JetStream at all', () => {
-    assert.equal(permits('config-source', 'publish', '$JS.API.INFO'), false);
+    assert.equal(permits('cri-gateway', 'publish', '$JS.API.INFO'), false);
     assert.equal(permits('cri-gateway', 'publish', '$JS.API.STREAM.INFO.KV_pods'), false);
   });
 

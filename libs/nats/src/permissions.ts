@@ -107,7 +107,8 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     requests: [],
     serves: ['sourcesSnapshot'],
     writes: [],
-    reads: [],
+    // The creationTimestamps of the pods the sync loop holds, so a static pod keeps its age across a restart.
+    reads: ['pods'],
   },
   'sync-loop': {
     publishes: ['work', 'status', 'prober', 'events'],
