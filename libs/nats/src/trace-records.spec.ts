@@ -75,6 +75,7 @@ describe('messageFacts', () => {
     { name: 'a PLEG event', payload: { type: 'kubelet.v1.pod_lifecycle_event', id: 'u', eventType: 'ContainerStarted', data: 'c1' }, want: { messageType: 'kubelet.v1.pod_lifecycle_event', detail: { eventType: 'ContainerStarted', data: 'c1' } } },
     { name: 'a probe result', payload: { type: 'kubelet.v1.probe_result', probeType: 'readiness', result: 'Success', podUid: 'u' }, want: { messageType: 'kubelet.v1.probe_result', detail: { probeType: 'readiness', result: 'Success' } } },
     { name: 'a status version', payload: { version: 7, status: { phase: 'Running' } }, want: { detail: { version: 7 } } },
+    { name: 'a status command, by the phase it sets', payload: { type: 'kubelet.v1.status_command', podUid: 'u', args: { status: { phase: 'Running' } } }, want: { messageType: 'kubelet.v1.status_command', detail: { phase: 'Running' } } },
     { name: 'not an object', payload: 'x', want: {} },
   ];
   for (const tc of cases) it(tc.name, () => assert.deepEqual(messageFacts(tc.payload), tc.want));

@@ -159,6 +159,11 @@ export function messageFacts(payload: unknown): Pick<TraceRecord, 'messageType' 
     if (typeof v === 'number' || typeof v === 'boolean') detail[f] = v;
     else if (typeof v === 'string') detail[f] = v.length > 120 ? `${v.slice(0, 117)}...` : v;
   }
+  // A status command carries the pod's status in args: its phase is what a timeline reader looks for.
+  const args = p['args'];
+  const status = typeof args === 'object' && args !== null ? (args as Record<string, unknown>)['status'] : undefined;
+  const phase = typeof status === 'object' && status !== null ? (status as Record<string, unknown>)['phase'] : undefined;
+  if (typeof phase === 'string') detail['phase'] = phase;
   if (Object.keys(detail).length > 0) out.detail = detail;
   return out;
 }

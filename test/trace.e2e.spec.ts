@@ -1,0 +1,121 @@
+/**
+ * Causal tracing end to end (issue 15, docs/adr/0015-tracing.md): a static
+ * pod started on the real stack has trace records in KUBELET_TRACES whose
+ * hops cover every service on its way to Running, each after its cause,
+ * with non-negative durations; the trace up to the Running status spans the
+ * pod's start latency as the test measures it on the wire; and the records
+ * survive a restart of a service.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { PodUpdateMessage, StatusCommandMessage } from '@app/contracts';
+import type { TraceRecord } from '@app/nats';
+import { NodeStack } from './support/node-stack.js';
+import { buildTimeline } from '../apps/cli/src/trace.js';
+import { podTraceFilter, readTraceRecords } from '../apps/cli/src/trace-reader.js';
+
+const IMAGE = 'localhost/kubelet-split/busybox:1.35';
+const dec = new TextDecoder();
+const SERVICES = ['config-source', 'sync-loop', 'pod-worker', 'cri-gateway', 'pleg', 'status-manager'] as const;
+
+describe('a pod\'s trace across services', { timeout: 300_000 }, () => {
+  const stack = new NodeStack({ node: 'trace-e2e', services: ['cri-gateway', 'pleg', 'sync-loop', 'status-manager', 'pod-worker', 'prober', 'config-source'] });
+  before(() => stack.start());
+  after(() => stack.stop());
+
+  async function records(uid: string): Promise<TraceRecord[]> {
+    const out: TraceRecord[] = [];
+    await readTraceRecords(stack.nc, podTraceFilter(uid), (r) => void out.push(r), { follow: false });
+    return out;
+  }
+
+  it('covers the pod\'s way to Running, in causal order, spanning its start latency; and survives a restart', async () => {
+    const name = stack.podName('traced');
+    let seenAt: number | undefined;
+    let runningAt: number | undefined;
+    stack.nc.subscribe('kubelet.trace-e2e.config.*', {
+      callback: (_e, m) => {
+        const body = JSON.parse(dec.decode(m.data)) as PodUpdateMessage;
+        if (seenAt === undefined && body.pods?.some((p) => p.metadata.name === name)) seenAt = Date.now();
+      },
+    });
+    stack.nc.subscribe('kubelet.trace-e2e.status.*.*', {
+      callback: (_e, m) => {
+        const body = JSON.parse(dec.decode(m.data)) as StatusCommandMessage;
+        const status = body.args['status'] as { phase?: string } | undefined;
+        if (runningAt === undefined && body.args['podName'] === name && status?.phase === 'Running') runningAt = Date.now();
+      },
+    });
+    await stack.nc.flush();
+    stack.writeManifest('traced', `apiVersion: v1\nkind: Pod\nmetadata:\n  name: traced\nspec:\n  hostNetwork: true\n  terminationGracePeriodSeconds: 2\n  containers:\n    - name: main\n      image: ${IMAGE}\n      command: ["sleep", "3600"]\n`);
+    await stack.waitForPod('traced', 'Running', (s) => s.phase === 'Running', 60_000);
+    const uid = (await stack.podList()).items.find((p) => p.metadata?.name === name)?.metadata?.uid ?? '';
+    assert.ok(uid, 'the pod has a UID');
+    assert.ok(seenAt !== undefined && runningAt !== undefined, 'the test saw the pod config and its Running status on the wire');
+    const startLatency = runningAt - seenAt;
+
+    // The records are published in batches off the hot path: wait until the Running status is among them.
+    const isRunningHop = (r: TraceRecord) => r.kind === 'publish' && r.subject?.startsWith('kubelet.trace-e2e.status.') === true && r.detail?.['phase'] === 'Running';
+    const all = await stack.waitFor('the Running status among the trace records', async () => {
+      const rs = await records(uid);
+      return rs.some(isRunningHop) ? rs : undefined;
+    }, 10_000);
+
+    for (const r of all) {
+      assert.ok(r.durationMs >= 0, `${r.kind} ${r.subject ?? ''} has a non-negative duration`);
+      assert.equal(r.podUid, uid);
+    }
+    // Every hop after its cause: a recorded parent started no later than the hop, and the timeline lists it first.
+    const timeline = buildTimeline(uid, all);
+    const position = new Map(timeline.hops.map((h, i) => [h.spanId, i]));
+    const bySpan = new Map(all.map((r) => [r.spanId, r]));
+    let linked = 0;
+    for (const h of timeline.hops) {
+      const parent = h.parentSpanId ? bySpan.get(h.parentSpanId) : undefined;
+      if (!parent) continue;
+      linked++;
+      assert.ok(parent.at <= h.at, `${h.what} by ${h.instance} starts after its cause ${describeRecord(parent)}`);
+      assert.ok((position.get(parent.spanId) ?? 0) < (position.get(h.spanId) ?? 0), `${h.what} is listed after its cause`);
+    }
+    assert.ok(linked >= all.length / 2, `most hops are linked to their cause (${linked} of ${all.length})`);
+
+    // Every service on the pod's way to Running did a hop of it.
+    const services = new Set(all.map((r) => r.instance.split('@')[0]));
+    assert.deepEqual(SERVICES.filter((s) => !services.has(s)), [], `hops by ${[...services].join(', ')}`);
+    // config -> sync-loop -> pod-worker -> cri-gateway: one causal chain, from the config publish to a CRI call answered.
+    const chain = causesOf(all.find((r) => r.instance.startsWith('cri-gateway@') && r.kind === 'handle' && r.subject?.endsWith('.RunPodSandbox')), bySpan);
+    assert.deepEqual(
+      [...new Set(chain.map((r) => r.instance.split('@')[0]))],
+      ['config-source', 'sync-loop', 'pod-worker', 'cri-gateway'],
+      `the sandbox's chain: ${chain.map(describeRecord).join(' -> ')}`,
+    );
+    assert.ok(all.some((r) => r.instance.startsWith('pleg@') && r.detail?.['eventType'] === 'ContainerStarted'), 'the PLEG event of the container start is a hop');
+    assert.ok(all.some((r) => r.kind === 'cri' && r.method === 'StartContainer'), 'the CRI StartContainer call is a hop, with its method');
+
+    // The trace up to the Running status spans the start latency measured on the wire, within 10 %.
+    const running = all.filter(isRunningHop).sort((a, b) => a.at - b.at)[0];
+    assert.ok(running);
+    const upToRunning = buildTimeline(uid, all.filter((r) => r.at <= running.at));
+    assert.ok(Math.abs(upToRunning.totalMs - startLatency) <= 0.1 * startLatency, `trace total ${upToRunning.totalMs}ms vs start latency ${startLatency}ms`);
+
+    // The records are in JetStream: a restarted service takes none of them away.
+    const sm = stack.procs.get('status-manager#0');
+    assert.ok(sm);
+    await sm.stop(10_000);
+    await stack.startService('status-manager', '0');
+    const afterRestart = await records(uid);
+    const spans = new Set(afterRestart.map((r) => r.spanId));
+    assert.deepEqual(all.filter((r) => !spans.has(r.spanId)).map(describeRecord), [], 'no record lost across the restart');
+  });
+});
+
+function describeRecord(r: TraceRecord): string {
+  return `${r.kind} ${r.method ?? r.subject ?? r.key ?? ''} by ${r.instance}`;
+}
+
+/** The hop and its recorded causes, the first cause first. */
+function causesOf(r: TraceRecord | undefined, bySpan: Map<string, TraceRecord>): TraceRecord[] {
+  const out: TraceRecord[] = [];
+  for (let h = r; h && out.length < 50; h = h.parentSpanId ? bySpan.get(h.parentSpanId) : undefined) out.unshift(h);
+  return out;
+}
