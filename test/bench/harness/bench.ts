@@ -16,7 +16,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, release } from 'node:os';
+import { cpus, loadavg, release } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { REPO_ROOT } from '../../../deploy/local/stack.js';
@@ -103,6 +103,7 @@ const result: BenchResult = {
     cpus: cpus().length,
     node: process.version,
     kernel: release(),
+    loadavg: { start: loadavg(), end: [] },
     containerd: (() => {
       try {
         return execFileSync('containerd', ['--version'], { encoding: 'utf8' }).trim().split(' ')[2] ?? '';
@@ -156,6 +157,7 @@ try {
 }
 
 result.finishedAt = new Date().toISOString();
+result.machine.loadavg.end = loadavg();
 mkdirSync(out, { recursive: true });
 const table = markdownTable(result);
 writeFileSync(join(out, 'bench.json'), `${JSON.stringify(result, null, 2)}\n`);

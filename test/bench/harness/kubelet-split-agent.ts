@@ -18,6 +18,7 @@ const START_ORDER: ServiceName[] = ['cri-gateway', 'pleg', 'sync-loop', 'status-
 
 export class KubeletSplitAgent implements Agent {
   readonly name = 'kubelet-split';
+  readonly restartable = true;
   readonly criEndpoint = `unix://${runtimeAddress()}`;
   readonly readiness = 'spawn to /readyz 200, one service at a time, NATS up';
   readonly cgroupRoot = `/ks-bench-${process.pid}`;
