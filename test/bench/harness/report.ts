@@ -69,6 +69,8 @@ export interface AgentFigures {
 export type AgentResult = ({ ok: true } & AgentFigures) | { ok: false; reason: string };
 
 export interface BenchResult {
+  /** The repository's commit (git rev-parse HEAD), `+dirty` when the work tree has changes. */
+  commit: string;
   startedAt: string;
   finishedAt: string;
   smoke: boolean;
@@ -127,7 +129,7 @@ export function markdownTable(r: BenchResult): string {
   if ('error' in r.floor) notes.push(`- raw CRI floor not measured: ${r.floor.error}`);
   if ('error' in r.p4) notes.push(`- P4 not measured: ${r.p4.error}`);
   const load = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(' ');
-  notes.push(`- machine: ${r.machine.cpus} CPUs, Node ${r.machine.node}, kernel ${r.machine.kernel}, containerd ${r.machine.containerd}; load average ${load(r.machine.loadavg.start)} at the start, ${load(r.machine.loadavg.end)} at the end`);
+  notes.push(`- commit ${r.commit}; machine: ${r.machine.cpus} CPUs, Node ${r.machine.node}, kernel ${r.machine.kernel}, containerd ${r.machine.containerd}; load average ${load(r.machine.loadavg.start)} at the start, ${load(r.machine.loadavg.end)} at the end`);
   return `${out.join('\n')}\n\n${notes.join('\n')}\n`;
 }
 
