@@ -182,8 +182,8 @@ export function p1Chart(r: BenchResult, width = 720, height = 420): string {
     parts.push(`<path d="${d}" fill="none" stroke="${color}" stroke-width="2"${s.dash ? ` stroke-dasharray="${s.dash}"` : ''}><title>${esc(s.name)}</title></path>`);
     // Bottom right: where every line has already reached 100 %.
     const ly = top + plotH - 10 - (series.length - 1 - i) * 16;
-    parts.push(`<line x1="${left + plotW - 190}" y1="${ly - 4}" x2="${left + plotW - 170}" y2="${ly - 4}" stroke="${color}" stroke-width="2"${s.dash ? ` stroke-dasharray="${s.dash}"` : ''}/>`);
-    parts.push(`<text x="${left + plotW - 165}" y="${ly}">${esc(s.name)} (p50 ${Math.round(percentile(s.samples, 50))} ms)</text>`);
+    parts.push(`<line x1="${left + plotW - 270}" y1="${ly - 4}" x2="${left + plotW - 250}" y2="${ly - 4}" stroke="${color}" stroke-width="2"${s.dash ? ` stroke-dasharray="${s.dash}"` : ''}/>`);
+    parts.push(`<text x="${left + plotW - 245}" y="${ly}">${esc(s.name)} (p50 ${Math.round(percentile(s.samples, 50))} ms)</text>`);
   });
   parts.push('</svg>');
   return `${parts.join('\n')}\n`;
