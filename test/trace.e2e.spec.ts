@@ -9,10 +9,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PodUpdateMessage, StatusCommandMessage } from '@app/contracts';
-import type { TraceRecord } from '@app/nats';
 import { NodeStack } from './support/node-stack.js';
-import { buildTimeline } from '../apps/cli/src/trace.js';
-import { podTraceFilter, readTraceRecords } from '../apps/cli/src/trace-reader.js';
+import { buildTimeline, podTraceFilter, readTraceRecords, type TraceRecord } from '@app/nats';
 
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
 const dec = new TextDecoder();

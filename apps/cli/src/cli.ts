@@ -24,7 +24,8 @@ import type { EventMessage, Pod, PodList } from '@app/contracts';
 import { describePod } from './describe.js';
 import { printPodTable } from './get.js';
 import { chooseContainer, logsQuery, parseGoDuration } from './logs.js';
-import { buildTopology, printTopologyDot, printTopologyMermaid, printTopologyTable, type Connz } from './topology.js';
+import { fetchTopology, printTopologyDot, printTopologyMermaid, topologyOfNode } from '@app/nats';
+import { printTopologyTable } from './topology.js';
 import { tracePod } from './trace-command.js';
 
 const USAGE = `usage:
@@ -156,27 +157,10 @@ async function topology(monitor: string, interval: string, output: string, node:
   } catch {
     throw new Error(`invalid --interval "${interval}" (a duration like 1s or 500ms)`);
   }
-  const base = monitor.replace(/\/$/, '');
-  const get = async <T>(path: string): Promise<T> => {
-    let res: Response;
-    try {
-      res = await fetch(`${base}${path}`, { signal: AbortSignal.timeout(10_000) });
-    } catch (err) {
-      throw new Error(`cannot reach NATS monitoring at ${base}${path}: ${(err as Error).message} (--nats-monitor sets its URL; nats-server needs http/-m)`);
-    }
-    if (!res.ok) throw new Error(`${base}${path}: HTTP ${res.status}`);
-    return (await res.json()) as T;
-  };
-  const connz = '/connz?subs=detail&limit=10000';
-  const before = await get<Connz>(connz);
-  if (ms > 0) await new Promise((r) => setTimeout(r, ms));
-  const after = await get<Connz>(connz);
-  const subsz = await get<{ num_subscriptions?: number }>('/subsz');
-  const jsz = await get<{ streams?: number; consumers?: number; messages?: number; bytes?: number }>('/jsz');
-  const totals = { ...(subsz.num_subscriptions !== undefined ? { subscriptions: subsz.num_subscriptions } : {}), ...(jsz.streams !== undefined ? { streams: jsz.streams } : {}), ...(jsz.consumers !== undefined ? { consumers: jsz.consumers } : {}), ...(jsz.messages !== undefined ? { messages: jsz.messages } : {}), ...(jsz.bytes !== undefined ? { bytes: jsz.bytes } : {}) };
-  const t = buildTopology(before, after, totals);
-  if (node !== undefined) t.instances = t.instances.filter((i) => i.node === node);
-  if (node !== undefined) t.undocumented = t.undocumented.filter((u) => t.instances.some((i) => i.name === u.instance));
+  const all = await fetchTopology({ monitorUrl: monitor, intervalMs: ms, wait: (w) => new Promise((r) => setTimeout(r, w)) }).catch((err: Error) => {
+    throw new Error(`${err.message} (--nats-monitor sets its URL)`);
+  });
+  const t = node === undefined ? all : topologyOfNode(all, node);
   const text = output === 'json' ? `${JSON.stringify(t, null, 2)}\n` : output === 'mermaid' ? printTopologyMermaid(t) : output === 'dot' ? printTopologyDot(t) : printTopologyTable(t);
   process.stdout.write(text);
 }

@@ -1,8 +1,8 @@
 /** `kubelet-split trace POD`: resolves the pod, reads its records, prints the timeline (or follows it). */
 import type { PodList } from '@app/contracts';
-import type { TraceRecord } from '@app/nats';
-import { TIMELINE_HEADER, buildTimeline, looksLikeUid, podRef, printTimeline, timelineJson, timelineRow } from './trace.js';
-import { connectForTraces, podTraceFilter, readTraceRecords, type TraceSource } from './trace-reader.js';
+import { buildTimeline, podTraceFilter, readPodTrace, readTraceRecords } from '@app/nats';
+import { TIMELINE_HEADER, looksLikeUid, podRef, printTimeline, timelineJson, timelineRow } from './trace.js';
+import { connectForTraces, type TraceSource } from './trace-reader.js';
 
 export interface TraceCommand {
   arg: string;
@@ -30,8 +30,7 @@ export async function tracePod(cmd: TraceCommand): Promise<number> {
   const nc = await connectForTraces(cmd.nats);
   try {
     if (cmd.follow) return await follow(cmd, uid, nc);
-    const records: TraceRecord[] = [];
-    await readTraceRecords(nc, podTraceFilter(uid), (r) => void records.push(r), { follow: false });
+    const records = await readPodTrace(nc, uid);
     if (records.length === 0) throw new Error(`no trace records for pod ${uid} (unknown pod, TRACING=off, or older than TRACE_MAX_AGE)`);
     const timeline = buildTimeline(uid, records);
     cmd.out(cmd.output === 'json' ? timelineJson(timeline) : printTimeline(timeline));

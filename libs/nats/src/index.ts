@@ -9,6 +9,11 @@ export { continueTrace, currentTrace, hopOf, hopStart, installTraceRecorder, msS
 export { JetStreamTraceRecorder, NoTraceRecorder, TRACE_RECORD_TYPE, TRACE_STREAM, TRACE_SUBJECTS, TraceRecorder, ensureTraceStream, messageFacts, parseTraceRecord, traceSubject } from './trace-records.js';
 export type { TraceBufferOptions, TraceHop, TraceHopKind, TraceRecord, TraceStreamLimits } from './trace-records.js';
 export type { ActiveTrace, TraceLogger, TracedMessage } from './trace-context.js';
+export { podTraceFilter, readPodTrace, readTraceRecords } from './trace-reader.js';
+export { buildTimeline, describeHop } from './trace-timeline.js';
+export type { Timeline, TimelineHop } from './trace-timeline.js';
+export { buildTopology, classifySubject, covers, designedPublications, fetchTopology, instanceLabel, parseConnectionName, printTopologyDot, printTopologyMermaid, topologyEdges, topologyOfNode } from './topology.js';
+export type { Connz, ConnzConnection, InstanceTopology, Publication, ServerTotals, SubjectKind, Subscription, Topology, TopologySampling } from './topology.js';
 export { NatsBus, RemoteError, isErrorReply } from './bus.js';
 export { JsonKvStore, desiredPodsStore, podStatusStore, probeResultsStore } from './json-kv-store.js';
 export type { JsonKv } from './json-kv-store.js';
