@@ -157,7 +157,7 @@ async function topology(monitor: string, interval: string, output: string, node:
   } catch {
     throw new Error(`invalid --interval "${interval}" (a duration like 1s or 500ms)`);
   }
-  const all = await fetchTopology({ monitorUrl: monitor, intervalMs: ms, wait: (w) => new Promise((r) => setTimeout(r, w)) }).catch((err: Error) => {
+  const all = await fetchTopology(monitor, ms, (w) => new Promise((r) => setTimeout(r, w))).catch((err: Error) => {
     throw new Error(`${err.message} (--nats-monitor sets its URL)`);
   });
   const t = node === undefined ? all : topologyOfNode(all, node);

@@ -12,8 +12,8 @@ export type { ActiveTrace, TraceLogger, TracedMessage } from './trace-context.js
 export { podTraceFilter, readPodTrace, readTraceRecords } from './trace-reader.js';
 export { buildTimeline, describeHop } from './trace-timeline.js';
 export type { Timeline, TimelineHop } from './trace-timeline.js';
-export { buildTopology, classifySubject, covers, designedPublications, fetchTopology, instanceLabel, parseConnectionName, printTopologyDot, printTopologyMermaid, topologyEdges, topologyOfNode } from './topology.js';
-export type { Connz, ConnzConnection, InstanceTopology, Publication, ServerTotals, SubjectKind, Subscription, Topology, TopologySampling } from './topology.js';
+export { buildTopology, classifySubject, covers, designedPublications, fetchTopology, instanceLabel, sampleMonitoring, parseConnectionName, printTopologyDot, printTopologyMermaid, topologyEdges, topologyOfNode } from './topology.js';
+export type { Connz, ConnzConnection, InstanceTopology, Publication, ServerTotals, SubjectKind, Subscription, Topology, MonitoringSample } from './topology.js';
 export { NatsBus, RemoteError, isErrorReply } from './bus.js';
 export { JsonKvStore, desiredPodsStore, podStatusStore, probeResultsStore } from './json-kv-store.js';
 export type { JsonKv } from './json-kv-store.js';

@@ -226,38 +226,26 @@ export function printTopologyDot(t: Topology): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** The node's NATS monitoring, read: what `fetchTopology` asks. */
-export interface TopologySampling {
-  /** The monitoring base URL (`http://127.0.0.1:8222`). */
-  monitorUrl: string;
-  /** Milliseconds between the two /connz samples (0: one sample, rates 0). */
-  intervalMs: number;
-  /** Waits `ms` (a Clock's sleep): the time between the samples. */
-  wait: (ms: number) => Promise<void>;
-  /** Gives up on one request after this long. */
-  timeoutMs?: number;
+/** One reading of NATS monitoring: `/connz?subs=detail`, and the `/subsz` and `/jsz` totals. */
+export interface MonitoringSample {
+  connz: Connz;
+  totals: ServerTotals;
 }
 
-/** Two /connz samples `intervalMs` apart, /subsz and /jsz, as a Topology. */
-export async function fetchTopology(s: TopologySampling): Promise<Topology> {
-  const base = s.monitorUrl.replace(/\/$/, '');
+/** Reads NATS monitoring at `monitorUrl` (`http://127.0.0.1:8222`) once. */
+export async function sampleMonitoring(monitorUrl: string, timeoutMs = 10_000): Promise<MonitoringSample> {
+  const base = monitorUrl.replace(/\/$/, '');
   const get = async <T>(path: string): Promise<T> => {
     let res: Response;
     try {
-      res = await fetch(`${base}${path}`, { signal: AbortSignal.timeout(s.timeoutMs ?? 10_000) });
+      res = await fetch(`${base}${path}`, { signal: AbortSignal.timeout(timeoutMs) });
     } catch (err) {
       throw new Error(`cannot reach NATS monitoring at ${base}${path}: ${(err as Error).message} (nats-server needs http/-m)`);
     }
     if (!res.ok) throw new Error(`${base}${path}: HTTP ${res.status}`);
     return (await res.json()) as T;
   };
-  const connz = '/connz?subs=detail&limit=10000';
-  const before = await get<Connz>(connz);
-  let after = before;
-  if (s.intervalMs > 0) {
-    await s.wait(s.intervalMs);
-    after = await get<Connz>(connz);
-  }
+  const connz = await get<Connz>('/connz?subs=detail&limit=10000');
   const subsz = await get<{ num_subscriptions?: number }>('/subsz');
   const jsz = await get<{ streams?: number; consumers?: number; messages?: number; bytes?: number }>('/jsz');
   const totals: ServerTotals = {
@@ -267,7 +255,16 @@ export async function fetchTopology(s: TopologySampling): Promise<Topology> {
     ...(jsz.messages !== undefined ? { messages: jsz.messages } : {}),
     ...(jsz.bytes !== undefined ? { bytes: jsz.bytes } : {}),
   };
-  return buildTopology(before, after, totals);
+  return { connz, totals };
+}
+
+/** Two samples `intervalMs` apart (`wait` sleeps between them), as a Topology with rates. */
+export async function fetchTopology(monitorUrl: string, intervalMs: number, wait: (ms: number) => Promise<void>): Promise<Topology> {
+  const before = await sampleMonitoring(monitorUrl);
+  if (intervalMs <= 0) return buildTopology(before.connz, before.connz, before.totals);
+  await wait(intervalMs);
+  const after = await sampleMonitoring(monitorUrl);
+  return buildTopology(before.connz, after.connz, after.totals);
 }
 
 /** Only `node`'s instances (and their undocumented subscriptions). */
