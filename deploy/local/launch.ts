@@ -152,7 +152,6 @@ async function main(): Promise<void> {
       const env: Record<string, string> = { ...shared, ...credentials.env(service) };
       if (service === 'config-source') env['POD_MANIFEST_PATH'] = resolve(args.manifests);
       if (kubeconfig && (service === 'config-source' || service === 'status-manager')) env['KUBECONFIG'] = kubeconfig;
-      if (service === 'status-manager') env['NATS_MONITOR_URL'] = nats.monitorUrl;
       if (service === 'cri-gateway' && runtimeEndpoint) env['CONTAINER_RUNTIME_ENDPOINT'] = runtimeEndpoint;
       slots.push({ service, instance: String(r), port: r === 0 ? DEFAULT_PORTS[service] : 10340 + r, env, color: COLORS[i % COLORS.length] ?? 37, restarts: 0 });
     }
