@@ -88,7 +88,7 @@ export function PodTimeline({ namespace, name, version }: { namespace: string; n
               <td data-col="duration">${formatMs(h.durationMs)}</td>
               <td data-col="instance">${h.instance}</td>
               <td data-col="what">${h.what}${isSlowest ? html` <span class="badge" data-testid="slowest">slowest</span>` : null}</td>
-              <td data-col="subject" class="subject">${h.kind === 'cri' ? (h.method ?? h.subject ?? '') : (h.subject ?? h.key ?? '')}</td>
+              <td data-col="subject" class="subject">${h.subject ?? h.key ?? ''}</td>
               <td class="bars">
                 <svg viewBox=${`0 0 ${W} 12`} preserveAspectRatio="none" role="img" aria-label=${`${h.what}: +${formatMs(h.offsetMs)}, ${formatMs(h.durationMs)}`}>
                   <rect class="track" x="0" y="0" width=${W} height="12" />

@@ -3,9 +3,10 @@
  * `kubelet-split topology`): each service instance a box, each
  * (publisher, subscriber) pair an arrow labelled with the subject families
  * it carries and the messages the subscriber got. A layered layout, left to
- * right: breadth-first from the instances nothing publishes to (the
- * config source), so a pod's way reads config -> sync-loop -> pod-worker
- * -> cri-gateway -> pleg. Read again every three seconds.
+ * right, by where each service stands on a pod's way (FLOW): generic
+ * layerings (longest path, breadth-first) were tried and either stacked
+ * the seven in one row or four in one column, both unreadable. Read again
+ * every three seconds.
  */
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
@@ -60,30 +61,27 @@ export function arrowsOf(edges: readonly Edge[]): Arrow[] {
   return [...by.values()];
 }
 
-/** Each instance's layer: its distance from the roots (no arrow in; the first instance when every one has one). */
-export function layers(ids: readonly string[], arrows: readonly Arrow[]): Map<string, number> {
-  const hasIn = new Set(arrows.map((a) => a.to));
-  const layer = new Map<string, number>();
-  let roots = ids.filter((id) => !hasIn.has(id));
-  if (roots.length === 0 && ids[0] !== undefined) roots = [ids[0]];
-  const queue = [...roots];
-  for (const r of roots) layer.set(r, 0);
-  while (queue.length > 0) {
-    const id = queue.shift() as string;
-    for (const a of arrows) {
-      if (a.from !== id || layer.has(a.to)) continue;
-      layer.set(a.to, (layer.get(id) ?? 0) + 1);
-      queue.push(a.to);
-    }
-  }
-  // Whatever no path reaches goes after the rest.
-  const last = Math.max(-1, ...layer.values()) + 1;
-  for (const id of ids) if (!layer.has(id)) layer.set(id, last);
-  return layer;
+/**
+ * Where each service stands on a pod's way (DESIGN.md's flow): config ->
+ * sync-loop -> pod-worker and prober -> cri-gateway and status-manager ->
+ * pleg, whose events go back to sync-loop. A service not listed goes after
+ * them.
+ */
+const FLOW: readonly (readonly string[])[] = [['config-source'], ['sync-loop'], ['pod-worker', 'prober'], ['cri-gateway', 'status-manager'], ['pleg']];
+
+/** The columns of the layout, left to right, each top to bottom: the instances by FLOW. */
+export function layers(instances: readonly Pick<Instance, 'service' | 'instance'>[]): string[][] {
+  const columns: string[][] = FLOW.map(() => []);
+  const rest: string[] = [];
+  for (const service of FLOW.flat()) for (const i of instances) if (i.service === service) columns[FLOW.findIndex((c) => c.includes(service))]?.push(label(i));
+  for (const i of instances) if (!FLOW.flat().includes(i.service)) rest.push(label(i));
+  return [...columns, rest].filter((c) => c.length > 0);
 }
 
 const BOX = { w: 170, h: 54 };
-const GAP = { x: 130, y: 56 };
+const GAP = { x: 150, y: 90 };
+
+
 const rate = (r: number) => (r >= 10 ? r.toFixed(0) : r.toFixed(1));
 
 function useTopology(): { graph: TopologyGraph | undefined; error: string | undefined } {
@@ -114,9 +112,7 @@ export function TopologyPage() {
   if (!g) return html`<h1>Topology</h1><div class="empty" data-testid="topology-loading">${error ?? 'Reading NATS monitoring…'}</div>`;
   const ids = g.instances.map(label);
   const arrows = arrowsOf(g.edges);
-  const layer = layers(ids, arrows);
-  const columns: string[][] = [];
-  for (const id of ids) (columns[layer.get(id) ?? 0] ??= []).push(id);
+  const columns = layers(g.instances);
   const tallest = Math.max(1, ...columns.map((c) => c?.length ?? 0));
   const height = tallest * BOX.h + (tallest - 1) * GAP.y + 60;
   const width = columns.length * BOX.w + (columns.length - 1) * GAP.x + 40;
@@ -131,7 +127,7 @@ export function TopologyPage() {
     <h1>Topology <span class="muted">(node ${g.node}: ${g.instances.length} instances, ${arrows.length} links)</span></h1>
     ${error ? html`<p class="bad">${error}</p>` : null}
     <div class="graph">
-      <svg data-testid="topology" viewBox=${`0 0 ${width} ${height}`} width=${width} height=${height} role="img" aria-label="services and the subjects between them">
+      <svg data-testid="topology" viewBox=${`0 0 ${width} ${height}`} width="100%" role="img" aria-label="services and the subjects between them">
         <defs>
           <marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="arrowhead" /></marker>
         </defs>
