@@ -87,8 +87,8 @@ export function PodTimeline({ namespace, name, version }: { namespace: string; n
               <td data-col="offset">+${formatMs(h.offsetMs)}</td>
               <td data-col="duration">${formatMs(h.durationMs)}</td>
               <td data-col="instance">${h.instance}</td>
-              <td data-col="what">${h.what}${isSlowest ? html` <span class="badge" data-testid="slowest">slowest</span>` : null}</td>
-              <td data-col="subject" class="subject">${h.subject ?? h.key ?? ''}</td>
+              <td data-col="what" title=${h.what}>${h.what}${isSlowest ? html` <span class="badge" data-testid="slowest">slowest</span>` : null}</td>
+              <td data-col="subject" class="subject" title=${h.subject ?? h.key ?? ''}>${h.subject ?? h.key ?? ''}</td>
               <td class="bars">
                 <svg viewBox=${`0 0 ${W} 12`} preserveAspectRatio="none" role="img" aria-label=${`${h.what}: +${formatMs(h.offsetMs)}, ${formatMs(h.durationMs)}`}>
                   <rect class="track" x="0" y="0" width=${W} height="12" />

@@ -165,7 +165,7 @@ export function TopologyPage() {
         })}
       </svg>
     </div>
-    <p class="muted">An arrow runs from a publisher to the instances subscribed to that subject family (what an instance publishes is the design's table, libs/nats NATS_ACCESS: NATS monitoring counts no publishes per subject); its number is the messages the subscriber got. Rates over ${g.intervalSeconds.toFixed(1)}s.</p>
+    <p class="muted">An arrow runs from a publisher to the instances subscribed to that subject family (what an instance publishes is the design's table, libs/nats NATS_ACCESS: NATS monitoring counts no publishes per subject); its number is the messages the subscriber got. ${g.intervalSeconds > 0 ? `Rates over the last ${g.intervalSeconds.toFixed(1)}s.` : 'Rates from the next refresh on.'}</p>
     ${g.undocumented.length > 0
       ? html`<p class="bad" data-testid="undocumented">${g.undocumented.map((u) => html`UNDOCUMENTED: ${u.instance} subscribes to ${u.subject}<br />`)}</p>`
       : null}
