@@ -177,9 +177,9 @@ describe('security: NATS users, the CRI over HTTP and pod specs', { timeout: 240
     // The prober, started as config-source: config-source may neither use JetStream nor hear the probeManager's calls.
     const { code, stderr } = await runServiceToExit('prober', { NODE_NAME: NODE, NATS_URL: nats.url, ...nats.credentials.env('config-source'), PORT: String(await freePort()), INSTANCE_ID: 'lacks', LOG_LEVEL: 'warn' });
     assert.equal(code, 1, stderr);
-    // The first refusal names it: the prober opens its KV buckets (JetStream, which config-source never uses)
-    // before it subscribes to the probeManager's calls.
-    assert.match(stderr, /NATS user "config-source" may not (publish to "\$JS\.API\.INFO"|subscribe to "kubelet\.sec-e2e\.prober\.\*")/);
+    // The first refusal names it: the prober opens its KV buckets (config-source reads only the `pods` bucket,
+    // never `probe-results`) before it subscribes to the probeManager's calls.
+    assert.match(stderr, /NATS user "config-source" may not (publish to "\$JS\.API\.(INFO|STREAM\.INFO\.KV_probe-results)"|subscribe to "kubelet\.sec-e2e\.prober\.\*")/);
   });
 
   it('nobody cannot read the NATS credentials', () => {

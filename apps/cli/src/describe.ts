@@ -4,7 +4,7 @@
  * pod, its events and the time.
  */
 import type { Container, ContainerState, ContainerStatus, EventMessage, Pod, Probe, Toleration, Volume } from '@app/contracts';
-import { getPodQOS, isPodPhaseTerminal, joinHostPort, parseQuantity } from '@app/kube';
+import { extractFieldPathAsString, getPodQOS, isObjectFieldPath, isPodPhaseTerminal, joinHostPort, parseQuantity } from '@app/kube';
 import { DESCRIBE_TABWRITER, tabwrite } from './tabwriter.js';
 import { rfc1123z, since, timeOf } from './time.js';
 
@@ -141,15 +141,8 @@ export function describeProbe(probe: Probe): string {
 
 /** fieldpath.ExtractFieldPathAsString for the downward API paths a container env may use. */
 function resolveFieldRef(pod: Pod, fieldPath: string): string {
-  const indexed = /^metadata\.(labels|annotations)\['(.*)'\]$/.exec(fieldPath);
-  if (indexed) return (indexed[1] === 'labels' ? pod.metadata.labels : pod.metadata.annotations)?.[indexed[2] ?? ''] ?? '';
+  if (fieldPath.startsWith('metadata.')) return isObjectFieldPath(fieldPath) && fieldPath !== 'metadata.labels' && fieldPath !== 'metadata.annotations' ? extractFieldPathAsString(pod, fieldPath) : '';
   switch (fieldPath) {
-    case 'metadata.name':
-      return pod.metadata.name ?? '';
-    case 'metadata.namespace':
-      return pod.metadata.namespace ?? '';
-    case 'metadata.uid':
-      return pod.metadata.uid ?? '';
     case 'spec.nodeName':
       return pod.spec.nodeName ?? '';
     case 'status.hostIP':

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import type { Container, Pod } from '@app/contracts';
 import type { ContainerConfig, CriInput, KeyValue, PodSandboxConfig, PortMapping } from '@app/cri';
-import { KubeletAnnotations, KubeletLabels, cpuMillis, expand, mappingFuncFor, memoryBytes } from '@app/kube';
+import { KubeletAnnotations, KubeletLabels, cpuMillis, expand, extractFieldPathAsString, isObjectFieldPath, mappingFuncFor, memoryBytes } from '@app/kube';
 import type { ApiObjectPayload } from './ports.js';
 import { volumeHostPath } from './volumes.js';
 
@@ -212,13 +212,9 @@ function fieldValue(pod: Pod, path: string, podIPs: string[], node: NodeFacts): 
       return podIPs.join(',');
     case 'status.hostIP':
       return node.hostIP;
-    default: {
-      const label = /^metadata\.labels\['(.+)'\]$/.exec(path)?.[1];
-      if (label) return pod.metadata.labels?.[label] ?? '';
-      const annotation = /^metadata\.annotations\['(.+)'\]$/.exec(path)?.[1];
-      if (annotation) return pod.metadata.annotations?.[annotation] ?? '';
-      return undefined;
-    }
+    default:
+      // One label or annotation (the whole maps are not an env var's: validation refuses them).
+      return path.includes('[') && isObjectFieldPath(path) ? extractFieldPathAsString(pod, path) : undefined;
   }
 }
 

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod, Volume } from '@app/contracts';
 import { FakeVolumeHost } from './testing.js';
-import { VolumeManager, VolumeMountError, checkHostPathType, downwardAPIPayload, emptyDirMemorySize, formatMap, volumeHostPath, type FileKind } from './volumes.js';
+import { VolumeManager, VolumeMountError, checkHostPathType, downwardAPIPayload, emptyDirMemorySize, volumeHostPath, type FileKind } from './volumes.js';
 
 
 const NODE = { cpuMillis: 4000, memoryBytes: 8 * 2 ** 30 };
@@ -65,7 +65,6 @@ describe('downwardAPIPayload (downwardapi CollectData)', () => {
     const pod = { ...mkPod([v]), spec: { containers: [{ name: 'c' }], volumes: [v] } };
     assert.equal(downwardAPIPayload(pod, v, NODE).get('mem')?.content, String(NODE.memoryBytes));
   });
-  it('formatMap of nothing is empty', () => assert.equal(formatMap(undefined), ''));
 });
 
 describe('VolumeManager', () => {

@@ -31,7 +31,7 @@
  */
 import { join } from 'node:path';
 import { apiObjectResource, type Container, type Pod, type Volume } from '@app/contracts';
-import { VOLUME_SOURCE_FIELDS, cpuMillis, memoryBytes } from '@app/kube';
+import { VOLUME_SOURCE_FIELDS, cpuMillis, extractFieldPathAsString, memoryBytes } from '@app/kube';
 import type { ApiObjectPayload, ApiObjects, ServiceAccountTokens } from './ports.js';
 
 /** What is at a path on the host (hostutil.GetFileType). */
@@ -163,14 +163,6 @@ export function emptyDirMemorySize(pod: Pod, v: Volume, nodeAllocatableMemory: n
   return size;
 }
 
-/** fieldpath.FormatMap: `key="value"` lines, sorted by key. */
-export function formatMap(m: Record<string, string> | undefined): string {
-  return Object.keys(m ?? {})
-    .sort()
-    .map((k) => `${k}=${JSON.stringify(m?.[k] ?? '')}`)
-    .join('\n');
-}
-
 /** The node's amounts a limit falls back to when a container sets none (MergeContainerResourceLimits). */
 export interface NodeAllocatable {
   cpuMillis: number;
@@ -195,28 +187,6 @@ function resourceFieldValue(pod: Pod, ref: { containerName?: string; resource: s
   throw new Error(`unsupported container resource : ${ref.resource}`);
 }
 
-function objectFieldValue(pod: Pod, path: string): string {
-  switch (path) {
-    case 'metadata.name':
-      return pod.metadata.name ?? '';
-    case 'metadata.namespace':
-      return pod.metadata.namespace ?? '';
-    case 'metadata.uid':
-      return pod.metadata.uid ?? '';
-    case 'metadata.labels':
-      return formatMap(pod.metadata.labels);
-    case 'metadata.annotations':
-      return formatMap(pod.metadata.annotations);
-    default: {
-      const label = /^metadata\.labels\['(.+)'\]$/.exec(path)?.[1];
-      if (label) return pod.metadata.labels?.[label] ?? '';
-      const annotation = /^metadata\.annotations\['(.+)'\]$/.exec(path)?.[1];
-      if (annotation) return pod.metadata.annotations?.[annotation] ?? '';
-      throw new Error(`unsupported fieldPath: ${path}`);
-    }
-  }
-}
-
 type DownwardAPIItems = NonNullable<Volume['downwardAPI']>['items'];
 
 /** downwardapi CollectData: the items' files, path to content and mode. Throws on a field it cannot resolve. */
@@ -224,7 +194,7 @@ function collectDownwardAPI(pod: Pod, items: DownwardAPIItems, defaultMode: numb
   const files = new Map<string, PayloadFile>();
   for (const item of items ?? []) {
     const mode = item.mode ?? defaultMode;
-    if (item.fieldRef) files.set(validatePath(item.path), { content: objectFieldValue(pod, item.fieldRef.fieldPath), mode });
+    if (item.fieldRef) files.set(validatePath(item.path), { content: extractFieldPathAsString(pod, item.fieldRef.fieldPath), mode });
     else if (item.resourceFieldRef) files.set(validatePath(item.path), { content: resourceFieldValue(pod, item.resourceFieldRef, node), mode });
   }
   return files;

@@ -68,3 +68,4 @@ export {
 } from './node-allocatable.js';
 export type { EvictionThreshold, NodeReservations, NodeResourceSettings, ResourceAmounts } from './node-allocatable.js';
 export { DEFAULT_NODE_LABELS, LabelArchBeta, LabelArchStable, LabelHostname, LabelOSBeta, LabelOSStable, goArch, nodeLabels } from './node-labels.js';
+export { extractFieldPathAsString, formatMap, isObjectFieldPath } from './fieldpath.js';

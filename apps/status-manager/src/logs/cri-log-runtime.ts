@@ -1,4 +1,4 @@
-import { isNotFound, type CriRuntime } from '@app/cri';
+import { containerLogFile, type CriRuntime } from '@app/cri';
 import { KubeletLabels } from '@app/kube';
 import { LogRuntime, type LogContainer } from './ports.js';
 
@@ -12,13 +12,7 @@ export class CriLogRuntime extends LogRuntime {
     const res = await this.cri.runtime('ListContainers', { filter: { labelSelector } });
     return res.containers.map((c) => ({ id: c.id, createdAt: Number(c.createdAt) / 1e6, state: c.state as LogContainer['state'] }));
   }
-  async status(id: string): Promise<{ logPath: string; running: boolean } | undefined> {
-    try {
-      const res = await this.cri.runtime('ContainerStatus', { containerId: id, verbose: false });
-      return res.status ? { logPath: res.status.logPath, running: res.status.state === 'CONTAINER_RUNNING' } : undefined;
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+  status(id: string): Promise<{ logPath: string; running: boolean } | undefined> {
+    return containerLogFile(this.cri, id);
   }
 }

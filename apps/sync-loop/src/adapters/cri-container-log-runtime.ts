@@ -1,4 +1,4 @@
-import { isNotFound, type CriRuntime } from '@app/cri';
+import { containerLogFile, type CriRuntime } from '@app/cri';
 import { KubeletLabels } from '@app/kube';
 import type { LeaderFence } from '@app/nats';
 import { ContainerLogRuntime } from '../ports.js';
@@ -16,14 +16,8 @@ export class CriContainerLogRuntime extends ContainerLogRuntime {
     const res = await this.cri.runtime('ListContainers', { filter: { state: { state: 'CONTAINER_RUNNING' }, labelSelector: { [KubeletLabels.node]: this.node } } });
     return res.containers.filter((c) => c.state === 'CONTAINER_RUNNING').map((c) => c.id);
   }
-  async containerLog(id: string): Promise<{ logPath: string; running: boolean } | undefined> {
-    try {
-      const res = await this.cri.runtime('ContainerStatus', { containerId: id, verbose: false });
-      return res.status ? { logPath: res.status.logPath, running: res.status.state === 'CONTAINER_RUNNING' } : undefined;
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+  containerLog(id: string): Promise<{ logPath: string; running: boolean } | undefined> {
+    return containerLogFile(this.cri, id);
   }
   async reopenContainerLog(id: string): Promise<void> {
     this.fence.check('reopen a container log');
