@@ -159,6 +159,8 @@ export async function startNats(
     onSpawn?: (child: ChildProcess) => void;
     detached?: boolean;
     failOnViolations?: boolean;
+    /** The nats-server to run (default natsServerBinary()). */
+    binary?: string;
   } = {},
 ): Promise<NatsServer> {
   for (const p of [opts.port, opts.monitorPort]) {
@@ -179,7 +181,7 @@ export async function startNats(
   const monitorUrl = `http://127.0.0.1:${monitorPort}`;
   /** One nats-server process on the config, ready once its JetStream is. */
   const spawnServer = async (): Promise<ChildProcess> => {
-    const child = spawn(natsServerBinary(), ['-c', credentials.configFile], { stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached === true });
+    const child = spawn(opts.binary ?? natsServerBinary(), ['-c', credentials.configFile], { stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached === true });
     opts.onSpawn?.(child);
     const spawnError = new Promise<never>((_, rej) => child.once('error', (e) => rej(new Error(`cannot start nats-server: ${e.message} (run deploy/install.sh)`))));
     pipeLines(child, (line) => {
