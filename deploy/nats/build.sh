@@ -27,7 +27,7 @@ for g in go "${KS_CONTROL_PLANE_CACHE:-/var/cache/kubelet-split/control-plane}"/
 done
 fallback="$(command -v nats-server || echo 'no nats-server on PATH')"
 if [ -z "$GO" ]; then
-  echo "nats/build.sh: no Go 1.24 or later here: keeping $fallback ($(nats-server --version 2>/dev/null || echo '?')), which has no message tracing (trace --nats needs nats-server 2.11 or later)" >&2
+  echo "nats/build.sh: no Go 1.24 or later here: keeping $fallback ($(nats-server --version 2>/dev/null || echo '?')), which has no message tracing (trace --nats-trace needs nats-server 2.11 or later)" >&2
   echo "$fallback"
   exit 0
 fi
