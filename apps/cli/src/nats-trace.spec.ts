@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TRACE_RECORD_TYPE, type TraceRecord } from '@app/nats';
 import { buildTimeline } from './trace.js';
-import { describeDelivery, joinServerViews, natsTraceProbes, printServerViews, serverTraces, serverView, type ServerView } from './nats-trace.js';
+import { describeDelivery, probeable, joinServerViews, natsTraceProbes, printServerViews, serverTraces, serverView, type ServerView } from './nats-trace.js';
 import { RECORDED_TRACE_EVENTS } from './nats-trace.fixtures.js';
 
 const UID = '11111111-2222-3333-4444-555555555555';
@@ -19,6 +19,7 @@ const records: TraceRecord[] = [
   rec('a000000000000004', 3, { kind: 'kv.put', instance: 'sync-loop@n1#e5f6', bucket: 'pods', key: `n1.${UID}`, revision: 4 }),
   rec('a000000000000005', 4, { kind: 'publish', instance: 'pleg@n1#0001', subject: `kubelet.n1.pleg.${UID}` }),
   rec('a000000000000006', 5, { kind: 'publish', instance: 'prober@n1#0001' }),
+  rec('a000000000000007', 6, { kind: 'request', instance: 'pleg@n1#0001', subject: '$JS.API.STREAM.INFO.KV_pod-cache' }),
 ];
 
 /** The recorded events as the CLI would have them: by the subject each probe asked about. */
@@ -42,6 +43,19 @@ describe('trace --nats-trace', () => {
       { name: 'an unknown version does not (nothing is sent)', version: undefined, want: false },
     ];
     for (const tc of cases) it(tc.name, () => assert.equal(serverTraces(tc.version), tc.want));
+  });
+
+  describe('which subjects are asked about', () => {
+    const cases = [
+      { name: 'a pod work subject', subject: `kubelet.n1.work.0.${UID}`, want: true },
+      { name: 'a CRI call', subject: 'cri.n1.runtime.RunPodSandbox', want: true },
+      { name: 'a KV write (its stream skips a trace-only message)', subject: `$KV.pods.n1.${UID}`, want: true },
+      { name: 'a reply inbox', subject: '_INBOX_pod-worker.abc.1', want: false },
+      { name: 'the JetStream API, whose handler a trace-only message still reaches', subject: '$JS.API.STREAM.DELETE.KV_pods', want: false },
+      { name: 'a JetStream ack', subject: '$JS.ACK.KV_pods.c.1.2.3.4.5', want: false },
+      { name: 'the system account', subject: '$SYS.REQ.SERVER.PING', want: false },
+    ];
+    for (const tc of cases) it(tc.name, () => assert.equal(probeable(tc.subject), tc.want));
   });
 
   it('asks once per subject the pod went over, with the trace headers of its first hop', () => {

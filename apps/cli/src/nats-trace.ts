@@ -49,6 +49,17 @@ export function hopSubject(hop: Pick<TimelineHop, 'subject' | 'kind' | 'bucket' 
 }
 
 /**
+ * Subjects never probed: replies (`_INBOX...`), and the server's own APIs,
+ * whose internal handlers a trace-only message still reaches
+ * (server/client.go deliverMsg calls an internal subscription's callback):
+ * a trace-only `$JS.API.STREAM.DELETE` would delete. `$KV.` is probed: the
+ * stream that captures it skips storing a trace-only message.
+ */
+export function probeable(subject: string): boolean {
+  return !/^(_INBOX|\$JS\.|\$JSC\.|\$SYS\.|\$NRG\.|\$SRV\.)/.test(subject);
+}
+
+/**
  * One probe per subject of the timeline (the server's routing depends on the
  * subject only), with the headers of its first hop: its `traceparent`, the
  * pod UID and the sending instance, as the hop carried them.
@@ -57,7 +68,7 @@ export function natsTraceProbes(hops: readonly TimelineHop[]): NatsTraceProbe[] 
   const bySubject = new Map<string, NatsTraceProbe>();
   for (const hop of hops) {
     const subject = hopSubject(hop);
-    if (!subject || subject.startsWith('_INBOX')) continue;
+    if (!subject || !probeable(subject)) continue;
     const probe = bySubject.get(subject);
     if (probe) {
       probe.spanIds.push(hop.spanId);
@@ -190,7 +201,7 @@ export function joinServerViews(hops: readonly TimelineHop[], views: ReadonlyMap
   const out: HopServerView[] = [];
   for (const hop of hops) {
     const subject = hopSubject(hop);
-    if (!subject || subject.startsWith('_INBOX')) continue;
+    if (!subject || !probeable(subject)) continue;
     const server = views.get(subject);
     out.push({ offsetMs: hop.offsetMs, instance: hop.instance, what: hop.what, subject, ...(server ? { server } : {}) });
   }
