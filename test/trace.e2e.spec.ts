@@ -130,7 +130,7 @@ describe('a pod\'s trace across services', { timeout: 300_000 }, () => {
       stack.nc.subscribe(subject, { callback: (_e, m) => void (m.headers?.get('Nats-Trace-Only') ? delivered.push(m.subject) : undefined) }),
     );
     await stack.nc.flush();
-    const cli = [join(REPO_ROOT, 'dist', 'apps', 'cli', 'src', 'cli.js'), 'trace', uid, '--nats-trace', '-o', 'json', '--nats', stack.nats.url, '--nats-password-file', stack.nats.credentials.passwordFile('admin')];
+    const cli = [join(REPO_ROOT, 'dist', 'apps', 'cli', 'src', 'cli.js'), 'trace', name, '--server', stack.api, '--nats-trace', '-o', 'json', '--nats', stack.nats.url, '--nats-password-file', stack.nats.credentials.passwordFile('admin')];
     const { stdout } = await promisify(execFile)(process.execPath, cli, { encoding: 'utf8', timeout: 30_000 });
     const out = JSON.parse(stdout) as { server: string; natsTrace: HopServerView[] };
     assert.match(out.server, /^nats-server 2\.(1[1-9]|[2-9]\d)\./, 'the stack runs a nats-server with message tracing (deploy/nats/build.sh)');
