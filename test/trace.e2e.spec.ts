@@ -4,13 +4,21 @@
  * hops cover every service on its way to Running, each after its cause,
  * with non-negative durations; the trace up to the Running status spans the
  * pod's start latency as the test measures it on the wire; and the records
- * survive a restart of a service.
+ * survive a restart of a service. With `--nats-trace` (nats-server 2.11 or
+ * later, deploy/nats/build.sh), the CLI shows for the pod's hops the
+ * service instances the server routes each subject to, and no service
+ * receives the trace-only copies it sends.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { PodUpdateMessage, StatusCommandMessage } from '@app/contracts';
 import { NodeStack } from './support/node-stack.js';
 import { buildTimeline, podTraceFilter, readTraceRecords, type TraceRecord } from '@app/nats';
+import type { HopServerView } from '../apps/cli/src/nats-trace.js';
+import { REPO_ROOT } from '../deploy/local/stack.js';
 
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
 const dec = new TextDecoder();
@@ -104,6 +112,40 @@ describe('a pod\'s trace across services', { timeout: 300_000 }, () => {
     const afterRestart = await records(uid);
     const spans = new Set(afterRestart.map((r) => r.spanId));
     assert.deepEqual(all.filter((r) => !spans.has(r.spanId)).map(describeRecord), [], 'no record lost across the restart');
+  });
+
+  it('trace --nats-trace shows the instances nats-server routes each hop to, and delivers none of its probes', async () => {
+    const name = stack.podName('probed');
+    stack.writeManifest('probed', `apiVersion: v1\nkind: Pod\nmetadata:\n  name: probed\nspec:\n  hostNetwork: true\n  terminationGracePeriodSeconds: 2\n  containers:\n    - name: main\n      image: ${IMAGE}\n      command: ["sleep", "3600"]\n`);
+    await stack.waitForPod('probed', 'Running', (s) => s.phase === 'Running', 60_000);
+    const uid = (await stack.podList()).items.find((p) => p.metadata?.name === name)?.metadata?.uid ?? '';
+    assert.ok(uid, 'the pod has a UID');
+    await stack.waitFor('the sandbox among the trace records', async () => ((await records(uid)).some((r) => r.kind === 'cri' && r.method === 'StartContainer') ? true : undefined), 10_000);
+
+    // A probe delivered anywhere would reach this catch-all subscription too, still carrying its trace headers.
+    const delivered: string[] = [];
+    const watch = [`kubelet.trace-e2e.>`, `cri.trace-e2e.>`, '$KV.>'].map((subject) =>
+      stack.nc.subscribe(subject, { callback: (_e, m) => void (m.headers?.get('Nats-Trace-Only') ? delivered.push(m.subject) : undefined) }),
+    );
+    await stack.nc.flush();
+    const cli = [join(REPO_ROOT, 'dist', 'apps', 'cli', 'src', 'cli.js'), 'trace', name, '--server', stack.api, '--nats-trace', '-o', 'json', '--nats', stack.nats.url, '--nats-password-file', stack.nats.credentials.passwordFile('admin')];
+    const { stdout } = await promisify(execFile)(process.execPath, cli, { encoding: 'utf8', timeout: 30_000 });
+    const out = JSON.parse(stdout) as { server: string; natsTrace: HopServerView[] };
+    assert.match(out.server, /^nats-server 2\.(1[1-9]|[2-9]\d)\./, 'the stack runs a nats-server with message tracing (deploy/nats/build.sh)');
+
+    const routedTo = (pred: (subject: string) => boolean) => [...new Set(out.natsTrace.filter((r) => pred(r.subject)).flatMap((r) => r.server?.egress.map((e) => `${e.name.split('#')[0]} ${e.queue ?? ''}`.trim()) ?? []))].sort();
+    assert.ok(out.natsTrace.length > 0 && out.natsTrace.every((r) => r.server), `every hop has a trace event: ${out.natsTrace.filter((r) => !r.server).map((r) => r.subject).join(', ')}`);
+    assert.ok(routedTo((s) => s.startsWith('kubelet.trace-e2e.work.') && !s.includes('.work.done.')).includes('pod-worker@trace-e2e pod-worker'), 'work goes to the pod workers\' queue group');
+    assert.ok(routedTo((s) => s === 'cri.trace-e2e.runtime.RunPodSandbox').includes('cri-gateway@trace-e2e cri-gateway'), 'RunPodSandbox goes to the CRI gateway\'s queue group');
+    assert.ok(routedTo((s) => s.startsWith('kubelet.trace-e2e.config.')).some((c) => c.startsWith('sync-loop@trace-e2e')), 'the pod config goes to the sync loop');
+    const kv = out.natsTrace.find((r) => r.subject.startsWith('$KV.'));
+    assert.ok(kv?.server?.streams.some((s) => s.stream.startsWith('KV_')), `a KV write is shown with its stream: ${JSON.stringify(kv)}`);
+
+    await stack.nc.flush();
+    await new Promise((r) => setTimeout(r, 500));
+    for (const sub of watch) sub.unsubscribe();
+    assert.deepEqual(delivered, [], 'no trace-only probe was delivered');
+    assert.equal((await stack.podList()).items.find((p) => p.metadata?.name === name)?.status?.phase, 'Running', 'the pod is untouched');
   });
 });
 

@@ -7,7 +7,7 @@
  *   kubelet-split describe pod NAME [-n NAMESPACE]
  *   kubelet-split logs POD [-c CONTAINER] [-f] [--previous] [--tail N] [--since DURATION] [--timestamps] [-n NAMESPACE]
  *   kubelet-split topology [-o table|mermaid|dot|json] [--nats-monitor URL] [--interval DURATION] [--node NODE]
- *   kubelet-split trace POD|UID [-n NAMESPACE] [-o json] [--follow] [--nats URL] [--nats-password-file FILE]
+ *   kubelet-split trace POD|UID [-n NAMESPACE] [-o json] [--follow] [--nats-trace] [--nats URL] [--nats-password-file FILE]
  *
  * --server (or KUBELET_SPLIT_SERVER) is the status manager's URL; default http://127.0.0.1:10315.
  * --token-file (or KUBELET_SPLIT_TOKEN_FILE): a file holding the bearer token of a status manager
@@ -15,7 +15,8 @@
  * topology reads NATS monitoring instead: --nats-monitor (or KUBELET_SPLIT_NATS_MONITOR),
  * default http://127.0.0.1:8222.
  * trace reads the KUBELET_TRACES stream from NATS (--nats or KUBELET_SPLIT_NATS, default
- * nats://127.0.0.1:4222) as the admin user (--nats-password-file or KUBELET_SPLIT_NATS_PASSWORD_FILE).
+ * nats://127.0.0.1:4222) as the admin user (--nats-password-file or KUBELET_SPLIT_NATS_PASSWORD_FILE);
+ * --nats-trace adds what nats-server (2.11 or later) sees of each hop, from its message tracing.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -33,7 +34,7 @@ const USAGE = `usage:
   kubelet-split describe pod NAME [-n NAMESPACE] [--server URL] [--token-file FILE]
   kubelet-split logs POD [-c CONTAINER] [-f] [--previous] [--tail N] [--since DURATION | --since-time TIME] [--timestamps] [--limit-bytes N] [-n NAMESPACE] [--server URL] [--token-file FILE]
   kubelet-split topology [-o table|mermaid|dot|json] [--nats-monitor URL] [--interval DURATION] [--node NODE]
-  kubelet-split trace POD|UID [-n NAMESPACE] [-o json] [-f|--follow] [--nats URL] [--nats-password-file FILE] [--server URL] [--token-file FILE]`;
+  kubelet-split trace POD|UID [-n NAMESPACE] [-o json] [-f|--follow] [--nats-trace] [--nats URL] [--nats-password-file FILE] [--server URL] [--token-file FILE]`;
 
 /** The bearer token, when --token-file is given. */
 let token: string | undefined;
@@ -67,6 +68,7 @@ async function main(argv: string[]): Promise<number> {
       help: { type: 'boolean', short: 'h' },
       container: { type: 'string', short: 'c' },
       follow: { type: 'boolean', short: 'f', default: false },
+      'nats-trace': { type: 'boolean', default: false },
       previous: { type: 'boolean', short: 'p', default: false },
       timestamps: { type: 'boolean', default: false },
       tail: { type: 'string', default: '-1' },
@@ -139,6 +141,7 @@ async function main(argv: string[]): Promise<number> {
       namespace: values.namespace ?? 'default',
       output: values.output ?? '',
       follow: values.follow ?? false,
+      natsTrace: values['nats-trace'] ?? false,
       pods: () => fetchJson<PodList>(`${server}/pods`),
       nats: { servers: (values.nats ?? '').split(','), ...(values['nats-password-file'] ? { passwordFile: values['nats-password-file'] } : {}) },
       out: (s) => process.stdout.write(s),
