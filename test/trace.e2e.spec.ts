@@ -29,6 +29,9 @@ describe('a pod\'s trace across services', { timeout: 300_000 }, () => {
   before(() => stack.start());
   after(() => stack.stop());
 
+  /** The CLI's arguments against this stack, as its admin. */
+  const cliArgs = (...args: string[]) => [join(REPO_ROOT, 'dist', 'apps', 'cli', 'src', 'cli.js'), ...args, '--server', stack.api, '--nats', stack.nats.url, '--nats-password-file', stack.nats.credentials.passwordFile('admin')];
+
   async function records(uid: string): Promise<TraceRecord[]> {
     const out: TraceRecord[] = [];
     await readTraceRecords(stack.nc, podTraceFilter(uid), (r) => void out.push(r), { follow: false });
@@ -104,14 +107,40 @@ describe('a pod\'s trace across services', { timeout: 300_000 }, () => {
     const upToRunning = buildTimeline(uid, all.filter((r) => r.at <= running.at));
     assert.ok(Math.abs(upToRunning.totalMs - startLatency) <= 0.1 * startLatency, `trace total ${upToRunning.totalMs}ms vs start latency ${startLatency}ms`);
 
-    // The records are in JetStream: a restarted service takes none of them away.
-    const sm = stack.procs.get('status-manager#0');
-    assert.ok(sm);
-    await sm.stop(10_000);
-    await stack.startService('status-manager', '0');
-    const afterRestart = await records(uid);
-    const spans = new Set(afterRestart.map((r) => r.spanId));
-    assert.deepEqual(all.filter((r) => !spans.has(r.spanId)).map(describeRecord), [], 'no record lost across the restart');
+    // A watcher's hop is linked to the KV write it saw (a KV entry carries no headers: by bucket, key and revision).
+    const watched = timeline.hops.filter((h) => h.kind === 'kv.watch' && h.parentSpanId !== undefined);
+    assert.ok(watched.length > 0, `a KV watch linked to its write: ${timeline.hops.filter((h) => h.kind.startsWith('kv.')).map((h) => `${h.what} by ${h.instance}`).join('; ')}`);
+    for (const w of watched) {
+      const put = bySpan.get(w.parentSpanId ?? '');
+      assert.deepEqual([put?.kind, put?.bucket, put?.key, put?.revision], ['kv.put', w.bucket, w.key, w.revision]);
+    }
+
+    // The records are in JetStream: a restart of any one service takes none of them away, and
+    // `kubelet-split trace` still reads the whole timeline after each.
+    for (const service of ['status-manager', 'config-source', 'sync-loop', 'pod-worker', 'pleg', 'prober', 'cri-gateway'] as const) {
+      const proc = stack.procs.get(`${service}#0`);
+      assert.ok(proc, service);
+      await proc.stop(10_000);
+      await stack.startService(service, '0');
+      const afterRestart = await records(uid);
+      const spans = new Set(afterRestart.map((r) => r.spanId));
+      assert.deepEqual(all.filter((r) => !spans.has(r.spanId)).map(describeRecord), [], `no record lost across the restart of ${service}`);
+    }
+    const { stdout } = await promisify(execFile)(process.execPath, cliArgs('trace', name, '-o', 'json'), { encoding: 'utf8', timeout: 30_000 });
+    const printed = JSON.parse(stdout) as { hops: { spanId: string }[] };
+    const printedSpans = new Set(printed.hops.map((h) => h.spanId));
+    assert.deepEqual(all.filter((r) => !printedSpans.has(r.spanId)).map(describeRecord), [], 'trace POD prints every hop after the restarts');
+
+    // And the restarted services record the next pod's way as before.
+    stack.writeManifest('after-restarts', `apiVersion: v1\nkind: Pod\nmetadata:\n  name: after-restarts\nspec:\n  hostNetwork: true\n  terminationGracePeriodSeconds: 2\n  containers:\n    - name: main\n      image: ${IMAGE}\n      command: ["sleep", "3600"]\n`);
+    await stack.waitForPod('after-restarts', 'Running', (s) => s.phase === 'Running', 60_000);
+    const next = (await stack.podList()).items.find((p) => p.metadata?.name === stack.podName('after-restarts'))?.metadata?.uid ?? '';
+    const nextRecords = await stack.waitFor('every service among the next pod\'s records', async () => {
+      const rs = await records(next);
+      const by = new Set(rs.map((r) => r.instance.split('@')[0]));
+      return SERVICES.every((s) => by.has(s)) ? rs : undefined;
+    }, 15_000);
+    assert.ok(nextRecords.some((r) => r.kind === 'cri' && r.method === 'StartContainer'));
   });
 
   it('trace --nats-trace shows the instances nats-server routes each hop to, and delivers none of its probes', async () => {
@@ -128,8 +157,7 @@ describe('a pod\'s trace across services', { timeout: 300_000 }, () => {
       stack.nc.subscribe(subject, { callback: (_e, m) => void (m.headers?.get('Nats-Trace-Only') ? delivered.push(m.subject) : undefined) }),
     );
     await stack.nc.flush();
-    const cli = [join(REPO_ROOT, 'dist', 'apps', 'cli', 'src', 'cli.js'), 'trace', name, '--server', stack.api, '--nats-trace', '-o', 'json', '--nats', stack.nats.url, '--nats-password-file', stack.nats.credentials.passwordFile('admin')];
-    const { stdout } = await promisify(execFile)(process.execPath, cli, { encoding: 'utf8', timeout: 30_000 });
+    const { stdout } = await promisify(execFile)(process.execPath, cliArgs('trace', name, '--nats-trace', '-o', 'json'), { encoding: 'utf8', timeout: 30_000 });
     const out = JSON.parse(stdout) as { server: string; natsTrace: HopServerView[] };
     assert.match(out.server, /^nats-server 2\.(1[1-9]|[2-9]\d)\./, 'the stack runs a nats-server with message tracing (deploy/nats/build.sh)');
 

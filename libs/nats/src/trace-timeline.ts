@@ -33,6 +33,7 @@ export function describeHop(r: TraceRecord): string {
   const d = r.detail ?? {};
   const str = (k: string) => (d[k] === undefined ? '' : String(d[k]));
   if (r.kind === 'cri') return `CRI ${r.method ?? ''}${r.error ? ` (${r.error})` : ''}`;
+  if (r.kind === 'kv.watch') return `KV watch ${r.bucket ?? ''} ${r.key ?? ''}${r.revision !== undefined ? ` @${r.revision}` : ''}${r.from ? ` (written by ${r.from})` : ''}`;
   if (r.kind === 'kv.put') return `KV put ${r.bucket ?? ''} ${r.key ?? ''}${r.revision !== undefined ? ` @${r.revision}` : ''}${d['version'] !== undefined ? ` status v${str('version')}` : ''}`;
   const verb = r.kind === 'handle' ? 'handled' : r.kind === 'request' ? 'asked' : 'sent';
   let what = verb;
@@ -48,7 +49,7 @@ export function describeHop(r: TraceRecord): string {
  * in the same millisecond, and measures them.
  */
 export function buildTimeline(podUid: string, records: readonly TraceRecord[]): Timeline {
-  const byStart = [...records].sort((a, b) => a.at - b.at);
+  const byStart = linkWatches(records).sort((a, b) => a.at - b.at);
   const ordered = causalOrder(byStart);
   const first = ordered[0]?.at ?? 0;
   const end = ordered.reduce((m, r) => Math.max(m, r.at + r.durationMs), first);
@@ -61,6 +62,24 @@ export function buildTimeline(podUid: string, records: readonly TraceRecord[]): 
     slowestSpanId: slowest?.spanId,
     hops: ordered.map((r) => ({ ...r, offsetMs: round(r.at - first), what: describeHop(r) })),
   };
+}
+
+const revisionOf = (r: TraceRecord) => `${r.bucket ?? ''}\u0000${r.key ?? ''}\u0000${r.revision ?? ''}`;
+
+/**
+ * A watcher's hop joins the trace of the write it saw: a KV entry carries
+ * no headers, so the watcher recorded the bucket, key and revision, and the
+ * `kv.put` hop of that revision becomes its parent (and its sender). A
+ * watch whose write was not recorded (a loop outside any trace, or a write
+ * older than the stream keeps) stays a root of its own.
+ */
+function linkWatches(records: readonly TraceRecord[]): TraceRecord[] {
+  const puts = new Map<string, TraceRecord>();
+  for (const r of records) if (r.kind === 'kv.put' && r.revision !== undefined) puts.set(revisionOf(r), r);
+  return records.map((r) => {
+    const put = r.kind === 'kv.watch' ? puts.get(revisionOf(r)) : undefined;
+    return put ? { ...r, traceId: put.traceId, parentSpanId: put.spanId, from: put.instance } : r;
+  });
 }
 
 /** Stable: a hop whose parent is listed after it (same start) moves right after the parent. */
