@@ -161,10 +161,13 @@ describe('a pod\'s trace across services', { timeout: 300_000 }, () => {
     const out = JSON.parse(stdout) as { server: string; natsTrace: HopServerView[] };
     assert.match(out.server, /^nats-server 2\.(1[1-9]|[2-9]\d)\./, 'the stack runs a nats-server with message tracing (deploy/nats/build.sh)');
 
-    const routedTo = (pred: (subject: string) => boolean) => [...new Set(out.natsTrace.filter((r) => pred(r.subject)).flatMap((r) => r.server?.egress.map((e) => `${e.name.split('#')[0]} ${e.queue ?? ''}`.trim()) ?? []))].sort();
+    // The instances each hop goes to (this test's own catch-all subscription, `e2e-test`, left out).
+    const routedTo = (pred: (subject: string) => boolean) =>
+      [...new Set(out.natsTrace.filter((r) => pred(r.subject)).flatMap((r) => r.server?.egress.filter((e) => e.name !== 'e2e-test').map((e) => `${e.name.split('#')[0]} ${e.queue ?? ''}`.trim()) ?? []))].sort();
     assert.ok(out.natsTrace.length > 0 && out.natsTrace.every((r) => r.server), `every hop has a trace event: ${out.natsTrace.filter((r) => !r.server).map((r) => r.subject).join(', ')}`);
-    assert.ok(routedTo((s) => s.startsWith('kubelet.trace-e2e.work.') && !s.includes('.work.done.')).includes('pod-worker@trace-e2e pod-worker'), 'work goes to the pod workers\' queue group');
-    assert.ok(routedTo((s) => s === 'cri.trace-e2e.runtime.RunPodSandbox').includes('cri-gateway@trace-e2e cri-gateway'), 'RunPodSandbox goes to the CRI gateway\'s queue group');
+    const work = routedTo((s) => s.startsWith('kubelet.trace-e2e.work.') && !s.includes('.work.done.'));
+    assert.deepEqual(work, ['pod-worker@trace-e2e'], 'work goes to the one pod worker owning its shard, in no queue group');
+    assert.ok(routedTo((s) => s === 'cri.trace-e2e.runtime.RunPodSandbox').includes('cri-gateway@trace-e2e cri-gateway'), `RunPodSandbox goes to the CRI gateway's queue group: ${JSON.stringify(out.natsTrace.filter((r) => r.subject.endsWith('RunPodSandbox')))}`);
     assert.ok(routedTo((s) => s.startsWith('kubelet.trace-e2e.config.')).some((c) => c.startsWith('sync-loop@trace-e2e')), 'the pod config goes to the sync loop');
     const kv = out.natsTrace.find((r) => r.subject.startsWith('$KV.'));
     assert.ok(kv?.server?.streams.some((s) => s.stream.startsWith('KV_')), `a KV write is shown with its stream: ${JSON.stringify(kv)}`);

@@ -132,7 +132,7 @@ describe('recording hops at the doors', () => {
     assert.equal(watched?.parentSpanId, put?.spanId);
     assert.equal(watched?.traceId, put?.traceId);
     assert.equal(watched?.what, 'KV watch pod-cache n1.pod.uid-1 @1 (written by pleg@n1#a)');
-    assert.ok(t.hops.indexOf(watched!) > t.hops.findIndex((h) => h.spanId === put?.spanId), 'after the write');
+    assert.ok(t.hops.indexOf(watched) > t.hops.findIndex((h) => h.spanId === put?.spanId), 'after the write');
     const alone = t.hops.find((h) => h.spanId === unrecorded?.spanId);
     assert.equal(alone?.parentSpanId, undefined, 'a write not recorded leaves the watch a root');
     assert.equal(alone?.what, 'KV watch pod-cache n1.pod.uid-1 @7');
