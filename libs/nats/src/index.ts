@@ -5,7 +5,7 @@ export { BUCKETS, ensureBuckets, kvKey } from './buckets.js';
 export type { BucketId, KV, KvEntry, KvWatchEntry } from './buckets.js';
 export { Headers, formatTraceparent, messageHeaders, nextSpan, parseTraceparent, readMeta } from './headers.js';
 export type { MessageMeta, TraceContext } from './headers.js';
-export { continueTrace, currentTrace, hopOf, hopStart, installTraceRecorder, msSince, recordHop, recordKvWatch, runInTrace } from './trace-context.js';
+export { continueTrace, currentTrace, hopOf, hopStart, installTraceRecorder, msSince, recordHop, recordKvWatch, runInTrace, withTraceRecorderScope } from './trace-context.js';
 export { JetStreamTraceRecorder, NoTraceRecorder, TRACE_RECORD_TYPE, TRACE_STREAM, TRACE_SUBJECTS, TraceRecorder, ensureTraceStream, messageFacts, parseTraceRecord, traceSubject } from './trace-records.js';
 export type { TraceBufferOptions, TraceHop, TraceHopKind, TraceRecord, TraceStreamLimits } from './trace-records.js';
 export type { ActiveTrace, TraceLogger, TracedMessage, WatchedKvEntry } from './trace-context.js';
