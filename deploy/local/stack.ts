@@ -17,12 +17,22 @@ import { writeNatsCredentials, type NatsCredentials } from '../nats/server-confi
 /** The repository root (this file is dist/deploy/local/stack.js or deploy/local/stack.ts). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), fileURLToPath(import.meta.url).includes('/dist/') ? '../../..' : '../..');
 
+/**
+ * Which build the processes run: tsc's output under dist/apps (the default), or with KS_ENTRY=bundle the
+ * bundles deploy/bundle.mjs makes under dist/bundle, which start faster (the launcher's default).
+ */
+function entryOf(app: ServiceName | 'kubelet'): string {
+  return process.env['KS_ENTRY'] === 'bundle' ? join(REPO_ROOT, 'dist', 'bundle', `${app}.mjs`) : join(REPO_ROOT, 'dist', 'apps', app, 'src', 'main.js');
+}
+
 export function serviceEntry(service: ServiceName): string {
-  return join(REPO_ROOT, 'dist', 'apps', service, 'src', 'main.js');
+  return entryOf(service);
 }
 
 /** The one-process entry point: runs the services TARGET names (docs/adr/0016-one-process-mode.md). */
-export const ONE_PROCESS_ENTRY = join(REPO_ROOT, 'dist', 'apps', 'kubelet', 'src', 'main.js');
+export function oneProcessEntry(): string {
+  return entryOf('kubelet');
+}
 
 /** A free TCP port on loopback (the kernel's choice). */
 export async function freePort(): Promise<number> {
@@ -300,7 +310,7 @@ export function spawnModules(
     ports.set(service, port);
     for (const [k, v] of Object.entries({ ...own, PORT: String(port) })) env[`${moduleEnvPrefix(service)}${k}`] = v;
   }
-  const child = spawn(process.execPath, ['--enable-source-maps', ONE_PROCESS_ENTRY], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached === true });
+  const child = spawn(process.execPath, ['--enable-source-maps', oneProcessEntry()], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached === true });
   if (opts.sink) pipeLines(child, opts.sink);
   else {
     child.stdout?.resume();
