@@ -1,4 +1,4 @@
-# One image for every kubelet-split service; APP selects which one runs.
+# One image for every kubelet-split service; APP selects which one runs (kubelet: all of them in one process).
 #   docker build --build-arg APP=pleg -t kubelet-split/pleg .
 FROM node:24-bookworm-slim AS build
 WORKDIR /src
@@ -22,4 +22,5 @@ COPY --from=build /src/node_modules node_modules
 COPY --from=build /src/dist dist
 USER node
 STOPSIGNAL SIGTERM
-CMD ["sh", "-c", "exec node --enable-source-maps dist/apps/$APP/src/main.js"]
+# The bundle (deploy/bundle.mjs) starts faster than dist/apps/$APP/src/main.js; APP=kubelet is the one-process image (TARGET=all).
+CMD ["sh", "-c", "exec node --enable-source-maps dist/bundle/$APP.mjs"]
