@@ -15,11 +15,10 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import type { V1ContainerStatus, V1PodStatus } from '@kubernetes/client-node';
 import { SERVICE_NAMES, type ServiceInfo } from '@app/contracts';
-import type { TraceRecord } from '@app/nats';
+import { podTraceFilter, readTraceRecords, type TraceRecord } from '@app/nats';
 import { exited } from '../deploy/local/stack.js';
 import { NodeStack } from './support/node-stack.js';
 import { runtimeAddress } from './support/runtime.js';
-import { podTraceFilter, readTraceRecords } from '../apps/cli/src/trace-reader.js';
 
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
 const NODE = 'op-e2e';

@@ -4,7 +4,7 @@
  * launcher (launch.ts) and by the integration and end-to-end tests.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -155,6 +155,18 @@ export interface NatsServer {
   restart(opts?: { kill?: boolean; downMs?: number }): Promise<void>;
 }
 
+/**
+ * The nats-server to run: `$KS_NATS_SERVER`, else the one deploy/nats/build.sh
+ * built into its cache (`$KS_NATS_CACHE/bin/nats-server`, default under
+ * /var/cache/kubelet-split/nats: 2.11 or later, with message tracing), else
+ * `nats-server` on PATH (Debian's 2.9.10: everything but `trace --nats-trace`).
+ */
+export function natsServerBinary(env: NodeJS.ProcessEnv = process.env): string {
+  if (env['KS_NATS_SERVER']) return env['KS_NATS_SERVER'];
+  const built = join(env['KS_NATS_CACHE'] ?? '/var/cache/kubelet-split/nats', 'bin', 'nats-server');
+  return existsSync(built) ? built : 'nats-server';
+}
+
 /** Servers started here, by URL: a service spawned against one connects as its own user (spawnService). */
 const started = new Map<string, NatsServer>();
 
@@ -175,6 +187,8 @@ export async function startNats(
     onSpawn?: (child: ChildProcess) => void;
     detached?: boolean;
     failOnViolations?: boolean;
+    /** The nats-server to run (default natsServerBinary()). */
+    binary?: string;
   } = {},
 ): Promise<NatsServer> {
   for (const p of [opts.port, opts.monitorPort]) {
@@ -195,7 +209,7 @@ export async function startNats(
   const monitorUrl = `http://127.0.0.1:${monitorPort}`;
   /** One nats-server process on the config, ready once its JetStream is. */
   const spawnServer = async (): Promise<ChildProcess> => {
-    const child = spawn('nats-server', ['-c', credentials.configFile], { stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached === true });
+    const child = spawn(opts.binary ?? natsServerBinary(), ['-c', credentials.configFile], { stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached === true });
     opts.onSpawn?.(child);
     const spawnError = new Promise<never>((_, rej) => child.once('error', (e) => rej(new Error(`cannot start nats-server: ${e.message} (run deploy/install.sh)`))));
     pipeLines(child, (line) => {

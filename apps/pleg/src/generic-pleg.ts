@@ -12,6 +12,7 @@
 import { Clock } from '@app/clock';
 import type { PodCacheEntry, PodLifecycleEventMessage } from '@app/contracts';
 import type { ContainerStatus, CriRuntime, PodSandboxStatus } from '@app/cri';
+import { nextSpan, runInTrace, type ActiveTrace } from '@app/nats';
 import type { Logger } from '@app/observability';
 import { containerState, groupByPod, podEvents, type PodView } from './events.js';
 import { PlegEventSink, PlegMetrics, PodCacheStore } from './ports.js';
@@ -134,27 +135,17 @@ export class GenericPleg {
       const inspected: string[] = [];
       const failed: string[] = [];
       const allEvents: PodLifecycleEventMessage[] = [];
-      await this.forEachLimited([...changed.keys()], async (uid) => {
-        const view = current.get(uid);
-        try {
-          if (view) await this.cache.set(await this.withTimeout(this.inspect(view, timestamp), uid));
-          else await this.cache.delete(uid);
-        } catch (err) {
-          // Ignore this pod's events now; it is inspected again on the next relist.
-          failed.push(uid);
-          this.toReinspect.add(uid);
-          this.logger.warn({ uid, err: (err as Error).message }, 'PLEG: pod inspection failed; will retry on the next relist');
-          return;
-        }
-        this.toReinspect.delete(uid);
-        inspected.push(uid);
-        if (view) this.records.set(uid, view);
-        else this.records.delete(uid);
-        allEvents.push(...(changed.get(uid) ?? []));
+      // Each changed pod is one hop of its own trace (a relist is caused by no message): its
+      // inspection's CRI calls, its cache write and its events are recorded under it.
+      const traces = new Map<string, ActiveTrace>();
+      await this.forEachLimited([...changed.keys()], (uid) => {
+        const trace: ActiveTrace = { trace: nextSpan(), podUid: uid };
+        traces.set(uid, trace);
+        return runInTrace(trace, () => this.inspectChanged(uid, current.get(uid), timestamp, changed, inspected, failed, allEvents));
       });
 
       let discarded = 0;
-      for (const e of allEvents) if (!this.sink.publish(e)) discarded++;
+      for (const e of allEvents) if (!runInTrace(traces.get(e.id), () => this.sink.publish(e))) discarded++;
       if (discarded > 0) this.metrics?.discarded(discarded);
       await this.cache.updateTime(timestamp, this.relistThresholdMs);
 
@@ -204,6 +195,25 @@ export class GenericPleg {
         },
       );
     });
+  }
+
+  /** Inspects one changed pod into the cache; its events join `allEvents` once the cache has it. */
+  private async inspectChanged(uid: string, view: PodView | undefined, timestamp: number, changed: Map<string, PodLifecycleEventMessage[]>, inspected: string[], failed: string[], allEvents: PodLifecycleEventMessage[]): Promise<void> {
+    try {
+      if (view) await this.cache.set(await this.withTimeout(this.inspect(view, timestamp), uid));
+      else await this.cache.delete(uid);
+    } catch (err) {
+      // Ignore this pod's events now; it is inspected again on the next relist.
+      failed.push(uid);
+      this.toReinspect.add(uid);
+      this.logger.warn({ uid, err: (err as Error).message }, 'PLEG: pod inspection failed; will retry on the next relist');
+      return;
+    }
+    this.toReinspect.delete(uid);
+    inspected.push(uid);
+    if (view) this.records.set(uid, view);
+    else this.records.delete(uid);
+    allEvents.push(...(changed.get(uid) ?? []));
   }
 
   private async forEachLimited(items: string[], fn: (item: string) => Promise<void>): Promise<void> {

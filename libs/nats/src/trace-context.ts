@@ -168,3 +168,32 @@ export function continueTrace<T>(msg: TracedMessage, fn: () => T, logger?: Trace
   }
   return out;
 }
+
+/** A KV entry a watcher received, as far as its trace goes. */
+export interface WatchedKvEntry {
+  readonly bucket: string;
+  readonly key: string;
+  readonly revision: number;
+}
+
+/**
+ * Records that a watcher received `entry`, a write about `podUid`, and took
+ * the time since `started` (hopStart()) to apply it. A KV entry carries no
+ * headers, so the hop cannot continue the writer's trace here: it records
+ * where it read (bucket, key, revision) and the timeline links it to the
+ * `kv.put` hop of the same revision (trace-timeline.ts). Never throws.
+ */
+export function recordKvWatch(entry: WatchedKvEntry, podUid: string, started: { at: number; t0: number }): void {
+  const span = nextSpan();
+  recordHop({
+    kind: 'kv.watch',
+    podUid,
+    traceId: span.traceId,
+    spanId: span.spanId,
+    bucket: entry.bucket,
+    key: entry.key,
+    revision: entry.revision,
+    at: started.at,
+    durationMs: msSince(started.t0),
+  });
+}

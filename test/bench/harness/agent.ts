@@ -39,7 +39,9 @@ export interface Agent {
   pods(): Promise<Map<string, PodView>>;
   /** Its processes now (containerd and the containers excluded). */
   processes(): AgentProcess[];
-  /** Each process restarted once more on the idle agent: its cold start to ready, ms. Empty when it cannot. */
+  /** Whether restartEach can measure P5 again. */
+  readonly restartable: boolean;
+  /** Each process restarted once more on the idle agent: its cold start to ready, ms. */
   restartEach(): Promise<Record<string, number>>;
   /** Stops it and everything it started; the pods are gone before. */
   stop(): Promise<void>;

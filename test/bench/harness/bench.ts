@@ -7,7 +7,7 @@
  * Prints a markdown table; writes bench.json, bench.md and p1.svg (the P1
  * latency distributions, one line per agent) to --out.
  *
- *   npm run build && node dist/test/bench/harness/bench.js [--smoke] [--agents kubelet-split,kubelet] [--out .tmp/bench]
+ *   npm run build && node dist/test/bench/harness/bench.js [--smoke] [--agents kubelet-split,kubelet-split-one-process,kubelet] [--out .tmp/bench]
  *
  * It uses the project's containerd (deploy/runtime.sh, started here when it
  * is not running, and stopped again): run it under the e2e lock on a shared
@@ -16,7 +16,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, release } from 'node:os';
+import { cpus, loadavg, release } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { REPO_ROOT } from '../../../deploy/local/stack.js';
@@ -28,7 +28,7 @@ import { measureNatsHop } from './nats-hop.js';
 import { markdownTable, p1Chart, type AgentResult, type BenchResult } from './report.js';
 
 /** The agents `--agents` may name, in the order they run. */
-export const AGENT_NAMES = ['kubelet-split', 'kubelet'] as const;
+export const AGENT_NAMES = ['kubelet-split', 'kubelet-split-one-process', 'kubelet'] as const;
 export type AgentName = (typeof AGENT_NAMES)[number];
 
 const { values: args } = parseArgs({
@@ -66,7 +66,9 @@ const runtime = (cmd: string) => spawnSync('bash', [runtimeScript, cmd], { encod
 async function agentFor(name: AgentName): Promise<Agent> {
   switch (name) {
     case 'kubelet-split':
-      return new KubeletSplitAgent(`ks-bench-${process.pid}`);
+      return new KubeletSplitAgent(`ks-bench-${process.pid}`, 'split');
+    case 'kubelet-split-one-process':
+      return new KubeletSplitAgent(`ks-bench-${process.pid}-one`, 'one-process');
     case 'kubelet': {
       const { UpstreamKubeletAgent } = await import('./kubelet-agent.js');
       return UpstreamKubeletAgent.create(log);
@@ -103,6 +105,7 @@ const result: BenchResult = {
     cpus: cpus().length,
     node: process.version,
     kernel: release(),
+    loadavg: { start: loadavg(), end: [] },
     containerd: (() => {
       try {
         return execFileSync('containerd', ['--version'], { encoding: 'utf8' }).trim().split(' ')[2] ?? '';
@@ -156,6 +159,7 @@ try {
 }
 
 result.finishedAt = new Date().toISOString();
+result.machine.loadavg.end = loadavg();
 mkdirSync(out, { recursive: true });
 const table = markdownTable(result);
 writeFileSync(join(out, 'bench.json'), `${JSON.stringify(result, null, 2)}\n`);

@@ -210,7 +210,7 @@ export async function measureAgent(agent: Agent, coldStart: Record<string, numbe
     await waitGone(agent, cri, p2Names, 300_000);
 
     const services: Record<string, number[]> = Object.fromEntries(Object.entries(coldStart).map(([k, v]) => [k, [v]]));
-    for (let r = 1; r < o.p5Runs; r++) {
+    for (let r = 1; r < o.p5Runs && agent.restartable; r++) {
       o.log(`${agent.name}: P5, restart ${r} of each process`);
       for (const [k, v] of Object.entries(await agent.restartEach())) (services[k] ??= []).push(v);
     }

@@ -72,7 +72,8 @@ export interface BenchResult {
   startedAt: string;
   finishedAt: string;
   smoke: boolean;
-  machine: { cpus: number; node: string; kernel: string; containerd: string };
+  /** The machine, and its load average (1, 5, 15 min) when the run started and ended: the figures of a shared machine depend on it. */
+  machine: { cpus: number; node: string; kernel: string; containerd: string; loadavg: { start: number[]; end: number[] } };
   settings: { p1Pods: number; p2Pods: number; p3Seconds: number; p6Pods: number; pollMs: { p1: number; p2: number; p6: number } };
   floor: FloorFigures | { error: string };
   p4: NatsHopFigures | { error: string };
@@ -125,6 +126,8 @@ export function markdownTable(r: BenchResult): string {
   }
   if ('error' in r.floor) notes.push(`- raw CRI floor not measured: ${r.floor.error}`);
   if ('error' in r.p4) notes.push(`- P4 not measured: ${r.p4.error}`);
+  const load = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(' ');
+  notes.push(`- machine: ${r.machine.cpus} CPUs, Node ${r.machine.node}, kernel ${r.machine.kernel}, containerd ${r.machine.containerd}; load average ${load(r.machine.loadavg.start)} at the start, ${load(r.machine.loadavg.end)} at the end`);
   return `${out.join('\n')}\n\n${notes.join('\n')}\n`;
 }
 
@@ -175,7 +178,8 @@ export function p1Chart(r: BenchResult, width = 720, height = 420): string {
       d += ` L${x(v).toFixed(1)},${y(k / sorted.length).toFixed(1)} L${x(v).toFixed(1)},${y((k + 1) / sorted.length).toFixed(1)}`;
     });
     parts.push(`<path d="${d}" fill="none" stroke="${color}" stroke-width="2"${s.dash ? ` stroke-dasharray="${s.dash}"` : ''}><title>${esc(s.name)}</title></path>`);
-    const ly = top + 14 + i * 16;
+    // Bottom right: where every line has already reached 100 %.
+    const ly = top + plotH - 10 - (series.length - 1 - i) * 16;
     parts.push(`<line x1="${left + plotW - 190}" y1="${ly - 4}" x2="${left + plotW - 170}" y2="${ly - 4}" stroke="${color}" stroke-width="2"${s.dash ? ` stroke-dasharray="${s.dash}"` : ''}/>`);
     parts.push(`<text x="${left + plotW - 165}" y="${ly}">${esc(s.name)} (p50 ${Math.round(percentile(s.samples, 50))} ms)</text>`);
   });
