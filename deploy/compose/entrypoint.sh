@@ -1,0 +1,35 @@
+#!/bin/sh
+# The image's entry point (Dockerfile): the first argument picks what runs.
+#   <service>          dist/apps/<service>/src/main.js
+#   all | <a>,<b>      the one-process mode (dist/apps/kubelet/src/main.js, TARGET)
+#   nats-credentials   deploy/nats/credentials.ts with the remaining arguments
+# PORT_RANGE=LO-HI: replicas of one service on the host's network take each
+# its own port of the range, the first whose lock file in PORT_LOCK_DIR (a
+# volume the replicas share) no other replica holds; the lock is held for the
+# life of the process (file descriptor 9), so a port is never taken twice.
+# The port in use is written to /tmp/port for the health check.
+set -eu
+what=${1:-all}
+[ $# -gt 0 ] && shift
+if [ "$what" = nats-credentials ]; then exec node dist/deploy/nats/credentials.js "$@"; fi
+if [ -n "${PORT_RANGE:-}" ]; then
+  lo=${PORT_RANGE%-*}; hi=${PORT_RANGE#*-}; dir=${PORT_LOCK_DIR:-/run/kubelet-split-ports}
+  mkdir -p "$dir"
+  PORT=
+  for p in $(seq "$lo" "$hi"); do
+    exec 9>"$dir/$p.lock"
+    if flock -n 9; then PORT=$p; break; fi
+    exec 9>&-
+  done
+  [ -n "$PORT" ] || { echo "entrypoint: every port of PORT_RANGE=$PORT_RANGE is taken" >&2; exit 1; }
+  export PORT
+  export INSTANCE_ID="${INSTANCE_ID:-p$PORT}"
+fi
+echo "${PORT:-}" > /tmp/port
+case "$what" in
+  config-source|sync-loop|pod-worker|pleg|prober|status-manager|cri-gateway)
+    exec node --enable-source-maps "dist/apps/$what/src/main.js" "$@" ;;
+  *)
+    export TARGET="$what"
+    exec node --enable-source-maps dist/apps/kubelet/src/main.js "$@" ;;
+esac
