@@ -2,7 +2,8 @@
 # The image's entry point (Dockerfile): the first argument picks what runs.
 #   <service>          dist/apps/<service>/src/main.js
 #   all | <a>,<b>      the one-process mode (dist/apps/kubelet/src/main.js, TARGET)
-#   nats-credentials   deploy/nats/credentials.ts with the remaining arguments
+#   nats-credentials   deploy/nats/credentials.ts with the remaining arguments; with
+#                      NATS_CONFIG_OWNER=UID:GID, nats-server.conf is chowned to it
 # PORT_RANGE=LO-HI: replicas of one service on the host's network take each
 # its own port of the range, the first whose lock file in PORT_LOCK_DIR (a
 # volume the replicas share) no other replica holds; the lock is held for the
@@ -11,7 +12,14 @@
 set -eu
 what=${1:-all}
 [ $# -gt 0 ] && shift
-if [ "$what" = nats-credentials ]; then exec node dist/deploy/nats/credentials.js "$@"; fi
+if [ "$what" = nats-credentials ]; then
+  node dist/deploy/nats/credentials.js "$@"
+  # The server's config to the server's user too (NATS_CONFIG_OWNER=UID:GID): nats runs as non-root.
+  if [ -n "${NATS_CONFIG_OWNER:-}" ]; then
+    for a in "$@"; do case "$a" in --dir=*) chown "$NATS_CONFIG_OWNER" "${a#--dir=}/nats-server.conf" ;; esac; done
+  fi
+  exit 0
+fi
 if [ -n "${PORT_RANGE:-}" ]; then
   lo=${PORT_RANGE%-*}; hi=${PORT_RANGE#*-}; dir=${PORT_LOCK_DIR:-/run/kubelet-split-ports}
   mkdir -p "$dir"
