@@ -89,10 +89,11 @@ cleanup() {
   flock -u 8
 }
 trap cleanup EXIT
+trap 'exit 1' TERM INT
 
 # The pod's containers and sandbox in containerd (by their CRI labels): "id status" lines.
 pod_task_ids() { ctr --address "$sock" -n k8s.io containers ls "labels.\"io.kubernetes.pod.name\"==$pod" -q 2>/dev/null; }
-pod_containers() { ctr --address "$sock" -n k8s.io containers ls "labels.\"io.kubernetes.pod.name\"==$pod" "labels.\"io.cri-containerd.kind\"==container" -q 2>/dev/null | sort; }
+pod_containers() { ctr --address "$sock" -n k8s.io containers ls "labels.\"io.kubernetes.pod.name\"==$pod,labels.\"io.cri-containerd.kind\"==container" -q 2>/dev/null | sort; }
 running_tasks() { ctr --address "$sock" -n k8s.io tasks ls 2>/dev/null | awk '$3 == "RUNNING" { print $1 }' | sort; }
 pods_json() { wget -q -O - http://127.0.0.1:10315/pods 2>/dev/null || curl -sf http://127.0.0.1:10315/pods; }
 # The pod's phase and its containers' IDs as GET /pods shows them: "Running <id> ...".
@@ -110,7 +111,7 @@ all_healthy() {
   local want=$1 ids n=0 h
   ids=$(compose ps -q 2>/dev/null)
   for id in $ids; do
-    [ "$(docker inspect -f '{{.Config.Labels.com_docker_compose_service}}' "$id" 2>/dev/null)" = nats-credentials ] && continue
+    [ "$(docker inspect -f '{{index .Config.Labels "com.docker.compose.service"}}' "$id" 2>/dev/null)" = nats-credentials ] && continue
     h=$(docker inspect -f '{{if .State.Health}}{{.State.Health.Status}}{{else}}{{.State.Status}}{{end}}' "$id")
     [ "$h" = healthy ] || return 1
     n=$((n + 1))
@@ -190,5 +191,5 @@ bash deploy/compose/up.sh --env-file "$env_file" >/dev/null 2>&1 || true
 wait_for 180 all_healthy 9 && wait_for 60 pod_running
 check "up again: healthy, the pod adopted (same container IDs, running)" same_pod
 rm -f "$work/manifests/sleeper.yaml"
-check "its manifest removed: the stack removes its containers from containerd" wait_for 90 bash -c '[ -z "$(ctr --address "$1" -n k8s.io containers ls "labels.\"io.kubernetes.pod.name\"==$2" "labels.\"io.cri-containerd.kind\"==container" -q)" ]' _ "$sock" "$pod"
+check "its manifest removed: the stack removes its containers from containerd" wait_for 90 bash -c '[ -z "$(ctr --address "$1" -n k8s.io containers ls "labels.\"io.kubernetes.pod.name\"==$2,labels.\"io.cri-containerd.kind\"==container" -q)" ]' _ "$sock" "$pod"
 finish
