@@ -1,7 +1,7 @@
 #!/bin/sh
 # The image's entry point (Dockerfile): the first argument picks what runs.
-#   <service>          dist/apps/<service>/src/main.js
-#   all | <a>,<b>      the one-process mode (dist/apps/kubelet/src/main.js, TARGET)
+#   <service>          the service's bundle, dist/bundle/<service>.mjs
+#   all | <a>,<b>      the one-process mode (dist/bundle/kubelet.mjs, TARGET)
 #   nats-credentials   deploy/nats/credentials.ts with the remaining arguments; with
 #                      NATS_CONFIG_OWNER=UID:GID, nats-server.conf is chowned to it
 # PORT_RANGE=LO-HI: replicas of one service on the host's network take each
@@ -34,10 +34,12 @@ if [ -n "${PORT_RANGE:-}" ]; then
   export INSTANCE_ID="${INSTANCE_ID:-p$PORT}"
 fi
 echo "${PORT:-}" > /tmp/port
+# The bundles (deploy/bundle.mjs) start faster than dist/apps/<service>/src/main.js; no source
+# maps (memory and start time). Several modules in one process: a small young generation.
 case "$what" in
   config-source|sync-loop|pod-worker|pleg|prober|status-manager|cri-gateway)
-    exec node --enable-source-maps "dist/apps/$what/src/main.js" "$@" ;;
+    exec node "dist/bundle/$what.mjs" "$@" ;;
   *)
     export TARGET="$what"
-    exec node --enable-source-maps dist/apps/kubelet/src/main.js "$@" ;;
+    exec node --max-semi-space-size=1 dist/bundle/kubelet.mjs "$@" ;;
 esac
