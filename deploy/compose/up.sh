@@ -18,7 +18,8 @@ if [ -z "${DOCKER_HOST:-}" ]; then
   DOCKER_HOST=$(bash deploy/compose/dockerd.sh host); export DOCKER_HOST
 fi
 setting() { local v; v=$(sed -n "s/^$1=//p" "$env_file" | tail -n 1); echo "${v:-$2}"; }
-KS_IMAGE_TAG=$(setting KS_IMAGE_TAG local) bash deploy/compose/images.sh
+# KS_COMPOSE_SKIP_BUILD=1: the images are built already (the compose lane builds them first).
+[ -n "${KS_COMPOSE_SKIP_BUILD:-}" ] || KS_IMAGE_TAG=$(setting KS_IMAGE_TAG local) bash deploy/compose/images.sh
 
 # The directories the services mount, at the same paths as on the host. POD_ROOT_DIR is bound
 # shared (rshared) into pod-worker, so that its tmpfs mounts reach containerd: it must be a shared mount.
