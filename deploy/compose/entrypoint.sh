@@ -35,10 +35,10 @@ if [ -n "${PORT_RANGE:-}" ]; then
 fi
 echo "${PORT:-}" > /tmp/port
 # The bundles (deploy/bundle.mjs) start faster than dist/apps/<service>/src/main.js; no source
-# maps (memory and start time). Several modules in one process: a small young generation.
+# maps (memory and start time). A small young generation in every process (docs/adr/0018-idle-footprint.md).
 case "$what" in
   config-source|sync-loop|pod-worker|pleg|prober|status-manager|cri-gateway)
-    exec node "dist/bundle/$what.mjs" "$@" ;;
+    exec node --max-semi-space-size=1 "dist/bundle/$what.mjs" "$@" ;;
   *)
     export TARGET="$what"
     exec node --max-semi-space-size=1 dist/bundle/kubelet.mjs "$@" ;;

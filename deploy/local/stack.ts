@@ -34,9 +34,9 @@ function nodeArgs(): string[] {
 }
 
 /**
- * A process of several modules also keeps V8's young generation small (1 MB semi-spaces; the default grows
- * to 16 MB each under load): the small node this mode is for would rather spend a few more scavenges than
- * some 30 MB (docs/adr/0016-one-process-mode.md).
+ * Every service process keeps V8's young generation small (1 MB semi-spaces; the default grows to 16 MB each
+ * under load): a node agent would rather spend a few more scavenges than some 25-30 MB per process
+ * (docs/adr/0016-one-process-mode.md; the split mode's seven processes likewise, docs/adr/0018-idle-footprint.md).
  */
 export const MODULES_NODE_ARGS: readonly string[] = ['--max-semi-space-size=1'];
 
@@ -280,7 +280,7 @@ export function spawnService(
   if (nats && env['NATS_PASSWORD_FILE'] === undefined) env = { ...nats.credentials.env(service), ...env };
   // detached: a process group of its own, so a Ctrl-C in the launcher's terminal reaches only the
   // launcher, which then stops the services before the nats-server they drain into.
-  const child = spawn(process.execPath, [...nodeArgs(), serviceEntry(service)], {
+  const child = spawn(process.execPath, [...nodeArgs(), ...MODULES_NODE_ARGS, serviceEntry(service)], {
     // TARGET is the one-process entry's (spawnModules): a service's own entry refuses any other than its name.
     env: { ...process.env, TARGET: undefined, ...env, PORT: String(opts.port), INSTANCE_ID: opts.instance },
     stdio: ['ignore', 'pipe', 'pipe'],

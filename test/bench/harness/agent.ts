@@ -104,6 +104,20 @@ export function rssBytes(pid: number): number | undefined {
 }
 
 /**
+ * Proportional set of a process, bytes: its private pages plus its share of the pages it shares with others
+ * (the node binary's and the shared libraries' text, mapped by every Node process): summed over processes it
+ * counts each page once, where RSS counts a shared page in every process; undefined once it is gone.
+ */
+export function pssBytes(pid: number): number | undefined {
+  try {
+    const m = /^Pss:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Removes a cgroup tree the stack under benchmark made below its own
  * CGROUP_ROOT, in every hierarchy (v1 controllers, or the v2 tree): the
  * deepest first (rmdir of an empty cgroup). What cannot go (a process still

@@ -52,7 +52,7 @@ export class KubeletSplitAgent implements Agent {
 
   get description(): string {
     const how = this.mode === 'split' ? `split mode: nats-server and ${SERVICE_NAMES.length} services, ${this.podWorkers} pod-worker replicas` : `one-process mode: nats-server and one process of ${SERVICE_NAMES.length} modules (TARGET=all)`;
-    return `${how}, LOG_LEVEL=info, tracing on, pod cgroups on (CGROUPS_PER_QOS=true; the kubelet runs with cgroupsPerQOS false), CGROUP_ROOT=${this.cgroupRoot}, on ${this.criEndpoint.replace('unix://', '')}`;
+    return `${how}, ${process.env['KS_ENTRY'] === 'bundle' ? 'bundles (dist/bundle)' : 'tsc output with source maps'}, LOG_LEVEL=info, tracing on, pod cgroups on (CGROUPS_PER_QOS=true; the kubelet runs with cgroupsPerQOS false), CGROUP_ROOT=${this.cgroupRoot}, on ${this.criEndpoint.replace('unix://', '')}`;
   }
 
   get manifests(): string {

@@ -31,7 +31,7 @@ import {
 } from '@app/cri';
 import { KubeletLabels } from '@app/kube';
 import { GrpcRuntimeConnection } from '../../../apps/cri-gateway/src/adapters/grpc-runtime-connection.js';
-import { CriObserver, cpuTicks, rssBytes, type Agent, type PodView } from './agent.js';
+import { CriObserver, cpuTicks, pssBytes, rssBytes, type Agent, type PodView } from './agent.js';
 import { distribution, type AgentFigures, type FloorFigures, type ProcessFootprint } from './report.js';
 
 export const BENCH_IMAGE = 'localhost/kubelet-split/busybox:1.35';
@@ -147,11 +147,14 @@ async function footprint(agent: Agent, seconds: number): Promise<ProcessFootprin
   const t0 = performance.now();
   const cpu0 = procs.map((p) => cpuTicks(p.pid));
   const rss: number[][] = procs.map(() => []);
+  const pss: number[][] = procs.map(() => []);
   const end = t0 + seconds * 1000;
   while (performance.now() < end) {
     procs.forEach((p, i) => {
       const r = rssBytes(p.pid);
       if (r !== undefined) rss[i]?.push(r);
+      const s = pssBytes(p.pid);
+      if (s !== undefined) pss[i]?.push(s);
     });
     await sleep(Math.min(1000, Math.max(0, end - performance.now())));
   }
@@ -160,11 +163,13 @@ async function footprint(agent: Agent, seconds: number): Promise<ProcessFootprin
     const a = cpu0[i];
     const b = cpuTicks(p.pid);
     const samples = rss[i] ?? [];
+    const pssSamples = pss[i] ?? [];
     return {
       name: p.name,
       pid: p.pid,
       cpuPercent: a === undefined || b === undefined ? Number.NaN : ((b - a) / CLK_TCK / elapsed) * 100,
       rssMb: samples.length ? samples.reduce((x, y) => x + y, 0) / samples.length / 1e6 : Number.NaN,
+      ...(pssSamples.length ? { pssMb: pssSamples.reduce((x, y) => x + y, 0) / pssSamples.length / 1e6 } : {}),
     };
   });
 }
@@ -219,7 +224,7 @@ export async function measureAgent(agent: Agent, coldStart: Record<string, numbe
       description: agent.description,
       p1: distribution(p1),
       p2: { pods: o.p2Pods, totalMs: p2.totalMs, perPod: distribution(p2.perPod) },
-      p3: { pods: o.p2Pods, seconds: o.p3Seconds, cpuPercent: sum((p) => p.cpuPercent), rssMb: sum((p) => p.rssMb), processes },
+      p3: { pods: o.p2Pods, seconds: o.p3Seconds, cpuPercent: sum((p) => p.cpuPercent), rssMb: sum((p) => p.rssMb), ...(processes.every((p) => p.pssMb !== undefined) ? { pssMb: sum((p) => p.pssMb ?? 0) } : {}), processes },
       p5: { readiness: agent.readiness, services },
       p6: { one, many: { pods: o.p2Pods, totalMs: many.totalMs, perPod: distribution(many.perPod) } },
     };

@@ -49,6 +49,8 @@ export interface ProcessFootprint {
   cpuPercent: number;
   /** Mean resident set over the window, MB (10^6 bytes). */
   rssMb: number;
+  /** Mean proportional set over the window, MB (shared pages divided among the processes that map them). */
+  pssMb?: number;
 }
 
 export interface AgentFigures {
@@ -59,7 +61,7 @@ export interface AgentFigures {
   /** P2: `pods` manifests written at once -> every pod Running and Ready: the whole burst, and each pod's time, ms. */
   p2: { pods: number; totalMs: number; perPod: Distribution };
   /** P3: `pods` pods running, `seconds` long: the agent's processes (containerd excluded). */
-  p3: { pods: number; seconds: number; cpuPercent: number; rssMb: number; processes: ProcessFootprint[] };
+  p3: { pods: number; seconds: number; cpuPercent: number; rssMb: number; pssMb?: number; processes: ProcessFootprint[] };
   /** P5: each process's cold start to ready, ms (several runs: each run's time). */
   p5: { readiness: string; services: Record<string, number[]> };
   /** P6: manifest removed -> the pod's sandbox NOT_READY in the CRI: one pod, and `pods` pods at once (time until all). */
@@ -123,7 +125,8 @@ export function markdownTable(r: BenchResult): string {
       continue;
     }
     notes.push(`- ${n}: ${a.description}`);
-    notes.push(`  - P3 per process: ${a.p3.processes.map((p) => `${p.name} ${p.cpuPercent.toFixed(1)} % / ${Math.round(p.rssMb)} MB`).join(', ')}`);
+    notes.push(`  - P3 per process (CPU / RSS${a.p3.pssMb === undefined ? '' : ' / PSS'}): ${a.p3.processes.map((p) => `${p.name} ${p.cpuPercent.toFixed(1)} % / ${Math.round(p.rssMb)} MB${p.pssMb === undefined ? '' : ` / ${Math.round(p.pssMb)} MB`}`).join(', ')}`);
+    if (a.p3.pssMb !== undefined) notes.push(`  - P3 PSS of all processes (each shared page counted once): ${Math.round(a.p3.pssMb)} MB`);
     notes.push(`  - P5 (${a.p5.readiness}): ${Object.entries(a.p5.services).map(([s, xs]) => `${s} ${xs.map((x) => ms(x)).join(', ')}`).join('; ')}`);
   }
   if ('error' in r.floor) notes.push(`- raw CRI floor not measured: ${r.floor.error}`);
