@@ -263,8 +263,9 @@ describe('PodWorkers: a sync that changed the runtime has the pod inspected as i
     const { workers, syncer, cache, inspector, changes, relist, clock } = setup();
     pleg(cache, inspector);
     syncer.during = (what, uid) => what.startsWith('sync:SyncPodCreate') && changes.mark(uid);
-    await workers.updatePod(upd('SyncPodCreate', pod('a')));
     await relist();
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await clock.step(0);
     assert.deepEqual(inspector.asked, [{ uid: 'a', syncEnd: workers.worker('a')?.lastSyncEnd }], 'asked once, with the end of the sync that changed the pod');
     await workers.updatePod(upd('SyncPodSync', pod('a'))); // its ContainerStarted, through the sync loop
     await clock.step(0);
@@ -272,15 +273,31 @@ describe('PodWorkers: a sync that changed the runtime has the pod inspected as i
     assert.equal(inspector.asked.length, 1, 'a sync that changed nothing asks for nothing');
   });
 
-  it('a sync that changed nothing asks for nothing, and the next one waits for the relist as before', async () => {
+  it('a kill right after a sync that changed nothing: the worker asks the PLEG to look now rather than wait for the next relist', async () => {
     const { workers, syncer, cache, inspector, relist, clock } = setup();
-    pleg(cache, inspector);
-    await workers.updatePod(upd('SyncPodCreate', pod('a')));
     await relist();
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await clock.step(0);
+    assert.deepEqual(inspector.asked, [], 'the cache was newer than the worker\'s start: nothing to ask');
+    pleg(cache, inspector);
+    const lastSyncEnd = workers.worker('a')?.lastSyncEnd;
+    await workers.updatePod(upd('SyncPodKill', pod('a')));
+    await clock.step(0);
+    assert.deepEqual(syncer.calls, ['sync:SyncPodCreate:busybox:1', 'terminating:busybox:1', 'terminated'], 'no relist was needed');
+    assert.deepEqual(inspector.asked[0], { uid: 'a', syncEnd: lastSyncEnd });
+  });
+
+  it('with the PLEG away, the worker asks once and waits for the relist as before', async () => {
+    const { workers, syncer, inspector, relist, clock } = setup();
+    await relist();
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await clock.step(0);
     await workers.updatePod(upd('SyncPodSync', pod('a')));
     await clock.step(500);
-    assert.deepEqual(inspector.asked, []);
-    assert.equal(syncer.calls.length, 1);
+    await workers.updatePod(upd('SyncPodSync', pod('a')));
+    await clock.step(0);
+    assert.equal(syncer.calls.length, 1, 'no sync on a stale cache');
+    assert.equal(inspector.asked.length, 1, 'asked once for that sync\'s end');
     await relist();
     assert.equal(syncer.calls.length, 2);
   });
@@ -289,8 +306,9 @@ describe('PodWorkers: a sync that changed the runtime has the pod inspected as i
     const { workers, syncer, cache, inspector, changes, relist, clock, store } = setup();
     pleg(cache, inspector);
     syncer.during = (_what, uid) => changes.mark(uid);
-    await workers.updatePod(upd('SyncPodCreate', pod('a')));
     await relist();
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await clock.step(0);
     await workers.updatePod(upd('SyncPodKill', pod('a')));
     await clock.step(0);
     assert.deepEqual(syncer.calls.slice(1), ['terminating:busybox:1', 'terminated']);
@@ -299,12 +317,13 @@ describe('PodWorkers: a sync that changed the runtime has the pod inspected as i
   });
 
   it('a sync that failed after changing the runtime still asks; a request that cannot be sent is left to the relist', async () => {
-    const { workers, syncer, cache, inspector, changes, relist } = setup();
+    const { workers, syncer, cache, inspector, changes, relist, clock } = setup();
     pleg(cache, inspector);
     syncer.during = (_what, uid) => changes.mark(uid);
     syncer.fail = true;
-    await workers.updatePod(upd('SyncPodCreate', pod('a')));
     await relist();
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await clock.step(0);
     assert.equal(inspector.asked.length, 1);
     inspector.unreachable = true;
     await workers.updatePod(upd('SyncPodSync', pod('a')));

@@ -32,11 +32,22 @@ export class RuntimeChanges {
    */
   syncEnded(uid: string, syncEnd: number): boolean {
     if (!this.changed.delete(uid)) return false;
+    this.inspect(uid, syncEnd);
+    return true;
+  }
+
+  /**
+   * The pod's worker has work and must wait for a cache entry newer than
+   * `since` (its last sync's end), which the cache does not have yet: a
+   * kill or an update right after a sync that changed nothing. The PLEG is
+   * asked to look now (upstream's TODO: "when key events happen (killPod,
+   * sync->terminating)").
+   */
+  inspect(uid: string, since: number): void {
     try {
-      this.inspector.inspect(uid, syncEnd);
+      this.inspector.inspect(uid, since);
     } catch {
       // NATS is away: the next relist sees the pod.
     }
-    return true;
   }
 }
