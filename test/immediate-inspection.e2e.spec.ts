@@ -1,5 +1,5 @@
 /**
- * The pod worker's immediate inspection end to end (docs/adr/0016): with the
+ * The pod worker's immediate inspection end to end (docs/adr/0017): with the
  * PLEG's relist an hour apart, a static pod still becomes Running and Ready,
  * and its removal still finishes (the pod gone from GET /pods, nothing of it
  * left in containerd), each within seconds: every sync that changes the pod

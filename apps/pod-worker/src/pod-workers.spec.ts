@@ -253,7 +253,7 @@ describe('PodWorkers: the lifecycle', () => {
   });
 });
 
-describe('PodWorkers: a sync that changed the runtime has the pod inspected as it ends (docs/adr/0016)', () => {
+describe('PodWorkers: a sync that changed the runtime has the pod inspected as it ends (docs/adr/0017)', () => {
   /** The PLEG as the pod worker's request reaches it: the pod's entry, stamped just after the sync's end. */
   const pleg = (cache: MemoryPodCache, inspector: FakePodInspector) => {
     inspector.onInspect = (uid, syncEnd) => cache.set({ uid, name: uid, namespace: 'default', timestamp: syncEnd + 1, sandboxStatuses: [], containerStatuses: [], ips: [] });

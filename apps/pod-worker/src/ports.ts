@@ -33,7 +33,7 @@ export abstract class WorkQueue {
 
 /**
  * The PLEG's per-pod inspection, asked right after a sync that changed the
- * pod in the runtime: `kubelet.<node>.pleg.inspect.<uid>` (docs/adr/0016).
+ * pod in the runtime: `kubelet.<node>.pleg.inspect.<uid>` (docs/adr/0017).
  */
 export abstract class PodInspector {
   /**

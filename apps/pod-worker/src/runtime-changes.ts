@@ -1,6 +1,6 @@
 /**
  * What a pod worker just did to the runtime, so that it does not wait for
- * the next relist to learn it (docs/adr/0016). The runtime manager marks a
+ * the next relist to learn it (docs/adr/0017). The runtime manager marks a
  * pod when a sync changes it in the runtime (a sandbox run or stopped, a
  * container created, started, stopped or removed); when that sync ends, the
  * pod worker asks the PLEG to inspect the pod at once. The PLEG's entry is

@@ -126,7 +126,7 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     reads: ['workers', 'pod-status', 'pod-cache'],
   },
   'pod-worker': {
-    // plegInspect: the pod it just changed in the runtime, inspected by the PLEG at once (docs/adr/0016).
+    // plegInspect: the pod it just changed in the runtime, inspected by the PLEG at once (docs/adr/0017).
     publishes: ['workDone', 'status', 'prober', 'events', 'plegInspect'],
     subscribes: ['work', 'probeResult'],
     // The apiserver objects its pods need (configMap and secret volumes, imagePullSecrets, RuntimeClasses) and their
