@@ -61,4 +61,8 @@ if ! node_ok node; then
     exit 1
   fi
 fi
-echo "install.sh: nats-server $(nats-server --version | awk '{print $2}'), containerd $(containerd --version | awk '{print $3}'), runc $(runc --version | awk 'NR==1{print $3}'), node $(node --version)"
+# nats-server 2.11 or later for the server's own message tracing (`trace --nats-trace`), built
+# with the machine's Go from the Go module proxy into /var/cache/kubelet-split/nats; with no Go
+# toolchain, Debian's nats-server (2.9.10, no message tracing) stays in use and build.sh says so.
+nats=$(bash "$(dirname "$0")/nats/build.sh" | tail -n 1)
+echo "install.sh: nats-server $("$nats" --version | awk '{print $2}') ($nats), containerd $(containerd --version | awk '{print $3}'), runc $(runc --version | awk 'NR==1{print $3}'), node $(node --version)"

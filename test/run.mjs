@@ -73,6 +73,19 @@ if (files.some((f) => layer(f) > 0)) {
   env.KS_CONTROL_PLANE_BIN = dir;
 }
 
+// The nats-server of the integration tests: v2.14.9 with message tracing, built by deploy/nats/build.sh
+// (run by deploy/install.sh; cached, a check afterwards), or Debian's 2.9.10 where there is no Go (it says so).
+if (files.some((f) => layer(f) > 0)) {
+  const script = join(root, 'deploy', 'nats', 'build.sh');
+  process.stdout.write(`\n== nats-server: bash ${relative(root, script)}\n`);
+  const r = spawnSync('bash', [script], { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  const server = r.stdout.trim().split('\n').pop() ?? '';
+  if (r.status === 0 && server) {
+    process.stdout.write(`   ${server}\n`);
+    env.KS_NATS_SERVER = server;
+  }
+}
+
 /**
  * What a TAP file says: passed and failed tests, and suites whose after
  * hook failed with every test inside them passing (a leaked pod found at

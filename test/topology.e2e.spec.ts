@@ -11,9 +11,8 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { SERVICE_NAMES, type ServiceName } from '@app/contracts';
-import { NATS_ACCESS } from '@app/nats';
 import { REPO_ROOT } from '../deploy/local/stack.js';
-import type { Topology } from '../apps/cli/src/topology.js';
+import { NATS_ACCESS, type Topology } from '@app/nats';
 import { NodeStack } from './support/node-stack.js';
 
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';

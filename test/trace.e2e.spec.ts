@@ -4,15 +4,21 @@
  * hops cover every service on its way to Running, each after its cause,
  * with non-negative durations; the trace up to the Running status spans the
  * pod's start latency as the test measures it on the wire; and the records
- * survive a restart of a service.
+ * survive a restart of a service. With `--nats-trace` (nats-server 2.11 or
+ * later, deploy/nats/build.sh), the CLI shows for the pod's hops the
+ * service instances the server routes each subject to, and no service
+ * receives the trace-only copies it sends.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import type { PodUpdateMessage, StatusCommandMessage } from '@app/contracts';
-import type { TraceRecord } from '@app/nats';
 import { NodeStack } from './support/node-stack.js';
-import { buildTimeline } from '../apps/cli/src/trace.js';
-import { podTraceFilter, readTraceRecords } from '../apps/cli/src/trace-reader.js';
+import { buildTimeline, podTraceFilter, readTraceRecords, type TraceRecord } from '@app/nats';
+import type { HopServerView } from '../apps/cli/src/nats-trace.js';
+import { REPO_ROOT } from '../deploy/local/stack.js';
 
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
 const dec = new TextDecoder();
@@ -22,6 +28,9 @@ describe('a pod\'s trace across services', { timeout: 300_000 }, () => {
   const stack = new NodeStack({ node: 'trace-e2e', services: ['cri-gateway', 'pleg', 'sync-loop', 'status-manager', 'pod-worker', 'prober', 'config-source'] });
   before(() => stack.start());
   after(() => stack.stop());
+
+  /** The CLI's arguments against this stack, as its admin. */
+  const cliArgs = (...args: string[]) => [join(REPO_ROOT, 'dist', 'apps', 'cli', 'src', 'cli.js'), ...args, '--server', stack.api, '--nats', stack.nats.url, '--nats-password-file', stack.nats.credentials.passwordFile('admin')];
 
   async function records(uid: string): Promise<TraceRecord[]> {
     const out: TraceRecord[] = [];
@@ -98,14 +107,76 @@ describe('a pod\'s trace across services', { timeout: 300_000 }, () => {
     const upToRunning = buildTimeline(uid, all.filter((r) => r.at <= running.at));
     assert.ok(Math.abs(upToRunning.totalMs - startLatency) <= 0.1 * startLatency, `trace total ${upToRunning.totalMs}ms vs start latency ${startLatency}ms`);
 
-    // The records are in JetStream: a restarted service takes none of them away.
-    const sm = stack.procs.get('status-manager#0');
-    assert.ok(sm);
-    await sm.stop(10_000);
-    await stack.startService('status-manager', '0');
-    const afterRestart = await records(uid);
-    const spans = new Set(afterRestart.map((r) => r.spanId));
-    assert.deepEqual(all.filter((r) => !spans.has(r.spanId)).map(describeRecord), [], 'no record lost across the restart');
+    // A watcher's hop is linked to the KV write it saw (a KV entry carries no headers: by bucket, key and revision).
+    const watched = timeline.hops.filter((h) => h.kind === 'kv.watch' && h.parentSpanId !== undefined);
+    assert.ok(watched.length > 0, `a KV watch linked to its write: ${timeline.hops.filter((h) => h.kind.startsWith('kv.')).map((h) => `${h.what} by ${h.instance}`).join('; ')}`);
+    for (const w of watched) {
+      const put = bySpan.get(w.parentSpanId ?? '');
+      assert.deepEqual([put?.kind, put?.bucket, put?.key, put?.revision], ['kv.put', w.bucket, w.key, w.revision]);
+    }
+
+    // The records are in JetStream: a restart of any one service takes none of them away, and
+    // `kubelet-split trace` still reads the whole timeline after each.
+    for (const service of ['status-manager', 'config-source', 'sync-loop', 'pod-worker', 'pleg', 'prober', 'cri-gateway'] as const) {
+      const proc = stack.procs.get(`${service}#0`);
+      assert.ok(proc, service);
+      await proc.stop(10_000);
+      await stack.startService(service, '0');
+      const afterRestart = await records(uid);
+      const spans = new Set(afterRestart.map((r) => r.spanId));
+      assert.deepEqual(all.filter((r) => !spans.has(r.spanId)).map(describeRecord), [], `no record lost across the restart of ${service}`);
+    }
+    const { stdout } = await promisify(execFile)(process.execPath, cliArgs('trace', name, '-o', 'json'), { encoding: 'utf8', timeout: 30_000 });
+    const printed = JSON.parse(stdout) as { hops: { spanId: string }[] };
+    const printedSpans = new Set(printed.hops.map((h) => h.spanId));
+    assert.deepEqual(all.filter((r) => !printedSpans.has(r.spanId)).map(describeRecord), [], 'trace POD prints every hop after the restarts');
+
+    // And the restarted services record the next pod's way as before.
+    stack.writeManifest('after-restarts', `apiVersion: v1\nkind: Pod\nmetadata:\n  name: after-restarts\nspec:\n  hostNetwork: true\n  terminationGracePeriodSeconds: 2\n  containers:\n    - name: main\n      image: ${IMAGE}\n      command: ["sleep", "3600"]\n`);
+    await stack.waitForPod('after-restarts', 'Running', (s) => s.phase === 'Running', 60_000);
+    const next = (await stack.podList()).items.find((p) => p.metadata?.name === stack.podName('after-restarts'))?.metadata?.uid ?? '';
+    const nextRecords = await stack.waitFor('every service among the next pod\'s records', async () => {
+      const rs = await records(next);
+      const by = new Set(rs.map((r) => r.instance.split('@')[0]));
+      return SERVICES.every((s) => by.has(s)) ? rs : undefined;
+    }, 15_000);
+    assert.ok(nextRecords.some((r) => r.kind === 'cri' && r.method === 'StartContainer'));
+  });
+
+  it('trace --nats-trace shows the instances nats-server routes each hop to, and delivers none of its probes', async () => {
+    const name = stack.podName('probed');
+    stack.writeManifest('probed', `apiVersion: v1\nkind: Pod\nmetadata:\n  name: probed\nspec:\n  hostNetwork: true\n  terminationGracePeriodSeconds: 2\n  containers:\n    - name: main\n      image: ${IMAGE}\n      command: ["sleep", "3600"]\n`);
+    await stack.waitForPod('probed', 'Running', (s) => s.phase === 'Running', 60_000);
+    const uid = (await stack.podList()).items.find((p) => p.metadata?.name === name)?.metadata?.uid ?? '';
+    assert.ok(uid, 'the pod has a UID');
+    await stack.waitFor('the sandbox among the trace records', async () => ((await records(uid)).some((r) => r.kind === 'cri' && r.method === 'StartContainer') ? true : undefined), 10_000);
+
+    // A probe delivered anywhere would reach this catch-all subscription too, still carrying its trace headers.
+    const delivered: string[] = [];
+    const watch = [`kubelet.trace-e2e.>`, `cri.trace-e2e.>`, '$KV.>'].map((subject) =>
+      stack.nc.subscribe(subject, { callback: (_e, m) => void (m.headers?.get('Nats-Trace-Only') ? delivered.push(m.subject) : undefined) }),
+    );
+    await stack.nc.flush();
+    const { stdout } = await promisify(execFile)(process.execPath, cliArgs('trace', name, '--nats-trace', '-o', 'json'), { encoding: 'utf8', timeout: 30_000 });
+    const out = JSON.parse(stdout) as { server: string; natsTrace: HopServerView[] };
+    assert.match(out.server, /^nats-server 2\.(1[1-9]|[2-9]\d)\./, 'the stack runs a nats-server with message tracing (deploy/nats/build.sh)');
+
+    // The instances each hop goes to (this test's own catch-all subscription, `e2e-test`, left out).
+    const routedTo = (pred: (subject: string) => boolean) =>
+      [...new Set(out.natsTrace.filter((r) => pred(r.subject)).flatMap((r) => r.server?.egress.filter((e) => e.name !== 'e2e-test').map((e) => `${e.name.split('#')[0]} ${e.queue ?? ''}`.trim()) ?? []))].sort();
+    assert.ok(out.natsTrace.length > 0 && out.natsTrace.every((r) => r.server), `every hop has a trace event: ${out.natsTrace.filter((r) => !r.server).map((r) => r.subject).join(', ')}`);
+    const work = routedTo((s) => s.startsWith('kubelet.trace-e2e.work.') && !s.includes('.work.done.'));
+    assert.deepEqual(work, ['pod-worker@trace-e2e'], 'work goes to the one pod worker owning its shard, in no queue group');
+    assert.ok(routedTo((s) => s === 'cri.trace-e2e.runtime.RunPodSandbox').includes('cri-gateway@trace-e2e cri-gateway'), `RunPodSandbox goes to the CRI gateway's queue group: ${JSON.stringify(out.natsTrace.filter((r) => r.subject.endsWith('RunPodSandbox')))}`);
+    assert.ok(routedTo((s) => s.startsWith('kubelet.trace-e2e.config.')).some((c) => c.startsWith('sync-loop@trace-e2e')), 'the pod config goes to the sync loop');
+    const kv = out.natsTrace.find((r) => r.subject.startsWith('$KV.'));
+    assert.ok(kv?.server?.streams.some((s) => s.stream.startsWith('KV_')), `a KV write is shown with its stream: ${JSON.stringify(kv)}`);
+
+    await stack.nc.flush();
+    await new Promise((r) => setTimeout(r, 500));
+    for (const sub of watch) sub.unsubscribe();
+    assert.deepEqual(delivered, [], 'no trace-only probe was delivered');
+    assert.equal((await stack.podList()).items.find((p) => p.metadata?.name === name)?.status?.phase, 'Running', 'the pod is untouched');
   });
 });
 

@@ -5,18 +5,22 @@
  * with a new password per user on every run) and
  * the seven services, waits until every /readyz is green, prints who runs
  * where, streams every log line with a service prefix, and on Ctrl-C stops
- * everything it started. A service that dies is restarted with a backoff.
+ * everything it started. A process that dies is restarted with a backoff.
+ * With TARGET=all (or --target all) the seven run as modules of one process
+ * (the one-process mode; a list such as TARGET=pleg,prober puts those in one
+ * process and the others in their own); pod-worker replicas beyond the
+ * first run in processes of their own either way.
  *
- *   node dist/deploy/local/launch.js [--manifests DIR] [--pod-workers N] [--no-runtime]
+ *   node dist/deploy/local/launch.js [--manifests DIR] [--pod-workers N] [--no-runtime] [--target all|LIST]
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_PORTS, SERVICE_NAMES, type ServiceName } from '@app/service';
+import { DEFAULT_PORTS, SERVICE_NAMES, parseTarget, type ServiceName } from '@app/service';
 import { NODE_NATS_SETTINGS } from '../nats/server-config.js';
-import { REPO_ROOT, exited, spawnService, startNats, stopProcess, waitHttpOk, type NatsServer, type ServiceProcess } from './stack.js';
+import { REPO_ROOT, exited, spawnModules, spawnService, startNats, stopProcess, waitHttpOk, type NatsServer, type ServiceProcess } from './stack.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -24,6 +28,7 @@ const { values: args } = parseArgs({
     'pod-workers': { type: 'string', default: '2' },
     'no-runtime': { type: 'boolean', default: false },
     'ready-timeout': { type: 'string', default: '60' },
+    target: { type: 'string', default: process.env['TARGET'] ?? '' },
   },
 });
 
@@ -33,6 +38,14 @@ if (!Number.isInteger(podWorkers) || podWorkers < 1) {
   process.exit(2);
 }
 const node = (process.env['NODE_NAME'] ?? hostname()).toLowerCase();
+/** The services that run together in one process (TARGET); none: one process per service. */
+let together: ServiceName[] = [];
+try {
+  together = args.target.trim() === '' ? [] : parseTarget(args.target);
+} catch (err) {
+  process.stderr.write(`--target / TARGET: ${(err as Error).message}\n`);
+  process.exit(2);
+}
 const runtimeScript = join(REPO_ROOT, 'deploy', 'runtime.sh');
 /** The NATS users' passwords and the server's config for this run (mode 0700, files 0600). */
 const CREDENTIALS_DIR = '/run/kubelet-split/nats-credentials';
@@ -45,14 +58,20 @@ function prefixed(label: string, color: number) {
 }
 const say = prefixed('launcher', 37);
 
+/** One process the launcher runs and restarts: one service, or several as modules (TARGET). */
 interface Slot {
-  service: ServiceName;
+  services: ServiceName[];
   instance: string;
-  port: number;
-  env: Record<string, string>;
+  ports: Partial<Record<ServiceName, number>>;
+  env: Partial<Record<ServiceName, Record<string, string>>>;
   color: number;
-  current?: ServiceProcess;
+  current?: ServiceProcess[];
   restarts: number;
+}
+
+function slotName(slot: Slot): string {
+  const what = slot.services.length === SERVICE_NAMES.length ? 'all' : slot.services.join(',');
+  return slot.instance === '0' ? what : `${what}#${slot.instance}`;
 }
 
 let stopping = false;
@@ -65,31 +84,31 @@ function runtime(cmd: 'start' | 'stop' | 'status' | 'address'): string {
   return execFileSync('bash', [runtimeScript, cmd], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
 }
 
-function launch(slot: Slot): ServiceProcess {
-  const sp = spawnService(slot.service, slot.env, {
-    port: slot.port,
-    instance: slot.instance,
-    sink: prefixed(slot.instance === '0' ? slot.service : `${slot.service}#${slot.instance}`, slot.color),
-    detached: true,
-  });
-  slot.current = sp;
-  sp.process.once('exit', (code, signal) => {
+function launch(slot: Slot): ServiceProcess[] {
+  const sink = prefixed(slotName(slot), slot.color);
+  const [only] = slot.services;
+  const sps =
+    slot.services.length === 1 && only && together.length === 0
+      ? [spawnService(only, slot.env[only] ?? {}, { port: slot.ports[only] ?? DEFAULT_PORTS[only], instance: slot.instance, sink, detached: true })]
+      : spawnModules(slot.services, (s) => slot.env[s] ?? {}, { ports: slot.ports, instance: slot.instance, sink, detached: true });
+  slot.current = sps;
+  sps[0]?.process.once('exit', (code, signal) => {
     if (stopping) return;
     slot.restarts++;
     const delay = Math.min(30_000, 1000 * 2 ** Math.min(slot.restarts - 1, 5));
-    say(`${slot.service}#${slot.instance} exited (code ${code}, signal ${signal}); restarting in ${delay}ms`);
+    say(`${slotName(slot)} exited (code ${code}, signal ${signal}); restarting in ${delay}ms`);
     setTimeout(() => {
       if (!stopping) launch(slot);
     }, delay).unref();
   });
-  return sp;
+  return sps;
 }
 
 async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
   say(`${signal}: stopping the services`);
-  await Promise.all(slots.flatMap((s) => (s.current ? [s.current.stop(15_000)] : [])));
+  await Promise.all(slots.flatMap((s) => (s.current?.[0] ? [s.current[0].stop(15_000)] : [])));
   if (nats || natsChild) {
     say('stopping nats-server');
     await (nats ? nats.stop() : natsChild && stopProcess(natsChild, 5000));
@@ -146,19 +165,33 @@ async function main(): Promise<void> {
   const kubeconfig = process.env['KUBECONFIG'] ? resolve(process.env['KUBECONFIG']) : undefined;
   if (kubeconfig) say(`joining the cluster of ${kubeconfig} (config-source, status-manager)`);
   const credentials = nats.credentials;
-  SERVICE_NAMES.forEach((service, i) => {
+  const envOf = (service: ServiceName): Record<string, string> => {
+    const env: Record<string, string> = { ...shared, ...credentials.env(service) };
+    if (service === 'config-source') env['POD_MANIFEST_PATH'] = resolve(args.manifests);
+    if (kubeconfig && (service === 'config-source' || service === 'status-manager')) env['KUBECONFIG'] = kubeconfig;
+    if (service === 'cri-gateway' && runtimeEndpoint) env['CONTAINER_RUNTIME_ENDPOINT'] = runtimeEndpoint;
+    return env;
+  };
+  const colorOf = (service: ServiceName) => COLORS[SERVICE_NAMES.indexOf(service) % COLORS.length] ?? 37;
+  if (together.length > 0) {
+    slots.push({
+      services: together,
+      instance: '0',
+      ports: Object.fromEntries(together.map((s) => [s, DEFAULT_PORTS[s]])),
+      env: Object.fromEntries(together.map((s) => [s, envOf(s)])),
+      color: colorOf(together[0] ?? 'config-source'),
+      restarts: 0,
+    });
+  }
+  for (const service of SERVICE_NAMES) {
     const replicas = service === 'pod-worker' ? podWorkers : 1;
-    for (let r = 0; r < replicas; r++) {
-      const env: Record<string, string> = { ...shared, ...credentials.env(service) };
-      if (service === 'config-source') env['POD_MANIFEST_PATH'] = resolve(args.manifests);
-      if (kubeconfig && (service === 'config-source' || service === 'status-manager')) env['KUBECONFIG'] = kubeconfig;
-      if (service === 'cri-gateway' && runtimeEndpoint) env['CONTAINER_RUNTIME_ENDPOINT'] = runtimeEndpoint;
-      slots.push({ service, instance: String(r), port: r === 0 ? DEFAULT_PORTS[service] : 10340 + r, env, color: COLORS[i % COLORS.length] ?? 37, restarts: 0 });
+    for (let r = together.includes(service) ? 1 : 0; r < replicas; r++) {
+      slots.push({ services: [service], instance: String(r), ports: { [service]: r === 0 ? DEFAULT_PORTS[service] : 10340 + r }, env: { [service]: envOf(service) }, color: colorOf(service), restarts: 0 });
     }
-  });
+  }
 
   const t0 = performance.now();
-  const started = slots.map((slot) => ({ slot, sp: launch(slot) }));
+  const started = slots.flatMap((slot) => launch(slot).map((sp) => ({ slot, sp })));
   const timeoutMs = Number(args['ready-timeout']) * 1000;
   await Promise.all(
     started.map(async ({ sp }) => {
@@ -170,7 +203,7 @@ async function main(): Promise<void> {
   const rows = [
     ['SERVICE', 'INSTANCE', 'PORT', 'PID', 'READY'],
     ['nats-server', '-', `${nats.port} (monitor ${nats.monitorPort})`, String(nats.process.pid), '-'],
-    ...started.map(({ slot, sp }) => [slot.service, slot.instance, String(slot.port), String(sp.process.pid), `${Math.round(sp.readyAfterMs ?? 0)}ms`]),
+    ...started.map(({ sp }) => [sp.service, sp.instance, String(sp.port), String(sp.process.pid), `${Math.round(sp.readyAfterMs ?? 0)}ms`]),
   ];
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
   const table = rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c] ?? 0)).join('  ')).join('\n');

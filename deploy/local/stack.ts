@@ -4,14 +4,14 @@
  * launcher (launch.ts) and by the integration and end-to-end tests.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { NATS_ADMIN_USER, type NatsUser } from '@app/nats';
-import type { ServiceName } from '@app/service';
+import { ALL_TARGET, SERVICE_NAMES, moduleEnvPrefix, type ServiceName } from '@app/service';
 import { writeNatsCredentials, type NatsCredentials } from '../nats/server-config.js';
 
 /** The repository root (this file is dist/deploy/local/stack.js or deploy/local/stack.ts). */
@@ -20,6 +20,9 @@ export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), fileUR
 export function serviceEntry(service: ServiceName): string {
   return join(REPO_ROOT, 'dist', 'apps', service, 'src', 'main.js');
 }
+
+/** The one-process entry point: runs the services TARGET names (docs/adr/0016-one-process-mode.md). */
+export const ONE_PROCESS_ENTRY = join(REPO_ROOT, 'dist', 'apps', 'kubelet', 'src', 'main.js');
 
 /** A free TCP port on loopback (the kernel's choice). */
 export async function freePort(): Promise<number> {
@@ -127,6 +130,18 @@ export interface NatsServer {
   restart(opts?: { kill?: boolean; downMs?: number }): Promise<void>;
 }
 
+/**
+ * The nats-server to run: `$KS_NATS_SERVER`, else the one deploy/nats/build.sh
+ * built into its cache (`$KS_NATS_CACHE/bin/nats-server`, default under
+ * /var/cache/kubelet-split/nats: 2.11 or later, with message tracing), else
+ * `nats-server` on PATH (Debian's 2.9.10: everything but `trace --nats-trace`).
+ */
+export function natsServerBinary(env: NodeJS.ProcessEnv = process.env): string {
+  if (env['KS_NATS_SERVER']) return env['KS_NATS_SERVER'];
+  const built = join(env['KS_NATS_CACHE'] ?? '/var/cache/kubelet-split/nats', 'bin', 'nats-server');
+  return existsSync(built) ? built : 'nats-server';
+}
+
 /** Servers started here, by URL: a service spawned against one connects as its own user (spawnService). */
 const started = new Map<string, NatsServer>();
 
@@ -147,6 +162,8 @@ export async function startNats(
     onSpawn?: (child: ChildProcess) => void;
     detached?: boolean;
     failOnViolations?: boolean;
+    /** The nats-server to run (default natsServerBinary()). */
+    binary?: string;
   } = {},
 ): Promise<NatsServer> {
   for (const p of [opts.port, opts.monitorPort]) {
@@ -167,7 +184,7 @@ export async function startNats(
   const monitorUrl = `http://127.0.0.1:${monitorPort}`;
   /** One nats-server process on the config, ready once its JetStream is. */
   const spawnServer = async (): Promise<ChildProcess> => {
-    const child = spawn('nats-server', ['-c', credentials.configFile], { stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached === true });
+    const child = spawn(opts.binary ?? natsServerBinary(), ['-c', credentials.configFile], { stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached === true });
     opts.onSpawn?.(child);
     const spawnError = new Promise<never>((_, rej) => child.once('error', (e) => rej(new Error(`cannot start nats-server: ${e.message} (run deploy/install.sh)`))));
     pipeLines(child, (line) => {
@@ -239,7 +256,8 @@ export function spawnService(
   // detached: a process group of its own, so a Ctrl-C in the launcher's terminal reaches only the
   // launcher, which then stops the services before the nats-server they drain into.
   const child = spawn(process.execPath, ['--enable-source-maps', serviceEntry(service)], {
-    env: { ...process.env, ...env, PORT: String(opts.port), INSTANCE_ID: opts.instance },
+    // TARGET is the one-process entry's (spawnModules): a service's own entry refuses any other than its name.
+    env: { ...process.env, TARGET: undefined, ...env, PORT: String(opts.port), INSTANCE_ID: opts.instance },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: opts.detached === true,
   });
@@ -269,4 +287,68 @@ export async function startService(
   await waitHttpOk(sp.readyUrl, opts.timeoutMs ?? 30_000, () => sp.process.exitCode === null);
   sp.readyAfterMs = performance.now() - t0;
   return sp;
+}
+
+/**
+ * Spawns one process running several services as modules (TARGET, the
+ * one-process mode): each service's `envOf(service)`, its port and its NATS
+ * user (as spawnService gives them) reach that module alone, as
+ * `<SERVICE>__<VARIABLE>`. One ServiceProcess per module, all on the same
+ * child: stopping one stops the process.
+ */
+export function spawnModules(
+  services: readonly ServiceName[],
+  envOf: (service: ServiceName) => Record<string, string>,
+  opts: { sink?: LineSink; ports: Partial<Record<ServiceName, number>>; instance: string; detached?: boolean },
+): ServiceProcess[] {
+  const target = SERVICE_NAMES.every((s) => services.includes(s)) ? ALL_TARGET : services.join(',');
+  const { PORT: _port, ...inherited } = process.env;
+  const env: Record<string, string | undefined> = { ...inherited, TARGET: target, INSTANCE_ID: opts.instance };
+  const ports = new Map<ServiceName, number>();
+  for (const service of services) {
+    let own = envOf(service);
+    const nats = own['NATS_URL'] === undefined ? undefined : started.get(own['NATS_URL']);
+    if (nats && own['NATS_PASSWORD_FILE'] === undefined) own = { ...nats.credentials.env(service), ...own };
+    const port = opts.ports[service];
+    if (port === undefined) throw new Error(`spawnModules: no port for ${service}`);
+    ports.set(service, port);
+    for (const [k, v] of Object.entries({ ...own, PORT: String(port) })) env[`${moduleEnvPrefix(service)}${k}`] = v;
+  }
+  const child = spawn(process.execPath, ['--enable-source-maps', ONE_PROCESS_ENTRY], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached === true });
+  if (opts.sink) pipeLines(child, opts.sink);
+  else {
+    child.stdout?.resume();
+    child.stderr?.resume();
+  }
+  return services.map((service) => ({
+    service,
+    instance: opts.instance,
+    port: ports.get(service) ?? 0,
+    process: child,
+    readyUrl: `http://127.0.0.1:${ports.get(service) ?? 0}/readyz`,
+    stop: (graceMs = 15_000) => stopProcess(child, graceMs),
+  }));
+}
+
+/** Spawns one process of several modules (spawnModules) and waits for every module's /readyz. */
+export async function startModules(
+  services: readonly ServiceName[],
+  envOf: (service: ServiceName) => Record<string, string>,
+  opts: { sink?: LineSink; ports: Partial<Record<ServiceName, number>>; instance: string; timeoutMs?: number },
+): Promise<ServiceProcess[]> {
+  const t0 = performance.now();
+  const modules = spawnModules(services, envOf, opts);
+  const child = modules[0]?.process;
+  try {
+    await Promise.all(
+      modules.map(async (m) => {
+        await waitHttpOk(m.readyUrl, opts.timeoutMs ?? 30_000, () => child?.exitCode === null);
+        m.readyAfterMs = performance.now() - t0;
+      }),
+    );
+  } catch (err) {
+    if (child) await stopProcess(child, 5000);
+    throw err;
+  }
+  return modules;
 }

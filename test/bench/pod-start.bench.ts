@@ -13,9 +13,8 @@
  */
 import { parseArgs } from 'node:util';
 import type { V1PodStatus } from '@kubernetes/client-node';
-import type { TraceRecord } from '@app/nats';
-import { buildTimeline, printTimeline } from '../../apps/cli/src/trace.js';
-import { podTraceFilter, readTraceRecords } from '../../apps/cli/src/trace-reader.js';
+import { buildTimeline, podTraceFilter, readTraceRecords, type TraceRecord } from '@app/nats';
+import { printTimeline } from '../../apps/cli/src/trace.js';
 import { NodeStack } from '../support/node-stack.js';
 
 const { values } = parseArgs({ options: { trace: { type: 'boolean', default: false }, pods: { type: 'string', default: '10' }, 'poll-ms': { type: 'string', default: '5' }, node: { type: 'string', default: 'pod-start-bench' } } });

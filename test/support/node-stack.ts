@@ -16,7 +16,7 @@ import type { EventMessage, PodStatus, StatusCommandMessage } from '@app/contrac
 import { NatsCriClient, type Container } from '@app/cri';
 import { KubeletLabels } from '@app/kube';
 import type { ServiceName } from '@app/service';
-import { freePort, startNats, startService, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
+import { freePort, startModules, startNats, startService, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
 import { runtimeAddress } from './runtime.js';
 
 const dec = new TextDecoder();
@@ -31,6 +31,14 @@ export interface NodeStackOptions {
    * test/support/control-plane.ts).
    */
   kubeconfig?: string;
+  /**
+   * `all`: the services run as modules of one process (TARGET, the
+   * one-process mode, docs/adr/0016-one-process-mode.md), each still with
+   * its own NATS user, connection name, port and env. Default: the
+   * KS_TARGET environment variable (KS_TARGET=all runs an e2e file against
+   * the one-process mode); unset: one process per service.
+   */
+  target?: 'all' | 'split';
 }
 
 export class NodeStack {
@@ -63,7 +71,7 @@ export class NodeStack {
       // Image GC off (high threshold 100 %): every e2e file's stack shares one containerd, and a leader's GC on a full
       // disk would take the images another file's pods are about to use. test/image-gc.e2e.spec.ts turns it on.
       ...(service === 'sync-loop' ? { POD_LOGS_DIR: join(this.dir, 'logs'), POD_ROOT_DIR: join(this.dir, 'pods'), IMAGE_GC_HIGH_THRESHOLD_PERCENT: '100' } : {}),
-      ...(service === 'status-manager' ? { POD_ROOT_DIR: join(this.dir, 'pods') } : {}),
+      ...(service === 'status-manager' ? { POD_ROOT_DIR: join(this.dir, 'pods'), NATS_MONITOR_URL: this.nats.monitorUrl } : {}),
       ...(service === 'pod-worker' ? { POD_LOGS_DIR: join(this.dir, 'logs'), POD_ROOT_DIR: join(this.dir, 'pods'), SHARD_LEASE_DURATION: '6s' } : {}),
       ...(this.options.env?.[service] ?? {}),
     };
@@ -88,7 +96,28 @@ export class NodeStack {
     });
     this.nc.subscribe(`kubelet.${this.options.node}.events.*`, { callback: (_e, m) => void this.events.push(JSON.parse(dec.decode(m.data)) as EventMessage) });
     await this.nc.flush();
-    for (const s of this.options.services) await this.startService(s);
+    if (this.oneProcess) await this.startModules();
+    else for (const s of this.options.services) await this.startService(s);
+  }
+
+  /** Whether the services run as modules of one process (options.target, or KS_TARGET=all). */
+  get oneProcess(): boolean {
+    return (this.options.target ?? process.env['KS_TARGET']) === 'all';
+  }
+
+  /**
+   * Starts `services` (default: the stack's) as modules of one process and
+   * waits for every module's /readyz; each is then in `procs` as
+   * `<service>#<instance>`, all on the same process.
+   */
+  async startModules(services: ServiceName[] = this.options.services, instance = '0'): Promise<ServiceProcess[]> {
+    const logDir = process.env['KS_E2E_LOGS'];
+    const sink = logDir ? (line: string) => appendFileSync(join(logDir, `${this.options.node}-modules-${instance}.log`), `${line}\n`) : undefined;
+    const ports: Partial<Record<ServiceName, number>> = {};
+    for (const s of services) ports[s] = await freePort();
+    const modules = await startModules(services, (s) => this.env(s), { ports, instance, timeoutMs: 60_000, ...(sink ? { sink } : {}) });
+    for (const m of modules) this.procs.set(`${m.service}#${instance}`, m);
+    return modules;
   }
 
   async startService(service: ServiceName, instance = '0'): Promise<ServiceProcess> {
@@ -194,6 +223,7 @@ export class NodeStack {
     } finally {
       // Anything left behind goes too, while cri-gateway still runs.
       if (this.cri) await removeLeftovers(this.cri, this.options.node);
+      // Modules of one process share it: it is stopped once (stopping an exited process returns at once).
       for (const p of [...this.procs.values()].reverse()) await p.stop(10_000);
       await this.nc?.close();
       await this.nats?.stop();

@@ -7,7 +7,7 @@
  *   kubelet-split describe pod NAME [-n NAMESPACE]
  *   kubelet-split logs POD [-c CONTAINER] [-f] [--previous] [--tail N] [--since DURATION] [--timestamps] [-n NAMESPACE]
  *   kubelet-split topology [-o table|mermaid|dot|json] [--nats-monitor URL] [--interval DURATION] [--node NODE]
- *   kubelet-split trace POD|UID [-n NAMESPACE] [-o json] [--follow] [--nats URL] [--nats-password-file FILE]
+ *   kubelet-split trace POD|UID [-n NAMESPACE] [-o json] [--follow] [--nats-trace] [--nats URL] [--nats-password-file FILE]
  *
  * --server (or KUBELET_SPLIT_SERVER) is the status manager's URL; default http://127.0.0.1:10315.
  * --token-file (or KUBELET_SPLIT_TOKEN_FILE): a file holding the bearer token of a status manager
@@ -15,7 +15,8 @@
  * topology reads NATS monitoring instead: --nats-monitor (or KUBELET_SPLIT_NATS_MONITOR),
  * default http://127.0.0.1:8222.
  * trace reads the KUBELET_TRACES stream from NATS (--nats or KUBELET_SPLIT_NATS, default
- * nats://127.0.0.1:4222) as the admin user (--nats-password-file or KUBELET_SPLIT_NATS_PASSWORD_FILE).
+ * nats://127.0.0.1:4222) as the admin user (--nats-password-file or KUBELET_SPLIT_NATS_PASSWORD_FILE);
+ * --nats-trace adds what nats-server (2.11 or later) sees of each hop, from its message tracing.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -24,7 +25,8 @@ import type { EventMessage, Pod, PodList } from '@app/contracts';
 import { describePod } from './describe.js';
 import { printPodTable } from './get.js';
 import { chooseContainer, logsQuery, parseGoDuration } from './logs.js';
-import { buildTopology, printTopologyDot, printTopologyMermaid, printTopologyTable, type Connz } from './topology.js';
+import { fetchTopology, printTopologyDot, printTopologyMermaid, topologyOfNode } from '@app/nats';
+import { printTopologyTable } from './topology.js';
 import { tracePod } from './trace-command.js';
 
 const USAGE = `usage:
@@ -32,7 +34,7 @@ const USAGE = `usage:
   kubelet-split describe pod NAME [-n NAMESPACE] [--server URL] [--token-file FILE]
   kubelet-split logs POD [-c CONTAINER] [-f] [--previous] [--tail N] [--since DURATION | --since-time TIME] [--timestamps] [--limit-bytes N] [-n NAMESPACE] [--server URL] [--token-file FILE]
   kubelet-split topology [-o table|mermaid|dot|json] [--nats-monitor URL] [--interval DURATION] [--node NODE]
-  kubelet-split trace POD|UID [-n NAMESPACE] [-o json] [-f|--follow] [--nats URL] [--nats-password-file FILE] [--server URL] [--token-file FILE]`;
+  kubelet-split trace POD|UID [-n NAMESPACE] [-o json] [-f|--follow] [--nats-trace] [--nats URL] [--nats-password-file FILE] [--server URL] [--token-file FILE]`;
 
 /** The bearer token, when --token-file is given. */
 let token: string | undefined;
@@ -66,6 +68,7 @@ async function main(argv: string[]): Promise<number> {
       help: { type: 'boolean', short: 'h' },
       container: { type: 'string', short: 'c' },
       follow: { type: 'boolean', short: 'f', default: false },
+      'nats-trace': { type: 'boolean', default: false },
       previous: { type: 'boolean', short: 'p', default: false },
       timestamps: { type: 'boolean', default: false },
       tail: { type: 'string', default: '-1' },
@@ -138,6 +141,7 @@ async function main(argv: string[]): Promise<number> {
       namespace: values.namespace ?? 'default',
       output: values.output ?? '',
       follow: values.follow ?? false,
+      natsTrace: values['nats-trace'] ?? false,
       pods: () => fetchJson<PodList>(`${server}/pods`),
       nats: { servers: (values.nats ?? '').split(','), ...(values['nats-password-file'] ? { passwordFile: values['nats-password-file'] } : {}) },
       out: (s) => process.stdout.write(s),
@@ -156,27 +160,10 @@ async function topology(monitor: string, interval: string, output: string, node:
   } catch {
     throw new Error(`invalid --interval "${interval}" (a duration like 1s or 500ms)`);
   }
-  const base = monitor.replace(/\/$/, '');
-  const get = async <T>(path: string): Promise<T> => {
-    let res: Response;
-    try {
-      res = await fetch(`${base}${path}`, { signal: AbortSignal.timeout(10_000) });
-    } catch (err) {
-      throw new Error(`cannot reach NATS monitoring at ${base}${path}: ${(err as Error).message} (--nats-monitor sets its URL; nats-server needs http/-m)`);
-    }
-    if (!res.ok) throw new Error(`${base}${path}: HTTP ${res.status}`);
-    return (await res.json()) as T;
-  };
-  const connz = '/connz?subs=detail&limit=10000';
-  const before = await get<Connz>(connz);
-  if (ms > 0) await new Promise((r) => setTimeout(r, ms));
-  const after = await get<Connz>(connz);
-  const subsz = await get<{ num_subscriptions?: number }>('/subsz');
-  const jsz = await get<{ streams?: number; consumers?: number; messages?: number; bytes?: number }>('/jsz');
-  const totals = { ...(subsz.num_subscriptions !== undefined ? { subscriptions: subsz.num_subscriptions } : {}), ...(jsz.streams !== undefined ? { streams: jsz.streams } : {}), ...(jsz.consumers !== undefined ? { consumers: jsz.consumers } : {}), ...(jsz.messages !== undefined ? { messages: jsz.messages } : {}), ...(jsz.bytes !== undefined ? { bytes: jsz.bytes } : {}) };
-  const t = buildTopology(before, after, totals);
-  if (node !== undefined) t.instances = t.instances.filter((i) => i.node === node);
-  if (node !== undefined) t.undocumented = t.undocumented.filter((u) => t.instances.some((i) => i.name === u.instance));
+  const all = await fetchTopology(monitor, ms, (w) => new Promise((r) => setTimeout(r, w))).catch((err: Error) => {
+    throw new Error(`${err.message} (--nats-monitor sets its URL)`);
+  });
+  const t = node === undefined ? all : topologyOfNode(all, node);
   const text = output === 'json' ? `${JSON.stringify(t, null, 2)}\n` : output === 'mermaid' ? printTopologyMermaid(t) : output === 'dot' ? printTopologyDot(t) : printTopologyTable(t);
   process.stdout.write(text);
 }

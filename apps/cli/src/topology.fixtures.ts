@@ -4,7 +4,7 @@
  * That stack runs six services; the prober's connection is added by hand from
  * the prober's own subscriptions (its main.ts and NATS_ACCESS), and is marked so.
  */
-import type { Connz } from './topology.js';
+import type { Connz } from '@app/nats';
 
 export const CONNZ_BEFORE: Connz = {
   "server_id": "NCCB6T2PG34V6LWUT5NQLAJ6BABC6O36AMBSYEW5LP2MZH3BTGFI6G5S",

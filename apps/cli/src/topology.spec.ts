@@ -1,9 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SERVICE_NAMES } from '@app/contracts';
-import { NATS_ACCESS } from '@app/nats';
+import { NATS_ACCESS, buildTopology, classifySubject, covers, designedPublications, parseConnectionName, printTopologyDot, printTopologyMermaid, topologyEdges, type Connz } from '@app/nats';
 import { CONNZ_AFTER, CONNZ_BEFORE, JSZ, SUBSZ } from './topology.fixtures.js';
-import { buildTopology, classifySubject, covers, designedPublications, parseConnectionName, printTopologyDot, printTopologyMermaid, printTopologyTable, topologyEdges, type Connz } from './topology.js';
+import { printTopologyTable } from './topology.js';
 
 const totals = { subscriptions: SUBSZ.num_subscriptions, streams: JSZ.streams, consumers: JSZ.consumers, messages: JSZ.messages, bytes: JSZ.bytes };
 

@@ -1,14 +1,17 @@
 /** `kubelet-split trace POD`: resolves the pod, reads its records, prints the timeline (or follows it). */
 import type { PodList } from '@app/contracts';
-import type { TraceRecord } from '@app/nats';
-import { TIMELINE_HEADER, buildTimeline, looksLikeUid, podRef, printTimeline, timelineJson, timelineRow } from './trace.js';
-import { connectForTraces, podTraceFilter, readTraceRecords, type TraceSource } from './trace-reader.js';
+import { buildTimeline, podTraceFilter, readPodTrace, readTraceRecords } from '@app/nats';
+import { TIMELINE_HEADER, looksLikeUid, podRef, printTimeline, timelineJson, timelineRow } from './trace.js';
+import { joinServerViews, natsTraceProbes, printServerViews } from './nats-trace.js';
+import { askServerTraces, connectForTraces, type TraceSource } from './trace-reader.js';
 
 export interface TraceCommand {
   arg: string;
   namespace: string;
   output: string;
   follow: boolean;
+  /** Also what nats-server sees of each hop's subject (its message tracing: nats-trace.ts). */
+  natsTrace?: boolean;
   /** The status manager's /pods. */
   pods: () => Promise<PodList>;
   nats: TraceSource;
@@ -26,15 +29,21 @@ export async function resolvePodUid(arg: string, namespace: string, pods: () => 
 
 export async function tracePod(cmd: TraceCommand): Promise<number> {
   if (cmd.output !== '' && cmd.output !== 'json') throw new Error(`unknown output format "${cmd.output}" (want json)`);
+  if (cmd.natsTrace && cmd.follow) throw new Error('--nats-trace does not combine with --follow');
   const uid = await resolvePodUid(cmd.arg, cmd.namespace, cmd.pods);
   const nc = await connectForTraces(cmd.nats);
   try {
     if (cmd.follow) return await follow(cmd, uid, nc);
-    const records: TraceRecord[] = [];
-    await readTraceRecords(nc, podTraceFilter(uid), (r) => void records.push(r), { follow: false });
+    const records = await readPodTrace(nc, uid);
     if (records.length === 0) throw new Error(`no trace records for pod ${uid} (unknown pod, TRACING=off, or older than TRACE_MAX_AGE)`);
     const timeline = buildTimeline(uid, records);
-    cmd.out(cmd.output === 'json' ? timelineJson(timeline) : printTimeline(timeline));
+    if (!cmd.natsTrace) {
+      cmd.out(cmd.output === 'json' ? timelineJson(timeline) : printTimeline(timeline));
+      return 0;
+    }
+    const { server, views } = await askServerTraces(nc, natsTraceProbes(timeline.hops));
+    const rows = joinServerViews(timeline.hops, views);
+    cmd.out(cmd.output === 'json' ? `${JSON.stringify({ ...timeline, server, natsTrace: rows }, null, 2)}\n` : `${printTimeline(timeline)}\n${printServerViews(rows, server)}`);
     return 0;
   } finally {
     await nc.close();

@@ -1,12 +1,10 @@
 /**
- * Reads a pod's trace records from KUBELET_TRACES (an ordered consumer on
- * `trace.<node>.<uid>`), as the NATS admin user: no service's user may read
- * them (libs/nats permissions.ts TRACE_PUBLISH).
+ * The CLI's connection to read trace records (@app/nats readTraceRecords),
+ * as the NATS admin user.
  */
 import { readFileSync } from 'node:fs';
-import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { TRACE_STREAM, parseTraceRecord, type TraceRecord } from '@app/nats';
+import { connect, createInbox, headers, type NatsConnection } from '@nats-io/transport-node';
+import { MIN_TRACING_SERVER, NatsTraceHeaders, serverTraces, serverView, type NatsTraceProbe, type ServerView } from './nats-trace.js';
 
 export interface TraceSource {
   servers: string[];
@@ -25,52 +23,58 @@ export async function connectForTraces(src: TraceSource): Promise<NatsConnection
 
 const dec = new TextDecoder();
 
-/** `trace.*.<uid>`: the pod's records, whatever node wrote them. */
-export function podTraceFilter(uid: string): string {
-  return `trace.*.${uid}`;
-}
-
-/** How many records the stream holds on `subject`, a filter (0 when there is no stream). */
-async function countRecords(nc: NatsConnection, subject: string): Promise<number> {
-  const jsm = await jetstreamManager(nc, { checkAPI: false });
-  try {
-    const info = await jsm.streams.info(TRACE_STREAM, { subjects_filter: subject });
-    return Object.values(info.state.subjects ?? {}).reduce((a, b) => a + b, 0);
-  } catch (err) {
-    if (/not found/i.test((err as Error).message)) return 0;
-    throw err;
-  }
-}
-
 /**
- * Every record on `subject`, in stream order; with `follow`, `onRecord`
- * then goes on getting new ones until `signal` aborts.
+ * Asks nats-server what it does with each probe: a trace-only copy (nothing
+ * delivered, nothing stored) whose trace event comes to an inbox of this
+ * admin connection (`_INBOX.<nuid>`: no service may subscribe there, each
+ * reads only `_INBOX_<service>.>`). Refuses before sending anything to a
+ * server without message tracing, which would deliver the copies. The views
+ * by subject; a probe whose event is not back within `timeoutMs` has none.
  */
-export async function readTraceRecords(nc: NatsConnection, subject: string, onRecord: (r: TraceRecord) => void, opts: { follow: boolean; signal?: AbortSignal }): Promise<number> {
-  const stored = await countRecords(nc, subject);
-  if (stored === 0 && !opts.follow) return 0;
-  const js = jetstream(nc);
-  const consumer = await js.consumers.get(TRACE_STREAM, { filter_subjects: subject, deliver_policy: DeliverPolicy.All });
-  const messages = await consumer.consume();
-  const stop = () => void messages.close();
-  opts.signal?.addEventListener('abort', stop, { once: true });
-  let read = 0;
-  try {
-    for await (const m of messages) {
+export async function askServerTraces(nc: NatsConnection, probes: readonly NatsTraceProbe[], timeoutMs = 2000): Promise<{ server: string; views: Map<string, ServerView> }> {
+  const version = nc.info?.version;
+  if (!serverTraces(version)) {
+    throw new Error(
+      `nats-server ${version ?? '(unknown version)'} has no message tracing (${MIN_TRACING_SERVER} or later: deploy/nats/build.sh builds one; the stack runs it when it is in /var/cache/kubelet-split/nats)`,
+    );
+  }
+  const inbox = createInbox();
+  const views = new Map<string, ServerView>();
+  let done: () => void = () => {};
+  const all = new Promise<void>((resolve) => (done = resolve));
+  const sub = nc.subscribe(`${inbox}.>`, {
+    callback: (err, m) => {
+      if (err) return;
+      const i = Number(m.subject.slice(inbox.length + 1));
+      const probe = probes[i];
       let value: unknown;
       try {
         value = JSON.parse(dec.decode(m.data));
       } catch {
-        value = undefined;
+        return;
       }
-      const r = parseTraceRecord(value);
-      if (r) onRecord(r);
-      read++;
-      if (!opts.follow && (read >= stored || m.info.pending === 0)) break;
+      const view = serverView(value);
+      if (probe && view) views.set(probe.subject, view);
+      if (views.size >= probes.length) done();
+    },
+  });
+  try {
+    await nc.flush();
+    probes.forEach((p, i) => {
+      const h = headers();
+      for (const [k, v] of Object.entries(p.headers)) h.set(k, v);
+      h.set(NatsTraceHeaders.dest, `${inbox}.${i}`);
+      h.set(NatsTraceHeaders.only, 'true');
+      nc.publish(p.subject, new Uint8Array(0), { headers: h });
+    });
+    await nc.flush();
+    if (probes.length > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([all, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+      clearTimeout(timer);
     }
   } finally {
-    opts.signal?.removeEventListener('abort', stop);
-    await messages.close();
+    sub.unsubscribe();
   }
-  return read;
+  return { server: `nats-server ${version ?? ''} (${nc.info?.server_name ?? ''})`, views };
 }

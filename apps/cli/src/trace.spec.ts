@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MessageTypes, type Pod } from '@app/contracts';
-import { TRACE_RECORD_TYPE, type TraceRecord } from '@app/nats';
-import { buildTimeline, describeHop, looksLikeUid, podRef, printTimeline, timelineJson } from './trace.js';
+import { TRACE_RECORD_TYPE, buildTimeline, describeHop, type TraceRecord } from '@app/nats';
+import { looksLikeUid, podRef, printTimeline, timelineJson } from './trace.js';
 import { resolvePodUid } from './trace-command.js';
 
 const T = 1_700_000_000_000;

@@ -1,11 +1,10 @@
-import { runService } from '@app/service';
-import { configSourceConfigSchema } from './config-source.config.js';
-import { ConfigSourceModule } from './config-source.module.js';
+/**
+ * config-source alone in its process. The V8 compile cache is on before anything
+ * else loads (the generated CRI code alone is 1.3 MB), then the code is
+ * imported (docs/adr/0016-one-process-mode.md).
+ */
+import { enableCompileCache } from 'node:module';
 
-await runService({
-  service: 'config-source',
-  schema: configSourceConfigSchema,
-  module: ConfigSourceModule,
-  // Read only: the creationTimestamps of the pods the sync loop holds.
-  buckets: ['pods'],
-});
+enableCompileCache();
+const [{ runService }, { definition }] = await Promise.all([import('@app/service'), import('./config-source.definition.js')]);
+await runService(definition);

@@ -1,9 +1,10 @@
-import { runService } from '@app/service';
-import { criGatewayConfigSchema } from './cri-gateway.config.js';
-import { CriGatewayModule } from './cri-gateway.module.js';
+/**
+ * cri-gateway alone in its process. The V8 compile cache is on before anything
+ * else loads (the generated CRI code alone is 1.3 MB), then the code is
+ * imported (docs/adr/0016-one-process-mode.md).
+ */
+import { enableCompileCache } from 'node:module';
 
-await runService({
-  service: 'cri-gateway',
-  schema: criGatewayConfigSchema,
-  module: CriGatewayModule,
-});
+enableCompileCache();
+const [{ runService }, { definition }] = await Promise.all([import('@app/service'), import('./cri-gateway.definition.js')]);
+await runService(definition);

@@ -24,6 +24,7 @@
 import { Clock } from '@app/clock';
 import type { PodCacheEntry, PodLifecycleEventMessage } from '@app/contracts';
 import type { ContainerStatus, CriRuntime, PodSandboxStatus } from '@app/cri';
+import { nextSpan, runInTrace, type ActiveTrace } from '@app/nats';
 import type { Logger } from '@app/observability';
 import { KubeletLabels } from '@app/kube';
 import { containerState, groupByPod, podEvents, type PodView } from './events.js';
@@ -224,27 +225,17 @@ export class GenericPleg {
       const inspected: string[] = [];
       const failed: string[] = [];
       const allEvents: PodLifecycleEventMessage[] = [];
-      await this.forEachLimited(changed, async (uid) => {
-        const view = current.get(uid);
-        let written: boolean;
-        try {
-          written = view ? await this.writer.set(await this.withTimeout(this.inspect(view, timestamp), uid)) : await this.writer.delete(uid, timestamp);
-        } catch (err) {
-          // Ignore this pod's events now; it is inspected again on the next relist.
-          failed.push(uid);
-          this.toReinspect.add(uid);
-          this.logger.warn({ uid, err: (err as Error).message }, 'PLEG: pod inspection failed; will retry on the next relist');
-          return;
-        }
-        inspected.push(uid);
-        // An inspection newer than this relist wrote the pod meanwhile: its view and its events stand.
-        if (!written) return;
-        this.toReinspect.delete(uid);
-        allEvents.push(...this.record(uid, view));
+      // Each changed pod is one hop of its own trace (a relist is caused by no message): its
+      // inspection's CRI calls, its cache write and its events are recorded under it.
+      const traces = new Map<string, ActiveTrace>();
+      await this.forEachLimited(changed, (uid) => {
+        const trace: ActiveTrace = { trace: nextSpan(), podUid: uid };
+        traces.set(uid, trace);
+        return runInTrace(trace, () => this.inspectChanged(uid, current.get(uid), timestamp, inspected, failed, allEvents));
       });
 
       let discarded = 0;
-      for (const e of allEvents) if (!this.sink.publish(e)) discarded++;
+      for (const e of allEvents) if (!runInTrace(traces.get(e.id), () => this.sink.publish(e))) discarded++;
       if (discarded > 0) this.metrics?.discarded(discarded);
       await this.cache.updateTime(timestamp, this.relistThresholdMs);
 
@@ -295,6 +286,29 @@ export class GenericPleg {
         },
       );
     });
+  }
+
+  /**
+   * Inspects one changed pod into the cache; its events join `allEvents` once
+   * the cache has it. An inspection newer than this relist may have written
+   * the pod meanwhile: then its view and its events stand, and this relist
+   * writes and sends nothing for the pod.
+   */
+  private async inspectChanged(uid: string, view: PodView | undefined, timestamp: number, inspected: string[], failed: string[], allEvents: PodLifecycleEventMessage[]): Promise<void> {
+    let written: boolean;
+    try {
+      written = view ? await this.writer.set(await this.withTimeout(this.inspect(view, timestamp), uid)) : await this.writer.delete(uid, timestamp);
+    } catch (err) {
+      // Ignore this pod's events now; it is inspected again on the next relist.
+      failed.push(uid);
+      this.toReinspect.add(uid);
+      this.logger.warn({ uid, err: (err as Error).message }, 'PLEG: pod inspection failed; will retry on the next relist');
+      return;
+    }
+    inspected.push(uid);
+    if (!written) return;
+    this.toReinspect.delete(uid);
+    allEvents.push(...this.record(uid, view));
   }
 
   private async forEachLimited(items: string[], fn: (item: string) => Promise<void>): Promise<void> {

@@ -1,10 +1,10 @@
-import { runService } from '@app/service';
-import { plegConfigSchema } from './pleg.config.js';
-import { PlegModule } from './pleg.module.js';
+/**
+ * pleg alone in its process. The V8 compile cache is on before anything
+ * else loads (the generated CRI code alone is 1.3 MB), then the code is
+ * imported (docs/adr/0016-one-process-mode.md).
+ */
+import { enableCompileCache } from 'node:module';
 
-await runService({
-  service: 'pleg',
-  schema: plegConfigSchema,
-  module: PlegModule,
-  buckets: ['podCache', 'leases'],
-});
+enableCompileCache();
+const [{ runService }, { definition }] = await Promise.all([import('@app/service'), import('./pleg.definition.js')]);
+await runService(definition);

@@ -15,6 +15,7 @@
 import { Clock, type Timer } from '@app/clock';
 import { MessageTypes, type ContainerEventsStatusMessage, type InspectPodMessage, type PodLifecycleEventMessage, type PodLifecycleEventType } from '@app/contracts';
 import type { ContainerEventResponse } from '@app/cri';
+import { currentTrace, nextSpan, runInTrace } from '@app/nats';
 import type { Logger } from '@app/observability';
 import type { GenericPleg } from './generic-pleg.js';
 import { PlegEventSink } from './ports.js';
@@ -134,6 +135,11 @@ export class PlegRunner {
     const sandbox = e.podSandboxStatus;
     const uid = sandbox?.metadata?.uid;
     if (!sandbox || !uid) return;
+    // The cache write and the event are hops of this pod (in the relay message's trace, when it carried one).
+    await runInTrace({ ...(currentTrace() ?? { trace: nextSpan() }), podUid: uid }, () => this.applyContainerEvent(e, sandbox, uid));
+  }
+
+  private async applyContainerEvent(e: ContainerEventResponse, sandbox: NonNullable<ContainerEventResponse['podSandboxStatus']>, uid: string): Promise<void> {
     const entry = {
       uid,
       name: sandbox.metadata?.name ?? '',

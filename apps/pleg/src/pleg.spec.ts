@@ -4,6 +4,7 @@ import { FakeClock } from '@app/clock/testing';
 import type { ContainerEventsStatusMessage, PodCacheEntry, PodLifecycleEventMessage } from '@app/contracts';
 import type { Container, PodSandbox } from '@app/cri';
 import { FakeCri } from '@app/cri/testing';
+import { currentTrace } from '@app/nats';
 import { silentLogger } from '@app/observability';
 import { MemoryPodCache } from '@app/pod-cache';
 import { generateEvents, groupByPod, type PlegContainerState } from './events.js';
@@ -151,6 +152,32 @@ describe('GenericPleg.relist', () => {
     await pleg.relist();
     assert.deepEqual(sink.take(), ['a/ContainerDied/sb-a', 'a/ContainerRemoved/sb-a']);
     assert.equal(cache.entries.has('a'), false, 'a pod gone from the runtime is gone from the cache');
+  });
+
+  it('each changed pod is a hop of its own trace: its cache write and its events carry its UID (so they are recorded), the relist\'s listing none', async () => {
+    const cache = new MemoryCacheStore();
+    const seen: string[] = [];
+    const set = cache.set.bind(cache);
+    cache.set = (e) => {
+      seen.push(`set:${e.uid} in ${currentTrace()?.podUid ?? 'no trace'}`);
+      return set(e);
+    };
+    const { runtime, sink, pleg } = setup(cache);
+    const publish = sink.publish.bind(sink);
+    const traceOf = new Map<string, string>();
+    sink.publish = (e) => {
+      seen.push(`event:${e.id} in ${currentTrace()?.podUid ?? 'no trace'}`);
+      const t = currentTrace()?.trace.traceId ?? '';
+      assert.ok(!traceOf.has(e.id) || traceOf.get(e.id) === t, 'one trace per pod');
+      traceOf.set(e.id, t);
+      return publish(e);
+    };
+    runtime.containers.set('c1', { uid: 'a', state: 'CONTAINER_RUNNING' });
+    runtime.containers.set('c2', { uid: 'b', state: 'CONTAINER_RUNNING' });
+    await pleg.relist();
+    assert.deepEqual(seen.sort(), ['event:a in a', 'event:b in b', 'set:a in a', 'set:b in b']);
+    assert.notEqual(traceOf.get('a'), traceOf.get('b'), 'pods do not share a trace');
+    assert.equal(currentTrace(), undefined, 'nothing leaks out of the relist');
   });
 
   it('only changed pods are inspected; every relist advances the cache clock', async () => {

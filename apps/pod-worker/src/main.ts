@@ -1,11 +1,10 @@
-import { runService } from '@app/service';
-import { podWorkerConfigSchema } from './pod-worker.config.js';
-import { PodWorkerModule } from './pod-worker.module.js';
+/**
+ * pod-worker alone in its process. The V8 compile cache is on before anything
+ * else loads (the generated CRI code alone is 1.3 MB), then the code is
+ * imported (docs/adr/0016-one-process-mode.md).
+ */
+import { enableCompileCache } from 'node:module';
 
-await runService({
-  service: 'pod-worker',
-  schema: podWorkerConfigSchema,
-  module: PodWorkerModule,
-  buckets: ['workers', 'leases', 'pods', 'podCache', 'probeResults', 'podStatus'],
-  sharedSettings: ['POD_WORKER_SHARDS'],
-});
+enableCompileCache();
+const [{ runService }, { definition }] = await Promise.all([import('@app/service'), import('./pod-worker.definition.js')]);
+await runService(definition);

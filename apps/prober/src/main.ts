@@ -1,10 +1,10 @@
-import { runService } from '@app/service';
-import { proberConfigSchema } from './prober.config.js';
-import { ProberModule } from './prober.module.js';
+/**
+ * prober alone in its process. The V8 compile cache is on before anything
+ * else loads (the generated CRI code alone is 1.3 MB), then the code is
+ * imported (docs/adr/0016-one-process-mode.md).
+ */
+import { enableCompileCache } from 'node:module';
 
-await runService({
-  service: 'prober',
-  schema: proberConfigSchema,
-  module: ProberModule,
-  buckets: ['probeResults', 'pods', 'podStatus'],
-});
+enableCompileCache();
+const [{ runService }, { definition }] = await Promise.all([import('@app/service'), import('./prober.definition.js')]);
+await runService(definition);

@@ -1,10 +1,10 @@
-import { runService } from '@app/service';
-import { statusManagerConfigSchema } from './status-manager.config.js';
-import { StatusManagerModule } from './status-manager.module.js';
+/**
+ * status-manager alone in its process. The V8 compile cache is on before anything
+ * else loads (the generated CRI code alone is 1.3 MB), then the code is
+ * imported (docs/adr/0016-one-process-mode.md).
+ */
+import { enableCompileCache } from 'node:module';
 
-await runService({
-  service: 'status-manager',
-  schema: statusManagerConfigSchema,
-  module: StatusManagerModule,
-  buckets: ['podStatus', 'pods', 'leases', 'probeResults', 'podCache', 'workers'],
-});
+enableCompileCache();
+const [{ runService }, { definition }] = await Promise.all([import('@app/service'), import('./status-manager.definition.js')]);
+await runService(definition);

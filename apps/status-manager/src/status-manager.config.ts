@@ -10,6 +10,7 @@ export const statusManagerConfigSchema = {
   ...nodeStatusConfigSchema,
   // /stats/summary (stats/stats.config.ts).
   ...statsConfigSchema,
+  NATS_MONITOR_URL: env.url(['http', 'https'], { default: 'http://127.0.0.1:8222', describe: "nats-server's monitoring endpoint (/connz, /subsz, /jsz): the console's topology graph" }),
   EVENTS_PER_POD: env.int({ default: 200, min: 1, max: 10_000, describe: 'how many of each pod\'s latest events GET /pods/<ns>/<name>/events keeps' }),
 };
 

@@ -1,11 +1,10 @@
-import { runService } from '@app/service';
-import { syncLoopConfigSchema } from './sync-loop.config.js';
-import { SyncLoopModule } from './sync-loop.module.js';
+/**
+ * sync-loop alone in its process. The V8 compile cache is on before anything
+ * else loads (the generated CRI code alone is 1.3 MB), then the code is
+ * imported (docs/adr/0016-one-process-mode.md).
+ */
+import { enableCompileCache } from 'node:module';
 
-await runService({
-  service: 'sync-loop',
-  schema: syncLoopConfigSchema,
-  module: SyncLoopModule,
-  buckets: ['pods', 'workers', 'podStatus', 'leases', 'podCache'],
-  sharedSettings: ['POD_WORKER_SHARDS'],
-});
+enableCompileCache();
+const [{ runService }, { definition }] = await Promise.all([import('@app/service'), import('./sync-loop.definition.js')]);
+await runService(definition);

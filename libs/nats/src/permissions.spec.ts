@@ -98,14 +98,19 @@ describe('NATS permissions: derived from the table', () => {
     assert.equal(permits('cri-gateway', 'publish', '$JS.API.STREAM.INFO.KV_pods'), false);
   });
 
-  it('every service may record trace hops and make the trace stream, but read no one\'s records', () => {
+  it('every service may record trace hops and make the trace stream; only status-manager (the console) reads the records', () => {
     for (const service of SERVICE_NAMES) {
+      const reader = service === 'status-manager';
       assert.equal(permits(service, 'publish', 'trace.node-1.uid-1'), true, service);
       assert.equal(permits(service, 'publish', '$JS.API.STREAM.CREATE.KUBELET_TRACES'), true, service);
       assert.equal(permits(service, 'subscribe', 'trace.node-1.uid-1'), false, service);
-      assert.equal(permits(service, 'publish', '$JS.API.CONSUMER.CREATE.KUBELET_TRACES'), false, service);
+      assert.equal(permits(service, 'publish', '$JS.API.CONSUMER.CREATE.KUBELET_TRACES.console_1.trace.*.uid-1'), reader, service);
+      assert.equal(permits(service, 'publish', '$JS.API.CONSUMER.MSG.NEXT.KUBELET_TRACES.console_1'), reader, service);
       assert.equal(permits(service, 'publish', '$JS.API.STREAM.DELETE.KUBELET_TRACES'), false, service);
+      assert.equal(permits(service, 'publish', '$JS.API.STREAM.PURGE.KUBELET_TRACES'), false, service);
     }
+    // Reading traces grants no other stream's consumers.
+    assert.equal(permits('status-manager', 'publish', '$JS.API.CONSUMER.MSG.NEXT.KV_pods.x'), false);
   });
 
   it('a family granted in its own right is not denied by another family\'s wildcard', () => {

@@ -93,6 +93,8 @@ export interface NatsAccess {
    * long of it. Default: one, within 2 minutes.
    */
   answers?: { max: number; expires: string };
+  /** Whether it reads pods' trace records from KUBELET_TRACES (TRACE_READ): the console's timeline. */
+  readsTraces?: boolean;
 }
 
 /**
@@ -168,6 +170,8 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     // pod-cache: the PLEG's last relist (`<node>.global`), the Node's Ready condition.
     // workers: whether a pod's containers are gone, before its deletion is finished in the apiserver.
     reads: ['pods', 'probe-results', 'pod-cache', 'workers'],
+    // The web console draws a pod's timeline from its trace records.
+    readsTraces: true,
   },
   'cri-gateway': {
     publishes: ['criEvents'],
@@ -262,13 +266,29 @@ function bucketReadSubjects(bucket: string): string[] {
  * What every service may publish to record its hops (docs/adr/0015-tracing.md):
  * `trace.<node>.<uid>` into KUBELET_TRACES, and making the stream or setting
  * its limits at boot (without `$JS.API.INFO`: ensureTraceStream skips the
- * API check). No service reads the records: the CLI does, as admin.
+ * API check). Only a service with `readsTraces` reads the records (TRACE_READ).
  */
 export const TRACE_PUBLISH = [
   'trace.*.*',
   '$JS.API.STREAM.INFO.KUBELET_TRACES',
   '$JS.API.STREAM.CREATE.KUBELET_TRACES',
   '$JS.API.STREAM.UPDATE.KUBELET_TRACES',
+] as const;
+
+/**
+ * What reading a pod's records takes (trace-reader.ts, @nats-io/jetstream
+ * 3.x): the stream's info with a subject filter, an ordered consumer created
+ * with its filter in the API subject, pulled (`CONSUMER.MSG.NEXT`) into the
+ * reader's own inbox, and deleted or re-created on a gap. Never a change to
+ * the stream, never another stream.
+ */
+export const TRACE_READ = [
+  '$JS.API.STREAM.INFO.KUBELET_TRACES',
+  '$JS.API.CONSUMER.CREATE.KUBELET_TRACES',
+  '$JS.API.CONSUMER.CREATE.KUBELET_TRACES.>',
+  '$JS.API.CONSUMER.INFO.KUBELET_TRACES.*',
+  '$JS.API.CONSUMER.DELETE.KUBELET_TRACES.*',
+  '$JS.API.CONSUMER.MSG.NEXT.KUBELET_TRACES.*',
 ] as const;
 
 /** A put, create, update, delete or purge of a key is a publish on `$KV.<bucket>.<key>`. */
@@ -326,6 +346,7 @@ export function natsPermissions(user: NatsUser): UserPermissions {
     ...buckets.flatMap(bucketReadSubjects),
     ...a.writes.flatMap(bucketWriteSubjects),
     ...TRACE_PUBLISH,
+    ...(a.readsTraces ? TRACE_READ : []),
   ];
   const subscribe = [...inn.allow, serviceSubjects(user), `${inboxPrefix(user)}.>`];
   return {

@@ -2,7 +2,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import { Headers, messageHeaders, nextSpan, readMeta } from './headers.js';
-import { continueTrace, currentTrace, hopOf, runInTrace } from './trace-context.js';
+import { continueTrace, currentTrace, hopOf, installTraceRecorder, runInTrace, withTraceRecorderScope } from './trace-context.js';
+import { FakeTraceRecorder } from './testing.js';
+import { connect as connectTcp, createServer, type AddressInfo } from 'node:net';
 
 /** A logger that keeps what was logged at debug. */
 function debugLog() {
@@ -99,5 +101,38 @@ describe('trace context', () => {
     const hop = continueTrace(incoming({}), () => currentTrace(), log);
     assert.match(hop?.trace.traceId ?? '', /^[0-9a-f]{32}$/);
     assert.equal(log.lines.length, 0);
+  });
+
+  it('two modules of one process each record their hops in their own recorder, also from timers and sockets their boot set up', async () => {
+    const recorders = { a: new FakeTraceRecorder(), b: new FakeTraceRecorder() };
+    const handle = () => continueTrace(incoming({ [Headers.podUid]: 'uid-1' }), () => undefined);
+    // A server outside both modules, as nats-server is: what it sends arrives on the socket a module's boot opened.
+    const server = createServer((peer) => setTimeout(() => peer.end('msg'), 5));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    const boot = (name: 'a' | 'b', connect: boolean) =>
+      withTraceRecorderScope(async () => {
+        installTraceRecorder(recorders[name]);
+        const received = connect
+          ? new Promise<void>((r) => connectTcp(port, '127.0.0.1').on('data', () => (handle(), r())))
+          : Promise.resolve();
+        await new Promise<void>((r) => setTimeout(() => (handle(), r()), 1));
+        return received;
+      });
+    try {
+      await Promise.all([boot('a', true), boot('b', false)]);
+    } finally {
+      server.close();
+    }
+    assert.equal(recorders.a.hops.length, 2, 'the timer and the message of module a');
+    assert.equal(recorders.b.hops.length, 1, 'the timer of module b only');
+  });
+
+  it('a hop in a scope whose module installed no recorder is not recorded in the process-wide one', () => {
+    const processWide = new FakeTraceRecorder();
+    installTraceRecorder(processWide);
+    withTraceRecorderScope(() => continueTrace(incoming({ [Headers.podUid]: 'uid-1' }), () => undefined));
+    continueTrace(incoming({ [Headers.podUid]: 'uid-2' }), () => undefined);
+    assert.deepEqual(processWide.hops.map((h) => h.podUid), ['uid-2']);
   });
 });

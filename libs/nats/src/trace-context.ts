@@ -31,14 +31,41 @@ export interface ActiveTrace {
 const storage = new AsyncLocalStorage<ActiveTrace>();
 let recorder: TraceRecorder = new NoTraceRecorder();
 
+/** Where one module of a several-module process records (its recorder, once installed). */
+interface RecorderScope {
+  recorder?: TraceRecorder;
+}
+const scopes = new AsyncLocalStorage<RecorderScope>();
+
 /**
  * Where this process's hops are recorded (bootstrap installs the service's
  * recorder when TRACING=on). Process-wide like the context itself: the
  * hops are recorded by the library doors (transport, bus, CRI client), not
- * by domain code.
+ * by domain code. Inside `withTraceRecorderScope` it is the scope's
+ * recorder instead.
  */
 export function installTraceRecorder(r: TraceRecorder): void {
-  recorder = r;
+  const scope = scopes.getStore();
+  if (scope) scope.recorder = r;
+  else recorder = r;
+}
+
+/**
+ * Runs `fn` (a module's whole boot) in a scope of its own: the recorder it
+ * installs records what runs in that scope, which is everything the boot
+ * starts (connections, timers, HTTP servers carry the scope they were made
+ * in). The one-process mode boots each module so, and each module's hops
+ * carry its own instance name (docs/adr/0016-one-process-mode.md). A hop
+ * made in a scope without a recorder is not recorded rather than recorded
+ * under another module's name.
+ */
+export function withTraceRecorderScope<T>(fn: () => T): T {
+  return scopes.run({}, fn);
+}
+
+function activeRecorder(): TraceRecorder | undefined {
+  const scope = scopes.getStore();
+  return scope ? scope.recorder : recorder;
 }
 
 /** The wall clock of a record and a monotonic clock for its duration. */
@@ -61,7 +88,7 @@ export function recordHop(hop: Omit<TraceHop, 'podUid' | 'traceId' | 'spanId'> &
     const traceId = hop.traceId ?? active?.trace.traceId;
     const spanId = hop.spanId ?? active?.trace.spanId;
     if (!podUid || !traceId || !spanId) return;
-    recorder.record({ ...hop, podUid, traceId, spanId });
+    activeRecorder()?.record({ ...hop, podUid, traceId, spanId });
   } catch {
     // a record is never worth failing the work
   }
@@ -140,4 +167,33 @@ export function continueTrace<T>(msg: TracedMessage, fn: () => T, logger?: Trace
     done();
   }
   return out;
+}
+
+/** A KV entry a watcher received, as far as its trace goes. */
+export interface WatchedKvEntry {
+  readonly bucket: string;
+  readonly key: string;
+  readonly revision: number;
+}
+
+/**
+ * Records that a watcher received `entry`, a write about `podUid`, and took
+ * the time since `started` (hopStart()) to apply it. A KV entry carries no
+ * headers, so the hop cannot continue the writer's trace here: it records
+ * where it read (bucket, key, revision) and the timeline links it to the
+ * `kv.put` hop of the same revision (trace-timeline.ts). Never throws.
+ */
+export function recordKvWatch(entry: WatchedKvEntry, podUid: string, started: { at: number; t0: number }): void {
+  const span = nextSpan();
+  recordHop({
+    kind: 'kv.watch',
+    podUid,
+    traceId: span.traceId,
+    spanId: span.spanId,
+    bucket: entry.bucket,
+    key: entry.key,
+    revision: entry.revision,
+    at: started.at,
+    durationMs: msSince(started.t0),
+  });
 }

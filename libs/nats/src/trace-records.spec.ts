@@ -5,7 +5,8 @@ import { NatsBus } from './bus.js';
 import { Headers, messageHeaders, nextSpan, readMeta } from './headers.js';
 import { JsonKvStore } from './json-kv-store.js';
 import { FakeKv, FakeTraceRecorder } from './testing.js';
-import { continueTrace, installTraceRecorder, runInTrace } from './trace-context.js';
+import { continueTrace, hopStart, installTraceRecorder, recordKvWatch, runInTrace } from './trace-context.js';
+import { buildTimeline } from './trace-timeline.js';
 import { JetStreamTraceRecorder, NoTraceRecorder, TRACE_RECORD_TYPE, messageFacts, parseTraceRecord, traceSubject, type TraceHop } from './trace-records.js';
 
 const dec = new TextDecoder();
@@ -113,6 +114,28 @@ describe('recording hops at the doors', () => {
     assert.equal(sent[0]?.headers?.get(Headers.sender), 'pleg@n1#a');
     assert.equal(put?.parentSpanId, handled?.spanId);
     assert.deepEqual([put?.bucket, put?.key, put?.revision, put?.detail?.['version']], ['pod-cache', 'n1.pod.uid-1', 1, 3]);
+  });
+
+  it('a watcher that receives the write records where it read; the timeline makes the write its cause', async () => {
+    install();
+    const kv = new FakeKv('pod-cache');
+    const store = new JsonKvStore<{ version: number }>(kv, 'n1', 'pod');
+    await continueTrace({ subject: 'cri.n1.events', headers: messageHeaders({ podUid: 'uid-1', sender: 'cri-gateway@n1#x' }) }, () => store.put('uid-1', { version: 1 }));
+    recordKvWatch({ bucket: 'pod-cache', key: 'n1.pod.uid-1', revision: 1 }, 'uid-1', hopStart());
+    recordKvWatch({ bucket: 'pod-cache', key: 'n1.pod.uid-1', revision: 7 }, 'uid-1', hopStart());
+    const records = recorder.hops.map((h) => ({ ...h, type: TRACE_RECORD_TYPE, instance: h.kind === 'kv.watch' ? 'pod-worker@n1#b' : 'pleg@n1#a' }));
+    const put = records.find((h) => h.kind === 'kv.put');
+    const [seen, unrecorded] = records.filter((h) => h.kind === 'kv.watch');
+    assert.notEqual(seen?.traceId, put?.traceId, 'a KV entry carries no headers: the watcher cannot know the trace');
+    const t = buildTimeline('uid-1', records);
+    const watched = t.hops.find((h) => h.spanId === seen?.spanId);
+    assert.equal(watched?.parentSpanId, put?.spanId);
+    assert.equal(watched?.traceId, put?.traceId);
+    assert.equal(watched?.what, 'KV watch pod-cache n1.pod.uid-1 @1 (written by pleg@n1#a)');
+    assert.ok(t.hops.indexOf(watched) > t.hops.findIndex((h) => h.spanId === put?.spanId), 'after the write');
+    const alone = t.hops.find((h) => h.spanId === unrecorded?.spanId);
+    assert.equal(alone?.parentSpanId, undefined, 'a write not recorded leaves the watch a root');
+    assert.equal(alone?.what, 'KV watch pod-cache n1.pod.uid-1 @7');
   });
 
   it('a hop about no pod is not recorded (records are kept per pod)', () => {

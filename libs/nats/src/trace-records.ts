@@ -26,7 +26,7 @@ export function traceSubject(node: string, uid: string): string {
 /** Every node's and pod's records: the stream's subjects. */
 export const TRACE_SUBJECTS = 'trace.*.*';
 
-export type TraceHopKind = 'handle' | 'publish' | 'request' | 'cri' | 'kv.put';
+export type TraceHopKind = 'handle' | 'publish' | 'request' | 'cri' | 'kv.put' | 'kv.watch';
 
 /** One hop, as stored. Fields are only added, never repurposed. */
 export interface TraceRecord {
@@ -51,7 +51,7 @@ export interface TraceRecord {
   messageType?: string;
   /** A few scalar facts of the message: the PLEG event type, the probe result, the status version. */
   detail?: Record<string, string | number | boolean>;
-  /** For a KV write: where, and the revision a watcher of it sees. */
+  /** For a KV write: where, and the revision a watcher of it sees; for a KV watch: the write it saw. */
   bucket?: string;
   key?: string;
   revision?: number;

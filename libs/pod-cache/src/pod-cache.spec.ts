@@ -9,8 +9,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PodCacheEntry, PodCacheGlobal } from '@app/contracts';
-import { kvKey, type KV } from '@app/nats';
-import { FakeKv } from '@app/nats/testing';
+import { NoTraceRecorder, installTraceRecorder, kvKey, type KV } from '@app/nats';
+import { FakeKv, FakeTraceRecorder } from '@app/nats/testing';
 import { KvPodCache, MemoryPodCache, podCacheGlobalKey, podCacheKey, type CacheResult, type PodCache } from './pod-cache.js';
 
 
@@ -189,6 +189,27 @@ describe('KvPodCache on its bucket', () => {
     const first = await Promise.race([cache.start().then(() => 'started'), new Promise((r) => setTimeout(r, 1000).unref()).then(() => 'still waiting')]);
     assert.equal(first, 'started');
     cache.stop();
+  });
+
+  it('a pod\'s entry written after the catch-up is recorded as a watch hop of the pod (where it read), the catch-up is not', async () => {
+    const recorder = new FakeTraceRecorder();
+    installTraceRecorder(recorder);
+    try {
+      const bucket = new FakeKv('pod-cache');
+      await bucket.put(podCacheKey(NODE, 'a'), JSON.stringify(entry('a', 100)));
+      const cache = new KvPodCache(asKv(bucket), NODE);
+      await cache.start();
+      await bucket.put(podCacheGlobalKey(NODE), JSON.stringify({ timestamp: 150 }));
+      await bucket.put(podCacheKey(NODE, 'b'), JSON.stringify(entry('b', 160)));
+      await tick();
+      assert.deepEqual(
+        recorder.hops.map((h) => [h.kind, h.podUid, h.bucket, h.key, h.revision]),
+        [['kv.watch', 'b', 'pod-cache', podCacheKey(NODE, 'b'), 3]],
+      );
+      cache.stop();
+    } finally {
+      installTraceRecorder(new NoTraceRecorder());
+    }
   });
 
   it('stop ends the watch: later writes do not reach the cache', async () => {

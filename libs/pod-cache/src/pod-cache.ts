@@ -11,7 +11,7 @@
  * absent: the runtime has nothing for it).
  */
 import type { PodCacheEntry, PodCacheGlobal } from '@app/contracts';
-import { kvKey, watchInitialCount, type KV, type KvWatchEntry } from '@app/nats';
+import { hopStart, kvKey, recordKvWatch, watchInitialCount, type KV, type KvWatchEntry } from '@app/nats';
 
 export const podCacheKey = (node: string, uid: string): string => kvKey(node, 'pod', uid);
 export const podCacheGlobalKey = (node: string): string => kvKey(node, 'global');
@@ -109,7 +109,10 @@ export class KvPodCache extends MemoryPodCache {
     let applied = 0;
     void (async () => {
       for await (const e of iter) {
-        this.apply(e);
+        const started = hopStart();
+        const uid = this.apply(e);
+        // A write seen after the catch-up is a hop of the pod's trace (what woke getNewerThan).
+        if (uid && applied >= initial) recordKvWatch(e, uid, started);
         if (++applied === initial) caughtUp();
       }
     })();
@@ -120,14 +123,17 @@ export class KvPodCache extends MemoryPodCache {
     this.stopWatch?.();
   }
 
-  private apply(e: KvWatchEntry): void {
+  /** Applies one entry; the pod's UID when it was a pod's entry. */
+  private apply(e: KvWatchEntry): string | undefined {
     const rest = e.key.slice(kvKey(this.node).length + 1);
     const deleted = e.operation !== 'PUT' || e.value.length === 0;
     if (rest === 'global') {
       if (!deleted) this.updateTime((JSON.parse(this.dec.decode(e.value)) as PodCacheGlobal).timestamp);
-    } else if (rest.startsWith('pod.')) {
-      if (deleted) this.delete(rest.slice(4));
-      else this.set(JSON.parse(this.dec.decode(e.value)) as PodCacheEntry);
+      return undefined;
     }
+    if (!rest.startsWith('pod.')) return undefined;
+    if (deleted) this.delete(rest.slice(4));
+    else this.set(JSON.parse(this.dec.decode(e.value)) as PodCacheEntry);
+    return rest.slice(4);
   }
 }

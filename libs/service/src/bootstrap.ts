@@ -18,9 +18,7 @@ import {
   KvLeaderLeaseStore,
   LeaderElector,
   NATS_USERS,
-  NatsAuthError,
   NatsBus,
-  SharedSettingMismatchError,
   agreeOnSetting,
   connectNats,
   connectionName,
@@ -38,12 +36,14 @@ import {
   type NatsUser,
   type PermissionViolation,
 } from '@app/nats';
-import { Counter, NestPinoLogger, createLogger, createMetricsRegistry, type Logger } from '@app/observability';
+import { Counter, NestPinoLogger, createMetricsRegistry, type Logger } from '@app/observability';
 import { leaderElectionOf, leaderElectionSchema, watchLeadership } from './leadership.js';
 import { CoreModule } from './core.module.js';
 import { HealthChecks } from './health.js';
 import { httpAccess, isLoopbackHost, readHttpToken } from './http-access.js';
 import { KubeletNatsTransport } from './nats-transport.js';
+import { NestModuleLogger } from './nest-logger.js';
+import { targetSchema } from './targets.js';
 import type { ServiceContext } from './context.js';
 
 export { SERVICE_NAMES, type ServiceName };
@@ -87,7 +87,7 @@ export type FullConfig<S extends EnvSchema> = SharedConfig & ConfigOf<S>;
 
 /** The full schema of a service: shared variables, the leader election's for single-active services, and its own. */
 export function serviceSchema<S extends EnvSchema>(def: Pick<ServiceDefinition<S>, 'service' | 'schema'>) {
-  return { ...sharedSchema(DEFAULT_PORTS[def.service], def.service), ...(SINGLE_ACTIVE_SERVICES.includes(def.service) ? leaderElectionSchema : {}), ...def.schema };
+  return { ...sharedSchema(DEFAULT_PORTS[def.service], def.service), ...targetSchema(def.service), ...(SINGLE_ACTIVE_SERVICES.includes(def.service) ? leaderElectionSchema : {}), ...def.schema };
 }
 
 /** Parses the environment for a service; throws ConfigError. */
@@ -159,7 +159,7 @@ export interface RunningService {
   shutdown(reason: string): Promise<void>;
 }
 
-/** Boots a service; `main.ts` calls `runService`, which adds the process-level handling. */
+/** Boots a service; `main.ts` calls `runService` (run.ts), which adds the process-level handling. */
 export async function bootstrapService<S extends EnvSchema>(def: ServiceDefinition<S>, config: FullConfig<S>, logger: Logger): Promise<RunningService> {
   const startedAt = new Date();
   const node = config.NODE_NAME;
@@ -241,7 +241,8 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
   class RootModule {}
 
   const app = await NestFactory.create(RootModule, {
-    logger: new NestPinoLogger(logger.child({ component: 'nest' })),
+    // Nest's logger is process-wide: in a process of several modules, each module's work logs through its own (run.ts).
+    logger: new NestModuleLogger(new NestPinoLogger(logger.child({ component: 'nest' }))),
     forceCloseConnections: true,
     bodyParser: false, // bodies are read with readJsonBody, for one error format
 
@@ -298,61 +299,4 @@ async function startTracing(connection: NatsConnection, config: SharedConfig, in
   const recorder = new JetStreamTraceRecorder(connection, { node: config.NODE_NAME, instance, maxBuffered: TRACE_BUFFER, flushMs: TRACE_FLUSH_MS, onDrop: () => dropped.inc() });
   installTraceRecorder(recorder);
   return recorder;
-}
-
-/**
- * The whole life of a service process: config or exit 1, boot, signals,
- * never dying of an unhandled rejection.
- */
-export async function runService<S extends EnvSchema>(def: ServiceDefinition<S>): Promise<void> {
-  let config: FullConfig<S>;
-  try {
-    config = loadServiceConfig(def);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${def.service}: ${err.message}\n`);
-      process.exit(1);
-    }
-    throw err;
-  }
-  const logger = createLogger({ service: def.service, node: config.NODE_NAME, instance: config.INSTANCE_ID }, config.LOG_LEVEL);
-  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection (kept running)'));
-  process.on('uncaughtException', (err) => {
-    logger.fatal({ err }, 'uncaught exception');
-    process.exit(1);
-  });
-
-  let running: RunningService | undefined;
-  let signalled = false;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (signalled) return;
-    signalled = true;
-    const timer = setTimeout(() => {
-      logger.error({ graceMs: config.SHUTDOWN_GRACE_PERIOD }, 'grace period over, exiting anyway');
-      process.exit(1);
-    }, config.SHUTDOWN_GRACE_PERIOD);
-    timer.unref();
-    if (!running) process.exit(0); // still booting: nothing to hand back
-    running.shutdown(signal).then(
-      () => process.exit(0),
-      (err: unknown) => {
-        logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
-
-  try {
-    running = await bootstrapService(def, config, logger);
-  } catch (err) {
-    if (err instanceof ConfigError || err instanceof SharedSettingMismatchError || err instanceof NatsAuthError || err instanceof NatsPermissionError || err instanceof BucketGrantError) {
-      process.stderr.write(`${def.service}: ${err.message}\n`);
-      process.exit(1);
-    }
-    logger.fatal({ err }, 'could not start');
-    process.exit(1);
-  }
-  if (signalled) await running.shutdown('signal during boot').then(() => process.exit(0));
 }

@@ -1,4 +1,7 @@
-export { BucketGrantError, DEFAULT_PORTS, NatsPermissionError, SERVICE_NAMES, SINGLE_ACTIVE_SERVICES, bootstrapService, loadServiceConfig, runService, serviceSchema } from './bootstrap.js';
+export { BucketGrantError, DEFAULT_PORTS, NatsPermissionError, SERVICE_NAMES, SINGLE_ACTIVE_SERVICES, bootstrapService, loadServiceConfig, serviceSchema } from './bootstrap.js';
+export { NestModuleLogger } from './nest-logger.js';
+export { runService, runServices, runTarget } from './run.js';
+export { ALL_TARGET, moduleEnv, moduleEnvPrefix, parseTarget } from './targets.js';
 export type { FullConfig, RunningService, ServiceDefinition, ServiceName } from './bootstrap.js';
 export { METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf } from './context.js';
 export type { ServiceContext, ServiceIdentity } from './context.js';

@@ -1,13 +1,16 @@
 /**
  * The web console of a kubelet-split node (issue 15), served by
- * status-manager at /console: the node's pods, and a pod's status, events
- * and logs, kept live by the server-sent events of /console/events.
+ * status-manager at /console: the node's pods, and a pod's status, events,
+ * logs and timeline (timeline.ts), kept live by the server-sent events of
+ * /console/events; the node's topology as a graph (topology.ts).
  * Preact with htm templates, bundled by esbuild at build time (build.mjs).
  */
 import { html, render } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { ContainerStatus, Pod } from 'kubernetes-types/core/v1';
 import { age, podReady, podRestarts, podStatusReason } from './pod-columns.js';
+import { PodTimeline } from './timeline.js';
+import { TopologyPage } from './topology.js';
 import './app.css';
 
 /** An event as status-manager keeps it (libs/contracts EventMessage): the fields shown. */
@@ -21,12 +24,13 @@ interface PodEvent {
 }
 
 interface Route {
-  page: 'pods' | 'pod';
+  page: 'pods' | 'pod' | 'topology';
   namespace?: string;
   name?: string;
 }
 
 function routeOf(hash: string): Route {
+  if (hash === '#/topology') return { page: 'topology' };
   const m = /^#\/pods\/([^/]+)\/([^/]+)$/.exec(hash);
   return m ? { page: 'pod', namespace: decodeURIComponent(m[1] ?? ''), name: decodeURIComponent(m[2] ?? '') } : { page: 'pods' };
 }
@@ -70,11 +74,14 @@ function App() {
   return html`
     <header>
       <a href="#/">kubelet-split</a>
+      <nav><a href="#/" class=${route.page === 'topology' ? '' : 'here'}>Pods</a><a href="#/topology" data-testid="nav-topology" class=${route.page === 'topology' ? 'here' : ''}>Topology</a></nav>
       ${node ? html`<span class="node" data-testid="node">node ${node}</span>` : null}
       <span class=${`live ${feed.live ? 'on' : 'off'}`} data-testid="live">${feed.live ? 'live' : 'reconnecting'}</span>
     </header>
     <main>
-      ${route.page === 'pod' && route.namespace && route.name
+      ${route.page === 'topology'
+        ? html`<${TopologyPage} />`
+        : route.page === 'pod' && route.namespace && route.name
         ? html`<${PodPage} namespace=${route.namespace} name=${route.name} pods=${feed.pods} heard=${feed.events} now=${now} />`
         : html`<${PodsPage} pods=${feed.pods} now=${now} />`}
     </main>
@@ -140,6 +147,8 @@ function PodPage({ namespace, name, pods, heard, now }: { namespace: string; nam
         })}
       </tbody>
     </table>
+    <h2>Timeline</h2>
+    <${PodTimeline} namespace=${namespace} name=${name} version=${JSON.stringify(s)} />
     <h2>Events</h2>
     ${events.length === 0
       ? html`<div class="empty">No events.</div>`

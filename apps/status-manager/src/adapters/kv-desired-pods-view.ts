@@ -1,5 +1,5 @@
 import type { PodRecord } from '@app/contracts';
-import { desiredPodsStore, kvKey, type KV, type KvWatchEntry } from '@app/nats';
+import { desiredPodsStore, hopStart, kvKey, recordKvWatch, type KV, type KvWatchEntry } from '@app/nats';
 import { DesiredPodsWatch } from '../node/ports.js';
 
 const decoder = new TextDecoder();
@@ -44,8 +44,10 @@ export class KvDesiredPodsView extends DesiredPodsWatch {
             early.push(e);
             continue;
           }
+          const started = hopStart();
           apply(e);
           onChange([...pods.values()]);
+          recordKvWatch(e, e.key.slice(this.prefix.length + 1), started);
         }
       } catch {
         // ended below

@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { Clock, type Timer } from '@app/clock';
 import { ConsoleFeed, serverSentEvent } from './console-feed.js';
+import { ConsoleTimelines, ConsoleTopology, PodNotFoundError } from './console-views.js';
 
 /** Where `npm run build` puts the bundle (apps/status-manager/console/build.mjs): dist/console. */
 export const CONSOLE_BUNDLE_DIR = fileURLToPath(new URL('../../../../console/', import.meta.url));
@@ -25,6 +26,8 @@ export class ConsoleController {
   constructor(
     private readonly feed: ConsoleFeed,
     @Inject(Clock) private readonly clock: Clock,
+    private readonly timelines: ConsoleTimelines,
+    private readonly topology: ConsoleTopology,
   ) {}
 
   @Get()
@@ -60,6 +63,27 @@ export class ConsoleController {
     res.on('close', close);
   }
 
+  /** A pod's timeline from its trace records (@app/nats buildTimeline): 404 for a pod the node does not have. */
+  @Get('pods/:namespace/:name/trace')
+  async trace(@Param('namespace') namespace: string, @Param('name') name: string, @Res() res: ServerResponse): Promise<void> {
+    try {
+      json(res, 200, await this.timelines.timeline(namespace, name));
+    } catch (err) {
+      if (err instanceof PodNotFoundError) return notFound(res, err.message);
+      json(res, 503, { statusCode: 503, message: `reading the pod's trace records: ${(err as Error).message}` });
+    }
+  }
+
+  /** The node's topology from NATS monitoring (@app/nats buildTopology), with the graph's edges. */
+  @Get('topology')
+  async topologyGraph(@Res() res: ServerResponse): Promise<void> {
+    try {
+      json(res, 200, await this.topology.graph());
+    } catch (err) {
+      json(res, 503, { statusCode: 503, message: (err as Error).message });
+    }
+  }
+
   private async file(res: ServerResponse, name: string, type: string): Promise<void> {
     let body: Buffer;
     try {
@@ -73,6 +97,10 @@ export class ConsoleController {
 }
 
 function notFound(res: ServerResponse, message: string): void {
-  res.writeHead(404, { 'content-type': 'application/json; charset=utf-8' });
-  res.end(JSON.stringify({ statusCode: 404, message }));
+  json(res, 404, { statusCode: 404, message });
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+  res.end(JSON.stringify(body));
 }

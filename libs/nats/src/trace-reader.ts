@@ -1,0 +1,68 @@
+/**
+ * Reads a pod's trace records from KUBELET_TRACES (an ordered consumer on
+ * `trace.*.<uid>`): the CLI as the NATS admin user, status-manager (the
+ * console) as its own user, the only service granted it (permissions.ts
+ * TRACE_READ).
+ */
+import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { TRACE_STREAM, parseTraceRecord, type TraceRecord } from './trace-records.js';
+
+const dec = new TextDecoder();
+
+/** `trace.*.<uid>`: the pod's records, whatever node wrote them. */
+export function podTraceFilter(uid: string): string {
+  return `trace.*.${uid}`;
+}
+
+/** How many records the stream holds on `subject`, a filter (0 when there is no stream). */
+async function countRecords(nc: NatsConnection, subject: string): Promise<number> {
+  const jsm = await jetstreamManager(nc, { checkAPI: false });
+  try {
+    const info = await jsm.streams.info(TRACE_STREAM, { subjects_filter: subject });
+    return Object.values(info.state.subjects ?? {}).reduce((a, b) => a + b, 0);
+  } catch (err) {
+    if (/not found/i.test((err as Error).message)) return 0;
+    throw err;
+  }
+}
+
+/**
+ * Every record on `subject`, in stream order; with `follow`, `onRecord`
+ * then goes on getting new ones until `signal` aborts.
+ */
+export async function readTraceRecords(nc: NatsConnection, subject: string, onRecord: (r: TraceRecord) => void, opts: { follow: boolean; signal?: AbortSignal }): Promise<number> {
+  const stored = await countRecords(nc, subject);
+  if (stored === 0 && !opts.follow) return 0;
+  const js = jetstream(nc);
+  const consumer = await js.consumers.get(TRACE_STREAM, { filter_subjects: subject, deliver_policy: DeliverPolicy.All });
+  const messages = await consumer.consume();
+  const stop = () => void messages.close();
+  opts.signal?.addEventListener('abort', stop, { once: true });
+  let read = 0;
+  try {
+    for await (const m of messages) {
+      let value: unknown;
+      try {
+        value = JSON.parse(dec.decode(m.data));
+      } catch {
+        value = undefined;
+      }
+      const r = parseTraceRecord(value);
+      if (r) onRecord(r);
+      read++;
+      if (!opts.follow && (read >= stored || m.info.pending === 0)) break;
+    }
+  } finally {
+    opts.signal?.removeEventListener('abort', stop);
+    await messages.close();
+  }
+  return read;
+}
+
+/** The pod's records stored so far, in stream order (none: an unknown pod, TRACING=off, or older than TRACE_MAX_AGE). */
+export async function readPodTrace(nc: NatsConnection, uid: string): Promise<TraceRecord[]> {
+  const records: TraceRecord[] = [];
+  await readTraceRecords(nc, podTraceFilter(uid), (r) => void records.push(r), { follow: false });
+  return records;
+}

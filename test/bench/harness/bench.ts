@@ -1,0 +1,168 @@
+/**
+ * `npm run bench`: kubelet-split and the upstream kubelet side by side on
+ * this machine, one agent at a time, with the same static manifests, each
+ * seen only through its manifest directory, its `GET /pods` and its
+ * runtime's CRI socket (measure.ts). Also the raw CRI floor (containerd
+ * alone) and P4 (what a NATS hop to cri-gateway adds over direct gRPC).
+ * Prints a markdown table; writes bench.json, bench.md and p1.svg (the P1
+ * latency distributions, one line per agent) to --out.
+ *
+ *   npm run build && node dist/test/bench/harness/bench.js [--smoke] [--agents kubelet-split,kubelet-split-one-process,kubelet] [--out .tmp/bench]
+ *
+ * It uses the project's containerd (deploy/runtime.sh, started here when it
+ * is not running, and stopped again): run it under the e2e lock on a shared
+ * machine (`flock -o /tmp/e2e.lock npm run bench`). An agent that cannot
+ * run is reported with the reason, and the others are still measured.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, release } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { REPO_ROOT } from '../../../deploy/local/stack.js';
+import { runtimeAddress } from '../../support/runtime.js';
+import type { Agent } from './agent.js';
+import { KubeletSplitAgent } from './kubelet-split-agent.js';
+import { measureAgent, measureFloor, type MeasureOptions } from './measure.js';
+import { measureNatsHop } from './nats-hop.js';
+import { markdownTable, p1Chart, type AgentResult, type BenchResult } from './report.js';
+
+/** The agents `--agents` may name, in the order they run. */
+export const AGENT_NAMES = ['kubelet-split', 'kubelet-split-one-process', 'kubelet'] as const;
+export type AgentName = (typeof AGENT_NAMES)[number];
+
+const { values: args } = parseArgs({
+  options: {
+    smoke: { type: 'boolean', default: false },
+    agents: { type: 'string' },
+    out: { type: 'string', default: join(REPO_ROOT, '.tmp', 'bench') },
+    'p1-pods': { type: 'string' },
+    'p2-pods': { type: 'string' },
+    'p3-seconds': { type: 'string' },
+  },
+});
+const smoke = args.smoke === true;
+const int = (v: string | undefined, full: number, small: number) => (v === undefined ? (smoke ? small : full) : Number(v));
+const settings: BenchResult['settings'] = {
+  p1Pods: int(args['p1-pods'], 30, 3),
+  p2Pods: int(args['p2-pods'], 100, 3),
+  p3Seconds: int(args['p3-seconds'], 30, 5),
+  p6Pods: int(args['p2-pods'], 100, 3),
+  pollMs: { p1: 20, p2: 100, p6: 20 },
+};
+const agentNames = (args.agents ?? AGENT_NAMES.join(',')).split(',').map((s) => s.trim()).filter(Boolean);
+for (const a of agentNames) {
+  if (!(AGENT_NAMES as readonly string[]).includes(a)) {
+    process.stderr.write(`bench: unknown agent "${a}" (known: ${AGENT_NAMES.join(', ')})\n`);
+    process.exit(2);
+  }
+}
+const out = resolve(args.out ?? '.tmp/bench');
+const log = (line: string) => process.stderr.write(`bench ${new Date().toISOString().slice(11, 19)} ${line}\n`);
+
+const runtimeScript = join(REPO_ROOT, 'deploy', 'runtime.sh');
+const runtime = (cmd: string) => spawnSync('bash', [runtimeScript, cmd], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+
+async function agentFor(name: AgentName): Promise<Agent> {
+  switch (name) {
+    case 'kubelet-split':
+      return new KubeletSplitAgent(`ks-bench-${process.pid}`, 'split');
+    case 'kubelet-split-one-process':
+      return new KubeletSplitAgent(`ks-bench-${process.pid}-one`, 'one-process');
+    case 'kubelet': {
+      const { UpstreamKubeletAgent } = await import('./kubelet-agent.js');
+      return UpstreamKubeletAgent.create(log);
+    }
+  }
+}
+
+const measureOptions: MeasureOptions = { ...settings, p5Runs: smoke ? 1 : 3, log };
+const startedAt = new Date().toISOString();
+let startedRuntime = false;
+let current: Agent | undefined;
+
+async function onSignal(signal: string) {
+  log(`${signal}: stopping`);
+  await current?.stop().catch(() => undefined);
+  if (startedRuntime) runtime('stop');
+  process.exit(130);
+}
+process.once('SIGINT', () => void onSignal('SIGINT'));
+process.once('SIGTERM', () => void onSignal('SIGTERM'));
+
+if (runtime('status').status !== 0) {
+  log('starting containerd (deploy/runtime.sh)');
+  startedRuntime = true;
+}
+if (runtime('start').status !== 0) throw new Error('deploy/runtime.sh start failed');
+const address = runtimeAddress();
+
+const result: BenchResult = {
+  startedAt,
+  finishedAt: '',
+  smoke,
+  machine: {
+    cpus: cpus().length,
+    node: process.version,
+    kernel: release(),
+    loadavg: { start: loadavg(), end: [] },
+    containerd: (() => {
+      try {
+        return execFileSync('containerd', ['--version'], { encoding: 'utf8' }).trim().split(' ')[2] ?? '';
+      } catch {
+        return '';
+      }
+    })(),
+  },
+  settings,
+  floor: { error: 'not measured' },
+  p4: { error: 'not measured' },
+  agents: {},
+};
+
+try {
+  log(`raw CRI floor on ${address}`);
+  try {
+    result.floor = await measureFloor(`unix://${address}`, settings.p1Pods, settings.p2Pods, 4);
+  } catch (err) {
+    result.floor = { error: (err as Error).message };
+  }
+  log('P4: the NATS hop to cri-gateway against direct gRPC');
+  try {
+    const { calls, rows } = await measureNatsHop(address, smoke ? 200 : 1000);
+    result.p4 = { calls, rows };
+  } catch (err) {
+    result.p4 = { error: (err as Error).message };
+  }
+
+  for (const name of agentNames as AgentName[]) {
+    let r: AgentResult;
+    try {
+      log(`${name}: starting`);
+      current = await agentFor(name);
+      const coldStart = await current.start();
+      r = { ok: true, ...(await measureAgent(current, coldStart, measureOptions)) };
+    } catch (err) {
+      r = { ok: false, reason: (err as Error).message };
+      log(`${name}: ${r.reason}`);
+    }
+    try {
+      await current?.stop();
+    } catch (err) {
+      if (r.ok) r = { ok: false, reason: `stopping it failed: ${(err as Error).message}` };
+    }
+    current = undefined;
+    result.agents[name] = r;
+  }
+} finally {
+  if (startedRuntime) runtime('stop');
+}
+
+result.finishedAt = new Date().toISOString();
+result.machine.loadavg.end = loadavg();
+mkdirSync(out, { recursive: true });
+const table = markdownTable(result);
+writeFileSync(join(out, 'bench.json'), `${JSON.stringify(result, null, 2)}\n`);
+writeFileSync(join(out, 'bench.md'), table);
+writeFileSync(join(out, 'p1.svg'), p1Chart(result));
+process.stdout.write(`${table}\nwrote ${join(out, 'bench.json')}, bench.md and p1.svg\n`);

@@ -1,0 +1,279 @@
+/**
+ * The figures, each measured on a running agent through its public
+ * contract only: manifests written to (renamed into) its static pod
+ * directory, `GET /pods` polled, the runtime's sandboxes listed over gRPC.
+ * Every pod is the same hostNetwork busybox pod whose process exits on
+ * SIGTERM, so a kill is not a grace period's wait.
+ *
+ * One agent's run, in order:
+ *   warm-up   one pod started and removed, not counted (first-use costs of either agent)
+ *   P1        N pods one after another: manifest -> Running and Ready in /pods
+ *             (then all removed, and gone)
+ *   P6 one    one pod started; manifest removed -> its sandbox NOT_READY in the CRI
+ *   P2        M manifests at once -> every pod Running and Ready
+ *   P3        those M pods running, S seconds: CPU and RSS of the agent's processes
+ *   P6 many   the M manifests removed at once -> every sandbox NOT_READY
+ *   P5        each process restarted on the idle agent (cold start to ready)
+ */
+import { randomUUID } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  CreateContainerRequest,
+  type CreateContainerResponse,
+  RemovePodSandboxRequest,
+  RunPodSandboxRequest,
+  type RunPodSandboxResponse,
+  StartContainerRequest,
+  StopPodSandboxRequest,
+} from '@app/cri';
+import { KubeletLabels } from '@app/kube';
+import { GrpcRuntimeConnection } from '../../../apps/cri-gateway/src/adapters/grpc-runtime-connection.js';
+import { CriObserver, cpuTicks, rssBytes, type Agent, type PodView } from './agent.js';
+import { distribution, type AgentFigures, type FloorFigures, type ProcessFootprint } from './report.js';
+
+export const BENCH_IMAGE = 'localhost/kubelet-split/busybox:1.35';
+/** The container's command: PID 1 traps SIGTERM and exits at once. */
+export const BENCH_COMMAND = ['sh', '-c', "trap 'exit 0' TERM; sleep 3600 & wait"];
+
+export interface MeasureOptions {
+  p1Pods: number;
+  p2Pods: number;
+  p3Seconds: number;
+  p5Runs: number;
+  pollMs: { p1: number; p2: number; p6: number };
+  log: (line: string) => void;
+}
+
+export function manifest(name: string): string {
+  return [
+    'apiVersion: v1',
+    'kind: Pod',
+    'metadata:',
+    `  name: ${name}`,
+    '  namespace: default',
+    'spec:',
+    '  hostNetwork: true',
+    '  terminationGracePeriodSeconds: 10',
+    '  containers:',
+    '  - name: main',
+    `    image: ${BENCH_IMAGE}`,
+    '    imagePullPolicy: IfNotPresent',
+    `    command: ${JSON.stringify(BENCH_COMMAND)}`,
+    '',
+  ].join('\n');
+}
+
+/** Written beside, as a dotfile (both agents skip those), then renamed in: the agent never reads half a file. */
+function writeManifest(dir: string, name: string): void {
+  const tmp = join(dir, `.${name}.yaml.tmp`);
+  writeFileSync(tmp, manifest(name));
+  renameSync(tmp, join(dir, `${name}.yaml`));
+}
+
+function removeManifest(dir: string, name: string): void {
+  unlinkSync(join(dir, `${name}.yaml`));
+}
+
+const runningAndReady = (p: PodView | undefined) => p !== undefined && p.phase === 'Running' && p.ready;
+
+async function until<T>(what: string, timeoutMs: number, pollMs: number, fn: () => Promise<T | undefined>): Promise<T> {
+  const deadline = performance.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (${(last as Error).message})` : ''}`);
+    await sleep(pollMs);
+  }
+}
+
+/** Until none of the pods is in /pods and none has a ready sandbox. */
+async function waitGone(agent: Agent, cri: CriObserver, names: string[], timeoutMs: number): Promise<void> {
+  const pods = names.map((n) => agent.podName(n));
+  await until(`${names.length} pod(s) gone from ${agent.name}`, timeoutMs, 200, async () => {
+    const [listed, sandboxes] = await Promise.all([agent.pods(), cri.sandboxReady()]);
+    return pods.every((p) => !listed.has(p) && sandboxes.get(p) !== true) ? true : undefined;
+  });
+}
+
+/** Writes the manifests at once; each pod's time to Running and Ready, ms after the first write. */
+async function startAll(agent: Agent, names: string[], pollMs: number, timeoutMs: number): Promise<{ perPod: number[]; totalMs: number }> {
+  const t0 = performance.now();
+  for (const n of names) writeManifest(agent.manifests, n);
+  const readyAt = new Map<string, number>();
+  await until(`${names.length} pod(s) Running and Ready in ${agent.name}`, timeoutMs, pollMs, async () => {
+    const listed = await agent.pods();
+    const now = performance.now() - t0;
+    for (const n of names) if (!readyAt.has(n) && runningAndReady(listed.get(agent.podName(n)))) readyAt.set(n, now);
+    return readyAt.size === names.length ? true : undefined;
+  });
+  const perPod = names.map((n) => readyAt.get(n) ?? Number.NaN);
+  return { perPod, totalMs: Math.max(...perPod) };
+}
+
+/** Removes the manifests at once; each pod's time until no sandbox of it is ready, ms after the first removal. */
+async function removeAll(agent: Agent, cri: CriObserver, names: string[], pollMs: number, timeoutMs: number): Promise<{ perPod: number[]; totalMs: number }> {
+  const t0 = performance.now();
+  for (const n of names) removeManifest(agent.manifests, n);
+  const notReadyAt = new Map<string, number>();
+  await until(`${names.length} sandbox(es) not ready in ${agent.name}'s runtime`, timeoutMs, pollMs, async () => {
+    const sandboxes = await cri.sandboxReady();
+    const now = performance.now() - t0;
+    for (const n of names) if (!notReadyAt.has(n) && sandboxes.get(agent.podName(n)) !== true) notReadyAt.set(n, now);
+    return notReadyAt.size === names.length ? true : undefined;
+  });
+  const perPod = names.map((n) => notReadyAt.get(n) ?? Number.NaN);
+  return { perPod, totalMs: Math.max(...perPod) };
+}
+
+const CLK_TCK = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** CPU % of one core over `seconds` and mean RSS, per process, sampling RSS every second. */
+async function footprint(agent: Agent, seconds: number): Promise<ProcessFootprint[]> {
+  const procs = agent.processes();
+  const t0 = performance.now();
+  const cpu0 = procs.map((p) => cpuTicks(p.pid));
+  const rss: number[][] = procs.map(() => []);
+  const end = t0 + seconds * 1000;
+  while (performance.now() < end) {
+    procs.forEach((p, i) => {
+      const r = rssBytes(p.pid);
+      if (r !== undefined) rss[i]?.push(r);
+    });
+    await sleep(Math.min(1000, Math.max(0, end - performance.now())));
+  }
+  const elapsed = (performance.now() - t0) / 1000;
+  return procs.map((p, i) => {
+    const a = cpu0[i];
+    const b = cpuTicks(p.pid);
+    const samples = rss[i] ?? [];
+    return {
+      name: p.name,
+      pid: p.pid,
+      cpuPercent: a === undefined || b === undefined ? Number.NaN : ((b - a) / CLK_TCK / elapsed) * 100,
+      rssMb: samples.length ? samples.reduce((x, y) => x + y, 0) / samples.length / 1e6 : Number.NaN,
+    };
+  });
+}
+
+/** P1, P2, P3, P5 and P6 on a started agent (see the file's header); `coldStart` is what start() returned. */
+export async function measureAgent(agent: Agent, coldStart: Record<string, number>, o: MeasureOptions): Promise<AgentFigures> {
+  const cri = new CriObserver(agent.criEndpoint);
+  try {
+    o.log(`${agent.name}: warm-up pod`);
+    await startAll(agent, ['bench-warmup'], o.pollMs.p1, 120_000);
+    removeManifest(agent.manifests, 'bench-warmup');
+    await waitGone(agent, cri, ['bench-warmup'], 120_000);
+
+    o.log(`${agent.name}: P1, ${o.p1Pods} pods one after another`);
+    const p1: number[] = [];
+    const p1Names: string[] = [];
+    for (let i = 0; i < o.p1Pods; i++) {
+      const name = `bench-p1-${String(i).padStart(3, '0')}`;
+      p1Names.push(name);
+      const { totalMs } = await startAll(agent, [name], o.pollMs.p1, 60_000);
+      p1.push(totalMs);
+    }
+    o.log(`${agent.name}: P1 p50 ${Math.round(distribution(p1).p50)} ms; removing the P1 pods`);
+    for (const n of p1Names) removeManifest(agent.manifests, n);
+    await waitGone(agent, cri, p1Names, 180_000);
+
+    o.log(`${agent.name}: P6, one pod`);
+    await startAll(agent, ['bench-p6'], o.pollMs.p1, 60_000);
+    const one = (await removeAll(agent, cri, ['bench-p6'], o.pollMs.p6, 60_000)).totalMs;
+    await waitGone(agent, cri, ['bench-p6'], 120_000);
+
+    o.log(`${agent.name}: P2, ${o.p2Pods} manifests at once`);
+    const p2Names = Array.from({ length: o.p2Pods }, (_, i) => `bench-p2-${String(i).padStart(3, '0')}`);
+    const p2 = await startAll(agent, p2Names, o.pollMs.p2, 600_000);
+    o.log(`${agent.name}: P2 ${Math.round(p2.totalMs)} ms; P3, ${o.p3Seconds} s with ${o.p2Pods} pods running`);
+
+    await sleep(Math.min(5000, o.p3Seconds * 200)); // past the burst's tail (status writes, first probes of the runtime)
+    const processes = await footprint(agent, o.p3Seconds);
+    const sum = (f: (p: ProcessFootprint) => number) => processes.reduce((s, p) => s + (Number.isFinite(f(p)) ? f(p) : 0), 0);
+
+    o.log(`${agent.name}: P6, ${o.p2Pods} manifests removed at once`);
+    const many = await removeAll(agent, cri, p2Names, o.pollMs.p6, 600_000);
+    await waitGone(agent, cri, p2Names, 300_000);
+
+    const services: Record<string, number[]> = Object.fromEntries(Object.entries(coldStart).map(([k, v]) => [k, [v]]));
+    for (let r = 1; r < o.p5Runs && agent.restartable; r++) {
+      o.log(`${agent.name}: P5, restart ${r} of each process`);
+      for (const [k, v] of Object.entries(await agent.restartEach())) (services[k] ??= []).push(v);
+    }
+
+    return {
+      description: agent.description,
+      p1: distribution(p1),
+      p2: { pods: o.p2Pods, totalMs: p2.totalMs, perPod: distribution(p2.perPod) },
+      p3: { pods: o.p2Pods, seconds: o.p3Seconds, cpuPercent: sum((p) => p.cpuPercent), rssMb: sum((p) => p.rssMb), processes },
+      p5: { readiness: agent.readiness, services },
+      p6: { one, many: { pods: o.p2Pods, totalMs: many.totalMs, perPod: distribution(many.perPod) } },
+    };
+  } finally {
+    cri.close();
+  }
+}
+
+/**
+ * The raw CRI floor: what containerd alone takes for a pod like the
+ * benchmark's (RunPodSandbox hostNetwork, CreateContainer, StartContainer),
+ * straight over gRPC: `sequential` pods one after another, then `burst` pods
+ * with `concurrency` at a time. Every pod carries a node label of its own and
+ * is stopped and removed at the end.
+ */
+export async function measureFloor(endpoint: string, sequential: number, burst: number, concurrency: number): Promise<FloorFigures> {
+  const conn = new GrpcRuntimeConnection(endpoint);
+  const node = `ks-bench-floor-${process.pid}`;
+  const sandboxes: string[] = [];
+  const call = async <T>(method: string, req: unknown) => (await conn.unary('runtime', method, req, 120_000)) as T;
+  const onePod = async (name: string): Promise<number> => {
+    const t0 = performance.now();
+    const labels = { [KubeletLabels.node]: node, [KubeletLabels.podName]: name, [KubeletLabels.podNamespace]: 'bench' };
+    const config = { metadata: { name, namespace: 'bench', uid: randomUUID(), attempt: 0 }, labels, linux: { securityContext: { namespaceOptions: { network: 'NODE' as const } } } };
+    const { podSandboxId } = await call<RunPodSandboxResponse>('RunPodSandbox', RunPodSandboxRequest.fromPartial({ config }));
+    sandboxes.push(podSandboxId);
+    const { containerId } = await call<CreateContainerResponse>(
+      'CreateContainer',
+      CreateContainerRequest.fromPartial({ podSandboxId, sandboxConfig: config, config: { metadata: { name: 'main', attempt: 0 }, image: { image: BENCH_IMAGE }, command: BENCH_COMMAND, labels } }),
+    );
+    await call('StartContainer', StartContainerRequest.fromPartial({ containerId }));
+    return performance.now() - t0;
+  };
+  const cleanup = async () => {
+    for (const podSandboxId of sandboxes.splice(0)) {
+      await call('StopPodSandbox', StopPodSandboxRequest.fromPartial({ podSandboxId })).catch(() => undefined);
+      await call('RemovePodSandbox', RemovePodSandboxRequest.fromPartial({ podSandboxId })).catch(() => undefined);
+    }
+  };
+  try {
+    const seq: number[] = [];
+    for (let i = 0; i < sequential; i++) seq.push(await onePod(`floor-seq-${i}`));
+    await cleanup();
+    const t0 = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: Math.min(concurrency, burst) }, async () => {
+        while (next < burst) await onePod(`floor-burst-${next++}`);
+      }),
+    );
+    const totalMs = performance.now() - t0;
+    return { endpoint, sequential: distribution(seq), burst: { pods: burst, concurrency, totalMs } };
+  } finally {
+    await cleanup();
+    conn.close();
+  }
+}

@@ -1,0 +1,55 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { distribution, markdownTable, p1Chart, percentile, type AgentFigures, type BenchResult } from './report.js';
+
+const figures = (p1: number[]): AgentFigures => ({
+  description: 'test',
+  p1: distribution(p1),
+  p2: { pods: 100, totalMs: 9800, perPod: distribution([5000, 9800]) },
+  p3: { pods: 100, seconds: 30, cpuPercent: 3.9, rssMb: 98, processes: [{ name: 'kubelet', pid: 1, cpuPercent: 3.9, rssMb: 98 }] },
+  p5: { readiness: 'spawn to /readyz', services: { 'sync-loop': [700, 800, 900], pleg: [680] } },
+  p6: { one: 1070, many: { pods: 100, totalMs: 5400, perPod: distribution([5400]) } },
+});
+
+const result = (agents: BenchResult['agents']): BenchResult => ({
+  startedAt: '',
+  finishedAt: '',
+  smoke: false,
+  machine: { cpus: 2, node: 'v24', kernel: '6', containerd: '1.6', loadavg: { start: [1, 2, 3], end: [4, 5, 6] } },
+  settings: { p1Pods: 30, p2Pods: 100, p3Seconds: 30, p6Pods: 100, pollMs: { p1: 20, p2: 100, p6: 20 } },
+  floor: { endpoint: 'unix:///x', sequential: distribution([95, 100, 122]), burst: { pods: 100, concurrency: 4, totalMs: 5600 } },
+  p4: { calls: 1000, rows: [{ call: 'ListContainers', grpcP50: 1, grpcP99: 2, natsP50: 1.53, natsP99: 3, addedP50: 0.53, addedP99: 1 }] },
+  agents,
+});
+
+describe('bench report', () => {
+  const cases: { name: string; samples: number[]; p: number; want: number }[] = [
+    { name: 'p50 of an even count is the lower middle (nearest rank)', samples: [4, 1, 3, 2], p: 50, want: 2 },
+    { name: 'p99 of 30 samples is the largest', samples: Array.from({ length: 30 }, (_, i) => i + 1), p: 99, want: 30 },
+    { name: 'p90 of 10 samples is the ninth', samples: [10, 9, 8, 7, 6, 5, 4, 3, 2, 1], p: 90, want: 9 },
+    { name: 'one sample is every percentile', samples: [7], p: 1, want: 7 },
+    { name: 'no sample is NaN', samples: [], p: 50, want: Number.NaN },
+  ];
+  for (const tc of cases) it(tc.name, () => assert.deepEqual(percentile(tc.samples, tc.p), tc.want));
+
+  it('the table has a row per figure and a column per agent, and says why an agent did not run', () => {
+    const t = markdownTable(result({ kubelet: { ok: true, ...figures([938, 950, 958]) }, 'kubelet-split': { ok: false, reason: 'unshare: operation not permitted' } }));
+    assert.match(t, /^\| figure \| raw CRI floor \| upstream kubelet \| kubelet-split \|$/m);
+    assert.match(t, /^\| P1 .* \| 100 ms \/ 122 ms \/ 122 ms \(sandbox\+create\+start\) \| 950 ms \/ 958 ms \/ 958 ms \| did not run \|$/m);
+    assert.match(t, /^\| P2 .* \| 5.60 s \(concurrency 4\) \| 9.80 s \(5.00 s \/ 9.80 s\) \| did not run \|$/m);
+    assert.match(t, /^\| P3 .* \| 3.9 % \/ 98 MB \|/m);
+    assert.match(t, /^\| P5 .* \| 680 ms–800 ms \|/m);
+    assert.match(t, /^\| P6 .* \| 1.07 s \/ 5.40 s \|/m);
+    assert.match(t, /^- kubelet-split did not run: unshare: operation not permitted$/m);
+    assert.match(t, /load average 1.00 2.00 3.00 at the start, 4.00 5.00 6.00 at the end$/m);
+  });
+
+  it('the chart has a line per agent that ran, and the floor dashed', () => {
+    const svg = p1Chart(result({ kubelet: { ok: true, ...figures([938, 958]) }, 'kubelet-split': { ok: true, ...figures([951, 1006]) }, other: { ok: false, reason: 'x' } }));
+    assert.equal([...svg.matchAll(/<path /g)].length, 3);
+    assert.match(svg, /<title>upstream kubelet<\/title>/);
+    assert.match(svg, /<title>kubelet-split<\/title>/);
+    assert.match(svg, /stroke-dasharray="6 4"><title>raw CRI floor<\/title>/);
+    assert.ok(!svg.includes('NaN'), 'no NaN coordinate');
+  });
+});
