@@ -17,12 +17,37 @@ import { writeNatsCredentials, type NatsCredentials } from '../nats/server-confi
 /** The repository root (this file is dist/deploy/local/stack.js or deploy/local/stack.ts). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), fileURLToPath(import.meta.url).includes('/dist/') ? '../../..' : '../..');
 
+/**
+ * Which build the processes run: tsc's output under dist/apps (the default), or with KS_ENTRY=bundle the
+ * bundles deploy/bundle.mjs makes under dist/bundle, which start faster (the launcher's default).
+ */
+function entryOf(app: ServiceName | 'kubelet'): string {
+  return process.env['KS_ENTRY'] === 'bundle' ? join(REPO_ROOT, 'dist', 'bundle', `${app}.mjs`) : join(REPO_ROOT, 'dist', 'apps', app, 'src', 'main.js');
+}
+
+/**
+ * Node's flags for a service process: source maps for tsc's output (a bundle's maps would cost about 25 MB of
+ * memory and 50 ms of start; its stack traces still name the functions).
+ */
+function nodeArgs(): string[] {
+  return process.env['KS_ENTRY'] === 'bundle' ? [] : ['--enable-source-maps'];
+}
+
+/**
+ * A process of several modules also keeps V8's young generation small (1 MB semi-spaces; the default grows
+ * to 16 MB each under load): the small node this mode is for would rather spend a few more scavenges than
+ * some 30 MB (docs/adr/0016-one-process-mode.md).
+ */
+export const MODULES_NODE_ARGS: readonly string[] = ['--max-semi-space-size=1'];
+
 export function serviceEntry(service: ServiceName): string {
-  return join(REPO_ROOT, 'dist', 'apps', service, 'src', 'main.js');
+  return entryOf(service);
 }
 
 /** The one-process entry point: runs the services TARGET names (docs/adr/0016-one-process-mode.md). */
-export const ONE_PROCESS_ENTRY = join(REPO_ROOT, 'dist', 'apps', 'kubelet', 'src', 'main.js');
+export function oneProcessEntry(): string {
+  return entryOf('kubelet');
+}
 
 /** A free TCP port on loopback (the kernel's choice). */
 export async function freePort(): Promise<number> {
@@ -255,7 +280,7 @@ export function spawnService(
   if (nats && env['NATS_PASSWORD_FILE'] === undefined) env = { ...nats.credentials.env(service), ...env };
   // detached: a process group of its own, so a Ctrl-C in the launcher's terminal reaches only the
   // launcher, which then stops the services before the nats-server they drain into.
-  const child = spawn(process.execPath, ['--enable-source-maps', serviceEntry(service)], {
+  const child = spawn(process.execPath, [...nodeArgs(), serviceEntry(service)], {
     // TARGET is the one-process entry's (spawnModules): a service's own entry refuses any other than its name.
     env: { ...process.env, TARGET: undefined, ...env, PORT: String(opts.port), INSTANCE_ID: opts.instance },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -314,7 +339,7 @@ export function spawnModules(
     ports.set(service, port);
     for (const [k, v] of Object.entries({ ...own, PORT: String(port) })) env[`${moduleEnvPrefix(service)}${k}`] = v;
   }
-  const child = spawn(process.execPath, ['--enable-source-maps', ONE_PROCESS_ENTRY], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached === true });
+  const child = spawn(process.execPath, [...nodeArgs(), ...MODULES_NODE_ARGS, oneProcessEntry()], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached === true });
   if (opts.sink) pipeLines(child, opts.sink);
   else {
     child.stdout?.resume();

@@ -4,6 +4,8 @@
  * imported (docs/adr/0016-one-process-mode.md).
  */
 import { enableCompileCache } from 'node:module';
+// First, before any decorated class is defined: in the bundle (deploy/bundle.mjs) chunks may run in another order.
+import 'reflect-metadata';
 
 enableCompileCache();
 const [{ runService }, { definition }] = await Promise.all([import('@app/service'), import('./cri-gateway.definition.js')]);

@@ -9,6 +9,8 @@
  * only for their definitions, loaded when TARGET names them.
  */
 import { enableCompileCache } from 'node:module';
+// First, before any decorated class is defined: in the bundle (deploy/bundle.mjs) chunks may run in another order.
+import 'reflect-metadata';
 import type { EnvSchema } from '@app/config';
 import type { ServiceDefinition, ServiceName } from '@app/service';
 

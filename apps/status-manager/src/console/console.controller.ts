@@ -1,13 +1,21 @@
 import { Controller, Get, Inject, Param, Req, Res } from '@nestjs/common';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { Clock, type Timer } from '@app/clock';
 import { ConsoleFeed, serverSentEvent } from './console-feed.js';
 import { ConsoleTimelines, ConsoleTopology, PodNotFoundError } from './console-views.js';
 
-/** Where `npm run build` puts the bundle (apps/status-manager/console/build.mjs): dist/console. */
-export const CONSOLE_BUNDLE_DIR = fileURLToPath(new URL('../../../../console/', import.meta.url));
+/**
+ * Where `npm run build` puts the bundle (apps/status-manager/console/build.mjs): dist/console, seen from
+ * dist/apps/status-manager/src/console/, or from dist/bundle/chunks/ when the service runs from its bundle
+ * (deploy/bundle.mjs).
+ */
+export const CONSOLE_BUNDLE_DIR = ['../../../../console/', '../../console/']
+  .map((rel) => fileURLToPath(new URL(rel, import.meta.url)))
+  .find((dir) => existsSync(join(dir, 'index.html'))) ?? fileURLToPath(new URL('../../../../console/', import.meta.url));
 
 /** The bundle's files, and their types: nothing else is served from the directory. */
 const ASSETS: Record<string, string> = {
