@@ -1,27 +1,38 @@
-# One image for every kubelet-split service; APP selects which one runs (kubelet: all of them in one process).
-#   docker build --build-arg APP=pleg -t kubelet-split/pleg .
-FROM node:24-bookworm-slim AS build
+# One image for every kubelet-split service; its command picks which one runs:
+#   docker run kubelet-split/kubelet:local pleg       (dist/apps/pleg/src/main.js)
+#   docker run kubelet-split/kubelet:local all        (the one-process mode, TARGET=all)
+#   docker run kubelet-split/kubelet:local nats-credentials --dir=/credentials ...
+# Built with no registry: the base images (Node.js and its shared libraries,
+# busybox; node-build adds npm) come from deploy/compose/images.sh, which
+# builds them from the machine's own files first. npm ci needs the npm
+# registry: build with --network host.
+ARG BASE_TAG=local
+
+FROM kubelet-split/node-build:${BASE_TAG} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
-RUN npm ci --ignore-scripts
+RUN npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY proto proto
 COPY libs libs
 COPY apps apps
 COPY deploy deploy
 COPY test test
-RUN npm run build && npm prune --omit=dev
+RUN npm run --silent build && npm prune --omit=dev --no-audit --no-fund --loglevel=error \
+ && rm -rf dist/test node_modules/.cache
 
-FROM node:24-bookworm-slim
-ARG APP
-RUN test -n "$APP" || (echo "build with --build-arg APP=<service>" >&2; exit 1)
-ENV NODE_ENV=production APP=${APP}
+# The runtime: Node.js, the production dependencies and the built code; no
+# npm, no TypeScript, no dev dependencies. It runs as node (1000) unless the
+# compose file says otherwise (cri-gateway, pod-worker and sync-loop need root:
+# the runtime socket, mounts and cgroups).
+FROM kubelet-split/node-base:${BASE_TAG}
+ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /src/package.json ./
 COPY --from=build /src/node_modules node_modules
 COPY --from=build /src/dist dist
-USER node
+COPY deploy/compose/entrypoint.sh /usr/local/bin/kubelet-split-entrypoint
+USER 1000:1000
 STOPSIGNAL SIGTERM
-# The bundle (deploy/bundle.mjs) starts faster than dist/apps/$APP/src/main.js (its source maps are left off: they
-# cost memory and start time). APP=kubelet is the one-process image (TARGET=all), with a small young generation.
-CMD ["sh", "-c", "if [ \"$APP\" = kubelet ]; then exec node --max-semi-space-size=1 dist/bundle/$APP.mjs; else exec node dist/bundle/$APP.mjs; fi"]
+ENTRYPOINT ["/usr/local/bin/kubelet-split-entrypoint"]
+CMD ["all"]

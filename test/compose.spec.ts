@@ -1,9 +1,11 @@
 /**
- * No Docker engine runs here, so docker-compose.yml is checked by reading
- * it: every app has a service built from the one Dockerfile with its APP,
- * every variable a service sets is one that service's config accepts (and
- * parses), each connects to NATS as its own user, binds loopback, and has a
- * /readyz health check.
+ * docker-compose.yml read as data (the compose lane, `npm run test:compose`,
+ * deploys it for real: deploy/compose/test.sh): every app is a service of the
+ * one image with its command, every variable a service sets is one that
+ * service's config accepts (and parses), each connects to NATS as its own
+ * user, binds loopback on the host's network, and has a /readyz health check;
+ * the one-process mode is a profile; .env.example sets every variable the
+ * file reads.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,25 +13,34 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { parseEnv } from '@app/config';
-import { SERVICE_NAMES, isLoopbackHost, serviceSchema } from '@app/service';
+import { SERVICE_NAMES, isLoopbackHost, moduleEnvPrefix, serviceSchema } from '@app/service';
 import { REPO_ROOT } from '../deploy/local/stack.js';
 import { SERVICE_CONFIG_SCHEMAS } from './support/config-schemas.js';
 
 const schemas = SERVICE_CONFIG_SCHEMAS;
 
 interface ComposeService {
+  image?: string;
   command?: string[];
   depends_on?: Record<string, { condition?: string }>;
   build?: { context?: string; dockerfile?: string; args?: Record<string, string> };
   environment?: Record<string, string>;
   healthcheck?: { test?: string[] };
-  deploy?: { replicas?: number };
+  deploy?: { replicas?: number | string };
   volumes?: string[];
+  network_mode?: string;
+  profiles?: string[];
+  restart?: string;
+  user?: string;
 }
-const compose = parse(readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, ComposeService> };
+const composeText = readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8');
+const compose = parse(composeText, { merge: true }) as { services: Record<string, ComposeService> };
 
 /** ${VAR:-default} as compose would fill it with VAR unset. */
 const interpolate = (v: string) => v.replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1');
+/** Variables the image's entry point reads (deploy/compose/entrypoint.sh), not the service. */
+const ENTRYPOINT_VARS = ['PORT_RANGE', 'PORT_LOCK_DIR'];
+const IMAGE = 'kubelet-split/kubelet:local';
 
 describe('docker-compose.yml', () => {
   it('has nats with the generated config: JetStream, monitoring and one user per service', () => {
@@ -40,25 +51,41 @@ describe('docker-compose.yml', () => {
     assert.equal(nats.depends_on?.['nats-credentials']?.condition, 'service_completed_successfully');
     // The one-shot service writes that config with the node's settings (JetStream store, monitoring) and the passwords.
     const gen = compose.services['nats-credentials'];
-    assert.ok(gen?.command?.[1] === 'dist/deploy/nats/credentials.js', 'nats-credentials runs deploy/nats/credentials.ts');
-    for (const flag of ['--dir=/credentials', '--keep', '--store-dir=/data', '--http=0.0.0.0:8222']) assert.ok(gen.command.includes(flag), flag);
+    assert.equal(gen?.command?.[0], 'nats-credentials', 'nats-credentials runs deploy/nats/credentials.ts (entrypoint.sh)');
+    const flags = (gen.command ?? []).map(interpolate);
+    for (const flag of ['--dir=/credentials', '--keep', '--store-dir=/data', '--listen=127.0.0.1:4222', '--http=127.0.0.1:8222']) assert.ok(flags.includes(flag), flag);
     assert.ok((gen.volumes ?? []).includes('nats-credentials:/credentials'));
+    assert.equal(interpolate(nats.image ?? ''), 'kubelet-split/nats:local', 'the locally built nats image (deploy/compose/images.sh)');
+    assert.ok((nats.volumes ?? []).includes('nats-data:/data'), 'JetStream on a volume');
+    assert.equal(nats.network_mode, 'host');
+    assert.match((nats.healthcheck?.test ?? []).join(' '), /healthz\?js-enabled-only=true/);
+  });
+
+  it('builds the one image from the one Dockerfile', () => {
+    const gen = compose.services['nats-credentials'];
+    assert.equal(gen?.build?.dockerfile, 'Dockerfile');
+    assert.equal(interpolate(gen?.image ?? ''), IMAGE);
   });
 
   for (const service of SERVICE_NAMES) {
     describe(service, () => {
       const svc = compose.services[service];
 
-      it('is a compose service built from the one Dockerfile with its APP', () => {
+      it('is a compose service of the one image, its command the service, on the host network, restarted', () => {
         assert.ok(svc, `no compose service ${service}`);
-        assert.equal(svc.build?.dockerfile, 'Dockerfile');
-        assert.equal(svc.build?.args?.['APP'], service);
+        assert.equal(interpolate(svc.image ?? ''), IMAGE);
+        assert.deepEqual(svc.command, [service]);
+        assert.equal(svc.network_mode, 'host');
+        assert.equal(svc.restart, 'unless-stopped');
+        assert.deepEqual(svc.profiles, ['services']);
+        assert.equal(svc.depends_on?.['nats']?.condition, 'service_healthy');
       });
 
       it('sets only variables its config accepts, with values that parse', () => {
         const env = Object.fromEntries(Object.entries(svc?.environment ?? {}).map(([k, v]) => [k, interpolate(String(v))]));
         const accepted = Object.keys(serviceSchema({ service, schema: schemas[service] }));
-        for (const name of Object.keys(env)) assert.ok(accepted.includes(name), `${service} sets ${name}, which it does not read (it reads ${accepted.join(', ')})`);
+        for (const name of Object.keys(env)) assert.ok(accepted.includes(name) || ENTRYPOINT_VARS.includes(name), `${service} sets ${name}, which it does not read (it reads ${accepted.join(', ')})`);
+        for (const name of ENTRYPOINT_VARS) delete env[name];
         assert.doesNotThrow(() => parseEnv(serviceSchema({ service, schema: schemas[service] }), env));
       });
 
@@ -75,26 +102,51 @@ describe('docker-compose.yml', () => {
         assert.ok(isLoopbackHost(env['HOST'] ?? '127.0.0.1') || env['HTTP_TOKEN_FILE'], `HOST=${env['HOST']} without HTTP_TOKEN_FILE`);
       });
 
-      it('has a /readyz health check on its PORT', () => {
+      it('has a /readyz health check on its PORT (or the port its replica took of PORT_RANGE)', () => {
         assert.match((svc?.healthcheck?.test ?? []).join(' '), /\/readyz/);
-        assert.ok(svc?.environment?.['PORT'], 'PORT is set');
+        assert.ok(svc?.environment?.['PORT'] ?? svc?.environment?.['PORT_RANGE'], 'PORT or PORT_RANGE is set');
       });
     });
   }
 
-  it('runs pod-worker with replicas', () => assert.ok((compose.services['pod-worker']?.deploy?.replicas ?? 1) > 1));
-  it('mounts the containerd socket into cri-gateway only', () => {
+  it('runs pod-worker with 2 replicas, each on its own port of a range', () => {
+    const pw = compose.services['pod-worker'];
+    assert.equal(Number(interpolate(String(pw?.deploy?.replicas ?? 1))), 2);
+    assert.match(interpolate(pw?.environment?.['PORT_RANGE'] ?? ''), /^\d+-\d+$/);
+    assert.ok((pw?.volumes ?? []).includes('pod-worker-ports:/run/kubelet-split-ports'), 'the replicas share their port locks');
+  });
+  // The one-process service (profile one-process) runs cri-gateway and sync-loop as modules: it mounts what they mount.
+  it('mounts the containerd socket into cri-gateway (and the one-process service) only', () => {
     for (const [name, svc] of Object.entries(compose.services)) {
       const mountsSocket = (svc.volumes ?? []).some((v) => v.includes('CONTAINERD_SOCKET_DIR') || v.includes('/run/containerd'));
-      assert.equal(mountsSocket, name === 'cri-gateway', name);
+      assert.equal(mountsSocket, name === 'cri-gateway' || name === 'kubelet', name);
     }
   });
-  it("mounts containerd's root read-only into sync-loop only, for the image GC's statfs of the image filesystem", () => {
+  it("mounts containerd's root read-only into sync-loop (and the one-process service) only, for the image GC's statfs of the image filesystem", () => {
     for (const [name, svc] of Object.entries(compose.services)) {
       const root = (svc.volumes ?? []).filter((v) => v.includes('/var/lib/containerd'));
-      assert.equal(root.length, name === 'sync-loop' ? 1 : 0, name);
+      assert.equal(root.length, name === 'sync-loop' || name === 'kubelet' ? 1 : 0, name);
       if (root[0]) assert.ok(root[0].endsWith(':ro'), `${name} mounts it read-only: ${root[0]}`);
     }
+  });
+  it('has the one-process mode as the profile one-process: TARGET=all, each module its own NATS user', () => {
+    const k = compose.services['kubelet'];
+    assert.deepEqual(k?.profiles, ['one-process']);
+    assert.deepEqual(k?.command, ['all']);
+    const env = k?.environment ?? {};
+    assert.equal(env['TARGET'], 'all');
+    for (const service of SERVICE_NAMES) assert.equal(env[`${moduleEnvPrefix(service)}NATS_PASSWORD_FILE`], `/run/secrets/nats/${service}.password`, service);
+    assert.match((k?.healthcheck?.test ?? []).join(' '), /\/readyz/);
+  });
+  it('runs as root only the services that need it (the runtime socket, mounts, cgroups, /dev/kmsg)', () => {
+    const root = Object.entries(compose.services).filter(([, svc]) => svc.user === 'root').map(([name]) => name).sort();
+    assert.deepEqual(root, ['cri-gateway', 'kubelet', 'nats-credentials', 'pod-worker', 'status-manager', 'sync-loop']);
+  });
+  it('.env.example sets every variable the file reads', () => {
+    const example = readFileSync(join(REPO_ROOT, '.env.example'), 'utf8');
+    const set = new Set([...example.matchAll(/^([A-Z_]+)=/gm)].map((m) => m[1]));
+    const used = new Set([...composeText.matchAll(/(?<!\$)\$\{([A-Z_]+)/g)].map((m) => m[1]));
+    assert.deepEqual([...used].filter((v) => !set.has(v)), []);
   });
   it('mounts the manifest directory into config-source', () => {
     assert.ok((compose.services['config-source']?.volumes ?? []).some((v) => v.includes('/etc/kubernetes/manifests')));

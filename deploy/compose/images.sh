@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Builds every image of the compose deployment locally, with no image
+# registry (docker build against $DOCKER_HOST; deploy/compose/dockerd.sh):
+#   kubelet-split/node-base   Node.js (the install step's, deploy/install.sh), the
+#                             shared libraries it links, busybox-static (sh, wget,
+#                             mount), util-linux's flock, users root and node (1000)
+#   kubelet-split/node-build  node-base with npm: the Dockerfile's build stage
+#   kubelet-split/nats        the nats-server the install step leaves (deploy/nats/build.sh)
+#                             and busybox for its health check
+#   kubelet-split/kubelet     the Dockerfile: every service (the command picks one)
+# usage: deploy/compose/images.sh [TAG]   (TAG default: local; KS_IMAGE_TAG too)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+tag=${1:-${KS_IMAGE_TAG:-local}}
+started=$SECONDS
+ctx=$(mktemp -d)
+trap 'rm -rf "$ctx"' EXIT
+
+# The root filesystem of node-base: node and exactly the libraries ldd lists.
+node_bin=$(readlink -f "$(command -v node)")
+"$node_bin" -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 24 ? 0 : 1)' \
+  || { echo "images.sh: $node_bin is not Node.js 24 or later: run deploy/install.sh" >&2; exit 1; }
+busybox=/bin/busybox
+{ [ -x "$busybox" ] && ! ldd "$busybox" >/dev/null 2>&1; } || { echo "images.sh: $busybox is not busybox-static: run deploy/install.sh" >&2; exit 1; }
+rootfs="$ctx/base/rootfs"
+mkdir -p "$rootfs"/{bin,usr/bin,usr/local/bin,etc,tmp,home/node,root}
+ln -s /bin/busybox "$rootfs/usr/bin/env"   # npm's #!/usr/bin/env node
+chmod 1777 "$rootfs/tmp"
+cp "$node_bin" "$rootfs/usr/local/bin/node"
+cp "$busybox" "$rootfs/bin/busybox"
+# flock (util-linux; Debian's busybox has none): the entry point's port locks (entrypoint.sh).
+cp /usr/bin/flock "$rootfs/usr/local/bin/flock"
+{ ldd "$node_bin"; ldd /usr/bin/flock; } | grep -o '/[^ ]*' | while read -r lib; do
+  mkdir -p "$rootfs$(dirname "$lib")"
+  cp -L "$lib" "$rootfs$lib"
+done
+printf 'root:x:0:0:root:/root:/bin/sh\nnode:x:1000:1000:node:/home/node:/bin/sh\n' > "$rootfs/etc/passwd"
+printf 'root:x:0:\nnode:x:1000:\n' > "$rootfs/etc/group"
+printf 'hosts: files dns\n' > "$rootfs/etc/nsswitch.conf"
+cat > "$ctx/base/Dockerfile" <<'DOCKERFILE'
+FROM scratch
+COPY rootfs/ /
+RUN ["/bin/busybox", "--install", "-s", "/bin"]
+RUN ["/bin/busybox", "chown", "1000:1000", "/home/node"]
+ENV PATH=/usr/local/bin:/bin
+CMD ["node"]
+DOCKERFILE
+docker build -q -t "kubelet-split/node-base:$tag" "$ctx/base" >/dev/null
+
+# node-build: node-base and npm (the machine's own npm, a self-contained package).
+npm_dir=$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")
+[ -f "$npm_dir/bin/npm-cli.js" ] || { echo "images.sh: no npm at $npm_dir" >&2; exit 1; }
+mkdir -p "$ctx/build"
+cp -a "$npm_dir" "$ctx/build/npm"
+# The machine's CA bundle, for npm ci in the build stage (a registry reached
+# through a TLS-inspecting proxy); the runtime image has none.
+ca=${NODE_EXTRA_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}
+if [ -f "$ca" ]; then cp "$ca" "$ctx/build/ca.crt"; else : > "$ctx/build/ca.crt"; fi
+cat > "$ctx/build/Dockerfile" <<DOCKERFILE
+FROM kubelet-split/node-base:$tag
+COPY npm /usr/local/lib/npm
+COPY ca.crt /etc/ssl/certs/ca-certificates.crt
+ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
+RUN ln -s /usr/local/lib/npm/bin/npm-cli.js /usr/local/bin/npm && ln -s /usr/local/lib/npm/bin/npx-cli.js /usr/local/bin/npx
+DOCKERFILE
+docker build -q -t "kubelet-split/node-build:$tag" "$ctx/build" >/dev/null
+
+# nats: the server the install step leaves in use (v2.14.9 from the Go module proxy, or Debian's).
+nats=$(bash "$repo/deploy/nats/build.sh" 2>/dev/null | tail -n 1)
+nats=$(readlink -f "$nats")
+[ -x "$nats" ] || { echo "images.sh: no nats-server: run deploy/install.sh" >&2; exit 1; }
+mkdir -p "$ctx/nats/rootfs/bin" "$ctx/nats/rootfs/data"
+cp "$nats" "$ctx/nats/rootfs/bin/nats-server"
+cp "$busybox" "$ctx/nats/rootfs/bin/busybox"
+if ldd "$nats" >/dev/null 2>&1; then
+  ldd "$nats" | grep -o '/[^ ]*' | while read -r lib; do mkdir -p "$ctx/nats/rootfs$(dirname "$lib")"; cp -L "$lib" "$ctx/nats/rootfs$lib"; done
+fi
+cat > "$ctx/nats/Dockerfile" <<'DOCKERFILE'
+FROM scratch
+COPY rootfs/ /
+RUN ["/bin/busybox", "--install", "-s", "/bin"]
+# JetStream's store (the nats-data volume starts as a copy of it): the server runs as 1000.
+RUN ["/bin/busybox", "chown", "1000:1000", "/data"]
+ENV PATH=/bin
+ENTRYPOINT ["/bin/nats-server"]
+DOCKERFILE
+docker build -q -t "kubelet-split/nats:$tag" "$ctx/nats" >/dev/null
+echo "images.sh: base images built in $((SECONDS - started)) s" >&2
+
+# Every service: the repository's Dockerfile (npm ci and the build in its build stage).
+nice -n 19 docker build --network host --build-arg "BASE_TAG=$tag" -t "kubelet-split/kubelet:$tag" "$repo" >&2
+echo "images.sh: every image built in $((SECONDS - started)) s" >&2
+docker images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep "^kubelet-split/.*:$tag " >&2
