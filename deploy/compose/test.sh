@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The compose lane (npm run test:compose): the compose deployment really
 # built, deployed and driven on this machine, as a user would check it.
-#   1. every image builds locally (deploy/compose/images.sh; KS_COMPOSE_NO_CACHE=1: from scratch)
+#   1. every image builds locally (deploy/compose/images.sh; KS_COMPOSE_NO_CACHE=1: no layer from the cache)
 #   2. the stack comes up and every container is healthy (/readyz)
 #   3. a static pod in the manifest directory runs in the host's containerd and shows in GET /pods
 #   4. `restart` of one service leaves the pod's containers untouched (same container IDs, still running)
@@ -21,18 +21,14 @@ passed=0; failed=0
 ok() { passed=$((passed + 1)); echo "ok   - $*"; }
 fail() { failed=$((failed + 1)); echo "FAIL - $*"; }
 check() { local name=$1; shift; if "$@"; then ok "$name"; else fail "$name"; fi; }
-finish() { echo "== compose lane: $((SECONDS - started)) s"; echo "$passed passed, $failed failed"; [ "$failed" = 0 ]; exit $?; }
+finish() { echo "== compose lane: $((SECONDS - started)) s in all"; echo "$passed passed, $failed failed"; [ "$failed" = 0 ]; exit $?; }
 
 bash deploy/compose/dockerd.sh start || { fail "dockerd starts (deploy/compose/dockerd.sh)"; finish; }
 DOCKER_HOST=$(bash deploy/compose/dockerd.sh host); export DOCKER_HOST
 
 # 1. The images.
-if [ -n "${KS_COMPOSE_NO_CACHE:-}" ]; then
-  docker rmi -f kubelet-split/kubelet:ks-compose-test kubelet-split/node-build:ks-compose-test kubelet-split/node-base:ks-compose-test kubelet-split/nats:ks-compose-test >/dev/null 2>&1
-  docker builder prune -af >/dev/null 2>&1
-fi
 t=$SECONDS
-if bash deploy/compose/images.sh ks-compose-test > .tmp-compose-images.log 2>&1; then
+if KS_IMAGE_NO_CACHE=${KS_COMPOSE_NO_CACHE:-} bash deploy/compose/images.sh ks-compose-test > .tmp-compose-images.log 2>&1; then
   ok "every image builds locally in $((SECONDS - t)) s: $(docker images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep ':ks-compose-test ' | tr '\n' ' ')"
   rm -f .tmp-compose-images.log
 else
@@ -40,8 +36,10 @@ else
 fi
 
 exec 8>/tmp/e2e.lock
+t=$SECONDS
 flock 8
-echo "== holding /tmp/e2e.lock (the shared containerd)"
+locked=$SECONDS
+echo "== holding /tmp/e2e.lock (the shared containerd) after waiting $((locked - t)) s for it"
 bash deploy/runtime.sh start >/dev/null || { fail "containerd runs (deploy/runtime.sh start)"; finish; }
 sock=$(bash deploy/runtime.sh address)
 runtime_root=${KS_RUNTIME_ROOT:-/var/lib/kubelet-split}/containerd
@@ -87,6 +85,7 @@ cleanup() {
   umount "$work/pods" 2>/dev/null
   rm -rf "$work"
   flock -u 8
+  echo "== held /tmp/e2e.lock for $((SECONDS - locked)) s"
 }
 trap cleanup EXIT
 trap 'exit 1' TERM INT
@@ -122,7 +121,7 @@ wait_for() { local secs=$1; shift; for _ in $(seq 1 "$secs"); do "$@" && return 
 
 # 2. Up and healthy: nats and 6 services + 2 pod-worker replicas.
 t=$SECONDS
-bash deploy/compose/up.sh --env-file "$env_file" >/dev/null 2>&1 || true
+KS_COMPOSE_SKIP_BUILD=1 bash deploy/compose/up.sh --env-file "$env_file" >/dev/null 2>&1 || true
 if wait_for 180 all_healthy 9; then
   ok "the stack comes up healthy (nats, 6 services, 2 pod-worker replicas) in $((SECONDS - t)) s"
 else
@@ -187,7 +186,7 @@ check "  and kills no pod that should run (its containers still running in conta
   bash -c 'for id in $1; do grep -qx "$id" <<<"$2" || exit 1; done' _ "$before" "$(running_tasks)"
 
 # 7. Up again: the running pod is adopted, not restarted; its manifest removed, the stack stops it.
-bash deploy/compose/up.sh --env-file "$env_file" >/dev/null 2>&1 || true
+KS_COMPOSE_SKIP_BUILD=1 bash deploy/compose/up.sh --env-file "$env_file" >/dev/null 2>&1 || true
 wait_for 180 all_healthy 9 && wait_for 60 pod_running
 check "up again: healthy, the pod adopted (same container IDs, running)" same_pod
 rm -f "$work/manifests/sleeper.yaml"
