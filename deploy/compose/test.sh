@@ -11,8 +11,10 @@
 # The stack is the project ks-compose-test with its own NODE_NAME, manifest, log and
 # pod directories, cgroup root and NATS ports, on the containerd of deploy/runtime.sh,
 # which the e2e tests share: the lane holds /tmp/e2e.lock while it uses it, and
-# removes its pod and its project (containers, volumes) whatever happens.
-# Prints "N passed, N failed"; exits 1 on any failure.
+# removes its pod and its project (containers, volumes) whatever happens, and stops
+# the containerd and dockerd it started. KS_COMPOSE_LOCK=none: the caller holds the
+# lock (.ci/run, which its caller runs under the lock if anyone does).
+# Prints "compose lane: N passed, N failed"; exits 1 on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 repo=$PWD
@@ -21,8 +23,9 @@ passed=0; failed=0
 ok() { passed=$((passed + 1)); echo "ok   - $*"; }
 fail() { failed=$((failed + 1)); echo "FAIL - $*"; }
 check() { local name=$1; shift; if "$@"; then ok "$name"; else fail "$name"; fi; }
-finish() { echo "== compose lane: $((SECONDS - started)) s in all"; echo "$passed passed, $failed failed"; [ "$failed" = 0 ]; exit $?; }
+finish() { echo "== compose lane: $((SECONDS - started)) s in all"; echo "compose lane: $passed passed, $failed failed"; [ "$failed" = 0 ]; exit $?; }
 
+started_dockerd=; bash deploy/compose/dockerd.sh status || started_dockerd=1
 bash deploy/compose/dockerd.sh start || { fail "dockerd starts (deploy/compose/dockerd.sh)"; finish; }
 DOCKER_HOST=$(bash deploy/compose/dockerd.sh host); export DOCKER_HOST
 
@@ -37,8 +40,9 @@ fi
 
 exec 8>/tmp/e2e.lock
 t=$SECONDS
-flock 8
+[ "${KS_COMPOSE_LOCK:-}" = none ] || flock 8
 locked=$SECONDS
+started_runtime=; bash deploy/runtime.sh status || started_runtime=1
 echo "== holding /tmp/e2e.lock (the shared containerd) after waiting $((locked - t)) s for it"
 bash deploy/runtime.sh start >/dev/null || { fail "containerd runs (deploy/runtime.sh start)"; finish; }
 sock=$(bash deploy/runtime.sh address)
@@ -84,6 +88,8 @@ cleanup() {
   done
   umount "$work/pods" 2>/dev/null
   rm -rf "$work"
+  [ -n "$started_runtime" ] && bash deploy/runtime.sh stop
+  [ -n "$started_dockerd" ] && bash deploy/compose/dockerd.sh stop
   flock -u 8
   echo "== held /tmp/e2e.lock for $((SECONDS - locked)) s"
 }
