@@ -23,7 +23,7 @@ const DESIGN_SUBSCRIBES: Record<ServiceName, readonly string[]> = {
   'config-source': ['sourcesSnapshot'],
   'sync-loop': ['podUpdate', 'pleg', 'probeResult', 'workDone'],
   'pod-worker': ['work'],
-  pleg: ['criEvents'],
+  pleg: ['criEvents', 'plegInspect'],
   prober: ['prober'],
   'status-manager': ['status', 'probeResult', 'events'],
   'cri-gateway': ['criRuntime', 'criImage'],

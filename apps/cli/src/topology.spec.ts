@@ -14,6 +14,8 @@ describe('topology: subjects back to their families', () => {
     { name: 'one pod-worker shard', subject: 'kubelet.n1.work.3.*', want: 'work' },
     { name: 'work.done is its own family, not a shard', subject: 'kubelet.n1.work.done.*', want: 'workDone' },
     { name: 'probe results', subject: 'kubelet.n1.probe.*.*', want: 'probeResult' },
+    { name: 'plegCh', subject: 'kubelet.n1.pleg.*', want: 'pleg' },
+    { name: 'the PLEG\'s inspection requests are their own family, not plegCh', subject: 'kubelet.n1.pleg.inspect.*', want: 'plegInspect' },
     { name: 'CRI runtime calls', subject: 'cri.n1.runtime.*', want: 'criRuntime' },
     { name: 'CRI events', subject: 'cri.n1.events', want: 'criEvents' },
     { name: 'the sources snapshot', subject: 'kubelet.n1.sources.snapshot', want: 'sourcesSnapshot' },

@@ -8,13 +8,27 @@
  * inspected a few at a time, so one hung pod cannot hold the relist past
  * the health threshold and mark the node NotReady (kubernetes#94829): the
  * slow pod is retried on the next relist, the others go on.
+ *
+ * Also unlike upstream, one pod can be inspected at once, outside the relist
+ * (inspectPod): a pod worker asks for it right after a sync that changed
+ * the pod in the runtime, so the cache and the events follow within
+ * milliseconds instead of at the next relist (upstream's own TODO in
+ * pod_workers.go: "allowing pod status changes to be refreshed when key
+ * events happen"). The relist stays the safety net. Every write goes
+ * through PodCacheWriter, which drops one stamped older than the last
+ * written for its pod, so the cache never goes back in time for a pod
+ * worker whatever order the relist and the inspections finish in; a pod's
+ * events are computed against the view its last write came from, when that
+ * write is made, so a transition is reported once.
  */
 import { Clock } from '@app/clock';
 import type { PodCacheEntry, PodLifecycleEventMessage } from '@app/contracts';
 import type { ContainerStatus, CriRuntime, PodSandboxStatus } from '@app/cri';
 import { nextSpan, runInTrace, type ActiveTrace } from '@app/nats';
 import type { Logger } from '@app/observability';
+import { KubeletLabels } from '@app/kube';
 import { containerState, groupByPod, podEvents, type PodView } from './events.js';
+import { PodCacheWriter } from './pod-cache-writer.js';
 import { PlegEventSink, PlegMetrics, PodCacheStore } from './ports.js';
 
 export interface GenericPlegOptions {
@@ -34,6 +48,23 @@ export interface RelistResult {
   failed: string[];
 }
 
+/** What one immediate inspection did. */
+export interface InspectResult {
+  /** The cache entry's timestamp (the pod's removal's, when the runtime had nothing of it). */
+  timestamp: number;
+  /** False when a newer write for the pod was already made: nothing written, no events. */
+  written: boolean;
+  events: PodLifecycleEventMessage[];
+}
+
+/**
+ * How far a pod worker's sync end may lie ahead of the PLEG's clock for an
+ * inspection to be stamped just after it (both are this node's clock; the
+ * request travels after the sync ended, so only the clock's resolution
+ * separates them).
+ */
+const SYNC_END_SLACK_MS = 1;
+
 class InspectTimeout extends Error {}
 
 export class GenericPleg {
@@ -48,6 +79,9 @@ export class GenericPleg {
   private relistThresholdMs: number;
   /** Why the last relist failed, until one succeeds. */
   private lastRelistError?: string;
+  private readonly writer: PodCacheWriter;
+  /** The timestamps of the relist and the inspections running now. */
+  private readonly inFlight = new Set<number>();
 
   constructor(
     private readonly cri: CriRuntime,
@@ -59,6 +93,7 @@ export class GenericPleg {
     private readonly metrics?: PlegMetrics,
   ) {
     this.relistThresholdMs = options.relistThresholdMs;
+    this.writer = new PodCacheWriter(cache);
   }
 
   /**
@@ -82,6 +117,7 @@ export class GenericPleg {
     this.toReinspect.clear();
     this.lastRelistAt = undefined;
     for (const e of entries) this.records.set(e.uid, viewFromCache(e));
+    this.writer.restore(entries);
     this.lastTimestamp = Math.max(global, ...entries.map((e) => e.timestamp));
     return entries.length;
   }
@@ -97,23 +133,77 @@ export class GenericPleg {
       : { ok: true, detail: `last relist ${age}ms ago${failing}` };
   }
 
-  /** Records a pod as seen outside a relist (an evented update), so the next relist does not report it again. */
-  observe(view: PodView): void {
-    this.records.set(view.uid, view);
+  /**
+   * A pod's entry seen outside a relist (an evented update): written unless
+   * a newer one was, and recorded so the next relist does not report it
+   * again. Resolves to whether it was written.
+   */
+  async observe(entry: PodCacheEntry): Promise<boolean> {
+    if (!(await this.writer.set(entry))) return false;
+    this.records.set(entry.uid, viewFromCache(entry));
+    return true;
   }
 
-  forget(uid: string): void {
+  /** A pod gone from the runtime, seen outside a relist (its sandbox deleted). */
+  async forget(uid: string, timestamp: number): Promise<boolean> {
+    if (!(await this.writer.delete(uid, timestamp))) return false;
     this.records.delete(uid);
+    return true;
   }
 
   get lastSeen(): number | undefined {
     return this.lastRelistAt;
   }
 
-  /** A timestamp for the cache that never goes back, even if the clock does. */
-  nextTimestamp(): number {
-    this.lastTimestamp = Math.max(this.clock.now(), this.lastTimestamp + 1);
+  /** A timestamp for the cache that never goes back, even if the clock does; at least `atLeast`. */
+  nextTimestamp(atLeast = 0): number {
+    this.lastTimestamp = Math.max(this.clock.now(), this.lastTimestamp + 1, atLeast);
     return this.lastTimestamp;
+  }
+
+  /**
+   * Inspects one pod now, as a relist would (GetPodStatus, the cache, the
+   * events), without waiting for the next one: a pod worker changed it in
+   * the runtime in a sync that ended at `syncEnd`. The entry is stamped
+   * after `syncEnd` (the request was sent after the sync ended, and the
+   * runtime is read after it arrived), so the pod worker's next
+   * GetNewerThan(syncEnd) takes it; a `syncEnd` ahead of this clock by more
+   * than its resolution is not trusted, and the next relist releases the
+   * worker instead. Throws when the runtime cannot be read (the next relist
+   * is the safety net).
+   */
+  async inspectPod(uid: string, syncEnd = 0): Promise<InspectResult> {
+    const now = this.clock.now();
+    const timestamp = this.nextTimestamp(syncEnd < now + SYNC_END_SLACK_MS ? syncEnd + 1 : 0);
+    this.inFlight.add(timestamp);
+    try {
+      const filter = { labelSelector: { [KubeletLabels.podUid]: uid } };
+      const [sandboxes, containers] = await this.withTimeout(Promise.all([this.cri.runtime('ListPodSandbox', { filter }), this.cri.runtime('ListContainers', { filter })]), uid);
+      const view = groupByPod(sandboxes.items, containers.containers, this.options.node).get(uid);
+      const written = view ? await this.writer.set(await this.withTimeout(this.inspect(view, timestamp), uid)) : await this.writer.delete(uid, timestamp);
+      if (!written) return { timestamp, written, events: [] };
+      this.toReinspect.delete(uid);
+      const events = this.record(uid, view);
+      let discarded = 0;
+      for (const e of events) if (!this.sink.publish(e)) discarded++;
+      if (discarded > 0) this.metrics?.discarded(discarded);
+      return { timestamp, written, events };
+    } finally {
+      this.done(timestamp);
+    }
+  }
+
+  /** The pod's events since the view last recorded, and the new view recorded (none: the pod is gone). */
+  private record(uid: string, view: PodView | undefined): PodLifecycleEventMessage[] {
+    const events = podEvents(uid, this.records.get(uid), view);
+    if (view) this.records.set(uid, view);
+    else this.records.delete(uid);
+    return events;
+  }
+
+  private done(timestamp: number): void {
+    this.inFlight.delete(timestamp);
+    this.writer.prune(Math.min(...this.inFlight));
   }
 
   /** One relist. Throws when the runtime cannot be listed (the relist failed; health will show it). */
@@ -121,15 +211,15 @@ export class GenericPleg {
     if (this.relisting) return { events: [], inspected: [], failed: [] };
     this.relisting = true;
     const started = this.clock.now();
+    const timestamp = this.nextTimestamp();
+    this.inFlight.add(timestamp);
     try {
-      const timestamp = this.nextTimestamp();
       const [sandboxes, containers] = await Promise.all([this.cri.runtime('ListPodSandbox', {}), this.cri.runtime('ListContainers', {})]);
       const current = groupByPod(sandboxes.items, containers.containers, this.options.node);
 
-      const changed = new Map<string, PodLifecycleEventMessage[]>();
+      const changed: string[] = [];
       for (const uid of new Set([...this.records.keys(), ...current.keys()])) {
-        const events = podEvents(uid, this.records.get(uid), current.get(uid));
-        if (events.length > 0 || this.toReinspect.has(uid)) changed.set(uid, events);
+        if (this.toReinspect.has(uid) || podEvents(uid, this.records.get(uid), current.get(uid)).length > 0) changed.push(uid);
       }
 
       const inspected: string[] = [];
@@ -138,10 +228,10 @@ export class GenericPleg {
       // Each changed pod is one hop of its own trace (a relist is caused by no message): its
       // inspection's CRI calls, its cache write and its events are recorded under it.
       const traces = new Map<string, ActiveTrace>();
-      await this.forEachLimited([...changed.keys()], (uid) => {
+      await this.forEachLimited(changed, (uid) => {
         const trace: ActiveTrace = { trace: nextSpan(), podUid: uid };
         traces.set(uid, trace);
-        return runInTrace(trace, () => this.inspectChanged(uid, current.get(uid), timestamp, changed, inspected, failed, allEvents));
+        return runInTrace(trace, () => this.inspectChanged(uid, current.get(uid), timestamp, inspected, failed, allEvents));
       });
 
       let discarded = 0;
@@ -160,6 +250,7 @@ export class GenericPleg {
       throw err;
     } finally {
       this.relisting = false;
+      this.done(timestamp);
     }
   }
 
@@ -197,11 +288,16 @@ export class GenericPleg {
     });
   }
 
-  /** Inspects one changed pod into the cache; its events join `allEvents` once the cache has it. */
-  private async inspectChanged(uid: string, view: PodView | undefined, timestamp: number, changed: Map<string, PodLifecycleEventMessage[]>, inspected: string[], failed: string[], allEvents: PodLifecycleEventMessage[]): Promise<void> {
+  /**
+   * Inspects one changed pod into the cache; its events join `allEvents` once
+   * the cache has it. An inspection newer than this relist may have written
+   * the pod meanwhile: then its view and its events stand, and this relist
+   * writes and sends nothing for the pod.
+   */
+  private async inspectChanged(uid: string, view: PodView | undefined, timestamp: number, inspected: string[], failed: string[], allEvents: PodLifecycleEventMessage[]): Promise<void> {
+    let written: boolean;
     try {
-      if (view) await this.cache.set(await this.withTimeout(this.inspect(view, timestamp), uid));
-      else await this.cache.delete(uid);
+      written = view ? await this.writer.set(await this.withTimeout(this.inspect(view, timestamp), uid)) : await this.writer.delete(uid, timestamp);
     } catch (err) {
       // Ignore this pod's events now; it is inspected again on the next relist.
       failed.push(uid);
@@ -209,11 +305,10 @@ export class GenericPleg {
       this.logger.warn({ uid, err: (err as Error).message }, 'PLEG: pod inspection failed; will retry on the next relist');
       return;
     }
-    this.toReinspect.delete(uid);
     inspected.push(uid);
-    if (view) this.records.set(uid, view);
-    else this.records.delete(uid);
-    allEvents.push(...(changed.get(uid) ?? []));
+    if (!written) return;
+    this.toReinspect.delete(uid);
+    allEvents.push(...this.record(uid, view));
   }
 
   private async forEachLimited(items: string[], fn: (item: string) => Promise<void>): Promise<void> {

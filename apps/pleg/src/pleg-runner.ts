@@ -13,12 +13,12 @@
  * (kubernetes#121003, #123087).
  */
 import { Clock, type Timer } from '@app/clock';
-import { MessageTypes, type ContainerEventsStatusMessage, type PodLifecycleEventMessage, type PodLifecycleEventType } from '@app/contracts';
+import { MessageTypes, type ContainerEventsStatusMessage, type InspectPodMessage, type PodLifecycleEventMessage, type PodLifecycleEventType } from '@app/contracts';
 import type { ContainerEventResponse } from '@app/cri';
 import { currentTrace, nextSpan, runInTrace } from '@app/nats';
 import type { Logger } from '@app/observability';
-import { viewFromCache, type GenericPleg } from './generic-pleg.js';
-import { PlegEventSink, PodCacheStore } from './ports.js';
+import type { GenericPleg } from './generic-pleg.js';
+import { PlegEventSink } from './ports.js';
 
 export type PlegMode = 'generic' | 'evented';
 
@@ -50,7 +50,6 @@ export class PlegRunner {
 
   constructor(
     private readonly pleg: GenericPleg,
-    private readonly cache: PodCacheStore,
     private readonly sink: PlegEventSink,
     private readonly clock: Clock,
     private readonly logger: Logger,
@@ -108,6 +107,20 @@ export class PlegRunner {
     await this.onContainerEvent(msg as ContainerEventResponse);
   }
 
+  /**
+   * `kubelet.<node>.pleg.inspect.<uid>`: a pod worker changed the pod in the
+   * runtime; it is inspected now, in either mode. Ignored while stopped (a
+   * standby). A failure waits for the next relist, the safety net.
+   */
+  async onInspectRequest(m: InspectPodMessage): Promise<void> {
+    if (this.stopped) return;
+    try {
+      await this.pleg.inspectPod(m.podUid, m.syncEnd);
+    } catch (err) {
+      this.logger.warn({ uid: m.podUid, err: (err as Error).message }, 'PLEG: the inspection a pod worker asked for failed; the next relist will see the pod');
+    }
+  }
+
   private onRelayStatus(s: ContainerEventsStatusMessage): void {
     if (this.effective !== 'evented') return;
     if (s.state === 'streaming') {
@@ -136,15 +149,10 @@ export class PlegRunner {
       containerStatuses: e.containersStatuses,
       ips: sandbox.network?.ip ? [sandbox.network.ip] : [],
     };
-    if (e.containerEventType === 'CONTAINER_DELETED_EVENT' && e.containerId === sandbox.id) {
-      await this.cache.delete(uid);
-      this.pleg.forget(uid);
-    } else {
-      await this.cache.set(entry);
-      this.pleg.observe(viewFromCache(entry));
-    }
+    const written =
+      e.containerEventType === 'CONTAINER_DELETED_EVENT' && e.containerId === sandbox.id ? await this.pleg.forget(uid, entry.timestamp) : await this.pleg.observe(entry);
     const type = EVENT_TYPES[e.containerEventType];
-    if (type) {
+    if (written && type) {
       const event: PodLifecycleEventMessage = { type: MessageTypes.podLifecycleEvent, id: uid, eventType: type, data: e.containerId };
       this.sink.publish(event);
     }

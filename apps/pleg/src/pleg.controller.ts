@@ -1,7 +1,7 @@
 import { Controller, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
 import type { Request, Response } from 'express';
-import { Subjects, isRecord } from '@app/contracts';
+import { MessageTypes, Subjects, decodeMessage, isRecord } from '@app/contracts';
 import { readJsonBody, rpcError, toErrorReply } from '@app/service';
 import { PlegRunner, type PlegMode } from './pleg-runner.js';
 
@@ -19,6 +19,12 @@ export class PlegController {
   @EventPattern(Subjects.criEvents.pattern)
   onRuntimeEvent(@Payload() data: unknown): Promise<void> {
     return this.runner.onRuntimeMessage(data);
+  }
+
+  /** `kubelet.<node>.pleg.inspect.<uid>`: a pod worker asks for one pod's inspection now. */
+  @EventPattern(Subjects.plegInspect.pattern)
+  onInspectRequest(@Payload() data: unknown): Promise<void> {
+    return this.runner.onInspectRequest(decodeMessage(MessageTypes.inspectPod, data));
   }
 
   /** `kubelet.<node>.service.pleg.mode`: `{}` reads the mode, `{"mode": "evented"}` switches it. */

@@ -37,9 +37,9 @@ import { PlegEventSink, PlegMetrics, PodCacheStore, RelayStatus } from './ports.
     },
     {
       provide: PlegRunner,
-      inject: [GenericPleg, PodCacheStore, PlegEventSink, Clock, SERVICE_LOGGER, SERVICE_CONFIG, RelayStatus],
-      useFactory: (pleg: GenericPleg, cache: PodCacheStore, sink: PlegEventSink, clock: Clock, logger: Logger, cfg: PlegConfig, relay: RelayStatus) =>
-        new PlegRunner(pleg, cache, sink, clock, logger.child({ component: 'pleg-mode' }), { relistPeriodMs: cfg.RELIST_PERIOD, eventedRelistPeriodMs: cfg.EVENTED_RELIST_PERIOD, eventedSilenceMs: 90_000 }, cfg.PLEG_MODE, () => relay.ask()),
+      inject: [GenericPleg, PlegEventSink, Clock, SERVICE_LOGGER, SERVICE_CONFIG, RelayStatus],
+      useFactory: (pleg: GenericPleg, sink: PlegEventSink, clock: Clock, logger: Logger, cfg: PlegConfig, relay: RelayStatus) =>
+        new PlegRunner(pleg, sink, clock, logger.child({ component: 'pleg-mode' }), { relistPeriodMs: cfg.RELIST_PERIOD, eventedRelistPeriodMs: cfg.EVENTED_RELIST_PERIOD, eventedSilenceMs: 90_000 }, cfg.PLEG_MODE, () => relay.ask()),
     },
   ],
 })

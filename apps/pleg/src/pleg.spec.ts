@@ -6,6 +6,7 @@ import type { Container, PodSandbox } from '@app/cri';
 import { FakeCri } from '@app/cri/testing';
 import { currentTrace } from '@app/nats';
 import { silentLogger } from '@app/observability';
+import { MemoryPodCache } from '@app/pod-cache';
 import { generateEvents, groupByPod, type PlegContainerState } from './events.js';
 import { GenericPleg } from './generic-pleg.js';
 import { PlegRunner, type PlegMode } from './pleg-runner.js';
@@ -32,28 +33,37 @@ describe('generateEvents: old state -> new state', () => {
   }
 });
 
+/** The bucket in memory, mirrored into a MemoryPodCache as the pod workers' KvPodCache mirrors it (GetNewerThan). */
 class MemoryCacheStore extends PodCacheStore {
   entries = new Map<string, PodCacheEntry>();
   global = 0;
   writes: string[] = [];
+  readonly reader = new MemoryPodCache();
   load(): Promise<{ entries: PodCacheEntry[]; global: number }> {
     return Promise.resolve({ entries: [...this.entries.values()], global: this.global });
   }
   set(e: PodCacheEntry): Promise<void> {
     this.entries.set(e.uid, e);
     this.writes.push(`set:${e.uid}`);
+    this.timeline.push(`${e.uid}@${e.timestamp}`);
+    this.reader.set(e);
     return Promise.resolve();
   }
   delete(uid: string): Promise<void> {
     this.entries.delete(uid);
     this.writes.push(`delete:${uid}`);
+    this.timeline.push(`${uid} deleted`);
+    this.reader.delete(uid);
     return Promise.resolve();
   }
+  /** Every entry written, as `<uid>@<timestamp>`, and every removal, in order. */
+  timeline: string[] = [];
   relistThresholdMs?: number;
   updateTime(t: number, relistThresholdMs?: number): Promise<void> {
     assert.ok(t > this.global, `the cache clock went back: ${t} <= ${this.global}`);
     this.global = t;
     this.relistThresholdMs = relistThresholdMs;
+    this.reader.updateTime(t);
     return Promise.resolve();
   }
 }
@@ -76,18 +86,26 @@ class Runtime {
   sandboxes = new Map<string, { uid: string; state: string }>();
   containers = new Map<string, { uid: string; state: string }>();
   hang = new Set<string>();
+  /** While set, PodSandboxStatus waits for it: an inspection caught between its listing and its write. */
+  gate?: Promise<void>;
   cri = new FakeCri()
     .onRuntime('ListPodSandbox', () => ({ items: [...this.sandboxes].map(([id, s]) => sandbox(id, s.uid, s.state)) }))
     .onRuntime('ListContainers', () => ({ containers: [...this.containers].map(([id, c]) => container(id, c.uid, c.state)) }))
     .onRuntime('PodSandboxStatus', (req) => {
       const s = this.sandboxes.get(req.podSandboxId ?? '');
-      return { status: { id: req.podSandboxId ?? '', state: s?.state ?? 'SANDBOX_NOTREADY', createdAt: '1', metadata: { name: 'p', namespace: 'd', uid: s?.uid ?? '', attempt: 0 } }, info: {}, containersStatuses: [], timestamp: '0' } as never;
+      const answer = () => this.sandboxStatus(req.podSandboxId ?? '', s);
+      if (this.gate) return this.gate.then(answer) as never;
+      return answer();
     })
     .onRuntime('ContainerStatus', (req) => {
       const c = this.containers.get(req.containerId ?? '');
       if (c && this.hang.has(c.uid)) return new Promise(() => undefined) as never;
       return { status: { id: req.containerId ?? '', state: c?.state ?? 'CONTAINER_UNKNOWN' }, info: {} } as never;
     });
+
+  private sandboxStatus(id: string, s: { uid: string; state: string } | undefined): never {
+    return { status: { id, state: s?.state ?? 'SANDBOX_NOTREADY', createdAt: '1', metadata: { name: 'p', namespace: 'd', uid: s?.uid ?? '', attempt: 0 } }, info: {}, containersStatuses: [], timestamp: '0' } as never;
+  }
 }
 
 function sandbox(id: string, uid: string, state: string): PodSandbox {
@@ -241,11 +259,159 @@ describe('GenericPleg.relist', () => {
   });
 });
 
+/** A promise the test resolves when it wants. */
+function gate(): { wait: Promise<void>; open: () => void } {
+  let open: () => void = () => undefined;
+  const wait = new Promise<void>((r) => (open = r));
+  return { wait, open };
+}
+
+/** The timestamps each pod's entries were written with, in order, must never go back. */
+function assertMonotonic(timeline: string[]): void {
+  const last = new Map<string, number>();
+  for (const w of timeline) {
+    const [uid, at] = w.split('@');
+    if (at === undefined || uid === undefined) continue;
+    assert.ok(Number(at) >= (last.get(uid) ?? 0), `pod ${uid}'s cache entry went back in time: ${timeline.join(', ')}`);
+    last.set(uid, Number(at));
+  }
+}
+
+describe('GenericPleg.inspectPod: one pod inspected at once, outside the relist', () => {
+  it('a relist result older than an immediate inspection arrives after it: the cache keeps the newer one, and each event is sent once', async () => {
+    const { runtime, sink, pleg, cache, clock } = setup();
+    // The pod worker made the sandbox; a relist lists it and is caught inspecting it.
+    runtime.sandboxes.set('sb-a', { uid: 'a', state: 'SANDBOX_READY' });
+    const held = gate();
+    runtime.gate = held.wait;
+    const relisting = pleg.relist();
+    await clock.step(0);
+    runtime.gate = undefined;
+    // Meanwhile the pod worker starts the container, its sync ends, and it asks for the pod's inspection.
+    await clock.step(150);
+    runtime.containers.set('c1', { uid: 'a', state: 'CONTAINER_RUNNING' });
+    const syncEnd = clock.now();
+    const waiting = cache.reader.getNewerThan('a', syncEnd);
+    const inspected = await pleg.inspectPod('a', syncEnd);
+    assert.equal(inspected.written, true);
+    assert.ok(inspected.timestamp > syncEnd, 'the entry is newer than the sync that asked for it');
+    const seen = await waiting;
+    assert.equal(seen.entry?.containerStatuses.length, 1, 'GetNewerThan releases the pod worker with the started container');
+    assert.deepEqual(sink.take().sort(), ['a/ContainerStarted/c1', 'a/ContainerStarted/sb-a']);
+
+    // The relist's older view (the sandbox, no container) comes last.
+    held.open();
+    const relisted = await relisting;
+    assert.deepEqual(relisted.inspected, ['a']);
+    assert.deepEqual(relisted.events, [], 'the relist sends nothing the inspection already sent, nor the older view');
+    assert.deepEqual(sink.take(), []);
+    const entry = cache.entries.get('a');
+    assert.equal(entry?.timestamp, inspected.timestamp, 'the cache keeps the newer entry');
+    assert.deepEqual(entry?.containerStatuses.map((c) => (c as { id: string }).id), ['c1']);
+    assert.deepEqual(cache.timeline, [`a@${inspected.timestamp}`], 'the older view was never written');
+    assert.equal(cache.reader.get('a').entry?.timestamp, inspected.timestamp);
+
+    // The next relist sees nothing new.
+    await clock.step(1000);
+    await pleg.relist();
+    assert.deepEqual(sink.take(), []);
+    assertMonotonic(cache.timeline);
+  });
+
+  it('a relist newer than an inspection that is still running wins; the inspection\'s older view is dropped', async () => {
+    const { runtime, sink, pleg, cache, clock } = setup();
+    runtime.sandboxes.set('sb-a', { uid: 'a', state: 'SANDBOX_READY' });
+    runtime.containers.set('c1', { uid: 'a', state: 'CONTAINER_RUNNING' });
+    await pleg.relist();
+    sink.take();
+    const held = gate();
+    runtime.gate = held.wait;
+    const inspecting = pleg.inspectPod('a', clock.now());
+    await clock.step(0);
+    runtime.gate = undefined;
+    await clock.step(1000);
+    runtime.containers.set('c1', { uid: 'a', state: 'CONTAINER_EXITED' });
+    await pleg.relist();
+    assert.deepEqual(sink.take(), ['a/ContainerDied/c1']);
+    held.open();
+    const late = await inspecting;
+    assert.equal(late.written, false);
+    assert.deepEqual(late.events, []);
+    assert.equal((cache.entries.get('a')?.containerStatuses[0] as { state: string }).state, 'CONTAINER_EXITED', 'the exited container stays in the cache');
+    assertMonotonic(cache.timeline);
+  });
+
+  it('the entry is stamped after the sync that asked, even within the same millisecond; a sync end ahead of the PLEG\'s clock is not trusted', async () => {
+    const { runtime, pleg, clock } = setup();
+    runtime.sandboxes.set('sb-a', { uid: 'a', state: 'SANDBOX_READY' });
+    const now = clock.now();
+    assert.equal((await pleg.inspectPod('a', now)).timestamp, now + 1, 'a sync that ended this millisecond');
+    const ahead = await pleg.inspectPod('a', now + 60_000);
+    assert.ok(ahead.timestamp < now + 60_000, 'a clock a minute ahead does not push the cache a minute ahead: the next relist releases that worker');
+  });
+
+  it('a pod the runtime no longer has is removed at once, and an older relist does not bring it back', async () => {
+    const { runtime, sink, pleg, cache, clock } = setup();
+    runtime.sandboxes.set('sb-a', { uid: 'a', state: 'SANDBOX_READY' });
+    runtime.containers.set('c1', { uid: 'a', state: 'CONTAINER_RUNNING' });
+    await pleg.relist();
+    sink.take();
+    // The pod worker killed the pod; a relist lists it stopped and is caught inspecting it.
+    runtime.sandboxes.set('sb-a', { uid: 'a', state: 'SANDBOX_NOTREADY' });
+    runtime.containers.set('c1', { uid: 'a', state: 'CONTAINER_EXITED' });
+    const held = gate();
+    runtime.gate = held.wait;
+    const relisting = pleg.relist();
+    await clock.step(0);
+    runtime.gate = undefined;
+    // syncTerminatedPod removes the sandbox (and its container) and asks for the pod's inspection.
+    runtime.sandboxes.delete('sb-a');
+    runtime.containers.delete('c1');
+    await clock.step(100);
+    const gone = await pleg.inspectPod('a', clock.now());
+    assert.equal(gone.written, true);
+    assert.deepEqual(gone.events.map((e) => `${e.eventType}/${e.data ?? ''}`).sort(), ['ContainerDied/c1', 'ContainerDied/sb-a', 'ContainerRemoved/c1', 'ContainerRemoved/sb-a']);
+    assert.equal(cache.entries.has('a'), false);
+    assert.equal(sink.take().length, 4);
+    held.open();
+    const relisted = await relisting;
+    assert.deepEqual(relisted.events, []);
+    assert.equal(cache.entries.has('a'), false, 'the relist that listed the stopped pod before it was removed does not write it again');
+    assert.deepEqual(cache.timeline.slice(-1), ['a deleted']);
+    await clock.step(1000);
+    await pleg.relist();
+    assert.deepEqual(sink.take(), [], 'each event once');
+  });
+
+  it('asks the runtime for that pod only', async () => {
+    const { runtime, pleg } = setup();
+    runtime.sandboxes.set('sb-a', { uid: 'a', state: 'SANDBOX_READY' });
+    runtime.sandboxes.set('sb-b', { uid: 'b', state: 'SANDBOX_READY' });
+    runtime.containers.set('c-b', { uid: 'b', state: 'CONTAINER_RUNNING' });
+    const r = await pleg.inspectPod('a');
+    assert.deepEqual(r.events.map((e) => `${e.id}/${e.eventType}/${e.data ?? ''}`), ['a/ContainerStarted/sb-a']);
+    for (const m of ['ListPodSandbox', 'ListContainers']) {
+      assert.deepEqual(runtime.cri.callsOf(m), [{ filter: { labelSelector: { 'io.kubernetes.pod.uid': 'a' } } }], `${m} filtered by the pod's UID label`);
+    }
+    assert.deepEqual(runtime.cri.callsOf('ContainerStatus'), [], 'the other pod is not inspected');
+  });
+
+  it('a runtime that cannot be read rejects; the pod is left to the next relist', async () => {
+    const { runtime, pleg, cache, sink } = setup();
+    runtime.sandboxes.set('sb-a', { uid: 'a', state: 'SANDBOX_READY' });
+    runtime.cri.failNext('runtime', 'ListContainers', 'Unavailable');
+    await assert.rejects(pleg.inspectPod('a'));
+    assert.equal(cache.entries.size, 0);
+    await pleg.relist();
+    assert.deepEqual(sink.take(), ['a/ContainerStarted/sb-a']);
+  });
+});
+
 describe('PlegRunner', () => {
   /** A PLEG and its runner, relisting every second in generic mode and every 5 minutes in evented mode, falling back after 90s of relay silence. */
   const setupRunner = (mode: PlegMode, askRelay?: () => Promise<ContainerEventsStatusMessage | undefined>) => {
     const s = setup();
-    return { ...s, runner: new PlegRunner(s.pleg, s.cache, s.sink, s.clock, silentLogger(), { relistPeriodMs: 1000, eventedRelistPeriodMs: 300_000, eventedSilenceMs: 90_000 }, mode, askRelay) };
+    return { ...s, runner: new PlegRunner(s.pleg, s.sink, s.clock, silentLogger(), { relistPeriodMs: 1000, eventedRelistPeriodMs: 300_000, eventedSilenceMs: 90_000 }, mode, askRelay) };
   };
 
   it('relists every period in generic mode', async () => {
@@ -310,6 +476,23 @@ describe('PlegRunner', () => {
     runner.setMode('generic');
     await clock.step(0);
     assert.equal(cache.relistThresholdMs, 180_000);
+    runner.stop();
+  });
+
+  it('an inspection a pod worker asks for is made by the leader in either mode, and ignored by a standby', async () => {
+    const { clock, sink, runtime, runner } = setupRunner('evented');
+    runtime.sandboxes.set('sb-a', { uid: 'a', state: 'SANDBOX_READY' });
+    const ask = { type: 'kubelet.v1.inspect_pod' as const, podUid: 'a', syncEnd: clock.now() };
+    await runner.onInspectRequest(ask);
+    assert.deepEqual(sink.take(), [], 'a standby (stopped) does not inspect');
+    runner.start();
+    await clock.step(0);
+    sink.take();
+    runtime.containers.set('c1', { uid: 'a', state: 'CONTAINER_RUNNING' });
+    await runner.onInspectRequest({ ...ask, syncEnd: clock.now() });
+    assert.deepEqual(sink.take(), ['a/ContainerStarted/c1'], 'evented mode, between its rare relists');
+    runtime.cri.failNext('runtime', 'ListPodSandbox', 'Unavailable');
+    await runner.onInspectRequest(ask); // logged, not thrown: the relist is the safety net
     runner.stop();
   });
 

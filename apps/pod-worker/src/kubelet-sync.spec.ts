@@ -18,7 +18,8 @@ import { hashContainer } from './container-hash.js';
 import { KubeletSync } from './kubelet-sync.js';
 import { ImagePuller, RuntimeManager } from './runtime-manager.js';
 import { VolumeMountError } from './volumes.js';
-import { FakeHookRunner, FakePodDirectories, FakePodStatusProvider, FakeProbeResults, RecordingOutbox } from './testing.js';
+import { RuntimeChanges } from './runtime-changes.js';
+import { FakeHookRunner, FakePodDirectories, FakePodInspector, FakePodStatusProvider, FakeProbeResults, RecordingOutbox } from './testing.js';
 
 const T0 = Date.UTC(2026, 0, 1, 12);
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
@@ -86,15 +87,17 @@ function setup(opts: { appArmor?: boolean } = {}) {
   const events = new RecordingEventRecorder();
   const images = new ImagePuller(cri, events, clock, { initialMs: 10_000, maxMs: 300_000 });
   const node = { nodeName: 'n1', hostIP: '10.0.0.1', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] } };
-  const runtime = new RuntimeManager(cri, images, new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 }), new FakeHookRunner(), events, node, clock, silentLogger());
+  const inspector = new FakePodInspector();
+  const changes = new RuntimeChanges(inspector);
+  const runtime = new RuntimeManager(cri, images, new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 }), new FakeHookRunner(), events, node, clock, silentLogger(), undefined, undefined, changes);
   const out = new RecordingOutbox(log);
   const dirs = new FakePodDirectories(log);
   const started: number[] = [];
   const probes = new FakeProbeResults();
   // The status manager keeps what the pod worker sends.
   const statuses = new FakePodStatusProvider(out);
-  const sync = new KubeletSync(runtime, cri, dirs, out, probes, statuses, clock, silentLogger(), '10.0.0.1', (s) => void started.push(s), { appArmorEnabled: opts.appArmor ?? false }, events);
-  return { log, clock, cri, out, sync, started, probes, statuses, events, dirs };
+  const sync = new KubeletSync(runtime, cri, dirs, out, probes, statuses, clock, silentLogger(), '10.0.0.1', (s) => void started.push(s), { appArmorEnabled: opts.appArmor ?? false }, events, undefined, changes);
+  return { log, clock, cri, out, sync, started, probes, statuses, events, dirs, changes };
 }
 
 describe('KubeletSync.syncPod (kubelet.go SyncPod)', () => {
@@ -331,6 +334,16 @@ describe('KubeletSync.syncTerminatedPod (kubelet.go SyncTerminatedPod)', () => {
     await sync.syncTerminatedPod(p, cache([sandbox('sb1')], [container(app, 'CONTAINER_EXITED', 0)]), false, kill);
     assert.deepEqual([out.last?.phase, out.last?.reason, out.last?.message], ['Failed', 'Evicted', message]);
     assert.deepEqual(out.last?.conditions?.filter((c) => c.type === 'DisruptionTarget'), [target], 'the condition is kept, with its transition time');
+  });
+
+  it('the sandboxes it removes mark the pod for the PLEG\'s inspection; with none left, nothing is marked', async () => {
+    const { cri, sync, changes } = setup();
+    cri.onRuntime('ListPodSandbox', () => ({ items: [sandbox('sb1')] }) as never);
+    await sync.syncTerminatedPod(pod(), cache([sandbox('sb1')], [container(app, 'CONTAINER_EXITED', 0)]), false);
+    assert.equal(changes.syncEnded('uid-1', T0), true);
+    cri.onRuntime('ListPodSandbox', () => ({ items: [] }));
+    await sync.syncTerminatedPod(pod(), empty, false);
+    assert.equal(changes.syncEnded('uid-1', T0), false);
   });
 
   it('a running pod only: no status, the sandboxes still go', async () => {

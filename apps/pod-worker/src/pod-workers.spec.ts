@@ -6,6 +6,8 @@ import { silentLogger } from '@app/observability';
 import { MemoryPodCache, type CacheResult } from '@app/pod-cache';
 import { PodSyncer, PodWorkers, coalesce, nextSyncAfter, type SyncPodResult } from './pod-workers.js';
 import { WorkQueue, WorkerStore } from './ports.js';
+import { RuntimeChanges } from './runtime-changes.js';
+import { FakePodInspector } from './testing.js';
 
 const T0 = 1_000_000;
 
@@ -30,8 +32,11 @@ class ScriptedSyncer extends PodSyncer {
   fail = false;
   failWith?: string;
   terminal = false;
-  private async step(what: string, signal?: AbortSignal): Promise<void> {
+  /** Called as each step starts (a test's runtime manager marking what it changes). */
+  during?: (what: string, uid: string) => void;
+  private async step(what: string, signal?: AbortSignal, uid = ''): Promise<void> {
     this.calls.push(what);
+    this.during?.(what, uid);
     if (this.hold) {
       const hold = this.hold;
       await new Promise<void>((resolve, reject) => {
@@ -47,15 +52,15 @@ class ScriptedSyncer extends PodSyncer {
   }
   requeueAfterMs?: number;
   async syncPod(t: SyncPodType, p: Pod, _c: CacheResult, signal?: AbortSignal): Promise<SyncPodResult> {
-    await this.step(`sync:${t}:${p.spec.containers[0]?.image ?? ''}`, signal);
+    await this.step(`sync:${t}:${p.spec.containers[0]?.image ?? ''}`, signal, p.metadata.uid);
     return { terminal: this.terminal, ...(this.requeueAfterMs !== undefined ? { requeueAfterMs: this.requeueAfterMs } : {}) };
   }
   async syncTerminatingPod(p: Pod, _c: CacheResult, grace: number, _k: KillPodOptions | undefined, _r: boolean, signal?: AbortSignal): Promise<void> {
     this.grace.push(grace);
-    await this.step(`terminating:${p.spec.containers[0]?.image ?? ''}`, signal);
+    await this.step(`terminating:${p.spec.containers[0]?.image ?? ''}`, signal, p.metadata.uid);
   }
-  async syncTerminatedPod(_p: Pod): Promise<void> {
-    await this.step('terminated');
+  async syncTerminatedPod(p: Pod): Promise<void> {
+    await this.step('terminated', undefined, p.metadata.uid);
   }
 }
 
@@ -87,14 +92,16 @@ function setup(store = new MemoryWorkerStore(), randoms: number[] = []) {
   const cache = new MemoryPodCache();
   const syncer = new ScriptedSyncer();
   const queue = new RecordingQueue();
-  const workers = new PodWorkers(syncer, store, queue, cache, clock, silentLogger(), (p, o) => o ?? p.spec.terminationGracePeriodSeconds ?? 30, { resyncIntervalMs: 60_000, backOffMs: 10_000, random: () => randoms.shift() ?? 0 });
+  const inspector = new FakePodInspector();
+  const changes = new RuntimeChanges(inspector);
+  const workers = new PodWorkers(syncer, store, queue, cache, clock, silentLogger(), (p, o) => o ?? p.spec.terminationGracePeriodSeconds ?? 30, { resyncIntervalMs: 60_000, backOffMs: 10_000, random: () => randoms.shift() ?? 0 }, undefined, changes);
   /** Advances time and the cache clock, so waiting workers may act. */
   const relist = async () => {
     await clock.step(1000);
     cache.updateTime(clock.now());
     await clock.step(0);
   };
-  return { clock, cache, syncer, queue, workers, store, relist };
+  return { clock, cache, syncer, queue, workers, store, relist, inspector, changes };
 }
 
 function deferred() {
@@ -243,6 +250,85 @@ describe('PodWorkers: the lifecycle', () => {
     cache.updateTime(clock.now());
     await clock.step(0);
     assert.equal(syncer.calls.length, 2);
+  });
+});
+
+describe('PodWorkers: a sync that changed the runtime has the pod inspected as it ends (docs/adr/0017)', () => {
+  /** The PLEG as the pod worker's request reaches it: the pod's entry, stamped just after the sync's end. */
+  const pleg = (cache: MemoryPodCache, inspector: FakePodInspector) => {
+    inspector.onInspect = (uid, syncEnd) => cache.set({ uid, name: uid, namespace: 'default', timestamp: syncEnd + 1, sandboxStatuses: [], containerStatuses: [], ips: [] });
+  };
+
+  it('the sync that started the pod asks for its inspection at its end; the sync its PLEG event brings runs on that entry, without waiting for a relist', async () => {
+    const { workers, syncer, cache, inspector, changes, relist, clock } = setup();
+    pleg(cache, inspector);
+    syncer.during = (what, uid) => what.startsWith('sync:SyncPodCreate') && changes.mark(uid);
+    await relist();
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await clock.step(0);
+    assert.deepEqual(inspector.asked, [{ uid: 'a', syncEnd: workers.worker('a')?.lastSyncEnd }], 'asked once, with the end of the sync that changed the pod');
+    await workers.updatePod(upd('SyncPodSync', pod('a'))); // its ContainerStarted, through the sync loop
+    await clock.step(0);
+    assert.deepEqual(syncer.calls, ['sync:SyncPodCreate:busybox:1', 'sync:SyncPodSync:busybox:1'], 'no relist was needed');
+    assert.equal(inspector.asked.length, 1, 'a sync that changed nothing asks for nothing');
+  });
+
+  it('a kill right after a sync that changed nothing: the worker asks the PLEG to look now rather than wait for the next relist', async () => {
+    const { workers, syncer, cache, inspector, relist, clock } = setup();
+    await relist();
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await clock.step(0);
+    assert.deepEqual(inspector.asked, [], 'the cache was newer than the worker\'s start: nothing to ask');
+    pleg(cache, inspector);
+    const lastSyncEnd = workers.worker('a')?.lastSyncEnd;
+    await workers.updatePod(upd('SyncPodKill', pod('a')));
+    await clock.step(0);
+    assert.deepEqual(syncer.calls, ['sync:SyncPodCreate:busybox:1', 'terminating:busybox:1', 'terminated'], 'no relist was needed');
+    assert.deepEqual(inspector.asked[0], { uid: 'a', syncEnd: lastSyncEnd });
+  });
+
+  it('with the PLEG away, the worker asks once and waits for the relist as before', async () => {
+    const { workers, syncer, inspector, relist, clock } = setup();
+    await relist();
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await clock.step(0);
+    await workers.updatePod(upd('SyncPodSync', pod('a')));
+    await clock.step(500);
+    await workers.updatePod(upd('SyncPodSync', pod('a')));
+    await clock.step(0);
+    assert.equal(syncer.calls.length, 1, 'no sync on a stale cache');
+    assert.equal(inspector.asked.length, 1, 'asked once for that sync\'s end');
+    await relist();
+    assert.equal(syncer.calls.length, 2);
+  });
+
+  it('termination: the kill and the sandboxes\' removal each have the pod inspected, so terminating -> terminated -> finished needs no relist', async () => {
+    const { workers, syncer, cache, inspector, changes, relist, clock, store } = setup();
+    pleg(cache, inspector);
+    syncer.during = (_what, uid) => changes.mark(uid);
+    await relist();
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await clock.step(0);
+    await workers.updatePod(upd('SyncPodKill', pod('a')));
+    await clock.step(0);
+    assert.deepEqual(syncer.calls.slice(1), ['terminating:busybox:1', 'terminated']);
+    assert.equal(store.records.get('a')?.finished, true);
+    assert.deepEqual(inspector.asked.map((a) => a.uid), ['a', 'a', 'a'], 'after the start, the kill and the sandboxes\' removal');
+  });
+
+  it('a sync that failed after changing the runtime still asks; a request that cannot be sent is left to the relist', async () => {
+    const { workers, syncer, cache, inspector, changes, relist, clock } = setup();
+    pleg(cache, inspector);
+    syncer.during = (_what, uid) => changes.mark(uid);
+    syncer.fail = true;
+    await relist();
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await clock.step(0);
+    assert.equal(inspector.asked.length, 1);
+    inspector.unreachable = true;
+    await workers.updatePod(upd('SyncPodSync', pod('a')));
+    await relist();
+    assert.equal(syncer.calls.length, 2, 'the worker goes on');
   });
 });
 

@@ -26,7 +26,11 @@
  *    record: housekeeping sends it again once the worker finished.
  *  - Before acting, a worker waits for a pod cache entry newer than the end
  *    of its last sync (GetNewerThan), so it never acts on a runtime view
- *    older than its own actions.
+ *    older than its own actions. A sync that changed the pod in the runtime
+ *    asks the PLEG, as it ends, to inspect the pod at once (RuntimeChanges):
+ *    that entry, newer than the sync's end, is what the next sync waits for,
+ *    not the next relist. A worker that would wait all the same (a kill
+ *    right after a sync that changed nothing) asks the PLEG too.
  *  - When a sync ends, the pod is enqueued for the next one
  *    (`kubelet.<node>.work.done.<uid>`): the resync interval with jitter
  *    after success, a back-off with jitter after an error, about a second
@@ -44,6 +48,7 @@ import type { KillPodOptions, Pod, PodSyncStatusRecord, SyncPodType, UpdatePodOp
 import type { Logger } from '@app/observability';
 import type { CacheResult, PodCache } from '@app/pod-cache';
 import { WorkQueue, WorkerStore } from './ports.js';
+import type { RuntimeChanges } from './runtime-changes.js';
 
 /**
  * The three syncs the kubelet's pod worker calls (SyncPodFn, SyncTerminatingPodFn, SyncTerminatedPodFn).
@@ -93,6 +98,8 @@ interface Worker {
   cancel?: AbortController;
   /** Handed over to another replica (its shard was given back or lost): takes no more steps. */
   released?: boolean;
+  /** The `lastSyncEnd` the PLEG was last asked to inspect the pod after (once is enough). */
+  inspectionAsked?: number;
 }
 
 /** What a worker looks like from outside (the shard's reconciliation reads it). */
@@ -133,6 +140,8 @@ export class PodWorkers {
     private readonly gracePeriodOf: GracePeriodOf,
     private readonly options: PodWorkersOptions,
     private readonly metrics?: PodWorkerMetrics,
+    /** Which pods the sync in flight changed in the runtime; each is inspected by the PLEG as its sync ends. */
+    private readonly changes?: RuntimeChanges,
   ) {
     this.startedAt = clock.now();
   }
@@ -287,6 +296,11 @@ export class PodWorkers {
   private async syncOnce(w: Worker, update: UpdatePodOptionsMessage): Promise<void> {
     let cache: CacheResult;
     try {
+      if (this.changes && w.inspectionAsked !== w.lastSyncEnd && this.cache.get(w.uid).timestamp <= w.lastSyncEnd) {
+        // It would wait for the next relist: the PLEG is asked to look at the pod now instead.
+        w.inspectionAsked = w.lastSyncEnd;
+        this.changes.inspect(w.uid, w.lastSyncEnd);
+      }
       cache = await this.cache.getNewerThan(w.uid, w.lastSyncEnd, this.abort.signal);
     } catch {
       return; // stopping
@@ -332,6 +346,7 @@ export class PodWorkers {
     } finally {
       w.cancel = undefined;
       w.lastSyncEnd = this.clock.now();
+      if (this.changes?.syncEnded(w.uid, w.lastSyncEnd)) w.inspectionAsked = w.lastSyncEnd;
       this.metrics?.syncDuration(operation, (w.lastSyncEnd - started) / 1000);
     }
     if (w.record.finished) return;

@@ -31,6 +31,20 @@ export abstract class WorkQueue {
   abstract enqueue(uid: string, afterMs: number, error?: string): void;
 }
 
+/**
+ * The PLEG's per-pod inspection, asked right after a sync that changed the
+ * pod in the runtime: `kubelet.<node>.pleg.inspect.<uid>` (docs/adr/0017).
+ */
+export abstract class PodInspector {
+  /**
+   * Asks the PLEG to inspect the pod now; `syncEnd` is when the sync that
+   * changed it ended (the next sync waits for a cache entry newer than it).
+   * Fire and forget: a request lost, or a PLEG away, leaves it to the next
+   * relist.
+   */
+  abstract inspect(uid: string, syncEnd: number): void;
+}
+
 /** What the pod worker tells the status manager and the probe manager. */
 export abstract class PodWorkerOutbox {
   abstract status(verb: StatusVerb, pod: Pod, args: Record<string, unknown>): void;

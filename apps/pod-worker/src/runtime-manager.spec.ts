@@ -18,7 +18,8 @@ import { silentLogger } from '@app/observability';
 import { CrashLoopBackOff } from './backoff.js';
 import { hashContainer } from './container-hash.js';
 import { ImagePuller, RuntimeManager } from './runtime-manager.js';
-import { FakeHookRunner } from './testing.js';
+import { RuntimeChanges } from './runtime-changes.js';
+import { FakeHookRunner, FakePodInspector } from './testing.js';
 
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
 const c = (name: string, extra: Partial<Container> = {}): Container => ({ name, image: IMAGE, ...extra });
@@ -68,8 +69,10 @@ function setup() {
   const images = new ImagePuller(cri, events, clock, { initialMs: 10_000, maxMs: 300_000 });
   const backOff = new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 });
   const node = { nodeName: 'n1', hostIP: '10.0.0.1', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] } };
-  const manager = new RuntimeManager(cri, images, backOff, hooks, events, node, clock, silentLogger());
-  return { cri, events, hooks, manager, clock };
+  const inspector = new FakePodInspector();
+  const changes = new RuntimeChanges(inspector);
+  const manager = new RuntimeManager(cri, images, backOff, hooks, events, node, clock, silentLogger(), undefined, undefined, changes);
+  return { cri, events, hooks, manager, clock, changes, inspector };
 }
 
 describe('RuntimeManager.syncPod: the steps of kuberuntime_manager.go SyncPod, in order', () => {
@@ -202,6 +205,32 @@ describe('RuntimeManager.syncPod: the steps of kuberuntime_manager.go SyncPod, i
     await manager.syncPod(p, status([sandbox('sb1')], [ctr(app, 'running'), ctr(withHook, 'running', { hash: 'stale' })]), noProbes);
     assert.deepEqual(hooks.runs, ['web web-id']);
     assert.equal(stopsBeforeHook, 1, 'StopContainer came after the hook ran');
+  });
+});
+
+describe('RuntimeManager: the pods a sync changes in the runtime are marked for the PLEG to inspect as the sync ends', () => {
+  const cases: { name: string; run: (m: RuntimeManager) => Promise<unknown>; changed: boolean }[] = [
+    { name: 'a new pod: a sandbox run and a container started', run: (m) => m.syncPod(pod({}), status([], []), noProbes), changed: true },
+    { name: 'everything runs as specified: nothing done', run: (m) => m.syncPod(pod({}), status([sandbox('sb1')], [ctr(app, 'running')]), noProbes), changed: false },
+    { name: 'a container whose spec changed: stopped and started again', run: (m) => m.syncPod(pod({}), status([sandbox('sb1')], [ctr(app, 'running', { hash: 'stale' })]), noProbes), changed: true },
+    { name: 'a container that exited, restarted (Always)', run: (m) => m.syncPod(pod({}), status([sandbox('sb1')], [ctr(app, 'exited', { exitCode: 0 })]), noProbes), changed: true },
+    { name: 'killPod: containers and sandbox stopped', run: (m) => m.killPod(pod({}), status([sandbox('sb1')], [ctr(app, 'running')]), undefined), changed: true },
+    { name: 'killPod of a pod with nothing left running', run: (m) => m.killPod(pod({}), status([sandbox('sb1', { ready: false })], [ctr(app, 'exited')]), undefined), changed: false },
+  ];
+  for (const tc of cases) {
+    it(`${tc.name}: ${tc.changed ? 'marked' : 'not marked'}`, async () => {
+      const { manager, changes, inspector } = setup();
+      await tc.run(manager);
+      assert.equal(changes.syncEnded('uid-1', 1_000_000), tc.changed);
+      assert.deepEqual(inspector.asked, tc.changed ? [{ uid: 'uid-1', syncEnd: 1_000_000 }] : []);
+    });
+  }
+
+  it('a sandbox that cannot be created still counts: RunPodSandbox may have left something', async () => {
+    const { cri, manager, changes } = setup();
+    cri.failNext('runtime', 'RunPodSandbox', 'Unknown');
+    await manager.syncPod(pod({}), status([], []), noProbes);
+    assert.equal(changes.syncEnded('uid-1', 1), true);
   });
 });
 

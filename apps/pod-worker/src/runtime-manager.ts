@@ -38,6 +38,7 @@ import { envObjectNames, generateContainerConfig, generatePodSandboxConfig, type
 import { DockerKeyring, dockerConfigOf, repositoryOf, type PullCredential } from './keyring.js';
 import { ApiObjects, HookRunner } from './ports.js';
 import { RuntimeClassManager } from './runtime-class.js';
+import type { RuntimeChanges } from './runtime-changes.js';
 
 /** The call options that cancel a CRI wait with `signal`. */
 function cancellable(signal: AbortSignal | undefined): CriCallOptions | undefined {
@@ -180,6 +181,8 @@ export class RuntimeManager {
     private readonly metrics?: RuntimeMetrics,
     /** The apiserver's objects (config-source): RuntimeClasses, env's configMaps and secrets; none: a runtimeClassName is the handler itself and env from objects fails. */
     private readonly objects?: ApiObjects,
+    /** Told of every pod a sync changes in the runtime, so the PLEG inspects it as the sync ends. */
+    private readonly changes?: RuntimeChanges,
   ) {
     this.runtimeClasses = objects ? new RuntimeClassManager(objects) : undefined;
   }
@@ -289,6 +292,7 @@ export class RuntimeManager {
     for (const sb of status.sandboxStatuses) {
       if (sb.state !== 'SANDBOX_READY') continue;
       try {
+        this.changes?.mark(pod.metadata.uid);
         await this.cri.runtime('StopPodSandbox', { podSandboxId: sb.id });
       } catch (err) {
         errors.push(`sandbox ${sb.id}: ${(err as Error).message}`);
@@ -327,6 +331,7 @@ export class RuntimeManager {
       grace = killContainerGracePeriod({ ...input, preStopDurationSeconds: Math.floor((this.clock.now() - started) / 1000) });
     }
     try {
+      this.changes?.mark(pod.metadata.uid);
       await this.cri.runtime('StopContainer', { containerId, timeout: String(grace) }, undefined, cancellable(signal));
     } catch (err) {
       signal?.throwIfAborted();
@@ -342,6 +347,7 @@ export class RuntimeManager {
     if (existing.items.length > 0) throw new Error(`a ready sandbox of pod ${uid} exists that the pod cache does not show yet; waiting for the next relist`);
     try {
       const runtimeHandler = this.runtimeClasses ? await this.runtimeClasses.lookupRuntimeHandler(pod.spec.runtimeClassName) : (pod.spec.runtimeClassName ?? '');
+      this.changes?.mark(uid);
       const { podSandboxId } = await this.cri.runtime('RunPodSandbox', { config, runtimeHandler });
       const st = await this.cri.runtime('PodSandboxStatus', { podSandboxId });
       const ips = st.status?.network?.ip ? [st.status.network.ip, ...(st.status.network.additionalIps ?? []).map((i) => i.ip)] : [];
@@ -403,6 +409,7 @@ export class RuntimeManager {
       return failed('CreateContainerConfigError', err);
     }
     let containerId: string;
+    this.changes?.mark(pod.metadata.uid);
     try {
       containerId = (await this.cri.runtime('CreateContainer', { podSandboxId: sandboxId, config, sandboxConfig })).containerId;
     } catch (err) {
@@ -448,6 +455,7 @@ export class RuntimeManager {
     if (strays.length === 0) return status;
     for (const c of strays) {
       this.logger.warn({ uid: status.uid, container: c.name, id: c.id }, 'removing a container that was created but never started beside a running one');
+      this.changes?.mark(status.uid);
       await this.cri.runtime('RemoveContainer', { containerId: c.id }).catch((err: unknown) => this.logger.warn({ id: c.id, err: (err as Error).message }, 'failed to remove a stray container'));
     }
     const gone = new Set(strays.map((c) => c.id));
@@ -459,6 +467,7 @@ export class RuntimeManager {
     const names = new Set((pod.spec.initContainers ?? []).map((c) => c.name));
     for (const c of status.containerStatuses) {
       if (!names.has(c.name) || c.state === 'running') continue;
+      this.changes?.mark(pod.metadata.uid);
       await this.cri.runtime('RemoveContainer', { containerId: c.id }).catch((err: unknown) => this.logger.warn({ id: c.id, err: (err as Error).message }, 'failed to remove an init container'));
     }
   }
@@ -473,6 +482,7 @@ export class RuntimeManager {
         seen.add(c.name);
         continue;
       }
+      this.changes?.mark(pod.metadata.uid);
       await this.cri.runtime('RemoveContainer', { containerId: c.id }).catch((err: unknown) => this.logger.warn({ id: c.id, err: (err as Error).message }, 'failed to prune an init container'));
     }
   }

@@ -2,7 +2,7 @@
 import type { ApiObjectKind, Container, LifecycleHandler, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, ProbeResultValue, ProbeType, StatusVerb } from '@app/contracts';
 import { VolumeHost, type FileKind, type PayloadFile } from './volumes.js';
 import { CgroupManager, type CgroupName, type ResourceConfig } from './pod-container-manager.js';
-import { ApiObjects, ApiObjectsError, DesiredPods, HookRunner, ServiceAccountTokens, LeaseStore, PodDirectories, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, WorkSubscriptions, WorkerStore, type ApiObjectPayload, type KeptPodStatus, type ProbeResultsView, type ReplicaHeartbeat, type ShardLease, type WorkerRecords } from './ports.js';
+import { ApiObjects, ApiObjectsError, DesiredPods, HookRunner, ServiceAccountTokens, LeaseStore, PodDirectories, PodInspector, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, WorkSubscriptions, WorkerStore, type ApiObjectPayload, type KeptPodStatus, type ProbeResultsView, type ReplicaHeartbeat, type ShardLease, type WorkerRecords } from './ports.js';
 
 /** The podManager in memory. */
 export class MemoryDesiredPods extends DesiredPods {
@@ -223,6 +223,19 @@ export class FakePodDirectories extends PodDirectories {
   remove(pod: Pod): Promise<void> {
     this.calls.push(`dirs remove ${pod.metadata.uid ?? ''}`);
     return Promise.resolve();
+  }
+}
+
+/** Records each inspection asked of the PLEG, and calls `onInspect` (a test's PLEG writing the pod's entry). */
+export class FakePodInspector extends PodInspector {
+  readonly asked: { uid: string; syncEnd: number }[] = [];
+  onInspect?: (uid: string, syncEnd: number) => void;
+  /** Every call throws, as when NATS is away. */
+  unreachable = false;
+  inspect(uid: string, syncEnd: number): void {
+    if (this.unreachable) throw new Error('NATS is away');
+    this.asked.push({ uid, syncEnd });
+    this.onInspect?.(uid, syncEnd);
   }
 }
 

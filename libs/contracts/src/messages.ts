@@ -23,6 +23,7 @@ export const MessageTypes = {
   apiObject: 'kubelet.v1.api_object',
   serviceAccountTokenRequest: 'kubelet.v1.service_account_token_request',
   serviceAccountToken: 'kubelet.v1.service_account_token',
+  inspectPod: 'kubelet.v1.inspect_pod',
 } as const;
 export type MessageType = (typeof MessageTypes)[keyof typeof MessageTypes];
 
@@ -51,6 +52,18 @@ export interface PodLifecycleEventMessage {
   id: string;
   eventType: PodLifecycleEventType;
   data?: string;
+}
+
+/**
+ * A pod worker asks the PLEG to inspect one pod now: its sync that ended at
+ * `syncEnd` (ms since the epoch, the pod worker's clock) changed the pod in
+ * the runtime. The cache entry it writes is newer than `syncEnd`, so the pod
+ * worker's next GetNewerThan is answered by it, not by the next relist.
+ */
+export interface InspectPodMessage {
+  type: typeof MessageTypes.inspectPod;
+  podUid: string;
+  syncEnd: number;
 }
 
 export const PROBE_RESULTS = ['Success', 'Failure', 'Unknown'] as const;
@@ -279,7 +292,8 @@ export type Message =
   | ApiObjectRequestMessage
   | ApiObjectReplyMessage
   | ServiceAccountTokenRequestMessage
-  | ServiceAccountTokenMessage;
+  | ServiceAccountTokenMessage
+  | InspectPodMessage;
 
 export type MessageOf<T extends MessageType> = Extract<Message, { type: T }>;
 
@@ -323,6 +337,7 @@ const REQUIRED: Record<MessageType, Check[]> = {
   [MessageTypes.apiObject]: [among('kind', API_OBJECT_KINDS), str('name'), bool('found')],
   [MessageTypes.serviceAccountTokenRequest]: [str('namespace'), str('serviceAccountName'), str('podName'), str('podUid'), num('expirationSeconds')],
   [MessageTypes.serviceAccountToken]: [str('token'), str('expirationTimestamp')],
+  [MessageTypes.inspectPod]: [str('podUid'), num('syncEnd')],
   [MessageTypes.event]: [obj('involvedObject'), among('eventType', ['Normal', 'Warning']), str('reason'), str('message'), obj('source'), str('timestamp')],
 };
 

@@ -11,6 +11,7 @@ describe('Subjects: every builder lands in its own wildcard and parses back', ()
     { name: 'podUpdate delete', subject: Subjects.podUpdate.build(NODE, 'delete'), wildcard: Subjects.podUpdate.wildcard(NODE), parsed: Subjects.podUpdate.parse(Subjects.podUpdate.build(NODE, 'delete')), want: { node: NODE, op: 'delete' } },
     { name: 'sourcesReady', subject: Subjects.sourcesReady.build(NODE), wildcard: Subjects.sourcesReady.wildcard(NODE), parsed: Subjects.sourcesReady.parse(Subjects.sourcesReady.build(NODE)), want: { node: NODE } },
     { name: 'pleg', subject: Subjects.pleg.build(NODE, UID), wildcard: Subjects.pleg.wildcard(NODE), parsed: Subjects.pleg.parse(Subjects.pleg.build(NODE, UID)), want: { node: NODE, uid: UID } },
+    { name: 'plegInspect', subject: Subjects.plegInspect.build(NODE, UID), wildcard: Subjects.plegInspect.wildcard(NODE), parsed: Subjects.plegInspect.parse(Subjects.plegInspect.build(NODE, UID)), want: { node: NODE, uid: UID } },
     { name: 'probeResult liveness', subject: Subjects.probeResult.build(NODE, 'liveness', UID), wildcard: Subjects.probeResult.wildcard(NODE), parsed: Subjects.probeResult.parse(Subjects.probeResult.build(NODE, 'liveness', UID)), want: { node: NODE, probeType: 'liveness', uid: UID } },
     { name: 'probeResult readiness, typed wildcard', subject: Subjects.probeResult.build(NODE, 'readiness', UID), wildcard: Subjects.probeResult.wildcard(NODE, 'readiness'), parsed: Subjects.probeResult.parse(Subjects.probeResult.build(NODE, 'readiness', UID)), want: { node: NODE, probeType: 'readiness', uid: UID } },
     { name: 'work shard 7', subject: Subjects.work.build(NODE, 7, UID), wildcard: Subjects.work.wildcard(NODE, 7), parsed: Subjects.work.parse(Subjects.work.build(NODE, 7, UID)), want: { node: NODE, shard: 7, uid: UID } },
@@ -35,6 +36,8 @@ describe('Subjects: families do not catch each other', () => {
   const cases = [
     { name: 'work shard wildcard does not catch work.done', wildcard: Subjects.work.wildcard(NODE, 0), subject: Subjects.workDone.build(NODE, UID) },
     { name: 'one shard does not catch another', wildcard: Subjects.work.wildcard(NODE, 1), subject: Subjects.work.build(NODE, 2, UID) },
+    { name: 'plegCh does not catch the PLEG\'s inspection requests', wildcard: Subjects.pleg.wildcard(NODE), subject: Subjects.plegInspect.build(NODE, UID) },
+    { name: 'the inspection requests do not catch plegCh', wildcard: Subjects.plegInspect.wildcard(NODE), subject: Subjects.pleg.build(NODE, UID) },
     { name: 'another node is not ours', wildcard: Subjects.pleg.wildcard(NODE), subject: Subjects.pleg.build('node-b', UID) },
     { name: 'readiness wildcard does not catch liveness', wildcard: Subjects.probeResult.wildcard(NODE, 'readiness'), subject: Subjects.probeResult.build(NODE, 'liveness', UID) },
     { name: 'runtime wildcard does not catch image calls', wildcard: Subjects.criRuntime.wildcard(NODE), subject: Subjects.criImage.build(NODE, 'ListImages') },
@@ -48,6 +51,8 @@ describe('Subjects: families do not catch each other', () => {
     assert.equal(Subjects.podUpdate.parse(Subjects.sourcesReady.build(NODE)), undefined);
     assert.equal(Subjects.status.parse(`kubelet.${NODE}.status.Bogus.${UID}`), undefined);
     assert.equal(Subjects.pleg.parse(`cri.${NODE}.pleg.${UID}`), undefined);
+    assert.equal(Subjects.pleg.parse(Subjects.plegInspect.build(NODE, UID)), undefined);
+    assert.equal(Subjects.plegInspect.parse(Subjects.pleg.build(NODE, UID)), undefined);
   });
 });
 

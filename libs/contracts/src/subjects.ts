@@ -143,6 +143,24 @@ export const Subjects = {
     },
   },
 
+  /**
+   * The PLEG's per-pod inspection (generic.go updateCache for one pod), asked
+   * by a pod worker right after a sync that changed the pod in the runtime
+   * (a sandbox made or stopped, a container created, started, stopped or
+   * removed), so the pod cache and the PLEG's events follow at once instead
+   * of at the next relist. pod-worker -> pleg. `kubelet.<node>.pleg.inspect.<uid>`
+   * (five tokens: the `pleg.*` wildcard of plegCh does not catch it).
+   */
+  plegInspect: {
+    pattern: 'kubelet.{node}.pleg.inspect.*',
+    wildcard: (node: string) => `kubelet.${nodeToken(node)}.pleg.inspect.*`,
+    build: (node: string, uid: string) => `kubelet.${nodeToken(node)}.pleg.inspect.${token('pod UID', uid)}`,
+    parse(subject: string): { node: string; uid: string } | undefined {
+      const p = split(subject, 'kubelet', 5);
+      return p && p[2] === 'pleg' && p[3] === 'inspect' ? { node: nodeFromToken(p[1] ?? ''), uid: p[4] ?? '' } : undefined;
+    },
+  },
+
   /** The results managers' Updates(): prober -> sync-loop, status-manager. `kubelet.<node>.probe.<type>.<uid>`. */
   probeResult: {
     pattern: 'kubelet.{node}.probe.*.*',

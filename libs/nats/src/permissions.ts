@@ -128,7 +128,8 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     reads: ['workers', 'pod-status', 'pod-cache'],
   },
   'pod-worker': {
-    publishes: ['workDone', 'status', 'prober', 'events'],
+    // plegInspect: the pod it just changed in the runtime, inspected by the PLEG at once (docs/adr/0017).
+    publishes: ['workDone', 'status', 'prober', 'events', 'plegInspect'],
     subscribes: ['work', 'probeResult'],
     // The apiserver objects its pods need (configMap and secret volumes, imagePullSecrets, RuntimeClasses) and their
     // service account tokens (projected serviceAccountToken volumes), from config-source (ADR 0014).
@@ -139,7 +140,7 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
   },
   pleg: {
     publishes: ['pleg'],
-    subscribes: ['criEvents'],
+    subscribes: ['criEvents', 'plegInspect'],
     // Relisting only reads the runtime.
     requests: [{ family: 'criRuntime', only: CRI_RUNTIME_READS }, { service: 'cri-gateway', command: 'events' }],
     serves: [],
@@ -195,6 +196,7 @@ const FAMILY_SUBJECTS: Readonly<Record<SubjectFamily, { subject: string; except?
   sourcesReady: { subject: anyNode(Subjects.sourcesReady.pattern) },
   sourcesSnapshot: { subject: anyNode(Subjects.sourcesSnapshot.pattern) },
   pleg: { subject: anyNode(Subjects.pleg.pattern) },
+  plegInspect: { subject: anyNode(Subjects.plegInspect.pattern) },
   probeResult: { subject: anyNode(Subjects.probeResult.pattern) },
   // Subjects.work has no pattern (shards are subscribed by number); this is its wildcard over every shard.
   work: { subject: 'kubelet.*.work.*.*', except: [anyNode(Subjects.workDone.pattern)] },

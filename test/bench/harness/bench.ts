@@ -97,7 +97,9 @@ if (runtime('status').status !== 0) {
 if (runtime('start').status !== 0) throw new Error('deploy/runtime.sh start failed');
 const address = runtimeAddress();
 
+const git = (...a: string[]) => spawnSync('git', ['-C', REPO_ROOT, ...a], { encoding: 'utf8' });
 const result: BenchResult = {
+  commit: `${git('rev-parse', 'HEAD').stdout.trim() || 'unknown'}${git('status', '--porcelain', '--untracked-files=no').stdout.trim() ? '+dirty' : ''}`,
   startedAt,
   finishedAt: '',
   smoke,

@@ -27,7 +27,6 @@ export class KubeletSplitAgent implements Agent {
   readonly name: string;
   readonly restartable = true;
   readonly criEndpoint = `unix://${runtimeAddress()}`;
-  readonly readiness = 'spawn to /readyz 200, one service at a time, NATS up';
   readonly cgroupRoot: string;
   private readonly stack: NodeStack;
 
@@ -47,9 +46,13 @@ export class KubeletSplitAgent implements Agent {
     this.stack = new NodeStack({ node, services: START_ORDER, env, target: mode === 'split' ? 'split' : 'all' });
   }
 
+  get readiness(): string {
+    return this.mode === 'split' ? 'spawn to /readyz 200, one service at a time, NATS up' : "the one process's spawn to every module's /readyz 200, NATS up";
+  }
+
   get description(): string {
     const how = this.mode === 'split' ? `split mode: nats-server and ${SERVICE_NAMES.length} services, ${this.podWorkers} pod-worker replicas` : `one-process mode: nats-server and one process of ${SERVICE_NAMES.length} modules (TARGET=all)`;
-    return `${how}, LOG_LEVEL=info, CGROUP_ROOT=${this.cgroupRoot}, on ${this.criEndpoint.replace('unix://', '')}`;
+    return `${how}, LOG_LEVEL=info, tracing on, pod cgroups on (CGROUPS_PER_QOS=true; the kubelet runs with cgroupsPerQOS false), CGROUP_ROOT=${this.cgroupRoot}, on ${this.criEndpoint.replace('unix://', '')}`;
   }
 
   get manifests(): string {

@@ -12,6 +12,7 @@ const figures = (p1: number[]): AgentFigures => ({
 });
 
 const result = (agents: BenchResult['agents']): BenchResult => ({
+  commit: 'abc',
   startedAt: '',
   finishedAt: '',
   smoke: false,

@@ -69,6 +69,8 @@ export interface AgentFigures {
 export type AgentResult = ({ ok: true } & AgentFigures) | { ok: false; reason: string };
 
 export interface BenchResult {
+  /** The repository's commit (git rev-parse HEAD), `+dirty` when the work tree has changes. */
+  commit: string;
   startedAt: string;
   finishedAt: string;
   smoke: boolean;
@@ -127,7 +129,7 @@ export function markdownTable(r: BenchResult): string {
   if ('error' in r.floor) notes.push(`- raw CRI floor not measured: ${r.floor.error}`);
   if ('error' in r.p4) notes.push(`- P4 not measured: ${r.p4.error}`);
   const load = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(' ');
-  notes.push(`- machine: ${r.machine.cpus} CPUs, Node ${r.machine.node}, kernel ${r.machine.kernel}, containerd ${r.machine.containerd}; load average ${load(r.machine.loadavg.start)} at the start, ${load(r.machine.loadavg.end)} at the end`);
+  notes.push(`- commit ${r.commit}; machine: ${r.machine.cpus} CPUs, Node ${r.machine.node}, kernel ${r.machine.kernel}, containerd ${r.machine.containerd}; load average ${load(r.machine.loadavg.start)} at the start, ${load(r.machine.loadavg.end)} at the end`);
   return `${out.join('\n')}\n\n${notes.join('\n')}\n`;
 }
 
@@ -180,8 +182,8 @@ export function p1Chart(r: BenchResult, width = 720, height = 420): string {
     parts.push(`<path d="${d}" fill="none" stroke="${color}" stroke-width="2"${s.dash ? ` stroke-dasharray="${s.dash}"` : ''}><title>${esc(s.name)}</title></path>`);
     // Bottom right: where every line has already reached 100 %.
     const ly = top + plotH - 10 - (series.length - 1 - i) * 16;
-    parts.push(`<line x1="${left + plotW - 190}" y1="${ly - 4}" x2="${left + plotW - 170}" y2="${ly - 4}" stroke="${color}" stroke-width="2"${s.dash ? ` stroke-dasharray="${s.dash}"` : ''}/>`);
-    parts.push(`<text x="${left + plotW - 165}" y="${ly}">${esc(s.name)} (p50 ${Math.round(percentile(s.samples, 50))} ms)</text>`);
+    parts.push(`<line x1="${left + plotW - 270}" y1="${ly - 4}" x2="${left + plotW - 250}" y2="${ly - 4}" stroke="${color}" stroke-width="2"${s.dash ? ` stroke-dasharray="${s.dash}"` : ''}/>`);
+    parts.push(`<text x="${left + plotW - 245}" y="${ly}">${esc(s.name)} (p50 ${Math.round(percentile(s.samples, 50))} ms)</text>`);
   });
   parts.push('</svg>');
   return `${parts.join('\n')}\n`;
