@@ -8,12 +8,14 @@
 #   kubelet-split/nats        the nats-server the install step leaves (deploy/nats/build.sh)
 #                             and busybox for its health check
 #   kubelet-split/kubelet     the Dockerfile: every service (the command picks one)
-# usage: deploy/compose/images.sh [TAG]   (TAG default: local; KS_IMAGE_TAG too)
+# usage: deploy/compose/images.sh [TAG]   (TAG default: local; KS_IMAGE_TAG too;
+#        KS_IMAGE_NO_CACHE=1: every layer built again, none taken from the cache)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 tag=${1:-${KS_IMAGE_TAG:-local}}
 started=$SECONDS
+nocache=(); [ -n "${KS_IMAGE_NO_CACHE:-}" ] && nocache=(--no-cache)
 ctx=$(mktemp -d)
 trap 'rm -rf "$ctx"' EXIT
 
@@ -46,7 +48,7 @@ RUN ["/bin/busybox", "chown", "1000:1000", "/home/node"]
 ENV PATH=/usr/local/bin:/bin
 CMD ["node"]
 DOCKERFILE
-docker build -q -t "kubelet-split/node-base:$tag" "$ctx/base" >/dev/null
+docker build "${nocache[@]}" -q -t "kubelet-split/node-base:$tag" "$ctx/base" >/dev/null
 
 # node-build: node-base and npm (the machine's own npm, a self-contained package).
 npm_dir=$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")
@@ -64,7 +66,7 @@ COPY ca.crt /etc/ssl/certs/ca-certificates.crt
 ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
 RUN ln -s /usr/local/lib/npm/bin/npm-cli.js /usr/local/bin/npm && ln -s /usr/local/lib/npm/bin/npx-cli.js /usr/local/bin/npx
 DOCKERFILE
-docker build -q -t "kubelet-split/node-build:$tag" "$ctx/build" >/dev/null
+docker build "${nocache[@]}" -q -t "kubelet-split/node-build:$tag" "$ctx/build" >/dev/null
 
 # nats: the server the install step leaves in use (v2.14.9 from the Go module proxy, or Debian's).
 nats=$(bash "$repo/deploy/nats/build.sh" 2>/dev/null | tail -n 1)
@@ -85,10 +87,10 @@ RUN ["/bin/busybox", "chown", "1000:1000", "/data"]
 ENV PATH=/bin
 ENTRYPOINT ["/bin/nats-server"]
 DOCKERFILE
-docker build -q -t "kubelet-split/nats:$tag" "$ctx/nats" >/dev/null
+docker build "${nocache[@]}" -q -t "kubelet-split/nats:$tag" "$ctx/nats" >/dev/null
 echo "images.sh: base images built in $((SECONDS - started)) s" >&2
 
 # Every service: the repository's Dockerfile (npm ci and the build in its build stage).
-nice -n 19 docker build --network host --build-arg "BASE_TAG=$tag" -t "kubelet-split/kubelet:$tag" "$repo" >&2
+nice -n 19 docker build "${nocache[@]}" --network host --build-arg "BASE_TAG=$tag" -t "kubelet-split/kubelet:$tag" "$repo" >&2
 echo "images.sh: every image built in $((SECONDS - started)) s" >&2
 docker images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep "^kubelet-split/.*:$tag " >&2

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The compose lane (npm run test:compose): the compose deployment really
 # built, deployed and driven on this machine, as a user would check it.
-#   1. every image builds locally (deploy/compose/images.sh; KS_COMPOSE_NO_CACHE=1: from scratch)
+#   1. every image builds locally (deploy/compose/images.sh; KS_COMPOSE_NO_CACHE=1: no layer from the cache)
 #   2. the stack comes up and every container is healthy (/readyz)
 #   3. a static pod in the manifest directory runs in the host's containerd and shows in GET /pods
 #   4. `restart` of one service leaves the pod's containers untouched (same container IDs, still running)
@@ -11,8 +11,10 @@
 # The stack is the project ks-compose-test with its own NODE_NAME, manifest, log and
 # pod directories, cgroup root and NATS ports, on the containerd of deploy/runtime.sh,
 # which the e2e tests share: the lane holds /tmp/e2e.lock while it uses it, and
-# removes its pod and its project (containers, volumes) whatever happens.
-# Prints "N passed, N failed"; exits 1 on any failure.
+# removes its pod and its project (containers, volumes) whatever happens, and stops
+# the containerd and dockerd it started. KS_COMPOSE_LOCK=none: the caller holds the
+# lock (.ci/run, which its caller runs under the lock if anyone does).
+# Prints "compose lane: N passed, N failed"; exits 1 on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 repo=$PWD
@@ -21,18 +23,15 @@ passed=0; failed=0
 ok() { passed=$((passed + 1)); echo "ok   - $*"; }
 fail() { failed=$((failed + 1)); echo "FAIL - $*"; }
 check() { local name=$1; shift; if "$@"; then ok "$name"; else fail "$name"; fi; }
-finish() { echo "== compose lane: $((SECONDS - started)) s"; echo "$passed passed, $failed failed"; [ "$failed" = 0 ]; exit $?; }
+finish() { echo "== compose lane: $((SECONDS - started)) s in all"; echo "compose lane: $passed passed, $failed failed"; [ "$failed" = 0 ]; exit $?; }
 
+started_dockerd=; bash deploy/compose/dockerd.sh status || started_dockerd=1
 bash deploy/compose/dockerd.sh start || { fail "dockerd starts (deploy/compose/dockerd.sh)"; finish; }
 DOCKER_HOST=$(bash deploy/compose/dockerd.sh host); export DOCKER_HOST
 
 # 1. The images.
-if [ -n "${KS_COMPOSE_NO_CACHE:-}" ]; then
-  docker rmi -f kubelet-split/kubelet:ks-compose-test kubelet-split/node-build:ks-compose-test kubelet-split/node-base:ks-compose-test kubelet-split/nats:ks-compose-test >/dev/null 2>&1
-  docker builder prune -af >/dev/null 2>&1
-fi
 t=$SECONDS
-if bash deploy/compose/images.sh ks-compose-test > .tmp-compose-images.log 2>&1; then
+if KS_IMAGE_NO_CACHE=${KS_COMPOSE_NO_CACHE:-} bash deploy/compose/images.sh ks-compose-test > .tmp-compose-images.log 2>&1; then
   ok "every image builds locally in $((SECONDS - t)) s: $(docker images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep ':ks-compose-test ' | tr '\n' ' ')"
   rm -f .tmp-compose-images.log
 else
@@ -40,8 +39,11 @@ else
 fi
 
 exec 8>/tmp/e2e.lock
-flock 8
-echo "== holding /tmp/e2e.lock (the shared containerd)"
+t=$SECONDS
+[ "${KS_COMPOSE_LOCK:-}" = none ] || flock 8
+locked=$SECONDS
+started_runtime=; bash deploy/runtime.sh status || started_runtime=1
+echo "== holding /tmp/e2e.lock (the shared containerd) after waiting $((locked - t)) s for it"
 bash deploy/runtime.sh start >/dev/null || { fail "containerd runs (deploy/runtime.sh start)"; finish; }
 sock=$(bash deploy/runtime.sh address)
 runtime_root=${KS_RUNTIME_ROOT:-/var/lib/kubelet-split}/containerd
@@ -86,7 +88,10 @@ cleanup() {
   done
   umount "$work/pods" 2>/dev/null
   rm -rf "$work"
+  [ -n "$started_runtime" ] && bash deploy/runtime.sh stop
+  [ -n "$started_dockerd" ] && bash deploy/compose/dockerd.sh stop
   flock -u 8
+  echo "== held /tmp/e2e.lock for $((SECONDS - locked)) s"
 }
 trap cleanup EXIT
 trap 'exit 1' TERM INT
@@ -122,7 +127,7 @@ wait_for() { local secs=$1; shift; for _ in $(seq 1 "$secs"); do "$@" && return 
 
 # 2. Up and healthy: nats and 6 services + 2 pod-worker replicas.
 t=$SECONDS
-bash deploy/compose/up.sh --env-file "$env_file" >/dev/null 2>&1 || true
+KS_COMPOSE_SKIP_BUILD=1 bash deploy/compose/up.sh --env-file "$env_file" >/dev/null 2>&1 || true
 if wait_for 180 all_healthy 9; then
   ok "the stack comes up healthy (nats, 6 services, 2 pod-worker replicas) in $((SECONDS - t)) s"
 else
@@ -187,7 +192,7 @@ check "  and kills no pod that should run (its containers still running in conta
   bash -c 'for id in $1; do grep -qx "$id" <<<"$2" || exit 1; done' _ "$before" "$(running_tasks)"
 
 # 7. Up again: the running pod is adopted, not restarted; its manifest removed, the stack stops it.
-bash deploy/compose/up.sh --env-file "$env_file" >/dev/null 2>&1 || true
+KS_COMPOSE_SKIP_BUILD=1 bash deploy/compose/up.sh --env-file "$env_file" >/dev/null 2>&1 || true
 wait_for 180 all_healthy 9 && wait_for 60 pod_running
 check "up again: healthy, the pod adopted (same container IDs, running)" same_pod
 rm -f "$work/manifests/sleeper.yaml"
