@@ -1,6 +1,6 @@
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Clock, SystemClock } from '@app/clock';
-import { CriRuntime, NatsCriClient } from '@app/cri';
+import { CriRuntime, NatsCriClient } from '@app/cri/client';
 import { LeaderElector, LeaderFence, NatsBus, type NatsConnection } from '@app/nats';
 import type { Logger, Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';

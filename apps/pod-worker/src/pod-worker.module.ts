@@ -3,7 +3,7 @@ import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@
 import { CgroupfsManager } from '@app/cm';
 import { Clock, SystemClock } from '@app/clock';
 import { EventRecorder } from '@app/contracts';
-import { CriRuntime, DEFAULT_CRI_TIMEOUTS, NatsCriClient } from '@app/cri';
+import { CriRuntime, DEFAULT_CRI_TIMEOUTS, NatsCriClient } from '@app/cri/client';
 import { NatsBus, NatsEventRecorder, type NatsConnection } from '@app/nats';
 import type { Logger, Registry } from '@app/observability';
 import { KvPodCache, PodCache } from '@app/pod-cache';

@@ -27,7 +27,8 @@
  */
 import { Clock } from '@app/clock';
 import type { Container, EventRecorder, KillPodOptions, Pod } from '@app/contracts';
-import { CriError, type ContainerConfig, type CriCallOptions, type CriInput, type CriRuntime, type PodSandboxConfig } from '@app/cri';
+import type { ContainerConfig, PodSandboxConfig } from '@app/cri';
+import { CriError, type CriCallOptions, type CriInput, type CriRuntime } from '@app/cri/client';
 import { KubeletLabels, findContainerStatus, type RuntimeContainerStatus, type RuntimePodStatus } from '@app/kube';
 import type { Logger } from '@app/observability';
 import { CrashLoopBackOff } from './backoff.js';

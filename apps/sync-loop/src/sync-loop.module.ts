@@ -2,7 +2,7 @@ import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@
 import { CgroupManager, CgroupfsManager } from '@app/cm';
 import { Clock, SystemClock } from '@app/clock';
 import { EventRecorder, type KillPodOptions, type Pod } from '@app/contracts';
-import { CriRuntime, DEFAULT_CRI_TIMEOUTS, NatsCriClient } from '@app/cri';
+import { CriRuntime, DEFAULT_CRI_TIMEOUTS, NatsCriClient } from '@app/cri/client';
 import { RUNTIME_UP_PERIOD_MS, RuntimeState, RuntimeStateUpdater } from '@app/kube';
 import { LeaderElector, LeaderFence, NatsBus, NatsEventRecorder, onReconnect, type NatsConnection } from '@app/nats';
 import { Counter, Gauge, type Logger, type Registry } from '@app/observability';

@@ -2,7 +2,7 @@
  * The exec action (pkg/probe/exec, and RunInContainer through the CRI's
  * ExecSync), shared by probes and lifecycle hooks.
  */
-import { isDeadlineExceeded } from '@app/cri';
+import { isDeadlineExceeded } from '@app/cri/client';
 import type { ContainerCommandRunner } from './ports.js';
 import { MAX_PROBE_OUTPUT_BYTES, errorText, failureOutcome, unknownOutcome, type ProbeOutcome } from './probe.js';
 

@@ -6,7 +6,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type { Clock } from '@app/clock';
 import type { Probe } from '@app/contracts';
-import { grpcCodeName } from '@app/cri';
+import { grpcCodeName } from '@app/cri/client';
 import { joinHostPort } from '@app/kube';
 import { KUBE_PROBE_USER_AGENT, errorText, failureOutcome, unknownOutcome, type ProbeOutcome } from '@app/probe';
 import { HealthClient } from '../generated/grpc/health/v1/health.js';

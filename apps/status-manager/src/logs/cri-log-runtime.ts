@@ -1,4 +1,4 @@
-import { containerLogFile, type CriRuntime } from '@app/cri';
+import { containerLogFile, type CriRuntime } from '@app/cri/client';
 import { KubeletLabels } from '@app/kube';
 import { LogRuntime, type LogContainer } from './ports.js';
 

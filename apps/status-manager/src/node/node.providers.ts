@@ -13,7 +13,7 @@ import type { OnApplicationShutdown, OnModuleInit, Provider } from '@nestjs/comm
 import type { ApiServer } from '@app/apiserver';
 import { Clock } from '@app/clock';
 import { MessageTypes, type PodRecord } from '@app/contracts';
-import { DEFAULT_CRI_TIMEOUTS, NatsCriClient, type CriRuntime } from '@app/cri';
+import { DEFAULT_CRI_TIMEOUTS, NatsCriClient, type CriRuntime } from '@app/cri/client';
 import { NodeHealth, RUNTIME_UP_PERIOD_MS, RuntimeState, RuntimeStateUpdater, nodeLabels, parseMapStringString } from '@app/kube';
 import { LeaderElector, LeaderFence, NatsBus, NatsEventRecorder } from '@app/nats';
 import type { Logger } from '@app/observability';

@@ -4,7 +4,7 @@
  */
 import type { Provider } from '@nestjs/common';
 import { Clock } from '@app/clock';
-import { DEFAULT_CRI_TIMEOUTS, NatsCriClient, type CriRuntime } from '@app/cri';
+import { DEFAULT_CRI_TIMEOUTS, NatsCriClient, type CriRuntime } from '@app/cri/client';
 import { SERVICE_CONFIG, SERVICE_CONTEXT, type ServiceContext } from '@app/service';
 import { DesiredPods } from '../ports.js';
 import type { StatusManagerConfig } from '../status-manager.config.js';

@@ -1,4 +1,4 @@
-import { containerLogFile, type CriRuntime } from '@app/cri';
+import { containerLogFile, type CriRuntime } from '@app/cri/client';
 import { KubeletLabels } from '@app/kube';
 import type { LeaderFence } from '@app/nats';
 import { ContainerLogRuntime } from '../ports.js';

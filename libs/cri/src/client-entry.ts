@@ -1,0 +1,13 @@
+/**
+ * `@app/cri/client`: what a service that speaks CRI over NATS needs (the client, its timeouts, errors and the
+ * message types), without the generated proto module and its grpc-js clients, which only cri-gateway runs:
+ * importing those costs every other process about 25 MB (docs/adr/0018-idle-footprint.md).
+ */
+export { CriRuntime, NatsCriClient, REPLY_MARGIN_MS, canceledCall, raceCancel } from './client.js';
+export type { CriCallOptions } from './client.js';
+export { containerLogFile } from './container-log.js';
+export { CriError, GRPC_CODE_NAMES, grpcCodeName, httpStatusOf, isCriErrorCode, isDeadlineExceeded, isNotFound, isUnavailable } from './errors.js';
+export type { CriErrorCode } from './errors.js';
+export type { CriInput, CriService, ImageMethod, ImageRequest, ImageResponse, ImageServiceMethods, Json, RuntimeMethod, RuntimeRequest, RuntimeResponse, RuntimeServiceMethods } from './messages.js';
+export { CRI_PROGRESS_HEADER, CRI_PROGRESS_INTERVAL_MS, CRI_PROGRESS_STALL_MS, CRI_TIMEOUT_HEADER, DEFAULT_CRI_TIMEOUTS, IMAGE_METHOD_INFO, RUNTIME_METHOD_INFO, deadlineMs, methodInfo, parseCriProgress, parseCriTimeout } from './methods.js';
+export type { CriTimeouts, DeadlineClass, MethodInfo } from './methods.js';
