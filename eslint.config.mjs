@@ -1,7 +1,9 @@
 // Type-aware lint (STYLE.md 13): every promise handled, exhaustive switches,
 // and one door per lib: `@app/<lib>` only, never a path into a lib. A lib's
 // test doubles sit behind a second door, `@app/<lib>/testing`, which only
-// tests (*.spec.ts, test/) may open.
+// tests (*.spec.ts, test/) may open. One lib has a second production door:
+// `@app/cri/client`, the CRI client without the generated proto module and grpc-js,
+// which only cri-gateway needs (docs/adr/0018-idle-footprint.md).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -28,7 +30,7 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['@app/*/*'], message: 'Import a lib through its one door: @app/<lib> (test doubles: @app/<lib>/testing, in tests only).' },
+            { group: ['@app/*/*', '!@app/cri/client'], message: 'Import a lib through its one door: @app/<lib> (test doubles: @app/<lib>/testing, in tests only).' },
             { group: ['**/libs/*/src/*', '**/libs/*/src/**', '../../libs/**', '../../../libs/**'], message: 'Import a lib through its path alias @app/<lib>, not by path.' },
             { group: ['**/apps/**'], message: 'Apps never import each other (or be imported by libs).' },
           ],
@@ -44,7 +46,7 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['@app/*/*', '!@app/*/testing'], message: 'Import a lib through its one door: @app/<lib>, or its testing door @app/<lib>/testing.' },
+            { group: ['@app/*/*', '!@app/*/testing', '!@app/cri/client'], message: 'Import a lib through its one door: @app/<lib>, or its testing door @app/<lib>/testing.' },
             { group: ['**/libs/*/src/*', '**/libs/*/src/**', '../../libs/**', '../../../libs/**'], message: 'Import a lib through its path alias @app/<lib>, not by path.' },
             { group: ['**/apps/**'], message: 'Apps never import each other (or be imported by libs).' },
           ],
