@@ -9,6 +9,7 @@ import { html, render } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { ContainerStatus, Pod } from 'kubernetes-types/core/v1';
 import { age, podReady, podRestarts, podStatusReason } from './pod-columns.js';
+import { usePoll } from './poll.js';
 import { PodTimeline } from './timeline.js';
 import { TopologyPage } from './topology.js';
 import './app.css';
@@ -186,20 +187,14 @@ function usePodEvents(namespace: string, name: string, heard: PodEvent[]): PodEv
 /** A container's latest log lines (GET /containerLogs), read again every two seconds while shown. */
 function ContainerLog({ namespace, pod, container }: { namespace: string; pod: string; container: string }) {
   const [text, setText] = useState<string | undefined>(undefined);
-  useEffect(() => {
-    let gone = false;
-    const read = () =>
-      void fetch(`/containerLogs/${encodeURIComponent(namespace)}/${encodeURIComponent(pod)}/${encodeURIComponent(container)}?tailLines=200`)
-        .then((r) => r.text())
-        .then((t) => !gone && setText(t))
-        .catch(() => undefined);
-    read();
-    const t = setInterval(read, 2000);
-    return () => {
-      gone = true;
-      clearInterval(t);
-    };
-  }, [namespace, pod, container]);
+  usePoll(
+    2000,
+    async (gone) => {
+      const t = await (await fetch(`/containerLogs/${encodeURIComponent(namespace)}/${encodeURIComponent(pod)}/${encodeURIComponent(container)}?tailLines=200`)).text();
+      if (!gone()) setText(t);
+    },
+    [namespace, pod, container],
+  );
   return html`
     <h3 class="muted">${container}</h3>
     <pre class="logs" data-testid=${`logs-${container}`}>${text ?? 'loading…'}</pre>

@@ -6,7 +6,7 @@
  * two seconds, and when the pod's status changes.
  */
 import { html } from 'htm/preact';
-import { useEffect, useState } from 'preact/hooks';
+import { usePolledJson } from './poll.js';
 
 /** A hop as @app/nats buildTimeline gives it (the fields drawn). */
 interface Hop {
@@ -39,32 +39,9 @@ export function formatMs(ms: number): string {
 /** The waterfall's width in SVG units (the SVG stretches to its cell). */
 const W = 1000;
 
-function useTimeline(namespace: string, name: string, version: string): { timeline: Timeline | undefined; error: string | undefined } {
-  const [state, setState] = useState<{ timeline: Timeline | undefined; error: string | undefined }>({ timeline: undefined, error: undefined });
-  useEffect(() => {
-    let gone = false;
-    const read = () =>
-      void fetch(`/console/pods/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}/trace`)
-        .then(async (r) => {
-          const body = (await r.json()) as Timeline & { message?: string };
-          if (gone) return;
-          if (r.ok) setState({ timeline: body, error: undefined });
-          else setState((s) => ({ timeline: s.timeline, error: body.message ?? `HTTP ${r.status}` }));
-        })
-        .catch(() => undefined);
-    read();
-    const t = setInterval(read, 2000);
-    return () => {
-      gone = true;
-      clearInterval(t);
-    };
-  }, [namespace, name, version]);
-  return state;
-}
-
 /** `version`: changes whenever the pod's status does, to read the timeline again at once. */
 export function PodTimeline({ namespace, name, version }: { namespace: string; name: string; version: string }) {
-  const { timeline: t, error } = useTimeline(namespace, name, version);
+  const { value: t, error } = usePolledJson<Timeline>(`/console/pods/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}/trace`, 2000, [version]);
   if (!t) return html`<div class="empty" data-testid="timeline-loading">${error ?? 'Reading the trace…'}</div>`;
   if (t.hops.length === 0) return html`<div class="empty" data-testid="timeline-empty">No trace records for this pod (TRACING=off, or older than TRACE_MAX_AGE).</div>`;
   const total = Math.max(t.totalMs, 0.001);

@@ -9,7 +9,7 @@
  * every three seconds.
  */
 import { html } from 'htm/preact';
-import { useEffect, useState } from 'preact/hooks';
+import { usePolledJson } from './poll.js';
 
 interface Instance {
   service: string;
@@ -81,34 +81,11 @@ export function layers(instances: readonly Pick<Instance, 'service' | 'instance'
 const BOX = { w: 170, h: 54 };
 const GAP = { x: 150, y: 90 };
 
-
 const rate = (r: number) => (r >= 10 ? r.toFixed(0) : r.toFixed(1));
 
-function useTopology(): { graph: TopologyGraph | undefined; error: string | undefined } {
-  const [state, setState] = useState<{ graph: TopologyGraph | undefined; error: string | undefined }>({ graph: undefined, error: undefined });
-  useEffect(() => {
-    let gone = false;
-    const read = () =>
-      void fetch('/console/topology')
-        .then(async (r) => {
-          const body = (await r.json()) as TopologyGraph & { message?: string };
-          if (gone) return;
-          if (r.ok) setState({ graph: body, error: undefined });
-          else setState((s) => ({ graph: s.graph, error: body.message ?? `HTTP ${r.status}` }));
-        })
-        .catch(() => undefined);
-    read();
-    const t = setInterval(read, 3000);
-    return () => {
-      gone = true;
-      clearInterval(t);
-    };
-  }, []);
-  return state;
-}
 
 export function TopologyPage() {
-  const { graph: g, error } = useTopology();
+  const { value: g, error } = usePolledJson<TopologyGraph>('/console/topology', 3000);
   if (!g) return html`<h1>Topology</h1><div class="empty" data-testid="topology-loading">${error ?? 'Reading NATS monitoring…'}</div>`;
   const ids = g.instances.map(label);
   const arrows = arrowsOf(g.edges);
