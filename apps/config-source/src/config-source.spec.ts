@@ -9,7 +9,7 @@ import { PodConfigPublisher } from './pod-config-publisher.js';
 import { ListingBuilder } from './listing.js';
 import { ManifestDirectory, ManifestFetcher, type DirectoryRead, type FetchResult } from './ports.js';
 import { PodConfig } from './pod-config.js';
-import { FileSource, HttpSource } from './sources.js';
+import { FILE_CHANGE_DEBOUNCE_MS, FileSource, HttpSource } from './sources.js';
 
 const NODE = 'node-a';
 const manifest = (name: string, image = 'busybox:1.35', extra = '') => `apiVersion: v1
@@ -212,9 +212,14 @@ describe('FileSource', () => {
     await clock.step(0);
     assert.deepEqual(listings, [[`a-${NODE}`]]);
     dir.files.set('/m/b.yaml', manifest('b'));
+    const reads = dir.reads;
     dir.onChange?.();
+    await clock.step(FILE_CHANGE_DEBOUNCE_MS - 1);
     dir.onChange?.();
-    await clock.step(100);
+    await clock.step(FILE_CHANGE_DEBOUNCE_MS - 1);
+    assert.equal(dir.reads, reads, 'events gathered while they keep coming');
+    await clock.step(1);
+    assert.equal(dir.reads, reads + 1, 'then one read');
     assert.equal(listings.length, 2);
     assert.deepEqual(listings[1], [`a-${NODE}`, `b-${NODE}`]);
     await clock.step(20_000);
