@@ -83,7 +83,12 @@ describe('status manager and kubelet-split get pods on the real stack', { timeou
       const row = cli('get', 'pods').stdout.split('\n').find((l) => l.startsWith(stack.podName('sidecar')));
       return row && /\s2\/2\s/.test(row) ? row : undefined;
     });
-    const crash = cli('get', 'pods').stdout.split('\n').find((l) => l.startsWith(stack.podName('crashing'))) ?? '';
+    // The crashing container runs for a moment at each restart (the PLEG's immediate inspection can
+    // catch it: 1/1 Running then, as kubectl would show), and waits in back-off the rest of the time.
+    const crash = await stack.waitFor('crashing 0/1 with its restarts', () => {
+      const row = cli('get', 'pods').stdout.split('\n').find((l) => l.startsWith(stack.podName('crashing')));
+      return row && /\s0\/1\s/.test(row) ? row : undefined;
+    });
     assert.match(crash, /\s0\/1\s+\S+\s+[1-9]\d* \(\d+s ago\)\s/);
   });
 
