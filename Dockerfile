@@ -22,7 +22,7 @@ RUN npm run --silent build && npm prune --omit=dev --no-audit --no-fund --loglev
  && rm -rf dist/test node_modules/.cache
 
 # The runtime: Node.js, the production dependencies and the built code; no
-# npm, no TypeScript, no dev dependencies. It runs as node (1000) unless the
+# npm, no TypeScript, no dev dependencies. It runs as node (65532: not a uid a person on the host is likely to have; the volumes it owns hold the NATS passwords) unless the
 # compose file says otherwise (cri-gateway, pod-worker and sync-loop need root:
 # the runtime socket, mounts and cgroups).
 FROM kubelet-split/node-base:${BASE_TAG}
@@ -32,7 +32,7 @@ COPY --from=build /src/package.json ./
 COPY --from=build /src/node_modules node_modules
 COPY --from=build /src/dist dist
 COPY deploy/compose/entrypoint.sh /usr/local/bin/kubelet-split-entrypoint
-USER 1000:1000
+USER 65532:65532
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["/usr/local/bin/kubelet-split-entrypoint"]
 CMD ["all"]

@@ -3,7 +3,7 @@
 # registry (docker build against $DOCKER_HOST; deploy/compose/dockerd.sh):
 #   kubelet-split/node-base   Node.js (the install step's, deploy/install.sh), the
 #                             shared libraries it links, busybox-static (sh, wget,
-#                             mount), util-linux's flock, users root and node (1000)
+#                             mount), util-linux's flock, users root and node (65532)
 #   kubelet-split/node-build  node-base with npm: the Dockerfile's build stage
 #   kubelet-split/nats        the nats-server the install step leaves (deploy/nats/build.sh)
 #                             and busybox for its health check
@@ -37,14 +37,14 @@ cp /usr/bin/flock "$rootfs/usr/local/bin/flock"
   mkdir -p "$rootfs$(dirname "$lib")"
   cp -L "$lib" "$rootfs$lib"
 done
-printf 'root:x:0:0:root:/root:/bin/sh\nnode:x:1000:1000:node:/home/node:/bin/sh\n' > "$rootfs/etc/passwd"
-printf 'root:x:0:\nnode:x:1000:\n' > "$rootfs/etc/group"
+printf 'root:x:0:0:root:/root:/bin/sh\nnode:x:65532:65532:node:/home/node:/bin/sh\n' > "$rootfs/etc/passwd"
+printf 'root:x:0:\nnode:x:65532:\n' > "$rootfs/etc/group"
 printf 'hosts: files dns\n' > "$rootfs/etc/nsswitch.conf"
 cat > "$ctx/base/Dockerfile" <<'DOCKERFILE'
 FROM scratch
 COPY rootfs/ /
 RUN ["/bin/busybox", "--install", "-s", "/bin"]
-RUN ["/bin/busybox", "chown", "1000:1000", "/home/node"]
+RUN ["/bin/busybox", "chown", "65532:65532", "/home/node"]
 ENV PATH=/usr/local/bin:/bin
 CMD ["node"]
 DOCKERFILE
@@ -83,7 +83,7 @@ FROM scratch
 COPY rootfs/ /
 RUN ["/bin/busybox", "--install", "-s", "/bin"]
 # JetStream's store (the nats-data volume starts as a copy of it): the server runs as 1000.
-RUN ["/bin/busybox", "chown", "1000:1000", "/data"]
+RUN ["/bin/busybox", "chown", "65532:65532", "/data"]
 ENV PATH=/bin
 ENTRYPOINT ["/bin/nats-server"]
 DOCKERFILE
