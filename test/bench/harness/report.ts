@@ -38,7 +38,18 @@ export interface FloorFigures {
 /** P4: a CRI call through cri-gateway over NATS against the same call over gRPC. */
 export interface NatsHopFigures {
   calls: number;
-  rows: { call: string; grpcP50: number; grpcP99: number; natsP50: number; natsP99: number; addedP50: number; addedP99: number }[];
+  rows: {
+    call: string;
+    grpcP50: number;
+    grpcP99: number;
+    natsP50: number;
+    natsP99: number;
+    addedP50: number;
+    addedP99: number;
+    /** The floor of the hop: a bare NATS request/reply of the same sizes to a responder that does nothing (nats-echo.ts). */
+    bareNatsP50?: number;
+    bareNatsP99?: number;
+  }[];
 }
 
 export interface ProcessFootprint {
@@ -111,7 +122,11 @@ export function markdownTable(r: BenchResult): string {
     [`P3 ${r.settings.p2Pods} pods running, ${r.settings.p3Seconds} s: CPU of one core / RSS (containerd excluded)`, '—', ...cell((a) => `${a.p3.cpuPercent.toFixed(1)} % / ${Math.round(a.p3.rssMb)} MB`)],
     ['P5 cold start of each process to ready (median per process, min–max)', '—', ...cell(p5range)],
     [`P6 manifest removed -> sandbox not ready, one pod / ${r.settings.p6Pods} pods`, '—', ...cell((a) => `${ms(a.p6.one)} / ${ms(a.p6.many.totalMs)}`)],
-    ['P4 what a NATS hop to cri-gateway adds over direct gRPC, p50 (p99)', '—', ...names.map((n) => (n.startsWith('kubelet-split') && hop ? hop.rows.map((x) => `${x.call} ${ms3(x.addedP50)} (${ms3(x.addedP99)})`).join('; ') : '—'))],
+    [
+      'P4 what a NATS hop to cri-gateway adds over direct gRPC, p50 (p99); its floor, a bare NATS request/reply of the same sizes',
+      '—',
+      ...names.map((n) => (n.startsWith('kubelet-split') && hop ? hop.rows.map((x) => `${x.call} ${ms3(x.addedP50)} (${ms3(x.addedP99)})${x.bareNatsP50 === undefined || x.bareNatsP99 === undefined ? '' : `, floor ${ms3(x.bareNatsP50)} (${ms3(x.bareNatsP99)})`}`).join('; ') : '—')),
+    ],
   ];
   const header = ['figure', 'raw CRI floor', ...names.map((n) => (n === 'kubelet' ? 'upstream kubelet' : n))];
   const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
