@@ -96,12 +96,21 @@ export class NatsCriClient extends CriRuntime {
 
   runtime<M extends RuntimeMethod>(method: M, request: RuntimeRequest<M>, meta?: MessageMeta, options?: CriCallOptions): Promise<RuntimeResponse<M>> {
     const deadline = deadlineMs(RUNTIME_METHOD_INFO[method], request, this.timeouts);
-    return this.call(Subjects.criRuntime.build(this.node, method), request, deadline, meta, options?.signal) as Promise<RuntimeResponse<M>>;
+    return this.call(this.subject(this.runtimeSubjects, Subjects.criRuntime, method), request, deadline, meta, options?.signal) as Promise<RuntimeResponse<M>>;
   }
 
   image<M extends ImageMethod>(method: M, request: ImageRequest<M>, meta?: MessageMeta, options?: CriCallOptions): Promise<ImageResponse<M>> {
     const deadline = deadlineMs(IMAGE_METHOD_INFO[method], request, this.timeouts);
-    return this.call(Subjects.criImage.build(this.node, method), request, deadline, meta, options?.signal) as Promise<ImageResponse<M>>;
+    return this.call(this.subject(this.imageSubjects, Subjects.criImage, method), request, deadline, meta, options?.signal) as Promise<ImageResponse<M>>;
+  }
+
+  /** The subject of each method, built once (the node's token is escaped on every build). */
+  private readonly runtimeSubjects = new Map<string, string>();
+  private readonly imageSubjects = new Map<string, string>();
+  private subject(cache: Map<string, string>, family: { build(node: string, method: string): string }, method: string): string {
+    let subject = cache.get(method);
+    if (subject === undefined) cache.set(method, (subject = family.build(this.node, method)));
+    return subject;
   }
 
   /** The calls waiting for a reply, by the last token of their reply subject. */
