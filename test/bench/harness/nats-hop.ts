@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { CRI_PROGRESS_HEADER, CRI_PROGRESS_INTERVAL_MS, CRI_TIMEOUT_HEADER, ContainerStatusRequest, ListContainersRequest, NatsCriClient } from '@app/cri';
 import { KubeletLabels } from '@app/kube';
-import { messageHeaders, senderOf } from '@app/nats';
+import { messageHeaders, newInbox, senderOf } from '@app/nats';
 import { GrpcRuntimeConnection } from '../../../apps/cri-gateway/src/adapters/grpc-runtime-connection.js';
 import { freePort, startNats, startService } from '../../../deploy/local/stack.js';
 import { percentile, type NatsHopFigures } from './report.js';
@@ -97,7 +97,9 @@ export async function measureNatsHop(address: string, calls: number, image = 'lo
 /**
  * A bare request to the echo with the bytes a CRI call sends (its request
  * JSON and the same headers as NatsCriClient's, made once) that asks for a
- * reply as long as the CRI call's answer.
+ * reply as long as the CRI call's answer. Replies come to one subscription,
+ * a token per request, with no timer and no error object made per request
+ * (nats.js's request() makes one, for its stack), so that it is the floor.
  */
 async function echoLike(nc: NatsConnection, subject: string, request: unknown, reply: unknown): Promise<() => Promise<unknown>> {
   const data = new TextEncoder().encode(JSON.stringify(request));
@@ -105,7 +107,16 @@ async function echoLike(nc: NatsConnection, subject: string, request: unknown, r
   headers.set(CRI_TIMEOUT_HEADER, '2000');
   headers.set(CRI_PROGRESS_HEADER, String(CRI_PROGRESS_INTERVAL_MS));
   const to = `${subject}.${new TextEncoder().encode(JSON.stringify(reply)).length}`;
-  const call = () => nc.request(to, data, { timeout: 5000, headers });
+  const inbox = `${newInbox(nc)}.`;
+  const waiting = new Map<string, (data: Uint8Array) => void>();
+  nc.subscribe(`${inbox}*`, { callback: (err, msg) => (err ? undefined : waiting.get(msg.subject.slice(inbox.length))?.(msg.data)) });
+  let next = 0;
+  const call = () =>
+    new Promise<unknown>((resolve) => {
+      const token = (next++).toString(36);
+      waiting.set(token, (d) => (waiting.delete(token), resolve(d)));
+      nc.publish(to, data, { reply: inbox + token, headers });
+    });
   await call();
   return call;
 }
