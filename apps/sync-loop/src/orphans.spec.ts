@@ -6,6 +6,7 @@ import type { PodRecord, PodSyncStatusRecord } from '@app/contracts';
 import { silentLogger } from '@app/observability';
 import { OrphanedPodCleaner, decideOrphans, isEmptyDirMount, type OrphanInput } from './orphans.js';
 import type { RuntimePod } from './ports.js';
+import { RuntimeCache } from './runtime-cache.js';
 import { FakeHostProcesses, FakeNodeState, FakePodDirectories, FakeRuntimeView } from './testing.js';
 
 const rec = (uid: string): [string, PodRecord] => [uid, { pod: { metadata: { uid, name: uid, namespace: 'default' }, spec: { containers: [] } }, source: 'file', addedAt: 100, admitted: true }];
@@ -76,7 +77,7 @@ describe('OrphanedPodCleaner', () => {
     const dirs = new FakePodDirectories();
     const cgroups = new FakeCgroupManager();
     const processes = new FakeHostProcesses();
-    const cleaner = new OrphanedPodCleaner(runtime, state, dirs, cgroups, processes, clock, silentLogger(), { graceMs: grace, cgroupRoot: '/' });
+    const cleaner = new OrphanedPodCleaner(new RuntimeCache(runtime, clock, 0), state, dirs, cgroups, processes, clock, silentLogger(), { graceMs: grace, cgroupRoot: '/' });
     return { clock, runtime, state, dirs, cgroups, processes, cleaner };
   }
 
@@ -158,7 +159,7 @@ describe('OrphanedPodCleaner', () => {
     const { runtime, state, dirs, processes } = setup(0);
     const cgroups = new FakeCgroupManager();
     cgroups.add('/kubepods/podx', [1]);
-    const cleaner = new OrphanedPodCleaner(runtime, state, dirs, undefined, processes, new FakeClock(), silentLogger(), { graceMs: 0 });
+    const cleaner = new OrphanedPodCleaner(new RuntimeCache(runtime, new FakeClock(), 0), state, dirs, undefined, processes, new FakeClock(), silentLogger(), { graceMs: 0 });
     assert.deepEqual((await cleaner.cleanup(new Map(), true)).destroyedCgroups, []);
     assert.ok(cgroups.cgroups.has('/kubepods/podx'));
   });
