@@ -101,6 +101,28 @@ describe('OrphanedPodCleaner', () => {
     assert.ok(cgroups.cgroups.has('/kubepods/podlive') && cgroups.cgroups.has('/kubepods/besteffort'), 'the live pod and the QoS parents stay');
   });
 
+  it('reads the workers mirror; what is due is judged again on its record read by a get, and a worker that has it keeps it', async () => {
+    const { clock, dirs, cgroups, state, cleaner } = setup();
+    dirs.dirs.set('p', []);
+    cgroups.add('/kubepods/podp', [301]);
+    // The mirror has not brought the record a pod worker wrote for p.
+    state.lagging = { workers: new Map() };
+    await cleaner.cleanup(new Map(), true);
+    assert.deepEqual(state.currentReads, [], 'nothing due: no get');
+    await clock.step(10_000);
+    state.workers.set('p', { syncedAt: clock.now(), terminatingAt: clock.now() });
+    const r = await cleaner.cleanup(new Map(), true);
+    assert.deepEqual(state.currentReads, [['p']]);
+    assert.deepEqual([r.removedDirectories, r.destroyedCgroups], [[], []]);
+    assert.ok(dirs.dirs.has('p') && cgroups.cgroups.has('/kubepods/podp'));
+    // Its record finished and gone: unknown again, with a grace period of its own.
+    state.workers.delete('p');
+    await clock.step(2000);
+    assert.deepEqual((await cleaner.cleanup(new Map(), true)).removedDirectories, [], 'its grace starts anew');
+    await clock.step(10_000);
+    assert.deepEqual((await cleaner.cleanup(new Map(), true)).removedDirectories, ['p']);
+  });
+
   it('a pod known again within the grace period starts its grace anew', async () => {
     const { clock, dirs, cleaner } = setup();
     dirs.dirs.set('p', []);

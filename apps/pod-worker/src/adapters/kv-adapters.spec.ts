@@ -39,7 +39,7 @@ describe('KvWorkerStore', () => {
     assert.deepEqual(store.mirrored(), new Map([['u1', rec(1)]]));
     const saved = rec(2);
     await store.save('u2', saved);
-    saved.syncedAt = 3 as never;
+    saved.syncedAt = 3;
     assert.deepEqual(store.mirrored(), new Map([['u1', rec(1)], ['u2', rec(2)]]), 'its own write, as written');
     await store.delete('u1');
     assert.deepEqual(store.mirrored(), new Map([['u2', rec(2)]]));
