@@ -198,6 +198,19 @@ describe('PodContainerManager: UpdateQOSCgroups', () => {
     assert.equal(cgroups.cgroups.get('/kubepods/burstable')?.cpuShares, 256);
   });
 
+  it('updates asked while one runs share one more run after it: a burst of 20 pod cgroups reads the active pods twice, and the shares count every pod', async () => {
+    const cgroups = new FakeCgroupManager();
+    const pods = Array.from({ length: 20 }, (_, i) => pod([c('a', { cpu: '100m' })], undefined, `p${i}`));
+    let reads = 0;
+    const pcm = new PodContainerManager(cgroups, { ...DEFAULT_RESOURCE_CONFIG_OPTIONS, cgroupRoot: '/' }, { activePods: () => (reads++, new Promise<Pod[]>((r) => setImmediate(() => r(pods)))) });
+    await Promise.all(pods.map((p) => pcm.ensureExists(p)));
+    assert.equal(reads, 2, 'the first update, and one for every caller that came while it ran');
+    assert.equal(cgroups.cgroups.get('/kubepods/burstable')?.cpuShares, 2048, '20 × 100m');
+    for (const p of pods) assert.ok(await pcm.exists(p));
+    await pcm.updateQOSCgroups();
+    assert.equal(reads, 3, 'a later call reads again');
+  });
+
   it('a failed update is reported, and the pod cgroup is made all the same', async () => {
     const cgroups = new FakeCgroupManager();
     const errors: string[] = [];

@@ -168,6 +168,10 @@ export interface QosInputs {
  * minimum shares, as qosContainerManager.Start).
  */
 export class PodContainerManager {
+  /** The UpdateQOSCgroups running, and the one queued behind it (see updateQOSCgroups). */
+  private qosRunning?: Promise<void>;
+  private qosNext?: Promise<void>;
+
   constructor(
     private readonly cgroups: CgroupManager,
     private readonly options: PodContainerManagerOptions,
@@ -180,7 +184,25 @@ export class PodContainerManager {
    * a pod is stopped; here after its cgroup is destroyed). Any replica may
    * run it: each writes what the one `pods` bucket says.
    */
-  async updateQOSCgroups(): Promise<void> {
+  updateQOSCgroups(): Promise<void> {
+    if (!this.qos) return Promise.resolve();
+    // Calls coalesce: while an update runs (it may have read the active pods before this caller's change), the callers
+    // share one more that starts once it ends. A burst of pod starts reads the `pods` bucket twice, not once per pod.
+    if (!this.qosRunning) {
+      const run = this.updateQOSCgroupsOnce().finally(() => {
+        if (this.qosRunning === run) this.qosRunning = undefined;
+      });
+      this.qosRunning = run;
+      return run;
+    }
+    this.qosNext ??= this.qosRunning.then(() => {
+      this.qosNext = undefined;
+      return this.updateQOSCgroups();
+    });
+    return this.qosNext;
+  }
+
+  private async updateQOSCgroupsOnce(): Promise<void> {
     if (!this.qos) return;
     try {
       const shares = qosCpuShares(await this.qos.activePods());
