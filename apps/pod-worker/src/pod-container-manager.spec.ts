@@ -211,6 +211,26 @@ describe('PodContainerManager: UpdateQOSCgroups', () => {
     assert.equal(reads, 3, 'a later call reads again');
   });
 
+  it('the QoS tree is made once for many pods, and again after a pod cgroup could not be made', async () => {
+    const made: string[] = [];
+    let failPods = 0;
+    const cgroups = new (class extends FakeCgroupManager {
+      override create(name: string[], resources: ResourceConfig): Promise<void> {
+        const key = `/${name.join('/')}`;
+        if (key.includes('/pod') && failPods > 0) return (failPods--, Promise.reject(new Error(`mkdir ${key}: ENOENT`)));
+        made.push(key);
+        return super.create(name, resources);
+      }
+    })();
+    const pcm = new PodContainerManager(cgroups, { ...DEFAULT_RESOURCE_CONFIG_OPTIONS, cgroupRoot: '/' });
+    for (let i = 0; i < 5; i++) await pcm.ensureExists(pod([c('a', { cpu: '100m' })], undefined, `p${i}`));
+    assert.deepEqual(made.filter((k) => !k.includes('/pod')), ['/kubepods', '/kubepods/burstable', '/kubepods/besteffort'], 'the tree once for five pods');
+    failPods = 1;
+    await pcm.ensureExists(pod([c('a', { cpu: '100m' })], undefined, 'p5'));
+    assert.deepEqual(made.filter((k) => !k.includes('/pod')).length, 6, 'made again before the retry');
+    assert.ok(await pcm.exists(pod([c('a', { cpu: '100m' })], undefined, 'p5')));
+  });
+
   it('a failed update is reported, and the pod cgroup is made all the same', async () => {
     const cgroups = new FakeCgroupManager();
     const errors: string[] = [];

@@ -171,6 +171,8 @@ export class PodContainerManager {
   /** The UpdateQOSCgroups running, and the one queued behind it (see updateQOSCgroups). */
   private qosRunning?: Promise<void>;
   private qosNext?: Promise<void>;
+  /** The QoS tree, made (see ensureExists). */
+  private qosTree?: Promise<void>;
 
   constructor(
     private readonly cgroups: CgroupManager,
@@ -225,14 +227,39 @@ export class PodContainerManager {
     return this.cgroups.exists(podCgroupName(pod, this.options.cgroupRoot));
   }
 
-  /** EnsureExists: the QoS tree, then the pod's cgroup with ResourceConfigForPod. */
+  /**
+   * EnsureExists: the QoS tree, then the pod's cgroup with ResourceConfigForPod. The tree is made once per process
+   * (qosContainerManager.Start makes it once at the kubelet's start), and again when the pod's cgroup cannot be made
+   * (someone removed a parent): every pod of a burst making it anew was about 100 file operations each, queued on
+   * libuv's four threads.
+   */
   async ensureExists(pod: Pod): Promise<void> {
     const root = this.options.cgroupRoot;
-    await this.cgroups.create(qosCgroupName(root, 'Guaranteed'), {});
-    await this.cgroups.create(qosCgroupName(root, 'Burstable'), {});
-    await this.cgroups.create(qosCgroupName(root, 'BestEffort'), { cpuShares: MIN_SHARES });
+    await this.ensureQosTree();
     await this.updateQOSCgroups();
-    await this.cgroups.create(podCgroupName(pod, root), resourceConfigForPod(pod, this.options));
+    const name = podCgroupName(pod, root);
+    const resources = resourceConfigForPod(pod, this.options);
+    try {
+      await this.cgroups.create(name, resources);
+    } catch {
+      this.qosTree = undefined;
+      await this.ensureQosTree();
+      await this.cgroups.create(name, resources);
+    }
+  }
+
+  /** qosContainerManager.Start: the three QoS parents (BestEffort's with the minimum shares); once, unless it failed. */
+  private ensureQosTree(): Promise<void> {
+    const root = this.options.cgroupRoot;
+    this.qosTree ??= (async () => {
+      await this.cgroups.create(qosCgroupName(root, 'Guaranteed'), {});
+      await this.cgroups.create(qosCgroupName(root, 'Burstable'), {});
+      await this.cgroups.create(qosCgroupName(root, 'BestEffort'), { cpuShares: MIN_SHARES });
+    })().catch((err: unknown) => {
+      this.qosTree = undefined;
+      throw err;
+    });
+    return this.qosTree;
   }
 
   /**
