@@ -99,13 +99,24 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     { provide: PodInspector, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PodWorkerConfig) => new NatsPodInspector(bus, cfg.NODE_NAME) },
     { provide: ProbeResultsReader, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvProbeResults(bucketOf(ctx, 'probeResults'), ctx.config.NODE_NAME) },
     { provide: PodStatusProvider, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvPodStatusProvider(bucketOf(ctx, 'podStatus'), ctx.config.NODE_NAME) },
-    { provide: WorkerStore, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvWorkerStore(bucketOf(ctx, 'workers'), ctx.config.NODE_NAME) },
-    { provide: WorkerRecords, useExisting: WorkerStore },
+    // `workers` and `pods` are each kept in memory by one watch (docs/adr/0019-kv-mirrors.md), started in onModuleInit.
+    {
+      provide: KvWorkerStore,
+      inject: [SERVICE_CONTEXT, Clock, SERVICE_LOGGER],
+      useFactory: (ctx: ServiceContext, clock: Clock, logger: Logger) => new KvWorkerStore(bucketOf(ctx, 'workers'), ctx.config.NODE_NAME, clock, logger.child({ component: 'kv-mirror' })),
+    },
+    { provide: WorkerStore, useExisting: KvWorkerStore },
+    { provide: WorkerRecords, useExisting: KvWorkerStore },
     { provide: WorkQueue, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PodWorkerConfig) => new NatsWorkQueue(bus, cfg.NODE_NAME) },
     { provide: KvPodCache, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvPodCache(bucketOf(ctx, 'podCache'), ctx.config.NODE_NAME) },
     { provide: PodCache, useExisting: KvPodCache },
     { provide: LeaseStore, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvLeaseStore(bucketOf(ctx, 'leases'), ctx.config.NODE_NAME) },
-    { provide: DesiredPods, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvDesiredPods(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME) },
+    {
+      provide: KvDesiredPods,
+      inject: [SERVICE_CONTEXT, Clock, SERVICE_LOGGER],
+      useFactory: (ctx: ServiceContext, clock: Clock, logger: Logger) => new KvDesiredPods(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME, clock, logger.child({ component: 'kv-mirror' })),
+    },
+    { provide: DesiredPods, useExisting: KvDesiredPods },
     { provide: WorkSubscriptions, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new NatsWorkSubscriptions(ctx.connection, ctx.config.NODE_NAME, ctx.addSubjects, ctx.logger) },
     { provide: PromPodWorkerMetrics, inject: [METRICS_REGISTRY], useFactory: (r: Registry) => new PromPodWorkerMetrics(r) },
     // The kubelet's pieces, each built from the ports above.
@@ -163,13 +174,15 @@ export class PodWorkerModule implements OnModuleInit, OnApplicationShutdown {
     private readonly workers: PodWorkers,
     private readonly metrics: PromPodWorkerMetrics,
     private readonly housekeeping: PodWorkerHousekeeping,
+    private readonly workerRecords: KvWorkerStore,
+    private readonly desiredPods: KvDesiredPods,
     @Inject(HealthChecks) private readonly health: HealthChecks,
   ) {}
 
   async onModuleInit(): Promise<void> {
     this.metrics.collectWorking(this.workers);
     this.health.addReadiness('shards', () => ({ ok: true, detail: `owns shards [${this.shards.ownedShards.join(', ')}]` }));
-    await this.cache.start();
+    await Promise.all([this.cache.start(), this.workerRecords.start(), this.desiredPods.start()]);
     this.shards.start();
     this.housekeeping.start();
   }
@@ -180,5 +193,7 @@ export class PodWorkerModule implements OnModuleInit, OnApplicationShutdown {
     await this.shards.stop();
     await this.workers.stop();
     this.cache.stop();
+    this.workerRecords.stop();
+    this.desiredPods.stop();
   }
 }

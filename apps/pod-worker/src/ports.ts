@@ -22,7 +22,16 @@ export abstract class WorkerStore {
  * of pods that finished and are gone (upstream SyncKnownPods).
  */
 export abstract class WorkerRecords {
+  /** Every record, each at its value at the call or newer (a listing of the bucket). */
   abstract all(): Promise<Map<string, PodSyncStatusRecord>>;
+  /**
+   * Every record as this process's watch-kept mirror has it (no listing; at
+   * most the watch's lag old; this process's own writes at once): for the
+   * periodic reconciliation, which reads again (`load`) what it acts on.
+   */
+  abstract mirrored(): Map<string, PodSyncStatusRecord>;
+  /** One record, at its value at the call or newer. */
+  abstract load(uid: string): Promise<PodSyncStatusRecord | undefined>;
   abstract delete(uid: string): Promise<void>;
 }
 
@@ -139,8 +148,12 @@ export abstract class LeaseStore {
 
 /** The podManager (the sync loop's `pods` bucket), read when a shard is taken over to resync its pods. */
 export abstract class DesiredPods {
-  /** Every desired pod of the node, by UID. */
+  /** Every desired pod of the node, by UID, each at its value at the call or newer (a listing of the bucket). */
   abstract all(): Promise<Map<string, PodRecord>>;
+  /** Every desired pod as this process's watch-kept mirror has it (no listing; at most the watch's lag old). */
+  abstract mirrored(): Map<string, PodRecord>;
+  /** One desired pod, at its value at the call or newer. */
+  abstract get(uid: string): Promise<PodRecord | undefined>;
 }
 
 /** The work subject of a shard: `kubelet.<node>.work.<shard>.<uid>`. */

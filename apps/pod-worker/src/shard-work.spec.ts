@@ -7,7 +7,7 @@ import { MemoryPodCache, type CacheResult } from '@app/pod-cache';
 import { CrashLoopBackOff } from './backoff.js';
 import { PodSyncer, PodWorkers, type PodWorkerView, type SyncPodResult } from './pod-workers.js';
 import { WorkQueue } from './ports.js';
-import { PodWorkerHousekeeping, ShardWork, decideShardWork, type ShardPod } from './shard-work.js';
+import { FINISHED_RECORD_KEEP_MS, PodWorkerHousekeeping, ShardWork, decideShardWork, type ShardPod } from './shard-work.js';
 import { FakeWorkSubscriptions, MemoryDesiredPods, MemoryWorkerStore } from './testing.js';
 
 const SHARDS = 4;
@@ -126,6 +126,64 @@ describe('ShardWork: following a shard', () => {
       assert.equal(workers.updates.length, 1);
     });
   }
+});
+
+describe('ShardWork: the periodic pass reads the mirrors (docs/adr/0019-kv-mirrors.md)', () => {
+  it('lists neither bucket; with nothing to repair it reads no key either', async () => {
+    const { work, desired, store, workers, clock } = setup();
+    const a = uidIn(1);
+    desired.pods.set(a, record(a));
+    await work.acquire(1);
+    assert.equal(desired.listings + store.listings, 2, 'the takeover lists both buckets');
+    workers.views.set(a, { record: { syncedAt: 1 }, pod: pod(a), working: false, lastSyncEnd: T0 });
+    workers.take();
+    await clock.step(SETTLE);
+    await work.housekeeping();
+    assert.deepEqual(workers.take(), []);
+    assert.equal(desired.listings + store.listings, 2, 'no listing');
+    assert.equal(desired.gets + store.loads, 0, 'no get');
+  });
+
+  it('does not kill a pod the sync loop has just added while the pods mirror has not brought it yet', async () => {
+    const { work, desired, store, workers, clock } = setup();
+    await work.acquire(1);
+    await clock.step(SETTLE);
+    const a = uidIn(1);
+    // The sync loop wrote the pod, then dispatched SyncPodCreate; the worker here has it (and its record), the pods mirror not yet.
+    desired.lagging = new Map();
+    desired.pods.set(a, record(a, { addedAt: clock.now() }));
+    workers.views.set(a, { record: { syncedAt: clock.now() }, pod: pod(a), working: false, lastSyncEnd: clock.now() });
+    store.records.set(a, { syncedAt: clock.now() });
+    await work.housekeeping();
+    assert.deepEqual(workers.take(), []);
+    assert.equal(desired.gets, 1, 'read again before acting');
+  });
+
+  it('repairs a lost kill once the bucket confirms the pod is gone', async () => {
+    const { work, store, workers, clock } = setup();
+    await work.acquire(1);
+    await clock.step(SETTLE);
+    const a = uidIn(1);
+    workers.views.set(a, { record: { syncedAt: 1 }, pod: pod(a), working: false, lastSyncEnd: 0 });
+    store.records.set(a, { syncedAt: 1 });
+    await work.housekeeping();
+    assert.deepEqual(workers.take(), [`${a}:SyncPodKill`]);
+  });
+
+  it('does not purge a finished record the mirror shows for a pod added again meanwhile', async () => {
+    const { work, desired, store, clock } = setup();
+    const a = uidIn(1);
+    store.records.set(a, { syncedAt: 1, terminatedAt: T0, finished: true });
+    await work.acquire(1);
+    await clock.step(FINISHED_RECORD_KEEP_MS);
+    desired.lagging = new Map();
+    desired.pods.set(a, record(a, { addedAt: clock.now() }));
+    await work.housekeeping();
+    assert.deepEqual(store.deletes, []);
+    desired.pods.delete(a);
+    await work.housekeeping();
+    assert.deepEqual(store.deletes, [a], 'purged once no longer desired');
+  });
 });
 
 describe('decideShardWork: every pod of a shard re-derived from the state', () => {

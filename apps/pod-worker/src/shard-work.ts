@@ -166,19 +166,36 @@ export class ShardWork {
     return run;
   }
 
+  /**
+   * A takeover lists both buckets (each key at its value at the takeover or
+   * newer: the new owner acts on every pod of the shard). The periodic pass
+   * reads this process's mirrors instead, and reads again, a get each, the
+   * desired pod and the record of every pod it would act on, then decides
+   * those again: it never acts on a value older than the pass (a pod the
+   * sync loop has just added, whose `pods` entry the watch has not brought
+   * yet, is not killed); what the mirror has not seen yet waits for the
+   * next pass.
+   */
   private async reconcileNow(shards: number[], takeover: boolean): Promise<number> {
     const mine = new Set(shards);
-    const [desired, records] = await Promise.all([this.desired.all(), this.records.all()]);
-    const uids = new Set([...desired.keys(), ...records.keys()].filter((uid) => mine.has(this.shardOf(uid))));
-    const pods: ShardPod[] = [...uids].map((uid) => {
-      const entry = this.cache.get(uid).entry;
-      const worker = this.workers.worker(uid);
-      const d = desired.get(uid);
-      const r = records.get(uid);
-      return { uid, ...(d ? { desired: d } : {}), ...(r ? { record: r } : {}), ...(worker ? { worker } : {}), ...(entry ? { cache: { name: entry.name, namespace: entry.namespace, timestamp: entry.timestamp } } : {}) };
-    });
+    let [desired, records] = takeover ? await Promise.all([this.desired.all(), this.records.all()]) : [this.desired.mirrored(), this.records.mirrored()];
+    const uids = [...new Set([...desired.keys(), ...records.keys()])].filter((uid) => mine.has(this.shardOf(uid)));
+    const opts = () => ({ now: this.clock.now(), takeover, settleMs: this.options.settleMs });
+    let actions = decideShardWork(
+      uids.map((uid) => this.shardPod(uid, desired.get(uid), records.get(uid))),
+      opts(),
+    );
+    if (!takeover && actions.length > 0) {
+      const doubtful = [...new Set(actions.map((a) => a.uid))];
+      const [d, r] = await Promise.all([Promise.all(doubtful.map((uid) => this.desired.get(uid))), Promise.all(doubtful.map((uid) => this.records.load(uid)))]);
+      desired = new Map(doubtful.flatMap((uid, i) => (d[i] ? [[uid, d[i]] as const] : [])));
+      records = new Map(doubtful.flatMap((uid, i) => (r[i] ? [[uid, r[i]] as const] : [])));
+      actions = decideShardWork(
+        doubtful.map((uid) => this.shardPod(uid, desired.get(uid), records.get(uid))),
+        opts(),
+      );
+    }
     const now = this.clock.now();
-    const actions = decideShardWork(pods, { now, takeover, settleMs: this.options.settleMs });
     for (const a of actions) {
       // The shard may have been handed back while this ran.
       if (!this.following.has(this.shardOf(a.uid))) continue;
@@ -200,6 +217,13 @@ export class ShardWork {
       await this.workers.updatePod(update, takeover ? now : 0);
     }
     return actions.filter((a) => a.kind === 'update').length;
+  }
+
+  /** One pod of a shard: its desired record and `workers` record as given, this replica's worker and its pod-cache entry now. */
+  private shardPod(uid: string, desired: PodRecord | undefined, record: PodSyncStatusRecord | undefined): ShardPod {
+    const entry = this.cache.get(uid).entry;
+    const worker = this.workers.worker(uid);
+    return { uid, ...(desired ? { desired } : {}), ...(record ? { record } : {}), ...(worker ? { worker } : {}), ...(entry ? { cache: { name: entry.name, namespace: entry.namespace, timestamp: entry.timestamp } } : {}) };
   }
 
   private unfollow(shard: number): void {

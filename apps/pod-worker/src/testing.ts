@@ -7,16 +7,31 @@ import { ApiObjects, ApiObjectsError, DesiredPods, HookRunner, ServiceAccountTok
 /** The podManager in memory. */
 export class MemoryDesiredPods extends DesiredPods {
   readonly pods = new Map<string, PodRecord>();
+  /** When set, what the mirror still says (a watch behind the writes). */
+  lagging?: Map<string, PodRecord>;
+  /** How many listings (`all`) and gets were made. */
+  listings = 0;
+  gets = 0;
   all(): Promise<Map<string, PodRecord>> {
+    this.listings++;
     return Promise.resolve(new Map(this.pods));
+  }
+  mirrored(): Map<string, PodRecord> {
+    return new Map(this.lagging ?? this.pods);
+  }
+  get(uid: string): Promise<PodRecord | undefined> {
+    this.gets++;
+    return Promise.resolve(this.pods.get(uid));
   }
 }
 
-/** The `workers` bucket in memory: what a PodWorkers saves and a ShardWork reads and purges; `deletes` records each purge. */
+/** The `workers` bucket in memory: what a PodWorkers saves and a ShardWork reads and purges; `deletes` records each purge; `loads` counts the gets. */
 export class MemoryWorkerStore extends WorkerStore implements WorkerRecords {
   readonly records = new Map<string, PodSyncStatusRecord>();
   readonly deletes: string[] = [];
+  loads = 0;
   load(uid: string): Promise<PodSyncStatusRecord | undefined> {
+    this.loads++;
     return Promise.resolve(structuredClone(this.records.get(uid)));
   }
   save(uid: string, record: PodSyncStatusRecord): Promise<void> {
@@ -28,8 +43,16 @@ export class MemoryWorkerStore extends WorkerStore implements WorkerRecords {
     this.records.delete(uid);
     return Promise.resolve();
   }
+  /** When set, what the mirror still says (a watch behind the writes). */
+  lagging?: Map<string, PodSyncStatusRecord>;
+  /** How many listings (`all`) were made. */
+  listings = 0;
   all(): Promise<Map<string, PodSyncStatusRecord>> {
+    this.listings++;
     return Promise.resolve(structuredClone(this.records));
+  }
+  mirrored(): Map<string, PodSyncStatusRecord> {
+    return structuredClone(this.lagging ?? this.records);
   }
 }
 

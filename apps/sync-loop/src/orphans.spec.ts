@@ -6,6 +6,7 @@ import type { PodRecord, PodSyncStatusRecord } from '@app/contracts';
 import { silentLogger } from '@app/observability';
 import { OrphanedPodCleaner, decideOrphans, isEmptyDirMount, type OrphanInput } from './orphans.js';
 import type { RuntimePod } from './ports.js';
+import { RuntimeCache } from './runtime-cache.js';
 import { FakeHostProcesses, FakeNodeState, FakePodDirectories, FakeRuntimeView } from './testing.js';
 
 const rec = (uid: string): [string, PodRecord] => [uid, { pod: { metadata: { uid, name: uid, namespace: 'default' }, spec: { containers: [] } }, source: 'file', addedAt: 100, admitted: true }];
@@ -76,7 +77,7 @@ describe('OrphanedPodCleaner', () => {
     const dirs = new FakePodDirectories();
     const cgroups = new FakeCgroupManager();
     const processes = new FakeHostProcesses();
-    const cleaner = new OrphanedPodCleaner(runtime, state, dirs, cgroups, processes, clock, silentLogger(), { graceMs: grace, cgroupRoot: '/' });
+    const cleaner = new OrphanedPodCleaner(new RuntimeCache(runtime, clock, 0), state, dirs, cgroups, processes, clock, silentLogger(), { graceMs: grace, cgroupRoot: '/' });
     return { clock, runtime, state, dirs, cgroups, processes, cleaner };
   }
 
@@ -98,6 +99,28 @@ describe('OrphanedPodCleaner', () => {
     assert.deepEqual(cgroups.destroyed, ['/kubepods/burstable/podgone']);
     assert.deepEqual([...dirs.dirs.keys()], ['live']);
     assert.ok(cgroups.cgroups.has('/kubepods/podlive') && cgroups.cgroups.has('/kubepods/besteffort'), 'the live pod and the QoS parents stay');
+  });
+
+  it('reads the workers mirror; what is due is judged again on its record read by a get, and a worker that has it keeps it', async () => {
+    const { clock, dirs, cgroups, state, cleaner } = setup();
+    dirs.dirs.set('p', []);
+    cgroups.add('/kubepods/podp', [301]);
+    // The mirror has not brought the record a pod worker wrote for p.
+    state.lagging = { workers: new Map() };
+    await cleaner.cleanup(new Map(), true);
+    assert.deepEqual(state.currentReads, [], 'nothing due: no get');
+    await clock.step(10_000);
+    state.workers.set('p', { syncedAt: clock.now(), terminatingAt: clock.now() });
+    const r = await cleaner.cleanup(new Map(), true);
+    assert.deepEqual(state.currentReads, [['p']]);
+    assert.deepEqual([r.removedDirectories, r.destroyedCgroups], [[], []]);
+    assert.ok(dirs.dirs.has('p') && cgroups.cgroups.has('/kubepods/podp'));
+    // Its record finished and gone: unknown again, with a grace period of its own.
+    state.workers.delete('p');
+    await clock.step(2000);
+    assert.deepEqual((await cleaner.cleanup(new Map(), true)).removedDirectories, [], 'its grace starts anew');
+    await clock.step(10_000);
+    assert.deepEqual((await cleaner.cleanup(new Map(), true)).removedDirectories, ['p']);
   });
 
   it('a pod known again within the grace period starts its grace anew', async () => {
@@ -158,7 +181,7 @@ describe('OrphanedPodCleaner', () => {
     const { runtime, state, dirs, processes } = setup(0);
     const cgroups = new FakeCgroupManager();
     cgroups.add('/kubepods/podx', [1]);
-    const cleaner = new OrphanedPodCleaner(runtime, state, dirs, undefined, processes, new FakeClock(), silentLogger(), { graceMs: 0 });
+    const cleaner = new OrphanedPodCleaner(new RuntimeCache(runtime, new FakeClock(), 0), state, dirs, undefined, processes, new FakeClock(), silentLogger(), { graceMs: 0 });
     assert.deepEqual((await cleaner.cleanup(new Map(), true)).destroyedCgroups, []);
     assert.ok(cgroups.cgroups.has('/kubepods/podx'));
   });

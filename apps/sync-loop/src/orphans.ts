@@ -26,7 +26,8 @@ import type { Clock } from '@app/clock';
 import { CgroupManager, QOS_CLASSES, podUidOfCgroup, qosCgroupName, type CgroupName } from '@app/cm';
 import { podWorkerState, type PodRecord, type PodSyncStatusRecord } from '@app/contracts';
 import type { Logger } from '@app/observability';
-import type { HostProcesses, NodeState, PodDirectoriesOnDisk, RuntimePod, RuntimeView } from './ports.js';
+import type { HostProcesses, NodeState, PodDirectoriesOnDisk, RuntimePod } from './ports.js';
+import type { RuntimePods } from './runtime-cache.js';
 
 export interface OrphanInput {
   allSourcesReady: boolean;
@@ -101,7 +102,7 @@ export class OrphanedPodCleaner {
   private readonly lastFailure = new Map<string, string>();
 
   constructor(
-    private readonly runtime: RuntimeView,
+    private readonly runtime: RuntimePods,
     private readonly nodeState: NodeState,
     private readonly dirs: PodDirectoriesOnDisk,
     private readonly cgroups: CgroupManager | undefined,
@@ -125,18 +126,19 @@ export class OrphanedPodCleaner {
     return found;
   }
 
-  /** One pass, given the podManager and whether every source has delivered. */
+  /**
+   * One pass, given the podManager and whether every source has delivered.
+   * It reads the `workers` mirror and the runtime cache (the listing
+   * housekeeping made); what is due for removal is judged again first on
+   * its records read by a get and a listing started in this pass.
+   */
   async cleanup(desired: ReadonlyMap<string, PodRecord>, allSourcesReady: boolean): Promise<OrphanCleanupResult> {
     const result: OrphanCleanupResult = { removedDirectories: [], destroyedCgroups: [], refused: [], failedDirectories: [] };
     if (!allSourcesReady) return result;
-    const [workers, runtimePods, runtimeUids, podDirectories, podCgroups] = await Promise.all([
-      this.nodeState.workerStates(),
-      this.runtime.pods(),
-      this.runtime.allPodUids(),
-      this.dirs.list(),
-      this.podCgroups(),
-    ]);
-    const d = decideOrphans({ allSourcesReady, desired, workers, runtimePods, runtimeUids, podDirectories, podCgroups });
+    const passStart = this.clock.now();
+    const { workers } = this.nodeState.mirrored();
+    const [listing, podDirectories, podCgroups] = await Promise.all([this.runtime.get(), this.dirs.list(), this.podCgroups()]);
+    const d = decideOrphans({ allSourcesReady, desired, workers, runtimePods: listing.pods, runtimeUids: listing.allPodUids, podDirectories, podCgroups });
     const now = this.clock.now();
     const unknown = new Set([...d.orphanedDirectories, ...d.orphanedCgroups.map(([uid]) => uid)]);
     for (const uid of [...this.unknownSince.keys()]) if (!unknown.has(uid)) this.unknownSince.delete(uid);
@@ -146,9 +148,27 @@ export class OrphanedPodCleaner {
       this.unknownSince.set(uid, since);
       return now - since >= this.options.graceMs;
     };
+    const dueDirectories = d.orphanedDirectories.filter(due);
+    const dueCgroups = d.orphanedCgroups.filter(([uid]) => due(uid));
+    const doubtful = [...new Set([...dueDirectories, ...dueCgroups.map(([uid]) => uid)])];
+    let still = new Set<string>();
+    if (doubtful.length > 0) {
+      const [current, fresh] = await Promise.all([this.nodeState.current(doubtful), this.runtime.getNewerThan(passStart)]);
+      const again = decideOrphans({
+        allSourcesReady,
+        desired,
+        workers: new Map(doubtful.flatMap((uid) => { const w = current.workers.get(uid); return w ? [[uid, w] as const] : []; })),
+        runtimePods: fresh.pods,
+        runtimeUids: fresh.allPodUids,
+        podDirectories: dueDirectories,
+        podCgroups: new Map(dueCgroups),
+      });
+      still = new Set([...again.orphanedDirectories, ...again.orphanedCgroups.map(([uid]) => uid)]);
+      for (const uid of doubtful) if (!still.has(uid)) this.unknownSince.delete(uid);
+    }
     const mounted = new Set<string>();
-    for (const uid of d.orphanedDirectories) {
-      if (!due(uid)) continue;
+    for (const uid of dueDirectories) {
+      if (!still.has(uid)) continue;
       const outcome = await this.attempt(uid, 'remove an orphaned pod directory', () => this.removeDirectory(uid));
       if (outcome === 'removed') result.removedDirectories.push(uid);
       else {
@@ -157,9 +177,9 @@ export class OrphanedPodCleaner {
         if (outcome === 'refused') result.refused.push(uid);
       }
     }
-    for (const [uid, name] of d.orphanedCgroups) {
+    for (const [uid, name] of dueCgroups) {
       // Upstream keeps the cgroup while the pod's volumes exist, so that memory-backed ones stay charged to it.
-      if (!due(uid) || mounted.has(uid)) continue;
+      if (!still.has(uid) || mounted.has(uid)) continue;
       const outcome = await this.attempt(uid, 'remove an orphaned pod cgroup', () => this.destroyCgroup(name));
       if (outcome === 'removed') result.destroyedCgroups.push(uid);
     }

@@ -16,12 +16,26 @@ export abstract class PodStore {
   abstract deleteQueue(uid: string): Promise<void>;
 }
 
+/** The pod workers' records and the status manager's statuses, by UID. */
+export interface NodeStateView {
+  workers: ReadonlyMap<string, PodSyncStatusRecord>;
+  statuses: ReadonlyMap<string, PodStatus>;
+}
+
 /** What other services own that the sync loop reads. */
 export abstract class NodeState {
-  /** The pod workers' podSyncStatuses (`workers` bucket). */
+  /** The pod workers' podSyncStatuses (`workers` bucket), each at its value at the call or newer (a listing of the bucket). */
   abstract workerStates(): Promise<Map<string, PodSyncStatusRecord>>;
-  /** The status manager's statuses (`pod-status` bucket), by UID. */
+  /** The status manager's statuses (`pod-status` bucket), by UID, at the call or newer (a listing). */
   abstract podStatuses(): Promise<Map<string, PodStatus>>;
+  /**
+   * Both, as this process's watch-kept mirrors have them: no listing, each
+   * key at most the watch's lag old (docs/adr/0019-kv-mirrors.md). For the
+   * periodic passes, which read again (`current`) the pods they act on.
+   */
+  abstract mirrored(): NodeStateView;
+  /** The records and statuses of `uids` only, each at its value at the call or newer (a get each). */
+  abstract current(uids: readonly string[]): Promise<NodeStateView>;
 }
 
 /** What syncLoop's health gate reads: runtimeState's inputs (@app/kube runtime-state.ts). */

@@ -25,6 +25,7 @@ import { ContainerGarbageCollector } from './container-gc.js';
 import { EVICTION_MONITORING_PERIOD_MS, EvictionManager } from './eviction/eviction-manager.js';
 import { ImageGarbageCollector, RealImageGCManager } from './image-gc.js';
 import { OrphanedPodCleaner } from './orphans.js';
+import { RuntimeCache } from './runtime-cache.js';
 import { ContainerLogFiles, ContainerLogRuntime, HostProcesses, ImageFs, ImageService, NodeHealth, NodePressureStore, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
 import { evictionThresholdsOf, imageGCPolicyOf, nodeInfoOf, type SyncLoopConfig } from './sync-loop.config.js';
 import { SyncLoopChannels } from './sync-loop.controller.js';
@@ -44,7 +45,12 @@ interface OrphanMetrics {
   providers: [
     { provide: Clock, useClass: SystemClock },
     { provide: PodStore, inject: [SERVICE_CONTEXT, LeaderFence], useFactory: (ctx: ServiceContext, fence: LeaderFence) => new KvPodStore(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME, fence) },
-    { provide: NodeState, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvNodeState(bucketOf(ctx, 'workers'), bucketOf(ctx, 'podStatus'), ctx.config.NODE_NAME) },
+    {
+      provide: KvNodeState,
+      inject: [SERVICE_CONTEXT, Clock, SERVICE_LOGGER],
+      useFactory: (ctx: ServiceContext, clock: Clock, logger: Logger) => new KvNodeState(bucketOf(ctx, 'workers'), bucketOf(ctx, 'podStatus'), ctx.config.NODE_NAME, clock, logger.child({ component: 'kv-mirror' })),
+    },
+    { provide: NodeState, useExisting: KvNodeState },
     { provide: CriRuntime, inject: [NATS_CONNECTION, SERVICE_CONFIG], useFactory: (nc: NatsConnection, cfg: SyncLoopConfig) => new NatsCriClient(nc, cfg.NODE_NAME, 'sync-loop') },
     {
       provide: NodeHealth,
@@ -58,6 +64,8 @@ interface OrphanMetrics {
       useFactory: (health: NodeHealth, clock: Clock, logger: Logger) => new RuntimeStateUpdater(new RuntimeState(clock), health, clock, logger.child({ component: 'runtime-state' })),
     },
     { provide: RuntimeView, inject: [CriRuntime, SERVICE_CONFIG, LeaderFence], useFactory: (cri: CriRuntime, cfg: SyncLoopConfig, fence: LeaderFence) => new CriRuntimeView(cri, cfg.NODE_NAME, fence) },
+    // The runtime cache housekeeping and the orphan cleanup share: upstream's runtimeCacheRefreshPeriod, the housekeeping period + 1 s.
+    { provide: RuntimeCache, inject: [RuntimeView, Clock, SERVICE_CONFIG], useFactory: (runtime: RuntimeView, clock: Clock, cfg: SyncLoopConfig) => new RuntimeCache(runtime, clock, cfg.HOUSEKEEPING_PERIOD + 1000) },
     {
       provide: SyncLoopOutbox,
       inject: [NatsBus, SERVICE_CONFIG, METRICS_REGISTRY, LeaderFence],
@@ -71,9 +79,9 @@ interface OrphanMetrics {
     { provide: NodePressureStore, inject: [SERVICE_CONTEXT, LeaderFence], useFactory: (ctx: ServiceContext, fence: LeaderFence) => new KvNodePressureStore(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME, fence) },
     {
       provide: SyncLoop,
-      inject: [PodStore, NodeState, RuntimeView, SyncLoopOutbox, EventRecorder, SERVICE_CONFIG, Clock, SERVICE_LOGGER, PodLogs],
-      useFactory: (store: PodStore, state: NodeState, runtime: RuntimeView, out: SyncLoopOutbox, events: EventRecorder, cfg: SyncLoopConfig, clock: Clock, logger: Logger, podLogs: PodLogs) =>
-        new SyncLoop(store, state, runtime, out, events, nodeInfoOf(cfg), clock, logger.child({ component: 'sync-loop' }), { resyncIntervalMs: cfg.SYNC_FREQUENCY, podLogs }),
+      inject: [PodStore, NodeState, RuntimeView, SyncLoopOutbox, EventRecorder, SERVICE_CONFIG, Clock, SERVICE_LOGGER, PodLogs, RuntimeCache],
+      useFactory: (store: PodStore, state: NodeState, runtime: RuntimeView, out: SyncLoopOutbox, events: EventRecorder, cfg: SyncLoopConfig, clock: Clock, logger: Logger, podLogs: PodLogs, runtimePods: RuntimeCache) =>
+        new SyncLoop(store, state, runtime, out, events, nodeInfoOf(cfg), clock, logger.child({ component: 'sync-loop' }), { resyncIntervalMs: cfg.SYNC_FREQUENCY, podLogs, runtimePods }),
     },
     {
       // The eviction manager's summaryProvider: the status manager's /stats/summary reader, over the desired pods.
@@ -151,8 +159,8 @@ interface OrphanMetrics {
     },
     {
       provide: OrphanedPodCleaner,
-      inject: [RuntimeView, NodeState, PodDirectoriesOnDisk, CgroupManager, HostProcesses, Clock, SERVICE_CONFIG, SERVICE_LOGGER],
-      useFactory: (runtime: RuntimeView, state: NodeState, dirs: PodDirectoriesOnDisk, cgroups: CgroupManager, processes: HostProcesses, clock: Clock, cfg: SyncLoopConfig, logger: Logger) =>
+      inject: [RuntimeCache, NodeState, PodDirectoriesOnDisk, CgroupManager, HostProcesses, Clock, SERVICE_CONFIG, SERVICE_LOGGER],
+      useFactory: (runtime: RuntimeCache, state: NodeState, dirs: PodDirectoriesOnDisk, cgroups: CgroupManager, processes: HostProcesses, clock: Clock, cfg: SyncLoopConfig, logger: Logger) =>
         new OrphanedPodCleaner(runtime, state, dirs, cfg.CGROUPS_PER_QOS === 'true' ? cgroups : undefined, processes, clock, logger.child({ component: 'orphans' }), {
           graceMs: cfg.ORPHAN_GRACE_PERIOD,
           ...(cfg.CGROUPS_PER_QOS === 'true' ? { cgroupRoot: cfg.CGROUP_ROOT } : {}),
@@ -181,12 +189,15 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
     @Inject(SERVICE_CONTEXT) private readonly ctx: ServiceContext,
     @Inject(LeaderElector) private readonly leadership: LeaderElector,
+    private readonly nodeState: KvNodeState,
   ) {}
 
   private stopReconnectWatch?: () => void;
 
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
     const { runner } = this;
+    // The `workers` and `pod-status` mirrors the passes read, loaded before the first pass (and before leading).
+    await this.nodeState.start();
     this.health.addReadiness('podManager', () => {
       if (!runner.isActive) return { ok: true, detail: 'standby: not acting' };
       return runner.restored ? { ok: true, detail: `${runner.loop.desiredPods.size} pods; sources ${runner.loop.areSourcesReady ? 'ready' : 'not ready yet'}` } : { ok: false, detail: 'restoring from KV' };
@@ -266,6 +277,7 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     this.stopReconnectWatch?.();
     this.runtimeState.stop();
+    this.nodeState.stop();
     await Promise.all([this.runner.stop(), this.containerLogManager.stop()]);
   }
 }

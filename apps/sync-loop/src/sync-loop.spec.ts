@@ -7,6 +7,7 @@ import { nodeInfoFrom } from '@app/kube';
 import { silentLogger } from '@app/observability';
 import { FakeNodeState, FakeRuntimeView, MemoryPodStore, RecordingOutbox } from './testing.js';
 import { SyncLoop, pastActiveDeadline } from './sync-loop.js';
+import { RuntimeCache } from './runtime-cache.js';
 
 const T0 = Date.UTC(2026, 10, 1, 12, 0, 0);
 
@@ -323,6 +324,106 @@ describe('SyncLoop: housekeeping', () => {
     assert.deepEqual(out.dispatched, [{ uid: 'orphan', updateType: 'SyncPodKill', killPodOptions: { gracePeriodOverride: 1 }, runningPodOnly: true }]);
     assert.deepEqual(out.probers, [{ verb: 'CleanupPods', podUids: ['a'] }]);
     assert.deepEqual(out.statuses.map((s) => `${s.verb}/${s.uid}`), ['RemoveOrphanedStatuses/gone']);
+  });
+});
+
+describe('SyncLoop: housekeeping on the mirrors and the runtime cache (docs/adr/0019-kv-mirrors.md)', () => {
+  const orphan = { uid: 'x', name: 'x', namespace: 'default', running: true };
+  const syncing = { syncedAt: T0 };
+  const finished = { syncedAt: T0, terminatedAt: T0 - 5000, finished: true };
+
+  it('reads no key again when it has nothing to kill or restart', async () => {
+    const { loop, out, runtime, nodeState } = setup();
+    await loop.handlePodUpdate(update('add', pod('a')));
+    loop.handleSourcesReady();
+    runtime.runtimePods = [{ uid: 'a', name: 'pod-a', namespace: 'default', running: true }];
+    nodeState.workers.set('a', syncing);
+    await loop.housekeeping();
+    assert.deepEqual(nodeState.currentReads, []);
+    assert.deepEqual(out.probers, [{ verb: 'CleanupPods', podUids: ['a'] }]);
+  });
+
+  const cases: { name: string; lagging: Map<string, typeof syncing | typeof finished>; workers: Map<string, typeof syncing | typeof finished>; desired: boolean; want: string[] }[] = [
+    {
+      name: 'a runtime pod whose worker record the mirror has not brought yet is not killed (its worker has it)',
+      lagging: new Map(),
+      workers: new Map([['x', syncing]]),
+      desired: false,
+      want: [],
+    },
+    {
+      name: 'a runtime pod no one works, in the mirror and in the bucket, is killed',
+      lagging: new Map(),
+      workers: new Map(),
+      desired: false,
+      want: ['x:SyncPodKill'],
+    },
+    {
+      name: 'a terminated pod added again is not restarted when its worker already runs it again (the mirror still says finished)',
+      lagging: new Map([['x', finished]]),
+      workers: new Map([['x', syncing]]),
+      desired: true,
+      want: [],
+    },
+    {
+      name: 'a terminated pod added again is restarted when the bucket says finished too',
+      lagging: new Map([['x', finished]]),
+      workers: new Map([['x', finished]]),
+      desired: true,
+      want: ['x:SyncPodCreate'],
+    },
+  ];
+  for (const tc of cases) {
+    it(tc.name, async () => {
+      const { loop, out, runtime, nodeState, clock } = setup();
+      if (tc.desired) {
+        await clock.step(1);
+        await loop.handlePodUpdate(update('add', pod('x')));
+      }
+      loop.handleSourcesReady();
+      out.take();
+      if (!tc.desired) runtime.runtimePods = [orphan];
+      nodeState.workers = tc.workers;
+      nodeState.lagging = { workers: tc.lagging };
+      await loop.housekeeping();
+      assert.deepEqual(out.take(), tc.want);
+      assert.deepEqual(nodeState.currentReads, [['x']], 'the pod acted on is read again first');
+    });
+  }
+
+  it('shares one runtime listing per period (the runtime cache) and lists again before it kills', async () => {
+    const clock = new FakeClock(T0);
+    const nodeState = new FakeNodeState();
+    const runtime = new FakeRuntimeView();
+    let listings = 0;
+    const pods = runtime.pods.bind(runtime);
+    runtime.pods = () => {
+      listings++;
+      return pods();
+    };
+    const out = new RecordingOutbox();
+    const loop = new SyncLoop(new MemoryPodStore(), nodeState, runtime, out, new RecordingEventRecorder(), nodeInfoFrom({ name: 'node-a', cpu: '2', memory: '4Gi', maxPods: 3 }), clock, silentLogger(), {
+      resyncIntervalMs: 60_000,
+      runtimePods: new RuntimeCache(runtime, clock, 3000),
+    });
+    loop.handleSourcesReady();
+    runtime.runtimePods = [orphan];
+    await loop.housekeeping();
+    assert.deepEqual(out.take(), ['x:SyncPodKill']);
+    assert.equal(listings, 1, 'a listing made in this pass serves its kill');
+    // The pod is gone; the cache still says it runs: the pass lists again before a kill, and kills nothing.
+    runtime.runtimePods = [];
+    await clock.step(2000);
+    await loop.housekeeping();
+    assert.deepEqual(out.take(), []);
+    assert.equal(listings, 2);
+    // Nothing to kill: the next pass within the period lists nothing.
+    await clock.step(500);
+    await loop.housekeeping();
+    assert.equal(listings, 2);
+    await clock.step(3000);
+    await loop.housekeeping();
+    assert.equal(listings, 3, 'a new listing once the period is over');
   });
 });
 

@@ -36,6 +36,7 @@ import { canAdmitPod, getPodQOS, type AdmitResult, isMirrorPod, pastActiveDeadli
 import type { Logger } from '@app/observability';
 import { decideHousekeeping, isTerminalPhase } from './housekeeping.js';
 import { removeContainerWithLog } from './container-gc.js';
+import { RuntimeCache, type RuntimePods } from './runtime-cache.js';
 import { NodeState, PodStore, RuntimeView, SyncLoopOutbox, type PodLogs } from './ports.js';
 
 /** The kubelet keeps one dead container per container name (MaxPerPodContainer, at least 1). */
@@ -46,6 +47,8 @@ const REPEAT_MS = 30_000;
 export interface SyncLoopOptions {
   /** --sync-frequency: when an admitted pod with no work-queue entry (its work-done lost) is due. */
   resyncIntervalMs: number;
+  /** The runtime cache housekeeping reads (the module's is shared with the orphan cleanup); default: a listing per pass. */
+  runtimePods?: RuntimePods;
   /** Where removed containers' log files go with them (removeContainerLog). */
   podLogs?: PodLogs;
 }
@@ -74,7 +77,11 @@ export class SyncLoop {
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly options: SyncLoopOptions = { resyncIntervalMs: 60_000 },
-  ) {}
+  ) {
+    this.runtimePods = options.runtimePods ?? new RuntimeCache(runtime, clock, 0);
+  }
+
+  private readonly runtimePods: RuntimePods;
 
   /** Loads the podManager and the work queue from KV (again when leading again: what another leader changed). */
   async restore(): Promise<void> {
@@ -294,11 +301,33 @@ export class SyncLoop {
     return toSync;
   }
 
-  /** housekeepingCh: HandlePodCleanups, once every source has delivered. */
+  /**
+   * housekeepingCh: HandlePodCleanups, once every source has delivered.
+   * It reads the `workers` and `pod-status` mirrors and the runtime cache,
+   * as upstream reads the pod workers in memory and its runtime cache; the
+   * pods it would kill or restart are read again first (their records and
+   * statuses by a get each, the runtime by a listing started in this pass),
+   * so a kill or a restart is decided on values no older than the pass.
+   */
   async housekeeping(): Promise<void> {
     if (!this.sourcesReady) return;
-    const [workers, runtimePods, statuses] = await Promise.all([this.nodeState.workerStates(), this.runtime.pods(), this.nodeState.podStatuses()]);
-    const d = decideHousekeeping({ desired: this.pods, workers, runtimePods, statuses });
+    const passStart = this.clock.now();
+    const mirrored = this.nodeState.mirrored();
+    const listing = await this.runtimePods.get();
+    let d = decideHousekeeping({ desired: this.pods, workers: mirrored.workers, runtimePods: listing.pods, statuses: mirrored.statuses });
+    const doubtful = [...new Set([...d.kill.map((rp) => rp.uid), ...d.restart])];
+    if (doubtful.length > 0) {
+      const [current, fresh] = await Promise.all([this.nodeState.current(doubtful), d.kill.length > 0 ? this.runtimePods.getNewerThan(passStart) : Promise.resolve(listing)]);
+      const checked = new Set(doubtful);
+      const again = decideHousekeeping({
+        desired: this.pods,
+        workers: overlay(mirrored.workers, doubtful, current.workers),
+        runtimePods: fresh.pods,
+        statuses: overlay(mirrored.statuses, doubtful, current.statuses),
+      });
+      // Only what was read again is acted on; a pod the fresh listing adds waits for the next pass.
+      d = { ...again, kill: again.kill.filter((rp) => checked.has(rp.uid)), restart: again.restart.filter((uid) => checked.has(uid)) };
+    }
     const now = this.clock.now();
     const start = this.clock.date();
     this.out.prober('CleanupPods', [], d.possiblyRunning);
@@ -400,6 +429,17 @@ export class SyncLoop {
     this.lastSent.set(key, now);
     return false;
   }
+}
+
+/** `base` with the values of `uids` replaced by those of `current` (absent there: absent). */
+function overlay<V>(base: ReadonlyMap<string, V>, uids: readonly string[], current: ReadonlyMap<string, V>): Map<string, V> {
+  const out = new Map(base);
+  for (const uid of uids) {
+    const v = current.get(uid);
+    if (v === undefined) out.delete(uid);
+    else out.set(uid, v);
+  }
+  return out;
 }
 
 /** canAdmitPod; a pod whose quantities cannot be read is refused, not thrown on. */

@@ -1,7 +1,7 @@
 /** Hand-written fakes of the sync loop's ports (ports.ts), for unit tests only. */
 import type { KillPodOptions, NodePressureRecord, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, SourcesSnapshotMessage, StatusVerb, SyncPodType } from '@app/contracts';
 import type { GcContainer, GcSandbox } from './container-gc.js';
-import { ContainerLogFiles, ContainerLogRuntime, HostProcesses, ImageFs, ImageService, NodePressureStore, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopOutbox, type GcImage, type ImageFsStats, type RuntimeContainer, type RuntimePod } from './ports.js';
+import { ContainerLogFiles, ContainerLogRuntime, HostProcesses, ImageFs, ImageService, NodePressureStore, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopOutbox, type GcImage, type ImageFsStats, type NodeStateView, type RuntimeContainer, type RuntimePod } from './ports.js';
 
 export class MemoryPodStore extends PodStore {
   readonly pods = new Map<string, PodRecord>();
@@ -34,14 +34,29 @@ export class MemoryPodStore extends PodStore {
   }
 }
 
+/**
+ * `workers` and `statuses` are the buckets; `lagging`, when set, is what the
+ * mirrors still say (a watch behind the writes); `currentReads` records the
+ * UIDs each `current` read.
+ */
 export class FakeNodeState extends NodeState {
   workers = new Map<string, PodSyncStatusRecord>();
   statuses = new Map<string, PodStatus>();
+  lagging?: { workers?: Map<string, PodSyncStatusRecord>; statuses?: Map<string, PodStatus> };
+  readonly currentReads: string[][] = [];
   workerStates(): Promise<Map<string, PodSyncStatusRecord>> {
     return Promise.resolve(this.workers);
   }
   podStatuses(): Promise<Map<string, PodStatus>> {
     return Promise.resolve(this.statuses);
+  }
+  mirrored(): NodeStateView {
+    return { workers: this.lagging?.workers ?? this.workers, statuses: this.lagging?.statuses ?? this.statuses };
+  }
+  current(uids: readonly string[]): Promise<NodeStateView> {
+    this.currentReads.push([...uids]);
+    const pick = <V>(m: Map<string, V>) => new Map(uids.flatMap((uid) => (m.has(uid) ? [[uid, m.get(uid) as V] as const] : [])));
+    return Promise.resolve({ workers: pick(this.workers), statuses: pick(this.statuses) });
   }
 }
 

@@ -18,6 +18,8 @@ export { NatsBus, RemoteError, isErrorReply } from './bus.js';
 export { JsonKvStore, desiredPodsStore, podStatusStore, probeResultsStore } from './json-kv-store.js';
 export type { JsonKv } from './json-kv-store.js';
 export { kvSnapshot, watchInitialCount } from './kv-snapshot.js';
+export { KvMirror } from './kv-mirror.js';
+export type { KvMirrorOptions, MirrorKv } from './kv-mirror.js';
 export { NatsEventRecorder } from './event-recorder.js';
 export { SharedSettingMismatchError, agreeOnSetting, sharedSettingKey } from './shared-settings.js';
 export type { SettingsKv, SharedSettingRecord } from './shared-settings.js';

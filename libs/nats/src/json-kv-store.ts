@@ -8,6 +8,7 @@ import type { KV } from '@nats-io/kv';
 import type { PodRecord, ProbeResultRecord, VersionedPodStatusRecord } from '@app/contracts';
 import { kvKey } from './buckets.js';
 import { nextSpan } from './headers.js';
+import { KvMirror, type KvMirrorOptions } from './kv-mirror.js';
 import { kvSnapshot } from './kv-snapshot.js';
 import { currentTrace, hopStart, msSince, recordHop } from './trace-context.js';
 import { messageFacts } from './trace-records.js';
@@ -50,11 +51,16 @@ export class JsonKvStore<T> {
    * (docs/adr/0015-tracing.md).
    */
   async put(id: string, value: T): Promise<void> {
+    await this.write(id, value);
+  }
+
+  /** put, resolving to the write's revision (what a mirror of the writer notes: KvMirror.noteWrite). */
+  async write(id: string, value: T): Promise<number> {
     const key = this.key(id);
     const { at, t0 } = hopStart();
     const revision = await this.kv.put(key, JSON.stringify(value));
     const active = currentTrace();
-    if (!active?.podUid) return;
+    if (!active?.podUid) return revision;
     const bucket = (this.kv as { bucket?: unknown }).bucket;
     recordHop({
       kind: 'kv.put',
@@ -67,6 +73,7 @@ export class JsonKvStore<T> {
       durationMs: msSince(t0),
       ...messageFacts(value),
     });
+    return revision;
   }
 
   async delete(id: string): Promise<void> {
@@ -89,6 +96,11 @@ export class JsonKvStore<T> {
   /** Every live value under the prefix. */
   async values(): Promise<T[]> {
     return [...(await this.entries()).values()];
+  }
+
+  /** The same keys kept in memory by one watch (kv-mirror.ts); start() it before reading. */
+  mirror(options: KvMirrorOptions): KvMirror<T> {
+    return new KvMirror<T>(this.kv, this.prefix, options);
   }
 }
 

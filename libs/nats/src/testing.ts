@@ -32,7 +32,7 @@ export class FakeKv implements FakeKvMethods {
   private readonly entries = new Map<string, KvEntry>();
   private revision = 0;
   private readonly failures = new Map<keyof FakeKvMethods, Error>();
-  private readonly watchers = new Set<{ filters: string[]; push: (e: KvWatchEntry) => void }>();
+  private readonly watchers = new Set<{ filters: string[]; push: (e: KvWatchEntry) => void; die: (err?: Error) => void }>();
   /** Every call, as "method key". */
   readonly calls: string[] = [];
 
@@ -104,16 +104,24 @@ export class FakeKv implements FakeKvMethods {
       const queue: KvWatchEntry[] = initial.map((e, i) => ({ ...e, delta: initial.length - 1 - i, isUpdate: false }));
       let wake: (() => void) | undefined;
       let stopped = false;
+      let failure: Error | undefined;
       const watcher = {
         filters,
         push: (e: KvWatchEntry) => {
           queue.push(e);
           wake?.();
         },
+        die: (err?: Error) => {
+          stopped = true;
+          failure = err;
+          this.watchers.delete(watcher);
+          wake?.();
+        },
       };
       this.watchers.add(watcher);
       const next = async (): Promise<IteratorResult<KvWatchEntry>> => {
         while (!stopped && queue.length === 0) await new Promise<void>((r) => (wake = r));
+        if (failure) throw failure;
         const value = stopped ? undefined : queue.shift();
         return value ? { value, done: false } : { value: undefined, done: true };
       };
@@ -131,6 +139,21 @@ export class FakeKv implements FakeKvMethods {
         getReceived: () => 0,
       };
     });
+  }
+
+  /** How many watches are open. */
+  get openWatches(): number {
+    return this.watchers.size;
+  }
+
+  /** Every open watch dies, as a watch whose consumer is gone: its iterator ends, or throws `err`. */
+  killWatches(err?: Error): void {
+    for (const w of [...this.watchers]) w.die(err);
+  }
+
+  /** The key and its DEL marker are gone from the bucket (a purge with no marker kept): a new watch does not see it. */
+  forget(key: string): void {
+    this.entries.delete(key);
   }
 
   /** Only `values` (every key's last entry, DEL markers too) is filled in. */

@@ -7,7 +7,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod, PodRecord, PodSyncStatusRecord, ProbeResultRecord, ProbeType } from '@app/contracts';
+import { FakeClock } from '@app/clock/testing';
 import { FakeKv } from '@app/nats/testing';
+import { silentLogger } from '@app/observability';
 import type { KV } from '@app/nats';
 import { KvDesiredPods } from './kv-desired-pods.js';
 import { KvLeaseStore, replicaToken } from './kv-lease-store.js';
@@ -18,7 +20,7 @@ import { KvWorkerStore } from './kv-worker-store.js';
 describe('KvWorkerStore', () => {
   it('saves, loads and deletes a pod\'s record at <node>.<uid>', async () => {
     const kv = new FakeKv('workers');
-    const store = new KvWorkerStore(kv, 'node-a');
+    const store = new KvWorkerStore(kv, 'node-a', new FakeClock(), silentLogger());
     const rec = { syncedAt: 5 } as unknown as PodSyncStatusRecord;
     await store.save('u1', rec);
     assert.deepEqual(JSON.parse(kv.text('node-a.u1') ?? ''), rec);
@@ -26,7 +28,32 @@ describe('KvWorkerStore', () => {
     await store.delete('u1');
     assert.equal(await store.load('u1'), undefined);
   });
+
+  it('keeps the records in memory from start() on; its own writes are there at once, before its watch brings them', async () => {
+    const kv = new FakeKv('workers');
+    const rec = (syncedAt: number) => ({ syncedAt }) as unknown as PodSyncStatusRecord;
+    await kv.put('node-a.u1', JSON.stringify(rec(1)));
+    await kv.put('node-b.u9', JSON.stringify(rec(9)));
+    const store = new KvWorkerStore(kv, 'node-a', new FakeClock(), silentLogger());
+    await store.start();
+    assert.deepEqual(store.mirrored(), new Map([['u1', rec(1)]]));
+    const saved = rec(2);
+    await store.save('u2', saved);
+    saved.syncedAt = 3;
+    assert.deepEqual(store.mirrored(), new Map([['u1', rec(1)], ['u2', rec(2)]]), 'its own write, as written');
+    await store.delete('u1');
+    assert.deepEqual(store.mirrored(), new Map([['u2', rec(2)]]));
+    await kv.put('node-a.u3', JSON.stringify(rec(3)));
+    await settle();
+    assert.deepEqual(store.mirrored(), new Map([['u2', rec(2)], ['u3', rec(3)]]), 'another replica\'s write, from the watch');
+    store.stop();
+    assert.equal(kv.openWatches, 0);
+  });
 });
+
+const settle = async () => {
+  for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
+};
 
 describe('KvDesiredPods', () => {
   it('reads the sync loop\'s pods of its node by UID', async () => {
@@ -35,7 +62,15 @@ describe('KvDesiredPods', () => {
     await kv.put('node-a.pod.u1', JSON.stringify(rec));
     await kv.put('node-a.queue.u1', JSON.stringify({ dueAt: 1 }));
     await kv.put('node-b.pod.u2', JSON.stringify(rec));
-    assert.deepEqual(await new KvDesiredPods(kv, 'node-a').all(), new Map([['u1', rec]]));
+    const desired = new KvDesiredPods(kv, 'node-a', new FakeClock(), silentLogger());
+    assert.deepEqual(await desired.all(), new Map([['u1', rec]]));
+    assert.deepEqual(await desired.get('u1'), rec);
+    await desired.start();
+    assert.deepEqual(desired.mirrored(), new Map([['u1', rec]]), 'the mirror: the pods only, not the work queue');
+    await kv.delete('node-a.pod.u1');
+    await settle();
+    assert.deepEqual(desired.mirrored(), new Map());
+    desired.stop();
   });
 });
 

@@ -2,7 +2,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PodRecord, PodSyncStatusRecord, VersionedPodStatusRecord } from '@app/contracts';
+import { FakeClock } from '@app/clock/testing';
 import { NotLeaderError } from '@app/nats';
+import { silentLogger } from '@app/observability';
 import { FakeKv, FakeLeaderFence } from '@app/nats/testing';
 import { KvNodeState } from './kv-node-state.js';
 import { KvPodStore } from './kv-pod-store.js';
@@ -49,8 +51,31 @@ describe('KvNodeState', () => {
     await workers.put('node-a.u1', JSON.stringify(rec));
     await statuses.put('node-a.u1', JSON.stringify(status));
     await statuses.put('node-b.u2', JSON.stringify(status));
-    const state = new KvNodeState(workers, statuses, 'node-a');
+    const state = new KvNodeState(workers, statuses, 'node-a', new FakeClock(), silentLogger());
     assert.deepEqual(await state.workerStates(), new Map([['u1', rec]]));
     assert.deepEqual(await state.podStatuses(), new Map([['u1', { phase: 'Running' }]]));
+    assert.deepEqual(await state.current(['u1', 'u2']), { workers: new Map([['u1', rec]]), statuses: new Map([['u1', { phase: 'Running' }]]) });
+  });
+
+  it('keeps both buckets in memory through one watch each, from start() on', async () => {
+    const workers = new FakeKv('workers');
+    const statuses = new FakeKv('pod-status');
+    const rec = (syncedAt: number) => ({ syncedAt }) as unknown as PodSyncStatusRecord;
+    const status = { status: { phase: 'Running' }, version: 3 } as unknown as VersionedPodStatusRecord;
+    await workers.put('node-a.u1', JSON.stringify(rec(1)));
+    await statuses.put('node-a.u1', JSON.stringify(status));
+    const state = new KvNodeState(workers, statuses, 'node-a', new FakeClock(), silentLogger());
+    assert.throws(() => state.mirrored(), /has not loaded yet/);
+    await state.start();
+    assert.deepEqual(state.mirrored(), { workers: new Map([['u1', rec(1)]]), statuses: new Map([['u1', { phase: 'Running' }]]) });
+    await workers.put('node-a.u2', JSON.stringify(rec(2)));
+    await statuses.delete('node-a.u1');
+    for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
+    assert.deepEqual(state.mirrored(), { workers: new Map([['u1', rec(1)], ['u2', rec(2)]]), statuses: new Map() });
+    const before = workers.calls.length;
+    state.mirrored();
+    assert.equal(workers.calls.length, before, 'a read of the mirror asks the bucket nothing');
+    state.stop();
+    assert.equal(workers.openWatches + statuses.openWatches, 0);
   });
 });

@@ -1,21 +1,56 @@
+import type { Clock } from '@app/clock';
 import type { PodStatus, PodSyncStatusRecord, VersionedPodStatusRecord } from '@app/contracts';
-import { JsonKvStore, podStatusStore, type JsonKv } from '@app/nats';
-import { NodeState } from '../ports.js';
+import { JsonKvStore, podStatusStore, type JsonKv, type KvMirror } from '@app/nats';
+import type { Logger } from '@app/observability';
+import { NodeState, type NodeStateView } from '../ports.js';
 
-/** The `workers` and `pod-status` buckets, read only: `<node>.<uid>` in each. */
+/**
+ * The `workers` and `pod-status` buckets, read only: `<node>.<uid>` in each.
+ * Each is also kept in memory by one watch (KvMirror), started by start()
+ * before the first pass reads it.
+ */
 export class KvNodeState extends NodeState {
   private readonly workers: JsonKvStore<PodSyncStatusRecord>;
   private readonly statuses: JsonKvStore<VersionedPodStatusRecord>;
+  private readonly workersMirror: KvMirror<PodSyncStatusRecord>;
+  private readonly statusesMirror: KvMirror<VersionedPodStatusRecord>;
 
-  constructor(workers: JsonKv, statuses: JsonKv, node: string) {
+  constructor(workers: JsonKv, statuses: JsonKv, node: string, clock: Clock, logger: Logger) {
     super();
     this.workers = new JsonKvStore(workers, node);
     this.statuses = podStatusStore(statuses, node);
+    this.workersMirror = this.workers.mirror({ clock, logger, bucket: 'workers' });
+    this.statusesMirror = this.statuses.mirror({ clock, logger, bucket: 'pod-status' });
   }
+
+  /** Opens both watches; resolves once both mirrors hold what the buckets held. */
+  async start(): Promise<void> {
+    await Promise.all([this.workersMirror.start(), this.statusesMirror.start()]);
+  }
+
+  stop(): void {
+    this.workersMirror.stop();
+    this.statusesMirror.stop();
+  }
+
   workerStates(): Promise<Map<string, PodSyncStatusRecord>> {
     return this.workers.entries();
   }
   async podStatuses(): Promise<Map<string, PodStatus>> {
     return new Map([...(await this.statuses.entries())].map(([uid, r]) => [uid, r.status]));
+  }
+  mirrored(): NodeStateView {
+    return { workers: this.workersMirror.entries(), statuses: new Map([...this.statusesMirror.entries()].map(([uid, r]) => [uid, r.status])) };
+  }
+  async current(uids: readonly string[]): Promise<NodeStateView> {
+    const [workers, statuses] = await Promise.all([Promise.all(uids.map((uid) => this.workers.get(uid))), Promise.all(uids.map((uid) => this.statuses.get(uid)))]);
+    const out = { workers: new Map<string, PodSyncStatusRecord>(), statuses: new Map<string, PodStatus>() };
+    uids.forEach((uid, i) => {
+      const w = workers[i];
+      const s = statuses[i];
+      if (w) out.workers.set(uid, w);
+      if (s) out.statuses.set(uid, s.status);
+    });
+    return out;
   }
 }

@@ -1,0 +1,207 @@
+/**
+ * A KV bucket's JSON documents under a prefix, kept in memory by one watch:
+ * the periodic passes (the sync loop's housekeeping, each pod-worker
+ * replica's shard reconciliation) read it instead of listing the bucket
+ * every period (docs/adr/0019-kv-mirrors.md). Upstream's HandlePodCleanups
+ * reads the pod workers' state in memory; a split kubelet reads a mirror.
+ *
+ *   start()   the watch opened; resolves once every key there at its
+ *             creation is in (watchInitialCount): reads before that throw
+ *   updates   each write applied as it comes, in the bucket's order
+ *   dies      the watch ended or failed without stop(): logged, a new watch
+ *             opened after `retryMs`, its initial values read into a fresh
+ *             map that replaces the old one once complete (keys deleted and
+ *             purged meanwhile go); the old map serves reads until then
+ *   noteWrite the writer's own write (put or delete), applied at once: a
+ *             process sees what it wrote without waiting for its watch
+ *
+ * What a read gives: every key at a value it had at most the watch's lag
+ * ago (milliseconds while NATS keeps up; while a watch is re-created, the
+ * time since it died). A decision that must not act on an older value than
+ * the one at the call (a kill, a purge, a restart) reads those keys again
+ * with a get (JsonKvStore.get) before it acts.
+ *
+ * Revisions order the writes: a watch entry older than what the mirror has
+ * for its key (its own write noted first) is ignored.
+ */
+import type { Clock } from '@app/clock';
+import type { Logger } from '@app/observability';
+import type { KV, KvWatchEntry } from '@nats-io/kv';
+import type { QueuedIterator } from '@nats-io/transport-node';
+import { watchInitialCount } from './kv-snapshot.js';
+
+/** What a mirror uses of a bucket. */
+export type MirrorKv = Pick<KV, 'watch'>;
+
+export interface KvMirrorOptions {
+  clock: Clock;
+  logger: Pick<Logger, 'info' | 'warn'>;
+  /** The bucket's name, for the logs. */
+  bucket: string;
+  /** How long after a watch died (or could not be opened) the next one is opened; default 1 s. */
+  retryMs?: number;
+}
+
+/** A key's last known value (undefined: deleted, noted at `at`) and its revision. */
+interface Slot<T> {
+  value: T | undefined;
+  revision: number;
+  at?: number;
+}
+
+/**
+ * How long a deleted key's revision is kept: a put of this process answered
+ * after the delete's entry came must not bring the key back (far above any
+ * request's deadline); after that the key is forgotten, so pods deleted
+ * over a node's life do not pile up.
+ */
+const TOMBSTONE_KEEP_MS = 60_000;
+
+const decoder = new TextDecoder();
+
+export class KvMirror<T> {
+  /** The key prefix, without the trailing dot (as JsonKvStore's). */
+  readonly prefix: string;
+  private slots = new Map<string, Slot<T>>();
+  /** The map a re-created watch fills while `slots` still serves reads. */
+  private loading?: Map<string, Slot<T>>;
+  private loaded = false;
+  private started = false;
+  private stopped = false;
+  private watch?: QueuedIterator<KvWatchEntry>;
+  private retry?: AbortController;
+  private firstLoad!: Promise<void>;
+  private markLoaded: () => void = () => undefined;
+  /** How many watches were opened (the first included): a test sees a re-creation. */
+  watches = 0;
+
+  constructor(
+    private readonly kv: MirrorKv,
+    prefix: string,
+    private readonly options: KvMirrorOptions,
+  ) {
+    this.prefix = prefix;
+    this.firstLoad = new Promise<void>((resolve) => (this.markLoaded = resolve));
+  }
+
+  /** Opens the watch (once); resolves when its initial values are in. A failure is retried, never thrown. */
+  start(): Promise<void> {
+    if (!this.started) {
+      this.started = true;
+      void this.run();
+    }
+    return this.firstLoad;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.watch?.stop();
+    this.retry?.abort();
+  }
+
+  /** Whether the initial values are in. */
+  get ready(): boolean {
+    return this.loaded;
+  }
+
+  /** Every live value, by the rest of its key (as JsonKvStore.entries, at the watch's lag). */
+  entries(): Map<string, T> {
+    this.mustBeLoaded();
+    const out = new Map<string, T>();
+    const now = this.options.clock.now();
+    for (const [id, s] of this.slots) {
+      if (s.value !== undefined) out.set(id, s.value);
+      else if (now - (s.at ?? now) >= TOMBSTONE_KEEP_MS) this.slots.delete(id);
+    }
+    return out;
+  }
+
+  /** One value, at the watch's lag. */
+  get(id: string): T | undefined {
+    this.mustBeLoaded();
+    return this.slots.get(id)?.value;
+  }
+
+  /**
+   * The writer's own write, made: `value` undefined for a delete. `revision`
+   * is what the put answered; a delete has none, so it stands above what
+   * the mirror had and below the delete's own entry, which comes later.
+   */
+  noteWrite(id: string, value: T | undefined, revision?: number): void {
+    for (const map of [this.slots, this.loading]) {
+      if (!map) continue;
+      const known = map.get(id)?.revision ?? 0;
+      const at = revision ?? known + 0.5;
+      if (at > known) map.set(id, { value, revision: at, ...(value === undefined ? { at: this.options.clock.now() } : {}) });
+    }
+  }
+
+  private mustBeLoaded(): void {
+    if (!this.loaded) throw new Error(`the mirror of ${this.options.bucket} ${this.prefix}.> has not loaded yet`);
+  }
+
+  /** Watches until stopped, opening a new watch whenever one dies. */
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      let why: string;
+      try {
+        await this.follow();
+        why = 'ended';
+      } catch (err) {
+        why = (err as Error).message;
+      }
+      this.loading = undefined;
+      if (this.stopped) return;
+      this.options.logger.warn({ bucket: this.options.bucket, prefix: this.prefix, err: why }, 'the KV watch of a mirror died: re-created, the mirror read again');
+      this.retry = new AbortController();
+      await this.options.clock.sleep(this.options.retryMs ?? 1000, this.retry.signal).catch(() => undefined);
+    }
+  }
+
+  /** One watch: its initial values into a fresh map (swapped in once complete), then every write. */
+  private async follow(): Promise<void> {
+    const watch = await this.kv.watch({ key: `${this.prefix}.>` });
+    this.watches++;
+    this.watch = watch;
+    if (this.stopped) {
+      watch.stop();
+      return;
+    }
+    try {
+      const initial = await watchInitialCount(watch);
+      const fresh = new Map<string, Slot<T>>();
+      this.loading = fresh;
+      let applied = 0;
+      if (initial === 0) this.swapIn(fresh);
+      for await (const e of watch) {
+        this.apply(applied < initial ? fresh : this.slots, e);
+        if (++applied === initial) this.swapIn(fresh);
+      }
+    } finally {
+      watch.stop();
+    }
+  }
+
+  private swapIn(fresh: Map<string, Slot<T>>): void {
+    this.slots = fresh;
+    this.loading = undefined;
+    if (!this.loaded) {
+      this.loaded = true;
+      this.markLoaded();
+      this.options.logger.info({ bucket: this.options.bucket, prefix: this.prefix, keys: fresh.size }, 'KV mirror loaded');
+    }
+  }
+
+  private apply(map: Map<string, Slot<T>>, e: KvWatchEntry): void {
+    const id = e.key.slice(this.prefix.length + 1);
+    if ((map.get(id)?.revision ?? 0) > e.revision) return;
+    let value: T | undefined;
+    try {
+      value = e.operation === 'PUT' && e.value.length > 0 ? (JSON.parse(decoder.decode(e.value)) as T) : undefined;
+    } catch (err) {
+      // A document no reader can parse is as good as absent (JsonKvStore.entries would throw on it every pass).
+      this.options.logger.warn({ bucket: this.options.bucket, key: e.key, err: (err as Error).message }, 'KV mirror: a value is not JSON: left out');
+    }
+    map.set(id, value === undefined ? { value, revision: e.revision, at: this.options.clock.now() } : { value, revision: e.revision });
+  }
+}
