@@ -5,7 +5,7 @@
  * RunPodSandbox calls in flight). containerd does that work no faster for
  * being given all of it at once: on this 2-core machine it started 100 such
  * pods in 7.6 s with 2 to 8 at a time, 9.5 s with 16 and 12.1 s with all
- * 100 (docs/adr/0019-burst-concurrency.md); with all at once every pod also
+ * 100 (docs/adr/0020-burst-concurrency.md); with all at once every pod also
  * waits for the whole burst, where a bounded queue lets the first ones run
  * within a fraction of a second. cri-gateway is the one process on the CRI
  * socket, so the bound is the node's, however many pod-worker replicas there
