@@ -69,8 +69,12 @@ export interface AgentFigures {
   description: string;
   /** P1: manifest written -> Running and Ready in the read API, one pod after another, ms. */
   p1: Distribution;
-  /** P2: `pods` manifests written at once -> every pod Running and Ready: the whole burst, and each pod's time, ms. */
-  p2: { pods: number; totalMs: number; perPod: Distribution };
+  /**
+   * P2: `pods` manifests written at once -> every pod Running and Ready: the whole burst, and each pod's time, ms;
+   * and where the CPU went during it: the machine's busy share (of all its cores) and each agent process's CPU seconds
+   * (the rest of the busy time is containerd, its shims, runc and the containers).
+   */
+  p2: { pods: number; totalMs: number; perPod: Distribution; cpu?: { machineBusyPercent: number; processes: { name: string; cpuSeconds: number }[] } };
   /** P3: `pods` pods running, `seconds` long: the agent's processes (containerd excluded). */
   p3: { pods: number; seconds: number; cpuPercent: number; rssMb: number; pssMb?: number; processes: ProcessFootprint[] };
   /** P5: each process's cold start to ready, ms (several runs: each run's time). */
@@ -141,6 +145,10 @@ export function markdownTable(r: BenchResult): string {
     }
     notes.push(`- ${n}: ${a.description}`);
     notes.push(`  - P3 per process (CPU / RSS${a.p3.pssMb === undefined ? '' : ' / PSS'}): ${a.p3.processes.map((p) => `${p.name} ${p.cpuPercent.toFixed(1)} % / ${Math.round(p.rssMb)} MB${p.pssMb === undefined ? '' : ` / ${Math.round(p.pssMb)} MB`}`).join(', ')}`);
+    if (a.p2.cpu) {
+      const own = a.p2.cpu.processes.reduce((x, p) => x + p.cpuSeconds, 0);
+      notes.push(`  - P2 CPU during the burst: the machine ${a.p2.cpu.machineBusyPercent.toFixed(0)} % busy (of all cores); the agent's processes ${own.toFixed(1)} s of CPU (${a.p2.cpu.processes.map((p) => `${p.name} ${p.cpuSeconds.toFixed(1)} s`).join(', ')}), the rest containerd, its shims and runc`);
+    }
     if (a.p3.pssMb !== undefined) notes.push(`  - P3 PSS of all processes (each shared page counted once): ${Math.round(a.p3.pssMb)} MB`);
     notes.push(`  - P5 (${a.p5.readiness}): ${Object.entries(a.p5.services).map(([s, xs]) => `${s} ${xs.map((x) => ms(x)).join(', ')}`).join('; ')}`);
   }
