@@ -13,6 +13,11 @@ export const criGatewayConfigSchema = {
   // Callers send their own deadline with each call (Cri-Timeout-Ms); these serve calls that carry none (curl over HTTP).
   RUNTIME_REQUEST_TIMEOUT: env.duration({ default: 120_000, describe: 'deadline of CRI calls that change the runtime, for calls that send none (callers\' own come first)' }),
   RUNTIME_LIST_TIMEOUT: env.duration({ default: 30_000, describe: 'deadline of CRI reads (list, status, stats, version), for calls that send none' }),
+  RUNTIME_CHANGE_CONCURRENCY: env.int({
+    default: 4,
+    min: 0,
+    describe: 'CRI calls that make or unmake sandboxes and containers (RunPodSandbox, CreateContainer, StartContainer, StopPodSandbox, RemovePodSandbox, RemoveContainer) sent to the runtime at once, the rest queued, teardown first (0: no bound)',
+  }),
   IMAGE_PULL_TIMEOUT: env.duration({ default: 120_000, describe: 'deadline of PullImage, for calls that send none' }),
 };
 

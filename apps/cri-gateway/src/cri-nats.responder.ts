@@ -10,7 +10,7 @@
  * on its reply subject at that interval until the answer, so that it can
  * tell a long call from a gateway that died under it.
  */
-import { headers as natsHeaders, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { Clock, SystemClock, type Timer } from '@app/clock';
 import { MessageError, Subjects, parseJson } from '@app/contracts';
 import { CRI_PROGRESS_HEADER, CRI_TIMEOUT_HEADER, CriError, parseCriProgress, parseCriTimeout, type CriService } from '@app/cri';
@@ -20,6 +20,18 @@ import { toErrorReply } from '@app/service';
 import type { CriGateway } from './gateway.js';
 
 const enc = new TextEncoder();
+
+/** The header block of a sign of progress: made when a call first lasts an interval (most never do), then kept. */
+const progressHeaderBlocks = new Map<number, MsgHdrs>();
+function progressHeaders(intervalMs: number): MsgHdrs {
+  let h = progressHeaderBlocks.get(intervalMs);
+  if (!h) {
+    h = natsHeaders();
+    h.set(CRI_PROGRESS_HEADER, String(intervalMs));
+    if (progressHeaderBlocks.size < 16) progressHeaderBlocks.set(intervalMs, h);
+  }
+  return h;
+}
 
 export class CriNatsResponder {
   private readonly subs: Subscription[] = [];
@@ -73,14 +85,12 @@ export class CriNatsResponder {
   private showProgress(msg: Msg): Timer | undefined {
     const intervalMs = parseCriProgress(msg.headers?.get(CRI_PROGRESS_HEADER));
     if (!msg.reply || intervalMs === undefined) return undefined;
-    const h = natsHeaders();
-    h.set(CRI_PROGRESS_HEADER, String(intervalMs));
     let timer: Timer | undefined;
     let cancelled = false;
     const beat = () => {
       if (cancelled) return;
       try {
-        msg.respond(new Uint8Array(0), { headers: h });
+        msg.respond(new Uint8Array(0), { headers: progressHeaders(intervalMs) });
       } catch {
         // The connection is closing: the caller will see the call stall.
       }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import { CriError, type ContainerEventResponse, type CriService } from '@app/cri';
 import { CriGateway } from './gateway.js';
+import { RuntimeChanges } from './runtime-changes.js';
 import { RuntimeMetrics } from './ports.js';
 import { RuntimeConnection, type EventStream } from './ports.js';
 
@@ -151,5 +152,27 @@ describe('CriGateway: results, errors and metrics', () => {
     conn.answer = () => Promise.reject(new CriError('Unknown', 'failed to setup network'));
     await assert.rejects(gw.call('runtime', 'RunPodSandbox', { config: { metadata: { name: 'p', namespace: 'd', uid: 'u' } }, runtimeHandler: 'runc' }));
     assert.deepEqual(metrics.sandboxes, [{ handler: 'runc', failed: true }]);
+  });
+});
+
+describe('CriGateway: runtime changes wait for a slot (RUNTIME_CHANGE_CONCURRENCY)', () => {
+  it('a second RunPodSandbox is sent once the first is answered, with its deadline less the wait; reads are not held', async () => {
+    const conn = new FakeConnection();
+    const clock = new FakeClock(0);
+    const gw = new CriGateway(conn, timeouts, new RecordingMetrics(), clock, new RuntimeChanges(1, clock));
+    const answers: (() => void)[] = [];
+    conn.answer = (s) => (s.method === 'RunPodSandbox' ? new Promise((r) => answers.push(() => r({ podSandboxId: 'sb' }))) : Promise.resolve({ containers: [] }));
+    const sandbox = { config: { metadata: { name: 'p', namespace: 'd', uid: 'u' } } };
+    const first = gw.call('runtime', 'RunPodSandbox', sandbox);
+    const second = gw.call('runtime', 'RunPodSandbox', sandbox);
+    await gw.call('runtime', 'ListContainers', {});
+    assert.deepEqual(conn.sent.map((s) => s.method), ['RunPodSandbox', 'ListContainers'], 'the second sandbox waits; the read does not');
+    await clock.step(3000);
+    answers[0]?.();
+    await first;
+    await clock.step(0);
+    assert.deepEqual(conn.sent.map((s) => [s.method, s.deadlineMs]), [['RunPodSandbox', 120_000], ['ListContainers', 30_000], ['RunPodSandbox', 117_000]]);
+    answers[1]?.();
+    await second;
   });
 });

@@ -10,10 +10,14 @@
  * NatsCriClient call: the kubelet's own request and pull timeouts travel with
  * the call, as a Go context's deadline does in grpc-timeout); the gateway's
  * own timeouts only serve callers that send none (curl over HTTP).
+ *
+ * Calls that make or unmake sandboxes and containers wait for one of a few
+ * slots first (runtime-changes.ts): the node's bound on them.
  */
 import { Clock } from '@app/clock';
 import { CriError, checkRequest, deadlineMs, decodeRequest, encodeResponse, methodInfo, type CriService, type CriTimeouts } from '@app/cri';
 import { RuntimeConnection, RuntimeMetrics } from './ports.js';
+import type { RuntimeChanges } from './runtime-changes.js';
 
 
 export class CriGateway {
@@ -23,6 +27,8 @@ export class CriGateway {
     private readonly timeouts: CriTimeouts,
     private readonly metrics: RuntimeMetrics,
     private readonly clock: Clock,
+    /** The bound on runtime changes in flight (none when not given). */
+    private readonly changes?: RuntimeChanges,
   ) {}
 
   /**
@@ -44,7 +50,8 @@ export class CriGateway {
     const started = this.clock.now();
     let failed = false;
     try {
-      return encodeResponse(service, method, await this.connection.unary(service, method, message, deadline));
+      const send = (ms: number) => this.connection.unary(service, method, message, ms);
+      return encodeResponse(service, method, await (this.changes ? this.changes.run(method, deadline, send) : send(deadline)));
     } catch (err) {
       failed = true;
       throw err instanceof CriError ? err : new CriError('Unknown', (err as Error).message);

@@ -198,6 +198,39 @@ describe('PodContainerManager: UpdateQOSCgroups', () => {
     assert.equal(cgroups.cgroups.get('/kubepods/burstable')?.cpuShares, 256);
   });
 
+  it('updates asked while one runs share one more run after it: a burst of 20 pod cgroups reads the active pods twice, and the shares count every pod', async () => {
+    const cgroups = new FakeCgroupManager();
+    const pods = Array.from({ length: 20 }, (_, i) => pod([c('a', { cpu: '100m' })], undefined, `p${i}`));
+    let reads = 0;
+    const pcm = new PodContainerManager(cgroups, { ...DEFAULT_RESOURCE_CONFIG_OPTIONS, cgroupRoot: '/' }, { activePods: () => (reads++, new Promise<Pod[]>((r) => setImmediate(() => r(pods)))) });
+    await Promise.all(pods.map((p) => pcm.ensureExists(p)));
+    assert.equal(reads, 2, 'the first update, and one for every caller that came while it ran');
+    assert.equal(cgroups.cgroups.get('/kubepods/burstable')?.cpuShares, 2048, '20 × 100m');
+    for (const p of pods) assert.ok(await pcm.exists(p));
+    await pcm.updateQOSCgroups();
+    assert.equal(reads, 3, 'a later call reads again');
+  });
+
+  it('the QoS tree is made once for many pods, and again after a pod cgroup could not be made', async () => {
+    const made: string[] = [];
+    let failPods = 0;
+    const cgroups = new (class extends FakeCgroupManager {
+      override create(name: string[], resources: ResourceConfig): Promise<void> {
+        const key = `/${name.join('/')}`;
+        if (key.includes('/pod') && failPods > 0) return (failPods--, Promise.reject(new Error(`mkdir ${key}: ENOENT`)));
+        made.push(key);
+        return super.create(name, resources);
+      }
+    })();
+    const pcm = new PodContainerManager(cgroups, { ...DEFAULT_RESOURCE_CONFIG_OPTIONS, cgroupRoot: '/' });
+    for (let i = 0; i < 5; i++) await pcm.ensureExists(pod([c('a', { cpu: '100m' })], undefined, `p${i}`));
+    assert.deepEqual(made.filter((k) => !k.includes('/pod')), ['/kubepods', '/kubepods/burstable', '/kubepods/besteffort'], 'the tree once for five pods');
+    failPods = 1;
+    await pcm.ensureExists(pod([c('a', { cpu: '100m' })], undefined, 'p5'));
+    assert.deepEqual(made.filter((k) => !k.includes('/pod')).length, 6, 'made again before the retry');
+    assert.ok(await pcm.exists(pod([c('a', { cpu: '100m' })], undefined, 'p5')));
+  });
+
   it('a failed update is reported, and the pod cgroup is made all the same', async () => {
     const cgroups = new FakeCgroupManager();
     const errors: string[] = [];

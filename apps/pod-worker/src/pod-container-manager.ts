@@ -168,6 +168,12 @@ export interface QosInputs {
  * minimum shares, as qosContainerManager.Start).
  */
 export class PodContainerManager {
+  /** The UpdateQOSCgroups running, and the one queued behind it (see updateQOSCgroups). */
+  private qosRunning?: Promise<void>;
+  private qosNext?: Promise<void>;
+  /** The QoS tree, made (see ensureExists). */
+  private qosTree?: Promise<void>;
+
   constructor(
     private readonly cgroups: CgroupManager,
     private readonly options: PodContainerManagerOptions,
@@ -180,7 +186,25 @@ export class PodContainerManager {
    * a pod is stopped; here after its cgroup is destroyed). Any replica may
    * run it: each writes what the one `pods` bucket says.
    */
-  async updateQOSCgroups(): Promise<void> {
+  updateQOSCgroups(): Promise<void> {
+    if (!this.qos) return Promise.resolve();
+    // Calls coalesce: while an update runs (it may have read the active pods before this caller's change), the callers
+    // share one more that starts once it ends. A burst of pod starts reads the `pods` bucket twice, not once per pod.
+    if (!this.qosRunning) {
+      const run = this.updateQOSCgroupsOnce().finally(() => {
+        if (this.qosRunning === run) this.qosRunning = undefined;
+      });
+      this.qosRunning = run;
+      return run;
+    }
+    this.qosNext ??= this.qosRunning.then(() => {
+      this.qosNext = undefined;
+      return this.updateQOSCgroups();
+    });
+    return this.qosNext;
+  }
+
+  private async updateQOSCgroupsOnce(): Promise<void> {
     if (!this.qos) return;
     try {
       const shares = qosCpuShares(await this.qos.activePods());
@@ -203,14 +227,39 @@ export class PodContainerManager {
     return this.cgroups.exists(podCgroupName(pod, this.options.cgroupRoot));
   }
 
-  /** EnsureExists: the QoS tree, then the pod's cgroup with ResourceConfigForPod. */
+  /**
+   * EnsureExists: the QoS tree, then the pod's cgroup with ResourceConfigForPod. The tree is made once per process
+   * (qosContainerManager.Start makes it once at the kubelet's start), and again when the pod's cgroup cannot be made
+   * (someone removed a parent): every pod of a burst making it anew was about 100 file operations each, queued on
+   * libuv's four threads.
+   */
   async ensureExists(pod: Pod): Promise<void> {
     const root = this.options.cgroupRoot;
-    await this.cgroups.create(qosCgroupName(root, 'Guaranteed'), {});
-    await this.cgroups.create(qosCgroupName(root, 'Burstable'), {});
-    await this.cgroups.create(qosCgroupName(root, 'BestEffort'), { cpuShares: MIN_SHARES });
+    await this.ensureQosTree();
     await this.updateQOSCgroups();
-    await this.cgroups.create(podCgroupName(pod, root), resourceConfigForPod(pod, this.options));
+    const name = podCgroupName(pod, root);
+    const resources = resourceConfigForPod(pod, this.options);
+    try {
+      await this.cgroups.create(name, resources);
+    } catch {
+      this.qosTree = undefined;
+      await this.ensureQosTree();
+      await this.cgroups.create(name, resources);
+    }
+  }
+
+  /** qosContainerManager.Start: the three QoS parents (BestEffort's with the minimum shares); once, unless it failed. */
+  private ensureQosTree(): Promise<void> {
+    const root = this.options.cgroupRoot;
+    this.qosTree ??= (async () => {
+      await this.cgroups.create(qosCgroupName(root, 'Guaranteed'), {});
+      await this.cgroups.create(qosCgroupName(root, 'Burstable'), {});
+      await this.cgroups.create(qosCgroupName(root, 'BestEffort'), { cpuShares: MIN_SHARES });
+    })().catch((err: unknown) => {
+      this.qosTree = undefined;
+      throw err;
+    });
+    return this.qosTree;
   }
 
   /**

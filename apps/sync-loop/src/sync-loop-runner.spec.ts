@@ -86,3 +86,31 @@ describe('SyncLoopRunner: only the leader acts', () => {
     assert.deepEqual(ran, ['new', 'new']);
   });
 });
+
+describe('SyncLoopRunner: a tick\'s slow reads off the chain (the eviction manager\'s summary stats)', () => {
+  it('while a tick\'s prepare is pending, handlers run; its step then runs on the chain with what prepare read; a failed prepare is no step, and the ticks go on', async () => {
+    const { clock, runner, ran, step } = setup();
+    runner.activate();
+    const reads: ((v: string) => void)[] = [];
+    let fail = false;
+    runner.every('eviction', 1000, (summary: string) => Promise.resolve(void ran.push(`evict with ${summary}`)), {
+      prepare: () => (fail ? Promise.reject(new Error('DeadlineExceeded')) : new Promise<string>((r) => reads.push(r))),
+    });
+    await clock.step(1000);
+    assert.equal(reads.length, 1, 'the tick is reading');
+    await runner.run('plegCh', step('pleg event'));
+    assert.deepEqual(ran, ['pleg event'], 'a handler does not wait for the read');
+    reads[0]?.('summary 1');
+    await clock.step(0);
+    assert.deepEqual(ran, ['pleg event', 'evict with summary 1']);
+    fail = true;
+    await clock.step(1000);
+    assert.deepEqual(ran, ['pleg event', 'evict with summary 1'], 'no step without its read');
+    fail = false;
+    await clock.step(1000);
+    reads[1]?.('summary 3');
+    await clock.step(0);
+    assert.deepEqual(ran, ['pleg event', 'evict with summary 1', 'evict with summary 3'], 'the next period reads again');
+    await runner.stop();
+  });
+});

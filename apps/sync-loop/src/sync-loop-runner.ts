@@ -67,17 +67,26 @@ export class SyncLoopRunner {
         await fn();
         if (this.lastError.delete(what)) this.logger.info({ what }, 'sync loop step works again');
       } catch (err) {
-        const message = (err as Error).message;
-        if (err instanceof MessageError) this.logger.warn({ what, err: message }, 'dropped a malformed message');
-        else if (this.lastError.get(what) !== message) this.logger.error({ what, err: message }, 'sync loop step failed (logged again only if the error changes)');
-        if (!(err instanceof MessageError)) this.lastError.set(what, message);
+        this.failed(what, err);
       }
     });
     return this.chain;
   }
 
-  /** Runs `fn` every `periodMs` (after the previous run ends) for the rest of the current term; a `gated` tick waits behind `tickGate`. */
-  every(what: string, periodMs: number, fn: () => Promise<unknown>, opts: { gated?: boolean } = {}): void {
+  /** A step's error: logged (a lasting one once, until it changes), never thrown. */
+  private failed(what: string, err: unknown): void {
+    const message = (err as Error).message;
+    if (err instanceof MessageError) this.logger.warn({ what, err: message }, 'dropped a malformed message');
+    else if (this.lastError.get(what) !== message) this.logger.error({ what, err: message }, 'sync loop step failed (logged again only if the error changes)');
+    if (!(err instanceof MessageError)) this.lastError.set(what, message);
+  }
+
+  /**
+   * Runs `fn` every `periodMs` (after the previous run ends) for the rest of the current term; a `gated` tick waits
+   * behind `tickGate`. With `prepare`, each tick first runs `prepare` off the chain (its slow reads, which must not
+   * hold up the loop's handlers), then queues `fn` with its result; a `prepare` that throws is logged as a failed step.
+   */
+  every<T = void>(what: string, periodMs: number, fn: (prepared: T) => Promise<unknown>, opts: { gated?: boolean; prepare?: () => Promise<T> } = {}): void {
     const term = this.term;
     const live = () => this.isActive && this.term === term;
     const tick = () => {
@@ -87,7 +96,14 @@ export class SyncLoopRunner {
         this.timers.push(this.clock.setTimer(wait, tick));
         return;
       }
-      void this.run(what, fn).then(() => {
+      const { prepare } = opts;
+      const step = prepare
+        ? prepare().then(
+            (prepared) => (live() ? this.run(what, () => fn(prepared)) : undefined),
+            (err: unknown) => this.failed(what, err),
+          )
+        : this.run(what, () => fn(undefined as T));
+      void step.then(() => {
         if (live()) this.timers.push(this.clock.setTimer(periodMs, tick));
       });
     };

@@ -260,8 +260,9 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
     runner.every('reconcileWithSources', cfg.SOURCES_RESYNC_PERIOD, () => runner.loop.reconcileWithSources());
     // The container log manager: beside the loop, not on its chain (compressing a log takes a while); not if the term already ended.
     if (runner.isActive) this.containerLogManager.start();
-    // The eviction manager's monitoring loop, on the loop's chain: its choice of pods and its kill are the podManager's.
-    runner.every('eviction', EVICTION_MONITORING_PERIOD_MS, async () => void (await this.evictionManager.synchronize()));
+    // The eviction manager's monitoring loop: its summary stats read off the loop's chain (seconds, under a burst of
+    // pod starts), its choice of pods and its kill on it (they are the podManager's); no summary (logged), no pass.
+    runner.every('eviction', EVICTION_MONITORING_PERIOD_MS, async (summary) => void (summary && (await this.evictionManager.synchronize(summary))), { prepare: () => this.evictionManager.observe() });
   }
 
   private async reconcileAfterReconnect(): Promise<void> {

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { podUidOfCgroup, qosCgroupName } from './cgroup-manager.js';
@@ -21,6 +21,26 @@ const cgroup = (root: string, h: string, path: string, procs: number[] = []) => 
 };
 
 describe('CgroupfsManager (cgroup v1 layout)', () => {
+  it('creates a cgroup in every hierarchy, its missing parents first; a sibling under existing parents, and one that exists, too', async () => {
+    const root = v1Tree();
+    try {
+      const cm = new CgroupfsManager(root);
+      const pod = [...qosCgroupName('/', 'Burstable'), 'poda'];
+      await cm.create(pod, {});
+      assert.equal(await cm.exists(pod), true);
+      for (const h of ['cpu', 'memory']) assert.ok(existsSync(join(root, h, 'kubepods', 'burstable', 'poda')), h);
+      const sibling = [...qosCgroupName('/', 'Burstable'), 'podb'];
+      await cm.create(sibling, {});
+      await cm.create(sibling, {});
+      assert.deepEqual(await cm.children(qosCgroupName('/', 'Burstable')), ['poda', 'podb']);
+      writeFileSync(join(root, 'cpu', 'kubepods', 'burstable', 'podb', 'cpu.shares'), '2');
+      await cm.create(sibling, { cpuShares: 102 });
+      assert.equal(readFileSync(join(root, 'cpu', 'kubepods', 'burstable', 'podb', 'cpu.shares'), 'utf8'), '102', 'the limits written where the file is');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   it('lists the children of a cgroup in any hierarchy, and none of a missing one', async () => {
     const root = v1Tree();
     try {

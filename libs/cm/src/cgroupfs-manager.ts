@@ -18,7 +18,7 @@ const present = (path: string) => access(path).then(() => true, () => false);
 const code = (err: unknown) => (err as NodeJS.ErrnoException).code;
 
 export class CgroupfsManager extends CgroupManager {
-  private layout?: Promise<{ version: 2 } | { version: 1; hierarchies: string[] }>;
+  private layout?: Promise<{ version: 2 } | { version: 1; hierarchies: string[]; cpuset: Set<string> }>;
 
   constructor(private readonly mountRoot = '/sys/fs/cgroup') {
     super();
@@ -34,7 +34,9 @@ export class CgroupfsManager extends CgroupManager {
         if ((await stat(dir)).isDirectory() && (await present(join(dir, 'tasks')))) hierarchies.push(dir);
       }
       if (hierarchies.length === 0) throw new Error(`no cgroup v1 hierarchy and no cgroup v2 under ${this.mountRoot}`);
-      return { version: 1 as const, hierarchies };
+      const cpuset = new Set<string>();
+      for (const h of hierarchies) if (await present(join(h, 'cpuset.cpus'))) cpuset.add(h);
+      return { version: 1 as const, hierarchies, cpuset };
     })();
     return this.layout;
   }
@@ -50,18 +52,31 @@ export class CgroupfsManager extends CgroupManager {
     const layout = await this.detect();
     if (layout.version === 2) return this.createV2(name, resources);
     const files = cgroupFiles(resources, 1);
-    for (const h of layout.hierarchies) {
-      const isCpuset = await present(join(h, 'cpuset.cpus'));
-      for (let depth = 1; depth <= name.length; depth++) {
-        const dir = join(h, ...name.slice(0, depth));
-        await mkdir(dir).catch((err: unknown) => {
-          if (code(err) !== 'EEXIST') throw err;
-        });
-        if (isCpuset) for (const f of ['cpuset.cpus', 'cpuset.mems']) await this.copyIfEmpty(join(dir, f), join(dir, '..', f));
-      }
-      const dir = join(h, ...name);
-      for (const [file, value] of Object.entries(files)) if (await present(join(dir, file))) await writeFile(join(dir, file), value);
-    }
+    // The hierarchies side by side; in each the cgroup's own directory first, its parents walked only when one is
+    // missing (a pod's cgroup: one mkdir per hierarchy instead of one per level).
+    await Promise.all(
+      layout.hierarchies.map(async (h) => {
+        const isCpuset = layout.cpuset.has(h);
+        const dir = join(h, ...name);
+        const made = await mkdir(dir).then(
+          () => true,
+          (err: unknown) => {
+            if (code(err) === 'EEXIST') return true;
+            if (code(err) === 'ENOENT') return false;
+            throw err;
+          },
+        );
+        for (let depth = made ? name.length : 1; depth <= name.length; depth++) {
+          const level = join(h, ...name.slice(0, depth));
+          if (!made)
+            await mkdir(level).catch((err: unknown) => {
+              if (code(err) !== 'EEXIST') throw err;
+            });
+          if (isCpuset) for (const f of ['cpuset.cpus', 'cpuset.mems']) await this.copyIfEmpty(join(level, f), join(level, '..', f));
+        }
+        for (const [file, value] of Object.entries(files)) if (await present(join(dir, file))) await writeFile(join(dir, file), value);
+      }),
+    );
   }
 
   private async createV2(name: CgroupName, resources: ResourceConfig): Promise<void> {

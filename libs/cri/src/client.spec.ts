@@ -11,6 +11,7 @@ import { CRI_PROGRESS_HEADER, CRI_PROGRESS_STALL_MS, CRI_TIMEOUT_HEADER } from '
 
 interface Asked {
   subject: string;
+  replySubject: string;
   body: unknown;
   deadlineHeader: string | undefined;
   progressHeader: string | undefined;
@@ -19,19 +20,33 @@ interface Asked {
   progress(): void;
 }
 
-/** A NATS connection: what is published is recorded, and answered by `answer` when set; replies go to the subscribed inbox. */
+/** A NATS connection: what is published is recorded, and answered by `answer` when set; replies go to the subscription whose subject (or `<prefix>.*`) matches. */
 class FakeNats {
   readonly asked: Asked[] = [];
   readonly inboxes = new Map<string, (err: Error | null, msg: Msg) => void>();
+  /** Every subject subscribed to, in order. */
+  readonly subscribed: string[] = [];
   answer: ((a: Asked) => unknown) | undefined;
   subscribe(subject: string, opts: SubscriptionOptions) {
+    this.subscribed.push(subject);
     this.inboxes.set(subject, opts.callback as (err: Error | null, msg: Msg) => void);
     return { unsubscribe: () => void this.inboxes.delete(subject) };
   }
+  /** The callback of the subscription `subject` reaches. */
+  private listener(subject: string) {
+    const wildcard = `${subject.slice(0, subject.lastIndexOf('.'))}.*`;
+    return this.inboxes.get(subject) ?? this.inboxes.get(wildcard);
+  }
+  /** Fails the subscription `subject` reaches, as nats.js does when the server closes it. */
+  failSubscription(subject: string, err: Error) {
+    this.listener(subject)?.(err, undefined as unknown as Msg);
+  }
   publish(subject: string, data: Uint8Array, opts: PublishOptions) {
-    const deliver = (msg: Partial<Msg>) => this.inboxes.get(opts.reply ?? '')?.(null, msg as Msg);
+    const reply = opts.reply ?? '';
+    const deliver = (msg: Partial<Msg>) => this.listener(reply)?.(null, { subject: reply, ...msg } as Msg);
     const a: Asked = {
       subject,
+      replySubject: reply,
       body: JSON.parse(new TextDecoder().decode(data)),
       deadlineHeader: opts.headers?.get(CRI_TIMEOUT_HEADER),
       progressHeader: opts.headers?.get(CRI_PROGRESS_HEADER),
@@ -124,7 +139,7 @@ describe('NatsCriClient: the caller owns the deadline', () => {
     const err = outcome.settled;
     assert.ok(err instanceof CriError && err.code === 'Unavailable', String(err));
     assert.match(err.description, /went silent on cri\.node-a\.runtime\.RunPodSandbox/);
-    assert.equal(nats.inboxes.size, 0, 'the reply subscription is gone');
+    assert.equal(client.callsInFlight, 0, 'no longer waiting for its reply');
   });
 
   it('a long call that shows progress gets its answer', async () => {
@@ -141,6 +156,46 @@ describe('NatsCriClient: the caller owns the deadline', () => {
   });
 });
 
+describe('NatsCriClient: one reply subscription for all calls', () => {
+  it('subscribes once, under the connection\'s inbox prefix, and each call gets its own reply subject', async () => {
+    const nats = new FakeNats();
+    nats.answer = (a) => ({ containerId: (a.body as { containerId: string }).containerId });
+    const client = new NatsCriClient(asNats(nats), 'node-a', 'prober', undefined, new FakeClock(0));
+    const answers = await Promise.all(['c1', 'c2', 'c3'].map((containerId) => client.runtime('ContainerStatus', { containerId })));
+    assert.deepEqual(answers, [{ containerId: 'c1' }, { containerId: 'c2' }, { containerId: 'c3' }]);
+    await client.runtime('ListContainers', {});
+    assert.equal(nats.subscribed.length, 1, 'one SUB, no UNSUB per call');
+    assert.match(nats.subscribed[0] ?? '', /^_INBOX\.\w+\.\*$/);
+    const replySubjects = nats.asked.map((a) => a.replySubject);
+    assert.equal(new Set(replySubjects).size, 4, 'a reply subject per call');
+    assert.ok(replySubjects.every((r) => r.startsWith((nats.subscribed[0] ?? '').slice(0, -1))));
+    assert.equal(client.callsInFlight, 0);
+  });
+
+  it('answers reach the call they answer, in whatever order they come', async () => {
+    const nats = new FakeNats();
+    const client = new NatsCriClient(asNats(nats), 'node-a', 'prober', undefined, new FakeClock(0));
+    const first = client.runtime('ContainerStatus', { containerId: 'c1' });
+    const second = client.runtime('ContainerStatus', { containerId: 'c2' });
+    nats.asked[1]?.reply({ status: { id: 'c2' } });
+    nats.asked[0]?.reply({ error: { code: 'NotFound', description: 'c1 not found' } });
+    assert.deepEqual(await second, { status: { id: 'c2' } });
+    await assert.rejects(first, { code: 'NotFound' });
+  });
+
+  it('when the server closes the reply subscription, the waiting calls fail with Unavailable and the next call subscribes anew', async () => {
+    const nats = new FakeNats();
+    const client = new NatsCriClient(asNats(nats), 'node-a', 'prober', undefined, new FakeClock(0));
+    const waiting = client.runtime('ListContainers', {});
+    nats.failSubscription(nats.asked[0]?.replySubject ?? '', new Error('Permissions Violation for Subscription'));
+    await assert.rejects(waiting, (err: unknown) => err instanceof CriError && err.code === 'Unavailable' && /Permissions Violation/.test(err.description));
+    assert.equal(client.callsInFlight, 0);
+    nats.answer = () => ({ containers: [] });
+    assert.deepEqual(await client.runtime('ListContainers', {}), { containers: [] });
+    assert.equal(nats.subscribed.length, 2, 'subscribed again');
+  });
+});
+
 describe('NatsCriClient: a call its caller cancels (CriCallOptions.signal)', () => {
   it('rejects at once with Canceled, stops listening, and drops a late answer', async () => {
     const nats = new FakeNats();
@@ -150,7 +205,7 @@ describe('NatsCriClient: a call its caller cancels (CriCallOptions.signal)', () 
     assert.equal(nats.asked.length, 1, 'sent');
     abort.abort();
     await assert.rejects(pull, (err: unknown) => err instanceof CriError && err.code === 'Canceled');
-    assert.equal(nats.inboxes.size, 0, 'no longer listening for the answer');
+    assert.equal(client.callsInFlight, 0, 'no longer listening for the answer');
     nats.asked[0]?.reply({ imageRef: 'sha256:late' }); // dropped
   });
 

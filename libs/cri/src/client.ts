@@ -15,6 +15,13 @@
  * progress came for CRI_PROGRESS_STALL_MS. Without it, a gateway SIGKILLed
  * mid-call left its callers waiting out the whole deadline (2 minutes for a
  * RunPodSandbox or a StopContainer), their pods' workers stuck meanwhile.
+ *
+ * Replies of all of one client's calls come to one subscription, made at
+ * its first call (`<inbox>.*`, each call its own last token), as nats.js's
+ * own request() does: a subscription per call cost a SUB and an UNSUB, the
+ * UNSUB a socket write of its own on the caller's critical path, and
+ * nats-server an update of its subject index each (see
+ * docs/adr/0003-cri-gateway-hot-path.md).
  */
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { Clock, SystemClock, untilAborted, type Timer } from '@app/clock';
@@ -89,12 +96,53 @@ export class NatsCriClient extends CriRuntime {
 
   runtime<M extends RuntimeMethod>(method: M, request: RuntimeRequest<M>, meta?: MessageMeta, options?: CriCallOptions): Promise<RuntimeResponse<M>> {
     const deadline = deadlineMs(RUNTIME_METHOD_INFO[method], request, this.timeouts);
-    return this.call(Subjects.criRuntime.build(this.node, method), request, deadline, meta, options?.signal) as Promise<RuntimeResponse<M>>;
+    return this.call(this.subject(this.runtimeSubjects, Subjects.criRuntime, method), request, deadline, meta, options?.signal) as Promise<RuntimeResponse<M>>;
   }
 
   image<M extends ImageMethod>(method: M, request: ImageRequest<M>, meta?: MessageMeta, options?: CriCallOptions): Promise<ImageResponse<M>> {
     const deadline = deadlineMs(IMAGE_METHOD_INFO[method], request, this.timeouts);
-    return this.call(Subjects.criImage.build(this.node, method), request, deadline, meta, options?.signal) as Promise<ImageResponse<M>>;
+    return this.call(this.subject(this.imageSubjects, Subjects.criImage, method), request, deadline, meta, options?.signal) as Promise<ImageResponse<M>>;
+  }
+
+  /** The subject of each method, built once (the node's token is escaped on every build). */
+  private readonly runtimeSubjects = new Map<string, string>();
+  private readonly imageSubjects = new Map<string, string>();
+  private subject(cache: Map<string, string>, family: { build(node: string, method: string): string }, method: string): string {
+    let subject = cache.get(method);
+    if (subject === undefined) cache.set(method, (subject = family.build(this.node, method)));
+    return subject;
+  }
+
+  /** The calls waiting for a reply, by the last token of their reply subject. */
+  private readonly waiting = new Map<string, (err: Error | null, msg: Msg) => void>();
+  /** The one subscription all replies come to (`<inbox>.*`), from the first call on. */
+  private replies: { sub: Subscription; prefix: string } | undefined;
+  private nextToken = 0;
+
+  /** How many calls are waiting for their answer. */
+  get callsInFlight(): number {
+    return this.waiting.size;
+  }
+
+  /** The reply subject of a new call; subscribes at the first. */
+  private replySubject(): { prefix: string; token: string } {
+    if (!this.replies) {
+      const prefix = `${newInbox(this.nc)}.`; // under the connection's own inbox prefix, the only one its NATS user may hear
+      const sub = this.nc.subscribe(`${prefix}*`, {
+        callback: (err, msg) => {
+          if (err) return this.failAll(sub, err);
+          this.waiting.get(msg.subject.slice(prefix.length))?.(null, msg);
+        },
+      });
+      this.replies = { sub, prefix };
+    }
+    return { prefix: this.replies.prefix, token: (this.nextToken++).toString(36) };
+  }
+
+  /** The reply subscription failed (the server closed it): every waiting call fails, the next one subscribes anew. */
+  private failAll(sub: Subscription, err: Error): void {
+    if (this.replies?.sub === sub) this.replies = undefined;
+    for (const onReply of [...this.waiting.values()]) onReply(err, undefined as unknown as Msg);
   }
 
   /**
@@ -114,7 +162,7 @@ export class NatsCriClient extends CriRuntime {
     const record = criHopRecorder(subject, headers, meta);
     return new Promise((resolve, reject) => {
       let settled = false;
-      let sub: Subscription | undefined;
+      let token: string | undefined;
       let stall: Timer | undefined;
       const finish = (err: CriError | undefined, body?: unknown) => {
         if (settled) return;
@@ -122,7 +170,7 @@ export class NatsCriClient extends CriRuntime {
         record(err);
         overall.cancel();
         stall?.cancel();
-        sub?.unsubscribe();
+        if (token !== undefined) this.waiting.delete(token);
         signal?.removeEventListener('abort', onAbort);
         if (err) reject(err);
         else resolve(body);
@@ -148,9 +196,10 @@ export class NatsCriClient extends CriRuntime {
         }
       };
       try {
-        const inbox = newInbox(this.nc); // under the connection's own inbox prefix, the only one its NATS user may hear
-        sub = this.nc.subscribe(inbox, { callback: onReply });
-        this.nc.publish(subject, enc.encode(JSON.stringify(request ?? {})), { reply: inbox, headers });
+        const reply = this.replySubject();
+        token = reply.token;
+        this.waiting.set(token, onReply);
+        this.nc.publish(subject, enc.encode(JSON.stringify(request ?? {})), { reply: reply.prefix + token, headers });
         expectProgress();
       } catch (err) {
         finish(natsFailure(err, subject, wait));

@@ -15,6 +15,14 @@ describe('traceparent', () => {
     assert.notEqual(child.spanId, parent.spanId);
   });
 
+  it('new traces and spans get distinct well-formed ids, across many refills of the random pool', () => {
+    const spans = Array.from({ length: 2000 }, () => nextSpan());
+    assert.ok(spans.every((s) => /^[0-9a-f]{32}$/.test(s.traceId) && /^[0-9a-f]{16}$/.test(s.spanId)));
+    assert.equal(new Set(spans.map((s) => s.traceId)).size, spans.length);
+    assert.equal(new Set(spans.map((s) => s.spanId)).size, spans.length);
+    assert.ok(spans.every((s) => parseTraceparent(formatTraceparent(s)) !== undefined), 'each one a valid traceparent');
+  });
+
   const bad = ['', 'garbage', '01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', '00-00000000000000000000000000000000-b7ad6b7169203331-01', '00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01'];
   for (const v of bad) it(`refuses "${v}"`, () => assert.equal(parseTraceparent(v), undefined));
 

@@ -93,6 +93,13 @@ export function cpuTicks(pid: number): number | undefined {
   }
 }
 
+/** The whole machine's CPU time since boot, in clock ticks: busy (everything but idle and iowait) and total. */
+export function machineTicks(): { busy: number; total: number } {
+  const f = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
+  const total = f.reduce((a, b) => a + b, 0);
+  return { busy: total - (f[3] ?? 0) - (f[4] ?? 0), total };
+}
+
 /** Resident set of a process, bytes; undefined once it is gone. */
 export function rssBytes(pid: number): number | undefined {
   try {

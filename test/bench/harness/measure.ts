@@ -31,7 +31,7 @@ import {
 } from '@app/cri';
 import { KubeletLabels } from '@app/kube';
 import { GrpcRuntimeConnection } from '../../../apps/cri-gateway/src/adapters/grpc-runtime-connection.js';
-import { CriObserver, cpuTicks, pssBytes, rssBytes, type Agent, type PodView } from './agent.js';
+import { CriObserver, cpuTicks, machineTicks, pssBytes, rssBytes, type Agent, type PodView } from './agent.js';
 import { distribution, type AgentFigures, type FloorFigures, type ProcessFootprint } from './report.js';
 
 export const BENCH_IMAGE = 'localhost/kubelet-split/busybox:1.35';
@@ -203,7 +203,14 @@ export async function measureAgent(agent: Agent, coldStart: Record<string, numbe
 
     o.log(`${agent.name}: P2, ${o.p2Pods} manifests at once`);
     const p2Names = Array.from({ length: o.p2Pods }, (_, i) => `bench-p2-${String(i).padStart(3, '0')}`);
+    const p2Procs = agent.processes();
+    const [p2Cpu0, p2Machine0] = [p2Procs.map((p) => cpuTicks(p.pid)), machineTicks()];
     const p2 = await startAll(agent, p2Names, o.pollMs.p2, 600_000);
+    const p2Machine1 = machineTicks();
+    const p2Cpu = {
+      machineBusyPercent: ((p2Machine1.busy - p2Machine0.busy) / Math.max(1, p2Machine1.total - p2Machine0.total)) * 100,
+      processes: p2Procs.map((p, i) => ({ name: p.name, cpuSeconds: ((cpuTicks(p.pid) ?? Number.NaN) - (p2Cpu0[i] ?? Number.NaN)) / CLK_TCK })),
+    };
     o.log(`${agent.name}: P2 ${Math.round(p2.totalMs)} ms; P3, ${o.p3Seconds} s with ${o.p2Pods} pods running`);
 
     await sleep(Math.min(5000, o.p3Seconds * 200)); // past the burst's tail (status writes, first probes of the runtime)
@@ -223,7 +230,7 @@ export async function measureAgent(agent: Agent, coldStart: Record<string, numbe
     return {
       description: agent.description,
       p1: distribution(p1),
-      p2: { pods: o.p2Pods, totalMs: p2.totalMs, perPod: distribution(p2.perPod) },
+      p2: { pods: o.p2Pods, totalMs: p2.totalMs, perPod: distribution(p2.perPod), cpu: p2Cpu },
       p3: { pods: o.p2Pods, seconds: o.p3Seconds, cpuPercent: sum((p) => p.cpuPercent), rssMb: sum((p) => p.rssMb), ...(processes.every((p) => p.pssMb !== undefined) ? { pssMb: sum((p) => p.pssMb ?? 0) } : {}), processes },
       p5: { readiness: agent.readiness, services },
       p6: { one, many: { pods: o.p2Pods, totalMs: many.totalMs, perPod: distribution(many.perPod) } },

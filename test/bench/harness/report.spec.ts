@@ -19,7 +19,13 @@ const result = (agents: BenchResult['agents']): BenchResult => ({
   machine: { cpus: 2, node: 'v24', kernel: '6', containerd: '1.6', loadavg: { start: [1, 2, 3], end: [4, 5, 6] } },
   settings: { p1Pods: 30, p2Pods: 100, p3Seconds: 30, p6Pods: 100, pollMs: { p1: 20, p2: 100, p6: 20 } },
   floor: { endpoint: 'unix:///x', sequential: distribution([95, 100, 122]), burst: { pods: 100, concurrency: 4, totalMs: 5600 } },
-  p4: { calls: 1000, rows: [{ call: 'ListContainers', grpcP50: 1, grpcP99: 2, natsP50: 1.53, natsP99: 3, addedP50: 0.53, addedP99: 1 }] },
+  p4: {
+    calls: 1000,
+    rows: [
+      { call: 'ListContainers', grpcP50: 1, grpcP99: 2, natsP50: 1.53, natsP99: 3, addedP50: 0.53, addedP99: 1, bareNatsP50: 0.31, bareNatsP99: 0.9 },
+      { call: 'ContainerStatus', grpcP50: 1, grpcP99: 2, natsP50: 1.4, natsP99: 2.5, addedP50: 0.4, addedP99: 0.5 },
+    ],
+  },
   agents,
 });
 
@@ -43,6 +49,11 @@ describe('bench report', () => {
     assert.match(t, /^\| P6 .* \| 1.07 s \/ 5.40 s \|/m);
     assert.match(t, /^- kubelet-split did not run: unshare: operation not permitted$/m);
     assert.match(t, /load average 1.00 2.00 3.00 at the start, 4.00 5.00 6.00 at the end$/m);
+  });
+
+  it('the P4 row gives what the hop adds per call and, when measured, its floor (a bare NATS request/reply)', () => {
+    const t = markdownTable(result({ 'kubelet-split': { ok: true, ...figures([951, 1006]) } }));
+    assert.match(t, /^\| P4 .* \| — \| ListContainers 0\.530 ms \(1\.000 ms\), floor 0\.310 ms \(0\.900 ms\); ContainerStatus 0\.400 ms \(0\.500 ms\) \|$/m);
   });
 
   it('the chart has a line per agent that ran, and the floor dashed', () => {

@@ -38,7 +38,18 @@ export interface FloorFigures {
 /** P4: a CRI call through cri-gateway over NATS against the same call over gRPC. */
 export interface NatsHopFigures {
   calls: number;
-  rows: { call: string; grpcP50: number; grpcP99: number; natsP50: number; natsP99: number; addedP50: number; addedP99: number }[];
+  rows: {
+    call: string;
+    grpcP50: number;
+    grpcP99: number;
+    natsP50: number;
+    natsP99: number;
+    addedP50: number;
+    addedP99: number;
+    /** The floor of the hop: a bare NATS request/reply of the same sizes to a responder that does nothing (nats-echo.ts). */
+    bareNatsP50?: number;
+    bareNatsP99?: number;
+  }[];
 }
 
 export interface ProcessFootprint {
@@ -58,8 +69,12 @@ export interface AgentFigures {
   description: string;
   /** P1: manifest written -> Running and Ready in the read API, one pod after another, ms. */
   p1: Distribution;
-  /** P2: `pods` manifests written at once -> every pod Running and Ready: the whole burst, and each pod's time, ms. */
-  p2: { pods: number; totalMs: number; perPod: Distribution };
+  /**
+   * P2: `pods` manifests written at once -> every pod Running and Ready: the whole burst, and each pod's time, ms;
+   * and where the CPU went during it: the machine's busy share (of all its cores) and each agent process's CPU seconds
+   * (the rest of the busy time is containerd, its shims, runc and the containers).
+   */
+  p2: { pods: number; totalMs: number; perPod: Distribution; cpu?: { machineBusyPercent: number; processes: { name: string; cpuSeconds: number }[] } };
   /** P3: `pods` pods running, `seconds` long: the agent's processes (containerd excluded). */
   p3: { pods: number; seconds: number; cpuPercent: number; rssMb: number; pssMb?: number; processes: ProcessFootprint[] };
   /** P5: each process's cold start to ready, ms (several runs: each run's time). */
@@ -111,7 +126,11 @@ export function markdownTable(r: BenchResult): string {
     [`P3 ${r.settings.p2Pods} pods running, ${r.settings.p3Seconds} s: CPU of one core / RSS (containerd excluded)`, '—', ...cell((a) => `${a.p3.cpuPercent.toFixed(1)} % / ${Math.round(a.p3.rssMb)} MB`)],
     ['P5 cold start of each process to ready (median per process, min–max)', '—', ...cell(p5range)],
     [`P6 manifest removed -> sandbox not ready, one pod / ${r.settings.p6Pods} pods`, '—', ...cell((a) => `${ms(a.p6.one)} / ${ms(a.p6.many.totalMs)}`)],
-    ['P4 what a NATS hop to cri-gateway adds over direct gRPC, p50 (p99)', '—', ...names.map((n) => (n.startsWith('kubelet-split') && hop ? hop.rows.map((x) => `${x.call} ${ms3(x.addedP50)} (${ms3(x.addedP99)})`).join('; ') : '—'))],
+    [
+      'P4 what a NATS hop to cri-gateway adds over direct gRPC, p50 (p99); its floor, a bare NATS request/reply of the same sizes',
+      '—',
+      ...names.map((n) => (n.startsWith('kubelet-split') && hop ? hop.rows.map((x) => `${x.call} ${ms3(x.addedP50)} (${ms3(x.addedP99)})${x.bareNatsP50 === undefined || x.bareNatsP99 === undefined ? '' : `, floor ${ms3(x.bareNatsP50)} (${ms3(x.bareNatsP99)})`}`).join('; ') : '—')),
+    ],
   ];
   const header = ['figure', 'raw CRI floor', ...names.map((n) => (n === 'kubelet' ? 'upstream kubelet' : n))];
   const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
@@ -126,6 +145,10 @@ export function markdownTable(r: BenchResult): string {
     }
     notes.push(`- ${n}: ${a.description}`);
     notes.push(`  - P3 per process (CPU / RSS${a.p3.pssMb === undefined ? '' : ' / PSS'}): ${a.p3.processes.map((p) => `${p.name} ${p.cpuPercent.toFixed(1)} % / ${Math.round(p.rssMb)} MB${p.pssMb === undefined ? '' : ` / ${Math.round(p.pssMb)} MB`}`).join(', ')}`);
+    if (a.p2.cpu) {
+      const own = a.p2.cpu.processes.reduce((x, p) => x + p.cpuSeconds, 0);
+      notes.push(`  - P2 CPU during the burst: the machine ${a.p2.cpu.machineBusyPercent.toFixed(0)} % busy (of all cores); the agent's processes ${own.toFixed(1)} s of CPU (${a.p2.cpu.processes.map((p) => `${p.name} ${p.cpuSeconds.toFixed(1)} s`).join(', ')}), the rest containerd, its shims and runc`);
+    }
     if (a.p3.pssMb !== undefined) notes.push(`  - P3 PSS of all processes (each shared page counted once): ${Math.round(a.p3.pssMb)} MB`);
     notes.push(`  - P5 (${a.p5.readiness}): ${Object.entries(a.p5.services).map(([s, xs]) => `${s} ${xs.map((x) => ms(x)).join(', ')}`).join('; ')}`);
   }

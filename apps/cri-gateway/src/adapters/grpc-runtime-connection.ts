@@ -42,22 +42,32 @@ export class GrpcRuntimeConnection extends RuntimeConnection {
     this.image = new ImageServiceClient(endpoint, credentials, CHANNEL_OPTIONS);
   }
 
-  private definition(service: CriService, method: string): { requestStream: boolean; responseStream: boolean } | undefined {
-    const defs = (service === 'runtime' ? RuntimeServiceClient.service : ImageServiceClient.service) as Record<string, { requestStream: boolean; responseStream: boolean }>;
-    const key = clientMethod(method);
-    return Object.hasOwn(defs, key) ? defs[key] : undefined;
+  /** Each unary method's generated function, by `service/Method`, looked up at its first call (null: not a unary method of the CRI). */
+  private readonly unaries = new Map<string, { client: RuntimeServiceClient | ImageServiceClient; fn: UnaryFn } | null>();
+
+  private unaryOf(service: CriService, method: string): { client: RuntimeServiceClient | ImageServiceClient; fn: UnaryFn } | null {
+    const key = `${service}/${method}`;
+    let found = this.unaries.get(key);
+    if (found === undefined) {
+      const defs = (service === 'runtime' ? RuntimeServiceClient.service : ImageServiceClient.service) as Record<string, { requestStream: boolean; responseStream: boolean }>;
+      const name = clientMethod(method);
+      const def = Object.hasOwn(defs, name) ? defs[name] : undefined;
+      const client = service === 'runtime' ? this.runtime : this.image;
+      const fn = (client as unknown as Record<string, UnaryFn | undefined>)[name];
+      found = def && !def.requestStream && !def.responseStream && fn ? { client, fn } : null;
+      if (this.unaries.size < 256) this.unaries.set(key, found);
+    }
+    return found;
   }
 
   hasMethod(service: CriService, method: string): boolean {
-    const def = this.definition(service, method);
-    return def !== undefined && !def.requestStream && !def.responseStream;
+    return this.unaryOf(service, method) !== null;
   }
 
   unary(service: CriService, method: string, request: unknown, deadlineMs: number): Promise<unknown> {
-    if (!this.hasMethod(service, method)) return Promise.reject(new CriError('Unimplemented', `unknown ${service} method ${method}`));
-    const client = service === 'runtime' ? this.runtime : this.image;
-    const fn = (client as unknown as Record<string, UnaryFn>)[clientMethod(method)];
-    if (!fn) return Promise.reject(new CriError('Unimplemented', `unknown ${service} method ${method}`));
+    const unary = this.unaryOf(service, method);
+    if (!unary) return Promise.reject(new CriError('Unimplemented', `unknown ${service} method ${method}`));
+    const { client, fn } = unary;
     return new Promise((resolve, reject) => {
       fn.call(client, request, EMPTY_METADATA, { deadline: Date.now() + deadlineMs }, (err, value) => {
         if (err) reject(toCriError(err));

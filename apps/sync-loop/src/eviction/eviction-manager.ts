@@ -26,7 +26,7 @@ import type { Clock } from '@app/clock';
 import type { EventRecorder, KillPodOptions, NodePressureCondition, NodePressureRecord, Pod } from '@app/contracts';
 import { EVICTION_REASON, evictionAdmit, isCriticalPod, type AdmitResult, type EvictionThreshold } from '@app/kube';
 import type { Logger } from '@app/observability';
-import type { SummaryProvider } from '@app/stats';
+import type { Summary, SummaryProvider } from '@app/stats';
 import type { NodePressureStore } from '../ports.js';
 import {
   byEvictionPriority,
@@ -116,17 +116,33 @@ export class EvictionManager {
     if (this.conditions.length > 0) this.logger.info({ nodeConditions: this.conditions }, 'Eviction manager: node conditions restored');
   }
 
-  /** synchronize: observe, report the conditions, and evict at most one pod. Resolves to the evicted pod, if any. */
-  async synchronize(): Promise<Pod | undefined> {
-    const { thresholds } = this.options;
-    if (thresholds.length === 0) return undefined;
-    let summary;
+  /**
+   * synchronize's summary stats, read on their own: the sync loop reads them
+   * off its chain (the runtime's stats calls take seconds while it starts
+   * a burst of pods, and nothing else of the loop may wait that long), then
+   * queues synchronize(summary) on it, as upstream's eviction manager runs
+   * in a goroutine of its own. Undefined (logged) when they cannot be read,
+   * or when no threshold is set (nothing to read them for).
+   */
+  async observe(): Promise<Summary | undefined> {
+    if (this.options.thresholds.length === 0) return undefined;
     try {
-      summary = await this.summary.summary();
+      return await this.summary.summary();
     } catch (err) {
       this.logger.error({ err: (err as Error).message }, 'Eviction manager: failed to get summary stats');
       return undefined;
     }
+  }
+
+  /**
+   * synchronize: observe (unless `observed` is given: observe()'s result), report the conditions, and evict at most
+   * one pod. Resolves to the evicted pod, if any. No summary changes nothing: the last conditions hold.
+   */
+  async synchronize(observed?: Summary): Promise<Pod | undefined> {
+    const { thresholds } = this.options;
+    if (thresholds.length === 0) return undefined;
+    const summary = observed ?? (await this.observe());
+    if (!summary) return undefined;
     const { observations, stats } = makeSignalObservations(summary);
     const met = thresholdsMet(thresholds, observations);
     const now = this.clock.now();
