@@ -16,7 +16,7 @@ export const criGatewayConfigSchema = {
   RUNTIME_CHANGE_CONCURRENCY: env.int({
     default: 4,
     min: 0,
-    describe: 'CRI calls that make or unmake sandboxes and containers (RunPodSandbox, CreateContainer, StartContainer, StopPodSandbox, RemovePodSandbox, RemoveContainer) sent to the runtime at once, the rest queued, teardown first (0: no bound)',
+    describe: 'CRI calls that make sandboxes and containers (RunPodSandbox, CreateContainer, StartContainer) sent to the runtime at once, the rest queued, a begun pod\'s next step first (0: no bound)',
   }),
   IMAGE_PULL_TIMEOUT: env.duration({ default: 120_000, describe: 'deadline of PullImage, for calls that send none' }),
 };

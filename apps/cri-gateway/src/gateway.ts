@@ -11,7 +11,7 @@
  * the call, as a Go context's deadline does in grpc-timeout); the gateway's
  * own timeouts only serve callers that send none (curl over HTTP).
  *
- * Calls that make or unmake sandboxes and containers wait for one of a few
+ * Calls that make sandboxes and containers wait for one of a few
  * slots first (runtime-changes.ts): the node's bound on them.
  */
 import { Clock } from '@app/clock';
