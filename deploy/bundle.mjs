@@ -10,7 +10,7 @@
 // and @kubernetes/client-node, imported only when a node joins a cluster
 // (from node_modules then, as without the bundle).
 import { build } from 'esbuild';
-import { rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -63,3 +63,18 @@ await build({
   },
   logLevel: 'warning',
 });
+
+// Every output in ASCII. esbuild escapes non-ASCII characters in strings (charset ascii, its default) but leaves
+// those in comments and regular expressions as they are, and Node decodes a module's source with any non-ASCII byte
+// into a two-byte string: the chunks of Nest and express (a comment's "¥"), of our libs (a "—" in a comment) took
+// twice their size in memory, about 3.6 MB of the one process's (docs/adr/0018-idle-footprint.md). A \uXXXX escape
+// means the same character in a string, a regular expression or an identifier, and is text in a comment.
+for (const dir of [join(root, 'dist', 'bundle'), join(root, 'dist', 'bundle', 'chunks')]) {
+  for (const name of readdirSync(dir)) {
+    if (!name.endsWith('.mjs')) continue;
+    const file = join(dir, name);
+    const text = readFileSync(file, 'utf8');
+    // eslint-disable-next-line no-control-regex
+    if (/[^\x00-\x7f]/.test(text)) writeFileSync(file, text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+  }
+}
