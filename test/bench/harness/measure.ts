@@ -32,7 +32,7 @@ import {
 import { KubeletLabels } from '@app/kube';
 import { GrpcRuntimeConnection } from '../../../apps/cri-gateway/src/adapters/grpc-runtime-connection.js';
 import { CriObserver, cpuTicks, machineTicks, pssBytes, rssBytes, type Agent, type PodView } from './agent.js';
-import { distribution, type AgentFigures, type FloorFigures, type ProcessFootprint } from './report.js';
+import { distribution, type AgentFigures, type CpuShare, type FloorFigures, type ProcessFootprint } from './report.js';
 
 export const BENCH_IMAGE = 'localhost/kubelet-split/busybox:1.35';
 /** The container's command: PID 1 traps SIGTERM and exits at once. */
@@ -174,6 +174,22 @@ async function footprint(agent: Agent, seconds: number): Promise<ProcessFootprin
   });
 }
 
+/** Runs `fn` and says where the CPU went meanwhile: the machine's busy share (of all its cores), each agent process's CPU seconds. */
+async function cpuDuring<T>(agent: Agent, fn: () => Promise<T>): Promise<{ result: T; cpu: CpuShare }> {
+  const procs = agent.processes();
+  const ticks0 = procs.map((p) => cpuTicks(p.pid));
+  const machine0 = machineTicks();
+  const result = await fn();
+  const machine1 = machineTicks();
+  return {
+    result,
+    cpu: {
+      machineBusyPercent: ((machine1.busy - machine0.busy) / Math.max(1, machine1.total - machine0.total)) * 100,
+      processes: procs.map((p, i) => ({ name: p.name, cpuSeconds: ((cpuTicks(p.pid) ?? Number.NaN) - (ticks0[i] ?? Number.NaN)) / CLK_TCK })),
+    },
+  };
+}
+
 /** P1, P2, P3, P5 and P6 on a started agent (see the file's header); `coldStart` is what start() returned. */
 export async function measureAgent(agent: Agent, coldStart: Record<string, number>, o: MeasureOptions): Promise<AgentFigures> {
   const cri = new CriObserver(agent.criEndpoint);
@@ -203,14 +219,7 @@ export async function measureAgent(agent: Agent, coldStart: Record<string, numbe
 
     o.log(`${agent.name}: P2, ${o.p2Pods} manifests at once`);
     const p2Names = Array.from({ length: o.p2Pods }, (_, i) => `bench-p2-${String(i).padStart(3, '0')}`);
-    const p2Procs = agent.processes();
-    const [p2Cpu0, p2Machine0] = [p2Procs.map((p) => cpuTicks(p.pid)), machineTicks()];
-    const p2 = await startAll(agent, p2Names, o.pollMs.p2, 600_000);
-    const p2Machine1 = machineTicks();
-    const p2Cpu = {
-      machineBusyPercent: ((p2Machine1.busy - p2Machine0.busy) / Math.max(1, p2Machine1.total - p2Machine0.total)) * 100,
-      processes: p2Procs.map((p, i) => ({ name: p.name, cpuSeconds: ((cpuTicks(p.pid) ?? Number.NaN) - (p2Cpu0[i] ?? Number.NaN)) / CLK_TCK })),
-    };
+    const { result: p2, cpu: p2Cpu } = await cpuDuring(agent, () => startAll(agent, p2Names, o.pollMs.p2, 600_000));
     o.log(`${agent.name}: P2 ${Math.round(p2.totalMs)} ms; P3, ${o.p3Seconds} s with ${o.p2Pods} pods running`);
 
     await sleep(Math.min(5000, o.p3Seconds * 200)); // past the burst's tail (status writes, first probes of the runtime)
@@ -218,7 +227,7 @@ export async function measureAgent(agent: Agent, coldStart: Record<string, numbe
     const sum = (f: (p: ProcessFootprint) => number) => processes.reduce((s, p) => s + (Number.isFinite(f(p)) ? f(p) : 0), 0);
 
     o.log(`${agent.name}: P6, ${o.p2Pods} manifests removed at once`);
-    const many = await removeAll(agent, cri, p2Names, o.pollMs.p6, 600_000);
+    const { result: many, cpu: p6Cpu } = await cpuDuring(agent, () => removeAll(agent, cri, p2Names, o.pollMs.p6, 600_000));
     await waitGone(agent, cri, p2Names, 300_000);
 
     const services: Record<string, number[]> = Object.fromEntries(Object.entries(coldStart).map(([k, v]) => [k, [v]]));
@@ -233,7 +242,7 @@ export async function measureAgent(agent: Agent, coldStart: Record<string, numbe
       p2: { pods: o.p2Pods, totalMs: p2.totalMs, perPod: distribution(p2.perPod), cpu: p2Cpu },
       p3: { pods: o.p2Pods, seconds: o.p3Seconds, cpuPercent: sum((p) => p.cpuPercent), rssMb: sum((p) => p.rssMb), ...(processes.every((p) => p.pssMb !== undefined) ? { pssMb: sum((p) => p.pssMb ?? 0) } : {}), processes },
       p5: { readiness: agent.readiness, services },
-      p6: { one, many: { pods: o.p2Pods, totalMs: many.totalMs, perPod: distribution(many.perPod) } },
+      p6: { one, many: { pods: o.p2Pods, totalMs: many.totalMs, perPod: distribution(many.perPod), cpu: p6Cpu } },
     };
   } finally {
     cri.close();

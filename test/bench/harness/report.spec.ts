@@ -65,3 +65,15 @@ describe('bench report', () => {
     assert.ok(!svg.includes('NaN'), 'no NaN coordinate');
   });
 });
+
+describe('bench report: where the CPU went', () => {
+  it('P2 and P6 say how busy the machine was and each agent process\'s CPU seconds, when measured', () => {
+    const f = figures([200, 210]);
+    f.p2.cpu = { machineBusyPercent: 96.2, processes: [{ name: 'nats-server', cpuSeconds: 1.8 }, { name: 'cri-gateway', cpuSeconds: 1.5 }] };
+    f.p6.many.cpu = { machineBusyPercent: 80, processes: [{ name: 'pod-worker', cpuSeconds: 0.9 }] };
+    const t = markdownTable(result({ 'kubelet-split': { ok: true, ...f }, kubelet: { ok: true, ...figures([1000]) } }));
+    assert.match(t, /^ {2}- P2 CPU during the burst: the machine 96 % busy \(of all cores\); the agent's processes 3\.3 s of CPU \(nats-server 1\.8 s, cri-gateway 1\.5 s\), the rest containerd, its shims and runc$/m);
+    assert.match(t, /^ {2}- P6 CPU while the 100 pods were removed: the machine 80 % busy \(of all cores\); the agent's processes 0\.9 s of CPU \(pod-worker 0\.9 s\)/m);
+    assert.equal((t.match(/CPU during the burst/g) ?? []).length, 1, 'not for an agent where it was not measured');
+  });
+});

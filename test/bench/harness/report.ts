@@ -64,6 +64,12 @@ export interface ProcessFootprint {
   pssMb?: number;
 }
 
+/** Where the CPU went while a figure was measured: the machine's busy share (of all its cores), each agent process's CPU seconds. */
+export interface CpuShare {
+  machineBusyPercent: number;
+  processes: { name: string; cpuSeconds: number }[];
+}
+
 export interface AgentFigures {
   /** How the agent ran (mode, versions, settings that matter for the figures). */
   description: string;
@@ -74,13 +80,13 @@ export interface AgentFigures {
    * and where the CPU went during it: the machine's busy share (of all its cores) and each agent process's CPU seconds
    * (the rest of the busy time is containerd, its shims, runc and the containers).
    */
-  p2: { pods: number; totalMs: number; perPod: Distribution; cpu?: { machineBusyPercent: number; processes: { name: string; cpuSeconds: number }[] } };
+  p2: { pods: number; totalMs: number; perPod: Distribution; cpu?: CpuShare };
   /** P3: `pods` pods running, `seconds` long: the agent's processes (containerd excluded). */
   p3: { pods: number; seconds: number; cpuPercent: number; rssMb: number; pssMb?: number; processes: ProcessFootprint[] };
   /** P5: each process's cold start to ready, ms (several runs: each run's time). */
   p5: { readiness: string; services: Record<string, number[]> };
-  /** P6: manifest removed -> the pod's sandbox NOT_READY in the CRI: one pod, and `pods` pods at once (time until all). */
-  p6: { one: number; many: { pods: number; totalMs: number; perPod: Distribution } };
+  /** P6: manifest removed -> the pod's sandbox NOT_READY in the CRI: one pod, and `pods` pods at once (time until all; where the CPU went meanwhile). */
+  p6: { one: number; many: { pods: number; totalMs: number; perPod: Distribution; cpu?: CpuShare } };
 }
 
 export type AgentResult = ({ ok: true } & AgentFigures) | { ok: false; reason: string };
@@ -145,10 +151,13 @@ export function markdownTable(r: BenchResult): string {
     }
     notes.push(`- ${n}: ${a.description}`);
     notes.push(`  - P3 per process (CPU / RSS${a.p3.pssMb === undefined ? '' : ' / PSS'}): ${a.p3.processes.map((p) => `${p.name} ${p.cpuPercent.toFixed(1)} % / ${Math.round(p.rssMb)} MB${p.pssMb === undefined ? '' : ` / ${Math.round(p.pssMb)} MB`}`).join(', ')}`);
-    if (a.p2.cpu) {
-      const own = a.p2.cpu.processes.reduce((x, p) => x + p.cpuSeconds, 0);
-      notes.push(`  - P2 CPU during the burst: the machine ${a.p2.cpu.machineBusyPercent.toFixed(0)} % busy (of all cores); the agent's processes ${own.toFixed(1)} s of CPU (${a.p2.cpu.processes.map((p) => `${p.name} ${p.cpuSeconds.toFixed(1)} s`).join(', ')}), the rest containerd, its shims and runc`);
-    }
+    const cpuNote = (what: string, c: CpuShare | undefined) => {
+      if (!c) return;
+      const own = c.processes.reduce((x, p) => x + p.cpuSeconds, 0);
+      notes.push(`  - ${what}: the machine ${c.machineBusyPercent.toFixed(0)} % busy (of all cores); the agent's processes ${own.toFixed(1)} s of CPU (${c.processes.map((p) => `${p.name} ${p.cpuSeconds.toFixed(1)} s`).join(', ')}), the rest containerd, its shims and runc`);
+    };
+    cpuNote('P2 CPU during the burst', a.p2.cpu);
+    cpuNote(`P6 CPU while the ${a.p6.many.pods} pods were removed`, a.p6.many.cpu);
     if (a.p3.pssMb !== undefined) notes.push(`  - P3 PSS of all processes (each shared page counted once): ${Math.round(a.p3.pssMb)} MB`);
     notes.push(`  - P5 (${a.p5.readiness}): ${Object.entries(a.p5.services).map(([s, xs]) => `${s} ${xs.map((x) => ms(x)).join(', ')}`).join('; ')}`);
   }
