@@ -6,7 +6,8 @@
 #   e2e.test                 go test -c k8s.io/kubernetes/test/e2e
 #   kube-scheduler           the specs do not set nodeName
 #   kube-controller-manager  default ServiceAccounts, kube-root-ca.crt
-#   agnhost                  test/images/agnhost (the agnhost:2.56 image's binary)
+#   agnhost                  test/images/agnhost (the agnhost:2.56 image's binary),
+#                            with porter's localhost.crt and .key in agnhost-porter/
 #   nonewprivs               test/images/nonewprivs (the nonewprivs:1.3 image's nnp)
 # The binaries are cached outside the repository, keyed by version, in
 # $KS_CONFORMANCE_CACHE (default /var/cache/kubelet-split/conformance); a
@@ -30,8 +31,9 @@ for w in "${wanted[@]}"; do
 done
 
 # Everything already built: nothing to do, no Go needed.
+built() { [ -x "$bin/$1" ] && { [ "$1" != agnhost ] || [ -f "$bin/agnhost-porter/localhost.key" ]; }; }
 missing=()
-for w in "${wanted[@]}"; do [ -x "$bin/$w" ] || missing+=("$w"); done
+for w in "${wanted[@]}"; do built "$w" || missing+=("$w"); done
 if [ ${#missing[@]} = 0 ]; then
   echo "conformance/build.sh: ${wanted[*]} already built in $bin; nothing to do" >&2
   echo "$bin"
@@ -77,7 +79,14 @@ for w in "${missing[@]}"; do
   case "$w" in
     e2e.test) build e2e.test k8s.io/kubernetes/test/e2e -ldflags "-s -w $version_ldflags" ;;
     kube-scheduler|kube-controller-manager) build "$w" "k8s.io/kubernetes/cmd/$w" -ldflags "-s -w $version_ldflags" ;;
-    agnhost) build agnhost k8s.io/kubernetes/test/images/agnhost -ldflags "-s -w -X main.Version=$AGNHOST_VERSION" ;;
+    agnhost)
+      build agnhost k8s.io/kubernetes/test/images/agnhost -ldflags "-s -w -X main.Version=$AGNHOST_VERSION"
+      # The image holds porter's certificate and key beside the binary (porter serves TLS with them).
+      src=$(cd "$here" && "$GO" list -m -f '{{.Dir}}' k8s.io/kubernetes)/test/images/agnhost/porter
+      mkdir -p "$bin/agnhost-porter.tmp"
+      cp "$src/localhost.crt" "$src/localhost.key" "$bin/agnhost-porter.tmp/"
+      rm -rf "$bin/agnhost-porter"; mv "$bin/agnhost-porter.tmp" "$bin/agnhost-porter"
+      ;;
     nonewprivs) build nonewprivs k8s.io/kubernetes/test/images/nonewprivs -ldflags "-s -w" ;;
   esac
 done
