@@ -43,5 +43,10 @@ jq -r '.[].SpecReports[] | select(.LeafNodeType == "It" and .State != "skipped")
 cut -f2 "$work/specs.tsv"
 echo
 echo "By area:"
-cut -f1 "$work/specs.tsv" | sort | uniq -c | sort -k1,1nr -k2 | awk '{ n = $1; $1 = ""; printf "%5d %s\n", n, substr($0, 2) }'
+# The area without the labels some describes carry ([NodeConformance], [LinuxOnly]).
+cut -f1 "$work/specs.tsv" | sed -E 's/ \[[^]]*\]//g' | sort | uniq -c | sort -k1,1nr -k2 | awk '{ n = $1; $1 = ""; printf "%5d %s\n", n, substr($0, 2) }'
 printf '%5d total (focus %s%s)\n' "$(wc -l < "$work/specs.tsv")" "$focus" "${skip:+, skip $skip}"
+for label in Slow Serial Disruptive; do
+  n=$(cut -f2 "$work/specs.tsv" | grep -c "\[$label\]" || true)
+  [ "$n" = 0 ] || printf '%5d of them [%s]\n' "$n" "$label"
+done
