@@ -85,9 +85,9 @@ if [ ! -f "$debs/complete" ]; then
   echo "images.sh: downloading ${PACKAGES[*]} and their libraries (apt-get download) into $debs" >&2
   mapfile -t closure < <(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts \
       --no-breaks --no-replaces --no-enhances "${PACKAGES[@]}" 2>/dev/null \
-    | grep -E '^[a-z0-9]' | sort -u | grep -E "^(lib.*|$(IFS='|'; echo "${PACKAGES[*]}"))\$")
+    | grep -E '^[a-z0-9]' | sort -u | grep -E "^(lib.*|zlib.*|$(IFS='|'; echo "${PACKAGES[*]}"))\$")
   rm -rf "$debs.tmp"; mkdir -p "$debs.tmp"
-  (cd "$debs.tmp" && apt-get download -q "${closure[@]}" >/dev/null)
+  (cd "$debs.tmp" && apt-get download -q -o APT::Sandbox::User=root "${closure[@]}" >/dev/null)
   printf '%s\n' "${closure[@]}" > "$debs.tmp/complete"
   rm -rf "$debs"; mv "$debs.tmp" "$debs"
 fi
