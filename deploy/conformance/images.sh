@@ -91,9 +91,7 @@ if [ ! -f "$debs/complete" ]; then
   printf '%s\n' "${closure[@]}" > "$debs.tmp/complete"
   rm -rf "$debs"; mv "$debs.tmp" "$debs"
 fi
-deb_root="$work/debs"
-mkdir -p "$deb_root"
-for deb in "$debs"/*.deb; do dpkg-deb -x "$deb" "$deb_root"; done
+deb_root="$work/debs" # filled when the images are built
 
 # copy_path ROOT PATH: copies PATH (absolute, as the packages lay it out) from
 # the unpacked packages into ROOT, following a symbolic link to its target.
@@ -177,48 +175,6 @@ agnhost_like_root() {
   ln -sfn bash "$1/bin/sh"
 }
 
-# The pause image: one static binary.
-root="$work/pause"; mkdir -p "$root"
-gcc -static -Os -o "$root/pause" "$here/../images/pause.c"
-strip "$root/pause" 2>/dev/null || true
-docker_archive "$PAUSE_IMAGE" "$root" '{"Entrypoint":["/pause"],"User":"65535:65535"}' "$out/pause.tar"
-
-# busybox: its own ash at /bin/sh, bash at /usr/bin/sh (first in PATH).
-root="$work/busybox"
-busybox_root "$root"
-rm -f "$root/bin/bash"; copy_elf "$root" /bin/bash
-mkdir -p "$root/usr/bin"; ln -sfn /bin/bash "$root/usr/bin/sh"
-docker_archive "$BUSYBOX_IMAGE" "$root" "{\"Env\":[\"$PATH_ENV\"],\"Cmd\":[\"sh\"],\"WorkingDir\":\"/\"}" "$out/busybox.tar"
-
-# agnhost: as upstream's Dockerfile lays it out (on alpine there): /agnhost and
-# /agnhost-2, porter's localhost.crt and .key in /, /uploads, the user and group
-# defined in the image; curl, nc (netcat-openbsd) and bash.
-root="$work/agnhost"
-agnhost_like_root "$root" 'user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh\n' \
-  'user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n'
-mkdir -p "$root/home/user-defined-in-image" "$root/uploads"
-chown 1000:1000 "$root/home/user-defined-in-image"
-copy_elf "$root" /usr/bin/curl
-copy_elf "$root" /bin/nc.openbsd
-ln -sfn /bin/nc.openbsd "$root/bin/nc"; ln -sfn /bin/nc.openbsd "$root/usr/bin/nc"
-cp "$bin/agnhost" "$root/agnhost"; ln -sfn agnhost "$root/agnhost-2"
-cp "$bin/agnhost-porter/localhost.crt" "$bin/agnhost-porter/localhost.key" "$root/"
-docker_archive "$AGNHOST_IMAGE" "$root" \
-  "{\"Env\":[\"$PATH_ENV\"],\"Entrypoint\":[\"/agnhost\"],\"Cmd\":[\"pause\"],\"WorkingDir\":\"/\",\"ExposedPorts\":{\"80/tcp\":{},\"8080/tcp\":{},\"8081/tcp\":{},\"9376/tcp\":{},\"5000/tcp\":{}}}" \
-  "$out/agnhost.tar"
-
-# nonroot: runs as user 1234 by default.
-root="$work/nonroot"
-agnhost_like_root "$root"
-docker_archive "$NONROOT_IMAGE" "$root" "{\"Env\":[\"$PATH_ENV\"],\"Cmd\":[\"sh\"],\"WorkingDir\":\"/\",\"User\":\"1234\"}" "$out/nonroot.tar"
-
-# nonewprivs: nnp prints its effective uid; setuid (and setgid) root, as
-# upstream's `chmod +s`.
-root="$work/nonewprivs"
-agnhost_like_root "$root"
-cp "$bin/nonewprivs" "$root/usr/local/bin/nnp"; chmod 6755 "$root/usr/local/bin/nnp"
-docker_archive "$NONEWPRIVS_IMAGE" "$root" "{\"Env\":[\"$PATH_ENV\"],\"Cmd\":[\"nnp\"],\"WorkingDir\":\"/\"}" "$out/nonewprivs.tar"
-
 # nginx and httpd: busybox httpd in the foreground on port 80, serving the
 # page each upstream image serves at /.
 web_image() { # NAME DOCROOT PAGE OUTPUT
@@ -228,13 +184,90 @@ web_image() { # NAME DOCROOT PAGE OUTPUT
   docker_archive "$1" "$root" \
     "{\"Env\":[\"$PATH_ENV\"],\"Cmd\":[\"httpd\",\"-f\",\"-v\",\"-p\",\"80\",\"-h\",\"$2\"],\"WorkingDir\":\"/\",\"ExposedPorts\":{\"80/tcp\":{}}}" "$4"
 }
-web_image "$NGINX_IMAGE" /usr/share/nginx/html '<!DOCTYPE html><html><head><title>Welcome to nginx!</title></head><body><h1>Welcome to nginx!</h1></body></html>' "$out/nginx.tar"
-web_image "$HTTPD_IMAGE" /usr/local/apache2/htdocs '<html><body><h1>It works!</h1></body></html>' "$out/httpd.tar"
+build_images() {
+  local root
+  # The pause image: one static binary.
+  root="$work/pause"; mkdir -p "$root"
+  gcc -static -Os -o "$root/pause" "$here/../images/pause.c"
+  strip "$root/pause" 2>/dev/null || true
+  docker_archive "$PAUSE_IMAGE" "$root" '{"Entrypoint":["/pause"],"User":"65535:65535"}' "$out/pause.tar"
+
+  # busybox: its own ash at /bin/sh, bash at /usr/bin/sh (first in PATH).
+  root="$work/busybox"
+  busybox_root "$root"
+  rm -f "$root/bin/bash"; copy_elf "$root" /bin/bash
+  mkdir -p "$root/usr/bin"; ln -sfn /bin/bash "$root/usr/bin/sh"
+  docker_archive "$BUSYBOX_IMAGE" "$root" "{\"Env\":[\"$PATH_ENV\"],\"Cmd\":[\"sh\"],\"WorkingDir\":\"/\"}" "$out/busybox.tar"
+
+  # agnhost: as upstream's Dockerfile lays it out (on alpine there): /agnhost and
+  # /agnhost-2, porter's localhost.crt and .key in /, /uploads, the user and group
+  # defined in the image; curl, nc (netcat-openbsd) and bash.
+  root="$work/agnhost"
+  agnhost_like_root "$root" 'user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh\n' \
+    'user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n'
+  mkdir -p "$root/home/user-defined-in-image" "$root/uploads"
+  chown 1000:1000 "$root/home/user-defined-in-image"
+  copy_elf "$root" /usr/bin/curl
+  copy_elf "$root" /bin/nc.openbsd
+  ln -sfn /bin/nc.openbsd "$root/bin/nc"; ln -sfn /bin/nc.openbsd "$root/usr/bin/nc"
+  cp "$bin/agnhost" "$root/agnhost"; ln -sfn agnhost "$root/agnhost-2"
+  cp "$bin/agnhost-porter/localhost.crt" "$bin/agnhost-porter/localhost.key" "$root/"
+  docker_archive "$AGNHOST_IMAGE" "$root" \
+    "{\"Env\":[\"$PATH_ENV\"],\"Entrypoint\":[\"/agnhost\"],\"Cmd\":[\"pause\"],\"WorkingDir\":\"/\",\"ExposedPorts\":{\"80/tcp\":{},\"8080/tcp\":{},\"8081/tcp\":{},\"9376/tcp\":{},\"5000/tcp\":{}}}" \
+    "$out/agnhost.tar"
+
+  # nonroot: runs as user 1234 by default.
+  root="$work/nonroot"
+  agnhost_like_root "$root"
+  docker_archive "$NONROOT_IMAGE" "$root" "{\"Env\":[\"$PATH_ENV\"],\"Cmd\":[\"sh\"],\"WorkingDir\":\"/\",\"User\":\"1234\"}" "$out/nonroot.tar"
+
+  # nonewprivs: nnp prints its effective uid; setuid (and setgid) root, as
+  # upstream's `chmod +s`.
+  root="$work/nonewprivs"
+  agnhost_like_root "$root"
+  cp "$bin/nonewprivs" "$root/usr/local/bin/nnp"; chmod 6755 "$root/usr/local/bin/nnp"
+  docker_archive "$NONEWPRIVS_IMAGE" "$root" "{\"Env\":[\"$PATH_ENV\"],\"Cmd\":[\"nnp\"],\"WorkingDir\":\"/\"}" "$out/nonewprivs.tar"
+
+  web_image "$NGINX_IMAGE" /usr/share/nginx/html '<!DOCTYPE html><html><head><title>Welcome to nginx!</title></head><body><h1>Welcome to nginx!</h1></body></html>' "$out/nginx.tar"
+  web_image "$HTTPD_IMAGE" /usr/local/apache2/htdocs '<html><body><h1>It works!</h1></body></html>' "$out/httpd.tar"
+}
+
+# The archives are rebuilt only when what goes into them changed.
+inputs() {
+  sha256sum "$here/images.sh" "$here/../images/pause.c" "$file_of_busybox" "$bin/agnhost" "$bin/nonewprivs" \
+    "$bin"/agnhost-porter/* "$debs"/*.deb | sed "s#  .*/#  #"
+  gcc --version | head -1
+}
+ARCHIVES=(pause busybox agnhost nonroot nonewprivs nginx httpd)
+fresh=1
+for archive in "${ARCHIVES[@]}"; do [ -f "$out/$archive.tar" ] || fresh=0; done
+if [ "$fresh" = 1 ] && [ -f "$out/inputs" ] && inputs | cmp -s - "$out/inputs"; then
+  echo "images.sh: the archives in $out are up to date; not rebuilt" >&2
+else
+  rm -f "$out/inputs"
+  deb_root="$work/debs"
+  mkdir -p "$deb_root"
+  for deb in "$debs"/*.deb; do dpkg-deb -x "$deb" "$deb_root"; done
+  build_images
+  inputs > "$out/inputs"
+fi
 
 ALL=("$PAUSE_IMAGE" "$BUSYBOX_IMAGE" "$AGNHOST_IMAGE" "$NONROOT_IMAGE" "$NONEWPRIVS_IMAGE" "$NGINX_IMAGE" "$HTTPD_IMAGE")
+LABEL=kubelet-split.conformance/config
 if [ "$import" = 1 ]; then
-  for archive in pause busybox agnhost nonroot nonewprivs nginx httpd; do
+  i=0
+  for archive in "${ARCHIVES[@]}"; do
+    image=${ALL[$i]}; i=$((i + 1))
+    # The archive's image config, which the import labels the image with: the
+    # same label in the containerd means this very image is already there.
+    config=$(tar -xOf "$out/$archive.tar" ./manifest.json | sed 's/.*"Config":"\([0-9a-f]*\)\.json".*/\1/')
+    if ctr --address "$address" -n k8s.io images ls "name==$image" | grep -qF "$LABEL=sha256:$config"; then
+      echo "images.sh: $image already imported" >&2
+      continue
+    fi
     ctr --address "$address" -n k8s.io images import --snapshotter "$snapshotter" "$out/$archive.tar" >/dev/null
+    ctr --address "$address" -n k8s.io images label "$image" "$LABEL=sha256:$config" >/dev/null
+    echo "images.sh: $image imported" >&2
   done
   # The sandbox image is pinned (ImageStatus.pinned), so image garbage collection leaves it.
   ctr --address "$address" -n k8s.io images label "$PAUSE_IMAGE" io.cri-containerd.pinned=pinned >/dev/null
