@@ -14,9 +14,13 @@
 # cache that already holds them is reused, and then no Go is needed. Go's own
 # caches (module and build) are shared with deploy/control-plane/build.sh, and
 # so is the fallback toolchain it fetches when the machine has no Go 1.24 or
-# later. Everything runs under nice (a cold e2e.test is many minutes of both
-# cores). Prints the binary directory as its last line. Arguments name a
-# subset of the binaries to build (default: all).
+# later. Everything runs under nice. Measured on this 2-core machine while the
+# CI ran: 6.5 minutes with an empty Go build cache (e2e.test 316 s,
+# kube-controller-manager 69 s, the rest 10 s), 2.2 minutes when Go's build
+# cache already held the packages, a few milliseconds when everything is
+# built; the binaries are the same bit for bit (-trimpath). Prints the binary
+# directory as its last line. Arguments name a subset of the binaries to build
+# (default: all).
 #   bash deploy/conformance/build.sh [e2e.test kube-scheduler ...]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
