@@ -1,0 +1,281 @@
+#!/usr/bin/env bash
+# Builds, without any container registry, the images the upstream node
+# conformance specs use, under their exact upstream names (test/utils/image/
+# manifest.go of k8s.io/kubernetes v1.34.4), and imports them into a
+# containerd's k8s.io namespace. The specs pull IfNotPresent, so imported
+# images are used as they are:
+#   registry.k8s.io/pause:3.10.1                        pause.c of deploy/images (User 65535)
+#   registry.k8s.io/e2e-test-images/busybox:1.37.0-1    busybox-static, /bin/sh busybox's own ash
+#   registry.k8s.io/e2e-test-images/agnhost:2.56        /agnhost (ENTRYPOINT, CMD pause), curl, nc (openbsd), bash
+#   registry.k8s.io/e2e-test-images/nonroot:1.4         USER 1234
+#   registry.k8s.io/e2e-test-images/nonewprivs:1.3      /usr/local/bin/nnp setuid root (CMD nnp)
+#   registry.k8s.io/e2e-test-images/nginx:1.14-4        busybox httpd on port 80
+#   registry.k8s.io/e2e-test-images/httpd:2.4.38-4      busybox httpd on port 80
+# Made the way deploy/images/build.sh makes the project's own images:
+# docker-archive tarballs written by hand (one layer each) from Debian's
+# busybox-static, so that only gcc, tar, sha256sum and ctr are needed, plus
+# agnhost and nnp from deploy/conformance/build.sh (cached), and bash, curl
+# and netcat-openbsd with their shared libraries from Debian packages fetched
+# once with `apt-get download` into the cache and unpacked with `dpkg-deb -x`
+# (never installed on this machine).
+# What the specs need, learnt with the upstream kubelet on this machine:
+# - every busybox applet is linked into /bin (Debian keeps some in /sbin; a spec
+#   runs /bin/sysctl);
+# - busybox's ash is built standalone (it runs its own applets, e.g. its nc, over
+#   PATH) and `sh -c env` drops variables whose names are not identifiers (the
+#   envFrom specs expect data-1=value-1): `sh` is a real bash, at /bin/sh in the
+#   agnhost-like images; the busybox image keeps busybox's own shell at /bin/sh
+#   (a spec checks its exact error text) and has bash at /usr/bin/sh, which
+#   comes first in PATH.
+#
+# usage: deploy/conformance/images.sh [--address SOCK] [--out DIR] [--no-import]
+#   --address, CONTAINERD_ADDRESS  containerd socket
+#                                  (default /run/kubelet-split/containerd/containerd.sock)
+#   --out      where the archives are written (default $KS_CONFORMANCE_CACHE/images)
+#   SNAPSHOTTER                    snapshotter to unpack for (default overlayfs)
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+cache=${KS_CONFORMANCE_CACHE:-/var/cache/kubelet-split/conformance}
+out="$cache/images"
+import=1
+address=${CONTAINERD_ADDRESS:-/run/kubelet-split/containerd/containerd.sock}
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --address) address=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --no-import) import=0; shift ;;
+    *) echo "images.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+snapshotter=${SNAPSHOTTER:-overlayfs}
+
+E2E=registry.k8s.io/e2e-test-images
+PAUSE_IMAGE=registry.k8s.io/pause:3.10.1
+BUSYBOX_IMAGE=$E2E/busybox:1.37.0-1
+AGNHOST_IMAGE=$E2E/agnhost:2.56
+NONROOT_IMAGE=$E2E/nonroot:1.4
+NONEWPRIVS_IMAGE=$E2E/nonewprivs:1.3
+NGINX_IMAGE=$E2E/nginx:1.14-4
+HTTPD_IMAGE=$E2E/httpd:2.4.38-4
+PATH_ENV='PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
+
+tools=(gcc tar sha256sum readelf dpkg-deb apt-get apt-cache)
+[ "$import" = 1 ] && tools+=(ctr)
+for tool in "${tools[@]}"; do
+  command -v "$tool" >/dev/null || { echo "images.sh: $tool is missing" >&2; exit 1; }
+done
+[ -x /bin/busybox ] || { echo "images.sh: /bin/busybox is missing (Debian package busybox-static)" >&2; exit 1; }
+file_of_busybox=$(readlink -f /bin/busybox)
+if ldd "$file_of_busybox" >/dev/null 2>&1; then
+  echo "images.sh: /bin/busybox is dynamically linked; install busybox-static" >&2; exit 1
+fi
+
+bin=$(bash "$here/build.sh" agnhost nonewprivs | tail -1)
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$out"
+
+# --- Debian packages: bash, curl, netcat-openbsd and the libraries they link,
+# downloaded once (the closure of their Depends, libraries only) into the cache.
+debs="$cache/debs"
+PACKAGES=(bash curl netcat-openbsd)
+if [ ! -f "$debs/complete" ]; then
+  echo "images.sh: downloading ${PACKAGES[*]} and their libraries (apt-get download) into $debs" >&2
+  mapfile -t closure < <(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts \
+      --no-breaks --no-replaces --no-enhances "${PACKAGES[@]}" 2>/dev/null \
+    | grep -E '^[a-z0-9]' | sort -u | grep -E "^(lib.*|zlib.*|$(IFS='|'; echo "${PACKAGES[*]}"))\$")
+  rm -rf "$debs.tmp"; mkdir -p "$debs.tmp"
+  (cd "$debs.tmp" && apt-get download -q -o APT::Sandbox::User=root "${closure[@]}" >/dev/null)
+  printf '%s\n' "${closure[@]}" > "$debs.tmp/complete"
+  rm -rf "$debs"; mv "$debs.tmp" "$debs"
+fi
+deb_root="$work/debs" # filled when the images are built
+
+# copy_path ROOT PATH: copies PATH (absolute, as the packages lay it out) from
+# the unpacked packages into ROOT, following a symbolic link to its target.
+copy_path() {
+  local root=$1 path=${2#/}
+  [ -e "$root/$path" ] || [ -L "$root/$path" ] && return 0
+  [ -e "$deb_root/$path" ] || [ -L "$deb_root/$path" ] || { echo "images.sh: $path is in none of the packages" >&2; return 1; }
+  mkdir -p "$root/$(dirname "$path")"
+  cp -a "$deb_root/$path" "$root/$path"
+  if [ -L "$deb_root/$path" ]; then
+    local target; target=$(readlink "$deb_root/$path")
+    case "$target" in /*) ;; *) target="/$(dirname "$path")/$target" ;; esac
+    copy_path "$root" "$(realpath -m -s "$target")"
+  fi
+}
+
+LIB_DIRS=(/lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu /lib64 /lib /usr/lib)
+# copy_elf ROOT PATH: copies the program or library PATH of the packages into
+# ROOT, with its program interpreter and every library it needs, recursively.
+copy_elf() {
+  local root=$1 path=$2
+  copy_path "$root" "$path"
+  local real; real=$(realpath "$deb_root/${path#/}")
+  local interp; interp=$(readelf -lW "$real" | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')
+  [ -n "$interp" ] && copy_path "$root" "$interp"
+  local needed dir found
+  for needed in $(readelf -dW "$real" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+    found=
+    for dir in "${LIB_DIRS[@]}"; do
+      if [ -e "$deb_root$dir/$needed" ]; then found="$dir/$needed"; break; fi
+    done
+    [ -n "$found" ] || { echo "images.sh: $path needs $needed, which none of the packages has" >&2; return 1; }
+    [ -e "$root$found" ] && continue
+    copy_elf "$root" "$found"
+  done
+}
+
+# docker_archive NAME ROOTFS CONFIG_JSON_FRAGMENT OUTPUT (as deploy/images/build.sh)
+# Writes a docker-archive (docker save format) with one layer made of ROOTFS.
+docker_archive() {
+  local name=$1 rootfs=$2 fragment=$3 output=$4
+  local dir; dir="$work/archive-$(basename "$output" .tar)"
+  rm -rf "$dir"; mkdir -p "$dir"
+  tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$rootfs" -cf "$dir/layer.tar" .
+  local diff_id; diff_id=$(sha256sum "$dir/layer.tar" | cut -d' ' -f1)
+  mkdir -p "$dir/$diff_id"; mv "$dir/layer.tar" "$dir/$diff_id/layer.tar"
+  printf '{"architecture":"amd64","os":"linux","created":"1970-01-01T00:00:00Z","config":%s,"rootfs":{"type":"layers","diff_ids":["sha256:%s"]},"history":[{"created":"1970-01-01T00:00:00Z","created_by":"kubelet-split deploy/conformance/images.sh"}]}' \
+    "$fragment" "$diff_id" > "$dir/config.json"
+  local config_id; config_id=$(sha256sum "$dir/config.json" | cut -d' ' -f1)
+  mv "$dir/config.json" "$dir/$config_id.json"
+  printf '[{"Config":"%s.json","RepoTags":["%s"],"Layers":["%s/layer.tar"]}]' "$config_id" "$name" "$diff_id" > "$dir/manifest.json"
+  tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$dir" -cf "$output" .
+  echo "images.sh: built $name ($(du -h "$dir/$diff_id/layer.tar" | cut -f1) layer, config sha256:$config_id)" >&2
+}
+
+# busybox_root ROOT [PASSWD GROUP]: busybox-static with every applet linked into
+# /bin and at its own place, /tmp, /root, and the passwd and group files.
+busybox_root() {
+  local root=$1
+  mkdir -p "$root/bin" "$root/tmp" "$root/etc" "$root/root" "$root/var/www" "$root/usr/local/bin"
+  chmod 1777 "$root/tmp"
+  cp "$file_of_busybox" "$root/bin/busybox"
+  local applet
+  while read -r applet; do
+    [ "$applet" = bin/busybox ] && continue
+    ln -sf /bin/busybox "$root/bin/$(basename "$applet")"
+    if [ "$(dirname "$applet")" != bin ]; then
+      mkdir -p "$root/$(dirname "$applet")"
+      ln -sf /bin/busybox "$root/$applet"
+    fi
+  done < <(/bin/busybox --list-full)
+  printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n%b' "${2:-}" > "$root/etc/passwd"
+  printf 'root:x:0:\nnogroup:x:65534:\n%b' "${3:-}" > "$root/etc/group"
+  printf 'hosts: files dns\n' > "$root/etc/nsswitch.conf"
+}
+
+# agnhost_like_root ROOT [PASSWD GROUP]: busybox, and bash as /bin/sh.
+agnhost_like_root() {
+  busybox_root "$@"
+  rm -f "$1/bin/bash"; copy_elf "$1" /bin/bash
+  ln -sfn bash "$1/bin/sh"
+}
+
+# nginx and httpd: busybox httpd in the foreground on port 80, serving the
+# page each upstream image serves at /.
+web_image() { # NAME DOCROOT PAGE OUTPUT
+  local root="$work/$(basename "$4" .tar)"
+  agnhost_like_root "$root"
+  mkdir -p "$root$2"; printf '%s\n' "$3" > "$root$2/index.html"
+  docker_archive "$1" "$root" \
+    "{\"Env\":[\"$PATH_ENV\"],\"Cmd\":[\"httpd\",\"-f\",\"-v\",\"-p\",\"80\",\"-h\",\"$2\"],\"WorkingDir\":\"/\",\"ExposedPorts\":{\"80/tcp\":{}}}" "$4"
+}
+build_images() {
+  local root
+  # The pause image: one static binary.
+  root="$work/pause"; mkdir -p "$root"
+  gcc -static -Os -o "$root/pause" "$here/../images/pause.c"
+  strip "$root/pause" 2>/dev/null || true
+  docker_archive "$PAUSE_IMAGE" "$root" '{"Entrypoint":["/pause"],"User":"65535:65535"}' "$out/pause.tar"
+
+  # busybox: its own ash at /bin/sh, bash at /usr/bin/sh (first in PATH).
+  root="$work/busybox"
+  busybox_root "$root"
+  rm -f "$root/bin/bash"; copy_elf "$root" /bin/bash
+  mkdir -p "$root/usr/bin"; ln -sfn /bin/bash "$root/usr/bin/sh"
+  docker_archive "$BUSYBOX_IMAGE" "$root" "{\"Env\":[\"$PATH_ENV\"],\"Cmd\":[\"sh\"],\"WorkingDir\":\"/\"}" "$out/busybox.tar"
+
+  # agnhost: as upstream's Dockerfile lays it out (on alpine there): /agnhost and
+  # /agnhost-2, porter's localhost.crt and .key in /, /uploads, the user and group
+  # defined in the image; curl, nc (netcat-openbsd) and bash.
+  root="$work/agnhost"
+  agnhost_like_root "$root" 'user-defined-in-image:x:1000:1000::/home/user-defined-in-image:/bin/sh\n' \
+    'user-defined-in-image:x:1000:\ngroup-defined-in-image:x:50000:user-defined-in-image\n'
+  mkdir -p "$root/home/user-defined-in-image" "$root/uploads"
+  chown 1000:1000 "$root/home/user-defined-in-image"
+  copy_elf "$root" /usr/bin/curl
+  copy_elf "$root" /bin/nc.openbsd
+  ln -sfn /bin/nc.openbsd "$root/bin/nc"; ln -sfn /bin/nc.openbsd "$root/usr/bin/nc"
+  cp "$bin/agnhost" "$root/agnhost"; ln -sfn agnhost "$root/agnhost-2"
+  cp "$bin/agnhost-porter/localhost.crt" "$bin/agnhost-porter/localhost.key" "$root/"
+  docker_archive "$AGNHOST_IMAGE" "$root" \
+    "{\"Env\":[\"$PATH_ENV\"],\"Entrypoint\":[\"/agnhost\"],\"Cmd\":[\"pause\"],\"WorkingDir\":\"/\",\"ExposedPorts\":{\"80/tcp\":{},\"8080/tcp\":{},\"8081/tcp\":{},\"9376/tcp\":{},\"5000/tcp\":{}}}" \
+    "$out/agnhost.tar"
+
+  # nonroot: runs as user 1234 by default.
+  root="$work/nonroot"
+  agnhost_like_root "$root"
+  docker_archive "$NONROOT_IMAGE" "$root" "{\"Env\":[\"$PATH_ENV\"],\"Cmd\":[\"sh\"],\"WorkingDir\":\"/\",\"User\":\"1234\"}" "$out/nonroot.tar"
+
+  # nonewprivs: nnp prints its effective uid; setuid (and setgid) root, as
+  # upstream's `chmod +s`.
+  root="$work/nonewprivs"
+  agnhost_like_root "$root"
+  cp "$bin/nonewprivs" "$root/usr/local/bin/nnp"; chmod 6755 "$root/usr/local/bin/nnp"
+  docker_archive "$NONEWPRIVS_IMAGE" "$root" "{\"Env\":[\"$PATH_ENV\"],\"Cmd\":[\"nnp\"],\"WorkingDir\":\"/\"}" "$out/nonewprivs.tar"
+
+  web_image "$NGINX_IMAGE" /usr/share/nginx/html '<!DOCTYPE html><html><head><title>Welcome to nginx!</title></head><body><h1>Welcome to nginx!</h1></body></html>' "$out/nginx.tar"
+  web_image "$HTTPD_IMAGE" /usr/local/apache2/htdocs '<html><body><h1>It works!</h1></body></html>' "$out/httpd.tar"
+}
+
+# The archives are rebuilt only when what goes into them changed.
+inputs() {
+  sha256sum "$here/images.sh" "$here/../images/pause.c" "$file_of_busybox" "$bin/agnhost" "$bin/nonewprivs" \
+    "$bin"/agnhost-porter/* "$debs"/*.deb | sed "s#  .*/#  #"
+  gcc --version | head -1
+}
+ARCHIVES=(pause busybox agnhost nonroot nonewprivs nginx httpd)
+fresh=1
+for archive in "${ARCHIVES[@]}"; do [ -f "$out/$archive.tar" ] || fresh=0; done
+if [ "$fresh" = 1 ] && [ -f "$out/inputs" ] && inputs | cmp -s - "$out/inputs"; then
+  echo "images.sh: the archives in $out are up to date; not rebuilt" >&2
+else
+  rm -f "$out/inputs"
+  deb_root="$work/debs"
+  mkdir -p "$deb_root"
+  for deb in "$debs"/*.deb; do dpkg-deb -x "$deb" "$deb_root"; done
+  build_images
+  inputs > "$out/inputs"
+fi
+
+ALL=("$PAUSE_IMAGE" "$BUSYBOX_IMAGE" "$AGNHOST_IMAGE" "$NONROOT_IMAGE" "$NONEWPRIVS_IMAGE" "$NGINX_IMAGE" "$HTTPD_IMAGE")
+LABEL=kubelet-split.conformance/config
+if [ "$import" = 1 ]; then
+  i=0
+  for archive in "${ARCHIVES[@]}"; do
+    image=${ALL[$i]}; i=$((i + 1))
+    # The archive's image config, which the import labels the image with: the
+    # same label in the containerd means this very image is already there.
+    config=$(tar -xOf "$out/$archive.tar" ./manifest.json | sed 's/.*"Config":"\([0-9a-f]*\)\.json".*/\1/')
+    if ctr --address "$address" -n k8s.io images ls "name==$image" | grep -qF "$LABEL=sha256:$config"; then
+      echo "images.sh: $image already imported" >&2
+      continue
+    fi
+    ctr --address "$address" -n k8s.io images import --snapshotter "$snapshotter" "$out/$archive.tar" >/dev/null
+    ctr --address "$address" -n k8s.io images label "$image" "$LABEL=sha256:$config" >/dev/null
+    echo "images.sh: $image imported" >&2
+  done
+  # The sandbox image is pinned (ImageStatus.pinned), so image garbage collection leaves it.
+  ctr --address "$address" -n k8s.io images label "$PAUSE_IMAGE" io.cri-containerd.pinned=pinned >/dev/null
+  have=$(ctr --address "$address" -n k8s.io images ls -q)
+  for image in "${ALL[@]}"; do
+    grep -qxF "$image" <<<"$have" || { echo "images.sh: $image is not in $address after the import" >&2; exit 1; }
+    echo "$image"
+  done
+else
+  printf '%s\n' "${ALL[@]}"
+fi
