@@ -69,7 +69,6 @@ describe('status manager and kubelet-split get pods on the real stack', { timeou
     { name: 'succeeded', want: /^Completed$/, why: 'restartPolicy Never, exit 0' },
     { name: 'failed', want: /^Error$/, why: 'restartPolicy Never, exit 3' },
     { name: 'neverpull', want: /^ErrImageNeverPull$/, why: 'an absent image with pull policy Never' },
-    { name: 'deadline', want: /^DeadlineExceeded$/, why: 'activeDeadlineSeconds' },
     { name: 'toobig', want: /^OutOfcpu$/, why: 'rejected by admission' },
   ];
   for (const tc of cases) {
@@ -77,6 +76,18 @@ describe('status manager and kubelet-split get pods on the real stack', { timeou
       await waitForColumn(tc.name, tc.want);
     });
   }
+
+  it('STATUS DeadlineExceeded, then Error, for activeDeadlineSeconds: the pod Failed with reason DeadlineExceeded', async () => {
+    // kubectl's STATUS is the pod's reason until a container's terminated reason replaces it: DeadlineExceeded while
+    // the kill runs, Error (the killed container's) once it is done, which with a fast kill can come before any look.
+    await waitForColumn('deadline', /^(DeadlineExceeded|Error)$/);
+    const out = cli('get', 'pods', stack.podName('deadline'), '-o', 'json');
+    assert.equal(out.status, 0, out.stderr);
+    const { status } = JSON.parse(out.stdout) as { status: { phase?: string; reason?: string; message?: string } };
+    assert.equal(status.phase, 'Failed');
+    assert.equal(status.reason, 'DeadlineExceeded');
+    assert.equal(status.message, 'Pod was active on the node longer than the specified deadline');
+  });
 
   it('READY and RESTARTS read like kubectl\'s', async () => {
     await stack.waitFor('sidecar 2/2', () => {
