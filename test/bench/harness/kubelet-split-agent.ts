@@ -18,6 +18,9 @@ import { podViews, removeCgroupTree, type Agent, type AgentProcess, type PodView
 /** The order the stack starts in: the runtime's gateway first, the manifests' source last. */
 const START_ORDER: ServiceName[] = ['cri-gateway', 'pleg', 'sync-loop', 'status-manager', 'pod-worker', 'prober', 'config-source'];
 
+/** The pod workers' shards. */
+const SHARDS = 16;
+
 /** The one process's name in P3 and P5. */
 const ONE_PROCESS = 'kubelet (TARGET=all)';
 
@@ -40,7 +43,7 @@ export class KubeletSplitAgent implements Agent {
     this.podWorkers = mode === 'split' ? 2 : 1;
     this.cgroupRoot = `/${node}`;
     if (!SERVICE_NAMES.every((s) => START_ORDER.includes(s))) throw new Error('START_ORDER misses a service');
-    const shared = { LOG_LEVEL: 'info', CGROUP_ROOT: this.cgroupRoot, POD_WORKER_SHARDS: '16', SHARD_LEASE_DURATION: '15s', FILE_CHECK_FREQUENCY: '20s' };
+    const shared = { LOG_LEVEL: 'info', CGROUP_ROOT: this.cgroupRoot, POD_WORKER_SHARDS: String(SHARDS), SHARD_LEASE_DURATION: '15s', FILE_CHECK_FREQUENCY: '20s' };
     const env: Partial<Record<ServiceName, Record<string, string>>> = {};
     for (const s of SERVICE_NAMES) env[s] = shared;
     this.stack = new NodeStack({ node, services: START_ORDER, env, target: mode === 'split' ? 'split' : 'all' });
@@ -51,7 +54,7 @@ export class KubeletSplitAgent implements Agent {
   }
 
   get description(): string {
-    const how = this.mode === 'split' ? `split mode: nats-server and ${SERVICE_NAMES.length} services, ${this.podWorkers} pod-worker replicas` : `one-process mode: nats-server and one process of ${SERVICE_NAMES.length} modules (TARGET=all)`;
+    const how = this.mode === 'split' ? `split mode: nats-server and ${SERVICE_NAMES.length} services, ${this.podWorkers} pod-worker replicas (measured once they have balanced their ${SHARDS} shards)` : `one-process mode: nats-server and one process of ${SERVICE_NAMES.length} modules (TARGET=all)`;
     return `${how}, ${process.env['KS_ENTRY'] === 'bundle' ? 'bundles (dist/bundle)' : 'tsc output with source maps'}, LOG_LEVEL=info, tracing on, pod cgroups on (CGROUPS_PER_QOS=true; the kubelet runs with cgroupsPerQOS false), CGROUP_ROOT=${this.cgroupRoot}, on ${this.criEndpoint.replace('unix://', '')}`;
   }
 
@@ -66,7 +69,33 @@ export class KubeletSplitAgent implements Agent {
   async start(): Promise<Record<string, number>> {
     await this.stack.start();
     for (let r = 1; r < this.podWorkers; r++) await this.stack.startService('pod-worker', String(r));
-    return this.readyTimes();
+    const ready = this.readyTimes();
+    await this.shardsBalanced();
+    return ready;
+  }
+
+  /**
+   * Until the pod-worker replicas own every shard between them, each its fair share (a replica started after the
+   * first takes its shards over in the next seconds, and a pod dispatched to a shard being handed over waits for the
+   * new owner's reconciliation: the figures are of the stack at rest, not of its start).
+   */
+  private async shardsBalanced(timeoutMs = 60_000): Promise<void> {
+    if (this.podWorkers < 2) return;
+    const ports = [...this.stack.procs.entries()].filter(([k]) => k.startsWith('pod-worker#')).map(([, p]) => p.port);
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      const owned = await Promise.all(
+        ports.map(async (port) => {
+          const res = await fetch(`http://127.0.0.1:${port}/workers`, { signal: AbortSignal.timeout(5000) }).catch(() => undefined);
+          return res?.ok ? ((await res.json()) as { shards: number[] }).shards : [];
+        }),
+      );
+      const all = owned.flat();
+      const fair = Math.floor(SHARDS / ports.length);
+      if (all.length === SHARDS && new Set(all).size === SHARDS && owned.every((o) => o.length >= fair)) return;
+      if (performance.now() > deadline) throw new Error(`the ${ports.length} pod-worker replicas did not balance their ${SHARDS} shards within ${timeoutMs} ms: ${owned.map((o) => `[${o.join(',')}]`).join(' ')}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
   }
 
   private readyTimes(): Record<string, number> {
