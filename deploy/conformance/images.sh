@@ -129,23 +129,9 @@ copy_elf() {
   done
 }
 
-# docker_archive NAME ROOTFS CONFIG_JSON_FRAGMENT OUTPUT (as deploy/images/build.sh)
-# Writes a docker-archive (docker save format) with one layer made of ROOTFS.
-docker_archive() {
-  local name=$1 rootfs=$2 fragment=$3 output=$4
-  local dir; dir="$work/archive-$(basename "$output" .tar)"
-  rm -rf "$dir"; mkdir -p "$dir"
-  tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$rootfs" -cf "$dir/layer.tar" .
-  local diff_id; diff_id=$(sha256sum "$dir/layer.tar" | cut -d' ' -f1)
-  mkdir -p "$dir/$diff_id"; mv "$dir/layer.tar" "$dir/$diff_id/layer.tar"
-  printf '{"architecture":"amd64","os":"linux","created":"1970-01-01T00:00:00Z","config":%s,"rootfs":{"type":"layers","diff_ids":["sha256:%s"]},"history":[{"created":"1970-01-01T00:00:00Z","created_by":"kubelet-split deploy/conformance/images.sh"}]}' \
-    "$fragment" "$diff_id" > "$dir/config.json"
-  local config_id; config_id=$(sha256sum "$dir/config.json" | cut -d' ' -f1)
-  mv "$dir/config.json" "$dir/$config_id.json"
-  printf '[{"Config":"%s.json","RepoTags":["%s"],"Layers":["%s/layer.tar"]}]' "$config_id" "$name" "$diff_id" > "$dir/manifest.json"
-  tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$dir" -cf "$output" .
-  echo "images.sh: built $name ($(du -h "$dir/$diff_id/layer.tar" | cut -f1) layer, config sha256:$config_id)" >&2
-}
+# docker_archive NAME ROOTFS CONFIG_JSON_FRAGMENT OUTPUT CREATED_BY
+# shellcheck source=deploy/images/docker-archive.sh
+. "$here/../images/docker-archive.sh"
 
 # busybox_root ROOT [PASSWD GROUP]: busybox-static with every applet linked into
 # /bin and at its own place, /tmp, /root, and the passwd and group files.
@@ -182,7 +168,7 @@ web_image() { # NAME DOCROOT PAGE OUTPUT
   agnhost_like_root "$root"
   mkdir -p "$root$2"; printf '%s\n' "$3" > "$root$2/index.html"
   docker_archive "$1" "$root" \
-    "{\"Env\":[\"$PATH_ENV\"],\"Cmd\":[\"httpd\",\"-f\",\"-v\",\"-p\",\"80\",\"-h\",\"$2\"],\"WorkingDir\":\"/\",\"ExposedPorts\":{\"80/tcp\":{}}}" "$4"
+    "{\"Env\":[\"$PATH_ENV\"],\"Cmd\":[\"httpd\",\"-f\",\"-v\",\"-p\",\"80\",\"-h\",\"$2\"],\"WorkingDir\":\"/\",\"ExposedPorts\":{\"80/tcp\":{}}}" "$4" "kubelet-split deploy/conformance/images.sh"
 }
 build_images() {
   local root
@@ -190,14 +176,14 @@ build_images() {
   root="$work/pause"; mkdir -p "$root"
   gcc -static -Os -o "$root/pause" "$here/../images/pause.c"
   strip "$root/pause" 2>/dev/null || true
-  docker_archive "$PAUSE_IMAGE" "$root" '{"Entrypoint":["/pause"],"User":"65535:65535"}' "$out/pause.tar"
+  docker_archive "$PAUSE_IMAGE" "$root" '{"Entrypoint":["/pause"],"User":"65535:65535"}' "$out/pause.tar" "kubelet-split deploy/conformance/images.sh"
 
   # busybox: its own ash at /bin/sh, bash at /usr/bin/sh (first in PATH).
   root="$work/busybox"
   busybox_root "$root"
   rm -f "$root/bin/bash"; copy_elf "$root" /bin/bash
   mkdir -p "$root/usr/bin"; ln -sfn /bin/bash "$root/usr/bin/sh"
-  docker_archive "$BUSYBOX_IMAGE" "$root" "{\"Env\":[\"$PATH_ENV\"],\"Cmd\":[\"sh\"],\"WorkingDir\":\"/\"}" "$out/busybox.tar"
+  docker_archive "$BUSYBOX_IMAGE" "$root" "{\"Env\":[\"$PATH_ENV\"],\"Cmd\":[\"sh\"],\"WorkingDir\":\"/\"}" "$out/busybox.tar" "kubelet-split deploy/conformance/images.sh"
 
   # agnhost: as upstream's Dockerfile lays it out (on alpine there): /agnhost and
   # /agnhost-2, porter's localhost.crt and .key in /, /uploads, the user and group
@@ -214,19 +200,19 @@ build_images() {
   cp "$bin/agnhost-porter/localhost.crt" "$bin/agnhost-porter/localhost.key" "$root/"
   docker_archive "$AGNHOST_IMAGE" "$root" \
     "{\"Env\":[\"$PATH_ENV\"],\"Entrypoint\":[\"/agnhost\"],\"Cmd\":[\"pause\"],\"WorkingDir\":\"/\",\"ExposedPorts\":{\"80/tcp\":{},\"8080/tcp\":{},\"8081/tcp\":{},\"9376/tcp\":{},\"5000/tcp\":{}}}" \
-    "$out/agnhost.tar"
+    "$out/agnhost.tar" "kubelet-split deploy/conformance/images.sh"
 
   # nonroot: runs as user 1234 by default.
   root="$work/nonroot"
   agnhost_like_root "$root"
-  docker_archive "$NONROOT_IMAGE" "$root" "{\"Env\":[\"$PATH_ENV\"],\"Cmd\":[\"sh\"],\"WorkingDir\":\"/\",\"User\":\"1234\"}" "$out/nonroot.tar"
+  docker_archive "$NONROOT_IMAGE" "$root" "{\"Env\":[\"$PATH_ENV\"],\"Cmd\":[\"sh\"],\"WorkingDir\":\"/\",\"User\":\"1234\"}" "$out/nonroot.tar" "kubelet-split deploy/conformance/images.sh"
 
   # nonewprivs: nnp prints its effective uid; setuid (and setgid) root, as
   # upstream's `chmod +s`.
   root="$work/nonewprivs"
   agnhost_like_root "$root"
   cp "$bin/nonewprivs" "$root/usr/local/bin/nnp"; chmod 6755 "$root/usr/local/bin/nnp"
-  docker_archive "$NONEWPRIVS_IMAGE" "$root" "{\"Env\":[\"$PATH_ENV\"],\"Cmd\":[\"nnp\"],\"WorkingDir\":\"/\"}" "$out/nonewprivs.tar"
+  docker_archive "$NONEWPRIVS_IMAGE" "$root" "{\"Env\":[\"$PATH_ENV\"],\"Cmd\":[\"nnp\"],\"WorkingDir\":\"/\"}" "$out/nonewprivs.tar" "kubelet-split deploy/conformance/images.sh"
 
   web_image "$NGINX_IMAGE" /usr/share/nginx/html '<!DOCTYPE html><html><head><title>Welcome to nginx!</title></head><body><h1>Welcome to nginx!</h1></body></html>' "$out/nginx.tar"
   web_image "$HTTPD_IMAGE" /usr/local/apache2/htdocs '<html><body><h1>It works!</h1></body></html>' "$out/httpd.tar"

@@ -41,30 +41,16 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$out"
 
-# docker_archive NAME ROOTFS CONFIG_JSON_FRAGMENT OUTPUT
-# Writes a docker-archive (docker save format) with one layer made of ROOTFS.
-docker_archive() {
-  local name=$1 rootfs=$2 fragment=$3 output=$4
-  local dir="$work/archive-$(basename "$output" .tar)"
-  rm -rf "$dir"; mkdir -p "$dir"
-  tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$rootfs" -cf "$dir/layer.tar" .
-  local diff_id; diff_id=$(sha256sum "$dir/layer.tar" | cut -d' ' -f1)
-  mkdir -p "$dir/$diff_id"; mv "$dir/layer.tar" "$dir/$diff_id/layer.tar"
-  printf '{"architecture":"amd64","os":"linux","created":"1970-01-01T00:00:00Z","config":%s,"rootfs":{"type":"layers","diff_ids":["sha256:%s"]},"history":[{"created":"1970-01-01T00:00:00Z","created_by":"kubelet-split deploy/images/build.sh"}]}' \
-    "$fragment" "$diff_id" > "$dir/config.json"
-  local config_id; config_id=$(sha256sum "$dir/config.json" | cut -d' ' -f1)
-  mv "$dir/config.json" "$dir/$config_id.json"
-  printf '[{"Config":"%s.json","RepoTags":["%s"],"Layers":["%s/layer.tar"]}]' "$config_id" "$name" "$diff_id" > "$dir/manifest.json"
-  tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$dir" -cf "$output" .
-  echo "built $name -> $output (config sha256:$config_id)"
-}
+# docker_archive NAME ROOTFS CONFIG_JSON_FRAGMENT OUTPUT CREATED_BY
+# shellcheck source=deploy/images/docker-archive.sh
+. "$here/docker-archive.sh"
 
 # The pause image: one static binary.
 pause_root="$work/pause-root"
 mkdir -p "$pause_root"
 gcc -static -Os -o "$pause_root/pause" "$here/pause.c"
 strip "$pause_root/pause" 2>/dev/null || true
-docker_archive "$PAUSE_IMAGE" "$pause_root" '{"Entrypoint":["/pause"],"User":"65535:65535"}' "$out/pause.tar"
+docker_archive "$PAUSE_IMAGE" "$pause_root" '{"Entrypoint":["/pause"],"User":"65535:65535"}' "$out/pause.tar" "kubelet-split deploy/images/build.sh"
 
 # The test image: busybox-static with every applet linked, a /tmp, and the
 # passwd and group files that httpd and friends look up.
@@ -81,7 +67,7 @@ printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:
 printf 'root:x:0:\nnogroup:x:65534:\n' > "$bb_root/etc/group"
 printf 'kubelet-split test image\n' > "$bb_root/var/www/index.html"
 docker_archive "$BUSYBOX_IMAGE" "$bb_root" \
-  '{"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],"Cmd":["sh"],"WorkingDir":"/"}' "$out/busybox.tar"
+  '{"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],"Cmd":["sh"],"WorkingDir":"/"}' "$out/busybox.tar" "kubelet-split deploy/images/build.sh"
 
 if [ "$import" = 1 ]; then
   for archive in "$out/pause.tar" "$out/busybox.tar"; do
