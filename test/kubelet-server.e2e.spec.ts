@@ -237,7 +237,7 @@ function websocketExec(cp: ControlPlane, path: string): Promise<{ stdout: string
         if ((opcode === 0x1 || opcode === 0x2) && payload.length > 0) channels.set(payload[0] ?? 0, (channels.get(payload[0] ?? 0) ?? '') + payload.subarray(1).toString());
       }
     });
-    socket.on('error', (err) => {
+    socket.on('error', (err: Error) => {
       clearTimeout(timer);
       reject(err);
     });

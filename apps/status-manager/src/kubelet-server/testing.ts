@@ -103,5 +103,5 @@ export function runningPod(namespace: string, name: string, uid: string, contain
       phase: 'Running',
       containerStatuses: containers.map((c) => ({ name: c.name, containerID: `containerd://cid-${c.name}`, image: 'busybox', imageID: '', ready: true, restartCount: 0, state: { running: { startedAt: '2026-01-01T00:00:00Z' } } })),
     },
-  } as Pod;
+  };
 }

@@ -27,7 +27,7 @@ describe('NetUpgradeProxy', () => {
         socket.end('HTTP/1.1 404 Not Found\r\nContent-Length: 15\r\n\r\ntoken not found');
         return;
       }
-      socket.write(`HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: ${req.headers.upgrade ?? ''}\r\nX-Stream-Protocol-Version: ${req.headers['x-stream-protocol-version'] ?? ''}\r\n\r\n`);
+      socket.write(`HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: ${req.headers.upgrade ?? ''}\r\nX-Stream-Protocol-Version: ${String(req.headers['x-stream-protocol-version'] ?? '')}\r\n\r\n`);
       if (head.length > 0) socket.write(head.toString().toUpperCase());
       socket.on('data', (d: Buffer) => (d.toString() === 'bye' ? socket.end() : socket.write(d.toString().toUpperCase())));
       socket.on('end', () => socket.end());

@@ -80,7 +80,7 @@ export class NetUpgradeProxy extends UpgradeProxy {
         socket.setNoDelay(true);
         resolve(socket);
       });
-      socket.once('error', (err) => {
+      socket.once('error', (err: Error) => {
         clearTimeout(timer);
         reject(new Error(`dialing the streaming server ${location.host}: ${err.message}`));
       });
