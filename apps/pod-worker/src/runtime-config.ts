@@ -289,6 +289,7 @@ export function generateContainerConfig(input: ContainerConfigInput): CriInput<C
     },
     logPath: join(c.name, `${restartCount}.log`),
     stdin: c.stdin === true,
+    stdinOnce: c.stdinOnce === true,
     tty: c.tty === true,
     linux: {
       resources: containerResources(c),
@@ -301,4 +302,16 @@ export function generateContainerConfig(input: ContainerConfigInput): CriInput<C
       },
     },
   };
+}
+
+/**
+ * generateLinuxContainerConfig's nsTarget: an ephemeral container with a
+ * targetContainerName joins that container's process namespace (pid
+ * TARGET, the target's runtime ID), unless the pod shares one namespace
+ * across its containers already (shareProcessNamespace, hostPID).
+ */
+export function withNamespaceTarget(config: CriInput<ContainerConfig>, targetContainerId: string | undefined): CriInput<ContainerConfig> {
+  const ns = config.linux?.securityContext?.namespaceOptions;
+  if (!targetContainerId || !ns || ns.pid !== 'CONTAINER') return config;
+  return { ...config, linux: { ...config.linux, securityContext: { ...config.linux?.securityContext, namespaceOptions: { ...ns, pid: 'TARGET', targetId: targetContainerId } } } };
 }

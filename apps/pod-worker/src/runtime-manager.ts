@@ -9,7 +9,7 @@
  *   2. kill the pod's sandbox if necessary        (and purge init containers)
  *   3. kill containers that should not run
  *   4. prune duplicate init containers
- *   5. create the sandbox if necessary
+ *   5. create the sandbox if necessary, then start the new ephemeral containers
  *   6. start the next init container / sidecars
  *   7. start the main containers
  *
@@ -35,11 +35,14 @@ import { CrashLoopBackOff } from './backoff.js';
 import { hashContainer } from './container-hash.js';
 import { graceReasonOf, killContainerGracePeriod, preStopHookTimeoutSeconds } from './grace-period.js';
 import { computePodActions, type ProbeResults } from './pod-actions.js';
-import { envObjectNames, generateContainerConfig, generatePodSandboxConfig, type EnvObjects, type NodeFacts } from './runtime-config.js';
+import { envObjectNames, generateContainerConfig, generatePodSandboxConfig, withNamespaceTarget, type EnvObjects, type NodeFacts } from './runtime-config.js';
 import { DockerKeyring, dockerConfigOf, repositoryOf, type PullCredential } from './keyring.js';
 import { ApiObjects, HookRunner } from './ports.js';
 import { RuntimeClassManager } from './runtime-class.js';
 import type { RuntimeChanges } from './runtime-changes.js';
+
+/** Where each kind of container is in the pod spec (its events' fieldPath, container/ref.go). */
+const FIELD_OF = { container: 'containers', init_container: 'initContainers', ephemeral_container: 'ephemeralContainers' } as const;
 
 /** The call options that cancel a CRI wait with `signal`. */
 function cancellable(signal: AbortSignal | undefined): CriCallOptions | undefined {
@@ -63,8 +66,11 @@ export interface PodSyncResult {
   createdSandbox: boolean;
 }
 
+/** The kind of container started: the metrics' label (metrics.Container, InitContainer, EphemeralContainer). */
+export type ContainerType = 'container' | 'init_container' | 'ephemeral_container';
+
 export interface RuntimeMetrics {
-  startedContainer(containerType: 'container' | 'init_container', failed: boolean, code?: string): void;
+  startedContainer(containerType: ContainerType, failed: boolean, code?: string): void;
   startedPod(failed: boolean): void;
 }
 
@@ -251,6 +257,20 @@ export class RuntimeManager {
     }
     if (!sandboxId) return result;
 
+    // 5. Ephemeral containers, before the init containers so that one can debug a pod whose init container
+    // cannot start (upstream's step 5). computePodActions asks for one only while the runtime has no instance of it:
+    // a failed create is tried again, a container that ran is never restarted.
+    const ephemerals = pod.spec.ephemeralContainers ?? [];
+    for (const i of actions.ephemeralContainersToStart) {
+      const ec = ephemerals[i];
+      if (!ec) continue;
+      signal?.throwIfAborted();
+      const { targetContainerName, ...common } = ec;
+      const err = await this.startContainer(pod, common, 'ephemeral_container', status, sandboxId, sandboxConfig, podIPs, signal, targetContainerName);
+      if (err) result.errors.set(ec.name, err);
+      else result.startedContainers++;
+    }
+
     // 6. Init containers: the next one in the classic path, then restartable ones (sidecars) in order.
     const inits = pod.spec.initContainers ?? [];
     const initToStart = [...(actions.nextInitContainerToStart ? [actions.nextInitContainerToStart] : []), ...actions.initContainersToStart.map((i) => inits[i]).filter((c): c is Container => c !== undefined)];
@@ -360,18 +380,22 @@ export class RuntimeManager {
     }
   }
 
-  /** startContainer: back-off, image, create, start, postStart. Returns why it could not, if it could not. */
+  /**
+   * startContainer: back-off, image, create, start, postStart. Returns why it could not, if it could not.
+   * `targetContainerName`: an ephemeral container's target, whose process namespace it joins (startSpec.getTargetID).
+   */
   private async startContainer(
     pod: Pod,
     c: Container,
-    type: 'container' | 'init_container',
+    type: ContainerType,
     status: RuntimePodStatus,
     sandboxId: string,
     sandboxConfig: CriInput<PodSandboxConfig>,
     podIPs: string[],
     signal?: AbortSignal,
+    targetContainerName?: string,
   ): Promise<SyncError | undefined> {
-    const fieldPath = `spec.${type === 'init_container' ? 'initContainers' : 'containers'}{${c.name}}`;
+    const fieldPath = `spec.${FIELD_OF[type]}{${c.name}}`;
     const previous = findContainerStatus(status, c.name);
     const now = this.clock.now();
     const key = this.backOff.key(pod, c);
@@ -405,7 +429,10 @@ export class RuntimeManager {
     };
     let config: CriInput<ContainerConfig>;
     try {
+      const target = targetContainerName ? findContainerStatus(status, targetContainerName) : undefined;
+      if (targetContainerName && !target) throw new Error(`unable to find target container ${targetContainerName}`);
       config = generateContainerConfig({ pod, container: c, restartCount, imageRef: image.ref, podIPs, hash: hashContainer(c), node: this.node, envObjects: await this.envObjects(pod, c) });
+      config = withNamespaceTarget(config, target?.id);
     } catch (err) {
       return failed('CreateContainerConfigError', err);
     }
