@@ -29,7 +29,7 @@ import { Clock } from '@app/clock';
 import type { Container, EventRecorder, KillPodOptions, Pod } from '@app/contracts';
 import type { ContainerConfig, PodSandboxConfig } from '@app/cri';
 import { CriError, type CriCallOptions, type CriInput, type CriRuntime } from '@app/cri/client';
-import { KubeletLabels, findContainerStatus, type RuntimeContainerStatus, type RuntimePodStatus } from '@app/kube';
+import { KubeletLabels, findContainerStatus, getServiceEnvVarMap, isStaticPod, type RuntimeContainerStatus, type RuntimePodStatus } from '@app/kube';
 import type { Logger } from '@app/observability';
 import { CrashLoopBackOff } from './backoff.js';
 import { hashContainer } from './container-hash.js';
@@ -37,7 +37,7 @@ import { graceReasonOf, killContainerGracePeriod, preStopHookTimeoutSeconds } fr
 import { computePodActions, type ProbeResults } from './pod-actions.js';
 import { envObjectNames, generateContainerConfig, generatePodSandboxConfig, withNamespaceTarget, type EnvObjects, type NodeFacts } from './runtime-config.js';
 import { DockerKeyring, dockerConfigOf, repositoryOf, type PullCredential } from './keyring.js';
-import { ApiObjects, HookRunner } from './ports.js';
+import { ApiObjects, ApiObjectsError, HookRunner } from './ports.js';
 import { RuntimeClassManager } from './runtime-class.js';
 import type { RuntimeChanges } from './runtime-changes.js';
 
@@ -196,15 +196,32 @@ export class RuntimeManager {
 
   private readonly runtimeClasses?: RuntimeClassManager;
 
-  /** The configMaps and secrets the container's env names, read now (a missing one is undefined); rejects when they cannot be read. */
+  /**
+   * The service environment variables of a pod (getServiceEnvVarMap), from the services config-source watches.
+   * A node without an apiserver has none. Services not listed once yet: an API pod's container waits (upstream's
+   * "services have not yet been read at least once"), a static pod's goes without them, as upstream.
+   */
+  private async serviceEnv(pod: Pod): Promise<Map<string, string>> {
+    if (!this.objects) return new Map();
+    const ns = pod.metadata.namespace ?? 'default';
+    try {
+      return getServiceEnvVarMap(await this.objects.services(ns), ns, pod.spec.enableServiceLinks ?? true);
+    } catch (err) {
+      if ((err instanceof ApiObjectsError && err.code === 'NotJoined') || isStaticPod(pod)) return new Map();
+      throw new Error(`services have not yet been read at least once, cannot construct envvars: ${(err as Error).message}`);
+    }
+  }
+
+  /** The configMaps and secrets the container's env names, read now (a missing one is undefined), and the services; rejects when they cannot be read. */
   private async envObjects(pod: Pod, c: Container): Promise<EnvObjects> {
+    const services = await this.serviceEnv(pod);
     const names = envObjectNames(c);
-    if (names.configMaps.length + names.secrets.length === 0) return { configMaps: new Map(), secrets: new Map() };
+    if (names.configMaps.length + names.secrets.length === 0) return { configMaps: new Map(), secrets: new Map(), services };
     const objects = this.objects;
     if (!objects) throw new Error(`couldn't get the configMaps and secrets of container ${c.name}'s environment: this pod worker has no source of apiserver objects`);
     const ns = pod.metadata.namespace ?? 'default';
     const read = async (kind: 'ConfigMap' | 'Secret', list: string[]) => new Map(await Promise.all(list.map(async (n) => [n, await objects.get(kind, ns, n)] as const)));
-    return { configMaps: await read('ConfigMap', names.configMaps), secrets: await read('Secret', names.secrets) };
+    return { configMaps: await read('ConfigMap', names.configMaps), secrets: await read('Secret', names.secrets), services };
   }
 
   /** SyncPod: brings the runtime in line with the pod spec. Rejects with the signal's reason once `signal` aborts. */
