@@ -142,7 +142,7 @@ describe('security context, /etc/hosts, termination messages and sysctls on the 
   it('an unsafe sysctl the node does not allow: rejected at admission, Failed with SysctlForbidden', async () => {
     const s = await stack.waitForPod('unsafe', 'Failed', (x) => x.phase === 'Failed', 60_000);
     assert.equal(s.reason, 'SysctlForbidden');
-    assert.equal(s.message, 'forbidden sysctl: "kernel.msgmax" not allowlisted');
+    assert.equal(s.message, 'Pod was rejected: forbidden sysctl: "kernel.msgmax" not allowlisted');
     assert.deepEqual(await stack.sandboxes('unsafe'), []);
   });
 });
