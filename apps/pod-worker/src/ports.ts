@@ -220,3 +220,17 @@ export abstract class ServiceAccountTokens {
   /** The token of the pod's service account bound to the pod; rejects with an ApiObjectsError when there is none to give. */
   abstract get(pod: Pod, audience: string | undefined, expirationSeconds: number): Promise<string>;
 }
+
+/**
+ * The files the kubelet makes on the host for a container about to start:
+ * its pod's managed hosts file (kubelet_pods.go ensureHostsFile) and the
+ * instance's termination message file (kuberuntime_container.go makeMounts).
+ */
+export abstract class ContainerFiles {
+  /** Writes the hosts file at `path` (mode 0644), making its directory. */
+  abstract writeHostsFile(path: string, content: string): Promise<void>;
+  /** The node's own /etc/hosts, for a hostNetwork pod's. */
+  abstract nodeHostsFile(): Promise<string>;
+  /** Creates an empty file under a new random name in `dir` (made if missing), mode 0666 whatever the umask, so any user in the container can write it; its path. */
+  abstract createTerminationMessageFile(dir: string): Promise<string>;
+}

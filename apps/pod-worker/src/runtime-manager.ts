@@ -35,9 +35,11 @@ import { CrashLoopBackOff } from './backoff.js';
 import { hashContainer } from './container-hash.js';
 import { graceReasonOf, killContainerGracePeriod, preStopHookTimeoutSeconds } from './grace-period.js';
 import { computePodActions, type ProbeResults } from './pod-actions.js';
-import { envObjectNames, generateContainerConfig, generatePodSandboxConfig, withNamespaceTarget, type EnvObjects, type NodeFacts } from './runtime-config.js';
+import { envObjectNames, generateContainerConfig, generatePodSandboxConfig, podContainerDirectory, withNamespaceTarget, type EnvObjects, type NodeFacts } from './runtime-config.js';
+import { etcHostsPath, managedHostsFileContent, nodeHostsFileContent, shouldMountHostsFile } from './etc-hosts.js';
 import { DockerKeyring, dockerConfigOf, repositoryOf, type PullCredential } from './keyring.js';
-import { ApiObjects, ApiObjectsError, HookRunner } from './ports.js';
+import { ApiObjects, ApiObjectsError, ContainerFiles, HookRunner } from './ports.js';
+import { verifyRunAsNonRoot, type ImageUser } from './security-context.js';
 import { RuntimeClassManager } from './runtime-class.js';
 import type { RuntimeChanges } from './runtime-changes.js';
 
@@ -47,6 +49,12 @@ const FIELD_OF = { container: 'containers', init_container: 'initContainers', ep
 /** The call options that cancel a CRI wait with `signal`. */
 function cancellable(signal: AbortSignal | undefined): CriCallOptions | undefined {
   return signal ? { signal } : undefined;
+}
+
+/** The image's user as ImageStatus gives it (containerd: a numeric USER as uid, another as username). */
+function imageUserOf(image: { uid?: { value: string } | undefined; username?: string } | undefined): ImageUser {
+  if (image?.uid) return { uid: Number(image.uid.value) };
+  return image?.username ? { username: image.username } : {};
 }
 
 /** A failed step for one container, as the status shows it (reason, message). */
@@ -131,19 +139,22 @@ export class ImagePuller {
   }
 
   /** The image ref to run, or the waiting reason that keeps the container from starting. Rejects when `signal` aborts. */
-  async ensure(pod: Pod, c: Container, signal?: AbortSignal): Promise<{ ref: string } | { error: SyncError }> {
+  async ensure(pod: Pod, c: Container, signal?: AbortSignal): Promise<{ ref: string; user?: ImageUser } | { error: SyncError }> {
     const image = c.image ?? '';
     const policy = c.imagePullPolicy ?? 'IfNotPresent';
     const fieldPath = `spec.containers{${c.name}}`;
     let present: string | undefined;
+    let user: ImageUser | undefined;
     try {
-      present = (await this.cri.image('ImageStatus', { image: { image } })).image?.id;
+      const status = (await this.cri.image('ImageStatus', { image: { image } })).image;
+      present = status?.id;
+      user = imageUserOf(status);
     } catch (err) {
       return { error: { reason: 'ErrImageInspect', message: `Failed to inspect image "${image}": ${(err as Error).message}` } };
     }
     if (present && policy !== 'Always') {
       this.events.event(pod, 'Normal', 'Pulled', `Container image "${image}" already present on machine`, fieldPath);
-      return { ref: present };
+      return { ref: present, user };
     }
     if (!present && policy === 'Never') {
       const message = `Container image "${image}" is not present with pull policy of Never`;
@@ -190,6 +201,8 @@ export class RuntimeManager {
     private readonly objects?: ApiObjects,
     /** Told of every pod a sync changes in the runtime, so the PLEG inspects it as the sync ends. */
     private readonly changes?: RuntimeChanges,
+    /** The hosts and termination message files a container gets; none: neither is made (the runtime's /etc/hosts, no termination message). */
+    private readonly files?: ContainerFiles,
   ) {
     this.runtimeClasses = objects ? new RuntimeClassManager(objects) : undefined;
   }
@@ -222,6 +235,39 @@ export class RuntimeManager {
     const ns = pod.metadata.namespace ?? 'default';
     const read = async (kind: 'ConfigMap' | 'Secret', list: string[]) => new Map(await Promise.all(list.map(async (n) => [n, await objects.get(kind, ns, n)] as const)));
     return { configMaps: await read('ConfigMap', names.configMaps), secrets: await read('Secret', names.secrets), services };
+  }
+
+  /** getImageUser: the image's user, from the ImageStatus the pull policy already read, else asked now (after a pull). */
+  private async imageUser(image: { ref: string; user?: ImageUser }): Promise<ImageUser> {
+    if (image.user) return image.user;
+    return imageUserOf((await this.cri.image('ImageStatus', { image: { image: image.ref } })).image);
+  }
+
+  /**
+   * makeMounts' files: the pod's managed hosts file, written for this start
+   * when the pod has an IP or the host's network (and the container mounts
+   * nothing at /etc/hosts), and an empty termination message file for this
+   * instance. A hosts file that cannot be written fails the start; a
+   * termination message file is only logged, as upstream.
+   */
+  private async containerFiles(pod: Pod, c: Container, podIPs: string[]): Promise<{ etcHostsFile?: string; terminationMessageFile?: string }> {
+    const files = this.files;
+    if (!files) return {};
+    const out: { etcHostsFile?: string; terminationMessageFile?: string } = {};
+    if (shouldMountHostsFile(pod, podIPs)) {
+      const path = etcHostsPath(pod, this.node.podRoot);
+      const content = pod.spec.hostNetwork ? nodeHostsFileContent(pod, await files.nodeHostsFile()) : managedHostsFileContent(pod, podIPs, this.node.clusterDomain);
+      await files.writeHostsFile(path, content);
+      out.etcHostsFile = path;
+    }
+    if (c.terminationMessagePath) {
+      try {
+        out.terminationMessageFile = await files.createTerminationMessageFile(podContainerDirectory(pod, c.name, this.node.podRoot));
+      } catch (err) {
+        this.logger.warn({ podUid: pod.metadata.uid, container: c.name, err: (err as Error).message }, 'error on creating termination-log file');
+      }
+    }
+    return out;
   }
 
   /** SyncPod: brings the runtime in line with the pod spec. Rejects with the signal's reason once `signal` aborts. */
@@ -448,7 +494,10 @@ export class RuntimeManager {
     try {
       const target = targetContainerName ? findContainerStatus(status, targetContainerName) : undefined;
       if (targetContainerName && !target) throw new Error(`unable to find target container ${targetContainerName}`);
-      config = generateContainerConfig({ pod, container: c, restartCount, imageRef: image.ref, podIPs, hash: hashContainer(c), node: this.node, envObjects: await this.envObjects(pod, c) });
+      const imageUser = await this.imageUser(image);
+      verifyRunAsNonRoot(pod, c, imageUser);
+      const files = await this.containerFiles(pod, c, podIPs);
+      config = generateContainerConfig({ pod, container: c, restartCount, imageRef: image.ref, podIPs, hash: hashContainer(c), node: this.node, envObjects: await this.envObjects(pod, c), imageUser, ...files });
       config = withNamespaceTarget(config, target?.id);
     } catch (err) {
       return failed('CreateContainerConfigError', err);

@@ -1,4 +1,5 @@
 export { AdmitReason, canAdmitPod, nodeInfoFrom } from './admission.js';
+export { SYSCTL_FORBIDDEN_REASON, SysctlAllowlist, normalizeSysctlName, safeSysctlAllowlist } from './sysctl.js';
 export type { AdmitResult, NodeInfo } from './admission.js';
 export { EVICTION_REASON, SYSTEM_CRITICAL_PRIORITY, TAINT_NODE_MEMORY_PRESSURE, evictionAdmit, isCriticalPod } from './eviction.js';
 export { VOLUME_SOURCE_FIELDS, applyPodDefaults, defaultImagePullPolicy, parseImageReference } from './defaults.js';
