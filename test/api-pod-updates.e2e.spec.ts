@@ -169,9 +169,13 @@ describe('changes of a running API pod on the node: ephemeral containers, readin
     const ip = svc.spec?.clusterIP ?? '';
     assert.match(ip, /^\d+\.\d+\.\d+\.\d+$/);
     const master = await cp.admin.request<Service>('/api/v1/namespaces/default/services/kubernetes');
-    await create(apiPod('env', { restartPolicy: 'Never', containers: [{ name: 'env3cont', image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'env'] }] }));
-    await waitForApiPod('env', 'Succeeded', (p) => p.status?.phase === 'Succeeded');
-    const log = await logOf('env', 'env3cont');
+    // It prints its environment and stays: the log of a finished pod is gone with its sandbox here (syncTerminatedPod removes it).
+    await create(apiPod('env', { containers: [{ name: 'env3cont', image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', `env; echo END-OF-ENV; ${SLEEPER}`] }] }));
+    await waitForApiPod('env', 'Running', running);
+    const log = await stack.waitFor('the container\'s environment in its log', async () => {
+      const text = await logOf('env', 'env3cont');
+      return text.includes('END-OF-ENV') ? text : undefined;
+    });
     for (const line of [
       `FOOSERVICE_SERVICE_HOST=${ip}`,
       'FOOSERVICE_SERVICE_PORT=8765',
