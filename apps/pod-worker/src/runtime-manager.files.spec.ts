@@ -95,12 +95,13 @@ describe('RuntimeManager: the kubelet-managed /etc/hosts and the termination mes
     assert.equal(files.hostsFiles.get('/var/lib/kubelet/pods/uid-1/etc-hosts'), `# Kubernetes-managed hosts file (host network).\n${files.nodeHosts}\n# Entries added by HostAliases.\n123.45.67.89\tfoo\n`);
   });
 
-  it('a container that mounts its own /etc/hosts keeps it', async () => {
-    const { manager, created } = setup();
+  it('a container that mounts its own /etc/hosts keeps it (and no hosts file is written for it)', async () => {
+    const { manager, created, files } = setup();
     const own: Container = { ...app, volumeMounts: [{ name: 'h', mountPath: '/etc/hosts' }] };
     await manager.syncPod(pod({ containers: [own], volumes: [{ name: 'h', hostPath: { path: '/etc/hosts' } }] }), status([], []), noProbes);
     const mounts = created()[0]?.mounts ?? [];
     assert.deepEqual(mounts.filter((m) => m.containerPath === '/etc/hosts').map((m) => m.hostPath), ['/etc/hosts']);
+    assert.equal(files.hostsFiles.size, 0);
   });
 
   it('no pod IP and not on the host network: no hosts file', async () => {

@@ -36,7 +36,7 @@ import { hashContainer } from './container-hash.js';
 import { graceReasonOf, killContainerGracePeriod, preStopHookTimeoutSeconds } from './grace-period.js';
 import { computePodActions, type ProbeResults } from './pod-actions.js';
 import { envObjectNames, generateContainerConfig, generatePodSandboxConfig, podContainerDirectory, withNamespaceTarget, type EnvObjects, type NodeFacts } from './runtime-config.js';
-import { etcHostsPath, managedHostsFileContent, nodeHostsFileContent, shouldMountHostsFile } from './etc-hosts.js';
+import { containerMountsEtcHosts, etcHostsPath, managedHostsFileContent, nodeHostsFileContent, shouldMountHostsFile } from './etc-hosts.js';
 import { DockerKeyring, dockerConfigOf, repositoryOf, type PullCredential } from './keyring.js';
 import { ApiObjects, ApiObjectsError, ContainerFiles, HookRunner } from './ports.js';
 import { verifyRunAsNonRoot, type ImageUser } from './security-context.js';
@@ -254,7 +254,7 @@ export class RuntimeManager {
     const files = this.files;
     if (!files) return {};
     const out: { etcHostsFile?: string; terminationMessageFile?: string } = {};
-    if (shouldMountHostsFile(pod, podIPs)) {
+    if (shouldMountHostsFile(pod, podIPs) && !containerMountsEtcHosts(c)) {
       const path = etcHostsPath(pod, this.node.podRoot);
       const content = pod.spec.hostNetwork ? nodeHostsFileContent(pod, await files.nodeHostsFile()) : managedHostsFileContent(pod, podIPs, this.node.clusterDomain);
       await files.writeHostsFile(path, content);
