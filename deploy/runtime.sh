@@ -14,6 +14,8 @@
 # Paths can be moved with KS_RUNTIME_STATE (default /run/kubelet-split)
 # and KS_RUNTIME_ROOT (default /var/lib/kubelet-split), e.g. for a second,
 # throw-away containerd in a test; KS_SKIP_IMAGES=1 skips the image import.
+# KS_CNI_BRIDGE and KS_CNI_SUBNET (default ks-cni0, 10.88.77.0/24) give a
+# second containerd a pod network of its own (npm run conformance does).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -34,6 +36,7 @@ render() {
       -e "s#@CNI_CONF_DIR@#$cni_dir#g" -e "s#@SNAPSHOTTER@#$snapshotter#g" \
       "$here/containerd/config.toml.in" > "$conf"
   sed -e "s#/var/lib/kubelet-split/cni/networks#$root/cni/networks#" \
+      -e "s#\"ks-cni0\"#\"${KS_CNI_BRIDGE:-ks-cni0}\"#" -e "s#\"10.88.77.0/24\"#\"${KS_CNI_SUBNET:-10.88.77.0/24}\"#" \
       "$here/cni/10-kubelet-split.conflist" > "$cni_dir/10-kubelet-split.conflist"
 }
 

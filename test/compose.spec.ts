@@ -138,9 +138,9 @@ describe('docker-compose.yml', () => {
     for (const service of SERVICE_NAMES) assert.equal(env[`${moduleEnvPrefix(service)}NATS_PASSWORD_FILE`], `/run/secrets/nats/${service}.password`, service);
     assert.match((k?.healthcheck?.test ?? []).join(' '), /\/readyz/);
   });
-  it('runs as root only the services that need it (the runtime socket, mounts, cgroups, /dev/kmsg)', () => {
+  it('runs as root only the services that need it (the runtime socket, mounts, cgroups, /dev/kmsg, root\'s termination message files and logs)', () => {
     const root = Object.entries(compose.services).filter(([, svc]) => svc.user === 'root').map(([name]) => name).sort();
-    assert.deepEqual(root, ['cri-gateway', 'kubelet', 'nats-credentials', 'pod-worker', 'status-manager', 'sync-loop']);
+    assert.deepEqual(root, ['cri-gateway', 'kubelet', 'nats-credentials', 'pleg', 'pod-worker', 'status-manager', 'sync-loop']);
   });
   it('.env.example sets every variable the file reads', () => {
     const example = readFileSync(join(REPO_ROOT, '.env.example'), 'utf8');

@@ -9,6 +9,9 @@
 #   agnhost                  test/images/agnhost (the agnhost:2.56 image's binary),
 #                            with porter's localhost.crt and .key in agnhost-porter/
 #   nonewprivs               test/images/nonewprivs (the nonewprivs:1.3 image's nnp)
+#   ginkgo                   the ginkgo CLI (github.com/onsi/ginkgo/v2, the version
+#                            e2e.test is built with): runs e2e.test in parallel
+#                            processes and merges their reports
 # The binaries are cached outside the repository, keyed by version, in
 # $KS_CONFORMANCE_CACHE (default /var/cache/kubelet-split/conformance); a
 # cache that already holds them is reused, and then no Go is needed. Go's own
@@ -28,7 +31,7 @@ KUBERNETES_VERSION=v1.34.4
 AGNHOST_VERSION=2.56
 cache=${KS_CONFORMANCE_CACHE:-/var/cache/kubelet-split/conformance}
 bin="$cache/kubernetes-$KUBERNETES_VERSION"
-all=(e2e.test kube-scheduler kube-controller-manager agnhost nonewprivs)
+all=(e2e.test kube-scheduler kube-controller-manager agnhost nonewprivs ginkgo)
 [ $# -gt 0 ] && wanted=("$@") || wanted=("${all[@]}")
 for w in "${wanted[@]}"; do
   case " ${all[*]} " in *" $w "*) ;; *) echo "conformance/build.sh: unknown binary $w (one of: ${all[*]})" >&2; exit 2 ;; esac
@@ -92,6 +95,7 @@ for w in "${missing[@]}"; do
       rm -rf "$bin/agnhost-porter"; mv "$bin/agnhost-porter.tmp" "$bin/agnhost-porter"
       ;;
     nonewprivs) build nonewprivs k8s.io/kubernetes/test/images/nonewprivs -ldflags "-s -w" ;;
+    ginkgo) build ginkgo github.com/onsi/ginkgo/v2/ginkgo -ldflags "-s -w" ;;
   esac
 done
 echo "$bin"

@@ -5,6 +5,7 @@
 package tools
 
 import (
+	_ "github.com/onsi/ginkgo/v2/ginkgo"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 	_ "k8s.io/kubernetes/test/e2e"

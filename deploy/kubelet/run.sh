@@ -23,21 +23,23 @@
 # task of its containerd and containerd itself (runtime.sh stop); the
 # namespace and its mounts go with the last process.
 #
-# usage: deploy/kubelet/run.sh DIR KUBELET NODE_NAME
+# usage: deploy/kubelet/run.sh DIR KUBELET NODE_NAME [KUBELET_FLAG...]
 #   DIR         a directory of the caller's holding kubelet-config.yaml
 #   KUBELET     the kubelet binary (deploy/kubelet/build.sh prints it)
 #   NODE_NAME   --hostname-override
+#   KUBELET_FLAG more flags for the kubelet (npm run conformance: --kubeconfig, --node-ip)
 # Writes DIR/kubelet.pid, DIR/kubelet.started (its start, ns since the epoch)
 # and DIR/containerd.sock (a link to its containerd's socket).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-[ $# -eq 3 ] || { echo "usage: $0 DIR KUBELET NODE_NAME" >&2; exit 2; }
+[ $# -ge 3 ] || { echo "usage: $0 DIR KUBELET NODE_NAME [KUBELET_FLAG...]" >&2; exit 2; }
 dir=$(cd "$1" && pwd) kubelet=$2 node=$3
+shift 3
 
 if [ "${KS_KUBELET_PRIVATE_NS:-}" != "$dir" ]; then
   [ "$(id -u)" = 0 ] || { echo "kubelet/run.sh: needs root (a mount namespace of its own, and containerd)" >&2; exit 1; }
   command -v unshare >/dev/null || { echo "kubelet/run.sh: unshare (util-linux) is missing" >&2; exit 1; }
-  exec unshare --mount --propagation private -- env KS_KUBELET_PRIVATE_NS="$dir" bash "$0" "$@"
+  exec unshare --mount --propagation private -- env KS_KUBELET_PRIVATE_NS="$dir" bash "$0" "$dir" "$kubelet" "$node" "$@"
 fi
 
 # From here on, in the private mount namespace.
@@ -74,7 +76,7 @@ runtime start
 ln -sf "$(runtime address)" "$dir/containerd.sock"
 
 date +%s%N > "$dir/kubelet.started"
-"$kubelet" --config "$dir/kubelet-config.yaml" --root-dir "$dir/root" --cert-dir "$dir/pki" --hostname-override "$node" &
+"$kubelet" --config "$dir/kubelet-config.yaml" --root-dir "$dir/root" --cert-dir "$dir/pki" --hostname-override "$node" "$@" &
 kubelet_pid=$!
 echo "$kubelet_pid" > "$dir/kubelet.pid"
 set +e

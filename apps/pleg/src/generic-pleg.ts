@@ -29,7 +29,8 @@ import type { Logger } from '@app/observability';
 import { KubeletLabels } from '@app/kube';
 import { containerState, groupByPod, podEvents, type PodView } from './events.js';
 import { PodCacheWriter } from './pod-cache-writer.js';
-import { PlegEventSink, PlegMetrics, PodCacheStore } from './ports.js';
+import { ContainerFileReader, PlegEventSink, PlegMetrics, PodCacheStore } from './ports.js';
+import { withTerminationMessage } from './termination-message.js';
 
 export interface GenericPlegOptions {
   /** Inspecting one pod may take this long before it is left for the next relist. */
@@ -91,6 +92,8 @@ export class GenericPleg {
     private readonly logger: Logger,
     private readonly options: GenericPlegOptions,
     private readonly metrics?: PlegMetrics,
+    /** The termination message files and logs of exited containers; none: their messages are the runtime's alone. */
+    private readonly files?: ContainerFileReader,
   ) {
     this.relistThresholdMs = options.relistThresholdMs;
     this.writer = new PodCacheWriter(cache);
@@ -265,7 +268,7 @@ export class GenericPleg {
     const containerStatuses: ContainerStatus[] = [];
     for (const id of view.containerIds) {
       const s = await this.cri.runtime('ContainerStatus', { containerId: id });
-      if (s.status) containerStatuses.push(s.status);
+      if (s.status) containerStatuses.push(this.files ? await withTerminationMessage(s.status, this.files) : s.status);
     }
     const ready = sandboxStatuses.find((s) => s.state === 'SANDBOX_READY');
     const ips = ready?.network?.ip ? [ready.network.ip, ...(ready.network.additionalIps ?? []).map((ip) => ip.ip)] : [];

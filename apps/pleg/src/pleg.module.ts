@@ -4,6 +4,7 @@ import { CriRuntime, NatsCriClient } from '@app/cri/client';
 import { LeaderElector, LeaderFence, NatsBus, type NatsConnection } from '@app/nats';
 import type { Logger, Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
+import { FsContainerFileReader } from './adapters/fs-container-file-reader.js';
 import { KvPodCacheStore } from './adapters/kv-pod-cache-store.js';
 import { NatsPlegEventSink } from './adapters/nats-pleg-event-sink.js';
 import { NatsRelayStatus } from './adapters/nats-relay-status.js';
@@ -33,7 +34,7 @@ import { PlegEventSink, PlegMetrics, PodCacheStore, RelayStatus } from './ports.
       provide: GenericPleg,
       inject: [CriRuntime, PodCacheStore, PlegEventSink, Clock, SERVICE_LOGGER, SERVICE_CONFIG, PlegMetrics],
       useFactory: (cri: CriRuntime, cache: PodCacheStore, sink: PlegEventSink, clock: Clock, logger: Logger, cfg: PlegConfig, metrics: PlegMetrics) =>
-        new GenericPleg(cri, cache, sink, clock, logger.child({ component: 'pleg' }), { inspectTimeoutMs: cfg.INSPECT_TIMEOUT, inspectConcurrency: cfg.INSPECT_CONCURRENCY, relistThresholdMs: cfg.RELIST_THRESHOLD, node: cfg.NODE_NAME }, metrics),
+        new GenericPleg(cri, cache, sink, clock, logger.child({ component: 'pleg' }), { inspectTimeoutMs: cfg.INSPECT_TIMEOUT, inspectConcurrency: cfg.INSPECT_CONCURRENCY, relistThresholdMs: cfg.RELIST_THRESHOLD, node: cfg.NODE_NAME }, metrics, new FsContainerFileReader()),
     },
     {
       provide: PlegRunner,

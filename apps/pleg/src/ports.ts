@@ -26,3 +26,9 @@ export abstract class PlegMetrics {
 export abstract class RelayStatus {
   abstract ask(): Promise<ContainerEventsStatusMessage | undefined>;
 }
+
+/** The host's files a container's status points at: its termination message file and its CRI log. */
+export abstract class ContainerFileReader {
+  /** At most the last `maxBytes` of the file (truncated: it was longer); undefined when it does not exist. */
+  abstract readTail(path: string, maxBytes: number): Promise<{ text: string; truncated: boolean } | undefined>;
+}

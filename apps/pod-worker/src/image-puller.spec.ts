@@ -28,7 +28,8 @@ function setup(present: boolean) {
 describe('ImagePuller: the kubelet image pull policies', () => {
   it('IfNotPresent with the image there: no pull, "already present"', async () => {
     const { puller, cri, events } = setup(true);
-    assert.deepEqual(await puller.ensure(pod, c('x:1', 'IfNotPresent')), { ref: 'sha256:abc' });
+    // The image's user comes with it (no USER in this image: none), for runAsUser and runAsNonRoot.
+    assert.deepEqual(await puller.ensure(pod, c('x:1', 'IfNotPresent')), { ref: 'sha256:abc', user: {} });
     assert.equal(cri.callsOf('PullImage').length, 0);
     assert.deepEqual(events.seen, ['Normal/Pulled']);
   });

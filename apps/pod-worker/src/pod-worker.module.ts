@@ -9,9 +9,10 @@ import type { Logger, Registry } from '@app/observability';
 import { KvPodCache, PodCache } from '@app/pod-cache';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
 import { CriHookRunner } from './adapters/cri-hook-runner.js';
+import { FsContainerFiles } from './adapters/fs-container-files.js';
 import { FsPodDirectories } from './adapters/fs-pod-directories.js';
 import { FsVolumeHost } from './adapters/fs-volume-host.js';
-import { readHostDns } from './adapters/host-dns.js';
+import { readHostDns, thermalThrottlePaths } from './adapters/host-dns.js';
 import { KvDesiredPods } from './adapters/kv-desired-pods.js';
 import { KvLeaseStore } from './adapters/kv-lease-store.js';
 import { KvWorkerStore } from './adapters/kv-worker-store.js';
@@ -73,7 +74,7 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     {
       provide: NODE_FACTS,
       inject: [SERVICE_CONFIG],
-      useFactory: (cfg: PodWorkerConfig): NodeFacts => ({ nodeName: cfg.NODE_NAME, hostIP: cfg.NODE_IP, logRoot: cfg.POD_LOGS_DIR, podRoot: cfg.POD_ROOT_DIR, hostDns: readHostDns(), ...podCgroupParentOf(cfg) }),
+      useFactory: (cfg: PodWorkerConfig): NodeFacts => ({ nodeName: cfg.NODE_NAME, hostIP: cfg.NODE_IP, logRoot: cfg.POD_LOGS_DIR, podRoot: cfg.POD_ROOT_DIR, hostDns: readHostDns(), hostMaskedPaths: thermalThrottlePaths(), ...podCgroupParentOf(cfg) }),
     },
     // The ports and their adapters.
     { provide: CriRuntime, inject: [NATS_CONNECTION, SERVICE_CONFIG], useFactory: (nc: NatsConnection, cfg: PodWorkerConfig) => new NatsCriClient(nc, cfg.NODE_NAME, 'pod-worker', { ...DEFAULT_CRI_TIMEOUTS, requestMs: cfg.RUNTIME_REQUEST_TIMEOUT, pullMs: cfg.IMAGE_PULL_TIMEOUT }) },
@@ -131,7 +132,7 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
       provide: RuntimeManager,
       inject: [CriRuntime, ImagePuller, CrashLoopBackOff, HookRunner, EventRecorder, NODE_FACTS, Clock, SERVICE_LOGGER, PromPodWorkerMetrics, ApiObjects, RuntimeChanges],
       useFactory: (cri: CriRuntime, images: ImagePuller, backOff: CrashLoopBackOff, hooks: HookRunner, events: EventRecorder, node: NodeFacts, clock: Clock, logger: Logger, metrics: PromPodWorkerMetrics, objects: ApiObjects, changes: RuntimeChanges) =>
-        new RuntimeManager(cri, images, backOff, hooks, events, node, clock, logger.child({ component: 'runtime-manager' }), metrics, objects, changes),
+        new RuntimeManager(cri, images, backOff, hooks, events, node, clock, logger.child({ component: 'runtime-manager' }), metrics, objects, changes, new FsContainerFiles()),
     },
     {
       provide: PodSyncer,

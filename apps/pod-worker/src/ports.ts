@@ -6,7 +6,7 @@
  * @app/pod-cache's PodCache. The adapters are in adapters/, the module
  * binds one to each port.
  */
-import type { ApiObjectKind, Container, LifecycleHandler, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, StatusVerb } from '@app/contracts';
+import type { ApiObjectKind, Container, LifecycleHandler, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, Service, StatusVerb } from '@app/contracts';
 import type { ProbeResults } from './pod-actions.js';
 
 /** The `workers` KV bucket, keyed by pod UID. */
@@ -202,6 +202,13 @@ export abstract class ApiObjects {
    * cluster-scoped kind (RuntimeClass).
    */
   abstract get(kind: ApiObjectKind, namespace: string, name: string): Promise<ApiObjectPayload | undefined>;
+  /**
+   * The services of `namespace` and of `default` (upstream's serviceLister,
+   * for a container's service environment variables); rejects with an
+   * ApiObjectsError: `NotJoined` (no apiserver: no services), `Unavailable`
+   * (not listed once yet).
+   */
+  abstract services(namespace: string): Promise<Service[]>;
 }
 
 /**
@@ -212,4 +219,18 @@ export abstract class ApiObjects {
 export abstract class ServiceAccountTokens {
   /** The token of the pod's service account bound to the pod; rejects with an ApiObjectsError when there is none to give. */
   abstract get(pod: Pod, audience: string | undefined, expirationSeconds: number): Promise<string>;
+}
+
+/**
+ * The files the kubelet makes on the host for a container about to start:
+ * its pod's managed hosts file (kubelet_pods.go ensureHostsFile) and the
+ * instance's termination message file (kuberuntime_container.go makeMounts).
+ */
+export abstract class ContainerFiles {
+  /** Writes the hosts file at `path` (mode 0644), making its directory. */
+  abstract writeHostsFile(path: string, content: string): Promise<void>;
+  /** The node's own /etc/hosts, for a hostNetwork pod's. */
+  abstract nodeHostsFile(): Promise<string>;
+  /** Creates an empty file under a new random name in `dir` (made if missing), mode 0666 whatever the umask, so any user in the container can write it; its path. */
+  abstract createTerminationMessageFile(dir: string): Promise<string>;
 }

@@ -7,8 +7,10 @@
 import { join } from 'node:path';
 import type { Container, Pod } from '@app/contracts';
 import type { ContainerConfig, CriInput, KeyValue, PodSandboxConfig, PortMapping } from '@app/cri';
-import { KubeletAnnotations, KubeletLabels, cpuMillis, expand, extractFieldPathAsString, isObjectFieldPath, mappingFuncFor, memoryBytes } from '@app/kube';
+import { KubeletAnnotations, KubeletLabels, cpuMillis, expand, extractFieldPathAsString, isObjectFieldPath, mappingFuncFor, memoryBytes, normalizeSysctlName } from '@app/kube';
+import { ETC_HOSTS_PATH, containerMountsEtcHosts, podHostnameAndDomain } from './etc-hosts.js';
 import type { ApiObjectPayload } from './ports.js';
+import { containerSecurityContext, podSupplementalGroups, type ImageUser } from './security-context.js';
 import { volumeHostPath } from './volumes.js';
 
 /** The kubelet's defaults for CFS (quota period 100ms) and shares. */
@@ -27,6 +29,17 @@ export interface NodeFacts {
   hostDns: { servers: string[]; searches: string[]; options: string[] };
   /** runtimeHelper.GetPodCgroupParent: the pod's cgroup (`/kubepods/burstable/pod<uid>`), the sandbox's cgroup parent; none: the runtime's default. */
   podCgroupParent?: (pod: Pod) => string;
+  /** --cluster-domain, for a pod's subdomain in its /etc/hosts; none here: no cluster DNS. */
+  clusterDomain?: string;
+  /** Where Localhost seccomp profiles are (the kubelet's <root-dir>/seccomp); default: `seccomp` beside podRoot. */
+  seccompProfileRoot?: string;
+  /** The host's /sys/devices/system/cpu/cpu<N>/thermal_throttle that exist, masked in every unprivileged container as upstream does. */
+  hostMaskedPaths?: readonly string[];
+}
+
+/** A container's directory in its pod's (upstream's PodContainerDir: `<pod dir>/containers/<name>`), where its termination message files go. */
+export function podContainerDirectory(pod: Pod, container: string, podRoot: string): string {
+  return join(podRoot, pod.metadata.uid ?? '', 'containers', container);
 }
 
 /** `/var/log/pods/<namespace>_<name>_<uid>` */
@@ -72,7 +85,7 @@ export function generatePodSandboxConfig(pod: Pod, attempt: number, node: NodeFa
   return {
     metadata: { name: pod.metadata.name ?? '', namespace: pod.metadata.namespace ?? '', uid: pod.metadata.uid ?? '', attempt },
     // A hostNetwork sandbox shares the node's UTS namespace: runc refuses a hostname there, and so does the kubelet.
-    ...(pod.spec.hostNetwork ? {} : { hostname: (pod.spec.hostname ?? pod.metadata.name ?? '').slice(0, 63) }),
+    ...(pod.spec.hostNetwork ? {} : { hostname: podHostnameAndDomain(pod, node.clusterDomain).hostname }),
     logDirectory: podLogDirectory(pod, node.logRoot),
     ...(dns ? { dnsConfig: dns } : {}),
     portMappings,
@@ -83,10 +96,15 @@ export function generatePodSandboxConfig(pod: Pod, attempt: number, node: NodeFa
       securityContext: {
         namespaceOptions: namespaceOptions(pod),
         privileged,
+        // Forced to RuntimeDefault, so that pods may use least-privileged profiles (kubernetes#84623).
+        seccomp: { profileType: 'RuntimeDefault' },
         ...(psc?.runAsUser !== undefined ? { runAsUser: { value: String(psc.runAsUser) } } : {}),
         ...(psc?.runAsGroup !== undefined ? { runAsGroup: { value: String(psc.runAsGroup) } } : {}),
+        ...podSupplementalGroups(pod),
+        ...(psc?.seLinuxOptions ? { selinuxOptions: { user: psc.seLinuxOptions.user ?? '', role: psc.seLinuxOptions.role ?? '', type: psc.seLinuxOptions.type ?? '', level: psc.seLinuxOptions.level ?? '' } } : {}),
       },
-      sysctls: Object.fromEntries((psc?.sysctls ?? []).map((s) => [s.name, s.value])),
+      // ConvertPodSysctlsVariableToDotsSeparator: runc checks a sysctl's namespace by its dotted name.
+      sysctls: Object.fromEntries((psc?.sysctls ?? []).map((s) => [normalizeSysctlName(s.name), s.value])),
     },
   };
 }
@@ -119,6 +137,8 @@ function podDns(pod: Pod, node: NodeFacts): { servers: string[]; searches: strin
 export interface EnvObjects {
   configMaps: ReadonlyMap<string, ApiObjectPayload | undefined>;
   secrets: ReadonlyMap<string, ApiObjectPayload | undefined>;
+  /** The service environment variables (getServiceEnvVarMap); none: no services (a node without an apiserver). */
+  services?: ReadonlyMap<string, string>;
 }
 
 const NO_ENV_OBJECTS: EnvObjects = { configMaps: new Map(), secrets: new Map() };
@@ -142,9 +162,11 @@ export function envObjectNames(c: Container): { configMaps: string[]; secrets: s
 /**
  * makeEnvironmentVariables: envFrom first (a configMap's data, a secret's
  * decoded data, each key with the prefix), then env in order, which
- * overrides: a value with $(VAR) expanded, or a fieldRef, a configMapKeyRef
+ * overrides: a value with $(VAR) expanded (from the container's variables,
+ * then the services'), or a fieldRef, a configMapKeyRef
  * or a secretKeyRef. A missing object or key is upstream's error unless the
- * reference is optional (then the variable is left out). Throws the error.
+ * reference is optional (then the variable is left out). Then the service
+ * variables the container does not set itself. Throws the error.
  */
 export function containerEnv(pod: Pod, c: Container, podIPs: string[], node: NodeFacts, objects: EnvObjects = NO_ENV_OBJECTS): KeyValue[] {
   const ns = pod.metadata.namespace ?? 'default';
@@ -155,6 +177,7 @@ export function containerEnv(pod: Pod, c: Container, podIPs: string[], node: Nod
     throw new Error(`${kind === 'ConfigMap' ? 'configmap' : 'secret'} "${name}" not found`);
   };
   const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
+  const serviceEnv = objects.services ?? new Map<string, string>();
   for (const f of c.envFrom ?? []) {
     const prefix = f.prefix ?? '';
     if (f.configMapRef) {
@@ -168,7 +191,7 @@ export function containerEnv(pod: Pod, c: Container, podIPs: string[], node: Nod
   for (const e of c.env ?? []) {
     let value = e.value ?? '';
     const from = e.valueFrom;
-    if (value !== '' || !from) value = expand(value, mappingFuncFor(resolved));
+    if (value !== '' || !from) value = expand(value, mappingFuncFor(resolved, serviceEnv));
     else if (from.fieldRef) value = fieldValue(pod, from.fieldRef.fieldPath, podIPs, node) ?? '';
     else if (from.configMapKeyRef) {
       const ref = from.configMapKeyRef;
@@ -193,7 +216,9 @@ export function containerEnv(pod: Pod, c: Container, podIPs: string[], node: Nod
     }
     resolved.set(e.name, value);
   }
-  return [...resolved].map(([key, value]) => ({ key, value }));
+  // "Append remaining service env vars": the container's own of the same name win.
+  const services = [...serviceEnv].filter(([key]) => !resolved.has(key));
+  return [...resolved, ...services].map(([key, value]) => ({ key, value }));
 }
 
 function fieldValue(pod: Pod, path: string, podIPs: string[], node: NodeFacts): string | undefined {
@@ -245,9 +270,19 @@ export interface ContainerConfigInput {
   node: NodeFacts;
   /** The configMaps and secrets its env names (envObjectNames), read for this start. */
   envObjects?: EnvObjects;
+  /** The image's user (ImageStatus), given as runAsUser when the pod names none; none: root. */
+  imageUser?: ImageUser;
+  /** The kubelet-managed hosts file on the host, written for this start (etc-hosts.ts); none: the runtime's /etc/hosts. */
+  etcHostsFile?: string;
+  /** The empty file made for this instance's termination message (makeMounts), bind-mounted at terminationMessagePath. */
+  terminationMessageFile?: string;
 }
 
-/** generateContainerConfig. Throws when the container's env cannot be made (a missing configMap or secret: CreateContainerConfigError). */
+/**
+ * generateContainerConfig. Throws when the container's env cannot be made
+ * (a missing configMap or secret) or its security context is refused
+ * (verifyRunAsNonRoot is the caller's): CreateContainerConfigError.
+ */
 export function generateContainerConfig(input: ContainerConfigInput): CriInput<ContainerConfig> {
   const { pod, container: c, restartCount, node } = input;
   const envs = containerEnv(pod, c, input.podIPs, node, input.envObjects);
@@ -259,10 +294,12 @@ export function generateContainerConfig(input: ContainerConfigInput): CriInput<C
     const hostPath = (v ? volumeHostPath(pod, v, node.podRoot) : undefined) ?? emptyDirPath(pod, m.name, node.podRoot);
     return { containerPath: m.mountPath, hostPath: m.subPath ? join(hostPath, m.subPath) : hostPath, readonly: m.readOnly === true };
   });
-  const sc = c.securityContext;
-  const psc = pod.spec.securityContext;
-  const runAsUser = sc?.runAsUser ?? psc?.runAsUser;
-  const runAsGroup = sc?.runAsGroup ?? psc?.runAsGroup;
+  if (input.etcHostsFile && !containerMountsEtcHosts(c)) mounts.push({ containerPath: ETC_HOSTS_PATH, hostPath: input.etcHostsFile, readonly: false });
+  if (input.terminationMessageFile && c.terminationMessagePath) mounts.push({ containerPath: c.terminationMessagePath, hostPath: input.terminationMessageFile, readonly: false });
+  const securityContext = containerSecurityContext(pod, c, input.imageUser ?? {}, {
+    seccompProfileRoot: node.seccompProfileRoot ?? join(node.podRoot, '..', 'seccomp'),
+    ...(node.hostMaskedPaths ? { hostMaskedPaths: node.hostMaskedPaths } : {}),
+  });
   return {
     metadata: { name: c.name, attempt: restartCount },
     image: { image: input.imageRef || (c.image ?? ''), userSpecifiedImage: c.image ?? '' },
@@ -289,16 +326,23 @@ export function generateContainerConfig(input: ContainerConfigInput): CriInput<C
     },
     logPath: join(c.name, `${restartCount}.log`),
     stdin: c.stdin === true,
+    stdinOnce: c.stdinOnce === true,
     tty: c.tty === true,
     linux: {
       resources: containerResources(c),
-      securityContext: {
-        namespaceOptions: namespaceOptions(pod),
-        privileged: sc?.privileged === true,
-        readonlyRootfs: sc?.readOnlyRootFilesystem === true,
-        ...(runAsUser !== undefined ? { runAsUser: { value: String(runAsUser) } } : {}),
-        ...(runAsGroup !== undefined ? { runAsGroup: { value: String(runAsGroup) } } : {}),
-      },
+      securityContext: { ...securityContext, namespaceOptions: namespaceOptions(pod) },
     },
   };
+}
+
+/**
+ * generateLinuxContainerConfig's nsTarget: an ephemeral container with a
+ * targetContainerName joins that container's process namespace (pid
+ * TARGET, the target's runtime ID), unless the pod shares one namespace
+ * across its containers already (shareProcessNamespace, hostPID).
+ */
+export function withNamespaceTarget(config: CriInput<ContainerConfig>, targetContainerId: string | undefined): CriInput<ContainerConfig> {
+  const ns = config.linux?.securityContext?.namespaceOptions;
+  if (!targetContainerId || !ns || ns.pid !== 'CONTAINER') return config;
+  return { ...config, linux: { ...config.linux, securityContext: { ...config.linux?.securityContext, namespaceOptions: { ...ns, pid: 'TARGET', targetId: targetContainerId } } } };
 }

@@ -1,8 +1,8 @@
 /** Hand-written fakes of the pod worker's ports (ports.ts), for unit tests only. */
-import type { ApiObjectKind, Container, LifecycleHandler, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, ProbeResultValue, ProbeType, StatusVerb } from '@app/contracts';
+import type { ApiObjectKind, Container, LifecycleHandler, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, ProbeResultValue, ProbeType, Service, StatusVerb } from '@app/contracts';
 import { VolumeHost, type FileKind, type PayloadFile } from './volumes.js';
 import { CgroupManager, type CgroupName, type ResourceConfig } from './pod-container-manager.js';
-import { ApiObjects, ApiObjectsError, DesiredPods, HookRunner, ServiceAccountTokens, LeaseStore, PodDirectories, PodInspector, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, WorkSubscriptions, WorkerStore, type ApiObjectPayload, type KeptPodStatus, type ProbeResultsView, type ReplicaHeartbeat, type ShardLease, type WorkerRecords } from './ports.js';
+import { ApiObjects, ApiObjectsError, ContainerFiles, DesiredPods, HookRunner, ServiceAccountTokens, LeaseStore, PodDirectories, PodInspector, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, WorkSubscriptions, WorkerStore, type ApiObjectPayload, type KeptPodStatus, type ProbeResultsView, type ReplicaHeartbeat, type ShardLease, type WorkerRecords } from './ports.js';
 
 /** The podManager in memory. */
 export class MemoryDesiredPods extends DesiredPods {
@@ -341,8 +341,29 @@ export class FakePodStatusProvider extends PodStatusProvider {
   }
 }
 
+/** Records `hosts <path>` and `termination-log <path>` into `calls`; the hosts files written are in `hostsFiles`. */
+export class FakeContainerFiles extends ContainerFiles {
+  readonly calls: string[] = [];
+  readonly hostsFiles = new Map<string, string>();
+  nodeHosts = '127.0.0.1\tlocalhost\n10.0.0.1\tnode-1\n';
+  private made = 0;
+  writeHostsFile(path: string, content: string): Promise<void> {
+    this.calls.push(`hosts ${path}`);
+    this.hostsFiles.set(path, content);
+    return Promise.resolve();
+  }
+  nodeHostsFile(): Promise<string> {
+    return Promise.resolve(this.nodeHosts);
+  }
+  createTerminationMessageFile(dir: string): Promise<string> {
+    const path = `${dir}/msg-${++this.made}`;
+    this.calls.push(`termination-log ${path}`);
+    return Promise.resolve(path);
+  }
+}
+
 // Each fake is its port, checked by the compiler.
-const _ports: [LeaseStore, HookRunner, PodDirectories, PodWorkerOutbox, ProbeResultsReader, PodStatusProvider, WorkerStore, WorkerRecords] = [
+const _ports: [LeaseStore, HookRunner, PodDirectories, PodWorkerOutbox, ProbeResultsReader, PodStatusProvider, WorkerStore, WorkerRecords, ContainerFiles] = [
   new FakeLeaseStore(),
   new FakeHookRunner(),
   new FakePodDirectories(),
@@ -351,6 +372,7 @@ const _ports: [LeaseStore, HookRunner, PodDirectories, PodWorkerOutbox, ProbeRes
   new FakePodStatusProvider(),
   new MemoryWorkerStore(),
   new MemoryWorkerStore(),
+  new FakeContainerFiles(),
 ];
 void _ports;
 
@@ -379,6 +401,14 @@ export class FakeApiObjects extends ApiObjects {
     if (this.failure) return Promise.reject(new ApiObjectsError(this.failure.code, this.failure.message));
     const obj = this.objects.get(key);
     return Promise.resolve(obj ? structuredClone(obj) : undefined);
+  }
+
+  /** The cluster's services (`serviceList`), and the failure of the services' request alone (`servicesFailure`). */
+  readonly serviceList: Service[] = [];
+  servicesFailure?: { code: string; message: string };
+  services(namespace: string): Promise<Service[]> {
+    if (this.servicesFailure) return Promise.reject(new ApiObjectsError(this.servicesFailure.code, this.servicesFailure.message));
+    return Promise.resolve(structuredClone(this.serviceList.filter((s) => s.metadata?.namespace === namespace || s.metadata?.namespace === 'default')));
   }
 }
 

@@ -1,3 +1,4 @@
+import { release } from 'node:os';
 import { ConfigError, cgroupsSchema, env, machineHugePages, nodeResourcesSchema, type EnvField } from '@app/config';
 import { DEFAULT_SHARD_COUNT } from '@app/contracts';
 import { QuantityError, configuredCapacity, nodeAllocatable, nodeInfoFrom, nodeReservationsFrom, parseEvictionHard, parseMapStringString, parseQuantityNanos, type EvictionThreshold, type NodeInfo } from '@app/kube';
@@ -70,6 +71,7 @@ export const syncLoopConfigSchema = {
   CONTAINER_LOG_MONITOR_INTERVAL: logMonitorInterval({ default: 10_000, describe: 'how often container logs are checked for rotation (--container-log-monitor-interval)' }),
   CONTAINER_LOG_MAX_WORKERS: env.int({ default: 1, min: 1, max: 64, describe: 'how many container logs are checked and rotated at once (--container-log-max-workers)' }),
   EVICTION_PRESSURE_TRANSITION_PERIOD: env.duration({ default: 5 * 60_000, describe: 'how long a node pressure condition stays after its threshold was last met, like --eviction-pressure-transition-period' }),
+  ALLOWED_UNSAFE_SYSCTLS: env.optionalString({ describe: 'unsafe sysctls (or prefix* patterns) pods may set beside the safe ones, separated by ",", like --allowed-unsafe-sysctls' }),
   SOURCES_RESYNC_PERIOD: env.duration({ default: 30_000, describe: 'how often the podManager is checked against config-source\'s full listings' }),
 };
 
@@ -86,7 +88,13 @@ export function nodeInfoOf(cfg: SyncLoopConfig): NodeInfo {
   const settings = { cpu: cfg.NODE_CPU, memory: cfg.NODE_MEMORY, maxPods: cfg.NODE_MAX_PODS, kubeReserved: cfg.KUBE_RESERVED, systemReserved: cfg.SYSTEM_RESERVED, evictionHard: cfg.EVICTION_HARD };
   // The machine's huge pages too: they come out of the memory allocatable, as on the Node.
   const allocatable = nodeAllocatable({ ...configuredCapacity(settings), ...machineHugePages() }, nodeReservationsFrom(settings));
-  return nodeInfoFrom({ name: cfg.NODE_NAME, cpu: `${allocatable['cpu'] ?? 0}m`, memory: String(allocatable['memory'] ?? 0), maxPods: allocatable['pods'] ?? 0, labels: parseMapStringString(cfg.NODE_LABELS, 'NODE_LABELS') });
+  const labels = parseMapStringString(cfg.NODE_LABELS, 'NODE_LABELS');
+  const allowedUnsafeSysctls = (cfg.ALLOWED_UNSAFE_SYSCTLS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  try {
+    return nodeInfoFrom({ name: cfg.NODE_NAME, cpu: `${allocatable['cpu'] ?? 0}m`, memory: String(allocatable['memory'] ?? 0), maxPods: allocatable['pods'] ?? 0, labels, allowedUnsafeSysctls, kernelRelease: release() });
+  } catch (err) {
+    throw new Error(`ALLOWED_UNSAFE_SYSCTLS: ${(err as Error).message}`);
+  }
 }
 
 /** The hard eviction thresholds (EVICTION_HARD, like --eviction-hard); throws an Error naming the variable on a bad one. */

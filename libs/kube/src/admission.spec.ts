@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Container, ContainerPort, NodeSelectorTerm, Pod } from '@app/contracts';
 import { AdmitReason, canAdmitPod, nodeInfoFrom, type AdmitResult, type NodeInfo } from './admission.js';
+import { SysctlAllowlist, safeSysctlAllowlist } from './sysctl.js';
 import { QuantityError } from './quantity.js';
 import { goArch } from './node-labels.js';
 
@@ -298,6 +299,7 @@ describe('AdmitReason', () => {
     assert.deepEqual(Object.values(AdmitReason), [
       'PodOSSelectorNodeLabelDoesNotMatch',
       'PodOSNotSupported',
+      'SysctlForbidden',
       'OutOfpods',
       'OutOfcpu',
       'OutOfmemory',
@@ -319,6 +321,7 @@ describe('nodeInfoFrom', () => {
         labels: { 'kubernetes.io/hostname': 'n1', 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': goArch(), 'beta.kubernetes.io/os': 'linux', 'beta.kubernetes.io/arch': goArch() },
         allocatable: { cpuMillis: 2000, memoryBytes: 4 * Gi, pods: 110 },
         os: 'linux',
+        sysctls: new SysctlAllowlist(safeSysctlAllowlist()),
       },
     },
     {
@@ -329,6 +332,7 @@ describe('nodeInfoFrom', () => {
         labels: { 'kubernetes.io/hostname': 'n1', 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'arm64', 'beta.kubernetes.io/os': 'linux', 'beta.kubernetes.io/arch': goArch(), zone: 'a' },
         allocatable: { cpuMillis: 1500, memoryBytes: 1_000_000_000, pods: 10 },
         os: 'linux',
+        sysctls: new SysctlAllowlist(safeSysctlAllowlist()),
       },
     },
   ];

@@ -2,10 +2,13 @@ import type { NodeSelectorRequirement, NodeSelectorTerm, Pod } from '@app/contra
 import { cpuMillis, memoryBytes } from './quantity.js';
 import { nodeLabels } from './node-labels.js';
 import { hostPorts, podRequests, type HostPort } from './resources.js';
+import { SysctlAllowlist, safeSysctlAllowlist } from './sysctl.js';
 
 /**
- * The kubelet's own admission of a pod it is about to run
- * (pkg/kubelet/lifecycle/predicate.go, predicateAdmitHandler.Admit): the
+ * The kubelet's own admission of a pod it is about to run, in the order of
+ * its admit handlers: the sysctl allowlist (pkg/kubelet/sysctl, safe
+ * sysctls and --allowed-unsafe-sysctls), then
+ * pkg/kubelet/lifecycle/predicate.go, predicateAdmitHandler.Admit: the
  * pod's OS first, then the scheduler's general predicates that the kubelet
  * re-runs itself (pkg/scheduler AdmissionCheck): resources (pods, cpu,
  * memory), node affinity, node name and host ports. Every failure is
@@ -30,6 +33,8 @@ export interface NodeInfo {
   allocatable: { cpuMillis: number; memoryBytes: number; pods: number };
   /** The OS the kubelet runs on (runtime.GOOS): "linux". */
   os: string;
+  /** The sysctls pods may set (safe ones and --allowed-unsafe-sysctls); none: no sysctl check. */
+  sysctls?: SysctlAllowlist;
 }
 
 export interface AdmitResult {
@@ -46,6 +51,8 @@ export const AdmitReason = {
   PodOSSelectorNodeLabelDoesNotMatch: 'PodOSSelectorNodeLabelDoesNotMatch',
   /** spec.os.name names another OS (predicate.go). */
   PodOSNotSupported: 'PodOSNotSupported',
+  /** A sysctl that is neither safe nor allowed (sysctl/allowlist.go ForbiddenReason). */
+  SysctlForbidden: 'SysctlForbidden',
   /** "OutOf" + the resource name (predicate.go InsufficientResourcePrefix). */
   OutOfPods: 'OutOfpods',
   OutOfCPU: 'OutOfcpu',
@@ -81,6 +88,8 @@ function insufficient(reason: AdmitReason, resource: string, requested: number, 
  * if a pod carries a malformed quantity.
  */
 export function canAdmitPod(activePods: readonly Pod[], pod: Pod, node: NodeInfo): AdmitResult {
+  const sysctls = node.sysctls?.admit(pod);
+  if (sysctls && !sysctls.admit) return reject(AdmitReason.SysctlForbidden, sysctls.message);
   // The kubelet forces its node's OS label to its own OS before comparing;
   // it reads the pod's *labels* here, not its nodeSelector (a nodeSelector on
   // kubernetes.io/os is node affinity, checked below).
@@ -259,8 +268,13 @@ export function nodeInfoFrom(opts: {
   memory: string;
   maxPods: number;
   labels?: Record<string, string>;
+  /** --allowed-unsafe-sysctls: names and `prefix*` patterns allowed beside the safe ones (throws for one not namespaced). */
+  allowedUnsafeSysctls?: readonly string[];
+  /** The kernel's release (os.release()), which decides the safe sysctls it namespaces. */
+  kernelRelease?: string;
 }): NodeInfo {
   return {
+    sysctls: new SysctlAllowlist([...safeSysctlAllowlist(opts.kernelRelease), ...(opts.allowedUnsafeSysctls ?? [])]),
     name: opts.name,
     labels: nodeLabels(opts.name, opts.labels),
     allocatable: { cpuMillis: cpuMillis(opts.cpu), memoryBytes: memoryBytes(opts.memory), pods: opts.maxPods },

@@ -1,4 +1,5 @@
 export { AdmitReason, canAdmitPod, nodeInfoFrom } from './admission.js';
+export { SYSCTL_FORBIDDEN_REASON, SysctlAllowlist, normalizeSysctlName, safeSysctlAllowlist } from './sysctl.js';
 export type { AdmitResult, NodeInfo } from './admission.js';
 export { EVICTION_REASON, SYSTEM_CRITICAL_PRIORITY, TAINT_NODE_MEMORY_PRESSURE, evictionAdmit, isCriticalPod } from './eviction.js';
 export { VOLUME_SOURCE_FIELDS, applyPodDefaults, defaultImagePullPolicy, parseImageReference } from './defaults.js';
@@ -41,6 +42,7 @@ export { rfc3339 } from './api-time.js';
 export { expandContainerCommandOnlyStatic, parseContainerID, shouldContainerBeRestarted } from './container-helpers.js';
 export type { ContainerID } from './container-helpers.js';
 export { expand, mappingFuncFor } from './expansion.js';
+export { fromServices, getServiceEnvVarMap, isServiceIPSet } from './envvars.js';
 export { parseColonSeparatedMapStringString, parseMapStringString } from './flags.js';
 export { hasAnyRegularContainerCreated, networkNamespaceForPod, podSandboxChanged } from './kuberuntime.js';
 export type { SandboxChange } from './kuberuntime.js';

@@ -1,0 +1,401 @@
+/**
+ * `npm run conformance`: the upstream node conformance suite (k8s.io/kubernetes
+ * v1.34.4 `test/e2e`, the `[NodeConformance]` specs) against kubelet-split, or
+ * against the upstream kubelet v1.34.4 for the baseline, on this machine:
+ *
+ *  1. builds what is missing into the caches (deploy/conformance/build.sh:
+ *     e2e.test, the ginkgo CLI, kube-scheduler, kube-controller-manager, agnhost,
+ *     nonewprivs; deploy/control-plane/build.sh: etcd, kube-apiserver, kubectl;
+ *     deploy/kubelet/build.sh for the baseline);
+ *  2. brings up a control plane on loopback (test/support/control-plane.ts: etcd,
+ *     kube-apiserver with the Node and RBAC authorizers, plus here the scheduler
+ *     and the controller-manager, which the specs need: they do not set nodeName,
+ *     and they wait for each namespace's `default` ServiceAccount and
+ *     `kube-root-ca.crt`), the apiserver authenticating to the kubelet with a
+ *     client certificate;
+ *  3. gives the node a pod network of its own: a bridge made here with the
+ *     node's IP on it (the Node's InternalIP, where the apiserver reaches the
+ *     kubelet and the pods reach host-network pods; never an address outside
+ *     this machine) and a containerd of its own on that bridge
+ *     (deploy/runtime.sh with KS_RUNTIME_STATE/ROOT and KS_CNI_BRIDGE/SUBNET),
+ *     with the suite's images imported (deploy/conformance/images.sh);
+ *  4. joins the node: kubelet-split's seven services on a nats-server of their
+ *     own (two pod-worker replicas), or the upstream kubelet in its private
+ *     mount namespace (deploy/kubelet/run.sh), and waits for the Node to be Ready;
+ *  5. runs the focus with ginkgo in `--procs` parallel processes, keeps the
+ *     JSON and JUnit reports, and prints a table by area: passed, failed,
+ *     skipped, then each failure's first line.
+ *
+ * Everything it started is stopped at the end (or on Ctrl-C); the results stay
+ * in `--out` (default /var/tmp/kubelet-split/conformance/<kubelet>-<time>):
+ * report.json, junit.xml, summary.md, ginkgo.log and logs/ (every service's,
+ * the control plane's, the kubelet's).
+ *
+ *   npm run conformance -- [--kubelet split|upstream] [--focus RE] [--skip RE]
+ *                          [--procs N] [--out DIR] [--timeout 4h]
+ *
+ * Needs root (containerd, the bridge, cgroups), openssl, iproute2 and jq-free
+ * Node 24; the first build takes about 10 minutes of Go.
+ */
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { SERVICE_NAMES, type ServiceName } from '@app/service';
+import type { Node } from 'kubernetes-types/core/v1.js';
+import { REPO_ROOT, exited, freePort, startNats, startService, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
+import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
+import { areaTable, readGinkgoReport, type SpecResult } from './report.js';
+
+const { values: args } = parseArgs({
+  options: {
+    kubelet: { type: 'string', default: 'split' },
+    focus: { type: 'string', default: '\\[NodeConformance\\]' },
+    skip: { type: 'string', default: '' },
+    procs: { type: 'string', default: '3' },
+    out: { type: 'string', default: '' },
+    timeout: { type: 'string', default: '4h' },
+  },
+});
+
+const say = (line: string) => process.stdout.write(`conformance | ${line}\n`);
+function fail(message: string): never {
+  process.stderr.write(`conformance: ${message}\n`);
+  process.exit(2);
+}
+
+if (args.kubelet !== 'split' && args.kubelet !== 'upstream') fail(`--kubelet must be split or upstream, got "${args.kubelet}"`);
+const procs = Number(args.procs);
+if (!Number.isInteger(procs) || procs < 1) fail(`--procs must be a positive integer, got "${args.procs}"`);
+try {
+  new RegExp(args.focus);
+  if (args.skip) new RegExp(args.skip);
+} catch (err) {
+  fail(`--focus / --skip: ${(err as Error).message}`);
+}
+const kubeletKind = args.kubelet;
+
+/** The node and its network: one per kind, so that a baseline run never meets the stack's pods or a split run's. */
+const NETWORK = {
+  split: { node: 'ks-conformance', bridge: 'ks-conf0', subnet: '10.88.78.0/24', ip: '10.88.78.1', state: '/run/kubelet-split-conformance', root: '/var/lib/kubelet-split-conformance' },
+  upstream: { node: 'ks-conformance-upstream', bridge: 'ks-confu0', subnet: '10.88.79.0/24', ip: '10.88.79.1', state: '', root: '' },
+}[kubeletKind];
+const NODE = NETWORK.node;
+
+const stamp = new Date().toISOString().replace(/[:.]/g, '-').replace(/-\d+Z$/, 'Z');
+const out = resolve(args.out || join('/var/tmp/kubelet-split/conformance', `${kubeletKind}-${stamp}`));
+const logs = join(out, 'logs');
+const work = join(out, 'work');
+mkdirSync(logs, { recursive: true });
+mkdirSync(work, { recursive: true });
+// The control plane copies its logs there when it stops (test/support/control-plane.ts).
+process.env['KS_E2E_LOGS'] = logs;
+
+/** Runs a script of the repository and returns its last line of output (the scripts print their result there). */
+function script(path: string, scriptArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<string> {
+  return new Promise((res, rej) => {
+    const child = execFile('bash', [join(REPO_ROOT, path), ...scriptArgs], { encoding: 'utf8', maxBuffer: 16 << 20, env: { ...process.env, ...env } }, (err, stdout, stderr) =>
+      err ? rej(new Error(`${path} ${scriptArgs.join(' ')} failed: ${err.message}\n${stderr.slice(-3000)}`)) : res(stdout.trim().split('\n').pop() ?? ''),
+    );
+    child.stderr?.on('data', (d: Buffer) => appendFileSync(join(logs, 'build.log'), d));
+  });
+}
+
+function lineSink(file: string): (line: string) => void {
+  return (line) => appendFileSync(join(logs, file), `${line}\n`);
+}
+
+function spawnLogged(bin: string, argv: string[], log: string, env: NodeJS.ProcessEnv = process.env): ChildProcess {
+  const fd = openSync(join(logs, log), 'a');
+  try {
+    return spawn(bin, argv, { stdio: ['ignore', fd, fd], env });
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The bridge and the node's IP on it, made before the node starts: the kubelet's server binds that IP. */
+function ensureBridge(): void {
+  const ip = (...a: string[]) => execFileSync('ip', a, { stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    ip('link', 'show', NETWORK.bridge);
+  } catch {
+    ip('link', 'add', NETWORK.bridge, 'type', 'bridge');
+  }
+  const have = execFileSync('ip', ['-o', '-4', 'addr', 'show', 'dev', NETWORK.bridge], { encoding: 'utf8' });
+  if (!have.includes(`${NETWORK.ip}/`)) ip('addr', 'add', `${NETWORK.ip}/${NETWORK.subnet.split('/')[1] ?? '24'}`, 'dev', NETWORK.bridge);
+  ip('link', 'set', NETWORK.bridge, 'up');
+}
+
+/** A CA for the kubelet's clients and the apiserver's client certificate (CN kube-apiserver-kubelet-client, O system:masters). */
+function kubeletClientPki(dir: string): { ca: string; cert: string; key: string } {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const f = (n: string) => join(dir, n);
+  const openssl = (...a: string[]) => execFileSync('openssl', a, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  writeFileSync(f('ext.cnf'), ['[ca]', 'basicConstraints = critical,CA:TRUE', 'keyUsage = critical,keyCertSign,cRLSign,digitalSignature', '[client]', 'basicConstraints = critical,CA:FALSE', 'keyUsage = critical,digitalSignature,keyEncipherment', 'extendedKeyUsage = clientAuth', ''].join('\n'));
+  openssl('req', '-x509', ...ec, '-keyout', f('kubelet-client-ca.key'), '-out', f('kubelet-client-ca.crt'), '-days', '2', '-subj', '/CN=kubelet-client-ca', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature');
+  openssl('req', '-new', ...ec, '-keyout', f('apiserver-kubelet-client.key'), '-out', f('apiserver-kubelet-client.csr'), '-subj', '/O=system:masters/CN=kube-apiserver-kubelet-client');
+  openssl('x509', '-req', '-in', f('apiserver-kubelet-client.csr'), '-CA', f('kubelet-client-ca.crt'), '-CAkey', f('kubelet-client-ca.key'), '-CAcreateserial', '-out', f('apiserver-kubelet-client.crt'), '-days', '2', '-extfile', f('ext.cnf'), '-extensions', 'client');
+  return { ca: f('kubelet-client-ca.crt'), cert: f('apiserver-kubelet-client.crt'), key: f('apiserver-kubelet-client.key') };
+}
+
+/** What was started, stopped in reverse order. */
+const cleanups: { what: string; run: () => Promise<void> | void }[] = [];
+let cleaningUp = false;
+async function cleanup(): Promise<void> {
+  if (cleaningUp) return;
+  cleaningUp = true;
+  for (const c of cleanups.reverse()) {
+    try {
+      await c.run();
+    } catch (err) {
+      say(`stopping ${c.what}: ${(err as Error).message}`);
+    }
+  }
+}
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    say(`${sig}: stopping what was started`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+async function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const t = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited(child);
+  clearTimeout(t);
+}
+
+async function startControllers(cp: ControlPlane, bin: string): Promise<void> {
+  const kubeconfig = cp.kubeconfig('admin');
+  const pki = join(cp.dir, 'pki');
+  const cm = spawnLogged(join(bin, 'kube-controller-manager'), [
+    `--kubeconfig=${kubeconfig}`,
+    `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${await freePort()}`,
+    `--service-account-private-key-file=${join(pki, 'sa.key')}`,
+    `--root-ca-file=${cp.caFile}`,
+    '--use-service-account-credentials=false',
+    '--leader-elect=false',
+    '--v=1',
+  ], 'kube-controller-manager.log');
+  cleanups.push({ what: 'kube-controller-manager', run: () => stopChild(cm, 10_000) });
+  const scheduler = spawnLogged(join(bin, 'kube-scheduler'), [
+    `--kubeconfig=${kubeconfig}`,
+    `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`,
+    '--bind-address=127.0.0.1',
+    `--secure-port=${await freePort()}`,
+    '--leader-elect=false',
+    '--v=1',
+  ], 'kube-scheduler.log');
+  cleanups.push({ what: 'kube-scheduler', run: () => stopChild(scheduler, 10_000) });
+  await new Promise((r) => setTimeout(r, 2000));
+  for (const [name, child] of [['kube-controller-manager', cm], ['kube-scheduler', scheduler]] as const) {
+    if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}); see ${join(logs, `${name}.log`)}`);
+  }
+}
+
+/** kubelet-split's seven services (two pod-worker replicas) joined to the control plane. */
+async function startSplitNode(cp: ControlPlane, clientCa: string, runtimeSock: string): Promise<void> {
+  const nats: NatsServer = await startNats({ sink: lineSink('nats-server.log') });
+  cleanups.push({ what: 'nats-server', run: () => nats.stop() });
+  const dirs = { POD_ROOT_DIR: join(work, 'pods'), POD_LOGS_DIR: join(work, 'pod-logs') };
+  const kubeletServer = {
+    KUBELET_CLIENT_CA_FILE: clientCa,
+    KUBELET_CERT_DIR: join(work, 'pki'),
+  };
+  const envOf = (service: ServiceName): Record<string, string> => ({
+    NODE_NAME: NODE,
+    NATS_URL: nats.url,
+    LOG_LEVEL: 'info',
+    ...(service === 'config-source' ? { KUBECONFIG: cp.kubeconfig(NODE) } : {}),
+    ...(service === 'status-manager' ? { KUBECONFIG: cp.kubeconfig(NODE), NATS_MONITOR_URL: nats.monitorUrl, ...kubeletServer } : {}),
+    ...(service === 'cri-gateway' ? { CONTAINER_RUNTIME_ENDPOINT: `unix://${runtimeSock}` } : {}),
+    ...(service === 'pod-worker' || service === 'sync-loop' ? { CGROUP_ROOT: '/kubelet-split-conformance' } : {}),
+    ...(service === 'pod-worker' || service === 'sync-loop' || service === 'status-manager' ? dirs : {}),
+    ...(service === 'pod-worker' || service === 'prober' || service === 'status-manager' ? { NODE_IP: NETWORK.ip } : {}),
+  });
+  const started: ServiceProcess[] = [];
+  cleanups.push({
+    what: 'kubelet-split',
+    run: async () => {
+      // Dependents first, cri-gateway last, as the launcher stops them.
+      for (const sp of [...started].reverse()) await sp.stop(15_000);
+    },
+  });
+  const order: ServiceName[] = ['cri-gateway', ...SERVICE_NAMES.filter((s) => s !== 'cri-gateway')];
+  for (const service of order) {
+    const replicas = service === 'pod-worker' ? 2 : 1;
+    for (let r = 0; r < replicas; r++) {
+      started.push(await startService(service, envOf(service), { port: await freePort(), instance: String(r), sink: lineSink(`${service}-${r}.log`), timeoutMs: 60_000 }));
+    }
+  }
+  say(`kubelet-split: ${started.map((s) => `${s.service}#${s.instance} :${s.port}`).join(', ')}`);
+}
+
+/** The upstream kubelet v1.34.4, in its private mount namespace with its own containerd (deploy/kubelet/run.sh). */
+async function startUpstreamNode(cp: ControlPlane, clientCa: string): Promise<string> {
+  const kubelet = await script('deploy/kubelet/build.sh');
+  const dir = join(work, 'kubelet');
+  mkdirSync(join(dir, 'manifests'), { recursive: true });
+  const config = {
+    apiVersion: 'kubelet.config.k8s.io/v1beta1',
+    kind: 'KubeletConfiguration',
+    staticPodPath: join(dir, 'manifests'),
+    address: NETWORK.ip,
+    port: 10250,
+    readOnlyPort: 0,
+    healthzBindAddress: '127.0.0.1',
+    healthzPort: await freePort(),
+    authentication: { anonymous: { enabled: false }, webhook: { enabled: true }, x509: { clientCAFile: clientCa } },
+    authorization: { mode: 'Webhook' },
+    cgroupDriver: 'cgroupfs',
+    cgroupsPerQOS: false,
+    enforceNodeAllocatable: [],
+    failSwapOn: false,
+    failCgroupV1: false,
+    makeIPTablesUtilChains: false,
+    oomScoreAdj: 0,
+    podLogsDir: join(dir, 'pod-logs'),
+    volumePluginDir: join(dir, 'volume-plugins'),
+    containerRuntimeEndpoint: `unix://${join(dir, 'containerd.sock')}`,
+  };
+  writeFileSync(join(dir, 'kubelet-config.yaml'), `${JSON.stringify(config, null, 2)}\n`);
+  const child = spawnLogged('bash', [join(REPO_ROOT, 'deploy', 'kubelet', 'run.sh'), dir, kubelet, NODE, `--kubeconfig=${cp.kubeconfig(NODE)}`, `--node-ip=${NETWORK.ip}`], 'kubelet.log', {
+    ...process.env,
+    KS_CNI_BRIDGE: NETWORK.bridge,
+    KS_CNI_SUBNET: NETWORK.subnet,
+  });
+  cleanups.push({ what: 'the upstream kubelet and its containerd', run: () => stopChild(child, 60_000) });
+  const sock = join(dir, 'containerd.sock');
+  const deadline = Date.now() + 120_000;
+  while (!existsSync(sock)) {
+    if (child.exitCode !== null) throw new Error(`deploy/kubelet/run.sh exited (${child.exitCode}); see ${join(logs, 'kubelet.log')}`);
+    if (Date.now() > deadline) throw new Error(`no containerd socket at ${sock} after 120 s; see ${join(logs, 'kubelet.log')}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return sock;
+}
+
+async function waitNodeReady(cp: ControlPlane, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = 'not registered';
+  while (Date.now() < deadline) {
+    try {
+      const node = await cp.admin.request<Node>(`/api/v1/nodes/${NODE}`);
+      const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
+      if (ready?.status === 'True' && !(node.spec?.taints ?? []).some((t) => t.effect === 'NoSchedule')) return;
+      last = `Ready=${ready?.status ?? '?'} (${ready?.message ?? ''}), taints ${JSON.stringify(node.spec?.taints ?? [])}`;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  throw new Error(`the Node ${NODE} was not Ready and schedulable within ${timeoutMs / 1000} s: ${last}`);
+}
+
+async function runSuite(cp: ControlPlane, conformanceBin: string, controlPlaneBin: string): Promise<number> {
+  const ginkgoArgs = [
+    `--procs=${procs}`,
+    `--focus=${args.focus}`,
+    ...(args.skip ? [`--skip=${args.skip}`] : []),
+    `--timeout=${args.timeout}`,
+    '--no-color',
+    '--json-report=report.json',
+    '--junit-report=junit.xml',
+    `--output-dir=${out}`,
+    join(conformanceBin, 'e2e.test'),
+    '--',
+    `--kubeconfig=${cp.kubeconfig('admin')}`,
+    '--provider=skeleton',
+    `--report-dir=${join(out, 'e2e')}`,
+  ];
+  say(`ginkgo ${ginkgoArgs.join(' ')}`);
+  const child = spawn(join(conformanceBin, 'ginkgo'), ginkgoArgs, {
+    cwd: work,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, PATH: `${controlPlaneBin}:${process.env['PATH'] ?? ''}` },
+  });
+  cleanups.push({ what: 'ginkgo', run: () => stopChild(child, 10_000) });
+  const log = join(out, 'ginkgo.log');
+  for (const s of [child.stdout, child.stderr]) {
+    s?.on('data', (d: Buffer) => {
+      appendFileSync(log, d);
+      process.stdout.write(d);
+    });
+  }
+  await exited(child);
+  return child.exitCode ?? 1;
+}
+
+function printResults(results: SpecResult[]): void {
+  const { table, failures } = areaTable(results, kubeletKind === 'split' ? 'kubelet-split' : 'upstream kubelet v1.34.4');
+  const text = [`# npm run conformance -- --kubelet ${kubeletKind}`, '', `focus \`${args.focus}\`${args.skip ? `, skip \`${args.skip}\`` : ''}, ${procs} processes, ${new Date().toISOString()}`, '', table, '', failures].join('\n');
+  writeFileSync(join(out, 'summary.md'), `${text}\n`);
+  process.stdout.write(`\n${text}\n`);
+}
+
+async function main(): Promise<void> {
+  const t0 = Date.now();
+  say(`results in ${out}`);
+  say('building what is missing (deploy/conformance/build.sh, deploy/control-plane/build.sh kubectl)');
+  const conformanceBin = await script('deploy/conformance/build.sh');
+  const controlPlaneBin = await script('deploy/control-plane/build.sh', ['kubectl']);
+  process.env['KS_CONTROL_PLANE_BIN'] = controlPlaneBin;
+
+  ensureBridge();
+  cleanups.push({ what: `the bridge ${NETWORK.bridge}`, run: () => void execFileSync('ip', ['link', 'del', NETWORK.bridge], { stdio: 'ignore' }) });
+  const clientPki = kubeletClientPki(join(work, 'kubelet-client-pki'));
+
+  say('starting the control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler)');
+  const cp = await startControlPlane({
+    nodes: [NODE],
+    apiserverArgs: [`--kubelet-client-certificate=${clientPki.cert}`, `--kubelet-client-key=${clientPki.key}`, '--kubelet-preferred-address-types=InternalIP'],
+    readyTimeoutMs: 120_000,
+  });
+  cleanups.push({ what: 'the control plane', run: () => cp.stop() });
+  await startControllers(cp, conformanceBin);
+  writeFileSync(join(out, 'kubeconfig-admin.yaml'), readFileSync(cp.kubeconfig('admin')));
+
+  let sock: string;
+  if (kubeletKind === 'split') {
+    const runtimeEnv = { KS_RUNTIME_STATE: NETWORK.state, KS_RUNTIME_ROOT: NETWORK.root, KS_CNI_BRIDGE: NETWORK.bridge, KS_CNI_SUBNET: NETWORK.subnet };
+    say(`starting containerd (${NETWORK.state}) on the bridge ${NETWORK.bridge} ${NETWORK.subnet}`);
+    await script('deploy/runtime.sh', ['start'], runtimeEnv);
+    cleanups.push({ what: 'containerd', run: async () => void (await script('deploy/runtime.sh', ['stop'], runtimeEnv)) });
+    sock = await script('deploy/runtime.sh', ['address'], runtimeEnv);
+  } else {
+    say(`starting the upstream kubelet v1.34.4 with its own containerd on the bridge ${NETWORK.bridge} ${NETWORK.subnet}`);
+    sock = await startUpstreamNode(cp, clientPki.ca);
+  }
+  say('importing the suite\'s images (deploy/conformance/images.sh)');
+  await script('deploy/conformance/images.sh', ['--address', sock]);
+  if (kubeletKind === 'split') {
+    say('starting kubelet-split');
+    await startSplitNode(cp, clientPki.ca, sock);
+  }
+  say(`waiting for the Node ${NODE} (InternalIP ${NETWORK.ip}) to be Ready`);
+  await waitNodeReady(cp, 180_000);
+  say(`the node is Ready after ${((Date.now() - t0) / 1000).toFixed(0)} s; running the suite`);
+
+  const code = await runSuite(cp, conformanceBin, controlPlaneBin);
+  const reportFile = join(out, 'report.json');
+  if (!existsSync(reportFile)) throw new Error(`ginkgo exited ${code} and wrote no report (${join(out, 'ginkgo.log')})`);
+  printResults(readGinkgoReport(readFileSync(reportFile, 'utf8'), new RegExp(args.focus), args.skip ? new RegExp(args.skip) : undefined));
+  say(`done in ${((Date.now() - t0) / 60_000).toFixed(1)} min; results in ${out}`);
+  process.exitCode = code === 0 ? 0 : 1;
+}
+
+main()
+  .catch((err: unknown) => {
+    process.stderr.write(`conformance: ${(err as Error).stack ?? String(err)}\n`);
+    process.exitCode = 1;
+  })
+  .finally(() => cleanup().catch(() => undefined))
+  .catch(() => undefined);

@@ -1,0 +1,106 @@
+/**
+ * The conformance run's results: ginkgo's JSON report read into one result
+ * per spec the focus selected, and the table by area that
+ * `npm run conformance` prints (pure, unit-tested in report.spec.ts).
+ */
+
+/** A spec's outcome as the table counts it. */
+export type Outcome = 'passed' | 'failed' | 'skipped';
+
+export interface SpecResult {
+  /** The outermost describe, e.g. `[sig-node] Pods`. */
+  area: string;
+  /** The spec's full text (the describes and the It, joined by spaces, as ginkgo's focus sees it). */
+  name: string;
+  outcome: Outcome;
+  /** ginkgo's own state (passed, failed, skipped, panicked, timedout, interrupted, aborted, pending). */
+  state: string;
+  /** The failure's (or the skip's) message, first line. */
+  message: string;
+  /** Seconds the spec ran. */
+  seconds: number;
+}
+
+interface GinkgoSpecReport {
+  ContainerHierarchyTexts?: string[] | null;
+  LeafNodeText?: string;
+  LeafNodeType?: string;
+  State?: string;
+  RunTime?: number;
+  Failure?: { Message?: string; Location?: { FileName?: string; LineNumber?: number } };
+}
+
+interface GinkgoSuiteReport {
+  SpecReports?: GinkgoSpecReport[] | null;
+}
+
+const OUTCOME: Record<string, Outcome> = { passed: 'passed', skipped: 'skipped', pending: 'skipped' };
+
+/**
+ * The specs of a ginkgo JSON report (`--json-report`) that `focus` selects
+ * and `skip` does not: a spec left out by the focus is in the report as
+ * skipped, and must not count as one. Every state but passed, skipped and
+ * pending (failed, panicked, timedout, interrupted, aborted) is a failure.
+ */
+export function readGinkgoReport(json: string, focus: RegExp, skip?: RegExp): SpecResult[] {
+  let suites: GinkgoSuiteReport[];
+  try {
+    suites = JSON.parse(json) as GinkgoSuiteReport[];
+  } catch (err) {
+    throw new Error(`the ginkgo report is not JSON: ${(err as Error).message}`);
+  }
+  if (!Array.isArray(suites)) throw new Error('the ginkgo report is not a list of suite reports');
+  const results: SpecResult[] = [];
+  for (const suite of suites) {
+    for (const spec of suite.SpecReports ?? []) {
+      if (spec.LeafNodeType !== 'It') continue;
+      const hierarchy = spec.ContainerHierarchyTexts ?? [];
+      const name = [...hierarchy, spec.LeafNodeText ?? ''].join(' ');
+      if (!focus.test(name) || (skip && skip.test(name))) continue;
+      const state = spec.State ?? 'unknown';
+      results.push({
+        area: hierarchy[0] ?? '(top level)',
+        name,
+        outcome: OUTCOME[state] ?? 'failed',
+        state,
+        message: (spec.Failure?.Message ?? '').trim().split('\n')[0] ?? '',
+        seconds: (spec.RunTime ?? 0) / 1e9,
+      });
+    }
+  }
+  return results.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+export interface AreaCount {
+  area: string;
+  passed: number;
+  failed: number;
+  skipped: number;
+}
+
+/** Counts by area, largest area first, then by name. */
+export function countByArea(results: readonly SpecResult[]): AreaCount[] {
+  const by = new Map<string, AreaCount>();
+  for (const r of results) {
+    const c = by.get(r.area) ?? { area: r.area, passed: 0, failed: 0, skipped: 0 };
+    c[r.outcome]++;
+    by.set(r.area, c);
+  }
+  const total = (c: AreaCount) => c.passed + c.failed + c.skipped;
+  return [...by.values()].sort((a, b) => total(b) - total(a) || a.area.localeCompare(b.area));
+}
+
+/** The Markdown table by area (with the totals) and the list of failed specs with their first line. */
+export function areaTable(results: readonly SpecResult[], agent: string): { table: string; failures: string } {
+  const rows = countByArea(results);
+  const sum = (k: 'passed' | 'failed' | 'skipped') => rows.reduce((n, r) => n + r[k], 0);
+  const table = [
+    `| area | ${agent}: passed | failed | skipped |`,
+    '|---|---|---|---|',
+    ...rows.map((r) => `| ${r.area} | ${r.passed} | ${r.failed} | ${r.skipped} |`),
+    `| **all ${results.length}** | **${sum('passed')}** | **${sum('failed')}** | **${sum('skipped')}** |`,
+  ].join('\n');
+  const failed = results.filter((r) => r.outcome === 'failed');
+  const failures = failed.length === 0 ? 'No spec failed.' : ['Failed:', ...failed.map((r) => `- ${r.name} (${r.state}, ${r.seconds.toFixed(0)} s): ${r.message.slice(0, 300)}`)].join('\n');
+  return { table, failures };
+}
