@@ -67,16 +67,15 @@ describe('the kubelet API server: kubectl logs, exec and port-forward through th
     if (!existsSync(kubectlBin)) kubectlBin = join(execFileSync('bash', [join(REPO_ROOT, 'deploy', 'control-plane', 'build.sh'), 'kubectl'], { encoding: 'utf8' }).trim().split('\n').pop() ?? '', 'kubectl');
     cp = await startControlPlane({ nodes: [NODE], users: ['nobody'], kubeletClient: true });
     admin = cp.admin;
-    kubeletPort = await freePort();
     stack = new NodeStack({
       node: NODE,
       services: ['cri-gateway', 'pleg', 'sync-loop', 'status-manager', 'pod-worker', 'config-source'],
       kubeconfig: cp.kubeconfig(NODE),
+      // The stack gives the kubelet API server a port of its own (stack.kubeletPort) and its cert dir (<stack.dir>/pki).
+      env: { 'status-manager': { KUBELET_CLIENT_CA_FILE: cp.caFile } },
     });
-    stack.options.env = {
-      'status-manager': { KUBELET_SERVER_PORT: String(kubeletPort), KUBELET_CLIENT_CA_FILE: cp.caFile, KUBELET_CERT_DIR: join(stack.dir, 'pki') },
-    };
     await stack.start();
+    kubeletPort = stack.kubeletPort;
     await cp.createNamespace(NS);
     const pod: Pod = {
       apiVersion: 'v1',
