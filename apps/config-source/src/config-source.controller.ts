@@ -1,9 +1,10 @@
 import { Controller, Get } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
-import { API_OBJECT_COMMAND, MessageTypes, SERVICE_ACCOUNT_TOKEN_COMMAND, Subjects, decodeMessage, type ApiObjectReplyMessage, type ServiceAccountTokenMessage, type SourcesSnapshotMessage } from '@app/contracts';
+import { API_OBJECT_COMMAND, MessageTypes, SERVICE_ACCOUNT_TOKEN_COMMAND, SERVICE_LIST_COMMAND, Subjects, decodeMessage, type ApiObjectReplyMessage, type ServiceAccountTokenMessage, type ServiceListMessage, type SourcesSnapshotMessage } from '@app/contracts';
 import { rpcError } from '@app/service';
 import { ApiObjectError, WatchBasedObjectManager } from './object-manager.js';
 import { PodConfigPublisher } from './pod-config-publisher.js';
+import { ServiceLister } from './service-lister.js';
 import { ServiceAccountTokenManager } from './token-manager.js';
 
 /** Each source's current listing: over NATS for the sync loop, over HTTP for people. */
@@ -24,8 +25,8 @@ export class SourcesController {
 
 /**
  * The objects pods reference and their service account tokens, for
- * pod-worker only (a NATS permission): `kubelet.<node>.service.config-source.object`
- * and `.token`, request/reply (ADR 0014).
+ * pod-worker only (a NATS permission): `kubelet.<node>.service.config-source.object`,
+ * `.token` and `.services`, request/reply (ADR 0014).
  * A secret's content is in the reply and nowhere else: not logged, not
  * served over HTTP.
  */
@@ -34,7 +35,20 @@ export class ApiObjectsController {
   constructor(
     private readonly objects: WatchBasedObjectManager,
     private readonly tokens: ServiceAccountTokenManager,
+    private readonly services: ServiceLister,
   ) {}
+
+  /** The services of a pod's namespace and of `default` (its service environment variables): `.services`, pod-worker only. */
+  @MessagePattern(Subjects.serviceCommand.pattern(SERVICE_LIST_COMMAND))
+  async onServices(@Payload() data: unknown): Promise<ServiceListMessage> {
+    const req = decodeMessage(MessageTypes.serviceListRequest, data);
+    try {
+      return await this.services.list(req.namespace);
+    } catch (err) {
+      if (err instanceof ApiObjectError) throw rpcError(err.code, err.message);
+      throw err;
+    }
+  }
 
   /** A projected serviceAccountToken's token: `kubelet.<node>.service.config-source.token`, pod-worker only. */
   @MessagePattern(Subjects.serviceCommand.pattern(SERVICE_ACCOUNT_TOKEN_COMMAND))

@@ -17,11 +17,13 @@ import type { ConfigSourceConfig } from './config-source.config.js';
 import { ApiObjectsController, SourcesController } from './config-source.controller.js';
 import { ReflectorObjectWatch } from './adapters/reflector-object-watch.js';
 import { WatchBasedObjectManager } from './object-manager.js';
+import { ReflectorServiceWatch } from './adapters/reflector-service-watch.js';
+import { ServiceLister } from './service-lister.js';
 import { ApiTokenRequester } from './adapters/api-token-requester.js';
 import { ServiceAccountTokenManager } from './token-manager.js';
 import { PodConfigPublisher } from './pod-config-publisher.js';
 import { KvKnownPods } from './adapters/kv-known-pods.js';
-import { ApiObjectWatch, ApiserverPods, ConfigMetrics, KnownPods, ManifestDirectory, ManifestFetcher, PodUpdateOutbox } from './ports.js';
+import { ApiObjectWatch, ApiServiceWatch, ApiserverPods, ConfigMetrics, KnownPods, ManifestDirectory, ManifestFetcher, PodUpdateOutbox } from './ports.js';
 import { FileSource, HttpSource, type PodSource } from './sources.js';
 
 /** The sources the configuration names: file (POD_MANIFEST_PATH), http (MANIFEST_URL) and api (KUBECONFIG). */
@@ -67,6 +69,17 @@ async function connectApiserver(path: string): Promise<ApiServer> {
       useFactory: (api: ApiServer | null, clock: Clock, logger: Logger): ApiObjectWatch | null => (api ? new ReflectorObjectWatch(api, clock, logger.child({ component: 'object-reflector' })) : null),
     },
     {
+      // Every Service (the service environment variables); null for a standalone node (requests are answered NotJoined).
+      provide: ApiServiceWatch,
+      inject: [API_SERVER, Clock, SERVICE_LOGGER],
+      useFactory: (api: ApiServer | null, clock: Clock, logger: Logger): ApiServiceWatch | null => (api ? new ReflectorServiceWatch(api, clock, logger.child({ component: 'service-reflector' })) : null),
+    },
+    {
+      provide: ServiceLister,
+      inject: [ApiServiceWatch, Clock, SERVICE_LOGGER],
+      useFactory: (watch: ApiServiceWatch | null, clock: Clock, logger: Logger) => new ServiceLister(watch, clock, logger.child({ component: 'service-lister' })),
+    },
+    {
       provide: ServiceAccountTokenManager,
       inject: [API_SERVER, Clock, SERVICE_LOGGER],
       useFactory: (api: ApiServer | null, clock: Clock, logger: Logger) => new ServiceAccountTokenManager(api ? new ApiTokenRequester(api) : null, clock, logger.child({ component: 'token-manager' })),
@@ -101,6 +114,7 @@ export class ConfigSourceModule implements OnModuleInit, OnApplicationShutdown {
     @Inject(POD_SOURCES) private readonly sources: PodSource[],
     @Inject(HealthChecks) private readonly health: HealthChecks,
     private readonly objects: WatchBasedObjectManager,
+    private readonly services: ServiceLister,
     private readonly known: KnownPods,
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
   ) {}
@@ -123,10 +137,12 @@ export class ConfigSourceModule implements OnModuleInit, OnApplicationShutdown {
     }
     publisher.start(this.sources);
     this.objects.start();
+    this.services.start();
   }
 
   onApplicationShutdown(): void {
     this.publisher.stop();
     this.objects.stop();
+    this.services.stop();
   }
 }

@@ -5,7 +5,7 @@
  * where the PodUpdate operations and metrics go. Events go through @app/contracts'
  * EventRecorder. The adapters are in adapters/.
  */
-import type { ApiObjectKind, Pod, PodOperation, PodUpdateMessage, SourcesReadyMessage } from '@app/contracts';
+import type { ApiObjectKind, Pod, PodOperation, PodUpdateMessage, Service, SourcesReadyMessage } from '@app/contracts';
 import type { ManifestInput } from './listing.js';
 
 export type DirectoryRead = { missing: true; error: string } | { missing: false; manifests: ManifestInput[] };
@@ -73,6 +73,16 @@ export interface ApiObject {
  */
 export abstract class ApiObjectWatch {
   abstract watch(ref: ApiObjectRef, onListing: (items: ApiObject[]) => void, onError: (err: Error) => void): () => void;
+}
+
+/**
+ * Every Service of the cluster, watched (upstream's serviceLister: a
+ * Reflector over `/api/v1/services`): `onListing` gets the whole current
+ * list after the first successful list and each change; `onError` each
+ * failed list or watch (the watch keeps trying). Returns a stop function.
+ */
+export abstract class ApiServiceWatch {
+  abstract watch(onListing: (services: Service[]) => void, onError: (err: Error) => void): () => void;
 }
 
 /** A TokenRequest's spec, bound to a pod (authentication/v1 TokenRequestSpec). */

@@ -1,7 +1,7 @@
 /** Hand-written fakes of what config-source talks to, for unit tests only. */
 import { ApiError, type ListWatchClient, type RequestInit, type WatchEvent } from '@app/apiserver';
-import type { Pod } from '@app/contracts';
-import { ApiObjectWatch, type ApiObject, type ApiObjectRef } from './ports.js';
+import type { Pod, Service } from '@app/contracts';
+import { ApiObjectWatch, ApiServiceWatch, type ApiObject, type ApiObjectRef } from './ports.js';
 
 interface Watcher {
   emit: (e: WatchEvent<Pod>) => void;
@@ -143,5 +143,28 @@ export class FakeObjectWatch extends ApiObjectWatch {
   /** Every running watch of `key` fails. */
   fail(key: string, message: string): void {
     for (const e of this.live.get(key) ?? []) e.onError(new Error(message));
+  }
+}
+
+/** Every Service as the service lister sees it: `list` feeds the running watch, `fail` fails it; `started` counts the watches. */
+export class FakeServiceWatch extends ApiServiceWatch {
+  started = 0;
+  private live?: { onListing: (services: Service[]) => void; onError: (err: Error) => void };
+
+  watch(onListing: (services: Service[]) => void, onError: (err: Error) => void): () => void {
+    this.started++;
+    const entry = { onListing, onError };
+    this.live = entry;
+    return () => {
+      if (this.live === entry) this.live = undefined;
+    };
+  }
+
+  list(services: Service[]): void {
+    this.live?.onListing(services);
+  }
+
+  fail(message: string): void {
+    this.live?.onError(new Error(message));
   }
 }

@@ -109,3 +109,76 @@ describe('startContainer with env from configMaps and secrets', () => {
     assert.match(result.errors.get('main')?.message ?? '', /has not joined a cluster/);
   });
 });
+
+describe('startContainer with the service environment variables (getServiceEnvVarMap)', () => {
+  function setup(objects: FakeApiObjects) {
+    const clock = new FakeClock(1_000_000);
+    const events = new RecordingEventRecorder();
+    const cri = new FakeCri()
+      .onImage('ImageStatus', () => ({ image: { id: 'sha256:img' } }) as never)
+      .onRuntime('ListPodSandbox', () => ({ items: [] }))
+      .onRuntime('ListContainers', () => ({ containers: [] }))
+      .onRuntime('RunPodSandbox', () => ({ podSandboxId: 'sb-new' }))
+      .onRuntime('PodSandboxStatus', () => ({ info: {} }) as never)
+      .onRuntime('CreateContainer', () => ({ containerId: 'c-new' }));
+    const backOff = { initialMs: 10_000, maxMs: 300_000 };
+    const manager = new RuntimeManager(cri, new ImagePuller(cri, events, clock, backOff), new CrashLoopBackOff(backOff), new FakeHookRunner(), events, NODE, clock, silentLogger(), undefined, objects);
+    const envOf = () => new Map(((cri.callsOf('CreateContainer')[0] as CreateContainerRequest | undefined)?.config?.envs ?? []).map((e) => [e.key, e.value]));
+    return { cri, manager, envOf };
+  }
+  const noProbes = { liveness: () => undefined, startup: () => undefined };
+  const withServices = () => {
+    const objects = new FakeApiObjects();
+    objects.serviceList.push(
+      { metadata: { namespace: 'default', name: 'kubernetes' }, spec: { clusterIP: '10.96.0.1', ports: [{ name: 'https', port: 443 }] } },
+      { metadata: { namespace: 'ns', name: 'fooservice' }, spec: { clusterIP: '10.96.0.11', ports: [{ port: 8765, targetPort: 8080 }] } },
+      { metadata: { namespace: 'elsewhere', name: 'other' }, spec: { clusterIP: '10.96.0.12', ports: [{ port: 80 }] } },
+    );
+    return objects;
+  };
+  const c: Container = { name: 'main', image: 'i', env: [{ name: 'URL', value: 'http://$(FOOSERVICE_SERVICE_HOST):$(FOOSERVICE_SERVICE_PORT)' }, { name: 'KUBERNETES_SERVICE_PORT', value: 'mine' }] };
+
+  it('the namespace\'s services and the master service give their variables; the container\'s own win and $(VAR) sees them', async () => {
+    const { manager, envOf } = setup(withServices());
+    const r = await manager.syncPod(pod(c), runtimePodStatus([], []), noProbes);
+    assert.deepEqual(r.errors, new Map());
+    const env = envOf();
+    assert.equal(env.get('FOOSERVICE_SERVICE_HOST'), '10.96.0.11');
+    assert.equal(env.get('FOOSERVICE_PORT_8765_TCP'), 'tcp://10.96.0.11:8765');
+    assert.equal(env.get('KUBERNETES_SERVICE_HOST'), '10.96.0.1');
+    assert.equal(env.get('KUBERNETES_SERVICE_PORT'), 'mine');
+    assert.equal(env.get('URL'), 'http://10.96.0.11:8765');
+    assert.equal(env.has('OTHER_SERVICE_HOST'), false, 'another namespace\'s service is not named');
+  });
+
+  it('enableServiceLinks false: only the master service', async () => {
+    const { manager, envOf } = setup(withServices());
+    const p = pod(c);
+    p.spec.enableServiceLinks = false;
+    await manager.syncPod(p, runtimePodStatus([], []), noProbes);
+    assert.equal(envOf().get('KUBERNETES_SERVICE_HOST'), '10.96.0.1');
+    assert.equal(envOf().has('FOOSERVICE_SERVICE_HOST'), false);
+  });
+
+  it('a node that has not joined a cluster: no service variables, the container starts', async () => {
+    const objects = new FakeApiObjects();
+    objects.servicesFailure = { code: 'NotJoined', message: 'this node has not joined a cluster' };
+    const { manager, envOf } = setup(objects);
+    const r = await manager.syncPod(pod(c), runtimePodStatus([], []), noProbes);
+    assert.deepEqual(r.errors, new Map());
+    assert.equal(envOf().has('KUBERNETES_SERVICE_HOST'), false);
+  });
+
+  it('services not listed once yet: an API pod\'s container waits (CreateContainerConfigError), a static pod\'s starts without them', async () => {
+    const objects = new FakeApiObjects();
+    objects.servicesFailure = { code: 'Unavailable', message: 'failed to sync service cache: connection refused' };
+    const api = setup(objects);
+    const r = await api.manager.syncPod(pod(c), runtimePodStatus([], []), noProbes);
+    assert.equal(r.errors.get('main')?.reason, 'CreateContainerConfigError');
+    assert.match(r.errors.get('main')?.message ?? '', /services have not yet been read at least once, cannot construct envvars/);
+    const staticPod = pod(c);
+    staticPod.metadata.annotations = { 'kubernetes.io/config.source': 'file' };
+    const st = setup(objects);
+    assert.deepEqual((await st.manager.syncPod(staticPod, runtimePodStatus([], []), noProbes)).errors, new Map());
+  });
+});

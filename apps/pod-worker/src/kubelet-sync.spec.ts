@@ -250,6 +250,22 @@ describe('KubeletSync status inputs: the status manager\'s previous status and t
     assert.equal(out.last?.startTime, new Date(T0 - 11_000).toISOString());
   });
 
+  it('readiness gates: their conditions are the apiserver\'s (the pod as its source gave it), not the previous status\'', async () => {
+    const { out, sync } = setup();
+    const gates = { readinessGates: [{ conditionType: 'k8s.io/test-condition1' }] };
+    const rt = cache([sandbox('sb1')], [container(app, 'CONTAINER_RUNNING')]);
+    // The first status (the status manager keeps it, the follow of the fake) has no gate condition: not Ready.
+    await sync.syncPod('SyncPodSync', pod(gates, {}, { phase: 'Pending' }), rt);
+    assert.equal(out.last?.conditions?.find((c) => c.type === 'Ready')?.reason, 'ReadinessGatesNotReady');
+    // Someone patches the gate's condition True in the apiserver: the RECONCILE brings the pod with it.
+    const patched = { phase: 'Running' as const, conditions: [{ type: 'k8s.io/test-condition1', status: 'True' as const }] };
+    await sync.syncPod('SyncPodSync', pod(gates, {}, patched), rt);
+    assert.equal(ready(out.last), 'True');
+    // And False again.
+    await sync.syncPod('SyncPodSync', pod(gates, {}, { ...patched, conditions: [{ type: 'k8s.io/test-condition1', status: 'False' }] }), rt);
+    assert.equal(ready(out.last), 'False');
+  });
+
   it('a pod the status manager already has Running is not measured again (kubelet_pod_start_duration_seconds)', async () => {
     const { statuses, sync, started } = setup();
     const p = pod({}, { annotations: { 'kubernetes.io/config.seen': new Date(T0 - 600_000).toISOString() } });

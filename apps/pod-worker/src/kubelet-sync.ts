@@ -15,7 +15,7 @@
 import { Clock } from '@app/clock';
 import type { EventRecorder, KillPodOptions, Pod, PodStatus, SyncPodType } from '@app/contracts';
 import type { CriRuntime, StatusResponse } from '@app/cri';
-import { KubeletLabels, generateAPIPodStatus, pastActiveDeadline, isPodPhaseTerminal, terminatePodStatus, toRuntimePodStatus, type RuntimePodStatus } from '@app/kube';
+import { KubeletLabels, generateAPIPodStatus, isStaticPod, pastActiveDeadline, isPodPhaseTerminal, terminatePodStatus, toRuntimePodStatus, type RuntimePodStatus } from '@app/kube';
 import type { Logger } from '@app/observability';
 import type { CacheResult } from '@app/pod-cache';
 import { canRunPod, type NodeSecurity } from './can-run-pod.js';
@@ -101,6 +101,8 @@ export class KubeletSync extends PodSyncer {
     const known = (r: 'Success' | 'Failure' | undefined) => (r === undefined ? undefined : r === 'Success');
     return generateAPIPodStatus({
       pod: { ...pod, ...(previous ? { status: previous } : {}) },
+      // The apiserver's conditions (pod.Status.Conditions): a readiness gate's is set there by someone else.
+      ...(isStaticPod(pod) ? {} : { sourceConditions: pod.status?.conditions ?? [] }),
       runtime,
       now: this.clock.now(),
       hostIP: this.hostIP,

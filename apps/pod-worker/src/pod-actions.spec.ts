@@ -455,3 +455,56 @@ describe('shouldRestartOnFailure', () => {
     });
   }
 });
+
+describe('computePodActions: ephemeral containers (EphemeralContainersToStart)', () => {
+  const debugger1 = { name: 'debugger', image: 'localhost/kubelet-split/busybox:1.35', stdin: true, tty: true };
+  const debugger2 = { name: 'debugger2', image: 'localhost/kubelet-split/busybox:1.35', targetContainerName: 'app' };
+  const withEphemeral = (spec: Partial<PodSpec>, ...ecs: object[]) => pod({ ...spec, ephemeralContainers: ecs as NonNullable<PodSpec['ephemeralContainers']> });
+  const cases: { name: string; pod: Pod; status: RuntimePodStatus; start: number[]; want?: Want }[] = [
+    {
+      name: 'added to a running pod: started, the pod\'s containers kept',
+      pod: withEphemeral({}, debugger1),
+      status: status([ready], [running(app)]),
+      start: [0],
+    },
+    {
+      name: 'a second one added: only the new one is started',
+      pod: withEphemeral({}, debugger1, debugger2),
+      status: status([ready], [running(app), running(c('debugger'))]),
+      start: [1],
+    },
+    {
+      name: 'one that exited is never restarted, whatever the restart policy',
+      pod: withEphemeral({ restartPolicy: 'Always' }, debugger1),
+      status: status([ready], [running(app), exited(c('debugger'), 1)]),
+      start: [],
+    },
+    {
+      name: 'while an init container still runs (initialization not done): started',
+      pod: withEphemeral({ initContainers: [init1] }, debugger1),
+      status: status([ready], [running(init1)]),
+      start: [0],
+      want: { },
+    },
+    {
+      name: 'the sandbox must be recreated: not started with it',
+      pod: withEphemeral({}, debugger1),
+      status: status([], []),
+      start: [],
+      want: { killPod: true, createSandbox: true, sandboxId: '', attempt: 0, start: [0] },
+    },
+  ];
+  for (const tc of cases) {
+    it(tc.name, () => {
+      const got = computePodActions(tc.pod, tc.status, probes());
+      assert.deepEqual(got.ephemeralContainersToStart, tc.start);
+      assert.deepEqual(view(got), { ...none, ...(tc.want ?? {}) });
+    });
+  }
+
+  it('a running ephemeral container is not killed as a container no longer in the spec', () => {
+    const got = computePodActions(withEphemeral({}, debugger1), status([ready], [running(app), running(c('debugger'))]), probes());
+    assert.deepEqual([...got.containersToKill.keys()], []);
+    assert.equal(got.killPod, false);
+  });
+});

@@ -6,8 +6,8 @@
  * Which upstream function each piece mirrors:
  *
  *  - computePodActions         kuberuntime_manager.go computePodActions (without
- *                              ephemeral containers and in-place resize, which
- *                              this project does not have)
+ *                              in-place resize, which this project does not have);
+ *                              ephemeral containers are started once, never restarted
  *  - shouldRestartOnFailure    kuberuntime_manager.go shouldRestartOnFailure
  *  - containerChanged          kuberuntime_manager.go containerChanged (hash in container-hash.ts)
  *  - findNextInitContainerToRun  kuberuntime_container.go findNextInitContainerToRun (classic init path)
@@ -83,6 +83,12 @@ export interface PodActions {
   initContainersToStart: number[];
   /** Indexes into spec.containers to (re)start, in spec order. */
   containersToStart: number[];
+  /**
+   * Indexes into spec.ephemeralContainers to start (EphemeralContainersToStart):
+   * those the runtime has no instance of. Ephemeral containers are never
+   * restarted, and may start before initialization is done.
+   */
+  ephemeralContainersToStart: number[];
   /** Containers to kill before anything starts, by container id. */
   containersToKill: Map<string, ContainerToKill>;
 }
@@ -103,6 +109,7 @@ export function computePodActions(pod: Pod, status: RuntimePodStatus, probes: Pr
     attempt: sandbox.attempt,
     initContainersToStart: [],
     containersToStart: [],
+    ephemeralContainersToStart: [],
     containersToKill: new Map(),
   };
   const sidecarPath = hasRestartableInitContainer(pod);
@@ -140,6 +147,12 @@ export function computePodActions(pod: Pod, status: RuntimePodStatus, probes: Pr
   }
 
   killContainersNotInSpec(pod, status, changes);
+
+  // "Ephemeral containers may be started even if initialization is not yet complete."
+  (pod.spec.ephemeralContainers ?? []).forEach((c, idx) => {
+    // "Ephemeral Containers are never restarted"
+    if (!findContainerStatus(status, c.name)) changes.ephemeralContainersToStart.push(idx);
+  });
 
   if (!sidecarPath) {
     const { last, next, done } = findNextInitContainerToRun(pod, status);
@@ -273,7 +286,7 @@ export function findNextInitContainerToRun(pod: Pod, status: RuntimePodStatus): 
 
 /**
  * Not upstream: a running (or unknown, so maybe running) container whose name
- * is in neither container list is killed. Upstream needs no such rule: the
+ * is in none of the container lists (ephemeral ones included) is killed. Upstream needs no such rule: the
  * API server forbids renaming a container of an existing pod, and an edited
  * static pod gets a new UID. Here an edited manifest keeps its UID
  * (docs/adr/0004-static-pods.md), so a renamed or removed container would
@@ -281,7 +294,7 @@ export function findNextInitContainerToRun(pod: Pod, status: RuntimePodStatus): 
  * container garbage collector, as upstream leaves its dead containers.
  */
 function killContainersNotInSpec(pod: Pod, status: RuntimePodStatus, changes: PodActions): void {
-  const names = new Set([...pod.spec.containers, ...(pod.spec.initContainers ?? [])].map((c) => c.name));
+  const names = new Set([...pod.spec.containers, ...(pod.spec.initContainers ?? []), ...(pod.spec.ephemeralContainers ?? [])].map((c) => c.name));
   for (const cs of status.containerStatuses) {
     if (names.has(cs.name) || (cs.state !== 'running' && cs.state !== 'unknown')) continue;
     changes.containersToKill.set(cs.id, {

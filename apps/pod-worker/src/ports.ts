@@ -6,7 +6,7 @@
  * @app/pod-cache's PodCache. The adapters are in adapters/, the module
  * binds one to each port.
  */
-import type { ApiObjectKind, Container, LifecycleHandler, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, StatusVerb } from '@app/contracts';
+import type { ApiObjectKind, Container, LifecycleHandler, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, Service, StatusVerb } from '@app/contracts';
 import type { ProbeResults } from './pod-actions.js';
 
 /** The `workers` KV bucket, keyed by pod UID. */
@@ -202,6 +202,13 @@ export abstract class ApiObjects {
    * cluster-scoped kind (RuntimeClass).
    */
   abstract get(kind: ApiObjectKind, namespace: string, name: string): Promise<ApiObjectPayload | undefined>;
+  /**
+   * The services of `namespace` and of `default` (upstream's serviceLister,
+   * for a container's service environment variables); rejects with an
+   * ApiObjectsError: `NotJoined` (no apiserver: no services), `Unavailable`
+   * (not listed once yet).
+   */
+  abstract services(namespace: string): Promise<Service[]>;
 }
 
 /**

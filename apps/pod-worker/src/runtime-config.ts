@@ -137,6 +137,8 @@ function podDns(pod: Pod, node: NodeFacts): { servers: string[]; searches: strin
 export interface EnvObjects {
   configMaps: ReadonlyMap<string, ApiObjectPayload | undefined>;
   secrets: ReadonlyMap<string, ApiObjectPayload | undefined>;
+  /** The service environment variables (getServiceEnvVarMap); none: no services (a node without an apiserver). */
+  services?: ReadonlyMap<string, string>;
 }
 
 const NO_ENV_OBJECTS: EnvObjects = { configMaps: new Map(), secrets: new Map() };
@@ -160,9 +162,11 @@ export function envObjectNames(c: Container): { configMaps: string[]; secrets: s
 /**
  * makeEnvironmentVariables: envFrom first (a configMap's data, a secret's
  * decoded data, each key with the prefix), then env in order, which
- * overrides: a value with $(VAR) expanded, or a fieldRef, a configMapKeyRef
+ * overrides: a value with $(VAR) expanded (from the container's variables,
+ * then the services'), or a fieldRef, a configMapKeyRef
  * or a secretKeyRef. A missing object or key is upstream's error unless the
- * reference is optional (then the variable is left out). Throws the error.
+ * reference is optional (then the variable is left out). Then the service
+ * variables the container does not set itself. Throws the error.
  */
 export function containerEnv(pod: Pod, c: Container, podIPs: string[], node: NodeFacts, objects: EnvObjects = NO_ENV_OBJECTS): KeyValue[] {
   const ns = pod.metadata.namespace ?? 'default';
@@ -173,6 +177,7 @@ export function containerEnv(pod: Pod, c: Container, podIPs: string[], node: Nod
     throw new Error(`${kind === 'ConfigMap' ? 'configmap' : 'secret'} "${name}" not found`);
   };
   const decode = (b64: string) => Buffer.from(b64, 'base64').toString('utf8');
+  const serviceEnv = objects.services ?? new Map<string, string>();
   for (const f of c.envFrom ?? []) {
     const prefix = f.prefix ?? '';
     if (f.configMapRef) {
@@ -186,7 +191,7 @@ export function containerEnv(pod: Pod, c: Container, podIPs: string[], node: Nod
   for (const e of c.env ?? []) {
     let value = e.value ?? '';
     const from = e.valueFrom;
-    if (value !== '' || !from) value = expand(value, mappingFuncFor(resolved));
+    if (value !== '' || !from) value = expand(value, mappingFuncFor(resolved, serviceEnv));
     else if (from.fieldRef) value = fieldValue(pod, from.fieldRef.fieldPath, podIPs, node) ?? '';
     else if (from.configMapKeyRef) {
       const ref = from.configMapKeyRef;
@@ -211,7 +216,9 @@ export function containerEnv(pod: Pod, c: Container, podIPs: string[], node: Nod
     }
     resolved.set(e.name, value);
   }
-  return [...resolved].map(([key, value]) => ({ key, value }));
+  // "Append remaining service env vars": the container's own of the same name win.
+  const services = [...serviceEnv].filter(([key]) => !resolved.has(key));
+  return [...resolved, ...services].map(([key, value]) => ({ key, value }));
 }
 
 function fieldValue(pod: Pod, path: string, podIPs: string[], node: NodeFacts): string | undefined {
@@ -319,10 +326,23 @@ export function generateContainerConfig(input: ContainerConfigInput): CriInput<C
     },
     logPath: join(c.name, `${restartCount}.log`),
     stdin: c.stdin === true,
+    stdinOnce: c.stdinOnce === true,
     tty: c.tty === true,
     linux: {
       resources: containerResources(c),
       securityContext: { ...securityContext, namespaceOptions: namespaceOptions(pod) },
     },
   };
+}
+
+/**
+ * generateLinuxContainerConfig's nsTarget: an ephemeral container with a
+ * targetContainerName joins that container's process namespace (pid
+ * TARGET, the target's runtime ID), unless the pod shares one namespace
+ * across its containers already (shareProcessNamespace, hostPID).
+ */
+export function withNamespaceTarget(config: CriInput<ContainerConfig>, targetContainerId: string | undefined): CriInput<ContainerConfig> {
+  const ns = config.linux?.securityContext?.namespaceOptions;
+  if (!targetContainerId || !ns || ns.pid !== 'CONTAINER') return config;
+  return { ...config, linux: { ...config.linux, securityContext: { ...config.linux?.securityContext, namespaceOptions: { ...ns, pid: 'TARGET', targetId: targetContainerId } } } };
 }

@@ -1,8 +1,8 @@
 /**
  * RuntimeManager.syncPod does the steps of kuberuntime_manager.go SyncPod
  * in upstream's order: (2) kill the pod if its sandbox changed, else (3)
- * kill the containers to kill; (4) create the sandbox; (5, ephemeral
- * containers: out of kubelet-split's scope); (6) start init containers;
+ * kill the containers to kill; (4) create the sandbox; (5) start the new
+ * ephemeral containers; (6) start init containers;
  * (8) start the main containers. A recording FakeCri shows the order.
  */
 import { describe, it } from 'node:test';
@@ -129,6 +129,45 @@ describe('RuntimeManager.syncPod: the steps of kuberuntime_manager.go SyncPod, i
       if (tc.events) for (const e of tc.events) assert.ok(events.events.some((x) => `${x.type}/${x.reason}` === e), `${e} in ${events.reasons().join(', ')}`);
     });
   }
+
+  it('an ephemeral container added to a running pod: created once in the pod\'s sandbox, with stdin and tty, its events at spec.ephemeralContainers', async () => {
+    const { cri, events, manager } = setup();
+    const p = pod({ ephemeralContainers: [{ name: 'debugger', image: IMAGE, command: ['sh', '-c', 'echo polo'], stdin: true, tty: true }] });
+    const r = await manager.syncPod(p, status([sandbox('sb1')], [ctr(app, 'running')]), noProbes);
+    assert.deepEqual(trace(cri), ['CreateContainer debugger', 'StartContainer debugger-new']);
+    assert.equal(r.startedContainers, 1);
+    const create = cri.calls.find((x) => x.method === 'CreateContainer')?.request as { podSandboxId: string; config: ContainerConfig };
+    assert.equal(create.podSandboxId, 'sb1');
+    assert.equal(create.config.stdin, true);
+    assert.equal(create.config.tty, true);
+    assert.deepEqual(create.config.command, ['sh', '-c', 'echo polo']);
+    assert.equal(create.config.linux?.securityContext?.namespaceOptions?.pid, 'CONTAINER', 'no target: its own process namespace');
+    assert.ok(events.events.some((e) => e.reason === 'Started' && e.fieldPath === 'spec.ephemeralContainers{debugger}'), JSON.stringify(events.events));
+    // It ran and exited: never started again.
+    cri.calls.length = 0;
+    await manager.syncPod(p, status([sandbox('sb1')], [ctr(app, 'running'), runtimeContainerStatus('debugger', 'exited', { id: 'debugger-new', exitCode: 0 })]), noProbes);
+    assert.deepEqual(trace(cri), []);
+  });
+
+  it('an ephemeral container with a targetContainerName shares the target\'s process namespace (pid TARGET, its runtime ID)', async () => {
+    const { cri, manager } = setup();
+    const p = pod({ ephemeralContainers: [{ name: 'debugger', image: IMAGE, targetContainerName: 'app' }] });
+    await manager.syncPod(p, status([sandbox('sb1')], [ctr(app, 'running')]), noProbes);
+    const create = cri.calls.find((x) => x.method === 'CreateContainer')?.request as { config: ContainerConfig };
+    assert.deepEqual(
+      { pid: create.config.linux?.securityContext?.namespaceOptions?.pid, targetId: create.config.linux?.securityContext?.namespaceOptions?.targetId },
+      { pid: 'TARGET', targetId: 'app-id' },
+    );
+  });
+
+  it('an ephemeral container whose target does not exist: CreateContainerConfigError, nothing created', async () => {
+    const { cri, manager } = setup();
+    const p = pod({ ephemeralContainers: [{ name: 'debugger', image: IMAGE, targetContainerName: 'nope' }] });
+    const r = await manager.syncPod(p, status([sandbox('sb1')], [ctr(app, 'running')]), noProbes);
+    assert.equal(r.errors.get('debugger')?.reason, 'CreateContainerConfigError');
+    assert.match(r.errors.get('debugger')?.message ?? '', /unable to find target container nope/);
+    assert.deepEqual(trace(cri), []);
+  });
 
   it('the sandbox cannot be created: no container is created, the pod error says why', async () => {
     const { cri, events, manager } = setup();

@@ -9,7 +9,7 @@
  *   2. kill the pod's sandbox if necessary        (and purge init containers)
  *   3. kill containers that should not run
  *   4. prune duplicate init containers
- *   5. create the sandbox if necessary
+ *   5. create the sandbox if necessary, then start the new ephemeral containers
  *   6. start the next init container / sidecars
  *   7. start the main containers
  *
@@ -29,19 +29,22 @@ import { Clock } from '@app/clock';
 import type { Container, EventRecorder, KillPodOptions, Pod } from '@app/contracts';
 import type { ContainerConfig, PodSandboxConfig } from '@app/cri';
 import { CriError, type CriCallOptions, type CriInput, type CriRuntime } from '@app/cri/client';
-import { KubeletLabels, findContainerStatus, type RuntimeContainerStatus, type RuntimePodStatus } from '@app/kube';
+import { KubeletLabels, findContainerStatus, getServiceEnvVarMap, isStaticPod, type RuntimeContainerStatus, type RuntimePodStatus } from '@app/kube';
 import type { Logger } from '@app/observability';
 import { CrashLoopBackOff } from './backoff.js';
 import { hashContainer } from './container-hash.js';
 import { graceReasonOf, killContainerGracePeriod, preStopHookTimeoutSeconds } from './grace-period.js';
 import { computePodActions, type ProbeResults } from './pod-actions.js';
-import { envObjectNames, generateContainerConfig, generatePodSandboxConfig, podContainerDirectory, type EnvObjects, type NodeFacts } from './runtime-config.js';
+import { envObjectNames, generateContainerConfig, generatePodSandboxConfig, podContainerDirectory, withNamespaceTarget, type EnvObjects, type NodeFacts } from './runtime-config.js';
 import { containerMountsEtcHosts, etcHostsPath, managedHostsFileContent, nodeHostsFileContent, shouldMountHostsFile } from './etc-hosts.js';
 import { DockerKeyring, dockerConfigOf, repositoryOf, type PullCredential } from './keyring.js';
-import { ApiObjects, ContainerFiles, HookRunner } from './ports.js';
+import { ApiObjects, ApiObjectsError, ContainerFiles, HookRunner } from './ports.js';
 import { verifyRunAsNonRoot, type ImageUser } from './security-context.js';
 import { RuntimeClassManager } from './runtime-class.js';
 import type { RuntimeChanges } from './runtime-changes.js';
+
+/** Where each kind of container is in the pod spec (its events' fieldPath, container/ref.go). */
+const FIELD_OF = { container: 'containers', init_container: 'initContainers', ephemeral_container: 'ephemeralContainers' } as const;
 
 /** The call options that cancel a CRI wait with `signal`. */
 function cancellable(signal: AbortSignal | undefined): CriCallOptions | undefined {
@@ -71,8 +74,11 @@ export interface PodSyncResult {
   createdSandbox: boolean;
 }
 
+/** The kind of container started: the metrics' label (metrics.Container, InitContainer, EphemeralContainer). */
+export type ContainerType = 'container' | 'init_container' | 'ephemeral_container';
+
 export interface RuntimeMetrics {
-  startedContainer(containerType: 'container' | 'init_container', failed: boolean, code?: string): void;
+  startedContainer(containerType: ContainerType, failed: boolean, code?: string): void;
   startedPod(failed: boolean): void;
 }
 
@@ -203,15 +209,32 @@ export class RuntimeManager {
 
   private readonly runtimeClasses?: RuntimeClassManager;
 
-  /** The configMaps and secrets the container's env names, read now (a missing one is undefined); rejects when they cannot be read. */
+  /**
+   * The service environment variables of a pod (getServiceEnvVarMap), from the services config-source watches.
+   * A node without an apiserver has none. Services not listed once yet: an API pod's container waits (upstream's
+   * "services have not yet been read at least once"), a static pod's goes without them, as upstream.
+   */
+  private async serviceEnv(pod: Pod): Promise<Map<string, string>> {
+    if (!this.objects) return new Map();
+    const ns = pod.metadata.namespace ?? 'default';
+    try {
+      return getServiceEnvVarMap(await this.objects.services(ns), ns, pod.spec.enableServiceLinks ?? true);
+    } catch (err) {
+      if ((err instanceof ApiObjectsError && err.code === 'NotJoined') || isStaticPod(pod)) return new Map();
+      throw new Error(`services have not yet been read at least once, cannot construct envvars: ${(err as Error).message}`);
+    }
+  }
+
+  /** The configMaps and secrets the container's env names, read now (a missing one is undefined), and the services; rejects when they cannot be read. */
   private async envObjects(pod: Pod, c: Container): Promise<EnvObjects> {
+    const services = await this.serviceEnv(pod);
     const names = envObjectNames(c);
-    if (names.configMaps.length + names.secrets.length === 0) return { configMaps: new Map(), secrets: new Map() };
+    if (names.configMaps.length + names.secrets.length === 0) return { configMaps: new Map(), secrets: new Map(), services };
     const objects = this.objects;
     if (!objects) throw new Error(`couldn't get the configMaps and secrets of container ${c.name}'s environment: this pod worker has no source of apiserver objects`);
     const ns = pod.metadata.namespace ?? 'default';
     const read = async (kind: 'ConfigMap' | 'Secret', list: string[]) => new Map(await Promise.all(list.map(async (n) => [n, await objects.get(kind, ns, n)] as const)));
-    return { configMaps: await read('ConfigMap', names.configMaps), secrets: await read('Secret', names.secrets) };
+    return { configMaps: await read('ConfigMap', names.configMaps), secrets: await read('Secret', names.secrets), services };
   }
 
   /** getImageUser: the image's user, from the ImageStatus the pull policy already read, else asked now (after a pull). */
@@ -296,6 +319,20 @@ export class RuntimeManager {
       this.metrics?.startedPod(false);
     }
     if (!sandboxId) return result;
+
+    // 5. Ephemeral containers, before the init containers so that one can debug a pod whose init container
+    // cannot start (upstream's step 5). computePodActions asks for one only while the runtime has no instance of it:
+    // a failed create is tried again, a container that ran is never restarted.
+    const ephemerals = pod.spec.ephemeralContainers ?? [];
+    for (const i of actions.ephemeralContainersToStart) {
+      const ec = ephemerals[i];
+      if (!ec) continue;
+      signal?.throwIfAborted();
+      const { targetContainerName, ...common } = ec;
+      const err = await this.startContainer(pod, common, 'ephemeral_container', status, sandboxId, sandboxConfig, podIPs, signal, targetContainerName);
+      if (err) result.errors.set(ec.name, err);
+      else result.startedContainers++;
+    }
 
     // 6. Init containers: the next one in the classic path, then restartable ones (sidecars) in order.
     const inits = pod.spec.initContainers ?? [];
@@ -406,18 +443,22 @@ export class RuntimeManager {
     }
   }
 
-  /** startContainer: back-off, image, create, start, postStart. Returns why it could not, if it could not. */
+  /**
+   * startContainer: back-off, image, create, start, postStart. Returns why it could not, if it could not.
+   * `targetContainerName`: an ephemeral container's target, whose process namespace it joins (startSpec.getTargetID).
+   */
   private async startContainer(
     pod: Pod,
     c: Container,
-    type: 'container' | 'init_container',
+    type: ContainerType,
     status: RuntimePodStatus,
     sandboxId: string,
     sandboxConfig: CriInput<PodSandboxConfig>,
     podIPs: string[],
     signal?: AbortSignal,
+    targetContainerName?: string,
   ): Promise<SyncError | undefined> {
-    const fieldPath = `spec.${type === 'init_container' ? 'initContainers' : 'containers'}{${c.name}}`;
+    const fieldPath = `spec.${FIELD_OF[type]}{${c.name}}`;
     const previous = findContainerStatus(status, c.name);
     const now = this.clock.now();
     const key = this.backOff.key(pod, c);
@@ -451,10 +492,13 @@ export class RuntimeManager {
     };
     let config: CriInput<ContainerConfig>;
     try {
+      const target = targetContainerName ? findContainerStatus(status, targetContainerName) : undefined;
+      if (targetContainerName && !target) throw new Error(`unable to find target container ${targetContainerName}`);
       const imageUser = await this.imageUser(image);
       verifyRunAsNonRoot(pod, c, imageUser);
       const files = await this.containerFiles(pod, c, podIPs);
       config = generateContainerConfig({ pod, container: c, restartCount, imageRef: image.ref, podIPs, hash: hashContainer(c), node: this.node, envObjects: await this.envObjects(pod, c), imageUser, ...files });
+      config = withNamespaceTarget(config, target?.id);
     } catch (err) {
       return failed('CreateContainerConfigError', err);
     }

@@ -1,5 +1,5 @@
 /** Hand-written fakes of the pod worker's ports (ports.ts), for unit tests only. */
-import type { ApiObjectKind, Container, LifecycleHandler, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, ProbeResultValue, ProbeType, StatusVerb } from '@app/contracts';
+import type { ApiObjectKind, Container, LifecycleHandler, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, ProbeResultValue, ProbeType, Service, StatusVerb } from '@app/contracts';
 import { VolumeHost, type FileKind, type PayloadFile } from './volumes.js';
 import { CgroupManager, type CgroupName, type ResourceConfig } from './pod-container-manager.js';
 import { ApiObjects, ApiObjectsError, ContainerFiles, DesiredPods, HookRunner, ServiceAccountTokens, LeaseStore, PodDirectories, PodInspector, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, WorkSubscriptions, WorkerStore, type ApiObjectPayload, type KeptPodStatus, type ProbeResultsView, type ReplicaHeartbeat, type ShardLease, type WorkerRecords } from './ports.js';
@@ -401,6 +401,14 @@ export class FakeApiObjects extends ApiObjects {
     if (this.failure) return Promise.reject(new ApiObjectsError(this.failure.code, this.failure.message));
     const obj = this.objects.get(key);
     return Promise.resolve(obj ? structuredClone(obj) : undefined);
+  }
+
+  /** The cluster's services (`serviceList`), and the failure of the services' request alone (`servicesFailure`). */
+  readonly serviceList: Service[] = [];
+  servicesFailure?: { code: string; message: string };
+  services(namespace: string): Promise<Service[]> {
+    if (this.servicesFailure) return Promise.reject(new ApiObjectsError(this.servicesFailure.code, this.servicesFailure.message));
+    return Promise.resolve(structuredClone(this.serviceList.filter((s) => s.metadata?.namespace === namespace || s.metadata?.namespace === 'default')));
   }
 }
 

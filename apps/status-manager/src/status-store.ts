@@ -215,11 +215,13 @@ function sortInitContainerStatuses(spec: PodSpec | undefined, statuses: Containe
 /**
  * normalizeStatus: times at second precision (what the apiserver stores),
  * each terminated message capped at its share of the pod's 12 KiB, container
- * statuses sorted by name and init container statuses in spec order, so that
- * a re-ordered or finer-grained copy compares equal.
+ * and ephemeral container statuses sorted by name and init container statuses
+ * in spec order, so that a re-ordered or finer-grained copy compares equal.
  */
 export function normalizeStatus(spec: PodSpec | undefined, status: PodStatus): PodStatus {
-  const containers = spec ? spec.containers.length + (spec.initContainers?.length ?? 0) : (status.containerStatuses?.length ?? 0) + (status.initContainerStatuses?.length ?? 0);
+  const containers = spec
+    ? spec.containers.length + (spec.initContainers?.length ?? 0) + (spec.ephemeralContainers?.length ?? 0)
+    : (status.containerStatuses?.length ?? 0) + (status.initContainerStatuses?.length ?? 0) + (status.ephemeralContainerStatuses?.length ?? 0);
   const bytesPerStatus = containers > 0 ? Math.floor(MAX_POD_TERMINATION_MESSAGE_BYTES / containers) : MAX_POD_TERMINATION_MESSAGE_BYTES;
   const normalizeState = (s: ContainerStatus['state']): void => {
     if (s?.running?.startedAt !== undefined) s.running.startedAt = normalizeTime(s.running.startedAt) ?? undefined;
@@ -245,6 +247,11 @@ export function normalizeStatus(spec: PodSpec | undefined, status: PodStatus): P
     normalizeState(s.lastState);
   }
   if (status.initContainerStatuses) sortInitContainerStatuses(spec, status.initContainerStatuses);
+  for (const s of status.ephemeralContainerStatuses ?? []) {
+    normalizeState(s.state);
+    normalizeState(s.lastState);
+  }
+  status.ephemeralContainerStatuses?.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return status;
 }
 

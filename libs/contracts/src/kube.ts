@@ -83,6 +83,8 @@ export interface PodCondition extends Omit<core.PodCondition, 'lastProbeTime'> {
 export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
 
 export type { NodeAddress, NodeCondition, NodeSystemInfo } from 'kubernetes-types/core/v1.js';
+/** core/v1 Service and its ports: the services a pod's environment names (kubelet_pods.go getServiceEnvVarMap). */
+export type { Service, ServicePort } from 'kubernetes-types/core/v1.js';
 export type { Lease } from 'kubernetes-types/coordination/v1.js';
 /** core/v1 Event (the recorder's events as the apiserver stores them) and what it refers to. */
 export type { Event, EventSource, ObjectReference } from 'kubernetes-types/core/v1.js';

@@ -59,3 +59,12 @@ describe('the apiserver object request/reply (ADR 0014)', () => {
     assert.deepEqual((['ConfigMap', 'Secret', 'RuntimeClass'] as const).map(apiObjectResource), ['configmap', 'secret', 'runtimeclass.node.k8s.io']);
   });
 });
+
+describe('the service list request/reply (a pod\'s service environment variables)', () => {
+  it('a request names its namespace; a reply carries a list', () => {
+    assert.equal(decodeMessage(MessageTypes.serviceListRequest, { type: 'kubelet.v1.service_list_request', namespace: 'ns' }).namespace, 'ns');
+    assert.throws(() => decodeMessage(MessageTypes.serviceListRequest, { type: 'kubelet.v1.service_list_request' }), /field "namespace" must be a non-empty string/);
+    assert.deepEqual(decodeMessage(MessageTypes.serviceList, { type: 'kubelet.v1.service_list', services: [] }).services, []);
+    assert.throws(() => decodeMessage(MessageTypes.serviceList, { type: 'kubelet.v1.service_list' }), /field "services" must be an array/);
+  });
+});

@@ -3,7 +3,7 @@
  * its name (`kubelet.v1.pod_update`); fields are only ever added, never
  * repurposed, so a v1 reader keeps working when a field appears.
  */
-import type { Pod } from './kube.js';
+import type { Pod, Service } from './kube.js';
 import type { PodOperation, ProbeType } from './subjects.js';
 import { POD_OPERATIONS, PROBE_TYPES } from './subjects.js';
 
@@ -24,6 +24,8 @@ export const MessageTypes = {
   serviceAccountTokenRequest: 'kubelet.v1.service_account_token_request',
   serviceAccountToken: 'kubelet.v1.service_account_token',
   inspectPod: 'kubelet.v1.inspect_pod',
+  serviceListRequest: 'kubelet.v1.service_list_request',
+  serviceList: 'kubelet.v1.service_list',
 } as const;
 export type MessageType = (typeof MessageTypes)[keyof typeof MessageTypes];
 
@@ -257,6 +259,32 @@ export interface ServiceAccountTokenMessage {
   expirationTimestamp: string;
 }
 
+/** The command config-source answers with the services a pod's environment names (kubelet_pods.go getServiceEnvVarMap). */
+export const SERVICE_LIST_COMMAND = 'services';
+
+/**
+ * pod-worker -> config-source, request/reply: the services a container of a
+ * pod of `namespace` learns of through its environment (upstream's
+ * serviceLister, a watch of every Service).
+ */
+export interface ServiceListRequestMessage {
+  type: typeof MessageTypes.serviceListRequest;
+  namespace: string;
+}
+
+/**
+ * The reply: the services of the namespace asked for and of `default` (the
+ * master services, `kubernetes`, are there), as the apiserver gives them
+ * (metadata and spec: name, namespace, clusterIP, ports). Which of them make
+ * variables is the pod worker's (envvars.ts). Errors as ErrorReply:
+ * `NotJoined` (no KUBECONFIG: no services, as a kubelet without a master),
+ * `Unavailable` (the services have not been listed once yet).
+ */
+export interface ServiceListMessage {
+  type: typeof MessageTypes.serviceList;
+  services: Service[];
+}
+
 /** An event about a pod, as the kubelet's recorder makes it (source component "kubelet"). */
 export function podEvent(
   pod: Pod,
@@ -293,7 +321,9 @@ export type Message =
   | ApiObjectReplyMessage
   | ServiceAccountTokenRequestMessage
   | ServiceAccountTokenMessage
-  | InspectPodMessage;
+  | InspectPodMessage
+  | ServiceListRequestMessage
+  | ServiceListMessage;
 
 export type MessageOf<T extends MessageType> = Extract<Message, { type: T }>;
 
@@ -338,6 +368,8 @@ const REQUIRED: Record<MessageType, Check[]> = {
   [MessageTypes.serviceAccountTokenRequest]: [str('namespace'), str('serviceAccountName'), str('podName'), str('podUid'), num('expirationSeconds')],
   [MessageTypes.serviceAccountToken]: [str('token'), str('expirationTimestamp')],
   [MessageTypes.inspectPod]: [str('podUid'), num('syncEnd')],
+  [MessageTypes.serviceListRequest]: [str('namespace')],
+  [MessageTypes.serviceList]: [arr('services')],
   [MessageTypes.event]: [obj('involvedObject'), among('eventType', ['Normal', 'Warning']), str('reason'), str('message'), obj('source'), str('timestamp')],
 };
 

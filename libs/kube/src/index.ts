@@ -42,6 +42,7 @@ export { rfc3339 } from './api-time.js';
 export { expandContainerCommandOnlyStatic, parseContainerID, shouldContainerBeRestarted } from './container-helpers.js';
 export type { ContainerID } from './container-helpers.js';
 export { expand, mappingFuncFor } from './expansion.js';
+export { fromServices, getServiceEnvVarMap, isServiceIPSet } from './envvars.js';
 export { parseColonSeparatedMapStringString, parseMapStringString } from './flags.js';
 export { hasAnyRegularContainerCreated, networkNamespaceForPod, podSandboxChanged } from './kuberuntime.js';
 export type { SandboxChange } from './kuberuntime.js';

@@ -548,3 +548,72 @@ describe('generateAPIPodStatus', () => {
     });
   }
 });
+
+describe('generateAPIPodStatus: conditions the kubelet does not own (readiness gates)', () => {
+  const gates = ['k8s.io/test-condition1', 'k8s.io/test-condition2'];
+  const running1 = runtime([rc('app', 'running', { createdAt: ago(91), startedAt: ago(90) })]);
+  const gate = (type: string, status: 'True' | 'False') => ({ type, status, lastProbeTime: null, lastTransitionTime: iso(ago(5)) });
+  // The previous status (the status manager's) was generated before anyone set a gate's condition.
+  const previous = generateAPIPodStatus(inputs(mkPod({ readinessGates: gates }), running1));
+
+  it('the gates\' conditions missing: Ready False, ReadinessGatesNotReady, upstream\'s message', () => {
+    const s = generateAPIPodStatus({ ...inputs(mkPod({ readinessGates: gates, status: previous }), running1), sourceConditions: [] });
+    assert.equal(conditionsOf(s)['Ready'], 'False ReadinessGatesNotReady: corresponding condition of pod readiness gate "k8s.io/test-condition1" does not exist., corresponding condition of pod readiness gate "k8s.io/test-condition2" does not exist.');
+    assert.equal(conditionsOf(s)['ContainersReady'], 'True');
+  });
+
+  it('set True by someone else in the apiserver: read from the source\'s pod, not the previous status, and kept', () => {
+    const s = generateAPIPodStatus({ ...inputs(mkPod({ readinessGates: gates, status: previous }), running1), sourceConditions: [gate(gates[0] ?? '', 'True'), gate(gates[1] ?? '', 'True')] });
+    assert.equal(conditionsOf(s)['Ready'], 'True');
+    assert.equal(conditionsOf(s)[gates[0] ?? ''], 'True');
+  });
+
+  it('one True, one False: not Ready, the False one named', () => {
+    const s = generateAPIPodStatus({ ...inputs(mkPod({ readinessGates: gates, status: previous }), running1), sourceConditions: [gate(gates[0] ?? '', 'True'), gate(gates[1] ?? '', 'False')] });
+    assert.equal(conditionsOf(s)['Ready'], 'False ReadinessGatesNotReady: the status of pod readiness gate "k8s.io/test-condition2" is not "True", but False');
+  });
+
+  it('the source\'s kubelet-owned conditions are not taken (the kubelet generates its own); DisruptionTarget stays the previous status\'', () => {
+    const disrupted = { ...previous, conditions: [...(previous.conditions ?? []), { type: 'DisruptionTarget', status: 'True' as const, reason: 'TerminationByKubelet', lastTransitionTime: iso(ago(2)) }] };
+    const s = generateAPIPodStatus({
+      ...inputs(mkPod({ readinessGates: [], status: disrupted }), running1),
+      sourceConditions: [{ type: 'Ready', status: 'False', reason: 'Stale' }, { type: 'example.com/other', status: 'True' }],
+    });
+    assert.equal(conditionsOf(s)['Ready'], 'True');
+    assert.equal(conditionsOf(s)['example.com/other'], 'True');
+    assert.equal(conditionsOf(s)['DisruptionTarget'], 'True TerminationByKubelet');
+  });
+});
+
+describe('generateAPIPodStatus: ephemeral containers (ephemeralContainerStatuses)', () => {
+  const debuggerSpec = { name: 'debugger', image: IMG, stdin: true, tty: true, targetContainerName: 'app' };
+  const withDebugger = () => {
+    const p = mkPod();
+    p.spec.ephemeralContainers = [debuggerSpec];
+    return p;
+  };
+
+  it('one that runs: its status, running, never ready; the pod\'s phase and conditions are the regular containers\'', () => {
+    const s = generateAPIPodStatus(inputs(withDebugger(), runtime([rc('app', 'running'), rc('debugger', 'running', { createdAt: ago(10), startedAt: ago(9) })])));
+    assert.equal(s.phase, 'Running');
+    assert.deepEqual(conditionsOf(s), ALL_TRUE);
+    assert.deepEqual(s.containerStatuses?.map((c) => c.name), ['app']);
+    const ec = statusNamed(s.ephemeralContainerStatuses, 'debugger');
+    assert.deepEqual(ec.state, running(ago(9)));
+    assert.equal(ec.ready, false);
+    assert.equal(ec.containerID, 'containerd://debugger-0');
+  });
+
+  it('one not started yet: waiting, ContainerCreating; one that exited: terminated with its exit code', () => {
+    const waitingPod = generateAPIPodStatus(inputs(withDebugger(), runtime([rc('app', 'running')])));
+    assert.deepEqual(statusNamed(waitingPod.ephemeralContainerStatuses, 'debugger').state, waiting('ContainerCreating'));
+    const exited = generateAPIPodStatus(inputs(withDebugger(), runtime([rc('app', 'running'), rc('debugger', 'exited', { exitCode: 3 })])));
+    assert.equal(statusNamed(exited.ephemeralContainerStatuses, 'debugger').state?.terminated?.exitCode, 3);
+    assert.equal(exited.phase, 'Running');
+  });
+
+  it('a pod without ephemeral containers has no ephemeralContainerStatuses field', () => {
+    const s = generateAPIPodStatus(inputs(mkPod(), runtime([rc('app', 'running')])));
+    assert.equal(s.ephemeralContainerStatuses, undefined);
+  });
+});

@@ -8,7 +8,8 @@
  * Upstream, in pkg/kubelet:
  *
  *   generateAPIPodStatus (kubelet_pods.go)                         this file
- *     convertStatusToAPIStatus -> convertToAPIContainerStatuses    containerStatuses, initContainerStatuses, podIPs
+ *     convertStatusToAPIStatus -> convertToAPIContainerStatuses    containerStatuses, initContainerStatuses,
+ *                                                                  ephemeralContainerStatuses, podIPs
  *     getPhase                                                     pod-phase.ts; a terminal old phase is kept
  *     PodSyncHandlers.ShouldEvict (activeDeadlineSeconds)          podFailure
  *     probeManager.UpdatePodStatus (prober/prober_manager.go)       probe-status.ts: ready, started
@@ -42,6 +43,14 @@ export interface ContainerWaitingReason {
 export interface StatusInputs {
   /** Spec and metadata; pod.status is the previous status (oldPodStatus: the status manager's, else the API's). */
   pod: Pod;
+  /**
+   * The conditions of the pod as its source last gave it (upstream's
+   * pod.Status.Conditions, the apiserver's for an API pod): those the kubelet
+   * does not own (a readiness gate's, set by a controller with a status
+   * patch) are kept from here, and DisruptionTarget from the previous status.
+   * Absent: all of them from the previous status.
+   */
+  sourceConditions?: readonly PodCondition[];
   runtime: RuntimePodStatus;
   /** ms since the epoch. */
   now: number;
@@ -330,6 +339,9 @@ export function generateAPIPodStatus(inputs: StatusInputs): PodStatus {
   const ctx: ConvertContext = { pod, runtime, containers, hasInitContainers: initSpecs.length > 0, waitingReasons: inputs.waitingReasons };
   const containerStatuses = convertContainerStatuses(ctx, pod.spec.containers, old.containerStatuses, false);
   const initContainerStatuses = convertContainerStatuses(ctx, initSpecs, old.initContainerStatuses, true);
+  // Ephemeral containers: converted as regular ones, never ready, left out of the phase and the conditions.
+  const ephemeralSpecs = (pod.spec.ephemeralContainers ?? []).map(({ targetContainerName: _target, ...common }): Container => common);
+  const ephemeralContainerStatuses = convertContainerStatuses(ctx, ephemeralSpecs, old.ephemeralContainerStatuses, false);
   // Upstream sets ready and started after the phase; sidecars' started feeds
   // the phase, so we set them first and the phase sees this sync's results
   // rather than the previous status'.
@@ -355,7 +367,15 @@ export function generateAPIPodStatus(inputs: StatusInputs): PodStatus {
   }
   if (isPodPhaseTerminal(old.phase) && phase !== old.phase) phase = old.phase;
 
-  const conditions: PodCondition[] = (old.conditions ?? []).filter((c) => !podConditionByKubelet(c.type)).map((c) => ({ ...c }));
+  // "Preserves conditions not controlled by kubelet", from the source's pod; the DisruptionTarget an
+  // eviction set is the previous status' (it is set once, by us, and the source may not show it yet).
+  const conditions: PodCondition[] = (inputs.sourceConditions ?? old.conditions ?? []).filter((c) => !podConditionByKubelet(c.type)).map((c) => ({ ...c }));
+  const disruption = inputs.sourceConditions ? old.conditions?.find((c) => c.type === PodConditionType.DisruptionTarget) : undefined;
+  if (disruption) {
+    const i = conditions.findIndex((c) => c.type === disruption.type);
+    if (i >= 0) conditions[i] = { ...disruption };
+    else conditions.push({ ...disruption });
+  }
   const allStatuses = [...initContainerStatuses, ...containerStatuses];
   conditions.push(podReadyToStartContainersCondition(pod, runtime));
   conditions.push(podInitializedCondition(pod, allStatuses, phase));
@@ -378,6 +398,7 @@ export function generateAPIPodStatus(inputs: StatusInputs): PodStatus {
     startTime: old.startTime ?? rfc3339(startTimeMs(sandboxes, now)),
     ...(initSpecs.length > 0 ? { initContainerStatuses } : {}),
     containerStatuses,
+    ...(ephemeralSpecs.length > 0 ? { ephemeralContainerStatuses } : {}),
     qosClass: getPodQOS(pod),
   };
 }

@@ -24,7 +24,7 @@
  * (service, node); the subjects already carry the node, so that is a change
  * of this file only.
  */
-import { API_OBJECT_COMMAND, SERVICE_ACCOUNT_TOKEN_COMMAND, SERVICE_NAMES, Subjects, subjectMatches, type ServiceName } from '@app/contracts';
+import { API_OBJECT_COMMAND, SERVICE_ACCOUNT_TOKEN_COMMAND, SERVICE_LIST_COMMAND, SERVICE_NAMES, Subjects, subjectMatches, type ServiceName } from '@app/contracts';
 
 /** A NATS user: a service's own, or `admin` for the project's tools and tests. */
 export type NatsUser = ServiceName | 'admin';
@@ -132,8 +132,15 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     publishes: ['workDone', 'status', 'prober', 'events', 'plegInspect'],
     subscribes: ['work', 'probeResult'],
     // The apiserver objects its pods need (configMap and secret volumes, imagePullSecrets, RuntimeClasses) and their
-    // service account tokens (projected serviceAccountToken volumes), from config-source (ADR 0014).
-    requests: ['criRuntime', 'criImage', { service: 'config-source', command: API_OBJECT_COMMAND }, { service: 'config-source', command: SERVICE_ACCOUNT_TOKEN_COMMAND }],
+    // service account tokens (projected serviceAccountToken volumes), from config-source (ADR 0014); the services
+    // its containers' environment names (getServiceEnvVarMap).
+    requests: [
+      'criRuntime',
+      'criImage',
+      { service: 'config-source', command: API_OBJECT_COMMAND },
+      { service: 'config-source', command: SERVICE_ACCOUNT_TOKEN_COMMAND },
+      { service: 'config-source', command: SERVICE_LIST_COMMAND },
+    ],
     serves: [],
     writes: [{ bucket: 'workers' }, { bucket: 'leases', keys: ['pod-worker-shard.*', 'pod-worker-replica.*', 'setting.*'] }],
     reads: ['pods', 'pod-cache', 'pod-status', 'probe-results'],

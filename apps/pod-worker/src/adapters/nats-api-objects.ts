@@ -1,4 +1,4 @@
-import { API_OBJECT_COMMAND, MessageTypes, Subjects, decodeMessage, isNamespacedKind, type ApiObjectKind, type ApiObjectRequestMessage } from '@app/contracts';
+import { API_OBJECT_COMMAND, MessageTypes, SERVICE_LIST_COMMAND, Subjects, decodeMessage, isNamespacedKind, type ApiObjectKind, type ApiObjectRequestMessage, type Service, type ServiceListRequestMessage } from '@app/contracts';
 import { RemoteError, type NatsBus } from '@app/nats';
 import { ApiObjects, ApiObjectsError, type ApiObjectPayload } from '../ports.js';
 
@@ -7,8 +7,8 @@ const REQUEST_TIMEOUT_MS = 10_000;
 
 /**
  * The objects through config-source: a request on
- * `kubelet.<node>.service.config-source.object` (pod-worker is the only
- * service allowed to ask). The reply may carry a secret: it is returned,
+ * `kubelet.<node>.service.config-source.object`, and the services on
+ * `.services` (pod-worker is the only service allowed to ask). The reply may carry a secret: it is returned,
  * never logged or kept.
  */
 export class NatsApiObjects extends ApiObjects {
@@ -31,5 +31,17 @@ export class NatsApiObjects extends ApiObjects {
     const reply = decodeMessage(MessageTypes.apiObject, body);
     if (!reply.found) return undefined;
     return { data: reply.data ?? {}, binaryData: reply.binaryData ?? {}, ...(reply.secretType !== undefined ? { secretType: reply.secretType } : {}), ...(reply.handler !== undefined ? { handler: reply.handler } : {}) };
+  }
+
+  async services(namespace: string): Promise<Service[]> {
+    const request: ServiceListRequestMessage = { type: MessageTypes.serviceListRequest, namespace };
+    let body: unknown;
+    try {
+      body = await this.bus.request(Subjects.serviceCommand.build(this.node, 'config-source', SERVICE_LIST_COMMAND), request, { timeoutMs: REQUEST_TIMEOUT_MS });
+    } catch (err) {
+      if (err instanceof RemoteError) throw new ApiObjectsError(err.code, err.description);
+      throw new ApiObjectsError('Unavailable', `config-source did not answer for the services of ${namespace}: ${(err as Error).message}`);
+    }
+    return decodeMessage(MessageTypes.serviceList, body).services;
   }
 }

@@ -1,7 +1,7 @@
 /** The pod worker's metrics, with pkg/kubelet/metrics' names. */
 import { Counter, Gauge, Histogram, type Registry } from '@app/observability';
 import type { PodWorkerMetrics, PodWorkers } from '../pod-workers.js';
-import type { RuntimeMetrics } from '../runtime-manager.js';
+import type { ContainerType, RuntimeMetrics } from '../runtime-manager.js';
 
 export class PromPodWorkerMetrics implements RuntimeMetrics, PodWorkerMetrics {
   private readonly started: Counter;
@@ -23,7 +23,7 @@ export class PromPodWorkerMetrics implements RuntimeMetrics, PodWorkerMetrics {
     this.duration = new Histogram({ name: 'kubelet_pod_worker_duration_seconds', help: 'Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync', labelNames: ['operation_type'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registers });
   }
 
-  startedContainer(type: 'container' | 'init_container', failed: boolean, code?: string): void {
+  startedContainer(type: ContainerType, failed: boolean, code?: string): void {
     if (failed) this.startedErrors.inc({ container_type: type, code: code ?? '' });
     else this.started.inc({ container_type: type });
   }

@@ -173,7 +173,7 @@ function containerInSpec(pod: Pod, name: string): boolean {
 function waitingMessage(pod: Pod, container: string): string {
   const podName = pod.metadata.name ?? '';
   const s = pod.status ?? {};
-  const statuses: ContainerStatus[] = [...(s.containerStatuses ?? []), ...(s.initContainerStatuses ?? [])];
+  const statuses: ContainerStatus[] = [...(s.containerStatuses ?? []), ...(s.initContainerStatuses ?? []), ...(s.ephemeralContainerStatuses ?? [])];
   const reason = statuses.find((c) => c.name === container)?.state?.waiting?.reason;
   if (reason === 'ErrImagePull') return `container "${container}" in pod "${podName}" is waiting to start: image can't be pulled`;
   if (reason === 'ImagePullBackOff') return `container "${container}" in pod "${podName}" is waiting to start: trying and failing to pull image`;
