@@ -43,6 +43,15 @@ export interface ControlPlaneOptions {
   apiserverArgs?: string[];
   /** How long the apiserver may take to answer /readyz (default 60 s, each start). */
   readyTimeoutMs?: number;
+  /** Plain users with a token and no group (no RBAC at all): `token(user)`. */
+  users?: string[];
+  /**
+   * The apiserver reaches kubelets as a real cluster's does: with a client
+   * certificate (`--kubelet-client-certificate`, CN kube-apiserver-kubelet-client,
+   * O system:masters) signed by `caFile`, the CA a kubelet takes as its client
+   * CA, at the Node's InternalIP (`--kubelet-preferred-address-types=InternalIP`).
+   */
+  kubeletClient?: boolean;
 }
 
 export interface ControlPlane {
@@ -50,7 +59,7 @@ export interface ControlPlane {
   readonly url: string;
   /** The temporary directory: certificates, tokens, kubeconfigs, etcd's data, the logs. */
   readonly dir: string;
-  /** The CA that signed the apiserver's serving certificate (PEM file). */
+  /** The CA that signed the apiserver's serving certificate (PEM file), and its client certificate to kubelets (`kubeletClient`). */
   readonly caFile: string;
   /** A client with the admin's token (system:masters). */
   readonly admin: ApiServer;
@@ -111,12 +120,21 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   let apiserver: ChildProcess | undefined;
   try {
     const pki = makePki(join(dir, 'pki'));
-    const tokens = new Map<string, string>([['admin', randomBytes(24).toString('hex')], ...nodes.map((n) => [n, randomBytes(24).toString('hex')] as [string, string])]);
+    const users = opts.users ?? [];
+    const tokens = new Map<string, string>([
+      ['admin', randomBytes(24).toString('hex')],
+      ...nodes.map((n) => [n, randomBytes(24).toString('hex')] as [string, string]),
+      ...users.map((u) => [u, randomBytes(24).toString('hex')] as [string, string]),
+    ]);
     // token,user,uid,"group1,group2" (the static token file's CSV)
     const tokenFile = join(dir, 'tokens.csv');
     writeFileSync(
       tokenFile,
-      [...tokens].map(([user, token]) => (user === 'admin' ? `${token},admin,admin,"system:masters"` : `${token},system:node:${user},system:node:${user},"system:nodes"`)).join('\n') + '\n',
+      [...tokens]
+        .map(([user, token]) =>
+          user === 'admin' ? `${token},admin,admin,"system:masters"` : users.includes(user) ? `${token},${user},${user},""` : `${token},system:node:${user},system:node:${user},"system:nodes"`,
+        )
+        .join('\n') + '\n',
       { mode: 0o600 },
     );
 
@@ -159,6 +177,9 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       '--allow-privileged=true',
       '--profiling=false',
       '--v=1',
+      ...(opts.kubeletClient
+        ? [`--kubelet-client-certificate=${pki.kubeletClientCert}`, `--kubelet-client-key=${pki.kubeletClientKey}`, '--kubelet-preferred-address-types=InternalIP']
+        : []),
       ...(opts.apiserverArgs ?? []),
     ];
     const ca = readFileSync(pki.caCert);
@@ -181,7 +202,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     const kubeconfig = (user: string) => {
       const have = kubeconfigs.get(user);
       if (have) return have;
-      const name = user === 'admin' ? 'admin' : `system:node:${user}`;
+      const name = user === 'admin' || users.includes(user) ? user : `system:node:${user}`;
       const file = join(dir, `kubeconfig-${user}.yaml`);
       writeFileSync(
         file,
@@ -274,6 +295,8 @@ interface Pki {
   serverKey: string;
   saKey: string;
   saPub: string;
+  kubeletClientCert: string;
+  kubeletClientKey: string;
 }
 
 /**
@@ -300,6 +323,11 @@ function makePki(dir: string): Pki {
       'extendedKeyUsage = serverAuth',
       'authorityKeyIdentifier = keyid',
       'subjectAltName = IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local',
+      '[client]',
+      'basicConstraints = critical,CA:FALSE',
+      'keyUsage = critical,digitalSignature,keyEncipherment',
+      'extendedKeyUsage = clientAuth',
+      'authorityKeyIdentifier = keyid',
       '',
     ].join('\n'),
   );
@@ -315,9 +343,12 @@ function makePki(dir: string): Pki {
   openssl('req', '-x509', ...ec, '-keyout', f('ca.key'), '-out', f('ca.crt'), '-days', '2', '-subj', '/CN=kubelet-split-test-ca', '-config', f('openssl.cnf'), '-extensions', 'ca');
   openssl('req', '-new', ...ec, '-keyout', f('server.key'), '-out', f('server.csr'), '-subj', '/CN=kube-apiserver', '-config', f('openssl.cnf'));
   openssl('x509', '-req', '-in', f('server.csr'), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-CAcreateserial', '-out', f('server.crt'), '-days', '2', '-extfile', f('openssl.cnf'), '-extensions', 'server');
+  // The apiserver's client certificate to kubelets (kubeadm's apiserver-kubelet-client).
+  openssl('req', '-new', ...ec, '-keyout', f('kubelet-client.key'), '-out', f('kubelet-client.csr'), '-subj', '/O=system:masters/CN=kube-apiserver-kubelet-client', '-config', f('openssl.cnf'));
+  openssl('x509', '-req', '-in', f('kubelet-client.csr'), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-CAcreateserial', '-out', f('kubelet-client.crt'), '-days', '2', '-extfile', f('openssl.cnf'), '-extensions', 'client');
   openssl('genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', f('sa.key'));
   openssl('pkey', '-in', f('sa.key'), '-pubout', '-out', f('sa.pub'));
-  return { caCert: f('ca.crt'), serverCert: f('server.crt'), serverKey: f('server.key'), saKey: f('sa.key'), saPub: f('sa.pub') };
+  return { caCert: f('ca.crt'), serverCert: f('server.crt'), serverKey: f('server.key'), saKey: f('sa.key'), saPub: f('sa.pub'), kubeletClientCert: f('kubelet-client.crt'), kubeletClientKey: f('kubelet-client.key') };
 }
 
 /** Spawns a binary with stdout and stderr appended to `log`. */

@@ -47,6 +47,8 @@ export class NodeStack {
   cri!: NatsCriClient;
   readonly dir = mkdtempSync(join(tmpdir(), 'ks-node-'));
   readonly manifests = join(this.dir, 'manifests');
+  /** The status manager's kubelet API port (KUBELET_SERVER_PORT), chosen at start. */
+  kubeletPort = 0;
   readonly procs = new Map<string, ServiceProcess>();
   /** Latest status by pod name, and every status in order. */
   readonly statuses = new Map<string, PodStatus>();
@@ -72,6 +74,9 @@ export class NodeStack {
       // disk would take the images another file's pods are about to use. test/image-gc.e2e.spec.ts turns it on.
       ...(service === 'sync-loop' ? { POD_LOGS_DIR: join(this.dir, 'logs'), POD_ROOT_DIR: join(this.dir, 'pods'), IMAGE_GC_HIGH_THRESHOLD_PERCENT: '100' } : {}),
       ...(service === 'status-manager' ? { POD_LOGS_DIR: join(this.dir, 'logs'), POD_ROOT_DIR: join(this.dir, 'pods'), NATS_MONITOR_URL: this.nats.monitorUrl } : {}),
+      // The kubelet API server (it starts with KUBECONFIG) on a port of the stack's own, its certificate in the stack's
+      // directory: never 10250, which another stack or a kubelet on this machine may hold.
+      ...(service === 'status-manager' ? { KUBELET_SERVER_PORT: String(this.kubeletPort), KUBELET_CERT_DIR: join(this.dir, 'pki') } : {}),
       ...(service === 'pod-worker' ? { POD_LOGS_DIR: join(this.dir, 'logs'), POD_ROOT_DIR: join(this.dir, 'pods'), SHARD_LEASE_DURATION: '6s' } : {}),
       ...(this.options.env?.[service] ?? {}),
     };
@@ -82,6 +87,7 @@ export class NodeStack {
     writeFileSync(join(this.dir, '.keep'), '');
     await import('node:fs/promises').then((fs) => fs.mkdir(this.manifests, { recursive: true }));
     this.nats = await startNats();
+    this.kubeletPort = await freePort();
     this.nc = await connect({ servers: this.nats.url, name: 'e2e-test', ...this.nats.auth() });
     this.cri = new NatsCriClient(this.nc, this.options.node, 'e2e-test');
     this.nc.subscribe(`kubelet.${this.options.node}.status.*.*`, {

@@ -8,7 +8,7 @@
  * FallbackToLogsOnError and a failure (exit code not 0, and the container
  * ran), the last 80 lines of its log, at most 2 KiB from their end, when
  * the file is missing or empty. The message is appended to the runtime's
- * own, after ": ".
+ * own, after ": ". Why the PLEG reads them: docs/adr/0021.
  */
 import type { ContainerStatus } from '@app/cri';
 import { KubeletAnnotations } from '@app/kube';

@@ -80,7 +80,8 @@ export function generatePodSandboxConfig(pod: Pod, attempt: number, node: NodeFa
     }
   }
   const dns = podDns(pod, node);
-  const privileged = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].some((c) => c.securityContext?.privileged === true);
+  // HasPrivilegedContainer: every kind of container, ephemeral ones included.
+  const privileged = [...pod.spec.containers, ...(pod.spec.initContainers ?? []), ...(pod.spec.ephemeralContainers ?? [])].some((c) => c.securityContext?.privileged === true);
   const psc = pod.spec.securityContext;
   return {
     metadata: { name: pod.metadata.name ?? '', namespace: pod.metadata.namespace ?? '', uid: pod.metadata.uid ?? '', attempt },

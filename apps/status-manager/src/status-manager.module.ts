@@ -28,6 +28,7 @@ import { logsProviders } from './logs/logs.providers.js';
 import { StatsController } from './stats/stats.controller.js';
 import { statsProviders } from './stats/stats.providers.js';
 import { ConsoleController } from './console/console.controller.js';
+import { kubeletServerProviders } from './kubelet-server/kubelet-server.providers.js';
 import { consoleProviders } from './console/console.providers.js';
 
 /** status.Manager: the versioned API pod status and the read API. One provider per port; the adapters are in adapters/. */
@@ -82,6 +83,8 @@ import { consoleProviders } from './console/console.providers.js';
     ...statsProviders,
     // The web console and its live feed (console/console.providers.ts).
     ...consoleProviders,
+    // The kubelet API server on its HTTPS port (kubelet-server/kubelet-server.providers.ts).
+    ...kubeletServerProviders,
   ],
 })
 export class StatusManagerModule implements OnModuleInit, OnModuleDestroy {

@@ -170,8 +170,9 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     subscribes: ['status', 'probeResult', 'events'],
     // The Node's Ready condition (runtimeState: Status), nodeInfo.containerRuntimeVersion (Version);
     // /containerLogs: a container's instances (ListContainers) and its log file (ContainerStatus);
-    // /stats/summary: the runtime's reads (ListContainerStats, ListPodSandboxStats...) and the image filesystem.
-    requests: [{ family: 'criRuntime', only: CRI_RUNTIME_READS }, { family: 'criImage', only: ['ImageFsInfo'] }],
+    // /stats/summary: the runtime's reads (ListContainerStats, ListPodSandboxStats...) and the image filesystem;
+    // the kubelet API server: the streaming URLs of exec, attach and port-forward (Exec, Attach, PortForward), and /run (ExecSync).
+    requests: [{ family: 'criRuntime', only: [...CRI_RUNTIME_READS, 'Exec', 'Attach', 'PortForward', 'ExecSync'] }, { family: 'criImage', only: ['ImageFsInfo'] }],
     serves: [],
     writes: [{ bucket: 'pod-status' }, { bucket: 'leases', keys: ['leader.status-manager'] }],
     // pod-cache: the PLEG's last relist (`<node>.global`), the Node's Ready condition.

@@ -3,13 +3,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Clock } from '@app/clock';
 import { SERVICE_LOGGER } from '@app/service';
 import type { Logger } from '@app/observability';
-import { ContainerLogs, ContainerLogsError } from './container-logs.js';
-import { LogOptionsError, parseLogOptions } from './cri-log.js';
+import { ContainerLogs } from './container-logs.js';
+import { serveContainerLogs } from './serve-container-logs.js';
 
 /**
  * The kubelet server's log endpoint, `GET /containerLogs/<namespace>/<pod>/<container>`
  * (server.go getContainerLogs): text/plain, streamed. Guarded as `/pods` is
- * (libs/service http-access: loopback, or the bearer token).
+ * (libs/service http-access: loopback, or the bearer token). The kubelet API
+ * server (../kubelet-server/) serves the same reply on its HTTPS port.
  */
 @Controller()
 export class LogsController {
@@ -28,41 +29,6 @@ export class LogsController {
     @Req() req: IncomingMessage,
     @Res() res: ServerResponse,
   ): Promise<void> {
-    const fail = (status: number, message: string) => {
-      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
-      res.end(JSON.stringify({ statusCode: status, message }));
-    };
-    let stream;
-    try {
-      stream = await this.logs.open(namespace, pod, container, parseLogOptions(query, this.clock.now()));
-    } catch (err) {
-      if (err instanceof ContainerLogsError) return fail(err.status, err.message);
-      if (err instanceof LogOptionsError) return fail(400, err.message);
-      return fail(500, `reading the logs of ${namespace}/${pod}/${container}: ${(err as Error).message}`);
-    }
-    const gone = new AbortController();
-    res.on('close', () => gone.abort());
-    req.on('aborted', () => gone.abort());
-    res.writeHead(200, { 'content-type': 'text/plain', 'transfer-encoding': 'chunked', 'x-content-type-options': 'nosniff' });
-    res.flushHeaders();
-    const sink = {
-      write: (chunk: Buffer) =>
-        new Promise<void>((resolve) => {
-          if (chunk.length === 0 || res.write(chunk)) return resolve();
-          const done = () => {
-            res.off('drain', done);
-            res.off('close', done);
-            resolve();
-          };
-          res.on('drain', done);
-          res.on('close', done);
-        }),
-    };
-    try {
-      await stream.run(sink, gone.signal);
-    } catch (err) {
-      this.logger.warn({ err: (err as Error).message, namespace, pod, container }, 'streaming a container log failed');
-    }
-    res.end();
+    await serveContainerLogs({ logs: this.logs, clock: this.clock, logger: this.logger }, { namespace, pod, container }, query, req, res);
   }
 }

@@ -188,7 +188,8 @@ export const nodeProviders: Provider[] = [
         nodeIP: cfg.NODE_IP,
         labels: nodeLabels(node, parseMapStringString(cfg.NODE_LABELS, 'NODE_LABELS')),
         settings: { cpu: cfg.NODE_CPU, memory: cfg.NODE_MEMORY, maxPods: cfg.NODE_MAX_PODS, kubeReserved: cfg.KUBE_RESERVED, systemReserved: cfg.SYSTEM_RESERVED, evictionHard: cfg.EVICTION_HARD },
-        kubeletPort: cfg.PORT,
+        // daemonEndpoints.kubeletEndpoint: where the apiserver reaches the kubelet API (logs, exec, port-forward).
+        kubeletPort: cfg.KUBELET_SERVER_PORT || cfg.PORT,
         updateFrequencyMs: cfg.NODE_STATUS_UPDATE_FREQUENCY,
         reportFrequencyMs: cfg.NODE_STATUS_REPORT_FREQUENCY,
         onRegistered: () => lease.nodeRegistered(),
