@@ -10,11 +10,13 @@
  *    streaming server);
  *  - an exec over a websocket through the apiserver (what the upstream e2e
  *    "should support remote command execution over websockets" does);
+ *  - `kubectl attach` streams a running container's output;
  *  - `kubectl port-forward` to the busybox httpd in the pod, fetched
  *    through the forwarded local port;
  *  - the kubelet port itself: 401 without credentials, 403 for a user
  *    without RBAC to nodes/proxy, 200 on /pods for admin's token
- *    (TokenReview, SubjectAccessReview); the Node advertises the port.
+ *    (TokenReview, SubjectAccessReview), `/run` through ExecSync; the Node
+ *    advertises the port.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -49,9 +51,9 @@ describe('the kubelet API server: kubectl logs, exec and port-forward through th
     });
 
   /** A request straight to the kubelet port (its self-signed certificate not checked, as the apiserver does not). */
-  const kubelet = (path: string, token?: string) =>
+  const kubelet = (path: string, token?: string, method = 'GET') =>
     new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port: kubeletPort, path, rejectUnauthorized: false, headers: token ? { authorization: `Bearer ${token}` } : {} }, (res) => {
+      const req = request({ host: '127.0.0.1', port: kubeletPort, path, method, rejectUnauthorized: false, headers: token ? { authorization: `Bearer ${token}` } : {} }, (res) => {
         let body = '';
         res.setEncoding('utf8');
         res.on('data', (c: string) => (body += c));
@@ -93,13 +95,14 @@ describe('the kubelet API server: kubectl logs, exec and port-forward through th
             imagePullPolicy: 'IfNotPresent',
             command: ['sh', '-c', 'echo started in the pod; mkdir -p /www && echo hello through port-forward > /www/index.html && exec httpd -f -p 8080 -h /www'],
           },
+          { name: 'ticker', image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.2; done'] },
         ],
       },
     };
     await admin.request(`/api/v1/namespaces/${NS}/pods`, { method: 'POST', body: pod });
     await stack.waitFor('web Running in the apiserver', async () => {
       const p = await admin.request<Pod>(`/api/v1/namespaces/${NS}/pods/web`);
-      return p.status?.containerStatuses?.[0]?.state?.running ? p : undefined;
+      return p.status?.containerStatuses?.length === 2 && p.status.containerStatuses.every((c) => c.state?.running) ? p : undefined;
     }, 90_000);
   });
 
@@ -124,24 +127,40 @@ describe('the kubelet API server: kubectl logs, exec and port-forward through th
   });
 
   it('kubectl logs prints what the container wrote', async () => {
-    const r = await kubectl(['logs', 'web']);
+    const r = await kubectl(['logs', 'web', '-c', 'app']);
     assert.deepEqual([r.code, r.stdout, r.stderr], [0, 'started in the pod\n', '']);
   });
 
   it('kubectl exec -- echo hi', async () => {
-    const r = await kubectl(['exec', 'web', '--', 'echo', 'hi']);
+    const r = await kubectl(['exec', 'web', '-c', 'app', '--', 'echo', 'hi']);
     assert.deepEqual([r.code, r.stdout], [0, 'hi\n'], r.stderr);
   });
 
   it('kubectl exec -i feeds stdin to the command, and its exit code comes back', async () => {
-    const r = await kubectl(['exec', '-i', 'web', '--', 'sh', '-c', 'tr a-z A-Z; exit 3'], 'from stdin\n');
+    const r = await kubectl(['exec', '-i', 'web', '-c', 'app', '--', 'sh', '-c', 'tr a-z A-Z; exit 3'], 'from stdin\n');
     assert.deepEqual([r.stdout, r.code], ['FROM STDIN\n', 3], r.stderr);
   });
 
   it('an exec over a websocket through the apiserver (channel v4): the stdout channel carries the output', async () => {
-    const out = await websocketExec(cp, `/api/v1/namespaces/${NS}/pods/web/exec?command=echo&command=over-websocket&stdout=1&stderr=1`);
+    const out = await websocketExec(cp, `/api/v1/namespaces/${NS}/pods/web/exec?container=app&command=echo&command=over-websocket&stdout=1&stderr=1`);
     assert.equal(out.stdout, 'over-websocket\n');
     assert.match(out.status, /"status":"Success"/);
+  });
+
+  it('kubectl attach streams what the running container writes from now on', async () => {
+    const child = spawn(kubectlBin, ['--kubeconfig', cp.kubeconfig('admin'), '-n', NS, 'attach', 'web', '-c', 'ticker'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    try {
+      // Two new ticks through the attach: the stream is live, not the log replayed.
+      const ticks = await stack.waitFor('two ticks through kubectl attach', () => {
+        const seen = [...out.matchAll(/^tick (\d+)$/gm)].map((m) => Number(m[1]));
+        return seen.length >= 2 ? seen : undefined;
+      }, 30_000);
+      assert.equal((ticks[1] ?? 0) - (ticks[0] ?? 0), 1);
+    } finally {
+      child.kill('SIGTERM');
+    }
   });
 
   it('kubectl port-forward: the httpd in the pod answers through the forwarded local port', async () => {
@@ -165,6 +184,9 @@ describe('the kubelet API server: kubectl logs, exec and port-forward through th
   it('the kubelet port: 401 without credentials, 403 for a user without nodes/proxy, 200 on /pods for admin', async () => {
     assert.deepEqual(await kubelet('/pods'), { status: 401, body: 'Unauthorized' });
     assert.deepEqual(await kubelet('/pods', cp.token('nobody')), { status: 403, body: `Forbidden (user=nobody, verb=get, resource=nodes, subresource(s)=[pods proxy])\n` });
+    // /run: the command through CRI ExecSync, its output the answer.
+    assert.deepEqual(await kubelet(`/run/${NS}/web/app?cmd=echo%20run%20ok`, cp.token('admin'), 'POST'), { status: 200, body: 'run ok\n' });
+    assert.deepEqual(await kubelet(`/run/${NS}/web/nope?cmd=true`, cp.token('admin'), 'POST'), { status: 404, body: 'container not found ("nope")' });
     const ok = await kubelet('/pods', cp.token('admin'));
     assert.equal(ok.status, 200);
     const list = JSON.parse(ok.body) as PodList;

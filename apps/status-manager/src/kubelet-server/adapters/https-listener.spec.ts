@@ -14,7 +14,7 @@ import { FakeAccessReviewer, FakeContainerLogServer, FakeKubeletPods, FakeNodeSt
 import { HttpsListener } from './https-listener.js';
 import { loadServingCertificate } from './serving-cert.js';
 
-/** The TLS side: the self-signed serving certificate, and two instances on one port (docs/adr/0021). */
+/** The TLS side: the self-signed serving certificate, and two instances on one port (docs/adr/0022). */
 describe('HttpsListener and the serving certificate', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ks-kubelet-pki-'));
   after(() => rmSync(dir, { recursive: true, force: true }));

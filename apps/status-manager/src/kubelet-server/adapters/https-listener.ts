@@ -4,7 +4,7 @@
  * client CA is given (verified, not required: a request may carry a token
  * instead, auth.ts decides), with `reusePort` so that both status-manager
  * instances of a node listen on the same port and the kernel spreads the
- * connections between them (docs/adr/0021-kubelet-server-reuseport.md).
+ * connections between them (docs/adr/0022-kubelet-server-reuseport.md).
  */
 import { createServer, type Server } from 'node:https';
 import type { TLSSocket } from 'node:tls';
