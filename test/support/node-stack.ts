@@ -73,7 +73,7 @@ export class NodeStack {
       // Image GC off (high threshold 100 %): every e2e file's stack shares one containerd, and a leader's GC on a full
       // disk would take the images another file's pods are about to use. test/image-gc.e2e.spec.ts turns it on.
       ...(service === 'sync-loop' ? { POD_LOGS_DIR: join(this.dir, 'logs'), POD_ROOT_DIR: join(this.dir, 'pods'), IMAGE_GC_HIGH_THRESHOLD_PERCENT: '100' } : {}),
-      ...(service === 'status-manager' ? { POD_ROOT_DIR: join(this.dir, 'pods'), NATS_MONITOR_URL: this.nats.monitorUrl } : {}),
+      ...(service === 'status-manager' ? { POD_LOGS_DIR: join(this.dir, 'logs'), POD_ROOT_DIR: join(this.dir, 'pods'), NATS_MONITOR_URL: this.nats.monitorUrl } : {}),
       // The kubelet API server (it starts with KUBECONFIG) on a port of the stack's own, its certificate in the stack's
       // directory: never 10250, which another stack or a kubelet on this machine may hold.
       ...(service === 'status-manager' ? { KUBELET_SERVER_PORT: String(this.kubeletPort), KUBELET_CERT_DIR: join(this.dir, 'pki') } : {}),

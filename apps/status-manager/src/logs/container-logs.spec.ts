@@ -147,3 +147,36 @@ describe('ContainerLogs', () => {
     assert.equal(clock.waiting, 0);
   });
 });
+
+describe('ContainerLogs: a finished pod whose sandbox was removed', () => {
+  const terminated = (name: string, restartCount = 0) => ({ name, state: { terminated: { exitCode: 0, reason: 'Completed', containerID: `containerd://${name}-id` } }, ready: false, restartCount, image: 'busybox', imageID: '' });
+  function finished(podLogsDir: string | undefined) {
+    const pods = new FakeLogPods();
+    const files = new FakeLogFiles();
+    const ephemeral = pod({ containerStatuses: [terminated('app', 1)], ephemeralContainerStatuses: [terminated('debugger')] });
+    ephemeral.spec.ephemeralContainers = [{ name: 'debugger', image: 'busybox' }];
+    pods.pods.push(ephemeral);
+    return { files, logs: new ContainerLogs(pods, new FakeLogRuntime(), files, new FakeClock(), podLogsDir) };
+  }
+  const read = async (logs: ContainerLogs, container: string, o: Partial<typeof opts> = {}) => {
+    const sink = new MemorySink();
+    await (await logs.open('default', 'web', container, { ...opts, ...o })).run(sink, new AbortController().signal);
+    return sink.text;
+  };
+
+  it('its terminated container\'s log is read from the pod\'s log directory (<container>/<restartCount>.log), followed to its end', async () => {
+    const { files, logs } = finished('/var/log/pods');
+    files.append('/var/log/pods/default_web_u1/app/1.log', entry(1, 'FOO_SERVICE_HOST=10.0.0.1') + entry(2, 'done'));
+    files.append('/var/log/pods/default_web_u1/debugger/0.log', entry(1, 'polo'));
+    assert.equal(await read(logs, 'app'), 'FOO_SERVICE_HOST=10.0.0.1\ndone\n');
+    assert.equal(await read(logs, 'app', { follow: true }), 'FOO_SERVICE_HOST=10.0.0.1\ndone\n');
+    assert.equal(await read(logs, 'debugger'), 'polo\n');
+  });
+
+  it('no file there (the pod deleted and its logs collected), or no log directory known: still 400', async () => {
+    await assert.rejects(finished('/var/log/pods').logs.open('default', 'web', 'app', opts), (e: ContainerLogsError) => e.status === 400);
+    const { files, logs } = finished(undefined);
+    files.append('/var/log/pods/default_web_u1/app/1.log', entry(1, 'x'));
+    await assert.rejects(logs.open('default', 'web', 'app', opts), (e: ContainerLogsError) => e.status === 400);
+  });
+});

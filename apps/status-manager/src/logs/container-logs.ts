@@ -8,7 +8,8 @@
  *     pod of the node?         no -> 404 pod "<pod>" does not exist
  *     container in its spec?   no -> 404 container "<c>" not found in pod "<pod>"
  *     the instances of <c> in the runtime (CRI labels), newest first:
- *       current  = the newest (created only, or none: 400 waiting to start)
+ *       current  = the newest (created only: 400 waiting to start; none: the
+ *                  terminated one of the status, from its file, else 400)
  *       previous = the newest dead one created before the current one
  *                  (none: 400 previous terminated container not found)
  *     its logPath (CRI ContainerStatus)
@@ -26,6 +27,7 @@
  * start. tailLines, sinceSeconds and previous read the current file only, as
  * upstream's (the rotated files are not read back).
  */
+import { join } from 'node:path';
 import type { Clock } from '@app/clock';
 import type { ContainerStatus, Pod } from '@app/contracts';
 import { ByteLimit, decodeCriLog, formatLine, selectLines, type LogLine, type LogOptions } from './cri-log.js';
@@ -59,6 +61,8 @@ export class ContainerLogs {
     private readonly runtime: LogRuntime,
     private readonly files: LogFiles,
     private readonly clock: Clock,
+    /** The root of the pods' log directories (POD_LOGS_DIR): a finished pod's logs are read there; none: only from the runtime's containers. */
+    private readonly podLogsDir?: string,
   ) {}
 
   async open(namespace: string, podName: string, containerName: string, opts: LogOptions): Promise<ContainerLogStream> {
@@ -69,11 +73,36 @@ export class ContainerLogs {
     const target = chooseInstance(instances, opts.previous);
     if (!target) {
       if (opts.previous) throw new ContainerLogsError(400, `previous terminated container "${containerName}" in pod "${podName}" not found`);
+      const finished = instances.length === 0 ? await this.finishedLog(pod, containerName, opts) : undefined;
+      if (finished) return finished;
       throw new ContainerLogsError(400, waitingMessage(pod, containerName));
     }
     const status = await this.runtime.status(target.id);
     if (!status) throw new ContainerLogsError(400, `container "${containerName}" in pod "${podName}" is not available`);
     return { containerId: target.id, logPath: status.logPath, run: (sink, signal) => this.stream(target.id, status.logPath, status.running, opts, sink, signal) };
+  }
+
+  /**
+   * A container of a finished pod, whose sandbox (and with it the container)
+   * the pod worker removed as the pod terminated: its log file is still in
+   * the pod's log directory until the pod is deleted (the container GC takes
+   * it then), where the runtime wrote it (`<container>/<restartCount>.log`).
+   * Upstream keeps the dead container itself until then, so its logs are
+   * served all along: here the file stands in for it, as long as the status
+   * says the container terminated.
+   */
+  private async finishedLog(pod: Pod, containerName: string, opts: LogOptions): Promise<ContainerLogStream | undefined> {
+    if (this.podLogsDir === undefined) return undefined;
+    const s = pod.status ?? {};
+    const status = [...(s.containerStatuses ?? []), ...(s.initContainerStatuses ?? []), ...(s.ephemeralContainerStatuses ?? [])].find((c) => c.name === containerName);
+    const terminated = status?.state?.terminated;
+    if (!status || !terminated?.containerID) return undefined;
+    const logPath = join(this.podLogsDir, `${pod.metadata.namespace ?? ''}_${pod.metadata.name ?? ''}_${pod.metadata.uid ?? ''}`, containerName, `${status.restartCount}.log`);
+    const file = await this.files.open(logPath);
+    if (!file) return undefined;
+    await file.close();
+    const containerId = terminated.containerID.replace(/^[^:]+:\/\//, '');
+    return { containerId, logPath, run: (sink, signal) => this.stream(containerId, logPath, false, opts, sink, signal) };
   }
 
   private async stream(id: string, path: string, running: boolean, opts: LogOptions, sink: LogSink, signal: AbortSignal): Promise<void> {

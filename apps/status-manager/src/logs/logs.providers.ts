@@ -2,6 +2,8 @@
 import type { Provider } from '@nestjs/common';
 import { Clock } from '@app/clock';
 import type { CriRuntime } from '@app/cri';
+import { SERVICE_CONFIG } from '@app/service';
+import type { StatusManagerConfig } from '../status-manager.config.js';
 import { NODE_CRI } from '../node/node.providers.js';
 import { StatusManager } from '../status-manager.js';
 import { LeaderGate } from '../takeover-replay.js';
@@ -24,5 +26,9 @@ export const logsProviders: Provider[] = [
       },
     }),
   },
-  { provide: ContainerLogs, inject: [LogPods, LogRuntime, LogFiles, Clock], useFactory: (pods: LogPods, runtime: LogRuntime, files: LogFiles, clock: Clock) => new ContainerLogs(pods, runtime, files, clock) },
+  {
+    provide: ContainerLogs,
+    inject: [LogPods, LogRuntime, LogFiles, Clock, SERVICE_CONFIG],
+    useFactory: (pods: LogPods, runtime: LogRuntime, files: LogFiles, clock: Clock, cfg: StatusManagerConfig) => new ContainerLogs(pods, runtime, files, clock, cfg.POD_LOGS_DIR),
+  },
 ];
