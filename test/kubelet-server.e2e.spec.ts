@@ -147,6 +147,11 @@ describe('the kubelet API server: kubectl logs, exec and port-forward through th
     assert.match(out.status, /"status":"Success"/);
   });
 
+  it('the same with the plain channel.k8s.io protocol, as upstream\'s "should support remote command execution over websockets" opens it', async () => {
+    const out = await websocketExec(cp, `/api/v1/namespaces/${NS}/pods/web/exec?container=app&command=echo&command=remote%20execution%20test&stdout=1&stderr=1`, 'channel.k8s.io');
+    assert.equal(out.stdout, 'remote execution test\n');
+  });
+
   it('kubectl attach streams what the running container writes from now on', async () => {
     const child = spawn(kubectlBin, ['--kubeconfig', cp.kubeconfig('admin'), '-n', NS, 'attach', 'web', '-c', 'ticker'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -200,10 +205,10 @@ describe('the kubelet API server: kubectl logs, exec and port-forward through th
 
 /**
  * A websocket exec through the apiserver as the upstream e2e makes it: GET
- * with `Sec-WebSocket-Protocol: v4.channel.k8s.io`, the admin's token; then
+ * with `Sec-WebSocket-Protocol: <protocol>`, the admin's token; then
  * the server's frames read until it closes (channel 1 stdout, 3 the status).
  */
-function websocketExec(cp: ControlPlane, path: string): Promise<{ stdout: string; status: string }> {
+function websocketExec(cp: ControlPlane, path: string, protocol = 'v4.channel.k8s.io'): Promise<{ stdout: string; status: string }> {
   const url = new URL(cp.url);
   return new Promise((resolve, reject) => {
     const socket = tlsConnect({ host: url.hostname, port: Number(url.port), ca: readFileSync(cp.caFile), servername: 'localhost' }, () => {
@@ -215,7 +220,7 @@ function websocketExec(cp: ControlPlane, path: string): Promise<{ stdout: string
           'Upgrade: websocket',
           'Sec-WebSocket-Version: 13',
           `Sec-WebSocket-Key: ${Buffer.from('kubelet-split-e2e').toString('base64')}`,
-          'Sec-WebSocket-Protocol: v4.channel.k8s.io',
+          `Sec-WebSocket-Protocol: ${protocol}`,
           `Authorization: Bearer ${cp.token('admin')}`,
           '',
           '',
