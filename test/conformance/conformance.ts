@@ -169,6 +169,14 @@ async function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
   clearTimeout(t);
 }
 
+function killGroup(pgid: number): void {
+  try {
+    process.kill(-pgid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
 async function startControllers(cp: ControlPlane, bin: string): Promise<void> {
   const kubeconfig = cp.kubeconfig('admin');
   const pki = join(cp.dir, 'pki');
@@ -317,12 +325,26 @@ async function runSuite(cp: ControlPlane, conformanceBin: string, controlPlaneBi
     `--report-dir=${join(out, 'e2e')}`,
   ];
   say(`ginkgo ${ginkgoArgs.join(' ')}`);
+  // A process group of its own: ginkgo's parallel e2e.test processes are stopped with it.
   const child = spawn(join(conformanceBin, 'ginkgo'), ginkgoArgs, {
     cwd: work,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, PATH: `${controlPlaneBin}:${process.env['PATH'] ?? ''}` },
+    detached: true,
   });
-  cleanups.push({ what: 'ginkgo', run: () => stopChild(child, 10_000) });
+  cleanups.push({
+    what: 'ginkgo',
+    run: async () => {
+      if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+      // SIGINT: ginkgo interrupts its processes and still writes its reports; the group is killed after 30 s.
+      child.kill('SIGINT');
+      const pgid = child.pid;
+      const t = setTimeout(() => killGroup(pgid), 30_000);
+      await exited(child);
+      clearTimeout(t);
+      killGroup(pgid);
+    },
+  });
   const log = join(out, 'ginkgo.log');
   for (const s of [child.stdout, child.stderr]) {
     s?.on('data', (d: Buffer) => {
