@@ -169,7 +169,13 @@ export interface NodeAllocatable {
   memoryBytes: number;
 }
 
-function resourceFieldValue(pod: Pod, ref: { containerName?: string; resource: string; divisor?: string | number }, node: NodeAllocatable): string {
+/**
+ * containerResourceRuntimeValue over the pod defaulted for the downward API
+ * (defaultPodLimitsForDownwardAPI): a container's request or limit divided by
+ * the divisor, rounded up; a limit the container does not set is the node's
+ * allocatable amount. For downward API volumes and env variables alike.
+ */
+export function resourceFieldValue(pod: Pod, ref: { containerName?: string; resource: string; divisor?: string | number }, node: NodeAllocatable): string {
   const c = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].find((x) => x.name === ref.containerName);
   if (!c) throw new Error(`container ${ref.containerName ?? ''} not found`);
   const [section, resource] = ref.resource.split('.') as [string, string];
