@@ -74,7 +74,7 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     {
       provide: NODE_FACTS,
       inject: [SERVICE_CONFIG],
-      useFactory: (cfg: PodWorkerConfig): NodeFacts => ({ nodeName: cfg.NODE_NAME, hostIP: cfg.NODE_IP, logRoot: cfg.POD_LOGS_DIR, podRoot: cfg.POD_ROOT_DIR, hostDns: readHostDns(), hostMaskedPaths: thermalThrottlePaths(), ...podCgroupParentOf(cfg) }),
+      useFactory: (cfg: PodWorkerConfig): NodeFacts => ({ nodeName: cfg.NODE_NAME, hostIP: cfg.NODE_IP, logRoot: cfg.POD_LOGS_DIR, podRoot: cfg.POD_ROOT_DIR, hostDns: readHostDns(), hostMaskedPaths: thermalThrottlePaths(), allocatable: { memoryBytes: totalmem(), cpuMillis: availableParallelism() * 1000 }, ...podCgroupParentOf(cfg) }),
     },
     // The ports and their adapters.
     { provide: CriRuntime, inject: [NATS_CONNECTION, SERVICE_CONFIG], useFactory: (nc: NatsConnection, cfg: PodWorkerConfig) => new NatsCriClient(nc, cfg.NODE_NAME, 'pod-worker', { ...DEFAULT_CRI_TIMEOUTS, requestMs: cfg.RUNTIME_REQUEST_TIMEOUT, pullMs: cfg.IMAGE_PULL_TIMEOUT }) },
@@ -88,13 +88,13 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     },
     // configMaps, secrets and RuntimeClasses from config-source (ADR 0014).
     { provide: ApiObjects, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PodWorkerConfig) => new NatsApiObjects(bus, cfg.NODE_NAME) },
-    // emptyDir tmpfs size and resourceFieldRef fall back to the node's memory and CPUs (its capacity: no reservations known here).
     { provide: ServiceAccountTokens, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PodWorkerConfig) => new NatsServiceAccountTokens(bus, cfg.NODE_NAME) },
     {
       provide: PodDirectories,
       inject: [NODE_FACTS, ApiObjects, ServiceAccountTokens],
+      // emptyDir tmpfs size and resourceFieldRef fall back to the node's memory and CPUs (its capacity: no reservations known here).
       useFactory: (node: NodeFacts, objects: ApiObjects, tokens: ServiceAccountTokens) =>
-        new FsPodDirectories(node, new VolumeManager(new FsVolumeHost(), node.podRoot, { memoryBytes: totalmem(), cpuMillis: availableParallelism() * 1000 }, objects, tokens)),
+        new FsPodDirectories(node, new VolumeManager(new FsVolumeHost(), node.podRoot, node.allocatable ?? { memoryBytes: totalmem(), cpuMillis: availableParallelism() * 1000 }, objects, tokens)),
     },
     { provide: PodWorkerOutbox, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PodWorkerConfig) => new NatsPodWorkerOutbox(bus, cfg.NODE_NAME) },
     { provide: PodInspector, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PodWorkerConfig) => new NatsPodInspector(bus, cfg.NODE_NAME) },

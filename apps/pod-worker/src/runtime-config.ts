@@ -11,7 +11,7 @@ import { KubeletAnnotations, KubeletLabels, cpuMillis, expand, extractFieldPathA
 import { ETC_HOSTS_PATH, containerMountsEtcHosts, podHostnameAndDomain } from './etc-hosts.js';
 import type { ApiObjectPayload } from './ports.js';
 import { containerSecurityContext, podSupplementalGroups, type ImageUser } from './security-context.js';
-import { volumeHostPath } from './volumes.js';
+import { resourceFieldValue, volumeHostPath, type NodeAllocatable } from './volumes.js';
 
 /** The kubelet's defaults for CFS (quota period 100ms) and shares. */
 const CPU_PERIOD_US = 100_000;
@@ -35,6 +35,8 @@ export interface NodeFacts {
   seccompProfileRoot?: string;
   /** The host's /sys/devices/system/cpu/cpu<N>/thermal_throttle that exist, masked in every unprivileged container as upstream does. */
   hostMaskedPaths?: readonly string[];
+  /** What a container's unset CPU or memory limit reads as in a resourceFieldRef env variable (the node's allocatable amounts). */
+  allocatable?: NodeAllocatable;
 }
 
 /** A container's directory in its pod's (upstream's PodContainerDir: `<pod dir>/containers/<name>`), where its termination message files go. */
@@ -164,7 +166,8 @@ export function envObjectNames(c: Container): { configMaps: string[]; secrets: s
  * makeEnvironmentVariables: envFrom first (a configMap's data, a secret's
  * decoded data, each key with the prefix), then env in order, which
  * overrides: a value with $(VAR) expanded (from the container's variables,
- * then the services'), or a fieldRef, a configMapKeyRef
+ * then the services'), or a fieldRef, a resourceFieldRef (the container's own
+ * when it names none; an unset limit is the node's allocatable), a configMapKeyRef
  * or a secretKeyRef. A missing object or key is upstream's error unless the
  * reference is optional (then the variable is left out). Then the service
  * variables the container does not set itself. Throws the error.
@@ -194,6 +197,10 @@ export function containerEnv(pod: Pod, c: Container, podIPs: string[], node: Nod
     const from = e.valueFrom;
     if (value !== '' || !from) value = expand(value, mappingFuncFor(resolved, serviceEnv));
     else if (from.fieldRef) value = fieldValue(pod, from.fieldRef.fieldPath, podIPs, node) ?? '';
+    else if (from.resourceFieldRef) {
+      const ref = from.resourceFieldRef;
+      value = resourceFieldValue(pod, { ...ref, containerName: ref.containerName || c.name }, node.allocatable ?? { cpuMillis: 0, memoryBytes: 0 });
+    }
     else if (from.configMapKeyRef) {
       const ref = from.configMapKeyRef;
       const cm = lookup('ConfigMap', ref.name ?? '', ref.optional === true);

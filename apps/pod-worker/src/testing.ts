@@ -455,6 +455,10 @@ export class FakeVolumeHost extends VolumeHost {
     this.calls.push(`removeAll ${path}`);
     return Promise.resolve();
   }
+  setOwnership(dir: string, fsGroup: number, readOnly: boolean): Promise<void> {
+    this.calls.push(`setOwnership ${dir} ${fsGroup} ${readOnly ? 'ro' : 'rw'}`);
+    return Promise.resolve();
+  }
 }
 const _volumeHost = new FakeVolumeHost() satisfies VolumeHost;
 

@@ -60,6 +60,24 @@ export abstract class VolumeHost {
   abstract writeAtomic(dir: string, files: Map<string, PayloadFile>): Promise<void>;
   /** Removes `path` and everything under it, never following a symlink. */
   abstract removeAll(path: string): Promise<void>;
+  /**
+   * SetVolumeOwnership (pkg/volume/volume_linux.go) for a pod's fsGroup:
+   * everything under `dir` (never following a symlink) gets the group
+   * `fsGroup`, and its mode the group's share: files `| 0440` on a read-only
+   * volume, `| 0660` otherwise; directories also `| 0110` and setgid.
+   */
+  abstract setOwnership(dir: string, fsGroup: number, readOnly: boolean): Promise<void>;
+}
+
+/** changeFilePermission's masks: what a file's mode gains under an fsGroup (read-only volumes: configMap, secret, downwardAPI, projected). */
+export function fsGroupFileMode(mode: number, readOnly: boolean): number {
+  return mode | (readOnly ? 0o440 : 0o660);
+}
+
+/** The payload's modes as SetVolumeOwnership leaves them, so that the writer's comparison with what is there holds after it ran. */
+function withFsGroupModes(files: Map<string, PayloadFile>, fsGroup: number | undefined): Map<string, PayloadFile> {
+  if (fsGroup === undefined) return files;
+  return new Map([...files].map(([path, f]) => [path, { ...f, mode: fsGroupFileMode(f.mode, true) }]));
 }
 
 /** A volume that could not be set up, and upstream's FailedMount message. */
@@ -169,7 +187,13 @@ export interface NodeAllocatable {
   memoryBytes: number;
 }
 
-function resourceFieldValue(pod: Pod, ref: { containerName?: string; resource: string; divisor?: string | number }, node: NodeAllocatable): string {
+/**
+ * containerResourceRuntimeValue over the pod defaulted for the downward API
+ * (defaultPodLimitsForDownwardAPI): a container's request or limit divided by
+ * the divisor, rounded up; a limit the container does not set is the node's
+ * allocatable amount. For downward API volumes and env variables alike.
+ */
+export function resourceFieldValue(pod: Pod, ref: { containerName?: string; resource: string; divisor?: string | number }, node: NodeAllocatable): string {
   const c = [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].find((x) => x.name === ref.containerName);
   if (!c) throw new Error(`container ${ref.containerName ?? ''} not found`);
   const [section, resource] = ref.resource.split('.') as [string, string];
@@ -284,6 +308,12 @@ export class VolumeManager {
       if (!mounts.has(path)) await this.host.mountTmpfs(path, sizeBytes);
     };
     const memoryVolumeSize = (v: Volume) => emptyDirMemorySize(pod, { name: v.name, emptyDir: { medium: 'Memory' } }, this.node.memoryBytes);
+    // The pod's fsGroup: its volumes' files are the group's (SetVolumeOwnership, as each plugin's SetUpAt calls it).
+    const fsGroup = pod.spec.securityContext?.fsGroup ?? undefined;
+    const writePayload = async (path: string, files: Map<string, PayloadFile>) => {
+      await this.host.writeAtomic(path, withFsGroupModes(files, fsGroup));
+      if (fsGroup !== undefined) await this.host.setOwnership(path, fsGroup, true);
+    };
     for (const v of pod.spec.volumes ?? []) {
       try {
         const kind = volumeKind(v);
@@ -300,17 +330,18 @@ export class VolumeManager {
           case 'emptyDir':
             await this.host.mkdir(path, 0o777);
             if (v.emptyDir?.medium === 'Memory') await ensureTmpfs(path, emptyDirMemorySize(pod, v, this.node.memoryBytes));
+            if (fsGroup !== undefined) await this.host.setOwnership(path, fsGroup, false);
             break;
           case 'downwardAPI':
             await this.host.mkdir(path, 0o777);
-            await this.host.writeAtomic(path, downwardAPIPayload(pod, v, this.node));
+            await writePayload(path, downwardAPIPayload(pod, v, this.node));
             break;
           case 'configMap': {
             const src = v.configMap ?? {};
             const optional = src.optional === true;
             const files = makeObjectPayload('ConfigMap', src.items, await this.object('ConfigMap', pod, src.name ?? '', optional), src.defaultMode ?? 0o644, optional);
             await this.host.mkdir(path, 0o777);
-            await this.host.writeAtomic(path, files);
+            await writePayload(path, files);
             break;
           }
           case 'secret': {
@@ -319,14 +350,14 @@ export class VolumeManager {
             const files = makeObjectPayload('Secret', src.items, await this.object('Secret', pod, src.secretName ?? '', optional), src.defaultMode ?? 0o644, optional);
             await this.host.mkdir(path, 0o777);
             await ensureTmpfs(path, memoryVolumeSize(v));
-            await this.host.writeAtomic(path, files);
+            await writePayload(path, files);
             break;
           }
           case 'projected': {
             const files = await this.projectedPayload(pod, v);
             await this.host.mkdir(path, 0o777);
             await ensureTmpfs(path, memoryVolumeSize(v));
-            await this.host.writeAtomic(path, files);
+            await writePayload(path, files);
             break;
           }
         }
@@ -374,8 +405,9 @@ export class VolumeManager {
         } else if (source.serviceAccountToken) {
           const tp = source.serviceAccountToken;
           if (!this.tokens) throw new Error(`serviceAccountToken projection (path ${tp.path}) is not supported by this pod worker: it has no source of tokens`);
-          // The API defaults expirationSeconds to 3600; fsGroup's 0600 is not applied here (no fsGroup support).
-          part = new Map([[validatePath(tp.path), { content: await this.tokens.get(pod, tp.audience, tp.expirationSeconds ?? 3600), mode: defaultMode }]]);
+          // The API defaults expirationSeconds to 3600; under an fsGroup (or a runAsUser: upstream's fsUser, not applied here) the token is 0600 before the group's share.
+          const tokenMode = pod.spec.securityContext?.fsGroup !== undefined ? 0o600 : defaultMode;
+          part = new Map([[validatePath(tp.path), { content: await this.tokens.get(pod, tp.audience, tp.expirationSeconds ?? 3600), mode: tokenMode }]]);
         } else {
           const kind = Object.keys(source)[0] ?? 'an empty source';
           throw new Error(`projected source ${kind} is not supported on this node`);

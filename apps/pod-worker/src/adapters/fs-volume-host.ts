@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
-import { chmod, lstat, mkdir, open, readFile, readdir, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, lchown, lstat, mkdir, open, readFile, readdir, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { VolumeHost, type FileKind, type PayloadFile } from '../volumes.js';
+import { VolumeHost, fsGroupFileMode, type FileKind, type PayloadFile } from '../volumes.js';
 
 const run = promisify(execFile);
 
@@ -106,5 +106,17 @@ export class FsVolumeHost extends VolumeHost {
   }
   async removeAll(path: string): Promise<void> {
     await rm(path, { recursive: true, force: true }); // rm unlinks symlinks, never follows them
+  }
+  async setOwnership(dir: string, fsGroup: number, readOnly: boolean): Promise<void> {
+    const walk = async (path: string): Promise<void> => {
+      const info = await lstat(path);
+      await lchown(path, -1, fsGroup); // -1: the owner stays
+      if (info.isSymbolicLink()) return; // no mode (nor setgid) on a link
+      const mode = info.mode & 0o7777;
+      const want = info.isDirectory() ? fsGroupFileMode(mode, readOnly) | 0o110 | 0o2000 : fsGroupFileMode(mode, readOnly);
+      if (want !== mode) await chmod(path, want);
+      if (info.isDirectory()) for (const name of await readdir(path)) await walk(join(path, name));
+    };
+    await walk(dir);
   }
 }
