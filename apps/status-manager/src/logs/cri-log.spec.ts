@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ByteLimit, LogOptionsError, decodeCriLog, parseCriLogEntry, parseLogOptions, selectLines, type LogLine } from './cri-log.js';
+import { ByteLimit, LogOptionsError, decodeCriLog, formatLine, parseCriLogEntry, parseLogOptions, selectLines, type LogLine } from './cri-log.js';
 
 const T = '2026-01-01T00:00:0';
 
@@ -23,18 +23,29 @@ describe('parseCriLogEntry: the CRI log format', () => {
 });
 
 describe('decodeCriLog', () => {
-  it('joins partial entries per stream and keeps the first entry\'s time', () => {
+  it('serves partial entries as upstream writes them: no newline inside a line, the timestamp where it begins, per stream', () => {
     const text = `${T}1Z stdout P hel\n${T}1Z stderr F oops\n${T}2Z stdout P lo \n${T}3Z stdout F world\n`;
     const { lines, rest } = decodeCriLog(text);
-    assert.deepEqual(lines.map((l) => [l.stream, l.content, l.timestamp]), [['stderr', 'oops', `${T}1Z`], ['stdout', 'hello world', `${T}1Z`]]);
+    assert.deepEqual(lines.map((l) => [l.stream, l.content, l.newline, l.continuation]), [
+      ['stdout', 'hel', false, false],
+      ['stderr', 'oops', true, false],
+      ['stdout', 'lo ', false, true],
+      ['stdout', 'world', true, true],
+    ]);
+    assert.equal(lines.filter((l) => l.stream === 'stdout').map((l) => formatLine(l, false)).join(''), 'hello world\n');
+    assert.equal(lines.filter((l) => l.stream === 'stdout').map((l) => formatLine(l, true)).join(''), `${T}1Z hello world\n`);
     assert.equal(rest, '');
+  });
+  it('serves the last output of a process that ended without a newline (a partial entry the file ends with)', () => {
+    const { lines } = decodeCriLog(`${T}1Z stdout P pod-name\n${T}1Z stdout P value-1\n`);
+    assert.equal(lines.map((l) => formatLine(l, false)).join(''), 'pod-namevalue-1');
   });
   it('keeps a line without its newline, and an open partial entry, for the next read', () => {
     const pending = new Map<string, LogLine>();
     const a = decodeCriLog(`${T}1Z stdout P ab\n${T}1Z stdout F c`, pending);
-    assert.deepEqual(a.lines, []);
+    assert.deepEqual(a.lines.map((l) => formatLine(l, false)), ['ab']);
     const b = decodeCriLog(`${a.rest}d\n`, pending);
-    assert.deepEqual(b.lines.map((l) => l.content), ['abcd']);
+    assert.deepEqual(b.lines.map((l) => [l.content, l.continuation]), [['cd', true]]);
   });
   it('skips lines not in the format', () => {
     assert.deepEqual(decodeCriLog(`garbage\n${T}1Z stdout F ok\n`).lines.map((l) => l.content), ['ok']);

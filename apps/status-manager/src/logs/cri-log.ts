@@ -8,20 +8,26 @@
  *     2026-01-01T00:00:00.123456789Z stdout F hello
  *     <RFC3339Nano time>             <stream> <P|F> <content>
  *
- * `P` marks a partial entry (a line the runtime split): its content goes on
- * in the next entries up to the `F` one. Pure: the files and the clock are
- * the caller's.
+ * `P` marks a partial entry (a line the runtime split, or the last output of
+ * a process that ended without a newline): its content goes on in the next
+ * entries of its stream up to the `F` one, and is served as it is, without a
+ * newline, as upstream's ReadLogs writes it. Pure: the files and the clock
+ * are the caller's.
  */
 
-/** One line of output, its partial entries joined, with the time of its first entry. */
+/** One entry of the log file: a line of output, or a part of one (a partial entry). */
 export interface LogLine {
-  /** The first entry's time as written (RFC3339Nano). */
+  /** Its time as written (RFC3339Nano). */
   timestamp: string;
   /** Its time in milliseconds since the epoch. */
   time: number;
   stream: 'stdout' | 'stderr';
   /** The content, without the newline. */
   content: string;
+  /** Whether the line ends here (an `F` entry): its content is served with a newline. */
+  newline: boolean;
+  /** Whether it goes on from a partial entry of its stream: served without a timestamp of its own. */
+  continuation: boolean;
 }
 
 /** What a `/containerLogs` request asks for (v1.PodLogOptions as the kubelet server reads it). */
@@ -77,11 +83,12 @@ export function parseRfc3339(s: string): number | undefined {
 }
 
 /**
- * Decodes the entries of a log file's text into lines, partial entries
- * joined (per stream: stdout and stderr are split independently). Returns
- * the complete lines and the text not yet decoded (a last line without its
- * newline, or a partial entry still waiting for its end), which a follower
- * prepends to what it reads next.
+ * Decodes a log file's text into its entries, each a LogLine (upstream's
+ * ReadLogs: one message per file line, a partial entry's content written
+ * without a newline, the timestamp only where a line of its stream begins;
+ * `pending` carries which streams are in the middle of a line from one read
+ * to the next). Returns them and the text not yet decoded (a last file line
+ * without its newline), which a follower prepends to what it reads next.
  */
 export function decodeCriLog(text: string, pending: Map<string, LogLine> = new Map()): { lines: LogLine[]; rest: string } {
   const lines: LogLine[] = [];
@@ -92,14 +99,10 @@ export function decodeCriLog(text: string, pending: Map<string, LogLine> = new M
     const entry = parseCriLogEntry(text.slice(start, nl));
     start = nl + 1;
     if (!entry) continue;
-    const open = pending.get(entry.stream);
-    const line = open ?? { timestamp: entry.timestamp, time: entry.time, stream: entry.stream, content: '' };
-    line.content += entry.content;
+    const line: LogLine = { timestamp: entry.timestamp, time: entry.time, stream: entry.stream, content: entry.content, newline: !entry.partial, continuation: pending.has(entry.stream) };
     if (entry.partial) pending.set(entry.stream, line);
-    else {
-      pending.delete(entry.stream);
-      lines.push(line);
-    }
+    else pending.delete(entry.stream);
+    lines.push(line);
   }
   return { lines, rest: text.slice(start) };
 }
@@ -112,9 +115,9 @@ export function selectLines(lines: readonly LogLine[], opts: Pick<LogOptions, 's
   return out;
 }
 
-/** One line as the log server writes it: the content and a newline, its timestamp first with `timestamps`. */
+/** An entry as the log server writes it: its content, a newline where the line ends, the timestamp first (with `timestamps`) where it begins. */
 export function formatLine(line: LogLine, timestamps: boolean): string {
-  return `${timestamps ? `${line.timestamp} ` : ''}${line.content}\n`;
+  return `${timestamps && !line.continuation ? `${line.timestamp} ` : ''}${line.content}${line.newline ? '\n' : ''}`;
 }
 
 /** Keeps the output under limitBytes (logWriter's remain): what of `chunk` may still be written. */
