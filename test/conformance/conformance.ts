@@ -38,7 +38,7 @@
  * Node 24; the first build takes about 10 minutes of Go.
  */
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SERVICE_NAMES, type ServiceName } from '@app/service';
@@ -81,6 +81,33 @@ const NETWORK = {
   upstream: { node: 'ks-conformance-upstream', bridge: 'ks-confu0', subnet: '10.88.79.0/24', ip: '10.88.79.1', state: '', root: '' },
 }[kubeletKind];
 const NODE = NETWORK.node;
+
+/**
+ * One run of a kind at a time: the node, its bridge and its containerd are the kind's. A lock
+ * directory holding the runner's pid; one left by a runner that is gone is taken over.
+ */
+function takeLock(): void {
+  const lock = `/run/kubelet-split-conformance-${kubeletKind}.lock`;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      mkdirSync(lock);
+      writeFileSync(join(lock, 'pid'), String(process.pid));
+      cleanups.push({ what: 'the lock', run: () => rmSync(lock, { recursive: true, force: true }) });
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const pid = Number(readFileSync(join(lock, 'pid'), 'utf8').trim() || 0);
+      let alive = false;
+      try {
+        alive = pid > 0 && (process.kill(pid, 0), true);
+      } catch {
+        alive = false;
+      }
+      if (alive) fail(`another npm run conformance --kubelet ${kubeletKind} is running (pid ${pid}, ${lock}): one at a time, the node and its network are the same`);
+      rmSync(lock, { recursive: true, force: true });
+    }
+  }
+}
 
 const stamp = new Date().toISOString().replace(/[:.]/g, '-').replace(/-\d+Z$/, 'Z');
 const out = resolve(args.out || join('/var/tmp/kubelet-split/conformance', `${kubeletKind}-${stamp}`));
@@ -363,8 +390,21 @@ function printResults(results: SpecResult[]): void {
   process.stdout.write(`\n${text}\n`);
 }
 
+/** The mounts left under the run's directory (the volumes of pods still there when the node stopped), deepest first. */
+function unmountUnder(dir: string): void {
+  const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((line) => (line.split(' ')[4] ?? '').replace(/\\(\d{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))))
+    .filter((m) => m.startsWith(`${dir}/`))
+    .sort((a, b) => b.length - a.length);
+  for (const m of mounts) execFileSync('umount', [m], { stdio: 'ignore' });
+}
+
 async function main(): Promise<void> {
   const t0 = Date.now();
+  takeLock();
+  // Last of all: whatever the node left mounted in the run's directory (it goes on without them).
+  cleanups.push({ what: `the mounts under ${work}`, run: () => unmountUnder(work) });
   say(`results in ${out}`);
   say('building what is missing (deploy/conformance/build.sh, deploy/control-plane/build.sh kubectl)');
   const conformanceBin = await script('deploy/conformance/build.sh');
