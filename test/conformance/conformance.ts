@@ -33,6 +33,7 @@
  *
  *   npm run conformance -- [--kubelet split|upstream] [--focus RE] [--skip RE]
  *                          [--procs N] [--out DIR] [--timeout 4h]
+ *   npm run conformance -- --compare SPLIT_RUN[,RUN...] UPSTREAM_RUN[,RUN...]
  *
  * Needs root (containerd, the bridge, cgroups), openssl, iproute2 and jq-free
  * Node 24; the first build takes about 10 minutes of Go.
@@ -45,10 +46,12 @@ import { SERVICE_NAMES, type ServiceName } from '@app/service';
 import type { Node } from 'kubernetes-types/core/v1.js';
 import { REPO_ROOT, exited, freePort, startNats, startService, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
-import { areaTable, readGinkgoReport, type SpecResult } from './report.js';
+import { areaTable, readGinkgoReport, sideBySide, type SpecResult } from './report.js';
 
-const { values: args } = parseArgs({
+const { values: args, positionals } = parseArgs({
+  allowPositionals: true,
   options: {
+    compare: { type: 'boolean', default: false },
     kubelet: { type: 'string', default: 'split' },
     focus: { type: 'string', default: '\\[NodeConformance\\]' },
     skip: { type: 'string', default: '' },
@@ -64,6 +67,11 @@ function fail(message: string): never {
   process.exit(2);
 }
 
+if (args.compare) {
+  compareRuns(positionals);
+  process.exit(0);
+}
+if (positionals.length > 0) fail(`unexpected arguments: ${positionals.join(' ')} (--compare takes two)`);
 if (args.kubelet !== 'split' && args.kubelet !== 'upstream') fail(`--kubelet must be split or upstream, got "${args.kubelet}"`);
 const procs = Number(args.procs);
 if (!Number.isInteger(procs) || procs < 1) fail(`--procs must be a positive integer, got "${args.procs}"`);
@@ -74,6 +82,36 @@ try {
   fail(`--focus / --skip: ${(err as Error).message}`);
 }
 const kubeletKind = args.kubelet;
+
+/**
+ * `--compare RUNS RUNS`: two agents' results side by side. Each RUNS is a
+ * run's `--out` directory, or several separated by commas whose reports are
+ * merged (a spec a run left out, e.g. by `--skip '\[Slow\]'`, takes its
+ * outcome from the run that ran it). The agent's name is the run's
+ * (`summary.md`'s first line).
+ */
+function compareRuns(sides: string[]): void {
+  if (sides.length !== 2) fail(`--compare takes two runs (each an --out directory, or several joined by commas), got ${sides.length}`);
+  const focus = new RegExp(args.focus);
+  const skip = args.skip ? new RegExp(args.skip) : undefined;
+  const side = (list: string) => {
+    const dirs = list.split(',').filter((d) => d !== '');
+    const merged = new Map<string, SpecResult>();
+    let agent = '';
+    for (const dir of dirs) {
+      const report = join(dir, 'report.json');
+      if (!existsSync(report)) fail(`no report.json in ${dir}`);
+      const summary = existsSync(join(dir, 'summary.md')) ? readFileSync(join(dir, 'summary.md'), 'utf8') : '';
+      agent ||= /--kubelet upstream/.test(summary.split('\n')[0] ?? '') ? 'upstream kubelet v1.34.4' : 'kubelet-split';
+      for (const r of readGinkgoReport(readFileSync(report, 'utf8'), focus, skip)) {
+        const have = merged.get(r.name);
+        if (!have || (have.outcome === 'skipped' && r.outcome !== 'skipped')) merged.set(r.name, r);
+      }
+    }
+    return { agent, results: [...merged.values()] };
+  };
+  process.stdout.write(`${sideBySide(side(sides[0] ?? ''), side(sides[1] ?? ''))}\n`);
+}
 
 /** The node and its network: one per kind, so that a baseline run never meets the stack's pods or a split run's. */
 const NETWORK = {

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { areaTable, countByArea, readGinkgoReport } from './report.js';
+import { areaTable, countByArea, readGinkgoReport, sideBySide } from './report.js';
 
 const spec = (hierarchy: string[], leaf: string, state: string, message?: string) => ({
   ContainerHierarchyTexts: hierarchy,
@@ -62,5 +62,26 @@ describe('the conformance report', () => {
   it('says so when the report is not ginkgo\'s', () => {
     assert.throws(() => readGinkgoReport('<testsuites/>', /x/), /the ginkgo report is not JSON/);
     assert.throws(() => readGinkgoReport('{}', /x/), /not a list of suite reports/);
+  });
+});
+
+describe('two runs side by side', () => {
+  const run = (states: Record<string, string>) =>
+    readGinkgoReport(JSON.stringify([{ SpecReports: Object.entries(states).map(([leaf, state]) => spec(['[sig-node] Pods'], `${leaf} [NodeConformance]`, state, state === 'failed' ? 'boom' : undefined)) }]), /\[NodeConformance\]/);
+
+  it('counts each area for both, and names the specs whose outcome differs and those both fail', () => {
+    const split = run({ a: 'passed', b: 'failed', c: 'failed' });
+    const upstream = run({ a: 'passed', b: 'passed', c: 'failed', d: 'passed' });
+    const text = sideBySide({ agent: 'kubelet-split', results: split }, { agent: 'upstream', results: upstream });
+    assert.match(text, /^\| \[sig-node\] Pods \| 1 \/ 2 \| 3 \/ 1 \|$/m);
+    assert.match(text, /^\| \*\*all\*\* \(3 \/ 4 specs\) \| \*\*1 \/ 2\*\* \| \*\*3 \/ 1\*\* \|$/m);
+    assert.match(text, /^- \[sig-node\] Pods b \[NodeConformance\]: kubelet-split failed, upstream passed \(boom\)$/m);
+    assert.match(text, /^- \[sig-node\] Pods d \[NodeConformance\]: kubelet-split not run, upstream passed$/m);
+    assert.match(text, /Failed on both:\n- \[sig-node\] Pods c \[NodeConformance\]: boom/);
+  });
+
+  it('says when both agree on every spec', () => {
+    const same = run({ a: 'passed' });
+    assert.match(sideBySide({ agent: 'x', results: same }, { agent: 'y', results: same }), /Every spec has the same outcome on both\.\n\nNo spec failed on both\./);
   });
 });

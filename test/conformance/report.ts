@@ -104,3 +104,35 @@ export function areaTable(results: readonly SpecResult[], agent: string): { tabl
   const failures = failed.length === 0 ? 'No spec failed.' : ['Failed:', ...failed.map((r) => `- ${r.name} (${r.state}, ${r.seconds.toFixed(0)} s): ${r.message.slice(0, 300)}`)].join('\n');
   return { table, failures };
 }
+
+/**
+ * Two runs side by side (kubelet-split's and the upstream kubelet's), by
+ * area: each one's passed and failed, then the specs whose outcome differs
+ * (what one passes and the other does not), named.
+ */
+export function sideBySide(a: { agent: string; results: readonly SpecResult[] }, b: { agent: string; results: readonly SpecResult[] }): string {
+  const ca = new Map(countByArea(a.results).map((c) => [c.area, c]));
+  const cb = new Map(countByArea(b.results).map((c) => [c.area, c]));
+  const areas = countByArea([...a.results, ...b.results]).map((c) => c.area);
+  const cell = (c: AreaCount | undefined) => (c ? `${c.passed} / ${c.failed}${c.skipped ? ` (${c.skipped} skipped)` : ''}` : '—');
+  const total = (rs: readonly SpecResult[]) => `**${rs.filter((r) => r.outcome === 'passed').length} / ${rs.filter((r) => r.outcome === 'failed').length}**`;
+  const rows = [
+    `| area | ${a.agent}: passed / failed | ${b.agent}: passed / failed |`,
+    '|---|---|---|',
+    ...areas.map((area) => `| ${area} | ${cell(ca.get(area))} | ${cell(cb.get(area))} |`),
+    `| **all** (${a.results.length} / ${b.results.length} specs) | ${total(a.results)} | ${total(b.results)} |`,
+  ];
+  const outcomeA = new Map(a.results.map((r) => [r.name, r]));
+  const outcomeB = new Map(b.results.map((r) => [r.name, r]));
+  const names = [...new Set([...outcomeA.keys(), ...outcomeB.keys()])].sort();
+  const differ = names.filter((n) => outcomeA.get(n)?.outcome !== outcomeB.get(n)?.outcome);
+  const both = names.filter((n) => outcomeA.get(n)?.outcome === 'failed' && outcomeB.get(n)?.outcome === 'failed');
+  const line = (n: string) => `- ${n}: ${a.agent} ${outcomeA.get(n)?.outcome ?? 'not run'}, ${b.agent} ${outcomeB.get(n)?.outcome ?? 'not run'}${outcomeA.get(n)?.outcome === 'failed' ? ` (${(outcomeA.get(n)?.message ?? '').slice(0, 200)})` : ''}`;
+  return [
+    rows.join('\n'),
+    '',
+    differ.length === 0 ? 'Every spec has the same outcome on both.' : ['Where they differ:', ...differ.map(line)].join('\n'),
+    '',
+    both.length === 0 ? 'No spec failed on both.' : ['Failed on both:', ...both.map((n) => `- ${n}: ${(outcomeB.get(n)?.message ?? '').slice(0, 200)}`)].join('\n'),
+  ].join('\n');
+}
