@@ -46,6 +46,7 @@ import { SERVICE_NAMES, type ServiceName } from '@app/service';
 import type { Node } from 'kubernetes-types/core/v1.js';
 import { REPO_ROOT, exited, freePort, startNats, startService, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
+import { kubeletConfigYaml } from '../support/upstream-kubelet.js';
 import { areaTable, readGinkgoReport, sideBySide, type SpecResult } from './report.js';
 
 const { values: args, positionals } = parseArgs({
@@ -318,8 +319,6 @@ async function startUpstreamNode(cp: ControlPlane, clientCa: string): Promise<st
   const dir = join(work, 'kubelet');
   mkdirSync(join(dir, 'manifests'), { recursive: true });
   const config = {
-    apiVersion: 'kubelet.config.k8s.io/v1beta1',
-    kind: 'KubeletConfiguration',
     staticPodPath: join(dir, 'manifests'),
     address: NETWORK.ip,
     port: 10250,
@@ -328,18 +327,11 @@ async function startUpstreamNode(cp: ControlPlane, clientCa: string): Promise<st
     healthzPort: await freePort(),
     authentication: { anonymous: { enabled: false }, webhook: { enabled: true }, x509: { clientCAFile: clientCa } },
     authorization: { mode: 'Webhook' },
-    cgroupDriver: 'cgroupfs',
-    cgroupsPerQOS: false,
-    enforceNodeAllocatable: [],
-    failSwapOn: false,
-    failCgroupV1: false,
-    makeIPTablesUtilChains: false,
-    oomScoreAdj: 0,
     podLogsDir: join(dir, 'pod-logs'),
     volumePluginDir: join(dir, 'volume-plugins'),
     containerRuntimeEndpoint: `unix://${join(dir, 'containerd.sock')}`,
   };
-  writeFileSync(join(dir, 'kubelet-config.yaml'), `${JSON.stringify(config, null, 2)}\n`);
+  writeFileSync(join(dir, 'kubelet-config.yaml'), kubeletConfigYaml(config));
   const child = spawnLogged('bash', [join(REPO_ROOT, 'deploy', 'kubelet', 'run.sh'), dir, kubelet, NODE, `--kubeconfig=${cp.kubeconfig(NODE)}`, `--node-ip=${NETWORK.ip}`], 'kubelet.log', {
     ...process.env,
     KS_CNI_BRIDGE: NETWORK.bridge,

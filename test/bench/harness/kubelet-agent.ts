@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { REPO_ROOT, exited, freePort } from '../../../deploy/local/stack.js';
+import { kubeletConfigYaml } from '../../support/upstream-kubelet.js';
 import { podViews, type Agent, type AgentProcess, type PodView } from './agent.js';
 
 const NODE = 'ks-bench-kubelet';
@@ -61,8 +62,6 @@ export class UpstreamKubeletAgent implements Agent {
   private writeConfig(): void {
     mkdirSync(this.manifests, { recursive: true });
     const config = {
-      apiVersion: 'kubelet.config.k8s.io/v1beta1',
-      kind: 'KubeletConfiguration',
       staticPodPath: this.manifests,
       fileCheckFrequency: '20s',
       address: '127.0.0.1',
@@ -72,20 +71,12 @@ export class UpstreamKubeletAgent implements Agent {
       healthzPort: this.ports.healthz,
       authentication: { anonymous: { enabled: true }, webhook: { enabled: false } },
       authorization: { mode: 'AlwaysAllow' },
-      cgroupDriver: 'cgroupfs',
-      cgroupsPerQOS: false,
-      enforceNodeAllocatable: [],
-      failSwapOn: false,
-      failCgroupV1: false,
-      makeIPTablesUtilChains: false,
-      oomScoreAdj: 0,
       registerNode: false,
       podLogsDir: join(this.dir, 'pod-logs'),
       volumePluginDir: join(this.dir, 'volume-plugins'),
       containerRuntimeEndpoint: this.criEndpoint,
     };
-    // JSON is YAML: no YAML writer needed.
-    writeFileSync(join(this.dir, 'kubelet-config.yaml'), `${JSON.stringify(config, null, 2)}\n`);
+    writeFileSync(join(this.dir, 'kubelet-config.yaml'), kubeletConfigYaml(config));
   }
 
   podName(name: string): string {
