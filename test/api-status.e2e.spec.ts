@@ -137,6 +137,8 @@ describe('API pods on the node: their status, deletion and events in the apiserv
     await admin.request(`${podsPath}/graceful`, { method: 'DELETE' });
     await stack.waitFor('graceful gone from the apiserver', () => getPod('graceful').then(() => undefined, (err: unknown) => (isNotFound(err) ? true : undefined)), 60_000);
     const tookMs = Date.now() - t0;
+    // The GET that saw it gone can come before the watch's DELETED event: wait for that event (a race in the test, not the node).
+    await stack.waitFor('the watch\'s DELETED event', () => (seen.some((e) => e.type === 'DELETED') ? true : undefined), 10_000);
     watching.abort();
     await watch;
     process.stdout.write(`# deleted in the API: gone ${tookMs} ms later (the container's SIGTERM handler takes 2 s)\n`);
