@@ -44,7 +44,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SERVICE_NAMES, type ServiceName } from '@app/service';
 import type { Node } from 'kubernetes-types/core/v1.js';
-import { REPO_ROOT, exited, freePort, startNats, startService, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
+import { REPO_ROOT, exited, freePort, startNats, startService, stopProcess, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
 import { kubeletConfigYaml } from '../support/upstream-kubelet.js';
 import { areaTable, readGinkgoReport, sideBySide, type SpecResult } from './report.js';
@@ -227,13 +227,6 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-async function stopChild(child: ChildProcess, graceMs: number): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  const t = setTimeout(() => child.kill('SIGKILL'), graceMs);
-  await exited(child);
-  clearTimeout(t);
-}
 
 function killGroup(pgid: number): void {
   try {
@@ -258,7 +251,7 @@ async function startControllers(cp: ControlPlane, bin: string): Promise<void> {
     '--leader-elect=false',
     '--v=1',
   ], 'kube-controller-manager.log');
-  cleanups.push({ what: 'kube-controller-manager', run: () => stopChild(cm, 10_000) });
+  cleanups.push({ what: 'kube-controller-manager', run: () => stopProcess(cm, 10_000) });
   const scheduler = spawnLogged(join(bin, 'kube-scheduler'), [
     `--kubeconfig=${kubeconfig}`,
     `--authentication-kubeconfig=${kubeconfig}`,
@@ -268,7 +261,7 @@ async function startControllers(cp: ControlPlane, bin: string): Promise<void> {
     '--leader-elect=false',
     '--v=1',
   ], 'kube-scheduler.log');
-  cleanups.push({ what: 'kube-scheduler', run: () => stopChild(scheduler, 10_000) });
+  cleanups.push({ what: 'kube-scheduler', run: () => stopProcess(scheduler, 10_000) });
   await new Promise((r) => setTimeout(r, 2000));
   for (const [name, child] of [['kube-controller-manager', cm], ['kube-scheduler', scheduler]] as const) {
     if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}); see ${join(logs, `${name}.log`)}`);
@@ -337,7 +330,7 @@ async function startUpstreamNode(cp: ControlPlane, clientCa: string): Promise<st
     KS_CNI_BRIDGE: NETWORK.bridge,
     KS_CNI_SUBNET: NETWORK.subnet,
   });
-  cleanups.push({ what: 'the upstream kubelet and its containerd', run: () => stopChild(child, 60_000) });
+  cleanups.push({ what: 'the upstream kubelet and its containerd', run: () => stopProcess(child, 60_000) });
   const sock = join(dir, 'containerd.sock');
   const deadline = Date.now() + 120_000;
   while (!existsSync(sock)) {

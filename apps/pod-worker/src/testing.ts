@@ -445,11 +445,12 @@ export class FakeVolumeHost extends VolumeHost {
     if (!this.failUnmount) this.mounts.delete(path);
     return Promise.resolve();
   }
-  writeAtomic(dir: string, files: Map<string, PayloadFile>): Promise<void> {
+  writeAtomic(dir: string, files: Map<string, PayloadFile>): Promise<boolean> {
     this.calls.push(`writeAtomic ${dir}`);
+    const same = sameFiles(this.written.get(dir), files);
     this.written.set(dir, files);
     this.kinds[`${dir}/..data`] = 'directory';
-    return Promise.resolve();
+    return Promise.resolve(!same);
   }
   removeAll(path: string): Promise<void> {
     this.calls.push(`removeAll ${path}`);
@@ -461,6 +462,16 @@ export class FakeVolumeHost extends VolumeHost {
   }
 }
 const _volumeHost = new FakeVolumeHost() satisfies VolumeHost;
+
+/** Whether two payloads hold the same files with the same content and modes (the writer's "nothing to write"). */
+function sameFiles(a: Map<string, PayloadFile> | undefined, b: Map<string, PayloadFile>): boolean {
+  if (!a || a.size !== b.size) return false;
+  for (const [path, f] of b) {
+    const g = a.get(path);
+    if (!g || g.mode !== f.mode || !Buffer.from(g.content).equals(Buffer.from(f.content))) return false;
+  }
+  return true;
+}
 
 /** Tokens as config-source would mint them: `token-of-<sa>-for-<pod>(<audience>,<seconds>)`; `failWith` makes every request fail. */
 export class FakeServiceAccountTokens extends ServiceAccountTokens {

@@ -32,6 +32,19 @@ describe('VolumeManager under a pod fsGroup (SetVolumeOwnership)', () => {
     assert.equal(host.written.get('/pods/u1/volumes/kubernetes.io~downward-api/info')?.get('name')?.mode, 0o644 | 0o440);
   });
 
+  it('sets it when the content is written or the emptyDir made, not again at every sync (a user\'s own files keep their modes)', async () => {
+    const host = new FakeVolumeHost();
+    const pod = mkPod([{ name: 'scratch', emptyDir: {} }, { name: 'info', downwardAPI: { items: [{ path: 'name', fieldRef: { fieldPath: 'metadata.name' } }] } }], 1001);
+    const manager = new VolumeManager(host, '/pods', NODE);
+    await manager.mountPod(pod);
+    host.kinds['/pods/u1/volumes/kubernetes.io~empty-dir/scratch'] = 'directory';
+    host.calls.length = 0;
+    await manager.mountPod(pod);
+    assert.deepEqual(host.calls.filter((c) => c.startsWith('setOwnership')), []);
+    await manager.mountPod({ ...pod, metadata: { ...pod.metadata, name: 'renamed' } });
+    assert.deepEqual(host.calls.filter((c) => c.startsWith('setOwnership')), ['setOwnership /pods/u1/volumes/kubernetes.io~downward-api/info 1001 ro']);
+  });
+
   it('leaves ownership alone without an fsGroup', async () => {
     const host = new FakeVolumeHost();
     await new VolumeManager(host, '/pods', NODE).mountPod(mkPod([{ name: 'scratch', emptyDir: {} }]));

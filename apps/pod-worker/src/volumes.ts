@@ -56,8 +56,8 @@ export abstract class VolumeHost {
   /** Mounts a tmpfs of `sizeBytes` at `path`. */
   abstract mountTmpfs(path: string, sizeBytes: number): Promise<void>;
   abstract unmount(path: string): Promise<void>;
-  /** Writes `files` into `dir` atomically (AtomicWriter: `..data` switched at once), when they differ from what is there. */
-  abstract writeAtomic(dir: string, files: Map<string, PayloadFile>): Promise<void>;
+  /** Writes `files` into `dir` atomically (AtomicWriter: `..data` switched at once), when they differ from what is there; says whether it wrote. */
+  abstract writeAtomic(dir: string, files: Map<string, PayloadFile>): Promise<boolean>;
   /** Removes `path` and everything under it, never following a symlink. */
   abstract removeAll(path: string): Promise<void>;
   /**
@@ -308,11 +308,12 @@ export class VolumeManager {
       if (!mounts.has(path)) await this.host.mountTmpfs(path, sizeBytes);
     };
     const memoryVolumeSize = (v: Volume) => emptyDirMemorySize(pod, { name: v.name, emptyDir: { medium: 'Memory' } }, this.node.memoryBytes);
-    // The pod's fsGroup: its volumes' files are the group's (SetVolumeOwnership, as each plugin's SetUpAt calls it).
+    // The pod's fsGroup: its volumes' files are the group's (SetVolumeOwnership), as upstream sets it: when the
+    // writer wrote a new payload (AtomicWriter's setPerms), and on an emptyDir when it is made; never on every sync.
     const fsGroup = pod.spec.securityContext?.fsGroup ?? undefined;
     const writePayload = async (path: string, files: Map<string, PayloadFile>) => {
-      await this.host.writeAtomic(path, withFsGroupModes(files, fsGroup));
-      if (fsGroup !== undefined) await this.host.setOwnership(path, fsGroup, true);
+      const wrote = await this.host.writeAtomic(path, withFsGroupModes(files, fsGroup));
+      if (wrote && fsGroup !== undefined) await this.host.setOwnership(path, fsGroup, true);
     };
     for (const v of pod.spec.volumes ?? []) {
       try {
@@ -327,11 +328,13 @@ export class VolumeManager {
             if (check.create === 'file') await this.host.createFile(path, 0o644);
             break;
           }
-          case 'emptyDir':
+          case 'emptyDir': {
+            const made = (await this.host.fileKind(path)) === 'missing';
             await this.host.mkdir(path, 0o777);
             if (v.emptyDir?.medium === 'Memory') await ensureTmpfs(path, emptyDirMemorySize(pod, v, this.node.memoryBytes));
-            if (fsGroup !== undefined) await this.host.setOwnership(path, fsGroup, false);
+            if (made && fsGroup !== undefined) await this.host.setOwnership(path, fsGroup, false);
             break;
+          }
           case 'downwardAPI':
             await this.host.mkdir(path, 0o777);
             await writePayload(path, downwardAPIPayload(pod, v, this.node));

@@ -55,10 +55,10 @@ export class FsVolumeHost extends VolumeHost {
    * previous directory removed after the switch. Nothing is written when
    * every file is there with its content and mode.
    */
-  async writeAtomic(dir: string, files: Map<string, PayloadFile>): Promise<void> {
+  async writeAtomic(dir: string, files: Map<string, PayloadFile>): Promise<boolean> {
     const dataLink = join(dir, '..data');
     const old = await readlink(dataLink).catch(() => undefined);
-    if (old !== undefined && (await this.samePayload(join(dir, old), files))) return;
+    if (old !== undefined && (await this.samePayload(join(dir, old), files))) return false;
     const ts = `..${new Date().toISOString().replace(/[:.]/g, '_')}.${process.pid}`;
     const tsDir = join(dir, ts);
     await mkdir(tsDir, { mode: 0o755 });
@@ -87,6 +87,7 @@ export class FsVolumeHost extends VolumeHost {
       if ((await readlink(join(dir, name)).catch(() => undefined))?.startsWith('..data/')) await rm(join(dir, name), { force: true });
     }
     if (old !== undefined && old !== ts) await rm(join(dir, old), { recursive: true, force: true });
+    return true;
   }
   private async samePayload(dataDir: string, files: Map<string, PayloadFile>): Promise<boolean> {
     try {
