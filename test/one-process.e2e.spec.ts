@@ -72,15 +72,18 @@ describe('the one-process mode (TARGET=all) on the real containerd', { timeout: 
     const uid = (await stack.podList()).items.find((p) => p.metadata?.name === stack.podName('web'))?.metadata?.uid ?? '';
     assert.ok(uid);
     const wanted = ['config-source', 'sync-loop', 'pod-worker', 'cri-gateway', 'pleg', 'status-manager'];
+    // Each service flushes its records in batches of its own (50 ms): the wait ends on what the
+    // assertions check (every service seen, and the two hops below), not on the first record of each.
+    const gatewayHop = (rs: TraceRecord[]) => rs.find((r) => r.kind === 'handle' && r.subject?.endsWith('.RunPodSandbox'));
+    const workerHop = (rs: TraceRecord[]) => rs.find((r) => r.kind === 'cri' && r.method === 'StartContainer' && r.instance === `pod-worker@${NODE}#0`);
     const seen = await stack.waitFor('hops of every service on the pod\'s way', async () => {
       const rs: TraceRecord[] = [];
       await readTraceRecords(stack.nc, podTraceFilter(uid), (r) => void rs.push(r), { follow: false });
       const services = new Set(rs.map((r) => r.instance.split('@')[0]));
-      return wanted.every((w) => services.has(w)) ? rs : undefined;
-    }, 15_000);
-    const cri = seen.find((r) => r.kind === 'handle' && r.subject?.endsWith('.RunPodSandbox'));
-    assert.equal(cri?.instance, `cri-gateway@${NODE}#0`, 'the gateway handled RunPodSandbox, and its hop says so');
-    assert.ok(seen.some((r) => r.kind === 'cri' && r.method === 'StartContainer' && r.instance === `pod-worker@${NODE}#0`), 'the pod worker\'s StartContainer call is its own hop');
+      return wanted.every((w) => services.has(w)) && gatewayHop(rs) && workerHop(rs) ? rs : undefined;
+    }, 30_000);
+    assert.equal(gatewayHop(seen)?.instance, `cri-gateway@${NODE}#0`, 'the gateway handled RunPodSandbox, and its hop says so');
+    assert.ok(workerHop(seen), 'the pod worker\'s StartContainer call is its own hop');
   });
 
   it('each module serves its own metrics: the kubelet\'s series under their service\'s label only', async () => {
