@@ -15,7 +15,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const ENTRIES = ['config-source', 'sync-loop', 'pod-worker', 'pleg', 'prober', 'status-manager', 'cri-gateway', 'kubelet'];
+const ENTRIES = ['config-source', 'sync-loop', 'pod-worker', 'pleg', 'prober', 'status-manager', 'kubelet-server', 'node-status', 'console', 'cri-gateway', 'kubelet'];
 const EXTERNAL = [
   '@kubernetes/client-node',
   // Nest's optional peers (loaded with loadPackage only when used)

@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { parseEnv } from '@app/config';
-import { SERVICE_NAMES, isLoopbackHost, moduleEnvPrefix, serviceSchema } from '@app/service';
+import { DEFAULT_PORTS, SERVICE_NAMES, STATUS_GROUP, isLoopbackHost, moduleEnv, moduleEnvPrefix, serviceSchema, type ServiceName } from '@app/service';
 import { REPO_ROOT } from '../deploy/local/stack.js';
 import { SERVICE_CONFIG_SCHEMAS } from './support/config-schemas.js';
 
@@ -67,7 +67,8 @@ describe('docker-compose.yml', () => {
     assert.equal(interpolate(gen?.image ?? ''), IMAGE);
   });
 
-  for (const service of SERVICE_NAMES) {
+  // The status group is one compose service (below); every other service is one of its own.
+  for (const service of SERVICE_NAMES.filter((s) => !(STATUS_GROUP as readonly ServiceName[]).includes(s))) {
     describe(service, () => {
       const svc = compose.services[service];
 
@@ -108,6 +109,36 @@ describe('docker-compose.yml', () => {
       });
     });
   }
+
+  describe('the status group (the status-manager service): status-manager, kubelet-server, node-status and console in one process', () => {
+    const svc = compose.services['status-manager'];
+    const env = Object.fromEntries(Object.entries(svc?.environment ?? {}).map(([k, v]) => [k, interpolate(String(v))]));
+
+    it('is a compose service of the one image, its command the group (TARGET), on the host network, restarted', () => {
+      assert.ok(svc, 'no compose service status-manager');
+      assert.equal(interpolate(svc.image ?? ''), IMAGE);
+      assert.deepEqual(svc.command, [STATUS_GROUP.join(',')]);
+      assert.equal(svc.network_mode, 'host');
+      assert.equal(svc.restart, 'unless-stopped');
+      assert.deepEqual(svc.profiles, ['services']);
+    });
+
+    for (const service of STATUS_GROUP) {
+      it(`${service}: connects as its own NATS user with its own password file, and reads only variables it accepts`, () => {
+        assert.equal(env[`${moduleEnvPrefix(service)}NATS_PASSWORD_FILE`], `/run/secrets/nats/${service}.password`);
+        const own = moduleEnv(service, env, STATUS_GROUP.length);
+        const accepted = Object.keys(serviceSchema({ service, schema: schemas[service] }));
+        assert.doesNotThrow(() => parseEnv(serviceSchema({ service, schema: schemas[service] }), Object.fromEntries(Object.entries(own).filter(([k]) => accepted.includes(k)))));
+      });
+    }
+
+    it('binds loopback, and its health check asks every module\'s /readyz on its port', () => {
+      assert.ok(isLoopbackHost(env['HOST'] ?? '127.0.0.1'));
+      const check = (svc?.healthcheck?.test ?? []).join(' ');
+      for (const service of STATUS_GROUP) assert.match(check, new RegExp(`\\b${DEFAULT_PORTS[service]}\\b`), service);
+      assert.match(check, /\/readyz/);
+    });
+  });
 
   it('runs pod-worker with 2 replicas, each on its own port of a range', () => {
     const pw = compose.services['pod-worker'];

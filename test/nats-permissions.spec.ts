@@ -22,7 +22,7 @@ import type { Type } from '@nestjs/common';
 import { SERVICE_NAMES, Subjects, resolvePattern, type ServiceName } from '@app/contracts';
 import { NatsCriClient, RUNTIME_METHOD_INFO } from '@app/cri';
 import type { Msg, NatsConnection, PublishOptions, SubscriptionOptions } from '@nats-io/transport-node';
-import { BUCKETS, CRI_RUNTIME_READS, NATS_USERS, familySubject, grantedBuckets, inboxPrefix, passwordVariable, permits, serviceSubjects, type BucketId, type SubjectFamily } from '@app/nats';
+import { BUCKETS, CRI_RUNTIME_CHANGES, CRI_RUNTIME_READS, CRI_RUNTIME_STREAMING, NATS_USERS, familySubject, grantedBuckets, inboxPrefix, passwordVariable, permits, serviceSubjects, type BucketId, type SubjectFamily } from '@app/nats';
 import { ServiceInfoController } from '@app/service';
 import { REPO_ROOT } from '../deploy/local/stack.js';
 import { ConfigSourceModule } from '../apps/config-source/src/config-source.module.js';
@@ -31,6 +31,9 @@ import { PodWorkerModule } from '../apps/pod-worker/src/pod-worker.module.js';
 import { PlegModule } from '../apps/pleg/src/pleg.module.js';
 import { ProberModule } from '../apps/prober/src/prober.module.js';
 import { StatusManagerModule } from '../apps/status-manager/src/status-manager.module.js';
+import { KubeletServerModule } from '../apps/kubelet-server/src/kubelet-server.module.js';
+import { NodeStatusModule } from '../apps/node-status/src/node-status.module.js';
+import { ConsoleModule } from '../apps/console/src/console.module.js';
 import { CriGatewayModule } from '../apps/cri-gateway/src/cri-gateway.module.js';
 
 const NODE = 'node-a';
@@ -41,6 +44,9 @@ const MODULES: Readonly<Record<ServiceName, Type<unknown>>> = {
   pleg: PlegModule,
   prober: ProberModule,
   'status-manager': StatusManagerModule,
+  'kubelet-server': KubeletServerModule,
+  'node-status': NodeStatusModule,
+  console: ConsoleModule,
   'cri-gateway': CriGatewayModule,
 };
 const FAMILIES = Object.keys(Subjects).filter((f) => f !== 'serviceInfo' && f !== 'serviceCommand') as SubjectFamily[];
@@ -76,9 +82,9 @@ function sourceUses(service: ServiceName): [op: 'publish' | 'subscribe', subject
   return uses;
 }
 
-/** The buckets main.ts declares (`buckets: [...]`). */
+/** The buckets its definition declares (`buckets: [...]` in <service>.definition.ts). */
 function declaredBuckets(service: ServiceName): BucketId[] {
-  const main = readFileSync(join(REPO_ROOT, 'apps', service, 'src', 'main.ts'), 'utf8');
+  const main = readFileSync(join(REPO_ROOT, 'apps', service, 'src', `${service}.definition.ts`), 'utf8');
   const list = /buckets:\s*\[([^\]]*)\]/.exec(main)?.[1] ?? '';
   return [...list.matchAll(/'([A-Za-z]+)'/g)].map((m) => m[1] as BucketId);
 }
@@ -100,8 +106,10 @@ for (const service of SERVICE_NAMES) {
       }
     });
 
-    it('every bucket its main.ts declares', () => {
-      for (const id of declaredBuckets(service)) {
+    it('every bucket its definition declares', () => {
+      const declared = declaredBuckets(service);
+      if (service !== 'cri-gateway') assert.ok(declared.length > 0, `${service}.definition.ts declares its buckets`);
+      for (const id of declared) {
         assert.ok(grantedBuckets(service).includes(BUCKETS[id].name), `${service} declares ${id} but may not open ${BUCKETS[id].name}`);
       }
     });
@@ -142,6 +150,32 @@ describe('NATS permissions: the CRI reads are the calls with the read deadline',
   it('CRI_RUNTIME_READS is every RuntimeService method of the list class, and only those', () => {
     const reads = Object.entries(RUNTIME_METHOD_INFO).filter(([, i]) => i.deadline === 'list').map(([m]) => m);
     assert.deepEqual([...CRI_RUNTIME_READS].sort(), reads.sort());
+  });
+
+  it('the reads, the changes and the streams are every RuntimeService method, each once', () => {
+    assert.deepEqual([...CRI_RUNTIME_READS, ...CRI_RUNTIME_CHANGES, ...CRI_RUNTIME_STREAMING].sort(), Object.keys(RUNTIME_METHOD_INFO).sort());
+  });
+});
+
+describe('NATS permissions: who may open a stream into a container, or run a command in it', () => {
+  const callers = (method: string) => SERVICE_NAMES.filter((s) => permits(s, 'publish', `cri.${NODE}.runtime.${method}`));
+  for (const method of CRI_RUNTIME_STREAMING) {
+    it(`only kubelet-server may call ${method} (kubectl exec, attach, port-forward)`, () => assert.deepEqual(callers(method), ['kubelet-server']));
+  }
+
+  it('ExecSync: the kubelet server (/run), the pod worker (lifecycle hooks) and the prober (exec probes); status-manager no longer may', () => {
+    assert.deepEqual(callers('ExecSync'), ['pod-worker', 'prober', 'kubelet-server']);
+    assert.equal(permits('status-manager', 'publish', `cri.${NODE}.runtime.ExecSync`), false);
+  });
+
+  it('status-manager, node-status and console call no stream, and console and status-manager call the runtime not at all', () => {
+    for (const s of ['status-manager', 'node-status', 'console'] as const) for (const m of [...CRI_RUNTIME_STREAMING, 'ExecSync']) assert.equal(permits(s, 'publish', `cri.${NODE}.runtime.${m}`), false, `${s} ${m}`);
+    for (const s of ['status-manager', 'console'] as const) assert.equal(permits(s, 'publish', `cri.${NODE}.runtime.ListContainers`), false, s);
+  });
+
+  it('only console reads the trace records (the timeline), and only node-status holds the node-status lease', () => {
+    assert.deepEqual(SERVICE_NAMES.filter((s) => permits(s, 'publish', '$JS.API.CONSUMER.MSG.NEXT.KUBELET_TRACES.x')), ['console']);
+    assert.deepEqual(SERVICE_NAMES.filter((s) => permits(s, 'publish', '$KV.leases.node-a.leader.node-status')), ['node-status']);
   });
 });
 

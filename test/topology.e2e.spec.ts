@@ -26,6 +26,9 @@ const DESIGN_SUBSCRIBES: Record<ServiceName, readonly string[]> = {
   pleg: ['criEvents', 'plegInspect'],
   prober: ['prober'],
   'status-manager': ['status', 'probeResult', 'events'],
+  'kubelet-server': [],
+  'node-status': [],
+  console: ['events'],
   'cri-gateway': ['criRuntime', 'criImage'],
 };
 /** Not message families of the table: every instance's `info` and own commands, and its reply inbox. */

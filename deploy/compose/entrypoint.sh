@@ -37,7 +37,7 @@ echo "${PORT:-}" > /tmp/port
 # The bundles (deploy/bundle.mjs) start faster than dist/apps/<service>/src/main.js; no source
 # maps (memory and start time). A small young generation in every process (docs/adr/0018-idle-footprint.md).
 case "$what" in
-  config-source|sync-loop|pod-worker|pleg|prober|status-manager|cri-gateway)
+  config-source|sync-loop|pod-worker|pleg|prober|status-manager|kubelet-server|node-status|console|cri-gateway)
     exec node --max-semi-space-size=1 "dist/bundle/$what.mjs" "$@" ;;
   *)
     export TARGET="$what"

@@ -3,22 +3,26 @@
  * machine. Starts containerd (deploy/runtime.sh: own root, state and socket;
  * images built and imported), nats-server (deploy/nats/nats-server.conf's settings,
  * with a new password per user on every run) and
- * the seven services, waits until every /readyz is green, prints who runs
+ * the services, waits until every /readyz is green, prints who runs
  * where, streams every log line with a service prefix, and on Ctrl-C stops
  * everything it started. A process that dies is restarted with a backoff.
- * With TARGET=all (or --target all) the seven run as modules of one process
+ * By default status-manager, kubelet-server, node-status and console share
+ * one process (STATUS_GROUP: the footprint of the status manager they were
+ * split from), each still its own module, NATS user and port; --split runs
+ * every service in a process of its own.
+ * With TARGET=all (or --target all) all of them run as modules of one process
  * (the one-process mode; a list such as TARGET=pleg,prober puts those in one
  * process and the others in their own); pod-worker replicas beyond the
  * first run in processes of their own either way.
  *
- *   node dist/deploy/local/launch.js [--manifests DIR] [--pod-workers N] [--no-runtime] [--target all|LIST] [--entry bundle|dist]
+ *   node dist/deploy/local/launch.js [--manifests DIR] [--pod-workers N] [--no-runtime] [--target all|LIST | --split] [--entry bundle|dist]
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_PORTS, SERVICE_NAMES, parseTarget, type ServiceName } from '@app/service';
+import { DEFAULT_PORTS, SERVICE_NAMES, STATUS_GROUP, parseTarget, type ServiceName } from '@app/service';
 import { NODE_NATS_SETTINGS } from '../nats/server-config.js';
 import { REPO_ROOT, exited, spawnModules, spawnService, startNats, stopProcess, waitHttpOk, type NatsServer, type ServiceProcess } from './stack.js';
 
@@ -29,6 +33,7 @@ const { values: args } = parseArgs({
     'no-runtime': { type: 'boolean', default: false },
     'ready-timeout': { type: 'string', default: '60' },
     target: { type: 'string', default: process.env['TARGET'] ?? '' },
+    split: { type: 'boolean', default: false },
     entry: { type: 'string', default: process.env['KS_ENTRY'] ?? 'bundle' },
   },
 });
@@ -48,7 +53,7 @@ const node = (process.env['NODE_NAME'] ?? hostname()).toLowerCase();
 /** The services that run together in one process (TARGET); none: one process per service. */
 let together: ServiceName[] = [];
 try {
-  together = args.target.trim() === '' ? [] : parseTarget(args.target);
+  together = args.target.trim() !== '' ? parseTarget(args.target) : args.split ? [] : [...STATUS_GROUP];
 } catch (err) {
   process.stderr.write(`--target / TARGET: ${(err as Error).message}\n`);
   process.exit(2);
@@ -168,14 +173,15 @@ async function main(): Promise<void> {
   });
 
   const shared: Record<string, string> = { NODE_NAME: node, NATS_URL: nats.url, LOG_LEVEL: process.env['LOG_LEVEL'] ?? 'info' };
-  // Joining a cluster: the launcher's KUBECONFIG goes to the two services that talk to the apiserver.
+  // Joining a cluster: the launcher's KUBECONFIG goes to the services that talk to the apiserver.
   const kubeconfig = process.env['KUBECONFIG'] ? resolve(process.env['KUBECONFIG']) : undefined;
-  if (kubeconfig) say(`joining the cluster of ${kubeconfig} (config-source, status-manager)`);
+  const joins: readonly ServiceName[] = ['config-source', 'status-manager', 'kubelet-server', 'node-status'];
+  if (kubeconfig) say(`joining the cluster of ${kubeconfig} (${joins.join(', ')})`);
   const credentials = nats.credentials;
   const envOf = (service: ServiceName): Record<string, string> => {
     const env: Record<string, string> = { ...shared, ...credentials.env(service) };
     if (service === 'config-source') env['POD_MANIFEST_PATH'] = resolve(args.manifests);
-    if (kubeconfig && (service === 'config-source' || service === 'status-manager')) env['KUBECONFIG'] = kubeconfig;
+    if (kubeconfig && joins.includes(service)) env['KUBECONFIG'] = kubeconfig;
     if (service === 'cri-gateway' && runtimeEndpoint) env['CONTAINER_RUNTIME_ENDPOINT'] = runtimeEndpoint;
     return env;
   };

@@ -7,6 +7,9 @@ import { podWorkerConfigSchema } from '../../apps/pod-worker/src/pod-worker.conf
 import { plegConfigSchema } from '../../apps/pleg/src/pleg.config.js';
 import { proberConfigSchema } from '../../apps/prober/src/prober.config.js';
 import { statusManagerConfigSchema } from '../../apps/status-manager/src/status-manager.config.js';
+import { kubeletServerConfigSchema } from '../../apps/kubelet-server/src/kubelet-server.config.js';
+import { nodeStatusConfigSchema } from '../../apps/node-status/src/node-status.config.js';
+import { consoleConfigSchema } from '../../apps/console/src/console.config.js';
 import { criGatewayConfigSchema } from '../../apps/cri-gateway/src/cri-gateway.config.js';
 
 export const SERVICE_CONFIG_SCHEMAS: Readonly<Record<ServiceName, EnvSchema>> = {
@@ -16,5 +19,8 @@ export const SERVICE_CONFIG_SCHEMAS: Readonly<Record<ServiceName, EnvSchema>> = 
   pleg: plegConfigSchema,
   prober: proberConfigSchema,
   'status-manager': statusManagerConfigSchema,
+  'kubelet-server': kubeletServerConfigSchema,
+  'node-status': nodeStatusConfigSchema,
+  console: consoleConfigSchema,
   'cri-gateway': criGatewayConfigSchema,
 };

@@ -15,7 +15,7 @@ import type { V1PodList, V1PodStatus } from '@kubernetes/client-node';
 import type { EventMessage, PodStatus, StatusCommandMessage } from '@app/contracts';
 import { NatsCriClient, type Container } from '@app/cri';
 import { KubeletLabels } from '@app/kube';
-import type { ServiceName } from '@app/service';
+import { STATUS_GROUP, type ServiceName } from '@app/service';
 import { freePort, startModules, startNats, startService, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
 import { runtimeAddress } from './runtime.js';
 
@@ -34,9 +34,13 @@ export interface NodeStackOptions {
   /**
    * `all`: the services run as modules of one process (TARGET, the
    * one-process mode, docs/adr/0016-one-process-mode.md), each still with
-   * its own NATS user, connection name, port and env. Default: the
-   * KS_TARGET environment variable (KS_TARGET=all runs an e2e file against
-   * the one-process mode); unset: one process per service.
+   * its own NATS user, connection name, port and env. `split`: one process
+   * per service. Default: the KS_TARGET environment variable (KS_TARGET=all
+   * runs an e2e file against the one-process mode, KS_TARGET=split with
+   * every service alone); unset: as the launcher and compose run them, one
+   * process per service but `status-manager`, which is the status group
+   * (STATUS_GROUP: status-manager, kubelet-server, node-status and console
+   * as modules of one process).
    */
   target?: 'all' | 'split';
 }
@@ -47,8 +51,10 @@ export class NodeStack {
   cri!: NatsCriClient;
   readonly dir = mkdtempSync(join(tmpdir(), 'ks-node-'));
   readonly manifests = join(this.dir, 'manifests');
-  /** The status manager's kubelet API port (KUBELET_SERVER_PORT), chosen at start. */
+  /** The kubelet server's HTTPS port (KUBELET_SERVER_PORT), chosen at start. */
   kubeletPort = 0;
+  /** The HTTP ports of the status group's modules, chosen at start (the read port is kubelet-server's). */
+  private groupPorts: Partial<Record<ServiceName, number>> = {};
   readonly procs = new Map<string, ServiceProcess>();
   /** Latest status by pod name, and every status in order. */
   readonly statuses = new Map<string, PodStatus>();
@@ -60,7 +66,16 @@ export class NodeStack {
 
   constructor(readonly options: NodeStackOptions) {}
 
+  /**
+   * A service's environment. `status-manager` in `services` (and its options.env)
+   * stands for the whole status group: what a test sets for it, the group's
+   * other modules get too, as they once were one service.
+   */
   env(service: ServiceName): Record<string, string> {
+    const grouped = (STATUS_GROUP as readonly ServiceName[]).includes(service);
+    const port = (s: ServiceName) => this.groupPorts[s] ?? this.procs.get(`${s}#0`)?.port;
+    const consolePort = port('console');
+    const readPort = port('kubelet-server');
     return {
       NODE_NAME: this.options.node,
       NATS_URL: this.nats.url,
@@ -69,17 +84,30 @@ export class NodeStack {
       POD_WORKER_SHARDS: '4',
       ...(service === 'cri-gateway' ? { CONTAINER_RUNTIME_ENDPOINT: `unix://${runtimeAddress()}` } : {}),
       ...(service === 'config-source' ? { POD_MANIFEST_PATH: this.manifests, FILE_CHECK_FREQUENCY: '1s' } : {}),
-      ...(this.options.kubeconfig && (service === 'config-source' || service === 'status-manager') ? { KUBECONFIG: this.options.kubeconfig } : {}),
+      ...(this.options.kubeconfig && (service === 'config-source' || grouped) ? { KUBECONFIG: this.options.kubeconfig } : {}),
       // Image GC off (high threshold 100 %): every e2e file's stack shares one containerd, and a leader's GC on a full
       // disk would take the images another file's pods are about to use. test/image-gc.e2e.spec.ts turns it on.
       ...(service === 'sync-loop' ? { POD_LOGS_DIR: join(this.dir, 'logs'), POD_ROOT_DIR: join(this.dir, 'pods'), IMAGE_GC_HIGH_THRESHOLD_PERCENT: '100' } : {}),
-      ...(service === 'status-manager' ? { POD_LOGS_DIR: join(this.dir, 'logs'), POD_ROOT_DIR: join(this.dir, 'pods'), NATS_MONITOR_URL: this.nats.monitorUrl } : {}),
+      ...(grouped ? { POD_LOGS_DIR: join(this.dir, 'logs'), POD_ROOT_DIR: join(this.dir, 'pods'), NATS_MONITOR_URL: this.nats.monitorUrl } : {}),
       // The kubelet API server (it starts with KUBECONFIG) on a port of the stack's own, its certificate in the stack's
       // directory: never 10250, which another stack or a kubelet on this machine may hold.
-      ...(service === 'status-manager' ? { KUBELET_SERVER_PORT: String(this.kubeletPort), KUBELET_CERT_DIR: join(this.dir, 'pki') } : {}),
+      ...(grouped ? { KUBELET_SERVER_PORT: String(this.kubeletPort), KUBELET_CERT_DIR: join(this.dir, 'pki') } : {}),
+      ...(service === 'kubelet-server' && consolePort ? { CONSOLE_URL: `http://127.0.0.1:${consolePort}` } : {}),
+      ...(service === 'console' && readPort ? { KUBELET_READ_URL: `http://127.0.0.1:${readPort}` } : {}),
       ...(service === 'pod-worker' ? { POD_LOGS_DIR: join(this.dir, 'logs'), POD_ROOT_DIR: join(this.dir, 'pods'), SHARD_LEASE_DURATION: '6s' } : {}),
+      ...(grouped ? (this.options.env?.['status-manager'] ?? {}) : {}),
       ...(this.options.env?.[service] ?? {}),
     };
+  }
+
+  /** The services `status-manager` stands for in a test's list: the status group (in one process unless split). */
+  private expand(services: readonly ServiceName[]): ServiceName[] {
+    return [...new Set(services.flatMap((s) => (s === 'status-manager' ? [...STATUS_GROUP] : [s])))];
+  }
+
+  /** Whether every service runs in a process of its own (options.target, or KS_TARGET=split). */
+  get split(): boolean {
+    return (this.options.target ?? process.env['KS_TARGET']) === 'split';
   }
 
   async start(): Promise<void> {
@@ -103,7 +131,7 @@ export class NodeStack {
     this.nc.subscribe(`kubelet.${this.options.node}.events.*`, { callback: (_e, m) => void this.events.push(JSON.parse(dec.decode(m.data)) as EventMessage) });
     await this.nc.flush();
     if (this.oneProcess) await this.startModules();
-    else for (const s of this.options.services) await this.startService(s);
+    else for (const s of this.expand(this.options.services)) if (!this.procs.has(`${s}#0`)) await this.startService(s);
   }
 
   /** Whether the services run as modules of one process (options.target, or KS_TARGET=all). */
@@ -116,17 +144,29 @@ export class NodeStack {
    * waits for every module's /readyz; each is then in `procs` as
    * `<service>#<instance>`, all on the same process.
    */
-  async startModules(services: ServiceName[] = this.options.services, instance = '0'): Promise<ServiceProcess[]> {
+  async startModules(services: ServiceName[] = this.expand(this.options.services), instance = '0'): Promise<ServiceProcess[]> {
     const logDir = process.env['KS_E2E_LOGS'];
     const sink = logDir ? (line: string) => appendFileSync(join(logDir, `${this.options.node}-modules-${instance}.log`), `${line}\n`) : undefined;
     const ports: Partial<Record<ServiceName, number>> = {};
     for (const s of services) ports[s] = await freePort();
+    this.groupPorts = ports;
     const modules = await startModules(services, (s) => this.env(s), { ports, instance, timeoutMs: 60_000, ...(sink ? { sink } : {}) });
     for (const m of modules) this.procs.set(`${m.service}#${instance}`, m);
     return modules;
   }
 
+  /**
+   * Starts one service, and waits for its /readyz. `status-manager` starts the
+   * status group as one process (unless every service runs alone) and
+   * returns the status manager's module; each module is in `procs`.
+   */
   async startService(service: ServiceName, instance = '0'): Promise<ServiceProcess> {
+    if (service === 'status-manager' && !this.split) {
+      const modules = await this.startModules([...STATUS_GROUP], instance);
+      const sm = modules.find((m) => m.service === 'status-manager');
+      if (!sm) throw new Error('the status group started without its status manager');
+      return sm;
+    }
     // KS_E2E_LOGS=<dir> keeps each service's log lines there, for looking into a failure.
     const logDir = process.env['KS_E2E_LOGS'];
     const sink = logDir ? (line: string) => appendFileSync(join(logDir, `${this.options.node}-${service}-${instance}.log`), `${line}\n`) : undefined;
@@ -164,14 +204,21 @@ export class NodeStack {
     throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}${last ? ` (${(last as Error).message})` : ''}; last status: ${this.lastServed.get(pod) ?? JSON.stringify(this.statuses.get(pod))}`);
   }
 
-  /** The status manager's HTTP address (it must be one of the services). */
+  /**
+   * The node's read port, as a user reaches it (127.0.0.1:10315 on a node):
+   * the kubelet server's, which serves /pods, /containerLogs and
+   * /stats/summary; the status manager's own port when the stack has no
+   * kubelet server.
+   */
   get api(): string {
-    const sm = [...this.procs.entries()].find(([k]) => k.startsWith('status-manager'))?.[1];
-    if (!sm) throw new Error('the status manager is not running');
-    return `http://127.0.0.1:${sm.port}`;
+    // The latest instance that still runs (a test that restarts the group starts instance 1 beside the dead 0).
+    const find = (s: string) => [...this.procs.entries()].reverse().find(([k, p]) => k.startsWith(`${s}#`) && p.process.exitCode === null && p.process.signalCode === null)?.[1];
+    const sp = find('kubelet-server') ?? find('status-manager');
+    if (!sp) throw new Error('neither the kubelet server nor the status manager is running');
+    return `http://127.0.0.1:${sp.port}`;
   }
 
-  /** GET /pods on the status manager, read as a v1 PodList with @kubernetes/client-node's types, as a client would. */
+  /** GET /pods on the read port, read as a v1 PodList with @kubernetes/client-node's types, as a client would. */
   async podList(): Promise<V1PodList> {
     const res = await fetch(`${this.api}/pods`);
     if (res.status !== 200) throw new Error(`GET /pods answered ${res.status}`);

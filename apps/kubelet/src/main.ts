@@ -25,6 +25,9 @@ const definitions: Record<ServiceName, () => Promise<{ definition: unknown }>> =
   pleg: () => import('../../pleg/src/pleg.definition.js'),
   prober: () => import('../../prober/src/prober.definition.js'),
   'status-manager': () => import('../../status-manager/src/status-manager.definition.js'),
+  'kubelet-server': () => import('../../kubelet-server/src/kubelet-server.definition.js'),
+  'node-status': () => import('../../node-status/src/node-status.definition.js'),
+  console: () => import('../../console/src/console.definition.js'),
   'cri-gateway': () => import('../../cri-gateway/src/cri-gateway.definition.js'),
 };
 

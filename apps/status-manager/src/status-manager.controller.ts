@@ -2,24 +2,25 @@ import { Controller, Get, NotFoundException, Param } from '@nestjs/common';
 import { EventPattern, MessagePattern, Payload, Ctx, NatsContext } from '@nestjs/microservices';
 import { MessageTypes, Subjects, decodeMessage, isRecord, type EventMessage, type Pod, type PodList } from '@app/contracts';
 import { rpcError } from '@app/service';
+import { PodReadModel } from '@app/pod-manager';
 import { StatusManager } from './status-manager.js';
 import { LeaderGate, replayKey } from './takeover-replay.js';
-
-/** What a status call or probe result sets: a later one of the same key supersedes it. */
 
 /**
  * The statusManager calls, probe results and events, over NATS; the read
  * API over HTTP and NATS. Calls and probe results are acted on by the leader
  * only (LeaderGate: a standby keeps them for its takeover); events are only
  * kept in memory, so a standby keeps them too and serves them after it takes
- * over. Every instance serves reads: a standby reads `pod-status` afresh for
- * each.
+ * over. Every instance serves reads: the leader from what it holds, a
+ * standby from the buckets as the leader wrote them (PodReadModel), without
+ * touching the manager's state.
  */
 @Controller()
 export class StatusManagerController {
   constructor(
     private readonly manager: StatusManager,
     private readonly gate: LeaderGate,
+    private readonly readModel: PodReadModel,
   ) {}
 
   @EventPattern(Subjects.status.pattern)
@@ -44,15 +45,13 @@ export class StatusManagerController {
 
   /** The kubelet's read-only `/pods`: a v1 PodList with spec and status. */
   @Get('pods')
-  async pods(): Promise<PodList> {
-    await this.fresh();
-    return this.manager.listPods();
+  pods(): Promise<PodList> {
+    return this.reads().listPods();
   }
 
   @Get('pods/:namespace/:name')
   async pod(@Param('namespace') namespace: string, @Param('name') name: string): Promise<Pod> {
-    await this.fresh();
-    const pod = await this.manager.getPod(namespace, name);
+    const pod = await this.reads().getPod(namespace, name);
     if (!pod) throw new NotFoundException(`pod ${namespace}/${name} not found on this node`);
     return pod;
   }
@@ -65,14 +64,13 @@ export class StatusManagerController {
   /** The same over NATS: `kubelet.<node>.service.status-manager.pods`, `{}` or `{"namespace","name"}` for one pod. */
   @MessagePattern(Subjects.serviceCommand.pattern('pods'))
   async podsOverNats(@Payload() data: unknown): Promise<PodList | Pod> {
-    await this.fresh();
     if (isRecord(data) && typeof data['name'] === 'string') {
       const namespace = typeof data['namespace'] === 'string' ? data['namespace'] : 'default';
-      const pod = await this.manager.getPod(namespace, data['name']);
+      const pod = await this.reads().getPod(namespace, data['name']);
       if (!pod) throw rpcError('NotFound', `pod ${namespace}/${data['name']} not found on this node`);
       return pod;
     }
-    return this.manager.listPods();
+    return this.reads().listPods();
   }
 
   /** `kubelet.<node>.service.status-manager.events` with `{"namespace","name"}`. */
@@ -82,8 +80,8 @@ export class StatusManagerController {
     return { items: this.manager.eventsOf(typeof data['namespace'] === 'string' ? data['namespace'] : 'default', data['name']) };
   }
 
-  /** A standby's statuses are the leader's, read from `pod-status` now. */
-  private async fresh(): Promise<void> {
-    if (!this.gate.isActing) await this.manager.restore({ readOnly: true });
+  /** The leader's own statuses; a standby's are the leader's, from the buckets. */
+  private reads(): Pick<PodReadModel, 'listPods' | 'getPod'> {
+    return this.gate.isActing ? this.manager : this.readModel;
   }
 }

@@ -10,5 +10,5 @@ export const definition = {
   service: 'status-manager',
   schema: statusManagerConfigSchema,
   module: StatusManagerModule,
-  buckets: ['podStatus', 'pods', 'leases', 'probeResults', 'podCache', 'workers'],
+  buckets: ['podStatus', 'pods', 'leases', 'probeResults', 'workers'],
 } satisfies ServiceDefinition<typeof statusManagerConfigSchema>;

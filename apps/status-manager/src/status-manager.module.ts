@@ -1,18 +1,15 @@
 import { Inject, Module, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import type { ApiServer } from '@app/apiserver';
+import { ReflectorApiPods, connectApiServer, type ApiServer } from '@app/apiserver';
 import { Clock, SystemClock } from '@app/clock';
 import { LeaderElector, LeaderFence, NatsBus, NatsEventRecorder } from '@app/nats';
 import type { Logger, Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, leaderElectionOf, type ServiceContext } from '@app/service';
-import { connectApiServer } from './adapters/api-server-connection.js';
-import { KvDesiredPods } from './adapters/kv-desired-pods.js';
 import { KvProbeResults } from './adapters/kv-probe-results.js';
 import { KvStatusStore } from './adapters/kv-status-store.js';
 import { PromStatusMetrics } from './adapters/prom-status-metrics.js';
 import { ApiServerEventSink } from './adapters/api-server-event-sink.js';
 import { ApiServerPodStatus } from './adapters/api-server-pod-status.js';
 import { KvPodWorkerRecords } from './adapters/kv-pod-worker-records.js';
-import { ReflectorApiPods } from './adapters/reflector-api-pods.js';
 import { ApiEventPoster } from './api-event-poster.js';
 import { API_SERVER, ApiPods, EventSink, PodStatusApi, PodWorkerRecords } from './api-ports.js';
 import { ApiStatusSync } from './api-status-sync.js';
@@ -22,18 +19,16 @@ import { StatusManagerController } from './status-manager.controller.js';
 import { StatusManager } from './status-manager.js';
 import { OOM_KILLED_REASON, oomKillMessage } from './oom-kills.js';
 import { LeaderGate, TakeoverReplay } from './takeover-replay.js';
-import { nodeProviders } from './node/node.providers.js';
-import { LogsController } from './logs/logs.controller.js';
-import { logsProviders } from './logs/logs.providers.js';
-import { StatsController } from './stats/stats.controller.js';
-import { statsProviders } from './stats/stats.providers.js';
-import { ConsoleController } from './console/console.controller.js';
-import { kubeletServerProviders } from './kubelet-server/kubelet-server.providers.js';
-import { consoleProviders } from './console/console.providers.js';
+import { KvPodManager, KvPodReadModel, PodReadModel } from '@app/pod-manager';
 
-/** status.Manager: the versioned API pod status and the read API. One provider per port; the adapters are in adapters/. */
+/**
+ * status.Manager: the versioned API pod status, its sync to the apiserver,
+ * the pods' events and their relay to the apiserver. One provider per port;
+ * the adapters are in adapters/. The kubelet server, the Node and the
+ * console are apps of their own (kubelet-server, node-status, console).
+ */
 @Module({
-  controllers: [StatusManagerController, LogsController, StatsController, ConsoleController],
+  controllers: [StatusManagerController],
   providers: [
     { provide: Clock, useClass: SystemClock },
     { provide: StatusStore, inject: [SERVICE_CONTEXT, LeaderFence], useFactory: (ctx: ServiceContext, fence: LeaderFence) => new KvStatusStore(bucketOf(ctx, 'podStatus'), ctx.config.NODE_NAME, fence) },
@@ -43,7 +38,14 @@ import { consoleProviders } from './console/console.providers.js';
       // What a standby heard in the last three lease durations: more than a takeover after a crash can take.
       useFactory: (clock: Clock, cfg: StatusManagerConfig) => new LeaderGate(new TakeoverReplay(clock, 3 * leaderElectionOf(cfg).leaseDurationMs)),
     },
-    { provide: DesiredPods, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvDesiredPods(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME) },
+    { provide: DesiredPods, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvPodManager(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME) },
+    // What a standby serves reads from: the buckets as the leader wrote them, without loading them into the manager.
+    {
+      provide: PodReadModel,
+      inject: [SERVICE_CONTEXT, Clock, SERVICE_LOGGER],
+      useFactory: (ctx: ServiceContext, clock: Clock, logger: Logger) =>
+        new KvPodReadModel({ pods: bucketOf(ctx, 'pods'), podStatus: bucketOf(ctx, 'podStatus'), node: ctx.config.NODE_NAME, clock, logger: logger.child({ component: 'pod-read-model' }) }),
+    },
     { provide: ProbeResultsReader, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvProbeResults(bucketOf(ctx, 'probeResults'), ctx.config.NODE_NAME) },
     { provide: PromStatusMetrics, inject: [METRICS_REGISTRY], useFactory: (r: Registry) => new PromStatusMetrics(r) },
     { provide: StatusMetrics, useExisting: PromStatusMetrics },
@@ -75,16 +77,6 @@ import { consoleProviders } from './console/console.providers.js';
       useFactory: (store: StatusStore, desired: DesiredPods, probes: ProbeResultsReader, clock: Clock, logger: Logger, cfg: StatusManagerConfig, metrics: StatusMetrics) =>
         new StatusManager(store, desired, probes, clock, logger.child({ component: 'status' }), cfg.EVENTS_PER_POD, metrics),
     },
-    // The Node, its Lease, the mirror pods (node/node.providers.ts).
-    ...nodeProviders,
-    // The log server (logs/logs.providers.ts).
-    ...logsProviders,
-    // /stats/summary and /metrics/resource (stats/stats.providers.ts).
-    ...statsProviders,
-    // The web console and its live feed (console/console.providers.ts).
-    ...consoleProviders,
-    // The kubelet API server on its HTTPS port (kubelet-server/kubelet-server.providers.ts).
-    ...kubeletServerProviders,
   ],
 })
 export class StatusManagerModule implements OnModuleInit, OnModuleDestroy {

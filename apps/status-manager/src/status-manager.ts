@@ -15,8 +15,9 @@
  * keeps one the prober has since changed.
  */
 import { Clock } from '@app/clock';
-import type { EventMessage, Pod, PodList, PodRecord, PodStatus, ProbeResultMessage, ProbeResultValue, ProbeType, StatusCommandMessage, StatusVerb } from '@app/contracts';
+import type { EventMessage, Pod, PodList, PodStatus, ProbeResultMessage, ProbeResultValue, ProbeType, StatusCommandMessage, StatusVerb } from '@app/contracts';
 import type { Logger } from '@app/observability';
+import { podList } from '@app/pod-manager';
 import { newOomKills, type OomKill } from './oom-kills.js';
 import { DesiredPods, ProbeResultsReader, StatusMetrics, StatusStore } from './ports.js';
 import { PodStatusVersions, statusPodOf, type ApplyResult, type StatusEntry, type StatusPod } from './status-store.js';
@@ -151,9 +152,7 @@ export class StatusManager {
 
   /** The kubelet's `/pods`: every desired pod with its spec and latest status. */
   async listPods(): Promise<PodList> {
-    const records = await this.desired.all();
-    const items = records.map((r) => this.withStatus(r)).sort((a, b) => `${a.metadata.namespace ?? ''}/${a.metadata.name ?? ''}`.localeCompare(`${b.metadata.namespace ?? ''}/${b.metadata.name ?? ''}`));
-    return { apiVersion: 'v1', kind: 'PodList', metadata: {}, items };
+    return podList(await this.desired.all(), (uid) => this.versions.get(uid)?.status);
   }
 
   async getPod(namespace: string, name: string): Promise<Pod | undefined> {
@@ -162,12 +161,6 @@ export class StatusManager {
 
   eventsOf(namespace: string, name: string): EventMessage[] {
     return [...(this.events.get(`${namespace}/${name}`) ?? [])];
-  }
-
-  private withStatus(r: PodRecord): Pod {
-    const entry = this.versions.get(r.pod.metadata.uid ?? '');
-    const status: PodStatus = entry?.status ?? (r.rejection ? { phase: 'Failed', reason: r.rejection.reason, message: `Pod was rejected: ${r.rejection.message}` } : { phase: 'Pending', ...r.pod.status });
-    return { apiVersion: 'v1', kind: 'Pod', ...r.pod, status };
   }
 
   private async statusPod(uid: string, args: Record<string, unknown>): Promise<StatusPod> {

@@ -24,7 +24,7 @@ export { NatsEventRecorder } from './event-recorder.js';
 export { SharedSettingMismatchError, agreeOnSetting, sharedSettingKey } from './shared-settings.js';
 export type { SettingsKv, SharedSettingRecord } from './shared-settings.js';
 export {
-  CRI_RUNTIME_READS,
+  CRI_RUNTIME_CHANGES, CRI_RUNTIME_READS, CRI_RUNTIME_STREAMING,
   NATS_ACCESS,
   NATS_ADMIN_USER,
   NATS_USERS,

@@ -74,6 +74,7 @@ export class KvMirror<T> {
   private markLoaded: () => void = () => undefined;
   /** How many watches were opened (the first included): a test sees a re-creation. */
   watches = 0;
+  private readonly listeners = new Set<(id: string | undefined) => void>();
 
   constructor(
     private readonly kv: MirrorKv,
@@ -97,6 +98,16 @@ export class KvMirror<T> {
     this.stopped = true;
     this.watch?.stop();
     this.retry?.abort();
+  }
+
+  /**
+   * Calls `listener` after each write the watch applies (with the key's id)
+   * and after a re-created watch's values replace the old ones (undefined:
+   * anything may have changed). Returns the unsubscribe.
+   */
+  onChange(listener: (id: string | undefined) => void): () => void {
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
   }
 
   /** Whether the initial values are in. */
@@ -190,6 +201,11 @@ export class KvMirror<T> {
       this.markLoaded();
       this.options.logger.info({ bucket: this.options.bucket, prefix: this.prefix, keys: fresh.size }, 'KV mirror loaded');
     }
+    this.changed(undefined);
+  }
+
+  private changed(id: string | undefined): void {
+    for (const l of this.listeners) l(id);
   }
 
   private apply(map: Map<string, Slot<T>>, e: KvWatchEntry): void {
@@ -203,5 +219,6 @@ export class KvMirror<T> {
       this.options.logger.warn({ bucket: this.options.bucket, key: e.key, err: (err as Error).message }, 'KV mirror: a value is not JSON: left out');
     }
     map.set(id, value === undefined ? { value, revision: e.revision, at: this.options.clock.now() } : { value, revision: e.revision });
+    if (map === this.slots && this.loaded) this.changed(id);
   }
 }

@@ -26,19 +26,20 @@ describe('NATS permissions: who may do what (DESIGN.md, Security)', () => {
     { name: 'only prober publishes probe results', op: 'publish', subject: Subjects.probeResult.build(NODE, 'readiness', UID), users: ['prober', 'admin'] },
     { name: 'only cri-gateway publishes runtime events', op: 'publish', subject: Subjects.criEvents.build(NODE), users: ['cri-gateway', 'admin'] },
     { name: 'status commands come from the sync loop and the pod workers', op: 'publish', subject: Subjects.status.build(NODE, 'SetPodStatus', UID), users: ['sync-loop', 'pod-worker', 'admin'] },
-    { name: 'the runtime is read by the services that need it (status-manager: /containerLogs)', op: 'publish', subject: Subjects.criRuntime.build(NODE, 'ListContainers'), users: ['sync-loop', 'pod-worker', 'pleg', 'status-manager', 'admin'] },
-    { name: 'the stats reads are the status manager\'s, not a change', op: 'publish', subject: Subjects.criRuntime.build(NODE, 'ListContainerStats'), users: ['sync-loop', 'pod-worker', 'pleg', 'status-manager', 'admin'] },
+    { name: 'the runtime is read by the services that need it (kubelet-server: /containerLogs)', op: 'publish', subject: Subjects.criRuntime.build(NODE, 'ListContainers'), users: ['sync-loop', 'pod-worker', 'pleg', 'kubelet-server', 'admin'] },
+    { name: 'the stats reads are the kubelet server\'s, not a change', op: 'publish', subject: Subjects.criRuntime.build(NODE, 'ListContainerStats'), users: ['sync-loop', 'pod-worker', 'pleg', 'kubelet-server', 'admin'] },
+    { name: 'the runtime\'s Status is read by the Node\'s Ready condition (node-status) and the readers of the runtime', op: 'publish', subject: Subjects.criRuntime.build(NODE, 'Status'), users: ['sync-loop', 'pod-worker', 'pleg', 'kubelet-server', 'node-status', 'admin'] },
     { name: 'images are removed by pod-worker and by the sync loop\'s image GC (ADR 0014) only', op: 'publish', subject: Subjects.criImage.build(NODE, 'RemoveImage'), users: ['sync-loop', 'pod-worker', 'admin'] },
-    { name: 'the image filesystem is read by the status manager (/stats/summary) and the image GC', op: 'publish', subject: Subjects.criImage.build(NODE, 'ImageFsInfo'), users: ['sync-loop', 'pod-worker', 'status-manager', 'admin'] },
+    { name: 'the image filesystem is read by the kubelet server (/stats/summary) and the image GC', op: 'publish', subject: Subjects.criImage.build(NODE, 'ImageFsInfo'), users: ['sync-loop', 'pod-worker', 'kubelet-server', 'admin'] },
     { name: 'the images are listed by pod-worker and the image GC', op: 'publish', subject: Subjects.criImage.build(NODE, 'ListImages'), users: ['sync-loop', 'pod-worker', 'admin'] },
     { name: 'only pod-worker runs sandboxes', op: 'publish', subject: Subjects.criRuntime.build(NODE, 'RunPodSandbox'), users: ['pod-worker', 'admin'] },
     { name: 'only pod-worker stops containers', op: 'publish', subject: Subjects.criRuntime.build(NODE, 'StopContainer'), users: ['pod-worker', 'admin'] },
-    { name: 'exec probes, hooks and the kubelet API\'s /run run in containers', op: 'publish', subject: Subjects.criRuntime.build(NODE, 'ExecSync'), users: ['pod-worker', 'prober', 'status-manager', 'admin'] },
+    { name: 'exec probes, hooks and the kubelet API\'s /run run in containers', op: 'publish', subject: Subjects.criRuntime.build(NODE, 'ExecSync'), users: ['pod-worker', 'prober', 'kubelet-server', 'admin'] },
     ...(['Exec', 'Attach', 'PortForward'] as const).map((m) => ({
-      name: `the kubelet API server's streams: ${m} by status-manager (and the pod worker, which may call every method)`,
+      name: `the kubelet API server's streams: ${m} by kubelet-server only`,
       op: 'publish' as const,
       subject: Subjects.criRuntime.build(NODE, m),
-      users: ['pod-worker', 'status-manager', 'admin'] as NatsUser[],
+      users: ['kubelet-server', 'admin'] as NatsUser[],
     })),
     { name: 'only pod-worker pulls images', op: 'publish', subject: Subjects.criImage.build(NODE, 'PullImage'), users: ['pod-worker', 'admin'] },
     { name: 'only sync-loop writes the pods bucket', op: 'publish', subject: `$KV.${BUCKETS.pods.name}.${NODE}.pod.${UID}`, users: ['sync-loop', 'admin'] },
@@ -104,9 +105,9 @@ describe('NATS permissions: derived from the table', () => {
     assert.equal(permits('cri-gateway', 'publish', '$JS.API.STREAM.INFO.KV_pods'), false);
   });
 
-  it('every service may record trace hops and make the trace stream; only status-manager (the console) reads the records', () => {
+  it('every service may record trace hops and make the trace stream; only the console reads the records', () => {
     for (const service of SERVICE_NAMES) {
-      const reader = service === 'status-manager';
+      const reader = service === 'console';
       assert.equal(permits(service, 'publish', 'trace.node-1.uid-1'), true, service);
       assert.equal(permits(service, 'publish', '$JS.API.STREAM.CREATE.KUBELET_TRACES'), true, service);
       assert.equal(permits(service, 'subscribe', 'trace.node-1.uid-1'), false, service);
@@ -116,7 +117,7 @@ describe('NATS permissions: derived from the table', () => {
       assert.equal(permits(service, 'publish', '$JS.API.STREAM.PURGE.KUBELET_TRACES'), false, service);
     }
     // Reading traces grants no other stream's consumers.
-    assert.equal(permits('status-manager', 'publish', '$JS.API.CONSUMER.MSG.NEXT.KV_pods.x'), false);
+    assert.equal(permits('console', 'publish', '$JS.API.CONSUMER.MSG.NEXT.KV_pods.x'), false);
   });
 
   it('a family granted in its own right is not denied by another family\'s wildcard', () => {

@@ -60,6 +60,29 @@ export const CRI_RUNTIME_READS = [
   'ListPodSandboxMetrics',
 ] as const;
 
+/**
+ * The RuntimeService calls that open a stream into a container (kubectl
+ * exec, attach, port-forward): only the kubelet server may ask for them.
+ */
+export const CRI_RUNTIME_STREAMING = ['Exec', 'Attach', 'PortForward'] as const;
+
+/** The RuntimeService calls that change what runs (the pod worker's): every one that is neither a read nor a stream. */
+export const CRI_RUNTIME_CHANGES = [
+  'RunPodSandbox',
+  'StopPodSandbox',
+  'RemovePodSandbox',
+  'CreateContainer',
+  'StartContainer',
+  'StopContainer',
+  'RemoveContainer',
+  'UpdateContainerResources',
+  'ReopenContainerLog',
+  'ExecSync',
+  'UpdateRuntimeConfig',
+  'CheckpointContainer',
+  'UpdatePodSandboxResources',
+] as const;
+
 /** A service's own command (`kubelet.<node>.service.<service>.<command>`), asked by another. */
 export interface ServiceCommand {
   service: ServiceName;
@@ -134,8 +157,9 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     // The apiserver objects its pods need (configMap and secret volumes, imagePullSecrets, RuntimeClasses) and their
     // service account tokens (projected serviceAccountToken volumes), from config-source (ADR 0014); the services
     // its containers' environment names (getServiceEnvVarMap).
+    // Every runtime call but the streams (exec, attach, port-forward: the kubelet server's); ExecSync for the lifecycle hooks.
     requests: [
-      'criRuntime',
+      { family: 'criRuntime', only: [...CRI_RUNTIME_READS, ...CRI_RUNTIME_CHANGES] },
       'criImage',
       { service: 'config-source', command: API_OBJECT_COMMAND },
       { service: 'config-source', command: SERVICE_ACCOUNT_TOKEN_COMMAND },
@@ -165,20 +189,55 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     reads: ['pods', 'pod-status'],
   },
   'status-manager': {
-    // The OOM watcher's SystemOOM events on the Node.
+    // The OOMKilled events of the pods' containers (oom-kills.ts).
     publishes: ['events'],
     subscribes: ['status', 'probeResult', 'events'],
-    // The Node's Ready condition (runtimeState: Status), nodeInfo.containerRuntimeVersion (Version);
+    // status.Manager reads nothing of the runtime: the Node, the logs, the stats and the kubelet API are other users'.
+    requests: [],
+    serves: [],
+    writes: [{ bucket: 'pod-status' }, { bucket: 'leases', keys: ['leader.status-manager'] }],
+    // workers: whether a pod's containers are gone, before its deletion is finished in the apiserver.
+    reads: ['pods', 'probe-results', 'workers'],
+  },
+  'kubelet-server': {
+    publishes: [],
+    subscribes: [],
     // /containerLogs: a container's instances (ListContainers) and its log file (ContainerStatus);
     // /stats/summary: the runtime's reads (ListContainerStats, ListPodSandboxStats...) and the image filesystem;
     // the kubelet API server: the streaming URLs of exec, attach and port-forward (Exec, Attach, PortForward), and /run (ExecSync).
-    requests: [{ family: 'criRuntime', only: [...CRI_RUNTIME_READS, 'Exec', 'Attach', 'PortForward', 'ExecSync'] }, { family: 'criImage', only: ['ImageFsInfo'] }],
+    // The only user that may: a status manager or a console that is broken into cannot open a shell in a pod.
+    // A pod's events are the status manager's (it keeps them in memory): asked for /pods/<ns>/<name>/events.
+    requests: [
+      { family: 'criRuntime', only: [...CRI_RUNTIME_READS, 'Exec', 'Attach', 'PortForward', 'ExecSync'] },
+      { family: 'criImage', only: ['ImageFsInfo'] },
+      { service: 'status-manager', command: 'events' },
+    ],
     serves: [],
-    writes: [{ bucket: 'pod-status' }, { bucket: 'leases', keys: ['leader.status-manager'] }],
-    // pod-cache: the PLEG's last relist (`<node>.global`), the Node's Ready condition.
-    // workers: whether a pod's containers are gone, before its deletion is finished in the apiserver.
-    reads: ['pods', 'probe-results', 'pod-cache', 'workers'],
-    // The web console draws a pod's timeline from its trace records.
+    writes: [],
+    // /pods: the desired pods joined with their statuses (@app/pod-manager PodReadModel).
+    reads: ['pods', 'pod-status'],
+  },
+  'node-status': {
+    // The OOM watcher's SystemOOM events on the Node.
+    publishes: ['events'],
+    subscribes: [],
+    // The Node's Ready condition (runtimeState: Status), nodeInfo.containerRuntimeVersion (Version): nothing else.
+    requests: [{ family: 'criRuntime', only: ['Status', 'Version'] }],
+    serves: [],
+    writes: [{ bucket: 'leases', keys: ['leader.node-status'] }],
+    // pods: the mirror pods' static pods and the pressure record; pod-cache: the PLEG's last relist (`<node>.global`);
+    // workers: whether a static pod's worker still has it (a mirror pod's deletion waits for it).
+    reads: ['pods', 'pod-cache', 'workers'],
+  },
+  console: {
+    publishes: [],
+    // Every event as it is heard: the console's live feed.
+    subscribes: ['events'],
+    requests: [{ service: 'status-manager', command: 'events' }],
+    serves: [],
+    writes: [],
+    reads: ['pods', 'pod-status'],
+    // A pod's timeline from its trace records.
     readsTraces: true,
   },
   'cri-gateway': {

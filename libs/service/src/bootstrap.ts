@@ -10,7 +10,7 @@ import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplication } from '@nestjs/common';
 import { SystemClock } from '@app/clock';
-import { SERVICE_NAMES, type ServiceName } from '@app/contracts';
+import { SERVICE_NAMES, STATUS_GROUP, type ServiceName } from '@app/contracts';
 import { ConfigError, parseEnv, readSecretFile, sharedSchema, type ConfigOf, type EnvSchema, type SharedConfig } from '@app/config';
 import {
   BUCKETS,
@@ -46,7 +46,7 @@ import { NestModuleLogger } from './nest-logger.js';
 import { targetSchema } from './targets.js';
 import type { ServiceContext } from './context.js';
 
-export { SERVICE_NAMES, type ServiceName };
+export { SERVICE_NAMES, STATUS_GROUP, type ServiceName };
 
 /** Each service's HTTP port when PORT is unset (replicas on one host set PORT). */
 export const DEFAULT_PORTS: Readonly<Record<ServiceName, number>> = {
@@ -55,15 +55,19 @@ export const DEFAULT_PORTS: Readonly<Record<ServiceName, number>> = {
   'pod-worker': 10312,
   pleg: 10313,
   prober: 10314,
-  'status-manager': 10315,
+  // The kubelet's read port (upstream's --read-only-port): /pods, /containerLogs, /stats/summary, as it always was.
+  'kubelet-server': 10315,
   'cri-gateway': 10316,
+  'status-manager': 10317,
+  'node-status': 10318,
+  console: 10319,
 };
 
 /**
  * The services of which one instance acts at a time: a second instance is a
  * standby that takes over when the leader dies (leadership.ts).
  */
-export const SINGLE_ACTIVE_SERVICES: readonly ServiceName[] = ['sync-loop', 'pleg', 'status-manager'];
+export const SINGLE_ACTIVE_SERVICES: readonly ServiceName[] = ['sync-loop', 'pleg', 'status-manager', 'node-status'];
 
 export interface ServiceDefinition<S extends EnvSchema> {
   service: ServiceName;

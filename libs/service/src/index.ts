@@ -1,4 +1,4 @@
-export { BucketGrantError, DEFAULT_PORTS, NatsPermissionError, SERVICE_NAMES, SINGLE_ACTIVE_SERVICES, bootstrapService, loadServiceConfig, serviceSchema } from './bootstrap.js';
+export { BucketGrantError, DEFAULT_PORTS, NatsPermissionError, SERVICE_NAMES, STATUS_GROUP, SINGLE_ACTIVE_SERVICES, bootstrapService, loadServiceConfig, serviceSchema } from './bootstrap.js';
 export { NestModuleLogger } from './nest-logger.js';
 export { runService, runServices, runTarget } from './run.js';
 export { ALL_TARGET, moduleEnv, moduleEnvPrefix, parseTarget } from './targets.js';
@@ -10,5 +10,5 @@ export { HealthChecks } from './health.js';
 export type { Check, CheckResult, HealthReport } from './health.js';
 export { KubeletNatsTransport, rpcError, toErrorReply } from './nats-transport.js';
 export { readJsonBody } from './http-body.js';
-export { OPEN_PATHS, httpAccess, isLoopbackHost } from './http-access.js';
+export { OPEN_PATHS, httpAccess, isLoopbackHost, readHttpToken } from './http-access.js';
 export { leaderElectionOf, leaderElectionSchema } from './leadership.js';

@@ -1,0 +1,17 @@
+import { Subjects, type EventMessage } from '@app/contracts';
+import type { NatsBus } from '@app/nats';
+import { PodEvents } from '../ports.js';
+
+/** PodEvents asked of the status manager: `kubelet.<node>.service.status-manager.events`. */
+export class NatsPodEvents extends PodEvents {
+  constructor(
+    private readonly bus: Pick<NatsBus, 'request'>,
+    private readonly node: string,
+  ) {
+    super();
+  }
+
+  eventsOf(namespace: string, name: string): Promise<{ items: EventMessage[] }> {
+    return this.bus.request<{ items: EventMessage[] }>(Subjects.serviceCommand.build(this.node, 'status-manager', 'events'), { namespace, name }, { timeoutMs: 5000 });
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * console: the web console (ours; upstream has none). Its page, its live
+ * feed, a pod's timeline from its trace records and the node's topology
+ * from NATS monitoring, reading what the CLI reads: the node's pods from
+ * the buckets (@app/pod-manager PodReadModel), a pod's events from the
+ * status manager over NATS, its logs from the kubelet server's read port.
+ * One provider per port; the adapters are in adapters/.
+ */
+import { Module, type OnModuleDestroy } from '@nestjs/common';
+import { Clock, SystemClock } from '@app/clock';
+import { NatsBus } from '@app/nats';
+import type { Logger } from '@app/observability';
+import { KvPodReadModel, PodReadModel } from '@app/pod-manager';
+import { SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, readHttpToken, type ServiceContext } from '@app/service';
+import { EventHub } from './adapters/event-hub.js';
+import { HttpContainerLogs } from './adapters/http-container-logs.js';
+import { HttpNatsMonitoring } from './adapters/http-nats-monitoring.js';
+import { NatsPodEvents } from './adapters/nats-pod-events.js';
+import { NatsPodTraces } from './adapters/nats-pod-traces.js';
+import { ConsoleFeed, ConsolePods } from './console-feed.js';
+import { ConsoleTimelines, ConsoleTopology, NatsMonitoring, PodTraces } from './console-views.js';
+import type { ConsoleConfig } from './console.config.js';
+import { ConsoleController } from './console.controller.js';
+import { ConsoleReadsController } from './console-reads.controller.js';
+import { ContainerLogTail, PodEvents } from './ports.js';
+
+@Module({
+  controllers: [ConsoleController, ConsoleReadsController],
+  providers: [
+    { provide: Clock, useClass: SystemClock },
+    {
+      provide: PodReadModel,
+      inject: [SERVICE_CONTEXT, Clock, SERVICE_LOGGER],
+      useFactory: (ctx: ServiceContext, clock: Clock, logger: Logger) =>
+        new KvPodReadModel({ pods: bucketOf(ctx, 'pods'), podStatus: bucketOf(ctx, 'podStatus'), node: ctx.config.NODE_NAME, clock, logger: logger.child({ component: 'pod-read-model' }) }),
+    },
+    { provide: EventHub, useFactory: () => new EventHub() },
+    {
+      provide: ConsolePods,
+      inject: [PodReadModel, EventHub],
+      useFactory: (pods: PodReadModel, events: EventHub): ConsolePods => ({
+        listPods: () => pods.listPods(),
+        onStatusChanged: (listener) => pods.onChange((uid) => listener(uid ?? '')),
+        onEvent: (listener) => events.subscribe(listener),
+      }),
+    },
+    { provide: PodEvents, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: ConsoleConfig) => new NatsPodEvents(bus, cfg.NODE_NAME) },
+    { provide: ContainerLogTail, inject: [SERVICE_CONFIG], useFactory: (cfg: ConsoleConfig) => new HttpContainerLogs(cfg.KUBELET_READ_URL, readHttpToken(cfg.HTTP_TOKEN_FILE)) },
+    { provide: ConsoleFeed, inject: [ConsolePods, Clock], useFactory: (pods: ConsolePods, clock: Clock) => new ConsoleFeed(pods, clock) },
+    { provide: PodTraces, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new NatsPodTraces(ctx.connection) },
+    { provide: NatsMonitoring, inject: [SERVICE_CONFIG], useFactory: (cfg: ConsoleConfig) => new HttpNatsMonitoring(cfg.NATS_MONITOR_URL) },
+    { provide: ConsoleTimelines, inject: [ConsolePods, PodTraces], useFactory: (pods: ConsolePods, traces: PodTraces) => new ConsoleTimelines(pods, traces) },
+    {
+      provide: ConsoleTopology,
+      inject: [NatsMonitoring, Clock, SERVICE_CONFIG],
+      useFactory: (monitoring: NatsMonitoring, clock: Clock, cfg: ConsoleConfig) => new ConsoleTopology(monitoring, clock, cfg.NODE_NAME),
+    },
+  ],
+})
+export class ConsoleModule implements OnModuleDestroy {
+  constructor(private readonly pods: PodReadModel) {}
+
+  onModuleDestroy(): void {
+    (this.pods as KvPodReadModel).stop();
+  }
+}

@@ -1,0 +1,13 @@
+import type { CriRuntime } from '@app/cri';
+import { RuntimeVersion } from '../ports.js';
+
+/** The runtime's Version call through the CRI: `<runtimeName>://<runtimeVersion>`, as the VersionInfo setter writes it. */
+export class CriRuntimeVersion extends RuntimeVersion {
+  constructor(private readonly cri: CriRuntime) {
+    super();
+  }
+  async containerRuntimeVersion(): Promise<string> {
+    const v = await this.cri.runtime('Version', { version: '' });
+    return `${v.runtimeName}://${v.runtimeVersion}`;
+  }
+}
