@@ -5,7 +5,7 @@
  * finite numbers, its markdown table a row per figure, and its chart a line
  * per agent. kubelet-split runs here, split and in one-process mode
  * (TARGET=all); the upstream kubelet
- * needs a build of minutes (deploy/kubelet/build.sh), which the test
+ * needs a build of minutes (deploy/upstream-kubelet/build.sh), which the test
  * command does not make.
  */
 import { describe, it } from 'node:test';

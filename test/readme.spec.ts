@@ -1,37 +1,55 @@
-/** The README's configuration table names every variable that some service reads, and no other. */
+/**
+ * The README keeps its two set-up commands and links only pages that exist;
+ * the configuration table (docs/configuration.md, linked from the README)
+ * names every variable that some service reads, and no other.
+ */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SERVICE_NAMES, serviceSchema } from '@app/service';
 import { REPO_ROOT } from '../deploy/local/stack.js';
 import { SERVICE_CONFIG_SCHEMAS } from './support/config-schemas.js';
 
 const schemas = SERVICE_CONFIG_SCHEMAS;
+const CONFIGURATION = join('docs', 'configuration.md');
 
-describe('README configuration table', () => {
+describe('README', () => {
+  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+
+  it('has the two set-up commands: the stack with the example pods, and the tests', () => {
+    assert.match(readme, /^bash deploy\/up\.sh$/m);
+    assert.match(readme, /^bash deploy\/install\.sh && npm ci && npm test$/m);
+  });
+
+  it('links pages that exist, the configuration among them', () => {
+    const links = [...readme.matchAll(/\]\(([^)#\s]+)\)/g)].map((m) => m[1] ?? '').filter((l) => !/^[a-z]+:/.test(l));
+    assert.ok(links.includes(CONFIGURATION), `the README links ${CONFIGURATION}`);
+    assert.deepEqual(links.filter((l) => !existsSync(join(REPO_ROOT, l))), [], 'linked but missing');
+  });
+});
+
+describe('configuration table (docs/configuration.md)', () => {
+  const table = readFileSync(join(REPO_ROOT, CONFIGURATION), 'utf8');
+
   it('lists exactly the variables the services read', () => {
-    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('## Configuration'));
-    const documented = new Set([...section.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1]));
+    const documented = new Set([...table.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1]));
     const read = new Set(SERVICE_NAMES.flatMap((service) => Object.keys(serviceSchema({ service, schema: schemas[service] }))));
     assert.deepEqual([...read].filter((v) => !documented.has(v)), [], 'read but not documented');
     assert.deepEqual([...documented].filter((v) => v && !read.has(v)), [], 'documented but not read');
   });
 
   it('names, for each variable, exactly the services that read it, each in one row', () => {
-    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('## Configuration'));
     // A variable may have a row per meaning (SYNC_FREQUENCY in sync-loop and in pod-worker), but a service is in one of them.
     const listed = new Map<string, string[]>();
-    for (const m of section.matchAll(/^\| `([A-Z_]+)` \| ([^|]+) \|/gm)) {
+    for (const m of table.matchAll(/^\| `([A-Z_]+)` \| ([^|]+) \|/gm)) {
       const services = (m[2] ?? '').trim();
       listed.set(m[1] ?? '', [...(listed.get(m[1] ?? '') ?? []), ...(services === 'all' ? SERVICE_NAMES : services.split(/,\s*/))]);
     }
     const wrong: string[] = [];
     for (const [name, services] of listed) {
       const readers = SERVICE_NAMES.filter((service) => name in serviceSchema({ service, schema: schemas[service] }));
-      if ([...services].sort().join(',') !== [...readers].sort().join(',')) wrong.push(`${name}: README rows say ${services.join(', ')}; read by ${readers.join(', ')}`);
+      if ([...services].sort().join(',') !== [...readers].sort().join(',')) wrong.push(`${name}: docs/configuration.md rows say ${services.join(', ')}; read by ${readers.join(', ')}`);
     }
     assert.deepEqual(wrong, []);
   });

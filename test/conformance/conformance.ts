@@ -6,7 +6,7 @@
  *  1. builds what is missing into the caches (deploy/conformance/build.sh:
  *     e2e.test, the ginkgo CLI, kube-scheduler, kube-controller-manager, agnhost,
  *     nonewprivs; deploy/control-plane/build.sh: etcd, kube-apiserver, kubectl;
- *     deploy/kubelet/build.sh for the baseline);
+ *     deploy/upstream-kubelet/build.sh for the baseline);
  *  2. brings up a control plane on loopback (test/support/control-plane.ts: etcd,
  *     kube-apiserver with the Node and RBAC authorizers, plus here the scheduler
  *     and the controller-manager, which the specs need: they do not set nodeName,
@@ -21,7 +21,7 @@
  *     with the suite's images imported (deploy/conformance/images.sh);
  *  4. joins the node: kubelet-split's seven services on a nats-server of their
  *     own (two pod-worker replicas), or the upstream kubelet in its private
- *     mount namespace (deploy/kubelet/run.sh), and waits for the Node to be Ready;
+ *     mount namespace (deploy/upstream-kubelet/run.sh), and waits for the Node to be Ready;
  *  5. runs the focus with ginkgo in `--procs` parallel processes, keeps the
  *     JSON and JUnit reports, and prints a table by area: passed, failed,
  *     skipped, then each failure's first line.
@@ -306,9 +306,9 @@ async function startSplitNode(cp: ControlPlane, clientCa: string, runtimeSock: s
   say(`kubelet-split: ${started.map((s) => `${s.service}#${s.instance} :${s.port}`).join(', ')}`);
 }
 
-/** The upstream kubelet v1.34.4, in its private mount namespace with its own containerd (deploy/kubelet/run.sh). */
+/** The upstream kubelet v1.34.4, in its private mount namespace with its own containerd (deploy/upstream-kubelet/run.sh). */
 async function startUpstreamNode(cp: ControlPlane, clientCa: string): Promise<string> {
-  const kubelet = await script('deploy/kubelet/build.sh');
+  const kubelet = await script('deploy/upstream-kubelet/build.sh');
   const dir = join(work, 'kubelet');
   mkdirSync(join(dir, 'manifests'), { recursive: true });
   const config = {
@@ -325,7 +325,7 @@ async function startUpstreamNode(cp: ControlPlane, clientCa: string): Promise<st
     containerRuntimeEndpoint: `unix://${join(dir, 'containerd.sock')}`,
   };
   writeFileSync(join(dir, 'kubelet-config.yaml'), kubeletConfigYaml(config));
-  const child = spawnLogged('bash', [join(REPO_ROOT, 'deploy', 'kubelet', 'run.sh'), dir, kubelet, NODE, `--kubeconfig=${cp.kubeconfig(NODE)}`, `--node-ip=${NETWORK.ip}`], 'kubelet.log', {
+  const child = spawnLogged('bash', [join(REPO_ROOT, 'deploy', 'upstream-kubelet', 'run.sh'), dir, kubelet, NODE, `--kubeconfig=${cp.kubeconfig(NODE)}`, `--node-ip=${NETWORK.ip}`], 'kubelet.log', {
     ...process.env,
     KS_CNI_BRIDGE: NETWORK.bridge,
     KS_CNI_SUBNET: NETWORK.subnet,
@@ -334,7 +334,7 @@ async function startUpstreamNode(cp: ControlPlane, clientCa: string): Promise<st
   const sock = join(dir, 'containerd.sock');
   const deadline = Date.now() + 120_000;
   while (!existsSync(sock)) {
-    if (child.exitCode !== null) throw new Error(`deploy/kubelet/run.sh exited (${child.exitCode}); see ${join(logs, 'kubelet.log')}`);
+    if (child.exitCode !== null) throw new Error(`deploy/upstream-kubelet/run.sh exited (${child.exitCode}); see ${join(logs, 'kubelet.log')}`);
     if (Date.now() > deadline) throw new Error(`no containerd socket at ${sock} after 120 s; see ${join(logs, 'kubelet.log')}`);
     await new Promise((r) => setTimeout(r, 500));
   }

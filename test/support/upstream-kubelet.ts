@@ -1,7 +1,7 @@
 /**
  * The upstream kubelet v1.34.4 as this project runs it beside kubelet-split
  * (the bench, `npm run conformance --kubelet upstream`), through
- * deploy/kubelet/run.sh in a private mount namespace with a containerd of its
+ * deploy/upstream-kubelet/run.sh in a private mount namespace with a containerd of its
  * own: what every such KubeletConfiguration holds for this kind of machine.
  */
 

@@ -1,7 +1,7 @@
 /**
  * The upstream kubelet v1.34.4 under benchmark: built by
- * deploy/kubelet/build.sh (the control plane's tools module), run
- * standalone by deploy/kubelet/run.sh in a mount namespace of its own with
+ * deploy/upstream-kubelet/build.sh (the control plane's tools module), run
+ * standalone by deploy/upstream-kubelet/run.sh in a mount namespace of its own with
  * a containerd of its own (the same configuration and images as the
  * stack's), so it touches neither the stack's runtime nor the machine (see
  * run.sh for why each precaution is there). The settings the issue names:
@@ -45,10 +45,10 @@ export class UpstreamKubeletAgent implements Agent {
   static async create(log: (line: string) => void): Promise<UpstreamKubeletAgent> {
     if (process.getuid?.() !== 0) throw new Error('the upstream kubelet needs root here (a mount namespace and a containerd of its own); the harness runs as another user');
     if (spawnSync('unshare', ['--version']).status !== 0) throw new Error('unshare (util-linux) is missing: the kubelet runs in a private mount namespace');
-    log('kubelet: deploy/kubelet/build.sh (about 6 minutes of one core the first time)');
-    const build = spawnSync('bash', [join(REPO_ROOT, 'deploy', 'kubelet', 'build.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    log('kubelet: deploy/upstream-kubelet/build.sh (about 6 minutes of one core the first time)');
+    const build = spawnSync('bash', [join(REPO_ROOT, 'deploy', 'upstream-kubelet', 'build.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     const binary = build.stdout.trim().split('\n').pop() ?? '';
-    if (build.status !== 0 || !existsSync(binary)) throw new Error(`the kubelet could not be built (deploy/kubelet/build.sh exit ${build.status}): ${build.stderr.trim().split('\n').slice(-5).join(' | ')}`);
+    if (build.status !== 0 || !existsSync(binary)) throw new Error(`the kubelet could not be built (deploy/upstream-kubelet/build.sh exit ${build.status}): ${build.stderr.trim().split('\n').slice(-5).join(' | ')}`);
     const dir = mkdtempSync(join(tmpdir(), 'ks-bench-kubelet-'));
     const agent = new UpstreamKubeletAgent(binary, dir, { server: await freePort(), readOnly: await freePort(), healthz: await freePort() });
     agent.writeConfig();
@@ -56,7 +56,7 @@ export class UpstreamKubeletAgent implements Agent {
   }
 
   get description(): string {
-    return `upstream kubelet v1.34.4 (${this.binary}), standalone, its own containerd (${this.criEndpoint.replace('unix://', '')}), cgroupfs, cgroupsPerQOS false, private mount namespace (deploy/kubelet/run.sh)`;
+    return `upstream kubelet v1.34.4 (${this.binary}), standalone, its own containerd (${this.criEndpoint.replace('unix://', '')}), cgroupfs, cgroupsPerQOS false, private mount namespace (deploy/upstream-kubelet/run.sh)`;
   }
 
   private writeConfig(): void {
@@ -95,7 +95,7 @@ export class UpstreamKubeletAgent implements Agent {
   async start(): Promise<Record<string, number>> {
     const fd = openSync(this.log, 'a');
     try {
-      this.child = spawn('bash', [join(REPO_ROOT, 'deploy', 'kubelet', 'run.sh'), this.dir, this.binary, NODE], { stdio: ['ignore', fd, fd] });
+      this.child = spawn('bash', [join(REPO_ROOT, 'deploy', 'upstream-kubelet', 'run.sh'), this.dir, this.binary, NODE], { stdio: ['ignore', fd, fd] });
     } finally {
       closeSync(fd);
     }

@@ -23,9 +23,9 @@
 # task of its containerd and containerd itself (runtime.sh stop); the
 # namespace and its mounts go with the last process.
 #
-# usage: deploy/kubelet/run.sh DIR KUBELET NODE_NAME [KUBELET_FLAG...]
+# usage: deploy/upstream-kubelet/run.sh DIR KUBELET NODE_NAME [KUBELET_FLAG...]
 #   DIR         a directory of the caller's holding kubelet-config.yaml
-#   KUBELET     the kubelet binary (deploy/kubelet/build.sh prints it)
+#   KUBELET     the kubelet binary (deploy/upstream-kubelet/build.sh prints it)
 #   NODE_NAME   --hostname-override
 #   KUBELET_FLAG more flags for the kubelet (npm run conformance: --kubeconfig, --node-ip)
 # Writes DIR/kubelet.pid, DIR/kubelet.started (its start, ns since the epoch)
@@ -37,8 +37,8 @@ dir=$(cd "$1" && pwd) kubelet=$2 node=$3
 shift 3
 
 if [ "${KS_KUBELET_PRIVATE_NS:-}" != "$dir" ]; then
-  [ "$(id -u)" = 0 ] || { echo "kubelet/run.sh: needs root (a mount namespace of its own, and containerd)" >&2; exit 1; }
-  command -v unshare >/dev/null || { echo "kubelet/run.sh: unshare (util-linux) is missing" >&2; exit 1; }
+  [ "$(id -u)" = 0 ] || { echo "upstream-kubelet/run.sh: needs root (a mount namespace of its own, and containerd)" >&2; exit 1; }
+  command -v unshare >/dev/null || { echo "upstream-kubelet/run.sh: unshare (util-linux) is missing" >&2; exit 1; }
   exec unshare --mount --propagation private -- env KS_KUBELET_PRIVATE_NS="$dir" bash "$0" "$dir" "$kubelet" "$node" "$@"
 fi
 
@@ -82,5 +82,5 @@ echo "$kubelet_pid" > "$dir/kubelet.pid"
 set +e
 wait "$kubelet_pid"
 code=$?
-echo "kubelet/run.sh: the kubelet exited with $code" >&2
+echo "upstream-kubelet/run.sh: the kubelet exited with $code" >&2
 exit "$code"

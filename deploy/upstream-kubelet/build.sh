@@ -7,9 +7,9 @@
 # control-plane, $KS_CONTROL_PLANE_CACHE) with kube-apiserver. A cold build
 # takes about 6 minutes of one core; it runs under nice so that it does not
 # starve what else runs. Prints the kubelet's path as its last line.
-#   bash deploy/kubelet/build.sh
+#   bash deploy/upstream-kubelet/build.sh
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dir=$(nice -n 19 bash "$here/../control-plane/build.sh" kubelet | tail -1)
-[ -x "$dir/kubelet" ] || { echo "kubelet/build.sh: no kubelet in $dir" >&2; exit 1; }
+[ -x "$dir/kubelet" ] || { echo "upstream-kubelet/build.sh: no kubelet in $dir" >&2; exit 1; }
 echo "$dir/kubelet"
