@@ -43,17 +43,18 @@ export class StatusManager {
 
   /**
    * The statuses from the `pod-status` bucket, with the prober's current
-   * readiness and startup results merged in: at takeover, and saved; for a
-   * standby answering a read, `readOnly` (a standby writes nothing).
+   * readiness and startup results merged in and saved: at takeover. A
+   * standby never restores (it serves reads from @app/pod-manager's
+   * PodReadModel).
    */
-  restore(opts: { readOnly?: boolean } = {}): Promise<number> {
+  restore(): Promise<number> {
     return this.serially(async () => {
       const entries = await this.store.load();
       this.versions = new PodStatusVersions(entries);
       for (const r of await this.probes.all()) {
         if (r.probeType === 'liveness') continue;
         const merged = this.mergeProbeResult(r.podUid, r.probeType, r.containerId, r.result);
-        if (!opts.readOnly) await this.persist(r.podUid, merged);
+        await this.persist(r.podUid, merged);
       }
       return entries.length;
     });
