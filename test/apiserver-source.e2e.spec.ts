@@ -200,10 +200,12 @@ describe('the apiserver source: pods from a real kube-apiserver run on the node'
     await stack.startService('config-source', '1');
     const byUid = async (uid: string) => (await containers('reborn')).filter((c) => c.labels['io.kubernetes.pod.uid'] === uid);
     let oldStoppedAt: number | undefined;
+    // Its containers and its sandbox (the assertions below count the pod's sandboxes): RemovePodSandbox takes the
+    // containers first, so the sandbox can still be listed a moment after they are gone.
     await stack.waitFor('the old reborn to leave containerd', async () => {
       const old = await byUid(oldUid);
       if (oldStoppedAt === undefined && !old.some((c) => c.state === 'CONTAINER_RUNNING')) oldStoppedAt = Date.now();
-      return old.length === 0 ? true : undefined;
+      return old.length === 0 && !(await sandboxes('reborn')).some((sb) => sb.metadata?.uid === oldUid) ? true : undefined;
     }, 60_000);
     const killing = stack.events.find((e) => e.involvedObject.uid === oldUid && e.reason === 'Killing');
     assert.ok(killing, 'a Killing event for the old pod');
