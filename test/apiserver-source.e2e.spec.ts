@@ -165,7 +165,9 @@ describe('the apiserver source: pods from a real kube-apiserver run on the node'
       return cs.length === 0 && (await sandboxes('graceful')).length === 0 ? true : undefined;
     }, 60_000);
     process.stdout.write(`# after a DELETE with grace 5 s: polite stopped within ${stoppedAfter.get('polite')} ms, stubborn within ${stoppedAfter.get('stubborn')} ms\n`);
-    assert.ok((stoppedAfter.get('polite') ?? Infinity) < 3500, 'the container that ends on SIGTERM ends at once');
+    // At once: the DELETE's way to the pod worker, and the shell's trap between two 1 s sleeps; a loaded machine adds to
+    // both. The bound only has to tell it from the end of the 5 s grace (the stubborn one's lower bound below).
+    assert.ok((stoppedAfter.get('polite') ?? Infinity) < 4500, 'the container that ends on SIGTERM ends at once');
     assert.ok((stoppedAfter.get('stubborn') ?? 0) >= 4500, 'the container that ignores SIGTERM is killed only after the 5 s grace');
     assert.ok((stoppedAfter.get('stubborn') ?? Infinity) < 15_000, "the deletion's 5 s, not the spec's 30 s");
     assert.ok(published.includes('delete:graceful'), `a DELETE was published: ${published.join(' ')}`);
