@@ -115,11 +115,13 @@ describe('changes of a running API pod on the node: ephemeral containers, readin
     assert.equal(withDebugger.status?.containerStatuses?.[0]?.restartCount, 0);
     assert.equal(withDebugger.status?.phase, 'Running');
     assert.equal(ready(withDebugger)?.status, 'True', 'an ephemeral container does not count for readiness');
+    // The wait ends on the whole command line the assertion looks for, not on a part of it.
+    const targetShell = /sh -c trap "exit 0" TERM; while true; do sleep 1; done/;
     const log = await stack.waitFor('the debugger\'s log with what it saw as pid 1', async () => {
       const text = await logOf('target', 'debugger');
-      return text.includes('polo') && text.includes('trap "exit 0" TERM') ? text : undefined;
+      return text.includes('polo') && targetShell.test(text) ? text : undefined;
     });
-    assert.match(log, /sh -c trap "exit 0" TERM; while true; do sleep 1; done/, 'pid 1 is the target container\'s shell: its process namespace is shared');
+    assert.match(log, targetShell, 'pid 1 is the target container\'s shell: its process namespace is shared');
 
     // A second one, with the whole pod as upstream's UpdateEphemeralContainers sends it: it runs once and exits.
     const current = await getPod('target');

@@ -10,7 +10,7 @@
  *  - deleting it in the API gives its container its grace period, then the
  *    object is gone from the API;
  *  - a readiness probe flipping: the API's Ready condition follows within a
- *    probe period and a second;
+ *    probe period (and a slack for a loaded machine), not at a resync;
  *  - a pod refused at admission is Failed in the API with the reason and a
  *    Warning event, and nothing else is disturbed;
  *  - the pods' events are in the API, a repeated one counted;
@@ -151,8 +151,12 @@ describe('API pods on the node: their status, deletion and events in the apiserv
     await stack.waitFor('graceful to leave containerd', async () => ((await containersOf('graceful')).length === 0 ? true : undefined), 30_000);
   });
 
-  it('a readiness probe flipping: the Ready condition in the API follows within a probe period and a second', async () => {
+  it('a readiness probe flipping: the Ready condition in the API follows within a probe period (and a slack), not at a resync', async () => {
     const periodMs = 2000;
+    // The next probe comes within a period; its ExecSync, the result's way to the status manager and its patch take
+    // a few hundred ms on an idle machine, seconds on a loaded one. The bound is generous against that, and still
+    // well under the status manager's 10 s resync, which is what a flip that only a resync carries would wait for.
+    const boundMs = periodMs + 4000;
     await createPod('flip', {
       containers: [
         {
@@ -176,8 +180,8 @@ describe('API pods on the node: their status, deletion and events in the apiserv
     const notReadyMs = await flip(['rm', '/tmp/ready'], 'False');
     const readyMs = await flip(['touch', '/tmp/ready'], 'True');
     process.stdout.write(`# readiness in the API: Ready=False ${notReadyMs} ms, Ready=True ${readyMs} ms after the flip (period ${periodMs} ms)\n`);
-    assert.ok(notReadyMs <= periodMs + 1000, `Ready=False after ${notReadyMs} ms`);
-    assert.ok(readyMs <= periodMs + 1000, `Ready=True after ${readyMs} ms`);
+    assert.ok(notReadyMs <= boundMs, `Ready=False after ${notReadyMs} ms (bound ${boundMs} ms)`);
+    assert.ok(readyMs <= boundMs, `Ready=True after ${readyMs} ms (bound ${boundMs} ms)`);
     const flipped = await getPod('flip');
     assert.equal(flipped.status?.conditions?.find((c) => c.type === 'ContainersReady')?.status, 'True');
     assert.equal(flipped.status?.containerStatuses?.[0]?.ready, true);

@@ -165,7 +165,9 @@ describe('the apiserver source: pods from a real kube-apiserver run on the node'
       return cs.length === 0 && (await sandboxes('graceful')).length === 0 ? true : undefined;
     }, 60_000);
     process.stdout.write(`# after a DELETE with grace 5 s: polite stopped within ${stoppedAfter.get('polite')} ms, stubborn within ${stoppedAfter.get('stubborn')} ms\n`);
-    assert.ok((stoppedAfter.get('polite') ?? Infinity) < 3500, 'the container that ends on SIGTERM ends at once');
+    // At once: the DELETE's way to the pod worker, and the shell's trap between two 1 s sleeps; a loaded machine adds to
+    // both. The bound only has to tell it from the end of the 5 s grace (the stubborn one's lower bound below).
+    assert.ok((stoppedAfter.get('polite') ?? Infinity) < 4500, 'the container that ends on SIGTERM ends at once');
     assert.ok((stoppedAfter.get('stubborn') ?? 0) >= 4500, 'the container that ignores SIGTERM is killed only after the 5 s grace');
     assert.ok((stoppedAfter.get('stubborn') ?? Infinity) < 15_000, "the deletion's 5 s, not the spec's 30 s");
     assert.ok(published.includes('delete:graceful'), `a DELETE was published: ${published.join(' ')}`);
@@ -200,10 +202,12 @@ describe('the apiserver source: pods from a real kube-apiserver run on the node'
     await stack.startService('config-source', '1');
     const byUid = async (uid: string) => (await containers('reborn')).filter((c) => c.labels['io.kubernetes.pod.uid'] === uid);
     let oldStoppedAt: number | undefined;
+    // Its containers and its sandbox (the assertions below count the pod's sandboxes): RemovePodSandbox takes the
+    // containers first, so the sandbox can still be listed a moment after they are gone.
     await stack.waitFor('the old reborn to leave containerd', async () => {
       const old = await byUid(oldUid);
       if (oldStoppedAt === undefined && !old.some((c) => c.state === 'CONTAINER_RUNNING')) oldStoppedAt = Date.now();
-      return old.length === 0 ? true : undefined;
+      return old.length === 0 && !(await sandboxes('reborn')).some((sb) => sb.metadata?.uid === oldUid) ? true : undefined;
     }, 60_000);
     const killing = stack.events.find((e) => e.involvedObject.uid === oldUid && e.reason === 'Killing');
     assert.ok(killing, 'a Killing event for the old pod');

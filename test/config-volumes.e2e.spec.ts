@@ -135,7 +135,9 @@ describe('configMap and secret volumes and RuntimeClasses from a real kube-apise
     await stack.waitFor('the FailedMount event of waiter', () => (natsEvents('waiter').some((e) => e.reason === 'FailedMount' && e.eventType === 'Warning' && e.message === message) ? true : undefined), 60_000);
     const waiting = await waitServed('waiter', 'waiting ContainerCreating', (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'ContainerCreating');
     assert.equal(waiting.status?.phase, 'Pending');
-    const apiEvent = await stack.waitFor('the FailedMount event in the apiserver', async () => (await apiEvents('waiter')).find((e) => e.reason === 'FailedMount'), 30_000);
+    // The one with the message the NATS event above had (another FailedMount of the pod, say of a first list that
+    // failed, would be an event of its own in the apiserver).
+    const apiEvent = await stack.waitFor('the FailedMount event in the apiserver', async () => (await apiEvents('waiter')).find((e) => e.reason === 'FailedMount' && e.message === message), 30_000);
     assert.equal(apiEvent.message, message);
     assert.equal(apiEvent.type, 'Warning');
     assert.deepEqual(await stack.cri.runtime('ListContainers', { filter: { labelSelector: { 'io.kubernetes.pod.name': 'waiter', 'io.kubernetes.pod.namespace': NS } } }).then((r) => r.containers), [], 'no container was created');
@@ -186,8 +188,9 @@ describe('configMap and secret volumes and RuntimeClasses from a real kube-apise
 
     await runtimeClass('bogus', 'no-such-handler');
     await create('pods', apiPod('bogus', { runtimeClassName: 'bogus' }));
-    const refused = await stack.waitFor('the FailedCreatePodSandBox event of bogus', () => natsEvents('bogus').find((e) => e.reason === 'FailedCreatePodSandBox'), 60_000);
-    assert.match(refused.message, /^Failed to create pod sandbox: .*no-such-handler/, 'containerd names the handler it does not know');
+    const namesHandler = /^Failed to create pod sandbox: .*no-such-handler/;
+    const refused = await stack.waitFor('the FailedCreatePodSandBox event of bogus naming its handler', () => natsEvents('bogus').find((e) => e.reason === 'FailedCreatePodSandBox' && namesHandler.test(e.message)), 60_000);
+    assert.match(refused.message, namesHandler, 'containerd names the handler it does not know');
 
     await runtimeClass('plain', 'runc');
     await create('pods', apiPod('classy', { runtimeClassName: 'plain' }));

@@ -5,7 +5,8 @@
  * meanwhile is gone from containerd within SHARD_LEASE_DURATION plus its
  * grace period, a pod that was terminating still terminates, and the
  * replica restarted gets its fair share of the shards back within one lease
- * period. The measured times are printed.
+ * period (each bound with a slack for a loaded machine). The measured times
+ * are printed.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,6 +25,17 @@ const LEASE_MS = 6000;
  * measurement, the bound only catches a pod that waits for something else.
  */
 const SLACK_MS = 5000;
+/**
+ * A replica started again gets its fair share back within about one lease
+ * period by design (shards.ts): the others see its heartbeat at their next
+ * round, hand the excess back once the shards' steps in flight are done (a
+ * wait of up to a round), and it takes the shards at its own next round;
+ * rounds are a third of the lease apart. So one lease is the design's worst
+ * case, not a bound with room: this slack is added for a loaded machine, as
+ * to the deletion bounds above; the bound only catches a hand-back that waits
+ * for something else, and the printed figure is the measurement.
+ */
+const REBALANCE_SLACK_MS = 5000;
 
 function pod(name: string, grace: number, command: string): string {
   return `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\nspec:\n  hostNetwork: true\n  terminationGracePeriodSeconds: ${grace}\n  containers:\n    - name: main\n      image: ${IMAGE}\n      command: ["sh", "-c", ${JSON.stringify(command)}]\n`;
@@ -102,7 +114,7 @@ describe('delivery: a pod-worker replica SIGKILLed under its pods', { timeout: 6
     assert.ok(elapsed <= LEASE_MS + grace * 1000 + SLACK_MS, `gone after ${Math.round(elapsed)} ms`);
   });
 
-  it('the replica restarted gets its fair share of the shards back within one lease period', async () => {
+  it('the replica restarted gets its fair share of the shards back within one lease period (and a slack)', async () => {
     assert.ok(killed, 'a replica was killed');
     await waitForShares('the survivor to own every shard', [SHARDS], 3 * LEASE_MS);
     const instance = killed.split('#')[1] ?? '0';
@@ -110,8 +122,8 @@ describe('delivery: a pod-worker replica SIGKILLed under its pods', { timeout: 6
     const t0 = performance.now();
     await waitForShares('the restarted replica to get its fair share back', [2, 2], 3 * LEASE_MS);
     const elapsed = performance.now() - t0;
-    console.log(`# restarted replica: its fair share back ${Math.round(elapsed)} ms after it was ready (bound: lease ${LEASE_MS} ms)`);
-    assert.ok(elapsed <= LEASE_MS, `took ${Math.round(elapsed)} ms`);
+    console.log(`# restarted replica: its fair share back ${Math.round(elapsed)} ms after it was ready (bound: lease ${LEASE_MS} ms + slack ${REBALANCE_SLACK_MS} ms)`);
+    assert.ok(elapsed <= LEASE_MS + REBALANCE_SLACK_MS, `took ${Math.round(elapsed)} ms`);
     const owners = await shardsByReplica();
     const all = [...owners.values()].flat().sort();
     assert.deepEqual(all, [0, 1, 2, 3], 'every shard has exactly one owner');

@@ -124,7 +124,9 @@ describe('JsonKvStore.entries on a busy bucket (real nats-server)', { timeout: 1
     const consumers = async () => (await jsm.consumers.list('KV_pods').next()).length;
     const before = await consumers();
     for (let i = 0; i < 5; i++) await new JsonKvStore<Rec>(readerKv, NODE, 'pod').entries();
-    const deadline = Date.now() + 2000;
+    // A listing deletes its consumer without waiting for the answer (kv-snapshot.ts): give the deletes a generous
+    // while on a loaded machine, far from the 5 minutes a forgotten consumer would linger.
+    const deadline = Date.now() + 10_000;
     while ((await consumers()) > before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     assert.equal(await consumers(), before, 'consumers of KV_pods left by 5 listings (an ordered consumer otherwise lingers 5 min)');
   });

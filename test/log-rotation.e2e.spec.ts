@@ -100,8 +100,12 @@ describe('container log rotation on the real containerd', { timeout: 240_000 }, 
       return files().join() === names.join() && r.length > 0 && c.length > 0 ? { rotated, rotatedLast: r.at(-1) ?? 0, currentFirst: c[0] ?? 0, currentLast: c.at(-1) ?? 0 } : undefined;
     }, 30_000);
     assert.equal(next.currentFirst, next.rotatedLast + 1, `0.log starts at line ${next.currentFirst}, ${next.rotated} ends at ${next.rotatedLast}`);
-    await new Promise((r) => setTimeout(r, 1000));
-    const later = numbers(readFileSync(join(dir, '0.log'), 'utf8'));
+    // It grows on (about 50 lines a second): wait for a line past the last one seen, rather than reading once a second
+    // later, which can fall just after the next reopen, when 0.log holds no line yet (or is being renamed).
+    const later = await stack.waitFor(`a line past ${next.currentLast} in 0.log`, () => {
+      const ns = numbers(readFileSync(join(dir, '0.log'), 'utf8'));
+      return (ns.at(-1) ?? 0) > next.currentLast ? ns : undefined;
+    }, 15_000);
     assert.ok((later.at(-1) ?? 0) > next.currentLast, `0.log did not grow past line ${next.currentLast}`);
   });
 

@@ -84,12 +84,16 @@ describe('kubelet-split logs on the real stack', { timeout: 180_000 }, () => {
     assert.equal(none.status, 1, `--previous during the first run (4 s long) printed: ${none.stdout}`);
     assert.equal(none.stderr.trim(), `error: previous terminated container "main" in pod "${name}" not found`);
     // After a restart: the current instance prints run N (stdout and stderr), the previous run N-1.
-    const [current, previous] = await stack.waitFor('a restart, seen between two runs', () => {
+    const [current, previous] = await stack.waitFor('a restart, seen between two runs, the current run\'s two lines written', () => {
       const prev = cli(name, '--previous');
       if (prev.status !== 0) return undefined;
       const cur = logsOf(name);
       const again = cli(name, '--previous').stdout;
-      return again === prev.stdout ? [cur, prev.stdout] : undefined; // no restart between the reads
+      // Read just after a restart, the new instance may not have written both its lines yet (containerd reads its
+      // stdout and stderr apart): the assertions below look at both.
+      const run = /run (\d+)/.exec(cur)?.[1];
+      const bothWritten = run !== undefined && cur.includes(`oops ${run}`);
+      return again === prev.stdout && bothWritten ? [cur, prev.stdout] : undefined; // no restart between the reads
     }, 60_000);
     const n = Number(/run (\d+)/.exec(current)?.[1]);
     assert.ok(n >= 2, current);

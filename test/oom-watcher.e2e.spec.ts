@@ -43,9 +43,12 @@ spec:
 `);
     const s = await stack.waitForPod('hog', 'terminated', (x) => x.containerStatuses?.[0]?.state?.terminated !== undefined, 60_000);
     assert.equal(s.containerStatuses?.[0]?.state?.terminated?.reason, 'OOMKilled');
+    // The pod's event is the status manager's, sent when it takes the status in: it arrives on its own, after the status.
+    const oomEvents = () => stack.events.filter((e) => e.involvedObject.kind === 'Pod' && e.involvedObject.name === 'hog-oom-e2e' && e.reason === 'OOMKilled');
+    await stack.waitFor('the OOMKilled event on the pod', () => (oomEvents().length > 0 ? true : undefined), 15_000);
     await sleep(2500); // the watcher reads the kernel log every second
     assert.deepEqual(systemOOMs(), []);
-    const podEvents = stack.events.filter((e) => e.involvedObject.kind === 'Pod' && e.involvedObject.name === 'hog-oom-e2e' && e.reason === 'OOMKilled');
+    const podEvents = oomEvents();
     assert.equal(podEvents.length, 1, `OOMKilled events on the pod: ${JSON.stringify(stack.events.map((e) => `${e.involvedObject.name} ${e.reason}`))}`);
     assert.equal(podEvents[0]?.eventType, 'Warning');
     assert.equal(podEvents[0]?.involvedObject.fieldPath, 'spec.containers{hog}');

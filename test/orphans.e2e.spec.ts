@@ -105,10 +105,17 @@ describe('orphaned pod directories and cgroups on the real host', { timeout: 300
     assert.ok(isMounted(other) && readFileSync(join(other, 'file'), 'utf8') === 'in memory', 'a directory with a mount that is no volume of ours is kept, its mount untouched');
     assert.ok(existsSync(keeperDir) && isMounted(keeperMem) && cgroupExists(keeperCgroup), "the running pod's directory, tmpfs and cgroup stay");
     assert.equal(readFileSync(join(keeperDir, 'volumes', 'kubernetes.io~empty-dir', 'cache', 'file'), 'utf8'), 'kept\n');
-    // The sweep's gauges (upstream's): the refused directory is an orphan whose volumes could not be cleaned.
-    const metrics = await (await fetch(`http://127.0.0.1:${stack.procs.get('sync-loop#0')?.port ?? 0}/metrics`)).text();
-    assert.match(metrics, /^kubelet_orphan_pod_cleaned_volumes(\{[^}]*\})? 1$/m);
-    assert.match(metrics, /^kubelet_orphan_pod_cleaned_volumes_errors(\{[^}]*\})? 1$/m);
+    // The sweep's gauges (upstream's): the refused directory is an orphan whose volumes could not be cleaned. They are
+    // the last sweep's: the one that removed the others counted those too, so wait for a sweep after it (the sleep
+    // above is no promise of one on a loaded machine) rather than read them once.
+    const cleanedOne = /^kubelet_orphan_pod_cleaned_volumes(\{[^}]*\})? 1$/m;
+    const erredOne = /^kubelet_orphan_pod_cleaned_volumes_errors(\{[^}]*\})? 1$/m;
+    const metrics = await stack.waitFor('a sweep with the refused directory alone', async () => {
+      const text = await (await fetch(`http://127.0.0.1:${stack.procs.get('sync-loop#0')?.port ?? 0}/metrics`)).text();
+      return cleanedOne.test(text) && erredOne.test(text) ? text : undefined;
+    }, 30_000);
+    assert.match(metrics, cleanedOne);
+    assert.match(metrics, erredOne);
     const s = await stack.waitForPod('keeper', 'still running', (x) => x.containerStatuses?.[0]?.state?.running !== undefined);
     assert.equal(s.containerStatuses?.[0]?.restartCount ?? 0, 0);
 

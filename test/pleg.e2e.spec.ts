@@ -95,6 +95,10 @@ describe('pleg on the real containerd', { timeout: 180_000 }, () => {
     const removed = await eventFor('ContainerRemoved', containerId, t);
     // One relist period is 1s; allow for the relist in flight and a loaded machine.
     for (const [what, ms] of [['started', started], ['died', died], ['removed', removed]] as const) assert.ok(ms < 3000, `${what} after ${ms}ms`);
+    // The PLEG writes the pod cache, then sends the event; this test's copy of the cache follows the bucket by a KV
+    // watch, which JetStream delivers on its own: wait for the write the event follows, rather than read the copy at once.
+    const cacheDeadline = Date.now() + 15_000;
+    while (cache.get(uid).entry?.containerStatuses.length !== 0 && Date.now() < cacheDeadline) await new Promise((r) => setTimeout(r, 20));
     const entry = cache.get(uid).entry;
     assert.ok(entry, 'the pod is in the cache');
     assert.equal(entry.sandboxStatuses.length, 1);

@@ -117,6 +117,8 @@ describe('probe results across restarts on the real stack', { timeout: 300_000 }
     // The new replica takes the shard once the dead one's lease runs out, and resyncs the pod.
     await stack.waitFor('a status from the new pod-worker', () => (sentSince(before).length > 0 ? true : undefined), 30_000);
     await new Promise((r) => setTimeout(r, 3000));
+    // The looks counted below are as many as the machine answered in that time: wait for them rather than assume them.
+    await stack.waitFor('20 looks at /pods since the kill', () => (watch.samples.filter((s) => s.at > killedAt).length >= 20 ? true : undefined), 30_000);
     const samples = await watch.stop();
     const sent = sentSince(before);
     assert.ok(samples.filter((s) => s.at > killedAt).length >= 20, `polled ${samples.length} times`);
@@ -128,6 +130,8 @@ describe('probe results across restarts on the real stack', { timeout: 300_000 }
     const watch = watchReady();
     const { readyAt } = await killAndRestart('status-manager');
     await new Promise((r) => setTimeout(r, 3000));
+    // Ten answers of the new status manager, counted below: a loaded machine may give fewer in the 3 s, so wait for them.
+    await stack.waitFor('ten answers of the new status manager', () => (watch.samples.filter((s) => s.error === undefined && s.at > readyAt).length >= 10 ? true : undefined), 30_000);
     const samples = await watch.stop();
     const answered = samples.filter((s) => s.error === undefined);
     assert.ok(answered.filter((s) => s.at > readyAt).length >= 10, describeSamples(samples));

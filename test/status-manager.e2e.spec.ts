@@ -96,11 +96,14 @@ describe('status manager and kubelet-split get pods on the real stack', { timeou
     });
     // The crashing container runs for a moment at each restart (the PLEG's immediate inspection can
     // catch it: 1/1 Running then, as kubectl would show), and waits in back-off the rest of the time.
+    // The wait ends on the whole row the assertion reads (READY and RESTARTS), not on READY alone: before the first
+    // restart the row is 0/1 with no restart to show.
+    const withRestarts = /\s0\/1\s+\S+\s+[1-9]\d* \(\d+s ago\)\s/;
     const crash = await stack.waitFor('crashing 0/1 with its restarts', () => {
       const row = cli('get', 'pods').stdout.split('\n').find((l) => l.startsWith(stack.podName('crashing')));
-      return row && /\s0\/1\s/.test(row) ? row : undefined;
+      return row && withRestarts.test(row) ? row : undefined;
     });
-    assert.match(crash, /\s0\/1\s+\S+\s+[1-9]\d* \(\d+s ago\)\s/);
+    assert.match(crash, withRestarts);
   });
 
   it('/pods parses as a v1 PodList with @kubernetes/client-node', async () => {
