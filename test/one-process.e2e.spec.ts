@@ -1,6 +1,6 @@
 /**
  * The one-process mode end to end (TARGET=all, docs/adr/0016-one-process-mode.md):
- * the seven services as modules of one Node process on the real containerd,
+ * every service as a module of one Node process on the real containerd,
  * checked as the split mode's e2e files check it, and for what sharing a
  * process could break: each module is still its own NATS user and
  * connection, its own port and metrics, its own trace instance; a pod
@@ -44,7 +44,7 @@ describe('the one-process mode (TARGET=all) on the real containerd', { timeout: 
   before(() => stack.start());
   after(() => stack.stop());
 
-  it('runs the seven services in one process, each connected as its own NATS user and named <service>@<node>#<instance>', async () => {
+  it('runs every service in one process, each connected as its own NATS user and named <service>@<node>#<instance>', async () => {
     const pids = new Set([...stack.procs.values()].map((p) => p.process.pid));
     assert.equal(pids.size, 1, 'one process');
     const infos = await Promise.all(SERVICE_NAMES.map(async (s) => (await (await fetch(`http://127.0.0.1:${port(s)}/info`)).json()) as ServiceInfo));
