@@ -38,7 +38,7 @@ export {
   permits,
   serviceSubjects,
 } from './permissions.js';
-export type { BucketWrite, FamilySubset, NatsAccess, NatsUser, ServiceCommand, SubjectFamily, SubjectPermission, UserPermissions } from './permissions.js';
+export type { BucketWrite, FamilySubset, NatsAccess, NatsUser, SubjectFamily, SubjectPermission, UserPermissions } from './permissions.js';
 export { DEFAULT_LEADER_ELECTION, FencingTokenFilter, LeaderElector, LeaderFence, LeaderLeaseStore, NotLeaderError, leaderElectionProblem, leaderLeaseKey } from './leader-election.js';
 export type { LeaderElectionOptions, LeaderElectionRecord, LeaderLeaseSnapshot, LeaderRole, LeadershipListener, LeadershipStatus } from './leader-election.js';
 export { KvLeaderLeaseStore } from './kv-leader-lease-store.js';
