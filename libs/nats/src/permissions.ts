@@ -266,12 +266,12 @@ function bucketReadSubjects(bucket: string): string[] {
 
 /**
  * What every service may publish to record its hops (docs/adr/0015-tracing.md):
- * `trace.<node>.<uid>` into KUBELET_TRACES, and making the stream or setting
+ * `trace.<node>.<uid>` (Subjects.trace) into KUBELET_TRACES, and making the stream or setting
  * its limits at boot (without `$JS.API.INFO`: ensureTraceStream skips the
  * API check). Only a service with `readsTraces` reads the records (TRACE_READ).
  */
 export const TRACE_PUBLISH = [
-  'trace.*.*',
+  FAMILY_SUBJECTS.trace.subject,
   '$JS.API.STREAM.INFO.KUBELET_TRACES',
   '$JS.API.STREAM.CREATE.KUBELET_TRACES',
   '$JS.API.STREAM.UPDATE.KUBELET_TRACES',
