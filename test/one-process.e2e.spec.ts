@@ -14,8 +14,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import type { V1ContainerStatus, V1PodStatus } from '@kubernetes/client-node';
-import { SERVICE_NAMES, type ServiceInfo } from '@app/contracts';
-import { podTraceFilter, readTraceRecords, type TraceRecord } from '@app/nats';
+import { SERVICE_NAMES, Subjects, type ServiceInfo } from '@app/contracts';
+import { readTraceRecords, type TraceRecord } from '@app/nats';
 import { exited } from '../deploy/local/stack.js';
 import { NodeStack } from './support/node-stack.js';
 import { runtimeAddress } from './support/runtime.js';
@@ -78,7 +78,7 @@ describe('the one-process mode (TARGET=all) on the real containerd', { timeout: 
     const workerHop = (rs: TraceRecord[]) => rs.find((r) => r.kind === 'cri' && r.method === 'StartContainer' && r.instance === `pod-worker@${NODE}#0`);
     const seen = await stack.waitFor('hops of every service on the pod\'s way', async () => {
       const rs: TraceRecord[] = [];
-      await readTraceRecords(stack.nc, podTraceFilter(uid), (r) => void rs.push(r), { follow: false });
+      await readTraceRecords(stack.nc, Subjects.trace.forPod(uid), (r) => void rs.push(r), { follow: false });
       const services = new Set(rs.map((r) => r.instance.split('@')[0]));
       return wanted.every((w) => services.has(w)) && gatewayHop(rs) && workerHop(rs) ? rs : undefined;
     }, 30_000);

@@ -1,12 +1,16 @@
 /**
  * The README keeps its two set-up commands and links only pages that exist;
  * the configuration table (docs/configuration.md, linked from the README)
- * names every variable that some service reads, and no other.
+ * names every variable that some service reads, and no other; the README's
+ * subject table names every subject family of @app/contracts, once, with a
+ * subject of that family.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Subjects } from '@app/contracts';
+import { classifySubject } from '@app/nats';
 import { SERVICE_NAMES, serviceSchema } from '@app/service';
 import { REPO_ROOT } from '../deploy/local/stack.js';
 import { SERVICE_CONFIG_SCHEMAS } from './support/config-schemas.js';
@@ -52,5 +56,21 @@ describe('configuration table (docs/configuration.md)', () => {
       if ([...services].sort().join(',') !== [...readers].sort().join(',')) wrong.push(`${name}: docs/configuration.md rows say ${services.join(', ')}; read by ${readers.join(', ')}`);
     }
     assert.deepEqual(wrong, []);
+  });
+});
+
+describe('README subject table', () => {
+  const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+  const start = readme.indexOf('| kubelet channel / call | family | subject | from -> to |');
+  const table = readme.slice(start, readme.indexOf('\n\n', start));
+  const rows = [...table.matchAll(/^\| [^|]+ \| `([A-Za-z]+)` \| `([^`]+)` \| [^|]+ \|$/gm)].map((m) => ({ family: m[1] ?? '', subject: m[2] ?? '' }));
+
+  it('lists every family of Subjects, once', () => {
+    assert.ok(start >= 0, 'the table is there');
+    assert.deepEqual(rows.map((r) => r.family).sort(), Object.keys(Subjects).sort());
+  });
+
+  it("gives each family a subject of that family (the topology's classification of it, placeholders as wildcards)", () => {
+    for (const r of rows) assert.equal(classifySubject(r.subject.replace(/<[^>]+>/g, '*')), r.family, `${r.family}: ${r.subject}`);
   });
 });

@@ -20,16 +20,16 @@ const NODE = 'topo-e2e';
 
 /** DESIGN.md's subject table, the "to" side: what each service must be subscribed to (or answer). */
 const DESIGN_SUBSCRIBES: Record<ServiceName, readonly string[]> = {
-  'config-source': ['sourcesSnapshot'],
+  'config-source': ['sourcesSnapshot', 'apiObject', 'serviceAccountToken', 'serviceList'],
   'sync-loop': ['podUpdate', 'pleg', 'probeResult', 'workDone'],
   'pod-worker': ['work'],
   pleg: ['criEvents', 'plegInspect'],
   prober: ['prober'],
-  'status-manager': ['status', 'probeResult', 'events'],
+  'status-manager': ['status', 'probeResult', 'events', 'podEvents'],
   'kubelet-server': [],
   'node-status': [],
   console: ['events'],
-  'cri-gateway': ['criRuntime', 'criImage'],
+  'cri-gateway': ['criRuntime', 'criImage', 'criEventsStatus'],
 };
 /** Not message families of the table: every instance's `info` and own commands, and its reply inbox. */
 const HOUSEKEEPING = new Set<string>(['serviceInfo', 'serviceCommand', 'inbox']);

@@ -14,9 +14,9 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { PodUpdateMessage, StatusCommandMessage } from '@app/contracts';
+import { Subjects, type PodUpdateMessage, type StatusCommandMessage } from '@app/contracts';
 import { NodeStack } from './support/node-stack.js';
-import { buildTimeline, podTraceFilter, readTraceRecords, type TraceRecord } from '@app/nats';
+import { buildTimeline, readTraceRecords, type TraceRecord } from '@app/nats';
 import type { HopServerView } from '../apps/cli/src/nats-trace.js';
 import { REPO_ROOT } from '../deploy/local/stack.js';
 
@@ -34,7 +34,7 @@ describe('a pod\'s trace across services', { timeout: 300_000 }, () => {
 
   async function records(uid: string): Promise<TraceRecord[]> {
     const out: TraceRecord[] = [];
-    await readTraceRecords(stack.nc, podTraceFilter(uid), (r) => void out.push(r), { follow: false });
+    await readTraceRecords(stack.nc, Subjects.trace.forPod(uid), (r) => void out.push(r), { follow: false });
     return out;
   }
 

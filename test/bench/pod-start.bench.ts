@@ -13,7 +13,8 @@
  */
 import { parseArgs } from 'node:util';
 import type { V1PodStatus } from '@kubernetes/client-node';
-import { buildTimeline, podTraceFilter, readTraceRecords, type TraceRecord } from '@app/nats';
+import { Subjects } from '@app/contracts';
+import { buildTimeline, readTraceRecords, type TraceRecord } from '@app/nats';
 import { printTimeline } from '../../apps/cli/src/trace.js';
 import { NodeStack } from '../support/node-stack.js';
 
@@ -57,7 +58,7 @@ try {
       const uid = (await stack.podList()).items.find((p) => p.metadata?.name === pod)?.metadata?.uid ?? '';
       await new Promise((r) => setTimeout(r, 1500)); // the records are published in batches
       const records: TraceRecord[] = [];
-      await readTraceRecords(stack.nc, podTraceFilter(uid), (r) => void records.push(r), { follow: false });
+      await readTraceRecords(stack.nc, Subjects.trace.forPod(uid), (r) => void records.push(r), { follow: false });
       process.stderr.write(printTimeline(buildTimeline(uid, records)));
     }
     const t1 = performance.now();

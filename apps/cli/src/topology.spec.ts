@@ -21,6 +21,11 @@ describe('topology: subjects back to their families', () => {
     { name: 'the sources snapshot', subject: 'kubelet.n1.sources.snapshot', want: 'sourcesSnapshot' },
     { name: 'a service info', subject: 'kubelet.n1.service.pleg.info', want: 'serviceInfo' },
     { name: 'a service command', subject: 'kubelet.n1.service.pleg.mode', want: 'serviceCommand' },
+    { name: 'the apiserver objects pod-worker asks config-source for', subject: 'kubelet.n1.service.config-source.object', want: 'apiObject' },
+    { name: 'the service account tokens', subject: 'kubelet.n1.service.config-source.token', want: 'serviceAccountToken' },
+    { name: 'the Services of a pod\'s environment', subject: 'kubelet.n1.service.config-source.services', want: 'serviceList' },
+    { name: 'the event relay\'s state', subject: 'kubelet.n1.service.cri-gateway.events', want: 'criEventsStatus' },
+    { name: 'status-manager\'s events command is a command, not the relay\'s state', subject: 'kubelet.n1.service.status-manager.events', want: 'serviceCommand' },
     { name: "an instance's reply inbox", subject: '_INBOX_pleg.yyZCmDeVt1sr7cmsE4bciF.*', want: 'inbox' },
     { name: 'a subject no family covers', subject: 'kubelet.n1.gossip.*', want: 'UNDOCUMENTED' },
     { name: 'a wider wildcard than any family', subject: 'kubelet.n1.>', want: 'UNDOCUMENTED' },
@@ -59,8 +64,8 @@ describe('topology from recorded /connz samples', () => {
     }
     const families = (service: string) => [...new Set(t.instances.find((i) => i.service === service)?.subscribes.map((s) => s.family))].sort();
     assert.deepEqual(families('sync-loop'), ['inbox', 'pleg', 'podUpdate', 'probeResult', 'serviceInfo', 'workDone']);
-    assert.deepEqual(families('cri-gateway'), ['criImage', 'criRuntime', 'serviceCommand', 'serviceInfo']);
-    assert.deepEqual(families('config-source'), ['serviceCommand', 'serviceInfo', 'sourcesSnapshot']);
+    assert.deepEqual(families('cri-gateway'), ['criEventsStatus', 'criImage', 'criRuntime', 'serviceInfo']);
+    assert.deepEqual(families('config-source'), ['apiObject', 'serviceAccountToken', 'serviceInfo', 'sourcesSnapshot']);
   });
 
   it('message counts are the subscription and connection counters; rates come from the two samples', () => {
@@ -117,7 +122,11 @@ describe('topology from recorded /connz samples', () => {
       'pod-worker#0 -> cri-gateway#0: criRuntime',
       'sync-loop#0 -> config-source#0: sourcesSnapshot',
       'cri-gateway#0 -> pleg#0: criEvents',
+      'pod-worker#0 -> config-source#0: apiObject',
+      'pleg#0 -> cri-gateway#0: criEventsStatus',
     ]) assert.ok(edges.includes(want), `${want} in\n${edges.join('\n')}`);
+    // A request of one service to another names its family: no edge to whoever answers some other command.
+    assert.deepEqual(edges.filter((e) => e.endsWith(': serviceCommand')), []);
   });
 
   it('mermaid and dot text', () => {

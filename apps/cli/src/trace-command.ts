@@ -1,6 +1,6 @@
 /** `kubelet-split trace POD`: resolves the pod, reads its records, prints the timeline (or follows it). */
-import type { PodList } from '@app/contracts';
-import { buildTimeline, podTraceFilter, readPodTrace, readTraceRecords } from '@app/nats';
+import { Subjects, type PodList } from '@app/contracts';
+import { buildTimeline, readPodTrace, readTraceRecords } from '@app/nats';
 import { TIMELINE_HEADER, looksLikeUid, podRef, printTimeline, timelineJson, timelineRow } from './trace.js';
 import { joinServerViews, natsTraceProbes, printServerViews } from './nats-trace.js';
 import { askServerTraces, connectForTraces, type TraceSource } from './trace-reader.js';
@@ -59,7 +59,7 @@ async function follow(cmd: TraceCommand, uid: string, nc: Awaited<ReturnType<typ
   if (cmd.output !== 'json') cmd.out(`${TIMELINE_HEADER.replaceAll('\t', '  ')}\n`);
   await readTraceRecords(
     nc,
-    podTraceFilter(uid),
+    Subjects.trace.forPod(uid),
     (r) => {
       first ??= r.at;
       const hop = buildTimeline(uid, [r]).hops[0];

@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
-import { API_OBJECT_COMMAND, MessageTypes, SERVICE_ACCOUNT_TOKEN_COMMAND, SERVICE_LIST_COMMAND, Subjects, decodeMessage, type ApiObjectReplyMessage, type ServiceAccountTokenMessage, type ServiceListMessage, type SourcesSnapshotMessage } from '@app/contracts';
+import { MessageTypes, Subjects, decodeMessage, type ApiObjectReplyMessage, type ServiceAccountTokenMessage, type ServiceListMessage, type SourcesSnapshotMessage } from '@app/contracts';
 import { rpcError } from '@app/service';
 import { ApiObjectError, WatchBasedObjectManager } from './object-manager.js';
 import { PodConfigPublisher } from './pod-config-publisher.js';
@@ -39,7 +39,7 @@ export class ApiObjectsController {
   ) {}
 
   /** The services of a pod's namespace and of `default` (its service environment variables): `.services`, pod-worker only. */
-  @MessagePattern(Subjects.serviceCommand.pattern(SERVICE_LIST_COMMAND))
+  @MessagePattern(Subjects.serviceList.pattern)
   async onServices(@Payload() data: unknown): Promise<ServiceListMessage> {
     const req = decodeMessage(MessageTypes.serviceListRequest, data);
     try {
@@ -51,7 +51,7 @@ export class ApiObjectsController {
   }
 
   /** A projected serviceAccountToken's token: `kubelet.<node>.service.config-source.token`, pod-worker only. */
-  @MessagePattern(Subjects.serviceCommand.pattern(SERVICE_ACCOUNT_TOKEN_COMMAND))
+  @MessagePattern(Subjects.serviceAccountToken.pattern)
   async onToken(@Payload() data: unknown): Promise<ServiceAccountTokenMessage> {
     const req = decodeMessage(MessageTypes.serviceAccountTokenRequest, data);
     try {
@@ -62,7 +62,7 @@ export class ApiObjectsController {
     }
   }
 
-  @MessagePattern(Subjects.serviceCommand.pattern(API_OBJECT_COMMAND))
+  @MessagePattern(Subjects.apiObject.pattern)
   async onObject(@Payload() data: unknown): Promise<ApiObjectReplyMessage> {
     const req = decodeMessage(MessageTypes.apiObjectRequest, data);
     try {

@@ -31,7 +31,7 @@ export class CriController {
 export class ContainerEventsController {
   constructor(private readonly relay: ContainerEventsRelay) {}
 
-  @MessagePattern(Subjects.serviceCommand.pattern('events'))
+  @MessagePattern(Subjects.criEventsStatus.pattern)
   onStatus(): ContainerEventsStatusMessage {
     return this.relay.status();
   }

@@ -73,8 +73,8 @@ export class StatusManagerController {
     return this.reads().listPods();
   }
 
-  /** `kubelet.<node>.service.status-manager.events` with `{"namespace","name"}`. */
-  @MessagePattern(Subjects.serviceCommand.pattern('events'))
+  /** Subjects.podEvents (`kubelet.<node>.service.status-manager.events`) with `{"namespace","name"}`. */
+  @MessagePattern(Subjects.podEvents.pattern)
   eventsOverNats(@Payload() data: unknown): { items: EventMessage[] } {
     if (!isRecord(data) || typeof data['name'] !== 'string') throw rpcError('InvalidArgument', 'events needs {"namespace": ..., "name": ...}');
     return { items: this.manager.eventsOf(typeof data['namespace'] === 'string' ? data['namespace'] : 'default', data['name']) };

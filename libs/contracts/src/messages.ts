@@ -173,9 +173,6 @@ export interface ContainerEventsStatusMessage {
 export const API_OBJECT_KINDS = ['ConfigMap', 'Secret', 'RuntimeClass'] as const;
 export type ApiObjectKind = (typeof API_OBJECT_KINDS)[number];
 
-/** The command config-source answers on `kubelet.<node>.service.config-source.<command>` (Subjects.serviceCommand). */
-export const API_OBJECT_COMMAND = 'object';
-
 /**
  * The group-resource upstream's managers name an object by in their errors
  * (configmap_manager.go `corev1.Resource("configmap")`, the RuntimeClass
@@ -198,7 +195,7 @@ export function isNamespacedKind(kind: ApiObjectKind): boolean {
 }
 
 /**
- * pod-worker -> config-source, request/reply: one object, as the watch-based
+ * pod-worker -> config-source, request/reply on Subjects.apiObject: one object, as the watch-based
  * manager of config-source holds it. `namespace` for the namespaced kinds.
  */
 export interface ApiObjectRequestMessage {
@@ -232,11 +229,8 @@ export interface ApiObjectReplyMessage {
   handler?: string;
 }
 
-/** The command config-source answers for a pod's service account token (projected serviceAccountToken volumes). */
-export const SERVICE_ACCOUNT_TOKEN_COMMAND = 'token';
-
 /**
- * pod-worker -> config-source, request/reply: a token of the pod's service
+ * pod-worker -> config-source, request/reply on Subjects.serviceAccountToken: a token of the pod's service
  * account bound to the pod (TokenRequest), as the kubelet's token manager
  * gets it for a projected serviceAccountToken source.
  */
@@ -259,11 +253,8 @@ export interface ServiceAccountTokenMessage {
   expirationTimestamp: string;
 }
 
-/** The command config-source answers with the services a pod's environment names (kubelet_pods.go getServiceEnvVarMap). */
-export const SERVICE_LIST_COMMAND = 'services';
-
 /**
- * pod-worker -> config-source, request/reply: the services a container of a
+ * pod-worker -> config-source, request/reply on Subjects.serviceList: the services a container of a
  * pod of `namespace` learns of through its environment (upstream's
  * serviceLister, a watch of every Service).
  */

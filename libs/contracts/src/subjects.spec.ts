@@ -23,6 +23,12 @@ describe('Subjects: every builder lands in its own wildcard and parses back', ()
     { name: 'criImage', subject: Subjects.criImage.build(NODE, 'PullImage'), wildcard: Subjects.criImage.wildcard(NODE), parsed: Subjects.criImage.parse(Subjects.criImage.build(NODE, 'PullImage')), want: { node: NODE, method: 'PullImage' } },
     { name: 'criEvents', subject: Subjects.criEvents.build(NODE), wildcard: Subjects.criEvents.wildcard(NODE), parsed: Subjects.criEvents.parse(Subjects.criEvents.build(NODE)), want: { node: NODE } },
     { name: 'serviceInfo', subject: Subjects.serviceInfo.build(NODE, 'pleg'), wildcard: Subjects.serviceInfo.wildcard(NODE), parsed: Subjects.serviceInfo.parse(Subjects.serviceInfo.build(NODE, 'pleg')), want: { node: NODE, service: 'pleg' } },
+    { name: 'criEventsStatus', subject: Subjects.criEventsStatus.build(NODE), wildcard: Subjects.criEventsStatus.wildcard(NODE), parsed: Subjects.criEventsStatus.parse(Subjects.criEventsStatus.build(NODE)), want: { node: NODE } },
+    { name: 'apiObject', subject: Subjects.apiObject.build(NODE), wildcard: Subjects.apiObject.wildcard(NODE), parsed: Subjects.apiObject.parse(Subjects.apiObject.build(NODE)), want: { node: NODE } },
+    { name: 'serviceAccountToken', subject: Subjects.serviceAccountToken.build(NODE), wildcard: Subjects.serviceAccountToken.wildcard(NODE), parsed: Subjects.serviceAccountToken.parse(Subjects.serviceAccountToken.build(NODE)), want: { node: NODE } },
+    { name: 'serviceList', subject: Subjects.serviceList.build(NODE), wildcard: Subjects.serviceList.wildcard(NODE), parsed: Subjects.serviceList.parse(Subjects.serviceList.build(NODE)), want: { node: NODE } },
+    { name: 'trace', subject: Subjects.trace.build(NODE, UID), wildcard: Subjects.trace.wildcard(NODE), parsed: Subjects.trace.parse(Subjects.trace.build(NODE, UID)), want: { node: NODE, uid: UID } },
+    { name: 'trace, one pod on any node', subject: Subjects.trace.build('node-b', UID), wildcard: Subjects.trace.forPod(UID), parsed: Subjects.trace.parse(Subjects.trace.build('node-b', UID)), want: { node: 'node-b', uid: UID } },
   ];
   for (const tc of cases) {
     it(tc.name, () => {
@@ -41,6 +47,12 @@ describe('Subjects: families do not catch each other', () => {
     { name: 'another node is not ours', wildcard: Subjects.pleg.wildcard(NODE), subject: Subjects.pleg.build('node-b', UID) },
     { name: 'readiness wildcard does not catch liveness', wildcard: Subjects.probeResult.wildcard(NODE, 'readiness'), subject: Subjects.probeResult.build(NODE, 'liveness', UID) },
     { name: 'runtime wildcard does not catch image calls', wildcard: Subjects.criRuntime.wildcard(NODE), subject: Subjects.criImage.build(NODE, 'ListImages') },
+    { name: 'the objects do not catch the tokens', wildcard: Subjects.apiObject.wildcard(NODE), subject: Subjects.serviceAccountToken.build(NODE) },
+    { name: 'the tokens do not catch the service list', wildcard: Subjects.serviceAccountToken.wildcard(NODE), subject: Subjects.serviceList.build(NODE) },
+    { name: "the relay's state is not status-manager's events command", wildcard: Subjects.criEventsStatus.wildcard(NODE), subject: Subjects.serviceCommand.build(NODE, 'status-manager', 'events') },
+    { name: "the relay's state is not the relayed events", wildcard: Subjects.criEventsStatus.wildcard(NODE), subject: Subjects.criEvents.build(NODE) },
+    { name: "one pod's records are not another's", wildcard: Subjects.trace.forPod(UID), subject: Subjects.trace.build(NODE, 'other-uid') },
+    { name: "a node's records are not another node's", wildcard: Subjects.trace.wildcard(NODE), subject: Subjects.trace.build('node-b', UID) },
   ];
   for (const tc of cases) {
     it(tc.name, () => assert.equal(subjectMatches(tc.wildcard, tc.subject), false));
@@ -54,6 +66,20 @@ describe('Subjects: families do not catch each other', () => {
     assert.equal(Subjects.pleg.parse(Subjects.plegInspect.build(NODE, UID)), undefined);
     assert.equal(Subjects.plegInspect.parse(Subjects.pleg.build(NODE, UID)), undefined);
   });
+
+  const malformed = [
+    { name: 'apiObject: another command of config-source', parsed: Subjects.apiObject.parse(Subjects.serviceAccountToken.build(NODE)) },
+    { name: 'apiObject: the command of another service', parsed: Subjects.apiObject.parse(`kubelet.${NODE}.service.pleg.object`) },
+    { name: 'apiObject: a token too many', parsed: Subjects.apiObject.parse(`${Subjects.apiObject.build(NODE)}.x`) },
+    { name: 'serviceAccountToken: the service info', parsed: Subjects.serviceAccountToken.parse(Subjects.serviceInfo.build(NODE, 'config-source')) },
+    { name: 'serviceList: under cri.', parsed: Subjects.serviceList.parse(`cri.${NODE}.service.config-source.services`) },
+    { name: "criEventsStatus: status-manager's events command", parsed: Subjects.criEventsStatus.parse(Subjects.serviceCommand.build(NODE, 'status-manager', 'events')) },
+    { name: 'criEventsStatus: the relayed events', parsed: Subjects.criEventsStatus.parse(Subjects.criEvents.build(NODE)) },
+    { name: 'trace: a token short', parsed: Subjects.trace.parse(`trace.${NODE}`) },
+    { name: 'trace: a token too many', parsed: Subjects.trace.parse(`trace.${NODE}.${UID}.x`) },
+    { name: 'trace: not a trace subject', parsed: Subjects.trace.parse(Subjects.events.build(NODE, UID)) },
+  ];
+  for (const tc of malformed) it(`parse refuses ${tc.name}`, () => assert.equal(tc.parsed, undefined));
 });
 
 describe('subject tokens', () => {
@@ -73,6 +99,9 @@ describe('subject tokens', () => {
     { name: 'negative shard', build: () => Subjects.work.build(NODE, -1, UID) },
     { name: 'fractional shard', build: () => Subjects.work.build(NODE, 1.5, UID) },
     { name: 'CRI method with ">"', build: () => Subjects.criRuntime.build(NODE, '>') },
+    { name: 'a trace record of a UID with a dot', build: () => Subjects.trace.build(NODE, 'a.b') },
+    { name: "a pod's trace filter that is a wildcard", build: () => Subjects.trace.forPod('>') },
+    { name: 'an object request for a node that is a wildcard', build: () => Subjects.apiObject.build('*') },
   ];
   for (const tc of bad) {
     it(`refuses ${tc.name}`, () => assert.throws(tc.build, SubjectTokenError));
@@ -82,6 +111,8 @@ describe('subject tokens', () => {
     assert.equal(resolvePattern(Subjects.pleg.pattern, NODE), Subjects.pleg.wildcard(NODE));
     assert.equal(resolvePattern(Subjects.probeResult.pattern, NODE), Subjects.probeResult.wildcard(NODE));
     assert.equal(resolvePattern(Subjects.serviceInfo.pattern, NODE, 'prober'), Subjects.serviceInfo.build(NODE, 'prober'));
+    for (const f of [Subjects.apiObject, Subjects.serviceAccountToken, Subjects.serviceList, Subjects.criEventsStatus]) assert.equal(resolvePattern(f.pattern, NODE), f.build(NODE));
+    assert.equal(resolvePattern(Subjects.trace.pattern, NODE), Subjects.trace.wildcard(NODE));
   });
 });
 

@@ -7,6 +7,7 @@
  *  - `build(node, ...)`: the subject to publish on;
  *  - `parse(subject)`: the tokens back, or undefined when it is not one of ours.
  */
+import type { ServiceName } from './services.js';
 
 /** PodUpdate operations, as config.PodConfig emits them (kubetypes.PodOperation). */
 export const POD_OPERATIONS = ['add', 'update', 'remove', 'reconcile', 'delete'] as const;
@@ -276,9 +277,11 @@ export const Subjects = {
   },
 
   /**
-   * A service's own commands (the PLEG's mode, ...): request/reply on
-   * `kubelet.<node>.service.<service>.<command>`; each is also on the
-   * service's HTTP port.
+   * A service's own commands for people and tools (the NATS admin user): the
+   * PLEG's mode, status-manager's pods and events; request/reply on
+   * `kubelet.<node>.service.<service>.<command>`, each also on the service's
+   * HTTP port. A request one service makes of another is a family of its own
+   * (apiObject, criEventsStatus, ...), so the permission table can name it.
    */
   serviceCommand: {
     pattern: (command: string) => `kubelet.{node}.service.{service}.${token('command', command)}`,
@@ -295,7 +298,115 @@ export const Subjects = {
       return p && p[2] === 'events' ? { node: nodeFromToken(p[1] ?? '') } : undefined;
     },
   },
+
+  /**
+   * The container event relay's state, on request: pleg asks, cri-gateway
+   * answers (a ContainerEventsStatusMessage, as on `criEvents`), when it
+   * switches to evented mode, so a runtime that does not stream events makes
+   * it fall back to relisting at once. Upstream's evented PLEG sees the
+   * GetContainerEvents stream fail itself and falls back to the generic PLEG
+   * (pleg/evented.go watchEventsChannel); here the stream is cri-gateway's.
+   * `kubelet.<node>.service.cri-gateway.events`.
+   */
+  criEventsStatus: {
+    pattern: 'kubelet.{node}.service.cri-gateway.events',
+    wildcard: (node: string) => serviceRequestSubject(node, 'cri-gateway', 'events'),
+    build: (node: string) => serviceRequestSubject(node, 'cri-gateway', 'events'),
+    parse: (subject: string): { node: string } | undefined => parseServiceRequest(subject, 'cri-gateway', 'events'),
+  },
+
+  /**
+   * The apiserver objects a pod references (ADR 0014), request/reply:
+   * pod-worker asks, config-source answers from its watches. The kubelet's
+   * configmap.Manager GetConfigMap and secret.Manager GetSecret (their
+   * watch-based managers, pkg/kubelet/util/manager) for configMap and secret
+   * volumes, env and imagePullSecrets, and runtimeclass.Manager
+   * LookupRuntimeHandler for a runtimeClassName: one subject, the kind in the
+   * request (ApiObjectRequestMessage, answered by ApiObjectReplyMessage).
+   * `kubelet.<node>.service.config-source.object`. The reply may carry a
+   * secret: only pod-worker may ask.
+   */
+  apiObject: {
+    pattern: 'kubelet.{node}.service.config-source.object',
+    wildcard: (node: string) => serviceRequestSubject(node, 'config-source', 'object'),
+    build: (node: string) => serviceRequestSubject(node, 'config-source', 'object'),
+    parse: (subject: string): { node: string } | undefined => parseServiceRequest(subject, 'config-source', 'object'),
+  },
+
+  /**
+   * A token of a pod's service account, bound to the pod, for a projected
+   * serviceAccountToken volume: the kubelet's token.Manager
+   * GetServiceAccountToken (pkg/kubelet/token), a TokenRequest. pod-worker
+   * asks, config-source answers, request/reply (ServiceAccountTokenRequestMessage,
+   * ServiceAccountTokenMessage). `kubelet.<node>.service.config-source.token`.
+   * The token is a credential: only pod-worker may ask.
+   */
+  serviceAccountToken: {
+    pattern: 'kubelet.{node}.service.config-source.token',
+    wildcard: (node: string) => serviceRequestSubject(node, 'config-source', 'token'),
+    build: (node: string) => serviceRequestSubject(node, 'config-source', 'token'),
+    parse: (subject: string): { node: string } | undefined => parseServiceRequest(subject, 'config-source', 'token'),
+  },
+
+  /**
+   * The Services a pod's containers learn of through their environment: the
+   * kubelet's serviceLister, as kubelet_pods.go getServiceEnvVarMap lists it.
+   * pod-worker asks, config-source answers from its watch of every Service,
+   * request/reply (ServiceListRequestMessage, ServiceListMessage).
+   * `kubelet.<node>.service.config-source.services`.
+   */
+  serviceList: {
+    pattern: 'kubelet.{node}.service.config-source.services',
+    wildcard: (node: string) => serviceRequestSubject(node, 'config-source', 'services'),
+    build: (node: string) => serviceRequestSubject(node, 'config-source', 'services'),
+    parse: (subject: string): { node: string } | undefined => parseServiceRequest(subject, 'config-source', 'services'),
+  },
+
+  /**
+   * A pod's latest events, request/reply: the kubelet server's read port
+   * (`/pods/<ns>/<name>/events`) and the console ask, the status manager
+   * answers from what it keeps in memory (recorder.Eventf's broadcaster:
+   * upstream keeps no such list; ours, for `kubelet-split describe`).
+   * `{"namespace", "name"}` in, `{"items": EventMessage[]}` out.
+   * `kubelet.<node>.service.status-manager.events`.
+   */
+  podEvents: {
+    pattern: 'kubelet.{node}.service.status-manager.events',
+    wildcard: (node: string) => serviceRequestSubject(node, 'status-manager', 'events'),
+    build: (node: string) => serviceRequestSubject(node, 'status-manager', 'events'),
+    parse: (subject: string): { node: string } | undefined => parseServiceRequest(subject, 'status-manager', 'events'),
+  },
+
+  /**
+   * A pod's trace records (docs/adr/0015-tracing.md): every service
+   * publishes one per hop (core NATS, no reply), into the JetStream stream
+   * KUBELET_TRACES, which holds the whole family; nobody subscribes: the CLI
+   * (`kubelet-split trace`) and status-manager's console read a pod's records
+   * through a consumer filtered on `forPod(uid)`. No kubelet counterpart
+   * (upstream exports OpenTelemetry spans). `trace.<node>.<uid>`.
+   */
+  trace: {
+    pattern: 'trace.{node}.*',
+    wildcard: (node: string) => `trace.${nodeToken(node)}.*`,
+    build: (node: string, uid: string) => `trace.${nodeToken(node)}.${token('pod UID', uid)}`,
+    /** One pod's records, whichever node wrote them: `trace.*.<uid>`. */
+    forPod: (uid: string) => `trace.*.${token('pod UID', uid)}`,
+    parse(subject: string): { node: string; uid: string } | undefined {
+      const p = split(subject, 'trace', 3);
+      return p ? { node: nodeFromToken(p[1] ?? ''), uid: p[2] ?? '' } : undefined;
+    },
+  },
 } as const;
+
+/** `kubelet.<node>.service.<service>.<command>`: one service's one request/reply family. */
+function serviceRequestSubject(node: string, service: ServiceName, command: string): string {
+  return `kubelet.${nodeToken(node)}.service.${service}.${command}`;
+}
+
+function parseServiceRequest(subject: string, service: ServiceName, command: string): { node: string } | undefined {
+  const p = split(subject, 'kubelet', 5);
+  return p && p[2] === 'service' && p[3] === service && p[4] === command ? { node: nodeFromToken(p[1] ?? '') } : undefined;
+}
 
 function shardToken(shard: number): string {
   if (!Number.isInteger(shard) || shard < 0) throw new SubjectTokenError('shard', String(shard));

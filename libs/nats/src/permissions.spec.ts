@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { SERVICE_NAMES, Subjects, type ServiceName } from '@app/contracts';
 import { BUCKETS } from './buckets.js';
 import { NATS_ACCESS, NATS_USERS, familySubject, inboxPrefix, natsAuthorization, natsPermissions, permits, type NatsUser } from './permissions.js';
+import { covers } from './topology.js';
 
 const NODE = 'node-a';
 const UID = '3f2c7a9e-1b2d-4c5e-8f90-0a1b2c3d4e5f';
@@ -58,10 +59,14 @@ describe('NATS permissions: who may do what (DESIGN.md, Security)', () => {
     { name: 'only admin changes a bucket', op: 'publish', subject: `$JS.API.STREAM.UPDATE.KV_${BUCKETS.pods.name}`, users: ['admin'] },
     { name: "only sync-loop reads sync-loop's replies", op: 'subscribe', subject: `${inboxPrefix('sync-loop')}.abc.*`, users: ['sync-loop', 'admin'] },
     { name: 'nobody but admin reads the default inbox', op: 'subscribe', subject: '_INBOX.abc.*', users: ['admin'] },
-    { name: 'only pod-worker asks config-source for apiserver objects (secrets cross NATS in request/reply only)', op: 'publish', subject: Subjects.serviceCommand.build(NODE, 'config-source', 'object'), users: ['pod-worker', 'admin'] },
-    { name: 'only pod-worker asks config-source for service account tokens', op: 'publish', subject: Subjects.serviceCommand.build(NODE, 'config-source', 'token'), users: ['pod-worker', 'admin'] },
-    { name: 'only config-source answers for service account tokens', op: 'subscribe', subject: Subjects.serviceCommand.build(NODE, 'config-source', 'token'), users: ['config-source', 'admin'] },
-    { name: 'only config-source answers for apiserver objects', op: 'subscribe', subject: Subjects.serviceCommand.build(NODE, 'config-source', 'object'), users: ['config-source', 'admin'] },
+    { name: 'only pod-worker asks config-source for apiserver objects (secrets cross NATS in request/reply only)', op: 'publish', subject: Subjects.apiObject.build(NODE), users: ['pod-worker', 'admin'] },
+    { name: 'only pod-worker asks config-source for service account tokens', op: 'publish', subject: Subjects.serviceAccountToken.build(NODE), users: ['pod-worker', 'admin'] },
+    { name: 'only pod-worker asks config-source for the Services', op: 'publish', subject: Subjects.serviceList.build(NODE), users: ['pod-worker', 'admin'] },
+    { name: 'only config-source answers for service account tokens', op: 'subscribe', subject: Subjects.serviceAccountToken.wildcard(NODE), users: ['config-source', 'admin'] },
+    { name: 'only config-source answers for apiserver objects', op: 'subscribe', subject: Subjects.apiObject.wildcard(NODE), users: ['config-source', 'admin'] },
+    { name: 'only config-source answers for the Services', op: 'subscribe', subject: Subjects.serviceList.wildcard(NODE), users: ['config-source', 'admin'] },
+    { name: "only pleg asks the event relay's state", op: 'publish', subject: Subjects.criEventsStatus.build(NODE), users: ['pleg', 'admin'] },
+    { name: "only cri-gateway answers for the event relay's state", op: 'subscribe', subject: Subjects.criEventsStatus.wildcard(NODE), users: ['cri-gateway', 'admin'] },
     { name: "each service answers its own info", op: 'subscribe', subject: Subjects.serviceInfo.build(NODE, 'pleg'), users: ['pleg', 'admin'] },
   ];
   for (const tc of cases) {
@@ -137,6 +142,15 @@ describe('NATS permissions: derived from the table', () => {
     for (const u of NATS_USERS) assert.match(block, new RegExp(`user: "${u}"`));
     assert.match(block, /password: \$NATS_PASSWORD_PLEG\n/);
     assert.match(block, /password: "pw-sync-loop"\n/);
+  });
+
+  it('a family a service answers under its own service.<service>.* is not listed again (config-source: apiObject)', () => {
+    for (const s of SERVICE_NAMES) {
+      const own = `kubelet.*.service.${s}.*`;
+      assert.deepEqual(natsPermissions(s).subscribe.allow.filter((a) => a !== own && covers(own, a)), [], s);
+    }
+    assert.ok(!natsPermissions('config-source').subscribe.allow.includes(familySubject('apiObject')));
+    assert.ok(permits('config-source', 'subscribe', Subjects.apiObject.wildcard(NODE)));
   });
 
   it('has an entry for every service', () => {

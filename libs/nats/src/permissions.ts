@@ -24,7 +24,7 @@
  * (service, node); the subjects already carry the node, so that is a change
  * of this file only.
  */
-import { API_OBJECT_COMMAND, SERVICE_ACCOUNT_TOKEN_COMMAND, SERVICE_LIST_COMMAND, SERVICE_NAMES, Subjects, subjectMatches, type ServiceName } from '@app/contracts';
+import { SERVICE_NAMES, Subjects, subjectMatches, type ServiceName } from '@app/contracts';
 
 /** A NATS user: a service's own, or `admin` for the project's tools and tests. */
 export type NatsUser = ServiceName | 'admin';
@@ -83,12 +83,6 @@ export const CRI_RUNTIME_CHANGES = [
   'UpdatePodSandboxResources',
 ] as const;
 
-/** A service's own command (`kubelet.<node>.service.<service>.<command>`), asked by another. */
-export interface ServiceCommand {
-  service: ServiceName;
-  command: string;
-}
-
 /** A bucket written by a service: all of it, or only some keys under each node (`<node>.<key>`). */
 export interface BucketWrite {
   /** The bucket's name (BUCKETS[..].name): the stream is `KV_<bucket>`. */
@@ -104,7 +98,7 @@ export interface NatsAccess {
   /** Events and commands it listens to. */
   subscribes: readonly SubjectFamily[];
   /** Request/reply it asks: it publishes there, the reply comes to its own inbox. */
-  requests: readonly (SubjectFamily | FamilySubset | ServiceCommand)[];
+  requests: readonly (SubjectFamily | FamilySubset)[];
   /** Request/reply it answers (subscribe; the reply through allow_responses). */
   serves: readonly SubjectFamily[];
   /** KV buckets it writes (and so reads). */
@@ -130,7 +124,8 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     publishes: ['podUpdate', 'sourcesReady', 'events'],
     subscribes: [],
     requests: [],
-    serves: ['sourcesSnapshot'],
+    // The apiserver objects, service account tokens and Services pod-worker asks for (ADR 0014).
+    serves: ['sourcesSnapshot', 'apiObject', 'serviceAccountToken', 'serviceList'],
     writes: [],
     // The creationTimestamps of the pods the sync loop holds, so a static pod keeps its age across a restart.
     reads: ['pods'],
@@ -158,13 +153,7 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     // service account tokens (projected serviceAccountToken volumes), from config-source (ADR 0014); the services
     // its containers' environment names (getServiceEnvVarMap).
     // Every runtime call but the streams (exec, attach, port-forward: the kubelet server's); ExecSync for the lifecycle hooks.
-    requests: [
-      { family: 'criRuntime', only: [...CRI_RUNTIME_READS, ...CRI_RUNTIME_CHANGES] },
-      'criImage',
-      { service: 'config-source', command: API_OBJECT_COMMAND },
-      { service: 'config-source', command: SERVICE_ACCOUNT_TOKEN_COMMAND },
-      { service: 'config-source', command: SERVICE_LIST_COMMAND },
-    ],
+    requests: [{ family: 'criRuntime', only: [...CRI_RUNTIME_READS, ...CRI_RUNTIME_CHANGES] }, 'criImage', 'apiObject', 'serviceAccountToken', 'serviceList'],
     serves: [],
     writes: [{ bucket: 'workers' }, { bucket: 'leases', keys: ['pod-worker-shard.*', 'pod-worker-replica.*', 'setting.*'] }],
     reads: ['pods', 'pod-cache', 'pod-status', 'probe-results'],
@@ -172,8 +161,8 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
   pleg: {
     publishes: ['pleg'],
     subscribes: ['criEvents', 'plegInspect'],
-    // Relisting only reads the runtime.
-    requests: [{ family: 'criRuntime', only: CRI_RUNTIME_READS }, { service: 'cri-gateway', command: 'events' }],
+    // Relisting only reads the runtime; evented mode asks the event relay how it is doing.
+    requests: [{ family: 'criRuntime', only: CRI_RUNTIME_READS }, 'criEventsStatus'],
     serves: [],
     writes: [{ bucket: 'pod-cache' }, { bucket: 'leases', keys: ['leader.pleg'] }],
     reads: [],
@@ -194,7 +183,8 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     subscribes: ['status', 'probeResult', 'events'],
     // status.Manager reads nothing of the runtime: the Node, the logs, the stats and the kubelet API are other users'.
     requests: [],
-    serves: [],
+    // A pod's events, which it alone keeps: asked by the kubelet server's read port and the console.
+    serves: ['podEvents'],
     writes: [{ bucket: 'pod-status' }, { bucket: 'leases', keys: ['leader.status-manager'] }],
     // workers: whether a pod's containers are gone, before its deletion is finished in the apiserver.
     reads: ['pods', 'probe-results', 'workers'],
@@ -210,7 +200,7 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     requests: [
       { family: 'criRuntime', only: [...CRI_RUNTIME_READS, 'Exec', 'Attach', 'PortForward', 'ExecSync'] },
       { family: 'criImage', only: ['ImageFsInfo'] },
-      { service: 'status-manager', command: 'events' },
+      'podEvents',
     ],
     serves: [],
     writes: [],
@@ -233,7 +223,7 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     publishes: [],
     // Every event as it is heard: the console's live feed.
     subscribes: ['events'],
-    requests: [{ service: 'status-manager', command: 'events' }],
+    requests: ['podEvents'],
     serves: [],
     writes: [],
     reads: ['pods', 'pod-status'],
@@ -244,7 +234,7 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     publishes: ['criEvents'],
     subscribes: [],
     requests: [],
-    serves: ['criRuntime', 'criImage'],
+    serves: ['criRuntime', 'criImage', 'criEventsStatus'],
     writes: [],
     reads: [],
     // A CRI call lasts as long as its caller's deadline (StopContainer: the grace period and more), and a
@@ -274,6 +264,12 @@ const FAMILY_SUBJECTS: Readonly<Record<SubjectFamily, { subject: string; except?
   criRuntime: { subject: anyNode(Subjects.criRuntime.pattern) },
   criImage: { subject: anyNode(Subjects.criImage.pattern) },
   criEvents: { subject: anyNode(Subjects.criEvents.pattern) },
+  criEventsStatus: { subject: anyNode(Subjects.criEventsStatus.pattern) },
+  apiObject: { subject: anyNode(Subjects.apiObject.pattern) },
+  serviceAccountToken: { subject: anyNode(Subjects.serviceAccountToken.pattern) },
+  serviceList: { subject: anyNode(Subjects.serviceList.pattern) },
+  podEvents: { subject: anyNode(Subjects.podEvents.pattern) },
+  trace: { subject: anyNode(Subjects.trace.pattern) },
 };
 
 function anyNode(pattern: string): string {
@@ -331,12 +327,12 @@ function bucketReadSubjects(bucket: string): string[] {
 
 /**
  * What every service may publish to record its hops (docs/adr/0015-tracing.md):
- * `trace.<node>.<uid>` into KUBELET_TRACES, and making the stream or setting
+ * `trace.<node>.<uid>` (Subjects.trace) into KUBELET_TRACES, and making the stream or setting
  * its limits at boot (without `$JS.API.INFO`: ensureTraceStream skips the
  * API check). Only a service with `readsTraces` reads the records (TRACE_READ).
  */
 export const TRACE_PUBLISH = [
-  'trace.*.*',
+  FAMILY_SUBJECTS.trace.subject,
   '$JS.API.STREAM.INFO.KUBELET_TRACES',
   '$JS.API.STREAM.CREATE.KUBELET_TRACES',
   '$JS.API.STREAM.UPDATE.KUBELET_TRACES',
@@ -376,18 +372,16 @@ export interface UserPermissions {
   allowResponses?: { max: number; expires: string };
 }
 
-function familiesOf(list: readonly (SubjectFamily | FamilySubset | ServiceCommand)[]): { allow: string[]; except: string[] } {
+function familiesOf(list: readonly (SubjectFamily | FamilySubset)[]): { allow: string[]; except: string[] } {
   const allow: string[] = [];
   const except: string[] = [];
   for (const f of list) {
     if (typeof f === 'string') {
       allow.push(FAMILY_SUBJECTS[f].subject);
       except.push(...(FAMILY_SUBJECTS[f].except ?? []));
-    } else if ('family' in f) {
+    } else {
       const stem = FAMILY_SUBJECTS[f.family].subject.replace(/\.\*$/, '');
       allow.push(...f.only.map((last) => `${stem}.${last}`));
-    } else {
-      allow.push(serviceSubjects(f.service, f.command));
     }
   }
   return { allow, except };
@@ -415,7 +409,9 @@ export function natsPermissions(user: NatsUser): UserPermissions {
     ...TRACE_PUBLISH,
     ...(a.readsTraces ? TRACE_READ : []),
   ];
-  const subscribe = [...inn.allow, serviceSubjects(user), `${inboxPrefix(user)}.>`];
+  // What it answers under its own `service.<service>.*` (config-source's apiObject, ...) is in that entry already.
+  const own = serviceSubjects(user);
+  const subscribe = [...inn.allow.filter((s) => !covers(own, s)), own, `${inboxPrefix(user)}.>`];
   return {
     publish: direction(publish, out.except),
     subscribe: direction(subscribe, inn.except),

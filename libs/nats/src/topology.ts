@@ -56,7 +56,7 @@ export interface Subscription {
 
 export interface Publication {
   subject: string;
-  family: SubjectFamily | 'serviceCommand';
+  family: SubjectFamily;
   /** How: an event or command sent, a request asked, or the replies to a request served. */
   how: 'publishes' | 'requests' | 'replies';
   /** The only methods (last tokens) it may ask, when the design grants some of the family's subjects only. */
@@ -99,7 +99,7 @@ export function parseConnectionName(name: string | undefined): { service: string
 }
 
 /** Every family of the design's table; a family added to libs/contracts without a line here is a compile error. */
-const FAMILY_SET: Record<SubjectFamily, true> = { podUpdate: true, sourcesReady: true, sourcesSnapshot: true, pleg: true, plegInspect: true, probeResult: true, work: true, workDone: true, status: true, prober: true, events: true, criRuntime: true, criImage: true, criEvents: true };
+const FAMILY_SET: Record<SubjectFamily, true> = { podUpdate: true, sourcesReady: true, sourcesSnapshot: true, pleg: true, plegInspect: true, probeResult: true, work: true, workDone: true, status: true, prober: true, events: true, criRuntime: true, criImage: true, criEvents: true, criEventsStatus: true, apiObject: true, serviceAccountToken: true, serviceList: true, podEvents: true, trace: true };
 const FAMILIES = Object.keys(FAMILY_SET) as SubjectFamily[];
 
 /** Each family's any-node subject (libs/nats familySubject, from the contracts' patterns). */
@@ -141,8 +141,7 @@ export function designedPublications(service: string, node: string): Publication
   const out: Publication[] = access.publishes.map((family) => ({ subject: onNode(familySubject(family), node), family, how: 'publishes', derived: true }));
   for (const r of access.requests) {
     if (typeof r === 'string') out.push({ subject: onNode(familySubject(r), node), family: r, how: 'requests', derived: true });
-    else if ('family' in r) out.push({ subject: `${onNode(familySubject(r.family), node)} (${r.only.length} methods)`, family: r.family, how: 'requests', only: [...r.only], derived: true });
-    else out.push({ subject: `kubelet.${node.replaceAll('.', '_')}.service.${r.service}.${r.command}`, family: 'serviceCommand', how: 'requests', derived: true });
+    else out.push({ subject: `${onNode(familySubject(r.family), node)} (${r.only.length} methods)`, family: r.family, how: 'requests', only: [...r.only], derived: true });
   }
   for (const family of access.serves) out.push({ subject: `${onNode(familySubject(family), node)} (replies to the asker's inbox)`, family, how: 'replies', derived: true });
   return out;

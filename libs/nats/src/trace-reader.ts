@@ -1,19 +1,15 @@
 /**
  * Reads a pod's trace records from KUBELET_TRACES (an ordered consumer on
- * `trace.*.<uid>`): the CLI as the NATS admin user, status-manager (the
+ * `trace.*.<uid>`, Subjects.trace.forPod): the CLI as the NATS admin user, status-manager (the
  * console) as its own user, the only service granted it (permissions.ts
  * TRACE_READ).
  */
 import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { Subjects } from '@app/contracts';
 import { TRACE_STREAM, parseTraceRecord, type TraceRecord } from './trace-records.js';
 
 const dec = new TextDecoder();
-
-/** `trace.*.<uid>`: the pod's records, whatever node wrote them. */
-export function podTraceFilter(uid: string): string {
-  return `trace.*.${uid}`;
-}
 
 /** How many records the stream holds on `subject`, a filter (0 when there is no stream). */
 async function countRecords(nc: NatsConnection, subject: string): Promise<number> {
@@ -63,6 +59,6 @@ export async function readTraceRecords(nc: NatsConnection, subject: string, onRe
 /** The pod's records stored so far, in stream order (none: an unknown pod, TRACING=off, or older than TRACE_MAX_AGE). */
 export async function readPodTrace(nc: NatsConnection, uid: string): Promise<TraceRecord[]> {
   const records: TraceRecord[] = [];
-  await readTraceRecords(nc, podTraceFilter(uid), (r) => void records.push(r), { follow: false });
+  await readTraceRecords(nc, Subjects.trace.forPod(uid), (r) => void records.push(r), { follow: false });
   return records;
 }

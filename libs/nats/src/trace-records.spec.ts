@@ -7,7 +7,7 @@ import { JsonKvStore } from './json-kv-store.js';
 import { FakeKv, FakeTraceRecorder } from './testing.js';
 import { continueTrace, hopStart, installTraceRecorder, recordKvWatch, runInTrace } from './trace-context.js';
 import { buildTimeline } from './trace-timeline.js';
-import { JetStreamTraceRecorder, NoTraceRecorder, TRACE_RECORD_TYPE, messageFacts, parseTraceRecord, traceSubject, type TraceHop } from './trace-records.js';
+import { JetStreamTraceRecorder, NoTraceRecorder, TRACE_RECORD_TYPE, messageFacts, parseTraceRecord, type TraceHop } from './trace-records.js';
 
 const dec = new TextDecoder();
 
@@ -37,7 +37,7 @@ describe('JetStreamTraceRecorder', () => {
     r.record(hop('uid-2'));
     assert.equal(sent.length, 0, 'nothing is published while the handler runs');
     await new Promise((res) => setTimeout(res, 20));
-    assert.deepEqual(sent.map((s) => s.subject), [traceSubject('n1', 'uid-1'), traceSubject('n1', 'uid-2')]);
+    assert.deepEqual(sent.map((s) => s.subject), ['trace.n1.uid-1', 'trace.n1.uid-2']);
     const stored = parseTraceRecord(JSON.parse(dec.decode(sent[0]?.data)));
     assert.equal(stored?.type, TRACE_RECORD_TYPE);
     assert.equal(stored?.instance, 'pleg@n1#a');
@@ -53,6 +53,19 @@ describe('JetStreamTraceRecorder', () => {
     assert.equal(drops, 3);
     r.flush();
     assert.equal(sent.length, 2);
+  });
+
+  it('a record whose pod UID no subject token can carry is dropped and counted, and the rest of its batch goes out', () => {
+    const { nc, sent } = fakeConnection();
+    let drops = 0;
+    const r = new JetStreamTraceRecorder(nc, { node: 'n1', instance: 'i', maxBuffered: 10, flushMs: 60_000, onDrop: () => drops++ });
+    r.record(hop('a.b'));
+    r.record(hop('>'));
+    r.record(hop('uid-2'));
+    r.flush();
+    assert.deepEqual(sent.map((s) => s.subject), ['trace.n1.uid-2']);
+    assert.equal(r.dropped, 2);
+    assert.equal(drops, 2);
   });
 
   const failures = [

@@ -1,7 +1,8 @@
 /**
  * Trace records: one small JSON record per hop of a pod's flow (a message
  * handled, published or asked, a CRI call, a KV write), kept in the
- * JetStream stream KUBELET_TRACES under `trace.<node>.<uid>`, bounded by
+ * JetStream stream KUBELET_TRACES under `trace.<node>.<uid>` (@app/contracts
+ * Subjects.trace), bounded by
  * age and size, so `kubelet-split trace POD` can draw the pod's timeline
  * after any one service restarted. See docs/adr/0015-tracing.md.
  *
@@ -13,18 +14,14 @@
 import { DiscardPolicy, RetentionPolicy, StorageType, jetstreamManager } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { nodeToken } from '@app/contracts';
+import { Subjects } from '@app/contracts';
+import { familySubject } from './permissions.js';
 
 export const TRACE_STREAM = 'KUBELET_TRACES';
 export const TRACE_RECORD_TYPE = 'kubelet.v1.trace_hop' as const;
 
-/** `trace.<node>.<uid>`: one pod's records. */
-export function traceSubject(node: string, uid: string): string {
-  return `trace.${nodeToken(node)}.${uid}`;
-}
-
 /** Every node's and pod's records: the stream's subjects. */
-export const TRACE_SUBJECTS = 'trace.*.*';
+export const TRACE_SUBJECTS = familySubject('trace');
 
 export type TraceHopKind = 'handle' | 'publish' | 'request' | 'cri' | 'kv.put' | 'kv.watch';
 
@@ -120,8 +117,16 @@ export class JetStreamTraceRecorder extends TraceRecorder {
     if (batch.length === 0) return;
     if (this.nc.isClosed()) return this.drop(batch.length);
     for (const [i, r] of batch.entries()) {
+      let subject: string;
       try {
-        this.nc.publish(traceSubject(this.opts.node, r.podUid), enc.encode(JSON.stringify(r)));
+        subject = Subjects.trace.build(this.opts.node, r.podUid);
+      } catch {
+        // A pod UID no subject token can carry (it came in a header): that record only.
+        this.drop(1);
+        continue;
+      }
+      try {
+        this.nc.publish(subject, enc.encode(JSON.stringify(r)));
       } catch {
         this.drop(batch.length - i);
         return;

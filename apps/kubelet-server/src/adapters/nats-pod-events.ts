@@ -2,7 +2,7 @@ import { Subjects, type EventMessage } from '@app/contracts';
 import type { NatsBus } from '@app/nats';
 import { PodEvents } from '../ports.js';
 
-/** PodEvents asked of the status manager: `kubelet.<node>.service.status-manager.events`. */
+/** PodEvents asked of the status manager: Subjects.podEvents. */
 export class NatsPodEvents extends PodEvents {
   constructor(
     private readonly bus: Pick<NatsBus, 'request'>,
@@ -13,6 +13,6 @@ export class NatsPodEvents extends PodEvents {
   }
 
   eventsOf(namespace: string, name: string): Promise<{ items: EventMessage[] }> {
-    return this.bus.request<{ items: EventMessage[] }>(Subjects.serviceCommand.build(this.node, 'status-manager', 'events'), { namespace, name }, { timeoutMs: this.timeoutMs });
+    return this.bus.request<{ items: EventMessage[] }>(Subjects.podEvents.build(this.node), { namespace, name }, { timeoutMs: this.timeoutMs });
   }
 }

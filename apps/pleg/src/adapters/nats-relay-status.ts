@@ -11,6 +11,6 @@ export class NatsRelayStatus extends RelayStatus {
     super();
   }
   ask(): Promise<ContainerEventsStatusMessage | undefined> {
-    return this.bus.request<ContainerEventsStatusMessage>(Subjects.serviceCommand.build(this.node, 'cri-gateway', 'events'), {}, { timeoutMs: 5000 }).catch(() => undefined);
+    return this.bus.request<ContainerEventsStatusMessage>(Subjects.criEventsStatus.build(this.node), {}, { timeoutMs: 5000 }).catch(() => undefined);
   }
 }

@@ -1,4 +1,4 @@
-import { API_OBJECT_COMMAND, MessageTypes, SERVICE_LIST_COMMAND, Subjects, decodeMessage, isNamespacedKind, type ApiObjectKind, type ApiObjectRequestMessage, type Service, type ServiceListRequestMessage } from '@app/contracts';
+import { MessageTypes, Subjects, decodeMessage, isNamespacedKind, type ApiObjectKind, type ApiObjectRequestMessage, type Service, type ServiceListRequestMessage } from '@app/contracts';
 import { RemoteError, type NatsBus } from '@app/nats';
 import { ApiObjects, ApiObjectsError, type ApiObjectPayload } from '../ports.js';
 
@@ -23,7 +23,7 @@ export class NatsApiObjects extends ApiObjects {
     const request: ApiObjectRequestMessage = { type: MessageTypes.apiObjectRequest, kind, ...(isNamespacedKind(kind) ? { namespace } : {}), name };
     let body: unknown;
     try {
-      body = await this.bus.request(Subjects.serviceCommand.build(this.node, 'config-source', API_OBJECT_COMMAND), request, { timeoutMs: REQUEST_TIMEOUT_MS });
+      body = await this.bus.request(Subjects.apiObject.build(this.node), request, { timeoutMs: REQUEST_TIMEOUT_MS });
     } catch (err) {
       if (err instanceof RemoteError) throw new ApiObjectsError(err.code, err.description);
       throw new ApiObjectsError('Unavailable', `config-source did not answer for ${kind} ${namespace ? `${namespace}/` : ''}${name}: ${(err as Error).message}`);
@@ -37,7 +37,7 @@ export class NatsApiObjects extends ApiObjects {
     const request: ServiceListRequestMessage = { type: MessageTypes.serviceListRequest, namespace };
     let body: unknown;
     try {
-      body = await this.bus.request(Subjects.serviceCommand.build(this.node, 'config-source', SERVICE_LIST_COMMAND), request, { timeoutMs: REQUEST_TIMEOUT_MS });
+      body = await this.bus.request(Subjects.serviceList.build(this.node), request, { timeoutMs: REQUEST_TIMEOUT_MS });
     } catch (err) {
       if (err instanceof RemoteError) throw new ApiObjectsError(err.code, err.description);
       throw new ApiObjectsError('Unavailable', `config-source did not answer for the services of ${namespace}: ${(err as Error).message}`);

@@ -1,4 +1,4 @@
-import { MessageTypes, SERVICE_ACCOUNT_TOKEN_COMMAND, Subjects, decodeMessage, type Pod, type ServiceAccountTokenRequestMessage } from '@app/contracts';
+import { MessageTypes, Subjects, decodeMessage, type Pod, type ServiceAccountTokenRequestMessage } from '@app/contracts';
 import { RemoteError, type NatsBus } from '@app/nats';
 import { ApiObjectsError, ServiceAccountTokens } from '../ports.js';
 
@@ -26,7 +26,7 @@ export class NatsServiceAccountTokens extends ServiceAccountTokens {
     };
     let body: unknown;
     try {
-      body = await this.bus.request(Subjects.serviceCommand.build(this.node, 'config-source', SERVICE_ACCOUNT_TOKEN_COMMAND), request, { timeoutMs: REQUEST_TIMEOUT_MS });
+      body = await this.bus.request(Subjects.serviceAccountToken.build(this.node), request, { timeoutMs: REQUEST_TIMEOUT_MS });
     } catch (err) {
       if (err instanceof RemoteError) throw new ApiObjectsError(err.code, err.description);
       throw new ApiObjectsError('Unavailable', `config-source did not answer for a token of service account ${request.namespace}/${request.serviceAccountName}: ${(err as Error).message}`);
