@@ -25,7 +25,7 @@ describe('topology: subjects back to their families', () => {
     { name: 'the service account tokens', subject: 'kubelet.n1.service.config-source.token', want: 'serviceAccountToken' },
     { name: 'the Services of a pod\'s environment', subject: 'kubelet.n1.service.config-source.services', want: 'serviceList' },
     { name: 'the event relay\'s state', subject: 'kubelet.n1.service.cri-gateway.events', want: 'criEventsStatus' },
-    { name: 'status-manager\'s events command is a command, not the relay\'s state', subject: 'kubelet.n1.service.status-manager.events', want: 'serviceCommand' },
+    { name: 'status-manager\'s events are podEvents (asked by the read port and the console), not the relay\'s state', subject: 'kubelet.n1.service.status-manager.events', want: 'podEvents' },
     { name: "an instance's reply inbox", subject: '_INBOX_pleg.yyZCmDeVt1sr7cmsE4bciF.*', want: 'inbox' },
     { name: 'a subject no family covers', subject: 'kubelet.n1.gossip.*', want: 'UNDOCUMENTED' },
     { name: 'a wider wildcard than any family', subject: 'kubelet.n1.>', want: 'UNDOCUMENTED' },
