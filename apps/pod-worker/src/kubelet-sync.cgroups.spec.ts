@@ -12,11 +12,11 @@ import { FakeCri } from '@app/cri/testing';
 import { KubeletAnnotations, KubeletLabels } from '@app/kube';
 import { silentLogger } from '@app/observability';
 import type { CacheResult } from '@app/pod-cache';
-import { CrashLoopBackOff } from './backoff.js';
-import { hashContainer } from './container-hash.js';
+import { CrashLoopBackOff } from './kuberuntime/backoff.js';
+import { hashContainer } from './kuberuntime/container-hash.js';
 import { KubeletSync } from './kubelet-sync.js';
 import { DEFAULT_RESOURCE_CONFIG_OPTIONS, PodContainerManager, podCgroupParent } from './pod-container-manager.js';
-import { ImagePuller, RuntimeManager } from './runtime-manager.js';
+import { ImagePuller, RuntimeManager } from './kuberuntime/runtime-manager.js';
 import { FakeCgroupManager, FakeHookRunner, FakePodDirectories, FakePodStatusProvider, FakeProbeResults, RecordingOutbox } from './testing.js';
 
 const T0 = Date.UTC(2026, 0, 1, 12);

@@ -113,7 +113,7 @@ export interface PodWorkerView {
 }
 
 /**
- * Computes the termination grace period the kubelet uses for a pod (grace-period.ts
+ * Computes the termination grace period the kubelet uses for a pod (kuberuntime/grace-period.ts
  * podTerminationGracePeriod): `previous` is the one in force, which it only ever shortens.
  */
 export type GracePeriodOf = (pod: Pod, override?: number, previous?: number) => number;

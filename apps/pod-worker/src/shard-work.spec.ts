@@ -4,7 +4,7 @@ import { FakeClock } from '@app/clock/testing';
 import { MessageTypes, shardOf, type KillPodOptions, type Pod, type PodRecord, type PodSyncStatusRecord, type SyncPodType, type UpdatePodOptionsMessage } from '@app/contracts';
 import { silentLogger } from '@app/observability';
 import { MemoryPodCache, type CacheResult } from '@app/pod-cache';
-import { CrashLoopBackOff } from './backoff.js';
+import { CrashLoopBackOff } from './kuberuntime/backoff.js';
 import { PodSyncer, PodWorkers, type PodWorkerView, type SyncPodResult } from './pod-workers.js';
 import { WorkQueue } from './ports.js';
 import { FINISHED_RECORD_KEEP_MS, PodWorkerHousekeeping, ShardWork, decideShardWork, type ShardPod } from './shard-work.js';

@@ -8,11 +8,11 @@ import type { RuntimeContainerStatus, RuntimePodStatus } from '@app/kube';
 import { silentLogger } from '@app/observability';
 import { HTTP_RESPONSE_TO_HTTPS_CLIENT } from '@app/probe';
 import { FakeHttpClient } from '@app/probe/testing';
-import { CriHookRunner } from './adapters/cri-hook-runner.js';
+import { CriHookRunner } from '../adapters/cri-hook-runner.js';
 import { CrashLoopBackOff } from './backoff.js';
 import { ImagePuller, RuntimeManager } from './runtime-manager.js';
 import type { NodeFacts } from './runtime-config.js';
-import { HookRunner } from './ports.js';
+import { HookRunner } from '../ports.js';
 
 const node: NodeFacts = { nodeName: 'node-1', hostIP: '192.168.1.2', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] } };
 

@@ -18,8 +18,8 @@ import { silentLogger } from '@app/observability';
 import { CrashLoopBackOff } from './backoff.js';
 import { hashContainer } from './container-hash.js';
 import { ImagePuller, RuntimeManager } from './runtime-manager.js';
-import { RuntimeChanges } from './runtime-changes.js';
-import { FakeHookRunner, FakePodInspector } from './testing.js';
+import { RuntimeChanges } from '../runtime-changes.js';
+import { FakeHookRunner, FakePodInspector } from '../testing.js';
 
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
 const c = (name: string, extra: Partial<Container> = {}): Container => ({ name, image: IMAGE, ...extra });

@@ -15,7 +15,7 @@ import { runtimePodStatus as status } from '@app/kube/testing';
 import { silentLogger } from '@app/observability';
 import { CrashLoopBackOff } from './backoff.js';
 import { ImagePuller, RuntimeManager } from './runtime-manager.js';
-import { FakeContainerFiles, FakeHookRunner } from './testing.js';
+import { FakeContainerFiles, FakeHookRunner } from '../testing.js';
 
 const app: Container = { name: 'app', image: 'busybox', terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File' };
 const pod = (spec: Partial<PodSpec> = {}): Pod => ({ metadata: { name: 'web', namespace: 'default', uid: 'uid-1' }, spec: { containers: [app], restartPolicy: 'Never', ...spec } });

@@ -36,12 +36,12 @@ import { hashContainer } from './container-hash.js';
 import { graceReasonOf, killContainerGracePeriod, preStopHookTimeoutSeconds } from './grace-period.js';
 import { computePodActions, type ProbeResults } from './pod-actions.js';
 import { envObjectNames, generateContainerConfig, generatePodSandboxConfig, podContainerDirectory, withNamespaceTarget, type EnvObjects, type NodeFacts } from './runtime-config.js';
-import { containerMountsEtcHosts, etcHostsPath, managedHostsFileContent, nodeHostsFileContent, shouldMountHostsFile } from './etc-hosts.js';
-import { DockerKeyring, dockerConfigOf, repositoryOf, type PullCredential } from './keyring.js';
-import { ApiObjects, ApiObjectsError, ContainerFiles, HookRunner } from './ports.js';
+import { containerMountsEtcHosts, etcHostsPath, managedHostsFileContent, nodeHostsFileContent, shouldMountHostsFile } from '../etc-hosts.js';
+import { DockerKeyring, dockerConfigOf, repositoryOf, type PullCredential } from '../keyring.js';
+import { ApiObjects, ApiObjectsError, ContainerFiles, HookRunner } from '../ports.js';
 import { verifyRunAsNonRoot, type ImageUser } from './security-context.js';
-import { RuntimeClassManager } from './runtime-class.js';
-import type { RuntimeChanges } from './runtime-changes.js';
+import { RuntimeClassManager } from '../runtime-class.js';
+import type { RuntimeChanges } from '../runtime-changes.js';
 
 /** Where each kind of container is in the pod spec (its events' fieldPath, container/ref.go). */
 const FIELD_OF = { container: 'containers', init_container: 'initContainers', ephemeral_container: 'ephemeralContainers' } as const;

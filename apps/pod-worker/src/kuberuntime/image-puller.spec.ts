@@ -5,7 +5,7 @@ import type { Container, Pod } from '@app/contracts';
 import { RecordingEventRecorder } from '@app/contracts/testing';
 import { FakeCri } from '@app/cri/testing';
 import { ImagePuller } from './runtime-manager.js';
-import { FakeApiObjects } from './testing.js';
+import { FakeApiObjects } from '../testing.js';
 
 class Events extends RecordingEventRecorder {
   get seen(): string[] {

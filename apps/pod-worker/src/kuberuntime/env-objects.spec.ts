@@ -8,10 +8,10 @@ import { FakeCri } from '@app/cri/testing';
 import { runtimePodStatus } from '@app/kube/testing';
 import { silentLogger } from '@app/observability';
 import { CrashLoopBackOff } from './backoff.js';
-import type { ApiObjectPayload } from './ports.js';
+import type { ApiObjectPayload } from '../ports.js';
 import { containerEnv, envObjectNames, type EnvObjects } from './runtime-config.js';
 import { ImagePuller, RuntimeManager } from './runtime-manager.js';
-import { FakeApiObjects, FakeHookRunner } from './testing.js';
+import { FakeApiObjects, FakeHookRunner } from '../testing.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const NODE = { nodeName: 'n1', hostIP: '10.0.0.1', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] } };
