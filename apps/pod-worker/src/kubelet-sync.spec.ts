@@ -17,7 +17,7 @@ import { CrashLoopBackOff } from './kuberuntime/backoff.js';
 import { hashContainer } from './kuberuntime/container-hash.js';
 import { KubeletSync } from './kubelet-sync.js';
 import { ImagePuller, RuntimeManager } from './kuberuntime/runtime-manager.js';
-import { VolumeMountError } from './volumes.js';
+import { VolumeMountError } from './volumemanager/volumes.js';
 import { RuntimeChanges } from './runtime-changes.js';
 import { FakeHookRunner, FakePodDirectories, FakePodInspector, FakePodStatusProvider, FakeProbeResults, RecordingOutbox } from './testing.js';
 

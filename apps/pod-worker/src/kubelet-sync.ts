@@ -21,7 +21,7 @@ import type { CacheResult } from '@app/pod-cache';
 import { canRunPod, type NodeSecurity } from './can-run-pod.js';
 import { NETWORK_NOT_READY_ERROR_MSG, PodSyncer, type SyncPodResult } from './pod-workers.js';
 import type { RuntimeManager, SyncError } from './kuberuntime/runtime-manager.js';
-import { VolumeMountError } from './volumes.js';
+import { VolumeMountError } from './volumemanager/volumes.js';
 import { PodDirectories, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, type ProbeResultsView } from './ports.js';
 import type { PodContainerManager } from './pod-container-manager.js';
 import type { RuntimeChanges } from './runtime-changes.js';

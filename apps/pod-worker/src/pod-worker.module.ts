@@ -38,7 +38,7 @@ import type { NodeFacts } from './kuberuntime/runtime-config.js';
 import { ImagePuller, RuntimeManager } from './kuberuntime/runtime-manager.js';
 import { PodWorkerHousekeeping, ShardWork } from './shard-work.js';
 import { ShardManager } from './shards.js';
-import { VolumeManager } from './volumes.js';
+import { VolumeManager } from './volumemanager/volumes.js';
 
 /** The node as the runtime manager sees it (IPs, log and pod roots, the host's DNS). */
 export const NODE_FACTS = Symbol('NODE_FACTS');

@@ -11,7 +11,7 @@ import { KubeletAnnotations, KubeletLabels, cpuMillis, expand, extractFieldPathA
 import { ETC_HOSTS_PATH, containerMountsEtcHosts, podHostnameAndDomain } from '../etc-hosts.js';
 import type { ApiObjectPayload } from '../ports.js';
 import { containerSecurityContext, podSupplementalGroups, type ImageUser } from './security-context.js';
-import { resourceFieldValue, volumeHostPath, type NodeAllocatable } from '../volumes.js';
+import { resourceFieldValue, volumeHostPath, type NodeAllocatable } from '../volumemanager/volumes.js';
 
 /** The kubelet's defaults for CFS (quota period 100ms) and shares. */
 const CPU_PERIOD_US = 100_000;
