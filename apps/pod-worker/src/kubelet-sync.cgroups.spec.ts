@@ -15,7 +15,7 @@ import type { CacheResult } from '@app/pod-cache';
 import { CrashLoopBackOff } from './kuberuntime/backoff.js';
 import { hashContainer } from './kuberuntime/container-hash.js';
 import { KubeletSync } from './kubelet-sync.js';
-import { DEFAULT_RESOURCE_CONFIG_OPTIONS, PodContainerManager, podCgroupParent } from './pod-container-manager.js';
+import { DEFAULT_RESOURCE_CONFIG_OPTIONS, PodContainerManager, podCgroupParent } from './cm/pod-container-manager.js';
 import { ImagePuller, RuntimeManager } from './kuberuntime/runtime-manager.js';
 import { FakeCgroupManager, FakeHookRunner, FakePodDirectories, FakePodStatusProvider, FakeProbeResults, RecordingOutbox } from './testing.js';
 

@@ -23,7 +23,7 @@ import { NETWORK_NOT_READY_ERROR_MSG, PodSyncer, type SyncPodResult } from './po
 import type { RuntimeManager, SyncError } from './kuberuntime/runtime-manager.js';
 import { VolumeMountError } from './volumemanager/volumes.js';
 import { PodDirectories, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, type ProbeResultsView } from './ports.js';
-import type { PodContainerManager } from './pod-container-manager.js';
+import type { PodContainerManager } from './cm/pod-container-manager.js';
 import type { RuntimeChanges } from './runtime-changes.js';
 
 /** syncPod's rewrite of a status when canRunPod says no: Pending, the reason, waiting containers Blocked. */

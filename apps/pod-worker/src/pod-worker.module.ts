@@ -31,7 +31,7 @@ import { KubeletSync } from './kubelet-sync.js';
 import type { PodWorkerConfig } from './pod-worker.config.js';
 import { PodWorkerController } from './pod-worker.controller.js';
 import { PodSyncer, PodWorkers } from './pod-workers.js';
-import { CgroupManager, PodContainerManager, podCgroupParent } from './pod-container-manager.js';
+import { CgroupManager, PodContainerManager, podCgroupParent } from './cm/pod-container-manager.js';
 import { ApiObjects, DesiredPods, HookRunner, ServiceAccountTokens, LeaseStore, PodDirectories, PodInspector, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, WorkQueue, WorkSubscriptions, WorkerRecords, WorkerStore } from './ports.js';
 import { RuntimeChanges } from './runtime-changes.js';
 import type { NodeFacts } from './kuberuntime/runtime-config.js';
