@@ -37,7 +37,7 @@ import { graceReasonOf, killContainerGracePeriod, preStopHookTimeoutSeconds } fr
 import { computePodActions, type ProbeResults } from './pod-actions.js';
 import { envObjectNames, generateContainerConfig, generatePodSandboxConfig, podContainerDirectory, withNamespaceTarget, type EnvObjects, type NodeFacts } from './runtime-config.js';
 import { containerMountsEtcHosts, etcHostsPath, managedHostsFileContent, nodeHostsFileContent, shouldMountHostsFile } from '../etc-hosts.js';
-import { DockerKeyring, dockerConfigOf, repositoryOf, type PullCredential } from '../keyring.js';
+import { DockerKeyring, dockerConfigOf, repositoryOf, type PullCredential } from '../credentialprovider/keyring.js';
 import { ApiObjects, ApiObjectsError, ContainerFiles, HookRunner } from '../ports.js';
 import { verifyRunAsNonRoot, type ImageUser } from './security-context.js';
 import { RuntimeClassManager } from '../runtime-class.js';
