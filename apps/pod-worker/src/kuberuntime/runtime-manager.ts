@@ -40,7 +40,7 @@ import { containerMountsEtcHosts, etcHostsPath, managedHostsFileContent, nodeHos
 import { DockerKeyring, dockerConfigOf, repositoryOf, type PullCredential } from '../credentialprovider/keyring.js';
 import { ApiObjects, ApiObjectsError, ContainerFiles, HookRunner } from '../ports.js';
 import { verifyRunAsNonRoot, type ImageUser } from './security-context.js';
-import { RuntimeClassManager } from '../runtime-class.js';
+import { RuntimeClassManager } from '../runtimeclass/runtime-class.js';
 import type { RuntimeChanges } from '../runtime-changes.js';
 
 /** Where each kind of container is in the pod spec (its events' fieldPath, container/ref.go). */

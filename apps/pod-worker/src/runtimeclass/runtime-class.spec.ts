@@ -7,10 +7,10 @@ import type { RunPodSandboxRequest } from '@app/cri';
 import { FakeCri } from '@app/cri/testing';
 import { runtimePodStatus } from '@app/kube/testing';
 import { silentLogger } from '@app/observability';
-import { CrashLoopBackOff } from './kuberuntime/backoff.js';
+import { CrashLoopBackOff } from '../kuberuntime/backoff.js';
 import { RuntimeClassManager } from './runtime-class.js';
-import { ImagePuller, RuntimeManager } from './kuberuntime/runtime-manager.js';
-import { FakeApiObjects, FakeHookRunner } from './testing.js';
+import { ImagePuller, RuntimeManager } from '../kuberuntime/runtime-manager.js';
+import { FakeApiObjects, FakeHookRunner } from '../testing.js';
 
 describe('RuntimeClassManager.lookupRuntimeHandler (runtimeclass_manager.go)', () => {
   const cases: { name: string; runtimeClassName?: string; setup?: (o: FakeApiObjects) => void; want?: string; error?: string }[] = [
