@@ -16,7 +16,8 @@ import { CrashLoopBackOff } from './kuberuntime/backoff.js';
 import { hashContainer } from './kuberuntime/container-hash.js';
 import { KubeletSync } from './kubelet-sync.js';
 import { DEFAULT_RESOURCE_CONFIG_OPTIONS, PodContainerManager, podCgroupParent } from './cm/pod-container-manager.js';
-import { ImagePuller, RuntimeManager } from './kuberuntime/runtime-manager.js';
+import { ImagePuller } from './images/image-puller.js';
+import { RuntimeManager } from './kuberuntime/runtime-manager.js';
 import { FakeCgroupManager, FakeHookRunner, FakePodDirectories, FakePodStatusProvider, FakeProbeResults, RecordingOutbox } from './testing.js';
 
 const T0 = Date.UTC(2026, 0, 1, 12);

@@ -35,7 +35,8 @@ import { CgroupManager, PodContainerManager, podCgroupParent } from './cm/pod-co
 import { ApiObjects, DesiredPods, HookRunner, ServiceAccountTokens, LeaseStore, PodDirectories, PodInspector, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, WorkQueue, WorkSubscriptions, WorkerRecords, WorkerStore } from './ports.js';
 import { RuntimeChanges } from './runtime-changes.js';
 import type { NodeFacts } from './kuberuntime/runtime-config.js';
-import { ImagePuller, RuntimeManager } from './kuberuntime/runtime-manager.js';
+import { ImagePuller } from './images/image-puller.js';
+import { RuntimeManager } from './kuberuntime/runtime-manager.js';
 import { PodWorkerHousekeeping, ShardWork } from './shard-work.js';
 import { ShardManager } from './shards.js';
 import { VolumeManager } from './volumemanager/volumes.js';

@@ -10,7 +10,8 @@ import { silentLogger } from '@app/observability';
 import { CrashLoopBackOff } from './backoff.js';
 import type { ApiObjectPayload } from '../ports.js';
 import { containerEnv, envObjectNames, type EnvObjects } from './runtime-config.js';
-import { ImagePuller, RuntimeManager } from './runtime-manager.js';
+import { ImagePuller } from '../images/image-puller.js';
+import { RuntimeManager } from './runtime-manager.js';
 import { FakeApiObjects, FakeHookRunner } from '../testing.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');

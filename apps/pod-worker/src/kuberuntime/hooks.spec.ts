@@ -10,7 +10,8 @@ import { HTTP_RESPONSE_TO_HTTPS_CLIENT } from '@app/probe';
 import { FakeHttpClient } from '@app/probe/testing';
 import { CriHookRunner } from '../adapters/cri-hook-runner.js';
 import { CrashLoopBackOff } from './backoff.js';
-import { ImagePuller, RuntimeManager } from './runtime-manager.js';
+import { ImagePuller } from '../images/image-puller.js';
+import { RuntimeManager } from './runtime-manager.js';
 import type { NodeFacts } from './runtime-config.js';
 import { HookRunner } from '../ports.js';
 

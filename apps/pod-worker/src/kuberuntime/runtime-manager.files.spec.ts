@@ -14,7 +14,8 @@ import { FakeCri } from '@app/cri/testing';
 import { runtimePodStatus as status } from '@app/kube/testing';
 import { silentLogger } from '@app/observability';
 import { CrashLoopBackOff } from './backoff.js';
-import { ImagePuller, RuntimeManager } from './runtime-manager.js';
+import { ImagePuller } from '../images/image-puller.js';
+import { RuntimeManager } from './runtime-manager.js';
 import { FakeContainerFiles, FakeHookRunner } from '../testing.js';
 
 const app: Container = { name: 'app', image: 'busybox', terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File' };

@@ -17,7 +17,8 @@ import { runtimeContainerStatus, runtimePodStatus as status, sandboxStatus } fro
 import { silentLogger } from '@app/observability';
 import { CrashLoopBackOff } from './backoff.js';
 import { hashContainer } from './container-hash.js';
-import { ImagePuller, RuntimeManager } from './runtime-manager.js';
+import { ImagePuller } from '../images/image-puller.js';
+import { RuntimeManager } from './runtime-manager.js';
 import { RuntimeChanges } from '../runtime-changes.js';
 import { FakeHookRunner, FakePodInspector } from '../testing.js';
 

@@ -9,7 +9,8 @@ import { runtimePodStatus } from '@app/kube/testing';
 import { silentLogger } from '@app/observability';
 import { CrashLoopBackOff } from '../kuberuntime/backoff.js';
 import { RuntimeClassManager } from './runtime-class.js';
-import { ImagePuller, RuntimeManager } from '../kuberuntime/runtime-manager.js';
+import { ImagePuller } from '../images/image-puller.js';
+import { RuntimeManager } from '../kuberuntime/runtime-manager.js';
 import { FakeApiObjects, FakeHookRunner } from '../testing.js';
 
 describe('RuntimeClassManager.lookupRuntimeHandler (runtimeclass_manager.go)', () => {

@@ -4,7 +4,7 @@ import { FakeClock } from '@app/clock/testing';
 import type { Container, Pod } from '@app/contracts';
 import { RecordingEventRecorder } from '@app/contracts/testing';
 import { FakeCri } from '@app/cri/testing';
-import { ImagePuller } from './runtime-manager.js';
+import { ImagePuller } from './image-puller.js';
 import { FakeApiObjects } from '../testing.js';
 
 class Events extends RecordingEventRecorder {
