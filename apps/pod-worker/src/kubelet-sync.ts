@@ -24,7 +24,7 @@ import type { RuntimeManager, SyncError } from './kuberuntime/runtime-manager.js
 import { VolumeMountError } from './volumemanager/volumes.js';
 import { PodDirectories, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, type ProbeResultsView } from './ports.js';
 import type { PodContainerManager } from './cm/pod-container-manager.js';
-import type { RuntimeChanges } from './runtime-changes.js';
+import type { PlegInspections } from './pleg-inspections.js';
 
 /** syncPod's rewrite of a status when canRunPod says no: Pending, the reason, waiting containers Blocked. */
 export function blockedStatus(status: PodStatus, reason: string, message: string): PodStatus {
@@ -84,7 +84,7 @@ export class KubeletSync extends PodSyncer {
     /** The pod cgroups (--cgroups-per-qos); none: the runtime's default cgroups. */
     private readonly pcm?: PodContainerManager,
     /** Told of the sandboxes syncTerminatedPod stops and removes (the runtime manager tells it of the rest). */
-    private readonly changes?: RuntimeChanges,
+    private readonly inspections?: PlegInspections,
   ) {
     super();
   }
@@ -226,7 +226,7 @@ export class KubeletSync extends PodSyncer {
     }
     const sandboxes = await this.cri.runtime('ListPodSandbox', { filter: { labelSelector: { [KubeletLabels.podUid]: uid } } });
     for (const sb of sandboxes.items) {
-      this.changes?.mark(uid);
+      this.inspections?.mark(uid);
       await this.cri.runtime('StopPodSandbox', { podSandboxId: sb.id });
       await this.cri.runtime('RemovePodSandbox', { podSandboxId: sb.id });
     }

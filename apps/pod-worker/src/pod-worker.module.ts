@@ -33,7 +33,7 @@ import { PodWorkerController } from './pod-worker.controller.js';
 import { PodSyncer, PodWorkers } from './pod-workers.js';
 import { CgroupManager, PodContainerManager, podCgroupParent } from './cm/pod-container-manager.js';
 import { ApiObjects, DesiredPods, HookRunner, ServiceAccountTokens, LeaseStore, PodDirectories, PodInspector, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, WorkQueue, WorkSubscriptions, WorkerRecords, WorkerStore } from './ports.js';
-import { RuntimeChanges } from './runtime-changes.js';
+import { PlegInspections } from './pleg-inspections.js';
 import type { NodeFacts } from './kuberuntime/runtime-config.js';
 import { ImagePuller } from './images/image-puller.js';
 import { RuntimeManager } from './kuberuntime/runtime-manager.js';
@@ -122,7 +122,7 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     { provide: WorkSubscriptions, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new NatsWorkSubscriptions(ctx.connection, ctx.config.NODE_NAME, ctx.addSubjects, ctx.logger) },
     { provide: PromPodWorkerMetrics, inject: [METRICS_REGISTRY], useFactory: (r: Registry) => new PromPodWorkerMetrics(r) },
     // The kubelet's pieces, each built from the ports above.
-    { provide: RuntimeChanges, inject: [PodInspector], useFactory: (inspector: PodInspector) => new RuntimeChanges(inspector) },
+    { provide: PlegInspections, inject: [PodInspector], useFactory: (inspector: PodInspector) => new PlegInspections(inspector) },
     { provide: CrashLoopBackOff, inject: [SERVICE_CONFIG], useFactory: (cfg: PodWorkerConfig) => new CrashLoopBackOff(backOffOf(cfg)) },
     {
       provide: ImagePuller,
@@ -131,21 +131,21 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     },
     {
       provide: RuntimeManager,
-      inject: [CriRuntime, ImagePuller, CrashLoopBackOff, HookRunner, EventRecorder, NODE_FACTS, Clock, SERVICE_LOGGER, PromPodWorkerMetrics, ApiObjects, RuntimeChanges],
-      useFactory: (cri: CriRuntime, images: ImagePuller, backOff: CrashLoopBackOff, hooks: HookRunner, events: EventRecorder, node: NodeFacts, clock: Clock, logger: Logger, metrics: PromPodWorkerMetrics, objects: ApiObjects, changes: RuntimeChanges) =>
-        new RuntimeManager(cri, images, backOff, hooks, events, node, clock, logger.child({ component: 'runtime-manager' }), metrics, objects, changes, new FsContainerFiles()),
+      inject: [CriRuntime, ImagePuller, CrashLoopBackOff, HookRunner, EventRecorder, NODE_FACTS, Clock, SERVICE_LOGGER, PromPodWorkerMetrics, ApiObjects, PlegInspections],
+      useFactory: (cri: CriRuntime, images: ImagePuller, backOff: CrashLoopBackOff, hooks: HookRunner, events: EventRecorder, node: NodeFacts, clock: Clock, logger: Logger, metrics: PromPodWorkerMetrics, objects: ApiObjects, inspections: PlegInspections) =>
+        new RuntimeManager(cri, images, backOff, hooks, events, node, clock, logger.child({ component: 'runtime-manager' }), metrics, objects, inspections, new FsContainerFiles()),
     },
     {
       provide: PodSyncer,
-      inject: [RuntimeManager, CriRuntime, PodDirectories, PodWorkerOutbox, ProbeResultsReader, PodStatusProvider, Clock, SERVICE_LOGGER, SERVICE_CONFIG, PromPodWorkerMetrics, EventRecorder, POD_CONTAINER_MANAGER, RuntimeChanges],
-      useFactory: (runtime: RuntimeManager, cri: CriRuntime, dirs: PodDirectories, out: PodWorkerOutbox, probes: ProbeResultsReader, statuses: PodStatusProvider, clock: Clock, logger: Logger, cfg: PodWorkerConfig, metrics: PromPodWorkerMetrics, events: EventRecorder, pcm: PodContainerManager | null, changes: RuntimeChanges) =>
-        new KubeletSync(runtime, cri, dirs, out, probes, statuses, clock, logger.child({ component: 'sync' }), cfg.NODE_IP, (s) => metrics.podStarted(s), undefined, events, pcm ?? undefined, changes),
+      inject: [RuntimeManager, CriRuntime, PodDirectories, PodWorkerOutbox, ProbeResultsReader, PodStatusProvider, Clock, SERVICE_LOGGER, SERVICE_CONFIG, PromPodWorkerMetrics, EventRecorder, POD_CONTAINER_MANAGER, PlegInspections],
+      useFactory: (runtime: RuntimeManager, cri: CriRuntime, dirs: PodDirectories, out: PodWorkerOutbox, probes: ProbeResultsReader, statuses: PodStatusProvider, clock: Clock, logger: Logger, cfg: PodWorkerConfig, metrics: PromPodWorkerMetrics, events: EventRecorder, pcm: PodContainerManager | null, inspections: PlegInspections) =>
+        new KubeletSync(runtime, cri, dirs, out, probes, statuses, clock, logger.child({ component: 'sync' }), cfg.NODE_IP, (s) => metrics.podStarted(s), undefined, events, pcm ?? undefined, inspections),
     },
     {
       provide: PodWorkers,
-      inject: [PodSyncer, WorkerStore, WorkQueue, PodCache, Clock, POD_WORKERS_LOGGER, SERVICE_CONFIG, PromPodWorkerMetrics, RuntimeChanges],
-      useFactory: (syncer: PodSyncer, store: WorkerStore, queue: WorkQueue, cache: PodCache, clock: Clock, logger: Logger, cfg: PodWorkerConfig, metrics: PromPodWorkerMetrics, changes: RuntimeChanges) =>
-        new PodWorkers(syncer, store, queue, cache, clock, logger, podTerminationGracePeriod, { resyncIntervalMs: cfg.SYNC_FREQUENCY, backOffMs: cfg.POD_SYNC_BACKOFF }, metrics, changes),
+      inject: [PodSyncer, WorkerStore, WorkQueue, PodCache, Clock, POD_WORKERS_LOGGER, SERVICE_CONFIG, PromPodWorkerMetrics, PlegInspections],
+      useFactory: (syncer: PodSyncer, store: WorkerStore, queue: WorkQueue, cache: PodCache, clock: Clock, logger: Logger, cfg: PodWorkerConfig, metrics: PromPodWorkerMetrics, inspections: PlegInspections) =>
+        new PodWorkers(syncer, store, queue, cache, clock, logger, podTerminationGracePeriod, { resyncIntervalMs: cfg.SYNC_FREQUENCY, backOffMs: cfg.POD_SYNC_BACKOFF }, metrics, inspections),
     },
     {
       provide: ShardWork,

@@ -27,7 +27,7 @@
  *  - Before acting, a worker waits for a pod cache entry newer than the end
  *    of its last sync (GetNewerThan), so it never acts on a runtime view
  *    older than its own actions. A sync that changed the pod in the runtime
- *    asks the PLEG, as it ends, to inspect the pod at once (RuntimeChanges):
+ *    asks the PLEG, as it ends, to inspect the pod at once (PlegInspections):
  *    that entry, newer than the sync's end, is what the next sync waits for,
  *    not the next relist. A worker that would wait all the same (a kill
  *    right after a sync that changed nothing) asks the PLEG too.
@@ -48,7 +48,7 @@ import type { KillPodOptions, Pod, PodSyncStatusRecord, SyncPodType, UpdatePodOp
 import type { Logger } from '@app/observability';
 import type { CacheResult, PodCache } from '@app/pod-cache';
 import { WorkQueue, WorkerStore } from './ports.js';
-import type { RuntimeChanges } from './runtime-changes.js';
+import type { PlegInspections } from './pleg-inspections.js';
 
 /**
  * The three syncs the kubelet's pod worker calls (SyncPodFn, SyncTerminatingPodFn, SyncTerminatedPodFn).
@@ -141,7 +141,7 @@ export class PodWorkers {
     private readonly options: PodWorkersOptions,
     private readonly metrics?: PodWorkerMetrics,
     /** Which pods the sync in flight changed in the runtime; each is inspected by the PLEG as its sync ends. */
-    private readonly changes?: RuntimeChanges,
+    private readonly inspections?: PlegInspections,
   ) {
     this.startedAt = clock.now();
   }
@@ -296,10 +296,10 @@ export class PodWorkers {
   private async syncOnce(w: Worker, update: UpdatePodOptionsMessage): Promise<void> {
     let cache: CacheResult;
     try {
-      if (this.changes && w.inspectionAsked !== w.lastSyncEnd && this.cache.get(w.uid).timestamp <= w.lastSyncEnd) {
+      if (this.inspections && w.inspectionAsked !== w.lastSyncEnd && this.cache.get(w.uid).timestamp <= w.lastSyncEnd) {
         // It would wait for the next relist: the PLEG is asked to look at the pod now instead.
         w.inspectionAsked = w.lastSyncEnd;
-        this.changes.inspect(w.uid, w.lastSyncEnd);
+        this.inspections.inspect(w.uid, w.lastSyncEnd);
       }
       cache = await this.cache.getNewerThan(w.uid, w.lastSyncEnd, this.abort.signal);
     } catch {
@@ -346,7 +346,7 @@ export class PodWorkers {
     } finally {
       w.cancel = undefined;
       w.lastSyncEnd = this.clock.now();
-      if (this.changes?.syncEnded(w.uid, w.lastSyncEnd)) w.inspectionAsked = w.lastSyncEnd;
+      if (this.inspections?.syncEnded(w.uid, w.lastSyncEnd)) w.inspectionAsked = w.lastSyncEnd;
       this.metrics?.syncDuration(operation, (w.lastSyncEnd - started) / 1000);
     }
     if (w.record.finished) return;

@@ -41,7 +41,7 @@ import { ApiObjects, ApiObjectsError, ContainerFiles, HookRunner } from '../port
 import { verifyRunAsNonRoot, type ImageUser } from './security-context.js';
 import { imageUserOf, type ImagePuller } from '../images/image-puller.js';
 import { RuntimeClassManager } from '../runtimeclass/runtime-class.js';
-import type { RuntimeChanges } from '../runtime-changes.js';
+import type { PlegInspections } from '../pleg-inspections.js';
 
 /** Where each kind of container is in the pod spec (its events' fieldPath, container/ref.go). */
 const FIELD_OF = { container: 'containers', init_container: 'initContainers', ephemeral_container: 'ephemeralContainers' } as const;
@@ -90,7 +90,7 @@ export class RuntimeManager {
     /** The apiserver's objects (config-source): RuntimeClasses, env's configMaps and secrets; none: a runtimeClassName is the handler itself and env from objects fails. */
     private readonly objects?: ApiObjects,
     /** Told of every pod a sync changes in the runtime, so the PLEG inspects it as the sync ends. */
-    private readonly changes?: RuntimeChanges,
+    private readonly inspections?: PlegInspections,
     /** The hosts and termination message files a container gets; none: neither is made (the runtime's /etc/hosts, no termination message). */
     private readonly files?: ContainerFiles,
   ) {
@@ -266,7 +266,7 @@ export class RuntimeManager {
     for (const sb of status.sandboxStatuses) {
       if (sb.state !== 'SANDBOX_READY') continue;
       try {
-        this.changes?.mark(pod.metadata.uid);
+        this.inspections?.mark(pod.metadata.uid);
         await this.cri.runtime('StopPodSandbox', { podSandboxId: sb.id });
       } catch (err) {
         errors.push(`sandbox ${sb.id}: ${(err as Error).message}`);
@@ -305,7 +305,7 @@ export class RuntimeManager {
       grace = killContainerGracePeriod({ ...input, preStopDurationSeconds: Math.floor((this.clock.now() - started) / 1000) });
     }
     try {
-      this.changes?.mark(pod.metadata.uid);
+      this.inspections?.mark(pod.metadata.uid);
       await this.cri.runtime('StopContainer', { containerId, timeout: String(grace) }, undefined, cancellable(signal));
     } catch (err) {
       signal?.throwIfAborted();
@@ -321,7 +321,7 @@ export class RuntimeManager {
     if (existing.items.length > 0) throw new Error(`a ready sandbox of pod ${uid} exists that the pod cache does not show yet; waiting for the next relist`);
     try {
       const runtimeHandler = this.runtimeClasses ? await this.runtimeClasses.lookupRuntimeHandler(pod.spec.runtimeClassName) : (pod.spec.runtimeClassName ?? '');
-      this.changes?.mark(uid);
+      this.inspections?.mark(uid);
       const { podSandboxId } = await this.cri.runtime('RunPodSandbox', { config, runtimeHandler });
       const st = await this.cri.runtime('PodSandboxStatus', { podSandboxId });
       const ips = st.status?.network?.ip ? [st.status.network.ip, ...(st.status.network.additionalIps ?? []).map((i) => i.ip)] : [];
@@ -393,7 +393,7 @@ export class RuntimeManager {
       return failed('CreateContainerConfigError', err);
     }
     let containerId: string;
-    this.changes?.mark(pod.metadata.uid);
+    this.inspections?.mark(pod.metadata.uid);
     try {
       containerId = (await this.cri.runtime('CreateContainer', { podSandboxId: sandboxId, config, sandboxConfig })).containerId;
     } catch (err) {
@@ -439,7 +439,7 @@ export class RuntimeManager {
     if (strays.length === 0) return status;
     for (const c of strays) {
       this.logger.warn({ uid: status.uid, container: c.name, id: c.id }, 'removing a container that was created but never started beside a running one');
-      this.changes?.mark(status.uid);
+      this.inspections?.mark(status.uid);
       await this.cri.runtime('RemoveContainer', { containerId: c.id }).catch((err: unknown) => this.logger.warn({ id: c.id, err: (err as Error).message }, 'failed to remove a stray container'));
     }
     const gone = new Set(strays.map((c) => c.id));
@@ -451,7 +451,7 @@ export class RuntimeManager {
     const names = new Set((pod.spec.initContainers ?? []).map((c) => c.name));
     for (const c of status.containerStatuses) {
       if (!names.has(c.name) || c.state === 'running') continue;
-      this.changes?.mark(pod.metadata.uid);
+      this.inspections?.mark(pod.metadata.uid);
       await this.cri.runtime('RemoveContainer', { containerId: c.id }).catch((err: unknown) => this.logger.warn({ id: c.id, err: (err as Error).message }, 'failed to remove an init container'));
     }
   }
@@ -466,7 +466,7 @@ export class RuntimeManager {
         seen.add(c.name);
         continue;
       }
-      this.changes?.mark(pod.metadata.uid);
+      this.inspections?.mark(pod.metadata.uid);
       await this.cri.runtime('RemoveContainer', { containerId: c.id }).catch((err: unknown) => this.logger.warn({ id: c.id, err: (err as Error).message }, 'failed to prune an init container'));
     }
   }
