@@ -83,7 +83,7 @@ function setup() {
   const out = new RecordingOutbox(log);
   const cgroups = new FakeCgroupManager(log);
   const pcm = new PodContainerManager(cgroups, { ...DEFAULT_RESOURCE_CONFIG_OPTIONS, cgroupRoot: '/' });
-  const sync = new KubeletSync(runtime, cri, new FakePodDirectories(log), out, new FakeProbeResults(), new FakePodStatusProvider(out), clock, silentLogger(), '10.0.0.1', undefined, undefined, events, pcm);
+  const sync = new KubeletSync({ runtime, cri, dirs: new FakePodDirectories(log), out, probes: new FakeProbeResults(), statuses: new FakePodStatusProvider(out), clock, logger: silentLogger(), hostIP: '10.0.0.1', events, pcm });
   return { log, sync, cri, cgroups, events, sandboxParents };
 }
 

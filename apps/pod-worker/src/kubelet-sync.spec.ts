@@ -97,7 +97,7 @@ function setup(opts: { appArmor?: boolean } = {}) {
   const probes = new FakeProbeResults();
   // The status manager keeps what the pod worker sends.
   const statuses = new FakePodStatusProvider(out);
-  const sync = new KubeletSync(runtime, cri, dirs, out, probes, statuses, clock, silentLogger(), '10.0.0.1', (s) => void started.push(s), { appArmorEnabled: opts.appArmor ?? false }, events, undefined, inspections);
+  const sync = new KubeletSync({ runtime, cri, dirs, out, probes, statuses, clock, logger: silentLogger(), hostIP: '10.0.0.1', observePodStart: (s) => void started.push(s), security: { appArmorEnabled: opts.appArmor ?? false }, events, inspections });
   return { log, clock, cri, out, sync, started, probes, statuses, events, dirs, inspections };
 }
 
