@@ -79,7 +79,7 @@ function setup() {
   const events = new RecordingEventRecorder();
   const images = new ImagePuller(cri, events, clock, { initialMs: 10_000, maxMs: 300_000 });
   const node = { nodeName: 'n1', hostIP: '10.0.0.1', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] }, podCgroupParent: (p: Pod) => podCgroupParent(p, '/') };
-  const runtime = new RuntimeManager(cri, images, new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 }), new FakeHookRunner(), events, node, clock, silentLogger());
+  const runtime = new RuntimeManager({ cri, images, backOff: new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 }), hooks: new FakeHookRunner(), events, node, clock, logger: silentLogger() });
   const out = new RecordingOutbox(log);
   const cgroups = new FakeCgroupManager(log);
   const pcm = new PodContainerManager(cgroups, { ...DEFAULT_RESOURCE_CONFIG_OPTIONS, cgroupRoot: '/' });

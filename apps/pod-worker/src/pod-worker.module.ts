@@ -133,7 +133,7 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
       provide: RuntimeManager,
       inject: [CriRuntime, ImagePuller, CrashLoopBackOff, HookRunner, EventRecorder, NODE_FACTS, Clock, SERVICE_LOGGER, PromPodWorkerMetrics, ApiObjects, PlegInspections],
       useFactory: (cri: CriRuntime, images: ImagePuller, backOff: CrashLoopBackOff, hooks: HookRunner, events: EventRecorder, node: NodeFacts, clock: Clock, logger: Logger, metrics: PromPodWorkerMetrics, objects: ApiObjects, inspections: PlegInspections) =>
-        new RuntimeManager(cri, images, backOff, hooks, events, node, clock, logger.child({ component: 'runtime-manager' }), metrics, objects, inspections, new FsContainerFiles()),
+        new RuntimeManager({ cri, images, backOff, hooks, events, node, clock, logger: logger.child({ component: 'runtime-manager' }), metrics, objects, inspections, files: new FsContainerFiles() }),
     },
     {
       provide: PodSyncer,

@@ -34,20 +34,17 @@ function setup(o: { imageUser?: { uid?: { value: string }; username?: string }; 
     .onRuntime('CreateContainer', (r) => ({ containerId: `${r.config?.metadata?.name ?? ''}-new` }));
   const files = new FakeContainerFiles();
   const node = { nodeName: 'n1', hostIP: '10.0.0.1', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] } };
-  const manager = new RuntimeManager(
+  const manager = new RuntimeManager({
     cri,
-    new ImagePuller(cri, events, clock, { initialMs: 10_000, maxMs: 300_000 }),
-    new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 }),
-    new FakeHookRunner(),
+    images: new ImagePuller(cri, events, clock, { initialMs: 10_000, maxMs: 300_000 }),
+    backOff: new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 }),
+    hooks: new FakeHookRunner(),
     events,
     node,
     clock,
-    silentLogger(),
-    undefined,
-    undefined,
-    undefined,
-    o.files === false ? undefined : files,
-  );
+    logger: silentLogger(),
+    files: o.files === false ? undefined : files,
+  });
   const created = () => cri.callsOf('CreateContainer').map((r) => (r as { config: CriInput<ContainerConfig> }).config);
   return { cri, events, files, manager, created };
 }

@@ -72,7 +72,7 @@ function setup() {
   const node = { nodeName: 'n1', hostIP: '10.0.0.1', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] } };
   const inspector = new FakePodInspector();
   const inspections = new PlegInspections(inspector);
-  const manager = new RuntimeManager(cri, images, backOff, hooks, events, node, clock, silentLogger(), undefined, undefined, inspections);
+  const manager = new RuntimeManager({ cri, images, backOff, hooks, events, node, clock, logger: silentLogger(), inspections });
   return { cri, events, hooks, manager, clock, inspections, inspector };
 }
 
