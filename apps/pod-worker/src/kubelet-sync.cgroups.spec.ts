@@ -77,7 +77,7 @@ function setup() {
     .onRuntime('StopPodSandbox', (r) => (log.push(`cri StopPodSandbox ${r.podSandboxId}`), {}))
     .onRuntime('RemovePodSandbox', (r) => (log.push(`cri RemovePodSandbox ${r.podSandboxId}`), {}));
   const events = new RecordingEventRecorder();
-  const images = new ImagePuller(cri, events, clock, { initialMs: 10_000, maxMs: 300_000 });
+  const images = new ImagePuller({ cri, events, clock, pullBackOff: { initialMs: 10_000, maxMs: 300_000 } });
   const node = { nodeName: 'n1', hostIP: '10.0.0.1', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] }, podCgroupParent: (p: Pod) => podCgroupParent(p, '/') };
   const runtime = new RuntimeManager({ cri, images, backOff: new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 }), hooks: new FakeHookRunner(), events, node, clock, logger: silentLogger() });
   const out = new RecordingOutbox(log);

@@ -127,7 +127,7 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     {
       provide: ImagePuller,
       inject: [CriRuntime, EventRecorder, Clock, SERVICE_CONFIG, ApiObjects],
-      useFactory: (cri: CriRuntime, events: EventRecorder, clock: Clock, cfg: PodWorkerConfig, objects: ApiObjects) => new ImagePuller(cri, events, clock, backOffOf(cfg), objects),
+      useFactory: (cri: CriRuntime, events: EventRecorder, clock: Clock, cfg: PodWorkerConfig, objects: ApiObjects) => new ImagePuller({ cri, events, clock, pullBackOff: backOffOf(cfg), objects }),
     },
     {
       provide: RuntimeManager,

@@ -33,18 +33,22 @@ export function imageUserOf(image: { uid?: { value: string } | undefined; userna
  * cannot be read is a FailedToRetrieveImagePullSecret warning and the pull
  * goes on without it.
  */
+/** What an ImagePuller is built from. */
+export interface ImagePullerDeps {
+  cri: CriRuntime;
+  events: EventRecorder;
+  clock: Clock;
+  /** The delays of the pull back-off (ImagePullBackOff), per pod, container and image. */
+  pullBackOff: { initialMs: number; maxMs: number };
+  /** The pull secrets' source; none: every imagePullSecret is unreadable. */
+  objects?: ApiObjects;
+}
+
 export class ImagePuller {
   private readonly backOff: CrashLoopBackOff;
 
-  constructor(
-    private readonly cri: CriRuntime,
-    private readonly events: EventRecorder,
-    private readonly clock: Clock,
-    backOff: { initialMs: number; maxMs: number },
-    /** The pull secrets' source; none: every imagePullSecret is unreadable. */
-    private readonly objects?: ApiObjects,
-  ) {
-    this.backOff = new CrashLoopBackOff(backOff);
+  constructor(private readonly deps: ImagePullerDeps) {
+    this.backOff = new CrashLoopBackOff(deps.pullBackOff);
   }
 
   /** getPullSecretsForPod + keyring.Lookup: the credentials to try for `image`, most specific first. */
@@ -54,7 +58,7 @@ export class ImagePuller {
     for (const ref of pod.spec.imagePullSecrets ?? []) {
       if (!ref.name) continue;
       try {
-        const secret = await this.objects?.get('Secret', pod.metadata.namespace ?? 'default', ref.name);
+        const secret = await this.deps.objects?.get('Secret', pod.metadata.namespace ?? 'default', ref.name);
         if (!secret) throw new Error(`secret "${ref.name}" not found`);
         configs.push(dockerConfigOf(secret));
       } catch {
@@ -62,7 +66,7 @@ export class ImagePuller {
       }
     }
     if (failed.length > 0) {
-      this.events.event(pod, 'Warning', 'FailedToRetrieveImagePullSecret', `Unable to retrieve some image pull secrets (${failed.join(', ')}); attempting to pull the image may not succeed.`);
+      this.deps.events.event(pod, 'Warning', 'FailedToRetrieveImagePullSecret', `Unable to retrieve some image pull secrets (${failed.join(', ')}); attempting to pull the image may not succeed.`);
     }
     return configs.length > 0 ? new DockerKeyring(configs).lookup(repositoryOf(image)) : [];
   }
@@ -73,7 +77,7 @@ export class ImagePuller {
     const errors: string[] = [];
     for (const auth of creds.length > 0 ? creds : [undefined]) {
       try {
-        return (await this.cri.image('PullImage', { image: { image }, ...(auth ? { auth: { username: auth.username, password: auth.password } } : {}) }, undefined, signal ? { signal } : undefined)).imageRef;
+        return (await this.deps.cri.image('PullImage', { image: { image }, ...(auth ? { auth: { username: auth.username, password: auth.password } } : {}) }, undefined, signal ? { signal } : undefined)).imageRef;
       } catch (err) {
         signal?.throwIfAborted();
         errors.push((err as Error).message);
@@ -90,41 +94,41 @@ export class ImagePuller {
     let present: string | undefined;
     let user: ImageUser | undefined;
     try {
-      const status = (await this.cri.image('ImageStatus', { image: { image } })).image;
+      const status = (await this.deps.cri.image('ImageStatus', { image: { image } })).image;
       present = status?.id;
       user = imageUserOf(status);
     } catch (err) {
       return { error: { reason: 'ErrImageInspect', message: `Failed to inspect image "${image}": ${(err as Error).message}` } };
     }
     if (present && policy !== 'Always') {
-      this.events.event(pod, 'Normal', 'Pulled', `Container image "${image}" already present on machine`, fieldPath);
+      this.deps.events.event(pod, 'Normal', 'Pulled', `Container image "${image}" already present on machine`, fieldPath);
       return { ref: present, user };
     }
     if (!present && policy === 'Never') {
       const message = `Container image "${image}" is not present with pull policy of Never`;
-      this.events.event(pod, 'Warning', 'ErrImageNeverPull', message, fieldPath);
+      this.deps.events.event(pod, 'Warning', 'ErrImageNeverPull', message, fieldPath);
       return { error: { reason: 'ErrImageNeverPull', message } };
     }
     const key = `${pod.metadata.uid ?? ''}/${c.name}/${image}`;
-    const now = this.clock.now();
+    const now = this.deps.clock.now();
     if (this.backOff.inBackOffSinceUpdate(key, now).backingOff) {
       const message = `Back-off pulling image "${image}"`;
-      this.events.event(pod, 'Normal', 'BackOff', message, fieldPath);
+      this.deps.events.event(pod, 'Normal', 'BackOff', message, fieldPath);
       return { error: { reason: 'ImagePullBackOff', message } };
     }
-    this.events.event(pod, 'Normal', 'Pulling', `Pulling image "${image}"`, fieldPath);
-    const started = this.clock.now();
+    this.deps.events.event(pod, 'Normal', 'Pulling', `Pulling image "${image}"`, fieldPath);
+    const started = this.deps.clock.now();
     try {
       const ref = await this.pull(pod, image, signal);
       this.backOff.reset(key);
-      this.backOff.gc(this.clock.now()); // upstream's imageManager GCs its back-off after each pull
-      this.events.event(pod, 'Normal', 'Pulled', `Successfully pulled image "${image}" in ${this.clock.now() - started}ms`, fieldPath);
+      this.backOff.gc(this.deps.clock.now()); // upstream's imageManager GCs its back-off after each pull
+      this.deps.events.event(pod, 'Normal', 'Pulled', `Successfully pulled image "${image}" in ${this.deps.clock.now() - started}ms`, fieldPath);
       return { ref };
     } catch (err) {
       signal?.throwIfAborted(); // cancelled, not failed: no back-off
-      this.backOff.next(key, this.clock.now());
+      this.backOff.next(key, this.deps.clock.now());
       const message = `Failed to pull image "${image}": ${(err as Error).message}`;
-      this.events.event(pod, 'Warning', 'Failed', message, fieldPath);
+      this.deps.events.event(pod, 'Warning', 'Failed', message, fieldPath);
       return { error: { reason: 'ErrImagePull', message } };
     }
   }

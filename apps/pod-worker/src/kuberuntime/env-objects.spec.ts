@@ -74,7 +74,7 @@ describe('startContainer with env from configMaps and secrets', () => {
       .onRuntime('PodSandboxStatus', () => ({ info: {} }) as never)
       .onRuntime('CreateContainer', () => ({ containerId: 'c-new' }));
     const backOff = { initialMs: 10_000, maxMs: 300_000 };
-    const manager = new RuntimeManager({ cri, images: new ImagePuller(cri, events, clock, backOff), backOff: new CrashLoopBackOff(backOff), hooks: new FakeHookRunner(), events, node: NODE, clock, logger: silentLogger(), objects });
+    const manager = new RuntimeManager({ cri, images: new ImagePuller({ cri, events, clock, pullBackOff: backOff }), backOff: new CrashLoopBackOff(backOff), hooks: new FakeHookRunner(), events, node: NODE, clock, logger: silentLogger(), objects });
     return { cri, events, manager };
   }
   const c: Container = { name: 'main', image: 'i', envFrom: [{ configMapRef: { name: 'settings' } }], env: [{ name: 'PW', valueFrom: { secretKeyRef: { name: 'creds', key: 'PASSWORD' } } }] };
@@ -123,7 +123,7 @@ describe('startContainer with the service environment variables (getServiceEnvVa
       .onRuntime('PodSandboxStatus', () => ({ info: {} }) as never)
       .onRuntime('CreateContainer', () => ({ containerId: 'c-new' }));
     const backOff = { initialMs: 10_000, maxMs: 300_000 };
-    const manager = new RuntimeManager({ cri, images: new ImagePuller(cri, events, clock, backOff), backOff: new CrashLoopBackOff(backOff), hooks: new FakeHookRunner(), events, node: NODE, clock, logger: silentLogger(), objects });
+    const manager = new RuntimeManager({ cri, images: new ImagePuller({ cri, events, clock, pullBackOff: backOff }), backOff: new CrashLoopBackOff(backOff), hooks: new FakeHookRunner(), events, node: NODE, clock, logger: silentLogger(), objects });
     const envOf = () => new Map(((cri.callsOf('CreateContainer')[0] as CreateContainerRequest | undefined)?.config?.envs ?? []).map((e) => [e.key, e.value]));
     return { cri, manager, envOf };
   }

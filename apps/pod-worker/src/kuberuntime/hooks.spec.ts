@@ -102,7 +102,7 @@ function runtimeManager(hooks: HookRunner) {
     .onImage('ImageStatus', () => ({ image: { id: 'sha256:abc' } }) as never);
   const events = new Events();
   const clock = new FakeClock();
-  const rm = new RuntimeManager({ cri, images: new ImagePuller(cri, events, clock, { initialMs: 10_000, maxMs: 300_000 }), backOff: new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 }), hooks, events, node, clock, logger: silentLogger() });
+  const rm = new RuntimeManager({ cri, images: new ImagePuller({ cri, events, clock, pullBackOff: { initialMs: 10_000, maxMs: 300_000 } }), backOff: new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 }), hooks, events, node, clock, logger: silentLogger() });
   return { rm, cri, events };
 }
 

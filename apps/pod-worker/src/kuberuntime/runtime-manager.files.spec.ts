@@ -36,7 +36,7 @@ function setup(o: { imageUser?: { uid?: { value: string }; username?: string }; 
   const node = { nodeName: 'n1', hostIP: '10.0.0.1', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] } };
   const manager = new RuntimeManager({
     cri,
-    images: new ImagePuller(cri, events, clock, { initialMs: 10_000, maxMs: 300_000 }),
+    images: new ImagePuller({ cri, events, clock, pullBackOff: { initialMs: 10_000, maxMs: 300_000 } }),
     backOff: new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 }),
     hooks: new FakeHookRunner(),
     events,

@@ -67,7 +67,7 @@ function setup() {
     .onRuntime('RunPodSandbox', () => ({ podSandboxId: 'sb-new' }))
     .onRuntime('PodSandboxStatus', () => ({ info: {} }) as never)
     .onRuntime('CreateContainer', (r) => ({ containerId: `${r.config?.metadata?.name ?? ''}-new` }));
-  const images = new ImagePuller(cri, events, clock, { initialMs: 10_000, maxMs: 300_000 });
+  const images = new ImagePuller({ cri, events, clock, pullBackOff: { initialMs: 10_000, maxMs: 300_000 } });
   const backOff = new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 });
   const node = { nodeName: 'n1', hostIP: '10.0.0.1', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] } };
   const inspector = new FakePodInspector();

@@ -52,7 +52,7 @@ describe('createPodSandbox with a RuntimeClass', () => {
       .onRuntime('CreateContainer', () => ({ containerId: 'c-new' }));
     const node = { nodeName: 'n1', hostIP: '10.0.0.1', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] } };
     const backOff = { initialMs: 10_000, maxMs: 300_000 };
-    const manager = new RuntimeManager({ cri, images: new ImagePuller(cri, events, clock, backOff), backOff: new CrashLoopBackOff(backOff), hooks: new FakeHookRunner(), events, node, clock, logger: silentLogger(), objects });
+    const manager = new RuntimeManager({ cri, images: new ImagePuller({ cri, events, clock, pullBackOff: backOff }), backOff: new CrashLoopBackOff(backOff), hooks: new FakeHookRunner(), events, node, clock, logger: silentLogger(), objects });
     return { cri, events, manager };
   }
   const pod = (runtimeClassName?: string): Pod => ({
