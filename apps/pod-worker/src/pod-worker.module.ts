@@ -145,7 +145,7 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
       provide: PodWorkers,
       inject: [PodSyncer, WorkerStore, WorkQueue, PodCache, Clock, POD_WORKERS_LOGGER, SERVICE_CONFIG, PromPodWorkerMetrics, PlegInspections],
       useFactory: (syncer: PodSyncer, store: WorkerStore, queue: WorkQueue, cache: PodCache, clock: Clock, logger: Logger, cfg: PodWorkerConfig, metrics: PromPodWorkerMetrics, inspections: PlegInspections) =>
-        new PodWorkers(syncer, store, queue, cache, clock, logger, podTerminationGracePeriod, { resyncIntervalMs: cfg.SYNC_FREQUENCY, backOffMs: cfg.POD_SYNC_BACKOFF }, metrics, inspections),
+        new PodWorkers({ syncer, store, queue, cache, clock, logger, gracePeriodOf: podTerminationGracePeriod, options: { resyncIntervalMs: cfg.SYNC_FREQUENCY, backOffMs: cfg.POD_SYNC_BACKOFF }, metrics, inspections }),
     },
     {
       provide: ShardWork,

@@ -94,7 +94,7 @@ function setup(store = new MemoryWorkerStore(), randoms: number[] = []) {
   const queue = new RecordingQueue();
   const inspector = new FakePodInspector();
   const inspections = new PlegInspections(inspector);
-  const workers = new PodWorkers(syncer, store, queue, cache, clock, silentLogger(), (p, o) => o ?? p.spec.terminationGracePeriodSeconds ?? 30, { resyncIntervalMs: 60_000, backOffMs: 10_000, random: () => randoms.shift() ?? 0 }, undefined, inspections);
+  const workers = new PodWorkers({ syncer, store, queue, cache, clock, logger: silentLogger(), gracePeriodOf: (p, o) => o ?? p.spec.terminationGracePeriodSeconds ?? 30, options: { resyncIntervalMs: 60_000, backOffMs: 10_000, random: () => randoms.shift() ?? 0 }, inspections });
   /** Advances time and the cache clock, so waiting workers may act. */
   const relist = async () => {
     await clock.step(1000);

@@ -262,7 +262,7 @@ class NoQueue extends WorkQueue {
 /** One pod-worker replica: real PodWorkers on the shared `workers` store, its ShardWork following shards. */
 function podWorkerReplica(shared: { desired: MemoryDesiredPods; store: MemoryWorkerStore; cache: MemoryPodCache; clock: FakeClock }) {
   const syncer = new RecordingSyncer();
-  const workers = new PodWorkers(syncer, shared.store, new NoQueue(), shared.cache, shared.clock, silentLogger(), (p, o) => o ?? p.spec.terminationGracePeriodSeconds ?? 30, { resyncIntervalMs: 60_000, backOffMs: 10_000, random: () => 0 });
+  const workers = new PodWorkers({ syncer, store: shared.store, queue: new NoQueue(), cache: shared.cache, clock: shared.clock, logger: silentLogger(), gracePeriodOf: (p, o) => o ?? p.spec.terminationGracePeriodSeconds ?? 30, options: { resyncIntervalMs: 60_000, backOffMs: 10_000, random: () => 0 } });
   const subs = new FakeWorkSubscriptions();
   const work = new ShardWork(workers, shared.desired, shared.store, shared.cache, subs, shared.clock, silentLogger(), { shardCount: SHARDS, settleMs: SETTLE });
   return { syncer, workers, subs, work };
