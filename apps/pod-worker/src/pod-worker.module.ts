@@ -151,12 +151,12 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
       provide: ShardWork,
       inject: [PodWorkers, DesiredPods, WorkerRecords, PodCache, WorkSubscriptions, Clock, POD_WORKERS_LOGGER, SERVICE_CONFIG],
       useFactory: (workers: PodWorkers, desired: DesiredPods, records: WorkerRecords, cache: PodCache, subs: WorkSubscriptions, clock: Clock, logger: Logger, cfg: PodWorkerConfig) =>
-        new ShardWork(workers, desired, records, cache, subs, clock, logger, { shardCount: cfg.POD_WORKER_SHARDS, settleMs: cfg.HOUSEKEEPING_PERIOD }),
+        new ShardWork({ workers, desired, records, cache, subscriptions: subs, clock, logger, options: { shardCount: cfg.POD_WORKER_SHARDS, settleMs: cfg.HOUSEKEEPING_PERIOD } }),
     },
     {
       provide: PodWorkerHousekeeping,
       inject: [ShardWork, CrashLoopBackOff, Clock, POD_WORKERS_LOGGER, SERVICE_CONFIG],
-      useFactory: (work: ShardWork, backOff: CrashLoopBackOff, clock: Clock, logger: Logger, cfg: PodWorkerConfig) => new PodWorkerHousekeeping(work, backOff, clock, logger, cfg.HOUSEKEEPING_PERIOD),
+      useFactory: (work: ShardWork, backOff: CrashLoopBackOff, clock: Clock, logger: Logger, cfg: PodWorkerConfig) => new PodWorkerHousekeeping({ work, backOff, clock, logger, periodMs: cfg.HOUSEKEEPING_PERIOD }),
     },
     {
       provide: ShardManager,

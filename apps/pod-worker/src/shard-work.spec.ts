@@ -58,7 +58,7 @@ function setup() {
   const cache = new MemoryPodCache();
   const subs = new FakeWorkSubscriptions();
   const clock = new FakeClock(T0);
-  const work = new ShardWork(workers, desired, store, cache, subs, clock, silentLogger(), { shardCount: SHARDS, settleMs: SETTLE });
+  const work = new ShardWork({ workers, desired, records: store, cache, subscriptions: subs, clock, logger: silentLogger(), options: { shardCount: SHARDS, settleMs: SETTLE } });
   return { workers, desired, store, cache, subs, clock, work };
 }
 
@@ -264,7 +264,7 @@ function podWorkerReplica(shared: { desired: MemoryDesiredPods; store: MemoryWor
   const syncer = new RecordingSyncer();
   const workers = new PodWorkers({ syncer, store: shared.store, queue: new NoQueue(), cache: shared.cache, clock: shared.clock, logger: silentLogger(), gracePeriodOf: (p, o) => o ?? p.spec.terminationGracePeriodSeconds ?? 30, options: { resyncIntervalMs: 60_000, backOffMs: 10_000, random: () => 0 } });
   const subs = new FakeWorkSubscriptions();
-  const work = new ShardWork(workers, shared.desired, shared.store, shared.cache, subs, shared.clock, silentLogger(), { shardCount: SHARDS, settleMs: SETTLE });
+  const work = new ShardWork({ workers, desired: shared.desired, records: shared.store, cache: shared.cache, subscriptions: subs, clock: shared.clock, logger: silentLogger(), options: { shardCount: SHARDS, settleMs: SETTLE } });
   return { syncer, workers, subs, work };
 }
 
@@ -362,7 +362,7 @@ describe('PodWorkerHousekeeping', () => {
     const backOff = new CrashLoopBackOff({ initialMs: 1000, maxMs: 4000 });
     backOff.next('p_default_u_c_h', T0);
     let rounds = 0;
-    const hk = new PodWorkerHousekeeping({ housekeeping: () => Promise.resolve(++rounds) }, backOff, clock, silentLogger(), SETTLE);
+    const hk = new PodWorkerHousekeeping({ work: { housekeeping: () => Promise.resolve(++rounds) }, backOff, clock, logger: silentLogger(), periodMs: SETTLE });
     hk.start();
     await clock.step(SETTLE);
     assert.equal(rounds, 1);
