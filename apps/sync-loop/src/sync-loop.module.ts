@@ -20,10 +20,10 @@ import { FsPodDirectoriesOnDisk } from './adapters/fs-pod-directories.js';
 import { NodeHostProcesses } from './adapters/host-processes.js';
 import { CriContainerLogRuntime } from './adapters/cri-container-log-runtime.js';
 import { FsContainerLogFiles } from './adapters/fs-container-log-files.js';
-import { ContainerLogManager } from './container-log-manager.js';
-import { ContainerGarbageCollector } from './container-gc.js';
+import { ContainerLogManager } from './logs/container-log-manager.js';
+import { ContainerGarbageCollector } from './gc/container-gc.js';
 import { EVICTION_MONITORING_PERIOD_MS, EvictionManager } from './eviction/eviction-manager.js';
-import { ImageGarbageCollector, RealImageGCManager } from './image-gc.js';
+import { ImageGarbageCollector, RealImageGCManager } from './images/image-gc-manager.js';
 import { OrphanedPodCleaner } from './orphans.js';
 import { RuntimeCache } from './runtime-cache.js';
 import { ContainerLogFiles, ContainerLogRuntime, HostProcesses, ImageFs, ImageService, NodeHealth, NodePressureStore, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
@@ -245,7 +245,7 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
     runner.every('housekeepingCh', cfg.HOUSEKEEPING_PERIOD, () => runner.loop.housekeeping(), { gated: true });
     // StartGarbageCollection's container GC, on the loop's chain: it never runs beside a housekeeping pass.
     runner.every('containerGC', cfg.CONTAINER_GC_PERIOD, () => this.containerGC.garbageCollect(runner.loop.desiredPods, runner.loop.areSourcesReady), { gated: true });
-    // StartGarbageCollection's image GC: a pass now and every period, with records fresh for this term (image-gc.ts).
+    // StartGarbageCollection's image GC: a pass now and every period, with records fresh for this term (images/image-gc-manager.ts).
     if (this.imageGC.enabled) {
       this.imageGC.startTerm();
       void runner.run('imageGC', () => this.imageGC.garbageCollect());
