@@ -1,7 +1,7 @@
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Clock, SystemClock } from '@app/clock';
 import { CriRuntime, NatsCriClient } from '@app/cri/client';
-import { LeaderElector, LeaderFence, NatsBus, type NatsConnection } from '@app/nats';
+import { LeaderElector, LeaderFence, NatsBus, restoreThenLead, type NatsConnection } from '@app/nats';
 import type { Logger, Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
 import { FsContainerFileReader } from './adapters/fs-container-file-reader.js';
@@ -53,6 +53,7 @@ export class PlegModule implements OnModuleInit, OnApplicationShutdown {
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
     @Inject(METRICS_REGISTRY) private readonly registry: Registry,
     @Inject(LeaderElector) private readonly leadership: LeaderElector,
+    private readonly clock: Clock,
   ) {}
 
   onModuleInit(): void {
@@ -79,13 +80,17 @@ export class PlegModule implements OnModuleInit, OnApplicationShutdown {
    */
   private async lead(): Promise<void> {
     this.leading = true;
-    try {
-      const restored = await this.pleg.restore();
-      this.logger.info({ pods: restored }, 'leading: PLEG view restored from the pod cache');
-    } catch (err) {
-      this.logger.warn({ err: (err as Error).message }, 'leading, but the pod cache could not be read: relisting from scratch');
-    }
-    if (this.leadership.isLeader) this.runner.start(); // unless lost again meanwhile
+    await restoreThenLead({
+      clock: this.clock,
+      isLeader: () => this.leadership.isLeader,
+      restore: async () => {
+        const restored = await this.pleg.restore();
+        this.logger.info({ pods: restored }, 'leading: PLEG view restored from the pod cache');
+      },
+      ifRestoreFails: 'lead-without',
+      onRestoreError: (err) => this.logger.warn({ err: err.message }, 'leading, but the pod cache could not be read: relisting from scratch'),
+      lead: () => this.runner.start(),
+    });
   }
 
   onApplicationShutdown(): void {
