@@ -38,16 +38,6 @@ const EVENT_TYPES: Partial<Record<string, PodLifecycleEventType>> = {
   CONTAINER_DELETED_EVENT: 'ContainerRemoved',
 };
 
-/** What the PLEG's modes work with. */
-export interface PlegRunnerDeps {
-  pleg: GenericPleg;
-  sink: PlegEventSink;
-  clock: Clock;
-  logger: Logger;
-  /** Asks cri-gateway how its event relay is doing; undefined when it does not answer. Default: it never answers. */
-  askRelay?: () => Promise<ContainerEventsStatusMessage | undefined>;
-}
-
 export class PlegRunner {
   private desired: PlegMode;
   private effective: PlegMode = 'generic';
@@ -58,18 +48,16 @@ export class PlegRunner {
   private lastRelayMessageAt = 0;
   private lastRelistAt?: number;
 
-  private readonly pleg: GenericPleg;
-  private readonly sink: PlegEventSink;
-  private readonly clock: Clock;
-  private readonly logger: Logger;
-  private readonly askRelay: () => Promise<ContainerEventsStatusMessage | undefined>;
-
   constructor(
-    deps: PlegRunnerDeps,
+    private readonly pleg: GenericPleg,
+    private readonly sink: PlegEventSink,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
     private readonly options: PlegRunnerOptions,
     mode: PlegMode,
+    /** Asks cri-gateway how its event relay is doing; undefined when it does not answer. */
+    private readonly askRelay: () => Promise<ContainerEventsStatusMessage | undefined> = () => Promise.resolve(undefined),
   ) {
-    ({ pleg: this.pleg, sink: this.sink, clock: this.clock, logger: this.logger, askRelay: this.askRelay = () => Promise.resolve(undefined) } = deps);
     this.desired = mode;
   }
 

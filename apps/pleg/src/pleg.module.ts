@@ -1,7 +1,7 @@
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Clock, SystemClock } from '@app/clock';
 import { CriRuntime, NatsCriClient } from '@app/cri/client';
-import { LeaderElector, LeaderFence, NatsBus, restoreThenLead, type NatsConnection } from '@app/nats';
+import { LeaderElector, LeaderFence, NatsBus, type NatsConnection } from '@app/nats';
 import type { Logger, Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
 import { FsContainerFileReader } from './adapters/fs-container-file-reader.js';
@@ -34,20 +34,13 @@ import { PlegEventSink, PlegMetrics, PodCacheStore, RelayStatus } from './ports.
       provide: GenericPleg,
       inject: [CriRuntime, PodCacheStore, PlegEventSink, Clock, SERVICE_LOGGER, SERVICE_CONFIG, PlegMetrics],
       useFactory: (cri: CriRuntime, cache: PodCacheStore, sink: PlegEventSink, clock: Clock, logger: Logger, cfg: PlegConfig, metrics: PlegMetrics) =>
-        new GenericPleg(
-          { cri, cache, sink, clock, logger: logger.child({ component: 'pleg' }), metrics, files: new FsContainerFileReader() },
-          { inspectTimeoutMs: cfg.INSPECT_TIMEOUT, inspectConcurrency: cfg.INSPECT_CONCURRENCY, relistThresholdMs: cfg.RELIST_THRESHOLD, node: cfg.NODE_NAME },
-        ),
+        new GenericPleg(cri, cache, sink, clock, logger.child({ component: 'pleg' }), { inspectTimeoutMs: cfg.INSPECT_TIMEOUT, inspectConcurrency: cfg.INSPECT_CONCURRENCY, relistThresholdMs: cfg.RELIST_THRESHOLD, node: cfg.NODE_NAME }, metrics, new FsContainerFileReader()),
     },
     {
       provide: PlegRunner,
       inject: [GenericPleg, PlegEventSink, Clock, SERVICE_LOGGER, SERVICE_CONFIG, RelayStatus],
       useFactory: (pleg: GenericPleg, sink: PlegEventSink, clock: Clock, logger: Logger, cfg: PlegConfig, relay: RelayStatus) =>
-        new PlegRunner(
-          { pleg, sink, clock, logger: logger.child({ component: 'pleg-mode' }), askRelay: () => relay.ask() },
-          { relistPeriodMs: cfg.RELIST_PERIOD, eventedRelistPeriodMs: cfg.EVENTED_RELIST_PERIOD, eventedSilenceMs: 90_000 },
-          cfg.PLEG_MODE,
-        ),
+        new PlegRunner(pleg, sink, clock, logger.child({ component: 'pleg-mode' }), { relistPeriodMs: cfg.RELIST_PERIOD, eventedRelistPeriodMs: cfg.EVENTED_RELIST_PERIOD, eventedSilenceMs: 90_000 }, cfg.PLEG_MODE, () => relay.ask()),
     },
   ],
 })
@@ -60,7 +53,6 @@ export class PlegModule implements OnModuleInit, OnApplicationShutdown {
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
     @Inject(METRICS_REGISTRY) private readonly registry: Registry,
     @Inject(LeaderElector) private readonly leadership: LeaderElector,
-    private readonly clock: Clock,
   ) {}
 
   onModuleInit(): void {
@@ -87,17 +79,13 @@ export class PlegModule implements OnModuleInit, OnApplicationShutdown {
    */
   private async lead(): Promise<void> {
     this.leading = true;
-    await restoreThenLead({
-      clock: this.clock,
-      isLeader: () => this.leadership.isLeader,
-      restore: async () => {
-        const restored = await this.pleg.restore();
-        this.logger.info({ pods: restored }, 'leading: PLEG view restored from the pod cache');
-      },
-      ifRestoreFails: 'lead-without',
-      onRestoreError: (err) => this.logger.warn({ err: err.message }, 'leading, but the pod cache could not be read: relisting from scratch'),
-      lead: () => this.runner.start(),
-    });
+    try {
+      const restored = await this.pleg.restore();
+      this.logger.info({ pods: restored }, 'leading: PLEG view restored from the pod cache');
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'leading, but the pod cache could not be read: relisting from scratch');
+    }
+    if (this.leadership.isLeader) this.runner.start(); // unless lost again meanwhile
   }
 
   onApplicationShutdown(): void {

@@ -3,7 +3,7 @@
  * are in adapters/, the fakes in testing.ts. Events go through
  * @app/contracts' EventRecorder.
  */
-import type { GcContainer, GcSandbox } from './gc/container-gc.js';
+import type { GcContainer, GcSandbox } from './container-gc.js';
 import type { KillPodOptions, NodePressureRecord, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, StatusVerb, SourcesSnapshotMessage, SyncPodType } from '@app/contracts';
 
 /** The `pods` bucket: desired pods and work-queue entries. The sync loop is its only writer. */
@@ -98,7 +98,7 @@ export abstract class PodLogs {
   abstract removeDirectory(name: string): Promise<void>;
 }
 
-/** The runtime's side of the container log manager (logs/container-log-manager.ts): CRI ListContainers, ContainerStatus, ReopenContainerLog. */
+/** The runtime's side of the container log manager (container-log-manager.ts): CRI ListContainers, ContainerStatus, ReopenContainerLog. */
 export abstract class ContainerLogRuntime {
   /** The IDs of this node's running containers (ListContainers, by the kubelet's node label). */
   abstract runningContainers(): Promise<string[]>;
@@ -147,7 +147,7 @@ export interface GcImage {
   pinned: boolean;
 }
 
-/** The runtime's images, for the image GC (images/image-gc-manager.ts). */
+/** The runtime's images, for the image GC (image-gc.ts). */
 export abstract class ImageService {
   /** ListImages. */
   abstract listImages(): Promise<GcImage[]>;
@@ -170,21 +170,4 @@ export interface ImageFsStats {
 /** ImageFsStats (the stats provider's): CRI ImageFsInfo bounded by the filesystem holding its mountpoint. */
 export abstract class ImageFs {
   abstract stats(): Promise<ImageFsStats>;
-}
-
-/** The sync loop's Prometheus series, under upstream's names where it has them (adapters/prom-sync-loop-metrics.ts). */
-export abstract class SyncLoopMetrics {
-  /** kubelet_split_dispatched_work_total{update_type}: one dispatchWork. */
-  abstract workDispatched(updateType: SyncPodType): void;
-  /** metrics.Evictions (kubelet_evictions{eviction_signal}): a pod evicted for `signal`. */
-  abstract podEvicted(signal: string): void;
-  /** metrics.ImageGarbageCollectedTotal (kubelet_image_garbage_collected_total{reason}): an image removed. */
-  abstract imageGarbageCollected(reason: 'age' | 'space'): void;
-  /**
-   * metrics.OrphanPodCleanedVolumes and OrphanPodCleanedVolumesErrors
-   * (kubelet_orphan_pod_cleaned_volumes, ..._errors), set by each
-   * cleanupOrphanedPodDirs pass: the orphaned pods whose directories it
-   * tried to clean, and those it could not.
-   */
-  abstract orphanedPodDirsCleaned(cleaned: number, errors: number): void;
 }

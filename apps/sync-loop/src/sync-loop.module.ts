@@ -5,7 +5,7 @@ import { EventRecorder, type KillPodOptions, type Pod } from '@app/contracts';
 import { CriRuntime, DEFAULT_CRI_TIMEOUTS, NatsCriClient } from '@app/cri/client';
 import { RUNTIME_UP_PERIOD_MS, RuntimeState, RuntimeStateUpdater } from '@app/kube';
 import { LeaderElector, LeaderFence, NatsBus, NatsEventRecorder, onReconnect, type NatsConnection } from '@app/nats';
-import type { Logger, Registry } from '@app/observability';
+import { Counter, Gauge, type Logger, type Registry } from '@app/observability';
 import { CriKvNodeHealth } from '@app/pod-cache';
 import { CriStatsProvider, HostStatsReader, SummaryProvider, VolumeStatsCache } from '@app/stats';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
@@ -20,18 +20,24 @@ import { FsPodDirectoriesOnDisk } from './adapters/fs-pod-directories.js';
 import { NodeHostProcesses } from './adapters/host-processes.js';
 import { CriContainerLogRuntime } from './adapters/cri-container-log-runtime.js';
 import { FsContainerLogFiles } from './adapters/fs-container-log-files.js';
-import { PromSyncLoopMetrics } from './adapters/prom-sync-loop-metrics.js';
-import { ContainerLogManager } from './logs/container-log-manager.js';
-import { ContainerGarbageCollector } from './gc/container-gc.js';
+import { ContainerLogManager } from './container-log-manager.js';
+import { ContainerGarbageCollector } from './container-gc.js';
 import { EVICTION_MONITORING_PERIOD_MS, EvictionManager } from './eviction/eviction-manager.js';
-import { ImageGarbageCollector, RealImageGCManager } from './images/image-gc-manager.js';
+import { ImageGarbageCollector, RealImageGCManager } from './image-gc.js';
 import { OrphanedPodCleaner } from './orphans.js';
 import { RuntimeCache } from './runtime-cache.js';
-import { ContainerLogFiles, ContainerLogRuntime, HostProcesses, ImageFs, ImageService, NodeHealth, NodePressureStore, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopMetrics, SyncLoopOutbox } from './ports.js';
+import { ContainerLogFiles, ContainerLogRuntime, HostProcesses, ImageFs, ImageService, NodeHealth, NodePressureStore, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
 import { evictionThresholdsOf, imageGCPolicyOf, nodeInfoOf, type SyncLoopConfig } from './sync-loop.config.js';
 import { SyncLoopChannels } from './sync-loop.controller.js';
 import { SyncLoopRunner } from './sync-loop-runner.js';
 import { SyncLoop } from './sync-loop.js';
+
+/** metrics.OrphanPodCleanedVolumes and OrphanPodCleanedVolumesErrors, set by each cleanupOrphanedPodDirs pass. */
+const ORPHAN_METRICS = Symbol('ORPHAN_METRICS');
+interface OrphanMetrics {
+  cleaned: Gauge;
+  errors: Gauge;
+}
 
 /** syncLoop / syncLoopIteration, podManager, admission, workQueue, housekeeping. One provider per port; the adapters are in adapters/. */
 @Module({
@@ -42,7 +48,7 @@ import { SyncLoop } from './sync-loop.js';
     {
       provide: KvNodeState,
       inject: [SERVICE_CONTEXT, Clock, SERVICE_LOGGER],
-      useFactory: (ctx: ServiceContext, clock: Clock, logger: Logger) => new KvNodeState({ workers: bucketOf(ctx, 'workers'), statuses: bucketOf(ctx, 'podStatus'), clock, logger: logger.child({ component: 'kv-mirror' }) }, ctx.config.NODE_NAME),
+      useFactory: (ctx: ServiceContext, clock: Clock, logger: Logger) => new KvNodeState(bucketOf(ctx, 'workers'), bucketOf(ctx, 'podStatus'), ctx.config.NODE_NAME, clock, logger.child({ component: 'kv-mirror' })),
     },
     { provide: NodeState, useExisting: KvNodeState },
     { provide: CriRuntime, inject: [NATS_CONNECTION, SERVICE_CONFIG], useFactory: (nc: NatsConnection, cfg: SyncLoopConfig) => new NatsCriClient(nc, cfg.NODE_NAME, 'sync-loop') },
@@ -60,11 +66,13 @@ import { SyncLoop } from './sync-loop.js';
     { provide: RuntimeView, inject: [CriRuntime, SERVICE_CONFIG, LeaderFence], useFactory: (cri: CriRuntime, cfg: SyncLoopConfig, fence: LeaderFence) => new CriRuntimeView(cri, cfg.NODE_NAME, fence) },
     // The runtime cache housekeeping and the orphan cleanup share: upstream's runtimeCacheRefreshPeriod, the housekeeping period + 1 s.
     { provide: RuntimeCache, inject: [RuntimeView, Clock, SERVICE_CONFIG], useFactory: (runtime: RuntimeView, clock: Clock, cfg: SyncLoopConfig) => new RuntimeCache(runtime, clock, cfg.HOUSEKEEPING_PERIOD + 1000) },
-    { provide: SyncLoopMetrics, inject: [METRICS_REGISTRY], useFactory: (registry: Registry) => new PromSyncLoopMetrics(registry) },
     {
       provide: SyncLoopOutbox,
-      inject: [NatsBus, SERVICE_CONFIG, LeaderFence, SyncLoopMetrics],
-      useFactory: (bus: NatsBus, cfg: SyncLoopConfig, fence: LeaderFence, metrics: SyncLoopMetrics) => new NatsSyncLoopOutbox(bus, cfg.NODE_NAME, cfg.POD_WORKER_SHARDS, fence, (t) => metrics.workDispatched(t)),
+      inject: [NatsBus, SERVICE_CONFIG, METRICS_REGISTRY, LeaderFence],
+      useFactory: (bus: NatsBus, cfg: SyncLoopConfig, registry: Registry, fence: LeaderFence) => {
+        const dispatches = new Counter({ name: 'kubelet_split_dispatched_work_total', help: 'dispatchWork calls, by update type.', labelNames: ['update_type'], registers: [registry] });
+        return new NatsSyncLoopOutbox(bus, cfg.NODE_NAME, cfg.POD_WORKER_SHARDS, fence, (t) => dispatches.inc({ update_type: t }));
+      },
     },
     { provide: EventRecorder, inject: [NatsBus, SERVICE_CONFIG, Clock], useFactory: (bus: NatsBus, cfg: SyncLoopConfig, clock: Clock) => new NatsEventRecorder(bus, cfg.NODE_NAME, clock) },
     { provide: PodLogs, inject: [SERVICE_CONFIG], useFactory: (cfg: SyncLoopConfig) => new FsPodLogs(cfg.POD_LOGS_DIR) },
@@ -73,7 +81,7 @@ import { SyncLoop } from './sync-loop.js';
       provide: SyncLoop,
       inject: [PodStore, NodeState, RuntimeView, SyncLoopOutbox, EventRecorder, SERVICE_CONFIG, Clock, SERVICE_LOGGER, PodLogs, RuntimeCache],
       useFactory: (store: PodStore, state: NodeState, runtime: RuntimeView, out: SyncLoopOutbox, events: EventRecorder, cfg: SyncLoopConfig, clock: Clock, logger: Logger, podLogs: PodLogs, runtimePods: RuntimeCache) =>
-        new SyncLoop({ store, nodeState: state, runtime, out, events, clock, logger: logger.child({ component: 'sync-loop' }), podLogs, runtimePods }, nodeInfoOf(cfg), { resyncIntervalMs: cfg.SYNC_FREQUENCY }),
+        new SyncLoop(store, state, runtime, out, events, nodeInfoOf(cfg), clock, logger.child({ component: 'sync-loop' }), { resyncIntervalMs: cfg.SYNC_FREQUENCY, podLogs, runtimePods }),
     },
     {
       // The eviction manager's summaryProvider: the status manager's /stats/summary reader, over the desired pods.
@@ -91,13 +99,14 @@ import { SyncLoop } from './sync-loop.js';
     },
     {
       provide: EvictionManager,
-      inject: [SummaryProvider, NodePressureStore, SyncLoop, EventRecorder, Clock, SERVICE_LOGGER, SERVICE_CONFIG, SyncLoopMetrics],
-      useFactory: (summary: SummaryProvider, pressure: NodePressureStore, loop: SyncLoop, events: EventRecorder, clock: Clock, logger: Logger, cfg: SyncLoopConfig, metrics: SyncLoopMetrics) => {
+      inject: [SummaryProvider, NodePressureStore, SyncLoop, EventRecorder, Clock, SERVICE_LOGGER, SERVICE_CONFIG, METRICS_REGISTRY],
+      useFactory: (summary: SummaryProvider, pressure: NodePressureStore, loop: SyncLoop, events: EventRecorder, clock: Clock, logger: Logger, cfg: SyncLoopConfig, registry: Registry) => {
         const pods = { activePods: () => loop.activePodsForEviction(), killPod: (pod: Pod, options: KillPodOptions) => loop.killPod(pod, options) };
-        const manager = new EvictionManager({ summary, pressure, pods, events, clock, logger: logger.child({ component: 'eviction-manager' }) }, {
+        const evictions = new Counter({ name: 'kubelet_evictions', help: 'Cumulative number of pod evictions by eviction signal', labelNames: ['eviction_signal'], registers: [registry] });
+        const manager = new EvictionManager(summary, pressure, pods, events, clock, logger.child({ component: 'eviction-manager' }), {
           thresholds: evictionThresholdsOf(cfg),
           pressureTransitionPeriodMs: cfg.EVICTION_PRESSURE_TRANSITION_PERIOD,
-          onEviction: (signal) => metrics.podEvicted(signal),
+          onEviction: (signal) => evictions.inc({ eviction_signal: signal }),
         });
         loop.addPodAdmitHandler(manager);
         return manager;
@@ -107,7 +116,7 @@ import { SyncLoop } from './sync-loop.js';
       provide: ContainerGarbageCollector,
       inject: [RuntimeView, PodLogs, NodeState, Clock, SERVICE_CONFIG, SERVICE_LOGGER],
       useFactory: (runtime: RuntimeView, logs: PodLogs, state: NodeState, clock: Clock, cfg: SyncLoopConfig, logger: Logger) =>
-        new ContainerGarbageCollector({ runtime, logs, nodeState: state, clock, logger: logger.child({ component: 'container-gc' }) }, {
+        new ContainerGarbageCollector(runtime, logs, state, clock, logger.child({ component: 'container-gc' }), {
           minAgeMs: cfg.MINIMUM_CONTAINER_TTL,
           maxPerPodContainer: cfg.MAXIMUM_DEAD_CONTAINERS_PER_CONTAINER,
           maxContainers: cfg.MAXIMUM_DEAD_CONTAINERS,
@@ -119,7 +128,7 @@ import { SyncLoop } from './sync-loop.js';
       provide: ContainerLogManager,
       inject: [ContainerLogRuntime, ContainerLogFiles, Clock, SERVICE_CONFIG, SERVICE_LOGGER],
       useFactory: (runtime: ContainerLogRuntime, files: ContainerLogFiles, clock: Clock, cfg: SyncLoopConfig, logger: Logger) =>
-        new ContainerLogManager({ runtime, files, clock, logger: logger.child({ component: 'container-log-manager' }) }, {
+        new ContainerLogManager(runtime, files, clock, logger.child({ component: 'container-log-manager' }), {
           policy: { maxSize: cfg.CONTAINER_LOG_MAX_SIZE, maxFiles: cfg.CONTAINER_LOG_MAX_FILES },
           monitorIntervalMs: cfg.CONTAINER_LOG_MONITOR_INTERVAL,
           maxWorkers: cfg.CONTAINER_LOG_MAX_WORKERS,
@@ -129,21 +138,30 @@ import { SyncLoop } from './sync-loop.js';
     { provide: ImageFs, inject: [CriRuntime], useFactory: (cri: CriRuntime) => new CriImageFs(cri) },
     {
       provide: ImageGarbageCollector,
-      inject: [ImageService, ImageFs, EventRecorder, Clock, SERVICE_CONFIG, SERVICE_LOGGER, SyncLoopMetrics],
-      useFactory: (images: ImageService, fs: ImageFs, events: EventRecorder, clock: Clock, cfg: SyncLoopConfig, logger: Logger, metrics: SyncLoopMetrics) => {
+      inject: [ImageService, ImageFs, EventRecorder, Clock, SERVICE_CONFIG, SERVICE_LOGGER, METRICS_REGISTRY],
+      useFactory: (images: ImageService, fs: ImageFs, events: EventRecorder, clock: Clock, cfg: SyncLoopConfig, logger: Logger, registry: Registry) => {
         const log = logger.child({ component: 'image-gc' });
-        const manager = new RealImageGCManager({ images, imageFs: fs, events, clock, logger: log, onImageRemoved: (reason) => metrics.imageGarbageCollected(reason) }, imageGCPolicyOf(cfg));
-        return new ImageGarbageCollector({ manager, events, clock, logger: log });
+        const collected = new Counter({ name: 'kubelet_image_garbage_collected_total', help: 'Total number of images garbage collected by the kubelet, whether through disk usage or image age.', labelNames: ['reason'], registers: [registry] });
+        const manager = new RealImageGCManager(images, fs, events, clock, log, imageGCPolicyOf(cfg), (reason) => collected.inc({ reason }));
+        return new ImageGarbageCollector(manager, events, clock, log);
       },
     },
     { provide: PodDirectoriesOnDisk, inject: [SERVICE_CONFIG], useFactory: (cfg: SyncLoopConfig) => new FsPodDirectoriesOnDisk(cfg.POD_ROOT_DIR) },
     { provide: CgroupManager, inject: [SERVICE_CONFIG], useFactory: (cfg: SyncLoopConfig) => new CgroupfsManager(cfg.CGROUP_MOUNT) },
     { provide: HostProcesses, useClass: NodeHostProcesses },
     {
+      provide: ORPHAN_METRICS,
+      inject: [METRICS_REGISTRY],
+      useFactory: (registry: Registry): OrphanMetrics => ({
+        cleaned: new Gauge({ name: 'kubelet_orphan_pod_cleaned_volumes', help: 'The total number of orphaned Pods whose volumes were cleaned in the last periodic sweep.', registers: [registry] }),
+        errors: new Gauge({ name: 'kubelet_orphan_pod_cleaned_volumes_errors', help: 'The number of orphaned Pods whose volumes failed to be cleaned in the last periodic sweep.', registers: [registry] }),
+      }),
+    },
+    {
       provide: OrphanedPodCleaner,
       inject: [RuntimeCache, NodeState, PodDirectoriesOnDisk, CgroupManager, HostProcesses, Clock, SERVICE_CONFIG, SERVICE_LOGGER],
       useFactory: (runtime: RuntimeCache, state: NodeState, dirs: PodDirectoriesOnDisk, cgroups: CgroupManager, processes: HostProcesses, clock: Clock, cfg: SyncLoopConfig, logger: Logger) =>
-        new OrphanedPodCleaner({ runtime, nodeState: state, dirs, ...(cfg.CGROUPS_PER_QOS === 'true' ? { cgroups } : {}), processes, clock, logger: logger.child({ component: 'orphans' }) }, {
+        new OrphanedPodCleaner(runtime, state, dirs, cfg.CGROUPS_PER_QOS === 'true' ? cgroups : undefined, processes, clock, logger.child({ component: 'orphans' }), {
           graceMs: cfg.ORPHAN_GRACE_PERIOD,
           ...(cfg.CGROUPS_PER_QOS === 'true' ? { cgroupRoot: cfg.CGROUP_ROOT } : {}),
         }),
@@ -162,7 +180,7 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
     private readonly containerLogManager: ContainerLogManager,
     private readonly imageGC: ImageGarbageCollector,
     private readonly orphans: OrphanedPodCleaner,
-    private readonly metrics: SyncLoopMetrics,
+    @Inject(ORPHAN_METRICS) private readonly orphanMetrics: OrphanMetrics,
     private readonly evictionManager: EvictionManager,
     private readonly runtimeState: RuntimeStateUpdater,
     private readonly clock: Clock,
@@ -227,7 +245,7 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
     runner.every('housekeepingCh', cfg.HOUSEKEEPING_PERIOD, () => runner.loop.housekeeping(), { gated: true });
     // StartGarbageCollection's container GC, on the loop's chain: it never runs beside a housekeeping pass.
     runner.every('containerGC', cfg.CONTAINER_GC_PERIOD, () => this.containerGC.garbageCollect(runner.loop.desiredPods, runner.loop.areSourcesReady), { gated: true });
-    // StartGarbageCollection's image GC: a pass now and every period, with records fresh for this term (images/image-gc-manager.ts).
+    // StartGarbageCollection's image GC: a pass now and every period, with records fresh for this term (image-gc.ts).
     if (this.imageGC.enabled) {
       this.imageGC.startTerm();
       void runner.run('imageGC', () => this.imageGC.garbageCollect());
@@ -236,7 +254,8 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
     // HandlePodCleanups' cleanupOrphanedPodDirs and cleanupOrphanedPodCgroups, on the housekeeping period.
     runner.every('cleanupOrphanedPods', cfg.HOUSEKEEPING_PERIOD, async () => {
       const r = await this.orphans.cleanup(runner.loop.desiredPods, runner.loop.areSourcesReady);
-      this.metrics.orphanedPodDirsCleaned(r.removedDirectories.length + r.failedDirectories.length, r.failedDirectories.length);
+      this.orphanMetrics.cleaned.set(r.removedDirectories.length + r.failedDirectories.length);
+      this.orphanMetrics.errors.set(r.failedDirectories.length);
     }, { gated: true });
     runner.every('reconcileWithSources', cfg.SOURCES_RESYNC_PERIOD, () => runner.loop.reconcileWithSources());
     // The container log manager: beside the loop, not on its chain (compressing a log takes a while); not if the term already ended.

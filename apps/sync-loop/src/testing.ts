@@ -1,7 +1,7 @@
 /** Hand-written fakes of the sync loop's ports (ports.ts), for unit tests only. */
 import type { KillPodOptions, NodePressureRecord, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, SourcesSnapshotMessage, StatusVerb, SyncPodType } from '@app/contracts';
-import type { GcContainer, GcSandbox } from './gc/container-gc.js';
-import { ContainerLogFiles, ContainerLogRuntime, HostProcesses, ImageFs, ImageService, NodePressureStore, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopMetrics, SyncLoopOutbox, type GcImage, type ImageFsStats, type NodeStateView, type RuntimeContainer, type RuntimePod } from './ports.js';
+import type { GcContainer, GcSandbox } from './container-gc.js';
+import { ContainerLogFiles, ContainerLogRuntime, HostProcesses, ImageFs, ImageService, NodePressureStore, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopOutbox, type GcImage, type ImageFsStats, type NodeStateView, type RuntimeContainer, type RuntimePod } from './ports.js';
 
 export class MemoryPodStore extends PodStore {
   readonly pods = new Map<string, PodRecord>();
@@ -331,25 +331,3 @@ export class FakeImageFs extends ImageFs {
     return this.fail ? Promise.reject(new Error(this.fail)) : Promise.resolve({ ...this.current });
   }
 }
-
-/** The metrics as calls: each series' values, in order. */
-export class RecordingSyncLoopMetrics extends SyncLoopMetrics {
-  readonly dispatched: SyncPodType[] = [];
-  readonly evicted: string[] = [];
-  readonly imagesCollected: ('age' | 'space')[] = [];
-  /** [cleaned, errors] of each orphan cleanup pass. */
-  readonly orphanPasses: [number, number][] = [];
-  workDispatched(updateType: SyncPodType): void {
-    this.dispatched.push(updateType);
-  }
-  podEvicted(signal: string): void {
-    this.evicted.push(signal);
-  }
-  imageGarbageCollected(reason: 'age' | 'space'): void {
-    this.imagesCollected.push(reason);
-  }
-  orphanedPodDirsCleaned(cleaned: number, errors: number): void {
-    this.orphanPasses.push([cleaned, errors]);
-  }
-}
-RecordingSyncLoopMetrics satisfies new () => SyncLoopMetrics;

@@ -41,7 +41,5 @@ export {
 export type { BucketWrite, FamilySubset, NatsAccess, NatsUser, SubjectFamily, SubjectPermission, UserPermissions } from './permissions.js';
 export { DEFAULT_LEADER_ELECTION, FencingTokenFilter, LeaderElector, LeaderFence, LeaderLeaseStore, NotLeaderError, leaderElectionProblem, leaderLeaseKey } from './leader-election.js';
 export type { LeaderElectionOptions, LeaderElectionRecord, LeaderLeaseSnapshot, LeaderRole, LeadershipListener, LeadershipStatus } from './leader-election.js';
-export { RESTORE_RETRY_MS, restoreThenLead } from './restore-then-lead.js';
-export type { RestoreFailurePolicy, RestoreThenLeadOptions } from './restore-then-lead.js';
 export { KvLeaderLeaseStore } from './kv-leader-lease-store.js';
 export type { LeaderLeaseKv } from './kv-leader-lease-store.js';

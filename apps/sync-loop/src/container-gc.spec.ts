@@ -4,7 +4,7 @@ import { FakeClock } from '@app/clock/testing';
 import type { PodRecord, PodSyncStatusRecord } from '@app/contracts';
 import { silentLogger } from '@app/observability';
 import { ContainerGarbageCollector, DEFAULT_GC_POLICY, decideContainerGC, podUidOfLogDirectory, type GCPolicy, type GcContainer, type GcSandbox } from './container-gc.js';
-import { FakeNodeState, FakePodLogs, FakeRuntimeView } from '../testing.js';
+import { FakeNodeState, FakePodLogs, FakeRuntimeView } from './testing.js';
 
 const NOW = 1_000_000;
 const rec = (uid: string, extra: Partial<PodRecord> = {}): [string, PodRecord] => [uid, { pod: { metadata: { uid, name: uid, namespace: 'default' }, spec: { containers: [] } }, source: 'file', addedAt: 100, admitted: true, ...extra }];
@@ -139,7 +139,7 @@ describe('ContainerGarbageCollector', () => {
     runtime.gcSandboxes = [sb('a', 1, true), sb('gone', 1)];
     const logs = new FakePodLogs();
     logs.dirs = ['default_a_a', 'default_gone_gone'];
-    const gc = new ContainerGarbageCollector({ runtime, logs, nodeState: new FakeNodeState(), clock: new FakeClock(NOW), logger: silentLogger() });
+    const gc = new ContainerGarbageCollector(runtime, logs, new FakeNodeState(), new FakeClock(NOW), silentLogger());
     await gc.garbageCollect(new Map([rec('a')]), true);
     assert.deepEqual(runtime.removed, ['a/app#1']);
     assert.deepEqual(logs.removedLogs, ['/logs/a/app#1.log']);
@@ -152,7 +152,7 @@ describe('ContainerGarbageCollector', () => {
     runtime.gcContainers = [ctr('gone', 'app', 1), ctr('gone', 'web', 1)];
     const failing = runtime.removeContainer.bind(runtime);
     runtime.removeContainer = (id) => (id === 'gone/app#1' ? Promise.reject(new Error('NotFound')) : failing(id));
-    const gc = new ContainerGarbageCollector({ runtime, logs: new FakePodLogs(), nodeState: new FakeNodeState(), clock: new FakeClock(NOW), logger: silentLogger() });
+    const gc = new ContainerGarbageCollector(runtime, new FakePodLogs(), new FakeNodeState(), new FakeClock(NOW), silentLogger());
     await gc.garbageCollect(new Map(), true);
     assert.deepEqual(runtime.removed, ['gone/web#1']);
   });
