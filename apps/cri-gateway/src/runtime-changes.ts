@@ -39,8 +39,7 @@ interface Waiter {
   timer?: Timer;
 }
 
-/** The queue of runtime changes: `limit` of them in flight at once, the rest waiting in order of priority. */
-export class RuntimeChangeQueue {
+export class RuntimeChanges {
   private running = 0;
   /** One FIFO queue per priority. */
   private readonly queues: Waiter[][] = Array.from({ length: PRIORITIES }, () => []);
