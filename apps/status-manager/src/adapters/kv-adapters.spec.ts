@@ -1,11 +1,10 @@
-/** The status manager's KV layout: statuses at <node>.<uid> (the sync loop reads them), the podManager read at <node>.pod.<uid>, the prober's results read at <node>.<uid>.<container>.<probeType>. */
+/** The status manager's KV layout: statuses at <node>.<uid> (the sync loop reads them), the prober's results read at <node>.<uid>.<container>.<probeType>. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { PodRecord, ProbeResultRecord } from '@app/contracts';
+import type { ProbeResultRecord } from '@app/contracts';
 import { NotLeaderError } from '@app/nats';
 import { FakeKv, FakeLeaderFence } from '@app/nats/testing';
 import type { StatusEntry } from '../status-store.js';
-import { KvDesiredPods } from './kv-desired-pods.js';
 import { KvProbeResults } from './kv-probe-results.js';
 import { KvStatusStore } from './kv-status-store.js';
 
@@ -31,19 +30,6 @@ describe('KvStatusStore', () => {
     await assert.rejects(store.put('u1', { ...entry, version: 2 }), NotLeaderError);
     await assert.rejects(store.delete('u1'), NotLeaderError);
     assert.deepEqual(await store.load(), [['u1', entry]]);
-  });
-});
-
-describe('KvDesiredPods', () => {
-  it('lists and gets the sync loop\'s pods of its node', async () => {
-    const kv = new FakeKv('pods');
-    const rec: PodRecord = { pod: { metadata: { uid: 'u1', name: 'p', namespace: 'default' }, spec: { containers: [] } }, source: 'file', addedAt: 1, admitted: true };
-    await kv.put('node-a.pod.u1', JSON.stringify(rec));
-    await kv.put('node-a.queue.u1', JSON.stringify({ dueAt: 1 }));
-    const desired = new KvDesiredPods(kv, 'node-a');
-    assert.deepEqual(await desired.all(), [rec]);
-    assert.deepEqual(await desired.get('u1'), rec);
-    assert.equal(await desired.get('u2'), undefined);
   });
 });
 
