@@ -94,6 +94,7 @@ export class StatusManagerModule implements OnModuleInit, OnModuleDestroy {
     @Inject(ApiEventPoster) private readonly apiEvents: ApiEventPoster | null,
     @Inject(NatsBus) private readonly bus: NatsBus,
     @Inject(SERVICE_CONFIG) private readonly cfg: StatusManagerConfig,
+    @Inject(PodReadModel) private readonly readModel: KvPodReadModel,
   ) {}
 
   onModuleInit(): void {
@@ -130,6 +131,8 @@ export class StatusManagerModule implements OnModuleInit, OnModuleDestroy {
     this.apiEvents?.stop();
     this.apiStatus?.stop();
     this.apiPods?.stop();
+    // A standby's watches of the buckets (opened by its first read), closed before the connection drains.
+    this.readModel.stop();
   }
 
   private stopLeading(): void {
