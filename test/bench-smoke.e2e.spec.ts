@@ -14,7 +14,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SERVICE_NAMES } from '@app/service';
+import { SERVICE_NAMES, STATUS_GROUP } from '@app/service';
 import { REPO_ROOT } from '../deploy/local/stack.js';
 import type { BenchResult } from './bench/harness/report.js';
 
@@ -47,8 +47,10 @@ describe('npm run bench --smoke', { timeout: 150_000 }, () => {
       for (const x of r.p4.rows) for (const k of ['grpcP50', 'grpcP99', 'natsP50', 'natsP99'] as const) finite(`P4 ${x.call} ${k}`, x[k]);
 
       assert.deepEqual(Object.keys(r.agents), ['kubelet-split', 'kubelet-split-one-process']);
+      const alone: string[] = SERVICE_NAMES.filter((s) => !(STATUS_GROUP as readonly string[]).includes(s));
       const cases = [
-        { agent: 'kubelet-split', processes: ['nats-server', ...SERVICE_NAMES, 'pod-worker#1'], p5: [...SERVICE_NAMES] as string[] },
+        // The status group's four modules are one process, restarted as one (under the status manager's name).
+        { agent: 'kubelet-split', processes: ['nats-server', ...alone, STATUS_GROUP.join(','), 'pod-worker#1'], p5: [...alone, 'status-manager'] },
         { agent: 'kubelet-split-one-process', processes: ['nats-server', 'kubelet (TARGET=all)'], p5: ['kubelet (TARGET=all)'] },
       ];
       for (const tc of cases) {

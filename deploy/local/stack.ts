@@ -62,6 +62,23 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** `n` distinct free TCP ports on loopback, each held until all are chosen (one freePort after another may repeat one). */
+export async function freePorts(n: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from({ length: n }, () => new Promise<ReturnType<typeof createServer>>((res, rej) => {
+      const srv = createServer();
+      srv.once('error', rej);
+      srv.listen(0, '127.0.0.1', () => res(srv));
+    })),
+  );
+  const ports = servers.map((srv) => {
+    const addr = srv.address();
+    return typeof addr === 'object' && addr ? addr.port : 0;
+  });
+  await Promise.all(servers.map((srv) => new Promise((res) => srv.close(res))));
+  return ports;
+}
+
 /** Whether nothing listens on `port` on loopback. */
 export async function portFree(port: number): Promise<boolean> {
   return new Promise((res) => {
@@ -194,32 +211,59 @@ export async function startNats(
   for (const p of [opts.port, opts.monitorPort]) {
     if (p !== undefined && !(await portFree(p))) throw new Error(`port ${p} is in use: is another nats-server running?`);
   }
-  const port = opts.port ?? (await freePort());
-  const monitorPort = opts.monitorPort ?? (await freePort());
   const ownStore = opts.storeDir === undefined;
   const storeDir = opts.storeDir ?? mkdtempSync(join(tmpdir(), 'ks-nats-'));
   const ownCredentials = opts.credentialsDir === undefined;
-  const credentials = writeNatsCredentials(opts.credentialsDir ?? mkdtempSync(join(tmpdir(), 'ks-nats-auth-')), {
-    serverName: 'kubelet-split',
-    listen: `127.0.0.1:${port}`,
-    http: `127.0.0.1:${monitorPort}`,
-    storeDir,
-  });
+  const credentialsDir = opts.credentialsDir ?? mkdtempSync(join(tmpdir(), 'ks-nats-auth-'));
   const violations: string[] = [];
-  const monitorUrl = `http://127.0.0.1:${monitorPort}`;
+  /** The server's last lines, for the error when it exits before it is ready. */
+  const lastLines: string[] = [];
+  let port = 0;
+  let monitorPort = 0;
+  let monitorUrl = '';
+  let credentials!: NatsCredentials;
+  /** The config on `port` and `monitorPort` (written again when ports chosen here were taken before the server bound them). */
+  const configure = async (): Promise<void> => {
+    const [p, m] = await freePorts(2);
+    port = opts.port ?? p ?? 0;
+    monitorPort = opts.monitorPort ?? m ?? 0;
+    monitorUrl = `http://127.0.0.1:${monitorPort}`;
+    credentials = writeNatsCredentials(credentialsDir, { serverName: 'kubelet-split', listen: `127.0.0.1:${port}`, http: `127.0.0.1:${monitorPort}`, storeDir });
+  };
   /** One nats-server process on the config, ready once its JetStream is. */
   const spawnServer = async (): Promise<ChildProcess> => {
+    lastLines.length = 0;
     const child = spawn(opts.binary ?? natsServerBinary(), ['-c', credentials.configFile], { stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached === true });
     opts.onSpawn?.(child);
     const spawnError = new Promise<never>((_, rej) => child.once('error', (e) => rej(new Error(`cannot start nats-server: ${e.message} (run deploy/install.sh)`))));
     pipeLines(child, (line) => {
       if (/ (Publish|Subscription) Violation /.test(line)) violations.push(line.replace(/^.*?\[ERR\] /, ''));
+      lastLines.push(line);
+      if (lastLines.length > 5) lastLines.shift();
       opts.sink?.(line);
     });
-    await Promise.race([waitHttpOk(`${monitorUrl}/healthz?js-enabled-only=true`, 15_000, () => child.exitCode === null), spawnError]);
+    try {
+      await Promise.race([waitHttpOk(`${monitorUrl}/healthz?js-enabled-only=true`, 15_000, () => child.exitCode === null), spawnError]);
+    } catch (err) {
+      await exited(child).catch(() => undefined);
+      throw new Error(`${(err as Error).message}${lastLines.length > 0 ? `; nats-server said: ${lastLines.join(' | ')}` : ''}`);
+    }
     return child;
   };
-  let child = await spawnServer();
+  await configure();
+  let child: ChildProcess;
+  // Ports chosen here may be taken by another process before nats-server binds them: then new ones, twice more.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      child = await spawnServer();
+      break;
+    } catch (err) {
+      const chosen = opts.port === undefined || opts.monitorPort === undefined;
+      if (!chosen || attempt >= 3 || !/exited before it was ready/.test((err as Error).message)) throw err;
+      opts.sink?.(`nats-server exited before it was ready (${(err as Error).message}); trying new ports`);
+      await configure();
+    }
+  }
   const url = `nats://127.0.0.1:${port}`;
   const server: NatsServer = {
     url,

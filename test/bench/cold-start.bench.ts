@@ -10,7 +10,7 @@
  */
 import { parseArgs } from 'node:util';
 import { SERVICE_NAMES } from '@app/service';
-import { freePort, startModules, startNats, startService } from '../../deploy/local/stack.js';
+import { freePort, freePorts, startModules, startNats, startService } from '../../deploy/local/stack.js';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '7' }, entries: { type: 'string', default: 'dist,bundle' } } });
 const runs = Number(values.runs);
@@ -42,7 +42,8 @@ try {
     const times: number[] = [];
     for (let i = 0; i < runs; i++) {
       const ports: Partial<Record<(typeof SERVICE_NAMES)[number], number>> = {};
-      for (const s of SERVICE_NAMES) ports[s] = await freePort();
+      const free = await freePorts(SERVICE_NAMES.length);
+      SERVICE_NAMES.forEach((s, i) => (ports[s] = free[i]));
       const modules = await startModules(SERVICE_NAMES, () => env, { ports, instance: `a${i}` });
       times.push(Math.max(...modules.map((m) => m.readyAfterMs ?? Number.NaN)));
       await modules[0]?.stop(5000);

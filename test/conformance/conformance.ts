@@ -42,9 +42,9 @@ import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_pro
 import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { SERVICE_NAMES, type ServiceName } from '@app/service';
+import { SERVICE_NAMES, STATUS_GROUP, type ServiceName } from '@app/service';
 import type { Node } from 'kubernetes-types/core/v1.js';
-import { REPO_ROOT, exited, freePort, startNats, startService, stopProcess, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
+import { REPO_ROOT, exited, freePort, freePorts, startModules, startNats, startService, stopProcess, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
 import { kubeletConfigYaml } from '../support/upstream-kubelet.js';
 import { areaTable, readGinkgoReport, sideBySide, type SpecResult } from './report.js';
@@ -268,41 +268,57 @@ async function startControllers(cp: ControlPlane, bin: string): Promise<void> {
   }
 }
 
-/** kubelet-split's seven services (two pod-worker replicas) joined to the control plane. */
+/**
+ * kubelet-split joined to the control plane as the launcher runs it: one process per service (two pod-worker
+ * replicas) but the status group (STATUS_GROUP), which is one process of four modules.
+ */
 async function startSplitNode(cp: ControlPlane, clientCa: string, runtimeSock: string): Promise<void> {
   const nats: NatsServer = await startNats({ sink: lineSink('nats-server.log') });
   cleanups.push({ what: 'nats-server', run: () => nats.stop() });
   const dirs = { POD_ROOT_DIR: join(work, 'pods'), POD_LOGS_DIR: join(work, 'pod-logs') };
-  const kubeletServer = {
+  const group: readonly ServiceName[] = STATUS_GROUP;
+  const ports: Partial<Record<ServiceName, number>> = {};
+  const free = await freePorts(group.length);
+  group.forEach((s, i) => (ports[s] = free[i]));
+  // The group's modules as once one service: the kubeconfig, the node's address, the kubelet server's certificates,
+  // the pod directories (logs and stats), and where each finds the others' ports.
+  const groupEnv = {
+    KUBECONFIG: cp.kubeconfig(NODE),
+    NATS_MONITOR_URL: nats.monitorUrl,
     KUBELET_CLIENT_CA_FILE: clientCa,
     KUBELET_CERT_DIR: join(work, 'pki'),
+    NODE_IP: NETWORK.ip,
+    CONSOLE_URL: `http://127.0.0.1:${ports.console ?? 0}`,
+    KUBELET_READ_URL: `http://127.0.0.1:${ports['kubelet-server'] ?? 0}`,
+    ...dirs,
   };
   const envOf = (service: ServiceName): Record<string, string> => ({
     NODE_NAME: NODE,
     NATS_URL: nats.url,
     LOG_LEVEL: 'info',
     ...(service === 'config-source' ? { KUBECONFIG: cp.kubeconfig(NODE) } : {}),
-    ...(service === 'status-manager' ? { KUBECONFIG: cp.kubeconfig(NODE), NATS_MONITOR_URL: nats.monitorUrl, ...kubeletServer } : {}),
+    ...(group.includes(service) ? groupEnv : {}),
     ...(service === 'cri-gateway' ? { CONTAINER_RUNTIME_ENDPOINT: `unix://${runtimeSock}` } : {}),
     ...(service === 'pod-worker' || service === 'sync-loop' ? { CGROUP_ROOT: '/kubelet-split-conformance' } : {}),
-    ...(service === 'pod-worker' || service === 'sync-loop' || service === 'status-manager' ? dirs : {}),
-    ...(service === 'pod-worker' || service === 'prober' || service === 'status-manager' ? { NODE_IP: NETWORK.ip } : {}),
+    ...(service === 'pod-worker' || service === 'sync-loop' ? dirs : {}),
+    ...(service === 'pod-worker' || service === 'prober' ? { NODE_IP: NETWORK.ip } : {}),
   });
   const started: ServiceProcess[] = [];
   cleanups.push({
     what: 'kubelet-split',
     run: async () => {
-      // Dependents first, cri-gateway last, as the launcher stops them.
+      // Dependents first, cri-gateway last, as the launcher stops them (the group's modules share one process).
       for (const sp of [...started].reverse()) await sp.stop(15_000);
     },
   });
-  const order: ServiceName[] = ['cri-gateway', ...SERVICE_NAMES.filter((s) => s !== 'cri-gateway')];
+  const order: ServiceName[] = ['cri-gateway', ...SERVICE_NAMES.filter((s) => s !== 'cri-gateway' && !group.includes(s))];
   for (const service of order) {
     const replicas = service === 'pod-worker' ? 2 : 1;
     for (let r = 0; r < replicas; r++) {
       started.push(await startService(service, envOf(service), { port: await freePort(), instance: String(r), sink: lineSink(`${service}-${r}.log`), timeoutMs: 60_000 }));
     }
   }
+  started.push(...(await startModules(group, envOf, { ports, instance: '0', sink: lineSink('status-group-0.log'), timeoutMs: 60_000 })));
   say(`kubelet-split: ${started.map((s) => `${s.service}#${s.instance} :${s.port}`).join(', ')}`);
 }
 

@@ -16,7 +16,7 @@ import type { EventMessage, PodStatus, StatusCommandMessage } from '@app/contrac
 import { NatsCriClient, type Container } from '@app/cri';
 import { KubeletLabels } from '@app/kube';
 import { STATUS_GROUP, type ServiceName } from '@app/service';
-import { freePort, startModules, startNats, startService, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
+import { freePort, freePorts, startModules, startNats, startService, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
 import { runtimeAddress } from './runtime.js';
 
 const dec = new TextDecoder();
@@ -40,9 +40,9 @@ export interface NodeStackOptions {
    * every service alone); unset: as the launcher and compose run them, one
    * process per service but `status-manager`, which is the status group
    * (STATUS_GROUP: status-manager, kubelet-server, node-status and console
-   * as modules of one process).
+   * as modules of one process); `group` says so whatever KS_TARGET is.
    */
-  target?: 'all' | 'split';
+  target?: 'all' | 'split' | 'group';
 }
 
 export class NodeStack {
@@ -148,7 +148,8 @@ export class NodeStack {
     const logDir = process.env['KS_E2E_LOGS'];
     const sink = logDir ? (line: string) => appendFileSync(join(logDir, `${this.options.node}-modules-${instance}.log`), `${line}\n`) : undefined;
     const ports: Partial<Record<ServiceName, number>> = {};
-    for (const s of services) ports[s] = await freePort();
+    const free = await freePorts(services.length);
+    services.forEach((s, i) => (ports[s] = free[i]));
     this.groupPorts = ports;
     const modules = await startModules(services, (s) => this.env(s), { ports, instance, timeoutMs: 60_000, ...(sink ? { sink } : {}) });
     for (const m of modules) this.procs.set(`${m.service}#${instance}`, m);

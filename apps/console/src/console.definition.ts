@@ -11,5 +11,5 @@ export const definition = {
   service: 'console',
   schema: consoleConfigSchema,
   module: ConsoleModule,
-  buckets: ['pods', 'podStatus'],
+  buckets: ['pods', 'podStatus', 'probeResults'],
 } satisfies ServiceDefinition<typeof consoleConfigSchema>;

@@ -29,11 +29,12 @@ import { ContainerLogTail, PodEvents } from './ports.js';
   providers: [
     { provide: Clock, useClass: SystemClock },
     {
-      provide: PodReadModel,
+      provide: KvPodReadModel,
       inject: [SERVICE_CONTEXT, Clock, SERVICE_LOGGER],
       useFactory: (ctx: ServiceContext, clock: Clock, logger: Logger) =>
-        new KvPodReadModel({ pods: bucketOf(ctx, 'pods'), podStatus: bucketOf(ctx, 'podStatus'), node: ctx.config.NODE_NAME, clock, logger: logger.child({ component: 'pod-read-model' }) }),
+        new KvPodReadModel({ pods: bucketOf(ctx, 'pods'), podStatus: bucketOf(ctx, 'podStatus'), probeResults: bucketOf(ctx, 'probeResults'), node: ctx.config.NODE_NAME, clock, logger: logger.child({ component: 'pod-read-model' }) }),
     },
+    { provide: PodReadModel, useExisting: KvPodReadModel },
     { provide: EventHub, useFactory: () => new EventHub() },
     {
       provide: ConsolePods,
@@ -58,9 +59,10 @@ import { ContainerLogTail, PodEvents } from './ports.js';
   ],
 })
 export class ConsoleModule implements OnModuleDestroy {
-  constructor(private readonly pods: PodReadModel) {}
+  /** The read model's watches, stopped with the module. */
+  constructor(private readonly pods: KvPodReadModel) {}
 
   onModuleDestroy(): void {
-    (this.pods as KvPodReadModel).stop();
+    this.pods.stop();
   }
 }

@@ -11,5 +11,5 @@ export const definition = {
   service: 'kubelet-server',
   schema: kubeletServerConfigSchema,
   module: KubeletServerModule,
-  buckets: ['pods', 'podStatus'],
+  buckets: ['pods', 'podStatus', 'probeResults'],
 } satisfies ServiceDefinition<typeof kubeletServerConfigSchema>;

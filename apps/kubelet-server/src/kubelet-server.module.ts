@@ -47,11 +47,12 @@ const KUBELET_CRI = Symbol('KUBELET_CRI');
     { provide: API_SERVER, inject: [SERVICE_CONFIG], useFactory: (cfg: KubeletServerConfig) => connectApiServer(cfg.KUBECONFIG, 'kubelet-server') },
     { provide: KUBELET_CRI, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new NatsCriClient(ctx.connection, ctx.config.NODE_NAME, 'kubelet-server', DEFAULT_CRI_TIMEOUTS) },
     {
-      provide: PodReadModel,
+      provide: KvPodReadModel,
       inject: [SERVICE_CONTEXT, Clock, SERVICE_LOGGER],
       useFactory: (ctx: ServiceContext, clock: Clock, logger: Logger) =>
-        new KvPodReadModel({ pods: bucketOf(ctx, 'pods'), podStatus: bucketOf(ctx, 'podStatus'), node: ctx.config.NODE_NAME, clock, logger: logger.child({ component: 'pod-read-model' }) }),
+        new KvPodReadModel({ pods: bucketOf(ctx, 'pods'), podStatus: bucketOf(ctx, 'podStatus'), probeResults: bucketOf(ctx, 'probeResults'), node: ctx.config.NODE_NAME, clock, logger: logger.child({ component: 'pod-read-model' }) }),
     },
+    { provide: PodReadModel, useExisting: KvPodReadModel },
     { provide: PodEvents, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: KubeletServerConfig) => new NatsPodEvents(bus, cfg.NODE_NAME) },
     { provide: KubeletPods, useExisting: PodReadModel },
     { provide: LogPods, useExisting: PodReadModel },
@@ -116,9 +117,10 @@ const KUBELET_CRI = Symbol('KUBELET_CRI');
   ],
 })
 export class KubeletServerModule implements OnModuleDestroy {
-  constructor(private readonly pods: PodReadModel) {}
+  /** The read model's watches, stopped with the module. */
+  constructor(private readonly pods: KvPodReadModel) {}
 
   onModuleDestroy(): void {
-    (this.pods as KvPodReadModel).stop();
+    this.pods.stop();
   }
 }

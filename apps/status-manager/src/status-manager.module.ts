@@ -41,11 +41,12 @@ import { KvPodManager, KvPodReadModel, PodReadModel } from '@app/pod-manager';
     { provide: DesiredPods, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvPodManager(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME) },
     // What a standby serves reads from: the buckets as the leader wrote them, without loading them into the manager.
     {
-      provide: PodReadModel,
+      provide: KvPodReadModel,
       inject: [SERVICE_CONTEXT, Clock, SERVICE_LOGGER],
       useFactory: (ctx: ServiceContext, clock: Clock, logger: Logger) =>
-        new KvPodReadModel({ pods: bucketOf(ctx, 'pods'), podStatus: bucketOf(ctx, 'podStatus'), node: ctx.config.NODE_NAME, clock, logger: logger.child({ component: 'pod-read-model' }) }),
+        new KvPodReadModel({ pods: bucketOf(ctx, 'pods'), podStatus: bucketOf(ctx, 'podStatus'), probeResults: bucketOf(ctx, 'probeResults'), node: ctx.config.NODE_NAME, clock, logger: logger.child({ component: 'pod-read-model' }) }),
     },
+    { provide: PodReadModel, useExisting: KvPodReadModel },
     { provide: ProbeResultsReader, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvProbeResults(bucketOf(ctx, 'probeResults'), ctx.config.NODE_NAME) },
     { provide: PromStatusMetrics, inject: [METRICS_REGISTRY], useFactory: (r: Registry) => new PromStatusMetrics(r) },
     { provide: StatusMetrics, useExisting: PromStatusMetrics },
@@ -94,7 +95,7 @@ export class StatusManagerModule implements OnModuleInit, OnModuleDestroy {
     @Inject(ApiEventPoster) private readonly apiEvents: ApiEventPoster | null,
     @Inject(NatsBus) private readonly bus: NatsBus,
     @Inject(SERVICE_CONFIG) private readonly cfg: StatusManagerConfig,
-    @Inject(PodReadModel) private readonly readModel: KvPodReadModel,
+    @Inject(KvPodReadModel) private readonly readModel: KvPodReadModel,
   ) {}
 
   onModuleInit(): void {

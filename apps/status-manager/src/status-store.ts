@@ -20,19 +20,17 @@
  *
  * Where this differs from upstream, the comment at the place says why.
  */
-import type { ContainerStatus, Pod, PodCondition, PodSpec, PodStatus, VersionedPodStatusRecord } from '@app/contracts';
+import type { ContainerStatus, Pod, PodSpec, PodStatus, VersionedPodStatusRecord } from '@app/contracts';
 import {
-  containersReadyCondition,
-  findContainerStatusByID,
   isPodPhaseTerminal,
   isRestartableInitContainer,
   isStaticPod,
   podConditionByKubelet,
   podConditionSharedByKubelet,
-  podReadyCondition,
   rfc3339,
   terminatePodStatus,
   updateLastTransitionTimes,
+  withContainerProbeResult,
 } from '@app/kube';
 
 /** One pod's versioned status: what the `pod-status` bucket holds. */
@@ -256,15 +254,8 @@ export function normalizeStatus(spec: PodSpec | undefined, status: PodStatus): P
 }
 
 // ---------------------------------------------------------------------------
-// Readiness conditions: libs/kube's containersReadyCondition and podReadyCondition (status/generate.go)
+// Probe results: libs/kube's withContainerProbeResult (SetContainerReadiness, SetContainerStartup)
 // ---------------------------------------------------------------------------
-
-function replaceOrAppendCondition(status: PodStatus, c: PodCondition): void {
-  const conditions = (status.conditions ??= []);
-  const i = conditions.findIndex((x) => x.type === c.type);
-  if (i >= 0) conditions[i] = c;
-  else conditions.push(c);
-}
 
 /**
  * The spec of a pod we hold a status for but whose spec we have not seen
@@ -318,41 +309,26 @@ export class PodStatusVersions {
    * conditions are recomputed from it.
    */
   setContainerReadiness(uid: string, containerId: string, ready: boolean, now: number): ApplyResult {
-    const set = this.setContainerFlag(uid, containerId, 'ready', ready);
-    if ('result' in set) return set.result;
-    const { current, status } = set;
-    const pod = this.podOf(uid, current);
-    const spec = pod.spec ?? specFromStatus(current.status);
-    const all = [...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])];
-    replaceOrAppendCondition(status, podReadyCondition(spec, status.conditions ?? [], all, status.phase));
-    replaceOrAppendCondition(status, containersReadyCondition(spec, all, status.phase));
-    return this.updateStatus(uid, pod, status, now, { force: false, finished: false });
+    return this.setProbeResult(uid, containerId, 'readiness', ready, now);
   }
 
   /** SetContainerStartup: a startup probe result, merged into the container's `started`. */
   setContainerStartup(uid: string, containerId: string, started: boolean, now: number): ApplyResult {
-    const set = this.setContainerFlag(uid, containerId, 'started', started);
-    if ('result' in set) return set.result;
-    return this.updateStatus(uid, this.podOf(uid, set.current), set.status, now, { force: false, finished: false });
+    return this.setProbeResult(uid, containerId, 'startup', started, now);
   }
 
   /**
-   * A probe result's flag (`ready` or `started`) set on a copy of the pod's
-   * status; instead, the result to return when there is nothing to set: the
-   * pod has not synced, the container is unknown, or the flag says so already.
+   * A probe result merged into the pod's current status (withContainerProbeResult); nothing to set when the pod has
+   * not synced, the container is unknown, or the flag says so already.
    */
-  private setContainerFlag(uid: string, containerId: string, flag: 'ready' | 'started', value: boolean): { current: StatusEntry; status: PodStatus } | { result: ApplyResult } {
-    const what = flag === 'ready' ? 'readiness' : 'startup';
+  private setProbeResult(uid: string, containerId: string, probeType: 'readiness' | 'startup', ok: boolean, now: number): ApplyResult {
     const current = this.entries.get(uid);
-    if (!current) return { result: { changed: false, dropped: `container ${what} changed before pod ${uid} has synced` } };
-    const found = findContainerStatusByID(current.status, containerId);
-    if (!found) return { result: { changed: false, entry: structuredClone(current), dropped: `container ${what} changed for unknown container ${containerId}` } };
-    if (found[flag] === value) return { result: { changed: false, entry: structuredClone(current) } };
-
-    const status = structuredClone(current.status);
-    const target = findContainerStatusByID(status, containerId);
-    if (target) target[flag] = value;
-    return { current, status };
+    if (!current) return { changed: false, dropped: `container ${probeType} changed before pod ${uid} has synced` };
+    const pod = this.podOf(uid, current);
+    const status = withContainerProbeResult(current.status, pod.spec ?? specFromStatus(current.status), containerId, probeType, ok);
+    if (!status) return { changed: false, entry: structuredClone(current), dropped: `container ${probeType} changed for unknown container ${containerId}` };
+    if (status === current.status) return { changed: false, entry: structuredClone(current) };
+    return this.updateStatus(uid, pod, status, now, { force: false, finished: false });
   }
 
   /**

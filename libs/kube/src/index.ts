@@ -34,7 +34,7 @@ export { generateAPIPodStatus } from './pod-status.js';
 export type { ContainerWaitingReason, StatusInputs } from './pod-status.js';
 export { computePodPhase, isPodPhaseTerminal } from './pod-phase.js';
 export type { PodPhaseOptions } from './pod-phase.js';
-export { containersReadyCondition, podReadyCondition, updateLastTransitionTimes } from './pod-conditions.js';
+export { containersReadyCondition, podReadyCondition, updateLastTransitionTimes, withContainerProbeResult } from './pod-conditions.js';
 export { getPodQOS } from './qos.js';
 export type { PodQOSClass } from './qos.js';
 export { terminatePodStatus } from './terminate.js';

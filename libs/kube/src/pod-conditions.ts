@@ -13,7 +13,7 @@ import type { Container, ContainerStatus, Pod, PodCondition, PodPhase, PodSpec, 
 import { rfc3339 } from './api-time.js';
 import { podSandboxChanged } from './kuberuntime.js';
 import { PodConditionType } from './kubetypes.js';
-import { getContainerStatus, isRestartableInitContainer } from './pod-util.js';
+import { findContainerStatusByID, getContainerStatus, isRestartableInitContainer } from './pod-util.js';
 import type { RuntimePodStatus } from './runtime-status.js';
 
 const { PodScheduled, PodReady, PodInitialized, ContainersReady, PodReadyToStartContainers, DisruptionTarget } = PodConditionType;
@@ -121,4 +121,36 @@ export function updateLastTransitionTimes(conditions: readonly PodCondition[] | 
     const before = old?.find((o) => o.type === c.type);
     c.lastTransitionTime = before && before.status === c.status && before.lastTransitionTime ? before.lastTransitionTime : rfc3339(now);
   }
+}
+
+/**
+ * SetContainerReadiness and SetContainerStartup (status_manager.go) on a copy
+ * of `status`: the container's `ready` (a readiness result) or `started` (a
+ * startup result) set, and for readiness the Ready and ContainersReady
+ * conditions recomputed from it. Undefined when no container has the ID;
+ * `status` itself when the flag says so already. The status manager applies
+ * each result to what it holds; a reader of the `pod-status` bucket (the
+ * kubelet server's `/pods`) applies the `probe-results` bucket the same way,
+ * for the results no status manager has saved yet.
+ */
+export function withContainerProbeResult(status: PodStatus, spec: PodSpec, containerId: string, probeType: 'readiness' | 'startup', ok: boolean): PodStatus | undefined {
+  const flag = probeType === 'readiness' ? 'ready' : 'started';
+  const found = findContainerStatusByID(status, containerId);
+  if (!found) return undefined;
+  if (found[flag] === ok) return status;
+  const next = structuredClone(status);
+  const target = findContainerStatusByID(next, containerId);
+  if (target) target[flag] = ok;
+  if (probeType === 'startup') return next;
+  const all = [...(next.initContainerStatuses ?? []), ...(next.containerStatuses ?? [])];
+  replaceOrAppendCondition(next, podReadyCondition(spec, next.conditions ?? [], all, next.phase));
+  replaceOrAppendCondition(next, containersReadyCondition(spec, all, next.phase));
+  return next;
+}
+
+function replaceOrAppendCondition(status: PodStatus, c: PodCondition): void {
+  const conditions = (status.conditions ??= []);
+  const i = conditions.findIndex((x) => x.type === c.type);
+  if (i >= 0) conditions[i] = c;
+  else conditions.push(c);
 }

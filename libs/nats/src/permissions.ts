@@ -204,8 +204,8 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     ],
     serves: [],
     writes: [],
-    // /pods: the desired pods joined with their statuses (@app/pod-manager PodReadModel).
-    reads: ['pods', 'pod-status'],
+    // /pods: the desired pods joined with their statuses and the prober's results (@app/pod-manager PodReadModel).
+    reads: ['pods', 'pod-status', 'probe-results'],
   },
   'node-status': {
     // The OOM watcher's SystemOOM events on the Node.
@@ -226,7 +226,7 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     requests: ['podEvents'],
     serves: [],
     writes: [],
-    reads: ['pods', 'pod-status'],
+    reads: ['pods', 'pod-status', 'probe-results'],
     // A pod's timeline from its trace records.
     readsTraces: true,
   },

@@ -1,2 +1,2 @@
 export { KvPodManager, PodManager, podManagerKey, podManagerMirror } from './pod-manager.js';
-export { KvPodReadModel, PodReadModel, podList, podWithStatus } from './read-model.js';
+export { KvPodReadModel, PodReadModel, podList, podWithStatus, withProbeResults } from './read-model.js';

@@ -1,8 +1,9 @@
 /**
  * kubelet-split under benchmark: the whole stack as the tests start it
- * (test/support/node-stack.ts: a real nats-server, and either the seven
+ * (test/support/node-stack.ts: a real nats-server, and either the
  * services as processes with two pod-worker replicas as the launcher runs
- * by default, or in one-process mode the seven as modules of one process,
+ * them by default, the status group's four (STATUS_GROUP) as modules of one
+ * process, or in one-process mode every service as a module of one process,
  * TARGET=all, docs/adr/0016-one-process-mode.md) on
  * the project's containerd, with the services' own defaults, except what a
  * shared machine needs: its pod cgroups under a CGROUP_ROOT of its own
@@ -10,12 +11,12 @@
  * and remove other agents' pod cgroups), its pod and log directories in a
  * temporary directory, and image GC off (the images are shared).
  */
-import { SERVICE_NAMES, type ServiceName } from '@app/service';
+import { SERVICE_NAMES, STATUS_GROUP, type ServiceName } from '@app/service';
 import { NodeStack } from '../../support/node-stack.js';
 import { runtimeAddress } from '../../support/runtime.js';
 import { podViews, removeCgroupTree, type Agent, type AgentProcess, type PodView } from './agent.js';
 
-/** The order the stack starts in: the runtime's gateway first, the manifests' source last. */
+/** The order the stack starts in: the runtime's gateway first, the manifests' source last (`status-manager`: the status group). */
 const START_ORDER: ServiceName[] = ['cri-gateway', 'pleg', 'sync-loop', 'status-manager', 'pod-worker', 'prober', 'config-source'];
 
 /** The pod workers' shards. */
@@ -42,11 +43,11 @@ export class KubeletSplitAgent implements Agent {
     this.name = mode === 'split' ? 'kubelet-split' : 'kubelet-split one-process';
     this.podWorkers = mode === 'split' ? 2 : 1;
     this.cgroupRoot = `/${node}`;
-    if (!SERVICE_NAMES.every((s) => START_ORDER.includes(s))) throw new Error('START_ORDER misses a service');
+    if (!SERVICE_NAMES.every((s) => START_ORDER.includes(s) || (STATUS_GROUP as readonly ServiceName[]).includes(s))) throw new Error('START_ORDER misses a service');
     const shared = { LOG_LEVEL: 'info', CGROUP_ROOT: this.cgroupRoot, POD_WORKER_SHARDS: String(SHARDS), SHARD_LEASE_DURATION: '15s', FILE_CHECK_FREQUENCY: '20s' };
     const env: Partial<Record<ServiceName, Record<string, string>>> = {};
     for (const s of SERVICE_NAMES) env[s] = shared;
-    this.stack = new NodeStack({ node, services: START_ORDER, env, target: mode === 'split' ? 'split' : 'all' });
+    this.stack = new NodeStack({ node, services: START_ORDER, env, target: mode === 'split' ? 'group' : 'all' });
   }
 
   get readiness(): string {
@@ -54,7 +55,7 @@ export class KubeletSplitAgent implements Agent {
   }
 
   get description(): string {
-    const how = this.mode === 'split' ? `split mode: nats-server and ${SERVICE_NAMES.length} services, ${this.podWorkers} pod-worker replicas (measured once they have balanced their ${SHARDS} shards)` : `one-process mode: nats-server and one process of ${SERVICE_NAMES.length} modules (TARGET=all)`;
+    const how = this.mode === 'split' ? `split mode: nats-server and ${SERVICE_NAMES.length} services in ${SERVICE_NAMES.length - STATUS_GROUP.length + 1} processes (the status group's ${STATUS_GROUP.length} in one, as the launcher runs them), ${this.podWorkers} pod-worker replicas (measured once they have balanced their ${SHARDS} shards)` : `one-process mode: nats-server and one process of ${SERVICE_NAMES.length} modules (TARGET=all)`;
     return `${how}, ${process.env['KS_ENTRY'] === 'bundle' ? 'bundles (dist/bundle)' : 'tsc output with source maps'}, LOG_LEVEL=info, tracing on, pod cgroups on (CGROUPS_PER_QOS=true; the kubelet runs with cgroupsPerQOS false), CGROUP_ROOT=${this.cgroupRoot}, on ${this.criEndpoint.replace('unix://', '')}`;
   }
 
@@ -103,6 +104,16 @@ export class KubeletSplitAgent implements Agent {
     return Object.fromEntries([...this.stack.procs.entries()].map(([k, p]) => [k.replace(/#0$/, ''), p.readyAfterMs ?? Number.NaN]));
   }
 
+  /** Each process once, named by its services (the status group's modules share one). */
+  private processEntries(): AgentProcess[] {
+    const byPid = new Map<number, string[]>();
+    for (const [k, p] of this.stack.procs) {
+      const pid = p.process.pid ?? 0;
+      byPid.set(pid, [...(byPid.get(pid) ?? []), k.replace(/#0$/, '')]);
+    }
+    return [...byPid].map(([pid, names]) => ({ name: names.join(','), pid }));
+  }
+
   async pods(): Promise<Map<string, PodView>> {
     const res = await fetch(`${this.stack.api}/pods`, { signal: AbortSignal.timeout(10_000) });
     if (res.status !== 200) throw new Error(`GET /pods answered ${res.status}`);
@@ -112,7 +123,7 @@ export class KubeletSplitAgent implements Agent {
   processes(): AgentProcess[] {
     const nats = { name: 'nats-server', pid: this.stack.nats.process.pid ?? 0 };
     if (this.mode === 'one-process') return [nats, { name: ONE_PROCESS, pid: this.stack.procs.get(`${START_ORDER[0]}#0`)?.process.pid ?? 0 }];
-    return [nats, ...[...this.stack.procs.entries()].map(([k, p]) => ({ name: k.replace(/#0$/, ''), pid: p.process.pid ?? 0 }))];
+    return [nats, ...this.processEntries()];
   }
 
   async restartEach(): Promise<Record<string, number>> {
