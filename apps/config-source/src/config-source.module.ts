@@ -5,6 +5,7 @@ import { ConfigError } from '@app/config';
 import { EventRecorder } from '@app/contracts';
 import { parseColonSeparatedMapStringString } from '@app/kube';
 import { NatsBus, NatsEventRecorder } from '@app/nats';
+import { KvPodManager } from '@app/pod-manager';
 import type { Logger, Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
 import { FsManifestDirectory } from './adapters/fs-manifest-directory.js';
@@ -53,7 +54,7 @@ async function connectApiserver(path: string): Promise<ApiServer> {
     { provide: ManifestFetcher, useClass: HttpManifestFetcher },
     { provide: PodUpdateOutbox, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: ConfigSourceConfig) => new NatsPodUpdateOutbox(bus, cfg.NODE_NAME) },
     { provide: EventRecorder, inject: [NatsBus, SERVICE_CONFIG, Clock], useFactory: (bus: NatsBus, cfg: ConfigSourceConfig, clock: Clock) => new NatsEventRecorder(bus, cfg.NODE_NAME, clock) },
-    { provide: KnownPods, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvKnownPods(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME) },
+    { provide: KnownPods, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvKnownPods(new KvPodManager(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME)) },
     { provide: ConfigMetrics, inject: [METRICS_REGISTRY], useFactory: (r: Registry) => new PromConfigMetrics(r) },
     { provide: API_SERVER, inject: [SERVICE_CONFIG], useFactory: async (cfg: ConfigSourceConfig): Promise<ApiServer | null> => (cfg.KUBECONFIG ? await connectApiserver(cfg.KUBECONFIG) : null) },
     {

@@ -3,6 +3,7 @@ import { Clock, SystemClock } from '@app/clock';
 import { EventRecorder } from '@app/contracts';
 import { CriRuntime, NatsCriClient } from '@app/cri/client';
 import { NatsBus, NatsEventRecorder, type NatsConnection } from '@app/nats';
+import { KvPodManager } from '@app/pod-manager';
 import type { Logger, Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
 import { KvProbedPodSource } from './adapters/kv-probed-pod-source.js';
@@ -25,7 +26,7 @@ import { ProberManager, newProberManager } from './prober-manager.js';
     { provide: ProbeHandler, inject: [CriRuntime, Clock], useFactory: (cri: CriRuntime, clock: Clock) => newProbeHandler({ cri, clock }) },
     { provide: ResultSink, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: ProberConfig) => new NatsResultSink(bus, cfg.NODE_NAME) },
     { provide: ProbeResultStore, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvProbeResultStore(bucketOf(ctx, 'probeResults'), ctx.config.NODE_NAME) },
-    { provide: ProbedPodSource, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvProbedPodSource(bucketOf(ctx, 'pods'), bucketOf(ctx, 'podStatus'), ctx.config.NODE_NAME) },
+    { provide: ProbedPodSource, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvProbedPodSource(new KvPodManager(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME), bucketOf(ctx, 'podStatus'), ctx.config.NODE_NAME) },
     { provide: EventRecorder, inject: [NatsBus, SERVICE_CONFIG, Clock], useFactory: (bus: NatsBus, cfg: ProberConfig, clock: Clock) => new NatsEventRecorder(bus, cfg.NODE_NAME, clock) },
     { provide: ProbeEventSink, inject: [EventRecorder], useFactory: (recorder: EventRecorder) => new RecorderProbeEventSink(recorder) },
     { provide: ProberMetrics, inject: [METRICS_REGISTRY], useFactory: (r: Registry) => new PromProberMetrics(r) },

@@ -5,7 +5,7 @@
  * the statuses) are this class with a type and a prefix, not copies of it.
  */
 import type { KV } from '@nats-io/kv';
-import type { PodRecord, ProbeResultRecord, VersionedPodStatusRecord } from '@app/contracts';
+import type { ProbeResultRecord, VersionedPodStatusRecord } from '@app/contracts';
 import { kvKey } from './buckets.js';
 import { nextSpan } from './headers.js';
 import { KvMirror, type KvMirrorOptions } from './kv-mirror.js';
@@ -102,14 +102,6 @@ export class JsonKvStore<T> {
   mirror(options: KvMirrorOptions): KvMirror<T> {
     return new KvMirror<T>(this.kv, this.prefix, options);
   }
-}
-
-/**
- * The podManager's desired pods in the `pods` bucket, `<node>.pod.<uid>`:
- * written by the sync loop, read by the pod workers and the status manager.
- */
-export function desiredPodsStore(kv: JsonKv, node: string): JsonKvStore<PodRecord> {
-  return new JsonKvStore<PodRecord>(kv, node, 'pod');
 }
 
 /**

@@ -1,2 +1,2 @@
-export { KvPodManager, PodManager, podManagerKey, podManagerMirror } from './pod-manager.js';
+export { KvPodManager, PodManager, podManagerKey, podManagerMirror, podManagerStore } from './pod-manager.js';
 export { KvPodReadModel, PodReadModel, podList, podWithStatus, withProbeResults } from './read-model.js';

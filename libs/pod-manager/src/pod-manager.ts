@@ -13,14 +13,21 @@
  *   mirror    podManagerMirror: the same keys kept in memory by one watch
  *             (docs/adr/0019-kv-mirrors.md), for the periodic passes and
  *             the read paths that run many times a second
+ *   writer    podManagerStore: the records as a JSON store, for the sync
+ *             loop (its one writer: AddPod, UpdatePod, RemovePod)
  *   fake      FakePodManager (@app/pod-manager/testing)
  */
 import type { PodRecord } from '@app/contracts';
-import { desiredPodsStore, type JsonKv, type JsonKvStore, type KvMirror, type KvMirrorOptions } from '@app/nats';
+import { JsonKvStore, type JsonKv, type KvMirror, type KvMirrorOptions } from '@app/nats';
 
 /** The key of a pod's record in the `pods` bucket. */
 export function podManagerKey(node: string, uid: string): string {
   return `${node}.pod.${uid}`;
+}
+
+/** The node's records in the `pods` bucket as a JSON store, by UID: the sync loop's, to write them; readers use PodManager. */
+export function podManagerStore(kv: JsonKv, node: string): JsonKvStore<PodRecord> {
+  return new JsonKvStore<PodRecord>(kv, node, 'pod');
 }
 
 /** GetPods / GetPodByUID: the narrow port most readers need. */
@@ -37,7 +44,7 @@ export class KvPodManager extends PodManager {
 
   constructor(kv: JsonKv, node: string) {
     super();
-    this.pods = desiredPodsStore(kv, node);
+    this.pods = podManagerStore(kv, node);
   }
 
   all(): Promise<PodRecord[]> {
@@ -51,5 +58,5 @@ export class KvPodManager extends PodManager {
 
 /** The `pods` bucket's records of a node followed in memory (start() it before reading). */
 export function podManagerMirror(kv: JsonKv, node: string, options: Omit<KvMirrorOptions, 'bucket'>): KvMirror<PodRecord> {
-  return desiredPodsStore(kv, node).mirror({ ...options, bucket: 'pods' });
+  return podManagerStore(kv, node).mirror({ ...options, bucket: 'pods' });
 }

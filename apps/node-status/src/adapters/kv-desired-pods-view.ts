@@ -1,5 +1,6 @@
 import type { PodRecord } from '@app/contracts';
-import { desiredPodsStore, hopStart, kvKey, recordKvWatch, type KV, type KvWatchEntry } from '@app/nats';
+import { hopStart, kvKey, recordKvWatch, type KV, type KvWatchEntry } from '@app/nats';
+import { KvPodManager } from '@app/pod-manager';
 import { DesiredPodsWatch } from '../ports.js';
 
 const decoder = new TextDecoder();
@@ -56,7 +57,7 @@ export class KvDesiredPodsView extends DesiredPodsWatch {
       if (!stopped) onLost();
     })();
     try {
-      for (const [uid, record] of await desiredPodsStore(this.kv, this.node).entries()) pods.set(uid, record);
+      for (const record of await new KvPodManager(this.kv, this.node).all()) pods.set(record.pod.metadata.uid ?? '', record);
     } catch (err) {
       stop();
       throw err;

@@ -1,18 +1,19 @@
 import type { Clock } from '@app/clock';
 import type { PodRecord } from '@app/contracts';
-import { JsonKvStore, desiredPodsStore, type JsonKv, type KvMirror } from '@app/nats';
+import type { JsonKv, KvMirror } from '@app/nats';
 import type { Logger } from '@app/observability';
+import { KvPodManager, podManagerMirror } from '@app/pod-manager';
 import { DesiredPods } from '../ports.js';
 
-/** The sync loop's `pods` bucket, read only: `<node>.pod.<uid>`; kept in memory by one watch from start() on. */
+/** The podManager's pods (@app/pod-manager), read only; kept in memory by one watch from start() on. */
 export class KvDesiredPods extends DesiredPods {
-  private readonly pods: JsonKvStore<PodRecord>;
+  private readonly pods: KvPodManager;
   private readonly mirror: KvMirror<PodRecord>;
 
   constructor(kv: JsonKv, node: string, clock: Clock, logger: Logger) {
     super();
-    this.pods = desiredPodsStore(kv, node);
-    this.mirror = this.pods.mirror({ clock, logger, bucket: 'pods' });
+    this.pods = new KvPodManager(kv, node);
+    this.mirror = podManagerMirror(kv, node, { clock, logger });
   }
   /** Opens the watch; resolves once the mirror holds what the bucket held. */
   start(): Promise<void> {
@@ -21,8 +22,8 @@ export class KvDesiredPods extends DesiredPods {
   stop(): void {
     this.mirror.stop();
   }
-  all(): Promise<Map<string, PodRecord>> {
-    return this.pods.entries();
+  async all(): Promise<Map<string, PodRecord>> {
+    return new Map((await this.pods.all()).map((r) => [r.pod.metadata.uid ?? '', r]));
   }
   mirrored(): Map<string, PodRecord> {
     return this.mirror.entries();

@@ -1,20 +1,23 @@
 import type { PodRecord, VersionedPodStatusRecord } from '@app/contracts';
-import { JsonKvStore, desiredPodsStore, podStatusStore, type JsonKv } from '@app/nats';
+import { JsonKvStore, podStatusStore, type JsonKv } from '@app/nats';
+import type { PodManager } from '@app/pod-manager';
 import { ProbedPodSource, type KeptPodStatus } from '../ports.js';
 
-/** The sync loop's `pods` bucket (`<node>.pod.<uid>`) and the status manager's `pod-status` bucket (`<node>.<uid>`), read only. */
+/** The podManager's pods (@app/pod-manager) and the status manager's `pod-status` bucket (`<node>.<uid>`), read only. */
 export class KvProbedPodSource extends ProbedPodSource {
-  private readonly pods: JsonKvStore<PodRecord>;
   private readonly statuses: JsonKvStore<VersionedPodStatusRecord>;
 
-  constructor(pods: JsonKv, statuses: JsonKv, node: string) {
+  constructor(
+    private readonly pods: PodManager,
+    statuses: JsonKv,
+    node: string,
+  ) {
     super();
-    this.pods = desiredPodsStore(pods, node);
     this.statuses = podStatusStore(statuses, node);
   }
 
   desiredPods(): Promise<PodRecord[]> {
-    return this.pods.values();
+    return this.pods.all();
   }
 
   async podStatuses(): Promise<Map<string, KeptPodStatus>> {

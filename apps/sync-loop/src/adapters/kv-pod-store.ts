@@ -1,9 +1,10 @@
 import type { PodRecord, WorkQueueRecord } from '@app/contracts';
-import { JsonKvStore, desiredPodsStore, type JsonKv, type LeaderFence } from '@app/nats';
+import { JsonKvStore, type JsonKv, type LeaderFence } from '@app/nats';
+import { podManagerStore } from '@app/pod-manager';
 import { PodStore } from '../ports.js';
 
 /**
- * The `pods` bucket: the podManager at `<node>.pod.<uid>`, the work queue at
+ * The `pods` bucket: the podManager at `<node>.pod.<uid>` (@app/pod-manager), the work queue at
  * `<node>.queue.<uid>`. Writes are the leader's only: each is refused
  * (NotLeaderError) once this instance may no longer act as leader.
  */
@@ -17,7 +18,7 @@ export class KvPodStore extends PodStore {
     private readonly fence: LeaderFence,
   ) {
     super();
-    this.pods = desiredPodsStore(kv, node);
+    this.pods = podManagerStore(kv, node);
     this.queue = new JsonKvStore(kv, node, 'queue');
   }
   loadPods(): Promise<PodRecord[]> {
