@@ -2,7 +2,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TRACE_RECORD_TYPE, buildTimeline, type TraceRecord } from '@app/nats';
 import { describeDelivery, probeable, joinServerViews, natsTraceProbes, printServerViews, serverTraces, serverView, type ServerView } from './nats-trace.js';
-import { RECORDED_TRACE_EVENTS } from './nats-trace.fixtures.js';
+import { testdata } from './testing.js';
+
+const RECORDED_TRACE_EVENTS = testdata<Readonly<Record<string, unknown>>>('nats-trace-events.json');
 
 const UID = '11111111-2222-3333-4444-555555555555';
 const TRACE = '0af7651916cd43dd8448eb211c80319c';

@@ -1,5 +1,19 @@
-/** Pods in every state, for the printers' specs (a T0 clock, containers running, waiting, terminated). */
+/**
+ * Pods in every state, for the printers' specs (a T0 clock, containers running, waiting, terminated); and the
+ * recorded answers of a real nats-server the topology and trace specs read (apps/cli/testdata, testdata()).
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { ContainerStatus, Pod, PodCondition, PodSpec, PodStatus } from '@app/contracts';
+
+/** apps/cli/testdata, from the source tree or from tsc's output under dist/. */
+const TESTDATA = join(dirname(fileURLToPath(import.meta.url)), fileURLToPath(import.meta.url).includes('/dist/') ? '../../../../apps/cli/testdata' : '../testdata');
+
+/** A recorded answer in apps/cli/testdata (its README says where each comes from), parsed. */
+export function testdata<T>(file: string): T {
+  return JSON.parse(readFileSync(join(TESTDATA, file), 'utf8')) as T;
+}
 
 export const S = 1000;
 export const MIN = 60 * S;

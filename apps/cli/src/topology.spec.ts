@@ -2,8 +2,13 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SERVICE_NAMES } from '@app/contracts';
 import { NATS_ACCESS, buildTopology, classifySubject, covers, designedPublications, parseConnectionName, printTopologyDot, printTopologyMermaid, topologyEdges, type Connz } from '@app/nats';
-import { CONNZ_AFTER, CONNZ_BEFORE, JSZ, SUBSZ } from './topology.fixtures.js';
+import { testdata } from './testing.js';
 import { printTopologyTable } from './topology.js';
+
+const CONNZ_BEFORE = testdata<Connz>('connz-before.json');
+const CONNZ_AFTER = testdata<Connz>('connz-after.json');
+const SUBSZ = testdata<{ num_subscriptions: number }>('subsz.json');
+const JSZ = testdata<{ streams: number; consumers: number; messages: number; bytes: number }>('jsz.json');
 
 const totals = { subscriptions: SUBSZ.num_subscriptions, streams: JSZ.streams, consumers: JSZ.consumers, messages: JSZ.messages, bytes: JSZ.bytes };
 

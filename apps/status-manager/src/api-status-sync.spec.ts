@@ -6,7 +6,7 @@ import type { Pod, PodCondition, PodStatus } from '@app/contracts';
 import { NotLeaderError } from '@app/nats';
 import { silentLogger } from '@app/observability';
 import { ApiStatusSync } from './api-status-sync.js';
-import type { StatusEntry } from './status-store.js';
+import type { StatusEntry } from './pod-status-versions.js';
 import { FakeApiPods, FakeDesiredPods, FakePodStatusApi, FakePodWorkerRecords, FakeStatuses } from './testing.js';
 
 const T0 = '2026-01-01T00:00:00Z';

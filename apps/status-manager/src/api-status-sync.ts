@@ -40,7 +40,7 @@ import type { Logger } from '@app/observability';
 import { ApiPods, PodStatusApi, PodWorkerRecords } from './api-ports.js';
 import { isMirrorPodOf, mergePodStatus, preparePodStatusPatch } from './pod-status-patch.js';
 import { DesiredPods } from './ports.js';
-import { isPodStatusByKubeletEqual, normalizeStatus, type StatusEntry } from './status-store.js';
+import { isPodStatusByKubeletEqual, normalizeStatus, type StatusEntry } from './pod-status-versions.js';
 import type { StatusManager } from './status-manager.js';
 
 export interface ApiStatusSyncOptions {

@@ -3,7 +3,7 @@
  * in adapters/, the module binds them.
  */
 import type { PodRecord, ProbeResultRecord } from '@app/contracts';
-import type { StatusEntry } from './status-store.js';
+import type { StatusEntry } from './pod-status-versions.js';
 
 /** The `pod-status` bucket, by pod UID; the status manager is its only writer. */
 export abstract class StatusStore {

@@ -5,7 +5,7 @@ import { MessageTypes, type PodRecord, type PodStatus, type ProbeResultRecord, t
 import { silentLogger } from '@app/observability';
 import { DesiredPods, ProbeResultsReader, StatusStore } from './ports.js';
 import { StatusManager } from './status-manager.js';
-import type { StatusEntry } from './status-store.js';
+import type { StatusEntry } from './pod-status-versions.js';
 
 class MemoryStatusStore extends StatusStore {
   readonly entries = new Map<string, StatusEntry>();

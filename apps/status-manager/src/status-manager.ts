@@ -20,7 +20,7 @@ import type { Logger } from '@app/observability';
 import { podList } from '@app/pod-manager';
 import { newOomKills, type OomKill } from './oom-kills.js';
 import { DesiredPods, ProbeResultsReader, StatusMetrics, StatusStore } from './ports.js';
-import { PodStatusVersions, statusPodOf, type ApplyResult, type StatusEntry, type StatusPod } from './status-store.js';
+import { PodStatusVersions, statusPodOf, type ApplyResult, type StatusEntry, type StatusPod } from './pod-status-versions.js';
 
 export class StatusManager {
   private versions = new PodStatusVersions();

@@ -7,7 +7,7 @@ import { ApiError, POD_STATUS_MERGE_KEYS, applyStrategicMergePatch } from '@app/
 import type { Event, Pod, PodRecord, PodSyncStatusRecord } from '@app/contracts';
 import { ApiPods, EventSink, PodStatusApi, PodWorkerRecords } from './api-ports.js';
 import { DesiredPods } from './ports.js';
-import type { StatusEntry } from './status-store.js';
+import type { StatusEntry } from './pod-status-versions.js';
 
 const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
 

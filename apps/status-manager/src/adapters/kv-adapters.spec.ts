@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import type { ProbeResultRecord } from '@app/contracts';
 import { NotLeaderError } from '@app/nats';
 import { FakeKv, FakeLeaderFence } from '@app/nats/testing';
-import type { StatusEntry } from '../status-store.js';
+import type { StatusEntry } from '../pod-status-versions.js';
 import { KvProbeResults } from './kv-probe-results.js';
 import { KvStatusStore } from './kv-status-store.js';
 

@@ -1,6 +1,6 @@
 import { JsonKvStore, podStatusStore, type JsonKv, type LeaderFence } from '@app/nats';
 import { StatusStore } from '../ports.js';
-import type { StatusEntry } from '../status-store.js';
+import type { StatusEntry } from '../pod-status-versions.js';
 
 /** The `pod-status` bucket: `<node>.<uid>`. Writes are the leader's only: refused (NotLeaderError) once this instance may no longer act as leader. */
 export class KvStatusStore extends StatusStore {

@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ContainerStatus, PodCondition, PodSpec, PodStatus } from '@app/contracts';
-import { PodStatusVersions, checkContainerStateTransition, isPodStatusByKubeletEqual, normalizeStatus, statusPodOf } from './status-store.js';
-import type { StatusEntry, StatusPod } from './status-store.js';
+import { PodStatusVersions, checkContainerStateTransition, isPodStatusByKubeletEqual, normalizeStatus, statusPodOf } from './pod-status-versions.js';
+import type { StatusEntry, StatusPod } from './pod-status-versions.js';
 
 const S = 1000;
 const T0 = 1_700_000_000_000; // 2023-11-14T22:13:20Z
