@@ -12,7 +12,7 @@ import { CriHttpSocket } from './adapters/cri-http-socket.js';
 import { GrpcRuntimeConnection } from './adapters/grpc-runtime-connection.js';
 import { RuntimeMetricsRecorder } from './adapters/prom-runtime-metrics.js';
 import { CriGateway } from './gateway.js';
-import { RuntimeChanges } from './runtime-changes.js';
+import { RuntimeChangeQueue } from './runtime-change-queue.js';
 import { RuntimeConnection, RuntimeMetrics } from './ports.js';
 import { RuntimeStatusPoller } from './runtime-status.js';
 import type { CriGatewayOwnConfig } from './cri-gateway.config.js';
@@ -36,7 +36,7 @@ type Config = CriGatewayOwnConfig & { NODE_NAME: string };
       useFactory: (conn: RuntimeConnection, cfg: Config, metrics: RuntimeMetrics, clock: Clock) => {
         // For calls that carry no deadline of their own (CRI_TIMEOUT_HEADER): curl over HTTP.
         const timeouts: CriTimeouts = { requestMs: cfg.RUNTIME_REQUEST_TIMEOUT, listMs: cfg.RUNTIME_LIST_TIMEOUT, pullMs: cfg.IMAGE_PULL_TIMEOUT };
-        return new CriGateway(conn, timeouts, metrics, clock, new RuntimeChanges(cfg.RUNTIME_CHANGE_CONCURRENCY, clock));
+        return new CriGateway(conn, timeouts, metrics, clock, new RuntimeChangeQueue(cfg.RUNTIME_CHANGE_CONCURRENCY, clock));
       },
     },
     {

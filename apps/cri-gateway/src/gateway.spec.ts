@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import { CriError, type ContainerEventResponse, type CriService } from '@app/cri';
 import { CriGateway } from './gateway.js';
-import { RuntimeChanges } from './runtime-changes.js';
+import { RuntimeChangeQueue } from './runtime-change-queue.js';
 import { RuntimeMetrics } from './ports.js';
 import { RuntimeConnection, type EventStream } from './ports.js';
 
@@ -159,7 +159,7 @@ describe('CriGateway: runtime changes wait for a slot (RUNTIME_CHANGE_CONCURRENC
   it('a second RunPodSandbox is sent once the first is answered, with its deadline less the wait; reads are not held', async () => {
     const conn = new FakeConnection();
     const clock = new FakeClock(0);
-    const gw = new CriGateway(conn, timeouts, new RecordingMetrics(), clock, new RuntimeChanges(1, clock));
+    const gw = new CriGateway(conn, timeouts, new RecordingMetrics(), clock, new RuntimeChangeQueue(1, clock));
     const answers: (() => void)[] = [];
     conn.answer = (s) => (s.method === 'RunPodSandbox' ? new Promise((r) => answers.push(() => r({ podSandboxId: 'sb' }))) : Promise.resolve({ containers: [] }));
     const sandbox = { config: { metadata: { name: 'p', namespace: 'd', uid: 'u' } } };

@@ -12,12 +12,12 @@
  * own timeouts only serve callers that send none (curl over HTTP).
  *
  * Calls that make sandboxes and containers wait for one of a few
- * slots first (runtime-changes.ts): the node's bound on them.
+ * slots first (runtime-change-queue.ts): the node's bound on them.
  */
 import { Clock } from '@app/clock';
 import { CriError, checkRequest, deadlineMs, decodeRequest, encodeResponse, methodInfo, type CriService, type CriTimeouts } from '@app/cri';
 import { RuntimeConnection, RuntimeMetrics } from './ports.js';
-import type { RuntimeChanges } from './runtime-changes.js';
+import type { RuntimeChangeQueue } from './runtime-change-queue.js';
 
 
 export class CriGateway {
@@ -28,7 +28,7 @@ export class CriGateway {
     private readonly metrics: RuntimeMetrics,
     private readonly clock: Clock,
     /** The bound on runtime changes in flight (none when not given). */
-    private readonly changes?: RuntimeChanges,
+    private readonly changeQueue?: RuntimeChangeQueue,
   ) {}
 
   /**
@@ -51,7 +51,7 @@ export class CriGateway {
     let failed = false;
     try {
       const send = (ms: number) => this.connection.unary(service, method, message, ms);
-      return encodeResponse(service, method, await (this.changes ? this.changes.run(method, deadline, send) : send(deadline)));
+      return encodeResponse(service, method, await (this.changeQueue ? this.changeQueue.run(method, deadline, send) : send(deadline)));
     } catch (err) {
       failed = true;
       throw err instanceof CriError ? err : new CriError('Unknown', (err as Error).message);

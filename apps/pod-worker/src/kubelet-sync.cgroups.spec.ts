@@ -12,11 +12,12 @@ import { FakeCri } from '@app/cri/testing';
 import { KubeletAnnotations, KubeletLabels } from '@app/kube';
 import { silentLogger } from '@app/observability';
 import type { CacheResult } from '@app/pod-cache';
-import { CrashLoopBackOff } from './backoff.js';
-import { hashContainer } from './container-hash.js';
+import { CrashLoopBackOff } from './kuberuntime/backoff.js';
+import { hashContainer } from './kuberuntime/container-hash.js';
 import { KubeletSync } from './kubelet-sync.js';
-import { DEFAULT_RESOURCE_CONFIG_OPTIONS, PodContainerManager, podCgroupParent } from './pod-container-manager.js';
-import { ImagePuller, RuntimeManager } from './runtime-manager.js';
+import { DEFAULT_RESOURCE_CONFIG_OPTIONS, PodContainerManager, podCgroupParent } from './cm/pod-container-manager.js';
+import { ImagePuller } from './images/image-puller.js';
+import { RuntimeManager } from './kuberuntime/runtime-manager.js';
 import { FakeCgroupManager, FakeHookRunner, FakePodDirectories, FakePodStatusProvider, FakeProbeResults, RecordingOutbox } from './testing.js';
 
 const T0 = Date.UTC(2026, 0, 1, 12);
@@ -76,13 +77,13 @@ function setup() {
     .onRuntime('StopPodSandbox', (r) => (log.push(`cri StopPodSandbox ${r.podSandboxId}`), {}))
     .onRuntime('RemovePodSandbox', (r) => (log.push(`cri RemovePodSandbox ${r.podSandboxId}`), {}));
   const events = new RecordingEventRecorder();
-  const images = new ImagePuller(cri, events, clock, { initialMs: 10_000, maxMs: 300_000 });
+  const images = new ImagePuller({ cri, events, clock, pullBackOff: { initialMs: 10_000, maxMs: 300_000 } });
   const node = { nodeName: 'n1', hostIP: '10.0.0.1', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] }, podCgroupParent: (p: Pod) => podCgroupParent(p, '/') };
-  const runtime = new RuntimeManager(cri, images, new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 }), new FakeHookRunner(), events, node, clock, silentLogger());
+  const runtime = new RuntimeManager({ cri, images, backOff: new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 }), hooks: new FakeHookRunner(), events, node, clock, logger: silentLogger() });
   const out = new RecordingOutbox(log);
   const cgroups = new FakeCgroupManager(log);
   const pcm = new PodContainerManager(cgroups, { ...DEFAULT_RESOURCE_CONFIG_OPTIONS, cgroupRoot: '/' });
-  const sync = new KubeletSync(runtime, cri, new FakePodDirectories(log), out, new FakeProbeResults(), new FakePodStatusProvider(out), clock, silentLogger(), '10.0.0.1', undefined, undefined, events, pcm);
+  const sync = new KubeletSync({ runtime, cri, dirs: new FakePodDirectories(log), out, probes: new FakeProbeResults(), statuses: new FakePodStatusProvider(out), clock, logger: silentLogger(), hostIP: '10.0.0.1', events, pcm });
   return { log, sync, cri, cgroups, events, sandboxParents };
 }
 

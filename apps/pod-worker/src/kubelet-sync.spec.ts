@@ -13,12 +13,13 @@ import { FakeCri } from '@app/cri/testing';
 import { KubeletAnnotations, KubeletLabels } from '@app/kube';
 import { silentLogger } from '@app/observability';
 import type { CacheResult } from '@app/pod-cache';
-import { CrashLoopBackOff } from './backoff.js';
-import { hashContainer } from './container-hash.js';
+import { CrashLoopBackOff } from './kuberuntime/backoff.js';
+import { hashContainer } from './kuberuntime/container-hash.js';
 import { KubeletSync } from './kubelet-sync.js';
-import { ImagePuller, RuntimeManager } from './runtime-manager.js';
-import { VolumeMountError } from './volumes.js';
-import { RuntimeChanges } from './runtime-changes.js';
+import { ImagePuller } from './images/image-puller.js';
+import { RuntimeManager } from './kuberuntime/runtime-manager.js';
+import { VolumeMountError } from './volumemanager/volumes.js';
+import { PlegInspections } from './pleg-inspections.js';
 import { FakeHookRunner, FakePodDirectories, FakePodInspector, FakePodStatusProvider, FakeProbeResults, RecordingOutbox } from './testing.js';
 
 const T0 = Date.UTC(2026, 0, 1, 12);
@@ -85,19 +86,19 @@ function setup(opts: { appArmor?: boolean } = {}) {
   const clock = new FakeClock(T0);
   const cri = recordingCri(log);
   const events = new RecordingEventRecorder();
-  const images = new ImagePuller(cri, events, clock, { initialMs: 10_000, maxMs: 300_000 });
+  const images = new ImagePuller({ cri, events, clock, pullBackOff: { initialMs: 10_000, maxMs: 300_000 } });
   const node = { nodeName: 'n1', hostIP: '10.0.0.1', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] } };
   const inspector = new FakePodInspector();
-  const changes = new RuntimeChanges(inspector);
-  const runtime = new RuntimeManager(cri, images, new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 }), new FakeHookRunner(), events, node, clock, silentLogger(), undefined, undefined, changes);
+  const inspections = new PlegInspections(inspector);
+  const runtime = new RuntimeManager({ cri, images, backOff: new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 }), hooks: new FakeHookRunner(), events, node, clock, logger: silentLogger(), inspections });
   const out = new RecordingOutbox(log);
   const dirs = new FakePodDirectories(log);
   const started: number[] = [];
   const probes = new FakeProbeResults();
   // The status manager keeps what the pod worker sends.
   const statuses = new FakePodStatusProvider(out);
-  const sync = new KubeletSync(runtime, cri, dirs, out, probes, statuses, clock, silentLogger(), '10.0.0.1', (s) => void started.push(s), { appArmorEnabled: opts.appArmor ?? false }, events, undefined, changes);
-  return { log, clock, cri, out, sync, started, probes, statuses, events, dirs, changes };
+  const sync = new KubeletSync({ runtime, cri, dirs, out, probes, statuses, clock, logger: silentLogger(), hostIP: '10.0.0.1', observePodStart: (s) => void started.push(s), security: { appArmorEnabled: opts.appArmor ?? false }, events, inspections });
+  return { log, clock, cri, out, sync, started, probes, statuses, events, dirs, inspections };
 }
 
 describe('KubeletSync.syncPod (kubelet.go SyncPod)', () => {
@@ -353,13 +354,13 @@ describe('KubeletSync.syncTerminatedPod (kubelet.go SyncTerminatedPod)', () => {
   });
 
   it('the sandboxes it removes mark the pod for the PLEG\'s inspection; with none left, nothing is marked', async () => {
-    const { cri, sync, changes } = setup();
+    const { cri, sync, inspections } = setup();
     cri.onRuntime('ListPodSandbox', () => ({ items: [sandbox('sb1')] }) as never);
     await sync.syncTerminatedPod(pod(), cache([sandbox('sb1')], [container(app, 'CONTAINER_EXITED', 0)]), false);
-    assert.equal(changes.syncEnded('uid-1', T0), true);
+    assert.equal(inspections.syncEnded('uid-1', T0), true);
     cri.onRuntime('ListPodSandbox', () => ({ items: [] }));
     await sync.syncTerminatedPod(pod(), empty, false);
-    assert.equal(changes.syncEnded('uid-1', T0), false);
+    assert.equal(inspections.syncEnded('uid-1', T0), false);
   });
 
   it('a running pod only: no status, the sandboxes still go', async () => {

@@ -20,11 +20,11 @@ import type { Logger } from '@app/observability';
 import type { CacheResult } from '@app/pod-cache';
 import { canRunPod, type NodeSecurity } from './can-run-pod.js';
 import { NETWORK_NOT_READY_ERROR_MSG, PodSyncer, type SyncPodResult } from './pod-workers.js';
-import type { RuntimeManager, SyncError } from './runtime-manager.js';
-import { VolumeMountError } from './volumes.js';
+import type { RuntimeManager, SyncError } from './kuberuntime/runtime-manager.js';
+import { VolumeMountError } from './volumemanager/volumes.js';
 import { PodDirectories, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, type ProbeResultsView } from './ports.js';
-import type { PodContainerManager } from './pod-container-manager.js';
-import type { RuntimeChanges } from './runtime-changes.js';
+import type { PodContainerManager } from './cm/pod-container-manager.js';
+import type { PlegInspections } from './pleg-inspections.js';
 
 /** syncPod's rewrite of a status when canRunPod says no: Pending, the reason, waiting containers Blocked. */
 export function blockedStatus(status: PodStatus, reason: string, message: string): PodStatus {
@@ -61,31 +61,38 @@ interface StatusInputs {
 /** No probe results: for a terminating pod whose results could not be read. */
 const NO_PROBE_RESULTS: ProbeResultsView = { liveness: () => undefined, readiness: () => undefined, startup: () => undefined };
 
+/** What KubeletSync is built from: the kubelet's fields its syncPod, syncTerminatingPod and syncTerminatedPod use. */
+export interface KubeletSyncDeps {
+  runtime: RuntimeManager;
+  cri: CriRuntime;
+  dirs: PodDirectories;
+  out: PodWorkerOutbox;
+  probes: ProbeResultsReader;
+  statuses: PodStatusProvider;
+  clock: Clock;
+  logger: Logger;
+  hostIP: string;
+  /** kubelet_pod_start_duration_seconds: from the kubelet first seeing the pod to its containers running. */
+  observePodStart?: (seconds: number) => void;
+  /** What the node can enforce (canRunPod); none: no AppArmor. */
+  security?: NodeSecurity;
+  events?: EventRecorder;
+  /** The pod cgroups (--cgroups-per-qos); none: the runtime's default cgroups. */
+  pcm?: PodContainerManager;
+  /** Told of the sandboxes syncTerminatedPod stops and removes (the runtime manager tells it of the rest). */
+  inspections?: PlegInspections;
+}
+
+/** A node without AppArmor (the default of KubeletSyncDeps.security). */
+const NO_APPARMOR: NodeSecurity = { appArmorEnabled: false };
+
 export class KubeletSync extends PodSyncer {
   /** The kubelet's reasonCache: the last sync's error per container, by pod UID. */
   private readonly reasons = new Map<string, Map<string, SyncError>>();
   /** Pods whose start was measured (kubelet_pod_start_duration_seconds). */
   private readonly started = new Set<string>();
 
-  constructor(
-    private readonly runtime: RuntimeManager,
-    private readonly cri: CriRuntime,
-    private readonly dirs: PodDirectories,
-    private readonly out: PodWorkerOutbox,
-    private readonly probes: ProbeResultsReader,
-    private readonly statuses: PodStatusProvider,
-    private readonly clock: Clock,
-    private readonly logger: Logger,
-    private readonly hostIP: string,
-    /** kubelet_pod_start_duration_seconds: from the kubelet first seeing the pod to its containers running. */
-    private readonly observePodStart?: (seconds: number) => void,
-    private readonly security: NodeSecurity = { appArmorEnabled: false },
-    private readonly events?: EventRecorder,
-    /** The pod cgroups (--cgroups-per-qos); none: the runtime's default cgroups. */
-    private readonly pcm?: PodContainerManager,
-    /** Told of the sandboxes syncTerminatedPod stops and removes (the runtime manager tells it of the rest). */
-    private readonly changes?: RuntimeChanges,
-  ) {
+  constructor(private readonly deps: KubeletSyncDeps) {
     super();
   }
 
@@ -104,8 +111,8 @@ export class KubeletSync extends PodSyncer {
       // The apiserver's conditions (pod.Status.Conditions): a readiness gate's is set there by someone else.
       ...(isStaticPod(pod) ? {} : { sourceConditions: pod.status?.conditions ?? [] }),
       runtime,
-      now: this.clock.now(),
-      hostIP: this.hostIP,
+      now: this.deps.clock.now(),
+      hostIP: this.deps.hostIP,
       readiness: (id) => known(probes.readiness(id)),
       startup: (id) => known(probes.startup(id)),
       waitingReasons: (name) => reasons?.get(name),
@@ -120,7 +127,7 @@ export class KubeletSync extends PodSyncer {
    * previous one: a static pod re-added under its UID starts afresh.
    */
   private async statusInputs(pod: Pod, phase: 'sync' | 'terminating'): Promise<StatusInputs> {
-    const [kept, probes] = await Promise.all([this.statuses.getPodStatus(pod.metadata.uid ?? ''), this.probes.forPod(pod)]);
+    const [kept, probes] = await Promise.all([this.deps.statuses.getPodStatus(pod.metadata.uid ?? ''), this.deps.probes.forPod(pod)]);
     const previous = kept && !(phase === 'sync' && kept.podIsFinished) ? kept.status : pod.status;
     return { previous, probes };
   }
@@ -130,7 +137,7 @@ export class KubeletSync extends PodSyncer {
     try {
       return await this.statusInputs(pod, 'terminating');
     } catch (err) {
-      this.logger.warn({ uid: pod.metadata.uid, err }, 'cannot read the pod\'s status or probe results; generating its status without them');
+      this.deps.logger.warn({ uid: pod.metadata.uid, err }, 'cannot read the pod\'s status or probe results; generating its status without them');
       return { previous: pod.status, probes: NO_PROBE_RESULTS };
     }
   }
@@ -143,43 +150,43 @@ export class KubeletSync extends PodSyncer {
     // activeDeadlineSeconds: the pod fails (generateStatus), and terminates.
     const inputs = await this.statusInputs(pod, 'sync');
     const status = this.generateStatus(pod, runtime, inputs);
-    this.out.status('SetPodStatus', pod, { status });
+    this.deps.out.status('SetPodStatus', pod, { status });
     this.measureStart(pod, status, inputs.previous);
     if (isPodPhaseTerminal(status.phase)) {
-      this.logger.info({ uid, phase: status.phase, reason: status.reason }, 'pod is terminal; terminating');
+      this.deps.logger.info({ uid, phase: status.phase, reason: status.reason }, 'pod is terminal; terminating');
       return { terminal: true };
     }
 
     // canRunPod: a pod the node cannot run as asked is kept Pending, its containers Blocked, and killed.
-    const runnable = canRunPod(pod, this.security);
+    const runnable = canRunPod(pod, this.deps.security ?? NO_APPARMOR);
     if (!runnable.admit) {
       const blocked = blockedStatus(status, runnable.reason ?? '', runnable.message ?? '');
-      this.out.status('SetPodStatus', pod, { status: blocked });
-      await this.runtime.killPod(pod, runtime, undefined);
+      this.deps.out.status('SetPodStatus', pod, { status: blocked });
+      await this.deps.runtime.killPod(pod, runtime, undefined);
       throw new Error(`pod cannot be run: ${runnable.message ?? ''}`);
     }
 
     // Pod-network pods wait for the runtime's network: NetworkNotReady, retried in about a second (nextSyncAfter).
     if (!pod.spec.hostNetwork) {
-      const networkError = networkErrors(await this.cri.runtime('Status', { verbose: false }));
+      const networkError = networkErrors(await this.deps.cri.runtime('Status', { verbose: false }));
       if (networkError) {
         const message = `${NETWORK_NOT_READY_ERROR_MSG}: ${networkError}`;
-        this.events?.event(pod, 'Warning', 'NetworkNotReady', message);
+        this.deps.events?.event(pod, 'Warning', 'NetworkNotReady', message);
         throw new Error(message);
       }
     }
-    if (this.pcm && (await this.ensurePodCgroup(pod, status, runtime)) === 'killed') return { terminal: false };
+    if (this.deps.pcm && (await this.ensurePodCgroup(pod, status, runtime)) === 'killed') return { terminal: false };
     // WaitForAttachAndMount: no container (init included) starts before every volume is set up.
     try {
       // A configMap or secret volume whose refresh failed keeps its content and does not hold the pod back.
-      for (const f of (await this.dirs.ensure(pod)) ?? []) this.events?.event(pod, 'Warning', 'FailedMount', f.message);
+      for (const f of (await this.deps.dirs.ensure(pod)) ?? []) this.deps.events?.event(pod, 'Warning', 'FailedMount', f.message);
     } catch (err) {
-      if (err instanceof VolumeMountError) for (const f of err.failures) this.events?.event(pod, 'Warning', 'FailedMount', f.message);
+      if (err instanceof VolumeMountError) for (const f of err.failures) this.deps.events?.event(pod, 'Warning', 'FailedMount', f.message);
       throw err;
     }
-    this.out.prober('AddPod', pod);
+    this.deps.out.prober('AddPod', pod);
 
-    const result = await this.runtime.syncPod(pod, runtime, inputs.probes, signal);
+    const result = await this.deps.runtime.syncPod(pod, runtime, inputs.probes, signal);
     const reasons = new Map(result.errors);
     if (result.podError) {
       for (const c of [...pod.spec.containers, ...(pod.spec.initContainers ?? [])]) if (!reasons.has(c.name)) reasons.set(c.name, result.podError);
@@ -195,17 +202,17 @@ export class KubeletSync extends PodSyncer {
   /** syncTerminatingPod (seed 10): stop probes, kill everything, make sure nothing still runs. */
   async syncTerminatingPod(pod: Pod, cache: CacheResult, gracePeriod: number, kill: KillPodOptions | undefined, runningPodOnly: boolean, signal?: AbortSignal): Promise<void> {
     const uid = pod.metadata.uid ?? '';
-    this.out.prober('StopLivenessAndStartup', pod);
+    this.deps.out.prober('StopLivenessAndStartup', pod);
     const runtime = toRuntimePodStatus(uid, cache.entry);
     // killPodOptions' PodStatusFunc (the eviction manager's Failed / Evicted) is applied to the status set before the kill;
     // the terminated status keeps it (a phase's reason and message stay while the phase holds).
-    if (!runningPodOnly) this.out.status('SetPodStatus', pod, { status: withKillStatus(this.generateStatus(pod, runtime, await this.terminatingStatusInputs(pod), { podIsTerminal: true }), kill, this.clock.now()) });
+    if (!runningPodOnly) this.deps.out.status('SetPodStatus', pod, { status: withKillStatus(this.generateStatus(pod, runtime, await this.terminatingStatusInputs(pod), { podIsTerminal: true }), kill, this.deps.clock.now()) });
     // The pod's own grace period, or a shorter one asked for.
     const override = kill?.gracePeriodOverride !== undefined || pod.metadata.deletionGracePeriodSeconds !== undefined ? gracePeriod : undefined;
-    await this.runtime.killPod(pod, runtime, override, kill, signal);
-    const stillRunning = await this.cri.runtime('ListContainers', { filter: { labelSelector: { [KubeletLabels.podUid]: uid }, state: { state: 'CONTAINER_RUNNING' } } });
+    await this.deps.runtime.killPod(pod, runtime, override, kill, signal);
+    const stillRunning = await this.deps.cri.runtime('ListContainers', { filter: { labelSelector: { [KubeletLabels.podUid]: uid }, state: { state: 'CONTAINER_RUNNING' } } });
     if (stillRunning.containers.length > 0) throw new Error(`pod ${uid} still has running containers: ${stillRunning.containers.map((c) => c.id.slice(0, 12)).join(', ')}`);
-    this.out.prober('RemovePod', pod);
+    this.deps.out.prober('RemovePod', pod);
   }
 
   /**
@@ -220,18 +227,18 @@ export class KubeletSync extends PodSyncer {
     const uid = pod.metadata.uid ?? '';
     if (!runningPodOnly) {
       const runtime = toRuntimePodStatus(uid, cache.entry);
-      const final = withKillStatus(this.generateStatus(pod, runtime, await this.terminatingStatusInputs(pod), { podIsTerminal: true }), kill, this.clock.now());
-      this.out.status('SetPodStatus', pod, { status: final });
-      this.out.status('TerminatePod', pod, { status: terminatePodStatus(pod, final, this.clock.now()) });
+      const final = withKillStatus(this.generateStatus(pod, runtime, await this.terminatingStatusInputs(pod), { podIsTerminal: true }), kill, this.deps.clock.now());
+      this.deps.out.status('SetPodStatus', pod, { status: final });
+      this.deps.out.status('TerminatePod', pod, { status: terminatePodStatus(pod, final, this.deps.clock.now()) });
     }
-    const sandboxes = await this.cri.runtime('ListPodSandbox', { filter: { labelSelector: { [KubeletLabels.podUid]: uid } } });
+    const sandboxes = await this.deps.cri.runtime('ListPodSandbox', { filter: { labelSelector: { [KubeletLabels.podUid]: uid } } });
     for (const sb of sandboxes.items) {
-      this.changes?.mark(uid);
-      await this.cri.runtime('StopPodSandbox', { podSandboxId: sb.id });
-      await this.cri.runtime('RemovePodSandbox', { podSandboxId: sb.id });
+      this.deps.inspections?.mark(uid);
+      await this.deps.cri.runtime('StopPodSandbox', { podSandboxId: sb.id });
+      await this.deps.cri.runtime('RemovePodSandbox', { podSandboxId: sb.id });
     }
-    await this.pcm?.destroy(pod);
-    await this.dirs.remove(pod);
+    await this.deps.pcm?.destroy(pod);
+    await this.deps.dirs.remove(pod);
     this.reasons.delete(uid);
     this.started.delete(uid);
   }
@@ -245,18 +252,18 @@ export class KubeletSync extends PodSyncer {
    * containers' deaths) starts it afresh in the new cgroup.
    */
   private async ensurePodCgroup(pod: Pod, status: PodStatus, runtime: RuntimePodStatus): Promise<'killed' | 'ok'> {
-    const pcm = this.pcm;
+    const pcm = this.deps.pcm;
     if (!pcm) return 'ok';
     const uid = pod.metadata.uid ?? '';
     const firstSync = !(status.containerStatuses ?? []).some((c) => c.state?.running !== undefined);
     let podKilled = false;
     if (!firstSync && !(await pcm.exists(pod))) {
-      this.logger.warn({ uid, cgroup: pcm.getPodContainerName(pod).literal }, 'pod cgroup does not exist while its containers run; killing the pod');
+      this.deps.logger.warn({ uid, cgroup: pcm.getPodContainerName(pod).literal }, 'pod cgroup does not exist while its containers run; killing the pod');
       try {
-        await this.runtime.killPod(pod, runtime, undefined);
+        await this.deps.runtime.killPod(pod, runtime, undefined);
         podKilled = true;
       } catch (err) {
-        this.logger.error({ uid, err }, 'killPod failed for a pod whose cgroup vanished');
+        this.deps.logger.error({ uid, err }, 'killPod failed for a pod whose cgroup vanished');
       }
     }
     if (!(podKilled && pod.spec.restartPolicy === 'Never') && !(await pcm.exists(pod))) {
@@ -264,7 +271,7 @@ export class KubeletSync extends PodSyncer {
         await pcm.ensureExists(pod);
       } catch (err) {
         const message = `unable to ensure pod container exists: ${(err as Error).message}`;
-        this.events?.event(pod, 'Warning', 'FailedToCreatePodContainer', message);
+        this.deps.events?.event(pod, 'Warning', 'FailedToCreatePodContainer', message);
         throw new Error(`failed to ensure that the pod: ${uid} cgroups exist and are correctly applied: ${(err as Error).message}`);
       }
     }
@@ -279,12 +286,12 @@ export class KubeletSync extends PodSyncer {
     this.started.add(uid);
     if (running(previous)) return;
     const seen = Date.parse(pod.metadata.annotations?.['kubernetes.io/config.seen'] ?? pod.metadata.creationTimestamp ?? '');
-    if (Number.isFinite(seen)) this.observePodStart?.(Math.max(0, this.clock.now() - seen) / 1000);
+    if (Number.isFinite(seen)) this.deps.observePodStart?.(Math.max(0, this.deps.clock.now() - seen) / 1000);
   }
 
   private pastActiveDeadline(pod: Pod, previous: PodStatus | undefined): boolean {
     if (previous?.reason === DEADLINE_EXCEEDED.reason) return true; // once failed for it, always
-    return pastActiveDeadline(pod, previous?.startTime ?? pod.status?.startTime, this.clock.now());
+    return pastActiveDeadline(pod, previous?.startTime ?? pod.status?.startTime, this.deps.clock.now());
   }
 }
 

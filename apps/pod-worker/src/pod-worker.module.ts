@@ -25,20 +25,21 @@ import { NatsWorkSubscriptions } from './adapters/nats-work-subscriptions.js';
 import { KvPodStatusProvider } from './adapters/kv-pod-status-provider.js';
 import { KvProbeResults } from './adapters/kv-probe-results.js';
 import { PromPodWorkerMetrics } from './adapters/prom-pod-worker-metrics.js';
-import { CrashLoopBackOff } from './backoff.js';
-import { podTerminationGracePeriod } from './grace-period.js';
+import { CrashLoopBackOff } from './kuberuntime/backoff.js';
+import { podTerminationGracePeriod } from './kuberuntime/grace-period.js';
 import { KubeletSync } from './kubelet-sync.js';
 import type { PodWorkerConfig } from './pod-worker.config.js';
 import { PodWorkerController } from './pod-worker.controller.js';
 import { PodSyncer, PodWorkers } from './pod-workers.js';
-import { CgroupManager, PodContainerManager, podCgroupParent } from './pod-container-manager.js';
+import { CgroupManager, PodContainerManager, podCgroupParent } from './cm/pod-container-manager.js';
 import { ApiObjects, DesiredPods, HookRunner, ServiceAccountTokens, LeaseStore, PodDirectories, PodInspector, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, WorkQueue, WorkSubscriptions, WorkerRecords, WorkerStore } from './ports.js';
-import { RuntimeChanges } from './runtime-changes.js';
-import type { NodeFacts } from './runtime-config.js';
-import { ImagePuller, RuntimeManager } from './runtime-manager.js';
+import { PlegInspections } from './pleg-inspections.js';
+import type { NodeFacts } from './kuberuntime/runtime-config.js';
+import { ImagePuller } from './images/image-puller.js';
+import { RuntimeManager } from './kuberuntime/runtime-manager.js';
 import { PodWorkerHousekeeping, ShardWork } from './shard-work.js';
 import { ShardManager } from './shards.js';
-import { VolumeManager } from './volumes.js';
+import { VolumeManager } from './volumemanager/volumes.js';
 
 /** The node as the runtime manager sees it (IPs, log and pod roots, the host's DNS). */
 export const NODE_FACTS = Symbol('NODE_FACTS');
@@ -121,41 +122,41 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     { provide: WorkSubscriptions, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new NatsWorkSubscriptions(ctx.connection, ctx.config.NODE_NAME, ctx.addSubjects, ctx.logger) },
     { provide: PromPodWorkerMetrics, inject: [METRICS_REGISTRY], useFactory: (r: Registry) => new PromPodWorkerMetrics(r) },
     // The kubelet's pieces, each built from the ports above.
-    { provide: RuntimeChanges, inject: [PodInspector], useFactory: (inspector: PodInspector) => new RuntimeChanges(inspector) },
+    { provide: PlegInspections, inject: [PodInspector], useFactory: (inspector: PodInspector) => new PlegInspections(inspector) },
     { provide: CrashLoopBackOff, inject: [SERVICE_CONFIG], useFactory: (cfg: PodWorkerConfig) => new CrashLoopBackOff(backOffOf(cfg)) },
     {
       provide: ImagePuller,
       inject: [CriRuntime, EventRecorder, Clock, SERVICE_CONFIG, ApiObjects],
-      useFactory: (cri: CriRuntime, events: EventRecorder, clock: Clock, cfg: PodWorkerConfig, objects: ApiObjects) => new ImagePuller(cri, events, clock, backOffOf(cfg), objects),
+      useFactory: (cri: CriRuntime, events: EventRecorder, clock: Clock, cfg: PodWorkerConfig, objects: ApiObjects) => new ImagePuller({ cri, events, clock, pullBackOff: backOffOf(cfg), objects }),
     },
     {
       provide: RuntimeManager,
-      inject: [CriRuntime, ImagePuller, CrashLoopBackOff, HookRunner, EventRecorder, NODE_FACTS, Clock, SERVICE_LOGGER, PromPodWorkerMetrics, ApiObjects, RuntimeChanges],
-      useFactory: (cri: CriRuntime, images: ImagePuller, backOff: CrashLoopBackOff, hooks: HookRunner, events: EventRecorder, node: NodeFacts, clock: Clock, logger: Logger, metrics: PromPodWorkerMetrics, objects: ApiObjects, changes: RuntimeChanges) =>
-        new RuntimeManager(cri, images, backOff, hooks, events, node, clock, logger.child({ component: 'runtime-manager' }), metrics, objects, changes, new FsContainerFiles()),
+      inject: [CriRuntime, ImagePuller, CrashLoopBackOff, HookRunner, EventRecorder, NODE_FACTS, Clock, SERVICE_LOGGER, PromPodWorkerMetrics, ApiObjects, PlegInspections],
+      useFactory: (cri: CriRuntime, images: ImagePuller, backOff: CrashLoopBackOff, hooks: HookRunner, events: EventRecorder, node: NodeFacts, clock: Clock, logger: Logger, metrics: PromPodWorkerMetrics, objects: ApiObjects, inspections: PlegInspections) =>
+        new RuntimeManager({ cri, images, backOff, hooks, events, node, clock, logger: logger.child({ component: 'runtime-manager' }), metrics, objects, inspections, files: new FsContainerFiles() }),
     },
     {
       provide: PodSyncer,
-      inject: [RuntimeManager, CriRuntime, PodDirectories, PodWorkerOutbox, ProbeResultsReader, PodStatusProvider, Clock, SERVICE_LOGGER, SERVICE_CONFIG, PromPodWorkerMetrics, EventRecorder, POD_CONTAINER_MANAGER, RuntimeChanges],
-      useFactory: (runtime: RuntimeManager, cri: CriRuntime, dirs: PodDirectories, out: PodWorkerOutbox, probes: ProbeResultsReader, statuses: PodStatusProvider, clock: Clock, logger: Logger, cfg: PodWorkerConfig, metrics: PromPodWorkerMetrics, events: EventRecorder, pcm: PodContainerManager | null, changes: RuntimeChanges) =>
-        new KubeletSync(runtime, cri, dirs, out, probes, statuses, clock, logger.child({ component: 'sync' }), cfg.NODE_IP, (s) => metrics.podStarted(s), undefined, events, pcm ?? undefined, changes),
+      inject: [RuntimeManager, CriRuntime, PodDirectories, PodWorkerOutbox, ProbeResultsReader, PodStatusProvider, Clock, SERVICE_LOGGER, SERVICE_CONFIG, PromPodWorkerMetrics, EventRecorder, POD_CONTAINER_MANAGER, PlegInspections],
+      useFactory: (runtime: RuntimeManager, cri: CriRuntime, dirs: PodDirectories, out: PodWorkerOutbox, probes: ProbeResultsReader, statuses: PodStatusProvider, clock: Clock, logger: Logger, cfg: PodWorkerConfig, metrics: PromPodWorkerMetrics, events: EventRecorder, pcm: PodContainerManager | null, inspections: PlegInspections) =>
+        new KubeletSync({ runtime, cri, dirs, out, probes, statuses, clock, logger: logger.child({ component: 'sync' }), hostIP: cfg.NODE_IP, observePodStart: (s) => metrics.podStarted(s), events, pcm: pcm ?? undefined, inspections }),
     },
     {
       provide: PodWorkers,
-      inject: [PodSyncer, WorkerStore, WorkQueue, PodCache, Clock, POD_WORKERS_LOGGER, SERVICE_CONFIG, PromPodWorkerMetrics, RuntimeChanges],
-      useFactory: (syncer: PodSyncer, store: WorkerStore, queue: WorkQueue, cache: PodCache, clock: Clock, logger: Logger, cfg: PodWorkerConfig, metrics: PromPodWorkerMetrics, changes: RuntimeChanges) =>
-        new PodWorkers(syncer, store, queue, cache, clock, logger, podTerminationGracePeriod, { resyncIntervalMs: cfg.SYNC_FREQUENCY, backOffMs: cfg.POD_SYNC_BACKOFF }, metrics, changes),
+      inject: [PodSyncer, WorkerStore, WorkQueue, PodCache, Clock, POD_WORKERS_LOGGER, SERVICE_CONFIG, PromPodWorkerMetrics, PlegInspections],
+      useFactory: (syncer: PodSyncer, store: WorkerStore, queue: WorkQueue, cache: PodCache, clock: Clock, logger: Logger, cfg: PodWorkerConfig, metrics: PromPodWorkerMetrics, inspections: PlegInspections) =>
+        new PodWorkers({ syncer, store, queue, cache, clock, logger, gracePeriodOf: podTerminationGracePeriod, options: { resyncIntervalMs: cfg.SYNC_FREQUENCY, backOffMs: cfg.POD_SYNC_BACKOFF }, metrics, inspections }),
     },
     {
       provide: ShardWork,
       inject: [PodWorkers, DesiredPods, WorkerRecords, PodCache, WorkSubscriptions, Clock, POD_WORKERS_LOGGER, SERVICE_CONFIG],
       useFactory: (workers: PodWorkers, desired: DesiredPods, records: WorkerRecords, cache: PodCache, subs: WorkSubscriptions, clock: Clock, logger: Logger, cfg: PodWorkerConfig) =>
-        new ShardWork(workers, desired, records, cache, subs, clock, logger, { shardCount: cfg.POD_WORKER_SHARDS, settleMs: cfg.HOUSEKEEPING_PERIOD }),
+        new ShardWork({ workers, desired, records, cache, subscriptions: subs, clock, logger, options: { shardCount: cfg.POD_WORKER_SHARDS, settleMs: cfg.HOUSEKEEPING_PERIOD } }),
     },
     {
       provide: PodWorkerHousekeeping,
       inject: [ShardWork, CrashLoopBackOff, Clock, POD_WORKERS_LOGGER, SERVICE_CONFIG],
-      useFactory: (work: ShardWork, backOff: CrashLoopBackOff, clock: Clock, logger: Logger, cfg: PodWorkerConfig) => new PodWorkerHousekeeping(work, backOff, clock, logger, cfg.HOUSEKEEPING_PERIOD),
+      useFactory: (work: ShardWork, backOff: CrashLoopBackOff, clock: Clock, logger: Logger, cfg: PodWorkerConfig) => new PodWorkerHousekeeping({ work, backOff, clock, logger, periodMs: cfg.HOUSEKEEPING_PERIOD }),
     },
     {
       provide: ShardManager,

@@ -6,7 +6,7 @@ import { silentLogger } from '@app/observability';
 import { MemoryPodCache, type CacheResult } from '@app/pod-cache';
 import { PodSyncer, PodWorkers, coalesce, nextSyncAfter, type SyncPodResult } from './pod-workers.js';
 import { WorkQueue, WorkerStore } from './ports.js';
-import { RuntimeChanges } from './runtime-changes.js';
+import { PlegInspections } from './pleg-inspections.js';
 import { FakePodInspector } from './testing.js';
 
 const T0 = 1_000_000;
@@ -93,15 +93,15 @@ function setup(store = new MemoryWorkerStore(), randoms: number[] = []) {
   const syncer = new ScriptedSyncer();
   const queue = new RecordingQueue();
   const inspector = new FakePodInspector();
-  const changes = new RuntimeChanges(inspector);
-  const workers = new PodWorkers(syncer, store, queue, cache, clock, silentLogger(), (p, o) => o ?? p.spec.terminationGracePeriodSeconds ?? 30, { resyncIntervalMs: 60_000, backOffMs: 10_000, random: () => randoms.shift() ?? 0 }, undefined, changes);
+  const inspections = new PlegInspections(inspector);
+  const workers = new PodWorkers({ syncer, store, queue, cache, clock, logger: silentLogger(), gracePeriodOf: (p, o) => o ?? p.spec.terminationGracePeriodSeconds ?? 30, options: { resyncIntervalMs: 60_000, backOffMs: 10_000, random: () => randoms.shift() ?? 0 }, inspections });
   /** Advances time and the cache clock, so waiting workers may act. */
   const relist = async () => {
     await clock.step(1000);
     cache.updateTime(clock.now());
     await clock.step(0);
   };
-  return { clock, cache, syncer, queue, workers, store, relist, inspector, changes };
+  return { clock, cache, syncer, queue, workers, store, relist, inspector, inspections };
 }
 
 function deferred() {
@@ -260,9 +260,9 @@ describe('PodWorkers: a sync that changed the runtime has the pod inspected as i
   };
 
   it('the sync that started the pod asks for its inspection at its end; the sync its PLEG event brings runs on that entry, without waiting for a relist', async () => {
-    const { workers, syncer, cache, inspector, changes, relist, clock } = setup();
+    const { workers, syncer, cache, inspector, inspections, relist, clock } = setup();
     pleg(cache, inspector);
-    syncer.during = (what, uid) => what.startsWith('sync:SyncPodCreate') && changes.mark(uid);
+    syncer.during = (what, uid) => what.startsWith('sync:SyncPodCreate') && inspections.mark(uid);
     await relist();
     await workers.updatePod(upd('SyncPodCreate', pod('a')));
     await clock.step(0);
@@ -303,9 +303,9 @@ describe('PodWorkers: a sync that changed the runtime has the pod inspected as i
   });
 
   it('termination: the kill and the sandboxes\' removal each have the pod inspected, so terminating -> terminated -> finished needs no relist', async () => {
-    const { workers, syncer, cache, inspector, changes, relist, clock, store } = setup();
+    const { workers, syncer, cache, inspector, inspections, relist, clock, store } = setup();
     pleg(cache, inspector);
-    syncer.during = (_what, uid) => changes.mark(uid);
+    syncer.during = (_what, uid) => inspections.mark(uid);
     await relist();
     await workers.updatePod(upd('SyncPodCreate', pod('a')));
     await clock.step(0);
@@ -317,9 +317,9 @@ describe('PodWorkers: a sync that changed the runtime has the pod inspected as i
   });
 
   it('a sync that failed after changing the runtime still asks; a request that cannot be sent is left to the relist', async () => {
-    const { workers, syncer, cache, inspector, changes, relist, clock } = setup();
+    const { workers, syncer, cache, inspector, inspections, relist, clock } = setup();
     pleg(cache, inspector);
-    syncer.during = (_what, uid) => changes.mark(uid);
+    syncer.during = (_what, uid) => inspections.mark(uid);
     syncer.fail = true;
     await relist();
     await workers.updatePod(upd('SyncPodCreate', pod('a')));

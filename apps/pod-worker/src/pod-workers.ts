@@ -27,7 +27,7 @@
  *  - Before acting, a worker waits for a pod cache entry newer than the end
  *    of its last sync (GetNewerThan), so it never acts on a runtime view
  *    older than its own actions. A sync that changed the pod in the runtime
- *    asks the PLEG, as it ends, to inspect the pod at once (RuntimeChanges):
+ *    asks the PLEG, as it ends, to inspect the pod at once (PlegInspections):
  *    that entry, newer than the sync's end, is what the next sync waits for,
  *    not the next relist. A worker that would wait all the same (a kill
  *    right after a sync that changed nothing) asks the PLEG too.
@@ -48,7 +48,7 @@ import type { KillPodOptions, Pod, PodSyncStatusRecord, SyncPodType, UpdatePodOp
 import type { Logger } from '@app/observability';
 import type { CacheResult, PodCache } from '@app/pod-cache';
 import { WorkQueue, WorkerStore } from './ports.js';
-import type { RuntimeChanges } from './runtime-changes.js';
+import type { PlegInspections } from './pleg-inspections.js';
 
 /**
  * The three syncs the kubelet's pod worker calls (SyncPodFn, SyncTerminatingPodFn, SyncTerminatedPodFn).
@@ -113,10 +113,25 @@ export interface PodWorkerView {
 }
 
 /**
- * Computes the termination grace period the kubelet uses for a pod (grace-period.ts
+ * Computes the termination grace period the kubelet uses for a pod (kuberuntime/grace-period.ts
  * podTerminationGracePeriod): `previous` is the one in force, which it only ever shortens.
  */
 export type GracePeriodOf = (pod: Pod, override?: number, previous?: number) => number;
+
+/** What PodWorkers is built from. */
+export interface PodWorkersDeps {
+  syncer: PodSyncer;
+  store: WorkerStore;
+  queue: WorkQueue;
+  cache: PodCache;
+  clock: Clock;
+  logger: Logger;
+  gracePeriodOf: GracePeriodOf;
+  options: PodWorkersOptions;
+  metrics?: PodWorkerMetrics;
+  /** Which pods the sync in flight changed in the runtime; each is inspected by the PLEG as its sync ends. */
+  inspections?: PlegInspections;
+}
 
 export class PodWorkers {
   private readonly workers = new Map<string, Worker>();
@@ -130,20 +145,8 @@ export class PodWorkers {
    */
   private readonly startedAt: number;
 
-  constructor(
-    private readonly syncer: PodSyncer,
-    private readonly store: WorkerStore,
-    private readonly queue: WorkQueue,
-    private readonly cache: PodCache,
-    private readonly clock: Clock,
-    private readonly logger: Logger,
-    private readonly gracePeriodOf: GracePeriodOf,
-    private readonly options: PodWorkersOptions,
-    private readonly metrics?: PodWorkerMetrics,
-    /** Which pods the sync in flight changed in the runtime; each is inspected by the PLEG as its sync ends. */
-    private readonly changes?: RuntimeChanges,
-  ) {
-    this.startedAt = clock.now();
+  constructor(private readonly deps: PodWorkersDeps) {
+    this.startedAt = deps.clock.now();
   }
 
   /** Pods with a worker that has not finished (kubelet_working_pods). */
@@ -185,7 +188,7 @@ export class PodWorkers {
     let w = this.workers.get(uid);
     if (!w) {
       await this.releasing.get(uid); // a step of this pod handed over moments ago ends first
-      const persisted = await this.store.load(uid);
+      const persisted = await this.deps.store.load(uid);
       // Another update of the pod may have made its worker meanwhile: one worker per pod.
       w = this.workers.get(uid) ?? { uid, record: persisted ?? {}, pod: options.pod, working: false, lastSyncEnd: Math.max(persisted?.syncedAt ?? 0, resumeFrom, this.startedAt), runningPodOnly: options.runningPodOnly === true };
       this.workers.set(uid, w);
@@ -193,21 +196,21 @@ export class PodWorkers {
     if (w.record.finished) {
       if (options.updateType !== 'SyncPodCreate') return;
       // Added again after it finished: a fresh worker (TerminatedAndRecreatedPod).
-      this.logger.info({ uid }, 'pod added again after it terminated: starting a fresh worker');
+      this.deps.logger.info({ uid }, 'pod added again after it terminated: starting a fresh worker');
       const source = options.pod.metadata.annotations?.['kubernetes.io/config.source'];
-      this.metrics?.restartedPod(source !== undefined && source !== 'api');
+      this.deps.metrics?.restartedPod(source !== undefined && source !== 'api');
       w.record = {};
       w.killOptions = undefined;
       w.runningPodOnly = options.runningPodOnly === true;
-      await this.store.save(uid, w.record);
+      await this.deps.store.save(uid, w.record);
     }
     if (options.updateType === 'SyncPodCreate' && w.record.terminatingAt !== undefined) {
       // Two pods with one UID in close succession (UpdatePod's restartRequested): the first terminates
       // to the end, then housekeeping starts the second (TerminatedAndRecreatedPod).
       if (w.record.restartRequested !== true) {
-        this.logger.info({ uid }, 'pod added again while it terminates: it restarts once its termination finished');
+        this.deps.logger.info({ uid }, 'pod added again while it terminates: it restarts once its termination finished');
         w.record = { ...w.record, restartRequested: true };
-        await this.store.save(uid, w.record);
+        await this.deps.store.save(uid, w.record);
       }
       return;
     }
@@ -215,19 +218,19 @@ export class PodWorkers {
     const kill = options.updateType === 'SyncPodKill' || options.pod.metadata.deletionTimestamp !== undefined;
     let hurry: string | undefined;
     if (kill && w.record.terminatingAt === undefined) {
-      w.record = { ...w.record, terminatingAt: this.clock.now(), gracePeriod: this.gracePeriodOf(options.pod, options.killPodOptions?.gracePeriodOverride) };
+      w.record = { ...w.record, terminatingAt: this.deps.clock.now(), gracePeriod: this.deps.gracePeriodOf(options.pod, options.killPodOptions?.gracePeriodOverride) };
       w.killOptions = options.killPodOptions;
-      await this.store.save(uid, w.record);
+      await this.deps.store.save(uid, w.record);
       hurry = 'the pod is to terminate';
     } else if (kill && w.record.terminatedAt === undefined) {
       // calculateEffectiveGracePeriod: a shorter grace period (a kill's override, the pod's
       // deletionGracePeriodSeconds) shortens the termination in progress; a longer one changes nothing.
       const previous = w.record.gracePeriod;
-      const grace = this.gracePeriodOf(options.pod, options.killPodOptions?.gracePeriodOverride, previous);
+      const grace = this.deps.gracePeriodOf(options.pod, options.killPodOptions?.gracePeriodOverride, previous);
       if (previous === undefined || grace < previous) {
         w.record = { ...w.record, gracePeriod: grace };
         w.killOptions = { ...w.killOptions, ...options.killPodOptions, gracePeriodOverride: grace };
-        await this.store.save(uid, w.record);
+        await this.deps.store.save(uid, w.record);
         if (previous !== undefined) hurry = `the grace period shortened to ${grace}s`;
       }
     }
@@ -235,7 +238,7 @@ export class PodWorkers {
     w.pending = coalesce(w.pending, options);
     if (hurry !== undefined && w.cancel && !w.cancel.signal.aborted) {
       // The kill waiting behind the sync in flight runs as soon as that sync gives up.
-      this.logger.info({ uid, why: hurry }, 'cancelling the pod sync in flight');
+      this.deps.logger.info({ uid, why: hurry }, 'cancelling the pod sync in flight');
       w.cancel.abort(new SyncCancelled(hurry));
     }
     if (!w.working) {
@@ -296,16 +299,16 @@ export class PodWorkers {
   private async syncOnce(w: Worker, update: UpdatePodOptionsMessage): Promise<void> {
     let cache: CacheResult;
     try {
-      if (this.changes && w.inspectionAsked !== w.lastSyncEnd && this.cache.get(w.uid).timestamp <= w.lastSyncEnd) {
+      if (this.deps.inspections && w.inspectionAsked !== w.lastSyncEnd && this.deps.cache.get(w.uid).timestamp <= w.lastSyncEnd) {
         // It would wait for the next relist: the PLEG is asked to look at the pod now instead.
         w.inspectionAsked = w.lastSyncEnd;
-        this.changes.inspect(w.uid, w.lastSyncEnd);
+        this.deps.inspections.inspect(w.uid, w.lastSyncEnd);
       }
-      cache = await this.cache.getNewerThan(w.uid, w.lastSyncEnd, this.abort.signal);
+      cache = await this.deps.cache.getNewerThan(w.uid, w.lastSyncEnd, this.abort.signal);
     } catch {
       return; // stopping
     }
-    const started = this.clock.now();
+    const started = this.deps.clock.now();
     let error: string | undefined;
     let requeueAfterMs: number | undefined;
     let operation: 'create' | 'update' | 'sync' | 'terminating' | 'terminated' = 'sync';
@@ -314,47 +317,47 @@ export class PodWorkers {
     try {
       if (w.record.terminatedAt !== undefined) {
         operation = 'terminated';
-        await this.syncer.syncTerminatedPod(w.pod, cache, w.runningPodOnly, w.killOptions);
+        await this.deps.syncer.syncTerminatedPod(w.pod, cache, w.runningPodOnly, w.killOptions);
         w.record = { ...w.record, finished: true };
-        await this.store.save(w.uid, w.record);
+        await this.deps.store.save(w.uid, w.record);
         // completeTerminated: what came meanwhile (a PLEG event of the dying containers) is dropped; a second
         // TerminatedPod would send the final status again from a runtime that no longer has the containers.
         w.pending = undefined;
-        this.logger.info({ uid: w.uid }, 'pod worker finished');
+        this.deps.logger.info({ uid: w.uid }, 'pod worker finished');
       } else if (w.record.terminatingAt !== undefined) {
         operation = 'terminating';
-        await this.syncer.syncTerminatingPod(w.pod, cache, w.record.gracePeriod ?? this.gracePeriodOf(w.pod), w.killOptions, w.runningPodOnly, cancel.signal);
-        w.record = { ...w.record, terminatedAt: this.clock.now() };
-        await this.store.save(w.uid, w.record);
+        await this.deps.syncer.syncTerminatingPod(w.pod, cache, w.record.gracePeriod ?? this.deps.gracePeriodOf(w.pod), w.killOptions, w.runningPodOnly, cancel.signal);
+        w.record = { ...w.record, terminatedAt: this.deps.clock.now() };
+        await this.deps.store.save(w.uid, w.record);
         w.pending = coalesce(w.pending, { ...update, updateType: 'SyncPodKill' }); // on to syncTerminatedPod at once
       } else {
         operation = update.updateType === 'SyncPodCreate' ? 'create' : update.updateType === 'SyncPodUpdate' ? 'update' : 'sync';
         w.record = { ...w.record, syncedAt: started };
-        await this.store.save(w.uid, w.record);
-        const { terminal, requeueAfterMs: wants } = await this.syncer.syncPod(update.updateType, w.pod, cache, cancel.signal);
+        await this.deps.store.save(w.uid, w.record);
+        const { terminal, requeueAfterMs: wants } = await this.deps.syncer.syncPod(update.updateType, w.pod, cache, cancel.signal);
         requeueAfterMs = wants;
         if (terminal && w.record.terminatingAt === undefined) {
-          w.record = { ...w.record, terminatingAt: this.clock.now(), gracePeriod: this.gracePeriodOf(w.pod) };
-          await this.store.save(w.uid, w.record);
+          w.record = { ...w.record, terminatingAt: this.deps.clock.now(), gracePeriod: this.deps.gracePeriodOf(w.pod) };
+          await this.deps.store.save(w.uid, w.record);
           w.pending = coalesce(w.pending, { ...update, updateType: 'SyncPodSync' });
         }
       }
     } catch (err) {
       error = (err as Error).message;
-      if (cancel.signal.aborted) this.logger.info({ uid: w.uid, operation, why: (cancel.signal.reason as Error).message }, 'pod sync cancelled');
-      else this.logger.warn({ uid: w.uid, pod: `${w.pod.metadata.namespace ?? ''}/${w.pod.metadata.name ?? ''}`, operation, err: error }, 'pod sync failed; will retry');
+      if (cancel.signal.aborted) this.deps.logger.info({ uid: w.uid, operation, why: (cancel.signal.reason as Error).message }, 'pod sync cancelled');
+      else this.deps.logger.warn({ uid: w.uid, pod: `${w.pod.metadata.namespace ?? ''}/${w.pod.metadata.name ?? ''}`, operation, err: error }, 'pod sync failed; will retry');
     } finally {
       w.cancel = undefined;
-      w.lastSyncEnd = this.clock.now();
-      if (this.changes?.syncEnded(w.uid, w.lastSyncEnd)) w.inspectionAsked = w.lastSyncEnd;
-      this.metrics?.syncDuration(operation, (w.lastSyncEnd - started) / 1000);
+      w.lastSyncEnd = this.deps.clock.now();
+      if (this.deps.inspections?.syncEnded(w.uid, w.lastSyncEnd)) w.inspectionAsked = w.lastSyncEnd;
+      this.deps.metrics?.syncDuration(operation, (w.lastSyncEnd - started) / 1000);
     }
     if (w.record.finished) return;
     if (w.pending) return; // more work waits: no need to enqueue
     if (error && w.record.terminatingAt !== undefined) {
       // A termination that failed is retried by the worker itself: the pod may
       // already be gone from the podManager, which then enqueues nothing for it.
-      this.clock.setTimer(nextSyncAfter(this.options, error, undefined), () => {
+      this.deps.clock.setTimer(nextSyncAfter(this.deps.options, error, undefined), () => {
         if (this.abort.signal.aborted || w.record.finished || w.released) return;
         w.pending = coalesce(w.pending, { ...update, updateType: 'SyncPodKill' });
         if (!w.working) {
@@ -364,7 +367,7 @@ export class PodWorkers {
       });
       return;
     }
-    this.queue.enqueue(w.uid, nextSyncAfter(this.options, error, requeueAfterMs), error);
+    this.deps.queue.enqueue(w.uid, nextSyncAfter(this.deps.options, error, requeueAfterMs), error);
   }
 }
 

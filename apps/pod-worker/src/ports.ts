@@ -7,7 +7,7 @@
  * binds one to each port.
  */
 import type { ApiObjectKind, Container, LifecycleHandler, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, Service, StatusVerb } from '@app/contracts';
-import type { ProbeResults } from './pod-actions.js';
+import type { ProbeResults } from './kuberuntime/pod-actions.js';
 
 /** The `workers` KV bucket, keyed by pod UID. */
 export abstract class WorkerStore {

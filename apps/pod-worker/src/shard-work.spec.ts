@@ -4,7 +4,7 @@ import { FakeClock } from '@app/clock/testing';
 import { MessageTypes, shardOf, type KillPodOptions, type Pod, type PodRecord, type PodSyncStatusRecord, type SyncPodType, type UpdatePodOptionsMessage } from '@app/contracts';
 import { silentLogger } from '@app/observability';
 import { MemoryPodCache, type CacheResult } from '@app/pod-cache';
-import { CrashLoopBackOff } from './backoff.js';
+import { CrashLoopBackOff } from './kuberuntime/backoff.js';
 import { PodSyncer, PodWorkers, type PodWorkerView, type SyncPodResult } from './pod-workers.js';
 import { WorkQueue } from './ports.js';
 import { FINISHED_RECORD_KEEP_MS, PodWorkerHousekeeping, ShardWork, decideShardWork, type ShardPod } from './shard-work.js';
@@ -58,7 +58,7 @@ function setup() {
   const cache = new MemoryPodCache();
   const subs = new FakeWorkSubscriptions();
   const clock = new FakeClock(T0);
-  const work = new ShardWork(workers, desired, store, cache, subs, clock, silentLogger(), { shardCount: SHARDS, settleMs: SETTLE });
+  const work = new ShardWork({ workers, desired, records: store, cache, subscriptions: subs, clock, logger: silentLogger(), options: { shardCount: SHARDS, settleMs: SETTLE } });
   return { workers, desired, store, cache, subs, clock, work };
 }
 
@@ -262,9 +262,9 @@ class NoQueue extends WorkQueue {
 /** One pod-worker replica: real PodWorkers on the shared `workers` store, its ShardWork following shards. */
 function podWorkerReplica(shared: { desired: MemoryDesiredPods; store: MemoryWorkerStore; cache: MemoryPodCache; clock: FakeClock }) {
   const syncer = new RecordingSyncer();
-  const workers = new PodWorkers(syncer, shared.store, new NoQueue(), shared.cache, shared.clock, silentLogger(), (p, o) => o ?? p.spec.terminationGracePeriodSeconds ?? 30, { resyncIntervalMs: 60_000, backOffMs: 10_000, random: () => 0 });
+  const workers = new PodWorkers({ syncer, store: shared.store, queue: new NoQueue(), cache: shared.cache, clock: shared.clock, logger: silentLogger(), gracePeriodOf: (p, o) => o ?? p.spec.terminationGracePeriodSeconds ?? 30, options: { resyncIntervalMs: 60_000, backOffMs: 10_000, random: () => 0 } });
   const subs = new FakeWorkSubscriptions();
-  const work = new ShardWork(workers, shared.desired, shared.store, shared.cache, subs, shared.clock, silentLogger(), { shardCount: SHARDS, settleMs: SETTLE });
+  const work = new ShardWork({ workers, desired: shared.desired, records: shared.store, cache: shared.cache, subscriptions: subs, clock: shared.clock, logger: silentLogger(), options: { shardCount: SHARDS, settleMs: SETTLE } });
   return { syncer, workers, subs, work };
 }
 
@@ -362,7 +362,7 @@ describe('PodWorkerHousekeeping', () => {
     const backOff = new CrashLoopBackOff({ initialMs: 1000, maxMs: 4000 });
     backOff.next('p_default_u_c_h', T0);
     let rounds = 0;
-    const hk = new PodWorkerHousekeeping({ housekeeping: () => Promise.resolve(++rounds) }, backOff, clock, silentLogger(), SETTLE);
+    const hk = new PodWorkerHousekeeping({ work: { housekeeping: () => Promise.resolve(++rounds) }, backOff, clock, logger: silentLogger(), periodMs: SETTLE });
     hk.start();
     await clock.step(SETTLE);
     assert.equal(rounds, 1);

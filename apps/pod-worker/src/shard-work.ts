@@ -103,21 +103,24 @@ export interface ShardWorkOptions {
   settleMs: number;
 }
 
+/** What a ShardWork is built from. */
+export interface ShardWorkDeps {
+  workers: Pick<PodWorkers, 'updatePod' | 'release' | 'forget' | 'worker'>;
+  desired: DesiredPods;
+  records: WorkerRecords;
+  cache: Pick<PodCache, 'get'>;
+  subscriptions: WorkSubscriptions;
+  clock: Clock;
+  logger: Logger;
+  options: ShardWorkOptions;
+}
+
 export class ShardWork {
   private readonly following = new Map<number, () => void>();
   /** Reconciliations run one at a time. */
   private chain: Promise<unknown> = Promise.resolve();
 
-  constructor(
-    private readonly workers: Pick<PodWorkers, 'updatePod' | 'release' | 'forget' | 'worker'>,
-    private readonly desired: DesiredPods,
-    private readonly records: WorkerRecords,
-    private readonly cache: Pick<PodCache, 'get'>,
-    private readonly subscriptions: WorkSubscriptions,
-    private readonly clock: Clock,
-    private readonly logger: Logger,
-    private readonly options: ShardWorkOptions,
-  ) {}
+  constructor(private readonly deps: ShardWorkDeps) {}
 
   /** The shards this replica follows. */
   get shards(): number[] {
@@ -128,30 +131,30 @@ export class ShardWork {
   async acquire(shard: number): Promise<void> {
     this.following.set(
       shard,
-      this.subscriptions.follow(shard, (subject, data) => {
+      this.deps.subscriptions.follow(shard, (subject, data) => {
         if (!this.following.has(shard)) return;
         try {
           const update = decodeMessage(MessageTypes.updatePodOptions, parseJson(data));
-          void this.workers.updatePod(update).catch((e: unknown) => this.logger.error({ err: (e as Error).message }, 'UpdatePod failed'));
+          void this.deps.workers.updatePod(update).catch((e: unknown) => this.deps.logger.error({ err: (e as Error).message }, 'UpdatePod failed'));
         } catch (e) {
-          this.logger.warn({ subject, err: (e as Error).message }, 'dropped a malformed work message');
+          this.deps.logger.warn({ subject, err: (e as Error).message }, 'dropped a malformed work message');
         }
       }),
     );
     const acted = await this.reconcile([shard], true);
-    this.logger.info({ shard, resynced: acted }, 'resynced the pods of a shard');
+    this.deps.logger.info({ shard, resynced: acted }, 'resynced the pods of a shard');
   }
 
   /** The shard's lease is gone (maybe someone else's already): stop at once, steps in flight end on their own. */
   lose(shard: number): void {
     this.unfollow(shard);
-    void this.workers.release((uid) => this.shardOf(uid) === shard);
+    void this.deps.workers.release((uid) => this.shardOf(uid) === shard);
   }
 
   /** The shard is handed back: no more updates for its pods; resolves once their steps in flight are done. */
   async handBack(shard: number): Promise<void> {
     this.unfollow(shard);
-    await this.workers.release((uid) => this.shardOf(uid) === shard);
+    await this.deps.workers.release((uid) => this.shardOf(uid) === shard);
   }
 
   /** Each housekeeping period: every followed shard's pods re-derived; finished records of gone pods purged. */
@@ -178,16 +181,16 @@ export class ShardWork {
    */
   private async reconcileNow(shards: number[], takeover: boolean): Promise<number> {
     const mine = new Set(shards);
-    let [desired, records] = takeover ? await Promise.all([this.desired.all(), this.records.all()]) : [this.desired.mirrored(), this.records.mirrored()];
+    let [desired, records] = takeover ? await Promise.all([this.deps.desired.all(), this.deps.records.all()]) : [this.deps.desired.mirrored(), this.deps.records.mirrored()];
     const uids = [...new Set([...desired.keys(), ...records.keys()])].filter((uid) => mine.has(this.shardOf(uid)));
-    const opts = () => ({ now: this.clock.now(), takeover, settleMs: this.options.settleMs });
+    const opts = () => ({ now: this.deps.clock.now(), takeover, settleMs: this.deps.options.settleMs });
     let actions = decideShardWork(
       uids.map((uid) => this.shardPod(uid, desired.get(uid), records.get(uid))),
       opts(),
     );
     if (!takeover && actions.length > 0) {
       const doubtful = [...new Set(actions.map((a) => a.uid))];
-      const [d, r] = await Promise.all([Promise.all(doubtful.map((uid) => this.desired.get(uid))), Promise.all(doubtful.map((uid) => this.records.load(uid)))]);
+      const [d, r] = await Promise.all([Promise.all(doubtful.map((uid) => this.deps.desired.get(uid))), Promise.all(doubtful.map((uid) => this.deps.records.load(uid)))]);
       desired = new Map(doubtful.flatMap((uid, i) => (d[i] ? [[uid, d[i]] as const] : [])));
       records = new Map(doubtful.flatMap((uid, i) => (r[i] ? [[uid, r[i]] as const] : [])));
       actions = decideShardWork(
@@ -195,34 +198,34 @@ export class ShardWork {
         opts(),
       );
     }
-    const now = this.clock.now();
+    const now = this.deps.clock.now();
     for (const a of actions) {
       // The shard may have been handed back while this ran.
       if (!this.following.has(this.shardOf(a.uid))) continue;
       if (a.kind === 'purge') {
-        if (records.has(a.uid)) await this.records.delete(a.uid);
-        this.workers.forget(a.uid);
-        this.logger.debug({ uid: a.uid, why: a.why }, 'purged a finished pod worker');
+        if (records.has(a.uid)) await this.deps.records.delete(a.uid);
+        this.deps.workers.forget(a.uid);
+        this.deps.logger.debug({ uid: a.uid, why: a.why }, 'purged a finished pod worker');
         continue;
       }
-      if (!takeover) this.logger.info({ uid: a.uid, updateType: a.updateType, why: a.why }, 'repairing a pod a lost message left behind');
+      if (!takeover) this.deps.logger.info({ uid: a.uid, updateType: a.updateType, why: a.why }, 'repairing a pod a lost message left behind');
       const update: UpdatePodOptionsMessage = {
         type: MessageTypes.updatePodOptions,
         updateType: a.updateType,
-        startTime: this.clock.date().toISOString(),
+        startTime: this.deps.clock.date().toISOString(),
         pod: a.pod,
         ...(a.gracePeriodOverride !== undefined ? { killPodOptions: { gracePeriodOverride: a.gracePeriodOverride } } : {}),
         ...(a.runningPodOnly ? { runningPodOnly: true } : {}),
       };
-      await this.workers.updatePod(update, takeover ? now : 0);
+      await this.deps.workers.updatePod(update, takeover ? now : 0);
     }
     return actions.filter((a) => a.kind === 'update').length;
   }
 
   /** One pod of a shard: its desired record and `workers` record as given, this replica's worker and its pod-cache entry now. */
   private shardPod(uid: string, desired: PodRecord | undefined, record: PodSyncStatusRecord | undefined): ShardPod {
-    const entry = this.cache.get(uid).entry;
-    const worker = this.workers.worker(uid);
+    const entry = this.deps.cache.get(uid).entry;
+    const worker = this.deps.workers.worker(uid);
     return { uid, ...(desired ? { desired } : {}), ...(record ? { record } : {}), ...(worker ? { worker } : {}), ...(entry ? { cache: { name: entry.name, namespace: entry.namespace, timestamp: entry.timestamp } } : {}) };
   }
 
@@ -232,8 +235,18 @@ export class ShardWork {
   }
 
   private shardOf(uid: string): number {
-    return shardOf(uid, this.options.shardCount);
+    return shardOf(uid, this.deps.options.shardCount);
   }
+}
+
+/** What a PodWorkerHousekeeping is built from. */
+export interface PodWorkerHousekeepingDeps {
+  work: Pick<ShardWork, 'housekeeping'>;
+  /** The restart back-off, GCed each period. */
+  backOff: { gc(now: number): void };
+  clock: Clock;
+  logger: Logger;
+  periodMs: number;
 }
 
 /**
@@ -245,22 +258,16 @@ export class PodWorkerHousekeeping {
   private timer?: Timer;
   private stopped = false;
 
-  constructor(
-    private readonly work: Pick<ShardWork, 'housekeeping'>,
-    private readonly backOff: { gc(now: number): void },
-    private readonly clock: Clock,
-    private readonly logger: Logger,
-    private readonly periodMs: number,
-  ) {}
+  constructor(private readonly deps: PodWorkerHousekeepingDeps) {}
 
   start(): void {
     const loop = () => {
       if (this.stopped) return;
       void this.tick().finally(() => {
-        if (!this.stopped) this.timer = this.clock.setTimer(this.periodMs, loop);
+        if (!this.stopped) this.timer = this.deps.clock.setTimer(this.deps.periodMs, loop);
       });
     };
-    this.timer = this.clock.setTimer(this.periodMs, loop);
+    this.timer = this.deps.clock.setTimer(this.deps.periodMs, loop);
   }
 
   stop(): void {
@@ -270,10 +277,10 @@ export class PodWorkerHousekeeping {
 
   async tick(): Promise<void> {
     try {
-      await this.work.housekeeping();
+      await this.deps.work.housekeeping();
     } catch (err) {
-      this.logger.warn({ err: (err as Error).message }, 'pod worker housekeeping failed');
+      this.deps.logger.warn({ err: (err as Error).message }, 'pod worker housekeeping failed');
     }
-    this.backOff.gc(this.clock.now());
+    this.deps.backOff.gc(this.deps.clock.now());
   }
 }

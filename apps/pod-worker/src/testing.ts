@@ -1,7 +1,7 @@
 /** Hand-written fakes of the pod worker's ports (ports.ts), for unit tests only. */
 import type { ApiObjectKind, Container, LifecycleHandler, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, ProbeResultValue, ProbeType, Service, StatusVerb } from '@app/contracts';
-import { VolumeHost, type FileKind, type PayloadFile } from './volumes.js';
-import { CgroupManager, type CgroupName, type ResourceConfig } from './pod-container-manager.js';
+import { VolumeHost, type FileKind, type PayloadFile } from './volumemanager/volumes.js';
+import { CgroupManager, type CgroupName, type ResourceConfig } from './cm/pod-container-manager.js';
 import { ApiObjects, ApiObjectsError, ContainerFiles, DesiredPods, HookRunner, ServiceAccountTokens, LeaseStore, PodDirectories, PodInspector, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, WorkSubscriptions, WorkerStore, type ApiObjectPayload, type KeptPodStatus, type ProbeResultsView, type ReplicaHeartbeat, type ShardLease, type WorkerRecords } from './ports.js';
 
 /** The podManager in memory. */

@@ -1,8 +1,8 @@
 import { mkdir } from 'node:fs/promises';
 import type { Pod } from '@app/contracts';
 import { PodDirectories } from '../ports.js';
-import { podLogDirectory, type NodeFacts } from '../runtime-config.js';
-import type { VolumeFailure, VolumeManager } from '../volumes.js';
+import { podLogDirectory, type NodeFacts } from '../kuberuntime/runtime-config.js';
+import type { VolumeFailure, VolumeManager } from '../volumemanager/volumes.js';
 
 /** The pods' log directories, and their volumes through the volume manager. */
 export class FsPodDirectories extends PodDirectories {

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { chmod, lchown, lstat, mkdir, open, readFile, readdir, readlink, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { VolumeHost, fsGroupFileMode, type FileKind, type PayloadFile } from '../volumes.js';
+import { VolumeHost, fsGroupFileMode, type FileKind, type PayloadFile } from '../volumemanager/volumes.js';
 
 const run = promisify(execFile);
 

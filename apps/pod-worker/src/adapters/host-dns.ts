@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import type { NodeFacts } from '../runtime-config.js';
+import type { NodeFacts } from '../kuberuntime/runtime-config.js';
 
 /** The host's resolv.conf (nameserver, search, options), for pods on the node's DNS; empty when it cannot be read. */
 export function readHostDns(path = '/etc/resolv.conf'): NodeFacts['hostDns'] {

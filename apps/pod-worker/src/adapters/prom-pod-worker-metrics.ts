@@ -1,7 +1,7 @@
 /** The pod worker's metrics, with pkg/kubelet/metrics' names. */
 import { Counter, Gauge, Histogram, type Registry } from '@app/observability';
 import type { PodWorkerMetrics, PodWorkers } from '../pod-workers.js';
-import type { ContainerType, RuntimeMetrics } from '../runtime-manager.js';
+import type { ContainerType, RuntimeMetrics } from '../kuberuntime/runtime-manager.js';
 
 export class PromPodWorkerMetrics implements RuntimeMetrics, PodWorkerMetrics {
   private readonly started: Counter;

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod, Volume } from '@app/contracts';
-import { FakeApiObjects, FakeServiceAccountTokens, FakeVolumeHost } from './testing.js';
+import { FakeApiObjects, FakeServiceAccountTokens, FakeVolumeHost } from '../testing.js';
 import { VolumeManager, VolumeMountError, makeObjectPayload, type PayloadFile } from './volumes.js';
 
 const NODE = { cpuMillis: 4000, memoryBytes: 8 * 2 ** 30 };

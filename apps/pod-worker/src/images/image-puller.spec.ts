@@ -4,8 +4,8 @@ import { FakeClock } from '@app/clock/testing';
 import type { Container, Pod } from '@app/contracts';
 import { RecordingEventRecorder } from '@app/contracts/testing';
 import { FakeCri } from '@app/cri/testing';
-import { ImagePuller } from './runtime-manager.js';
-import { FakeApiObjects } from './testing.js';
+import { ImagePuller } from './image-puller.js';
+import { FakeApiObjects } from '../testing.js';
 
 class Events extends RecordingEventRecorder {
   get seen(): string[] {
@@ -22,7 +22,7 @@ function setup(present: boolean) {
     .onImage('PullImage', () => ({ imageRef: 'sha256:pulled' }));
   const events = new Events();
   const clock = new FakeClock(0);
-  return { cri, events, clock, puller: new ImagePuller(cri, events, clock, { initialMs: 10_000, maxMs: 300_000 }) };
+  return { cri, events, clock, puller: new ImagePuller({ cri, events, clock, pullBackOff: { initialMs: 10_000, maxMs: 300_000 } }) };
 }
 
 describe('ImagePuller: the kubelet image pull policies', () => {
@@ -87,7 +87,7 @@ describe('ImagePuller: imagePullSecrets (getPullSecretsForPod, the keyring, Pull
         return { imageRef: 'sha256:pulled' };
       });
     const events = new Events();
-    return { cri, events, puller: new ImagePuller(cri, events, new FakeClock(0), { initialMs: 10_000, maxMs: 300_000 }, objects) };
+    return { cri, events, puller: new ImagePuller({ cri, events, clock: new FakeClock(0), pullBackOff: { initialMs: 10_000, maxMs: 300_000 }, objects }) };
   }
 
   it('the matching secret\'s credentials go to PullImage; the secret is not in any event', async () => {

@@ -17,7 +17,7 @@
  * A pull tries each matching credential in turn and stops at the first that
  * works; with none it pulls anonymously. Credentials are never logged.
  */
-import type { ApiObjectPayload } from './ports.js';
+import type { ApiObjectPayload } from '../ports.js';
 
 /** What PullImage's AuthConfig gets from a matching entry (upstream sets these three). */
 export interface PullCredential {

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Container, Pod } from '@app/contracts';
 import { DEFAULT_RESOURCE_CONFIG_OPTIONS, PodContainerManager, cgroupFiles, cpuSharesToWeight, podCgroupParent, qosCpuShares, resourceConfigForPod, type ResourceConfig, type ResourceConfigOptions } from './pod-container-manager.js';
-import { FakeCgroupManager } from './testing.js';
+import { FakeCgroupManager } from '../testing.js';
 
 const c = (name: string, requests?: Record<string, string>, limits?: Record<string, string>, extra: Partial<Container> = {}): Container => ({
   name,

@@ -11,7 +11,7 @@
  *   not joined (no apiserver)      -> the name itself is the handler (ADR 0014:
  *                                     containerd refuses a handler it does not know, clearly)
  */
-import { ApiObjects, ApiObjectsError } from './ports.js';
+import { ApiObjects, ApiObjectsError } from '../ports.js';
 
 export class RuntimeClassManager {
   constructor(private readonly objects: ApiObjects) {}

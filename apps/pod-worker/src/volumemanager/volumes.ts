@@ -32,7 +32,7 @@
 import { join } from 'node:path';
 import { apiObjectResource, type Container, type Pod, type Volume } from '@app/contracts';
 import { VOLUME_SOURCE_FIELDS, cpuMillis, extractFieldPathAsString, memoryBytes } from '@app/kube';
-import type { ApiObjectPayload, ApiObjects, ServiceAccountTokens } from './ports.js';
+import type { ApiObjectPayload, ApiObjects, ServiceAccountTokens } from '../ports.js';
 
 /** What is at a path on the host (hostutil.GetFileType). */
 export type FileKind = 'missing' | 'directory' | 'file' | 'socket' | 'char' | 'block' | 'other';

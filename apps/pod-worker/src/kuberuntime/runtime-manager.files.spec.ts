@@ -14,8 +14,9 @@ import { FakeCri } from '@app/cri/testing';
 import { runtimePodStatus as status } from '@app/kube/testing';
 import { silentLogger } from '@app/observability';
 import { CrashLoopBackOff } from './backoff.js';
-import { ImagePuller, RuntimeManager } from './runtime-manager.js';
-import { FakeContainerFiles, FakeHookRunner } from './testing.js';
+import { ImagePuller } from '../images/image-puller.js';
+import { RuntimeManager } from './runtime-manager.js';
+import { FakeContainerFiles, FakeHookRunner } from '../testing.js';
 
 const app: Container = { name: 'app', image: 'busybox', terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File' };
 const pod = (spec: Partial<PodSpec> = {}): Pod => ({ metadata: { name: 'web', namespace: 'default', uid: 'uid-1' }, spec: { containers: [app], restartPolicy: 'Never', ...spec } });
@@ -33,20 +34,17 @@ function setup(o: { imageUser?: { uid?: { value: string }; username?: string }; 
     .onRuntime('CreateContainer', (r) => ({ containerId: `${r.config?.metadata?.name ?? ''}-new` }));
   const files = new FakeContainerFiles();
   const node = { nodeName: 'n1', hostIP: '10.0.0.1', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] } };
-  const manager = new RuntimeManager(
+  const manager = new RuntimeManager({
     cri,
-    new ImagePuller(cri, events, clock, { initialMs: 10_000, maxMs: 300_000 }),
-    new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 }),
-    new FakeHookRunner(),
+    images: new ImagePuller({ cri, events, clock, pullBackOff: { initialMs: 10_000, maxMs: 300_000 } }),
+    backOff: new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 }),
+    hooks: new FakeHookRunner(),
     events,
     node,
     clock,
-    silentLogger(),
-    undefined,
-    undefined,
-    undefined,
-    o.files === false ? undefined : files,
-  );
+    logger: silentLogger(),
+    files: o.files === false ? undefined : files,
+  });
   const created = () => cri.callsOf('CreateContainer').map((r) => (r as { config: CriInput<ContainerConfig> }).config);
   return { cri, events, files, manager, created };
 }

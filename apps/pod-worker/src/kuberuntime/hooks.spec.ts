@@ -8,11 +8,12 @@ import type { RuntimeContainerStatus, RuntimePodStatus } from '@app/kube';
 import { silentLogger } from '@app/observability';
 import { HTTP_RESPONSE_TO_HTTPS_CLIENT } from '@app/probe';
 import { FakeHttpClient } from '@app/probe/testing';
-import { CriHookRunner } from './adapters/cri-hook-runner.js';
+import { CriHookRunner } from '../adapters/cri-hook-runner.js';
 import { CrashLoopBackOff } from './backoff.js';
-import { ImagePuller, RuntimeManager } from './runtime-manager.js';
+import { ImagePuller } from '../images/image-puller.js';
+import { RuntimeManager } from './runtime-manager.js';
 import type { NodeFacts } from './runtime-config.js';
-import { HookRunner } from './ports.js';
+import { HookRunner } from '../ports.js';
 
 const node: NodeFacts = { nodeName: 'node-1', hostIP: '192.168.1.2', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] } };
 
@@ -101,7 +102,7 @@ function runtimeManager(hooks: HookRunner) {
     .onImage('ImageStatus', () => ({ image: { id: 'sha256:abc' } }) as never);
   const events = new Events();
   const clock = new FakeClock();
-  const rm = new RuntimeManager(cri, new ImagePuller(cri, events, clock, { initialMs: 10_000, maxMs: 300_000 }), new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 }), hooks, events, node, clock, silentLogger());
+  const rm = new RuntimeManager({ cri, images: new ImagePuller({ cri, events, clock, pullBackOff: { initialMs: 10_000, maxMs: 300_000 } }), backOff: new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 }), hooks, events, node, clock, logger: silentLogger() });
   return { rm, cri, events };
 }
 

@@ -17,9 +17,10 @@ import { runtimeContainerStatus, runtimePodStatus as status, sandboxStatus } fro
 import { silentLogger } from '@app/observability';
 import { CrashLoopBackOff } from './backoff.js';
 import { hashContainer } from './container-hash.js';
-import { ImagePuller, RuntimeManager } from './runtime-manager.js';
-import { RuntimeChanges } from './runtime-changes.js';
-import { FakeHookRunner, FakePodInspector } from './testing.js';
+import { ImagePuller } from '../images/image-puller.js';
+import { RuntimeManager } from './runtime-manager.js';
+import { PlegInspections } from '../pleg-inspections.js';
+import { FakeHookRunner, FakePodInspector } from '../testing.js';
 
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
 const c = (name: string, extra: Partial<Container> = {}): Container => ({ name, image: IMAGE, ...extra });
@@ -66,13 +67,13 @@ function setup() {
     .onRuntime('RunPodSandbox', () => ({ podSandboxId: 'sb-new' }))
     .onRuntime('PodSandboxStatus', () => ({ info: {} }) as never)
     .onRuntime('CreateContainer', (r) => ({ containerId: `${r.config?.metadata?.name ?? ''}-new` }));
-  const images = new ImagePuller(cri, events, clock, { initialMs: 10_000, maxMs: 300_000 });
+  const images = new ImagePuller({ cri, events, clock, pullBackOff: { initialMs: 10_000, maxMs: 300_000 } });
   const backOff = new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 });
   const node = { nodeName: 'n1', hostIP: '10.0.0.1', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] } };
   const inspector = new FakePodInspector();
-  const changes = new RuntimeChanges(inspector);
-  const manager = new RuntimeManager(cri, images, backOff, hooks, events, node, clock, silentLogger(), undefined, undefined, changes);
-  return { cri, events, hooks, manager, clock, changes, inspector };
+  const inspections = new PlegInspections(inspector);
+  const manager = new RuntimeManager({ cri, images, backOff, hooks, events, node, clock, logger: silentLogger(), inspections });
+  return { cri, events, hooks, manager, clock, inspections, inspector };
 }
 
 describe('RuntimeManager.syncPod: the steps of kuberuntime_manager.go SyncPod, in order', () => {
@@ -258,18 +259,18 @@ describe('RuntimeManager: the pods a sync changes in the runtime are marked for 
   ];
   for (const tc of cases) {
     it(`${tc.name}: ${tc.changed ? 'marked' : 'not marked'}`, async () => {
-      const { manager, changes, inspector } = setup();
+      const { manager, inspections, inspector } = setup();
       await tc.run(manager);
-      assert.equal(changes.syncEnded('uid-1', 1_000_000), tc.changed);
+      assert.equal(inspections.syncEnded('uid-1', 1_000_000), tc.changed);
       assert.deepEqual(inspector.asked, tc.changed ? [{ uid: 'uid-1', syncEnd: 1_000_000 }] : []);
     });
   }
 
   it('a sandbox that cannot be created still counts: RunPodSandbox may have left something', async () => {
-    const { cri, manager, changes } = setup();
+    const { cri, manager, inspections } = setup();
     cri.failNext('runtime', 'RunPodSandbox', 'Unknown');
     await manager.syncPod(pod({}), status([], []), noProbes);
-    assert.equal(changes.syncEnded('uid-1', 1), true);
+    assert.equal(inspections.syncEnded('uid-1', 1), true);
   });
 });
 

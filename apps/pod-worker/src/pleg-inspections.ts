@@ -1,6 +1,7 @@
 /**
- * What a pod worker just did to the runtime, so that it does not wait for
- * the next relist to learn it (docs/adr/0017). The runtime manager marks a
+ * The PLEG inspections a pod worker asks for: what it just did to the
+ * runtime, so that it does not wait for the next relist to learn it
+ * (docs/adr/0017; ours, not upstream's). The runtime manager marks a
  * pod when a sync changes it in the runtime (a sandbox run or stopped, a
  * container created, started, stopped or removed); when that sync ends, the
  * pod worker asks the PLEG to inspect the pod at once. The PLEG's entry is
@@ -15,7 +16,7 @@
  */
 import { PodInspector } from './ports.js';
 
-export class RuntimeChanges {
+export class PlegInspections {
   private readonly changed = new Set<string>();
 
   constructor(private readonly inspector: PodInspector) {}

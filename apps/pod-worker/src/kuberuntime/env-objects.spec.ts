@@ -8,10 +8,11 @@ import { FakeCri } from '@app/cri/testing';
 import { runtimePodStatus } from '@app/kube/testing';
 import { silentLogger } from '@app/observability';
 import { CrashLoopBackOff } from './backoff.js';
-import type { ApiObjectPayload } from './ports.js';
+import type { ApiObjectPayload } from '../ports.js';
 import { containerEnv, envObjectNames, type EnvObjects } from './runtime-config.js';
-import { ImagePuller, RuntimeManager } from './runtime-manager.js';
-import { FakeApiObjects, FakeHookRunner } from './testing.js';
+import { ImagePuller } from '../images/image-puller.js';
+import { RuntimeManager } from './runtime-manager.js';
+import { FakeApiObjects, FakeHookRunner } from '../testing.js';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const NODE = { nodeName: 'n1', hostIP: '10.0.0.1', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] } };
@@ -73,7 +74,7 @@ describe('startContainer with env from configMaps and secrets', () => {
       .onRuntime('PodSandboxStatus', () => ({ info: {} }) as never)
       .onRuntime('CreateContainer', () => ({ containerId: 'c-new' }));
     const backOff = { initialMs: 10_000, maxMs: 300_000 };
-    const manager = new RuntimeManager(cri, new ImagePuller(cri, events, clock, backOff), new CrashLoopBackOff(backOff), new FakeHookRunner(), events, NODE, clock, silentLogger(), undefined, objects);
+    const manager = new RuntimeManager({ cri, images: new ImagePuller({ cri, events, clock, pullBackOff: backOff }), backOff: new CrashLoopBackOff(backOff), hooks: new FakeHookRunner(), events, node: NODE, clock, logger: silentLogger(), objects });
     return { cri, events, manager };
   }
   const c: Container = { name: 'main', image: 'i', envFrom: [{ configMapRef: { name: 'settings' } }], env: [{ name: 'PW', valueFrom: { secretKeyRef: { name: 'creds', key: 'PASSWORD' } } }] };
@@ -122,7 +123,7 @@ describe('startContainer with the service environment variables (getServiceEnvVa
       .onRuntime('PodSandboxStatus', () => ({ info: {} }) as never)
       .onRuntime('CreateContainer', () => ({ containerId: 'c-new' }));
     const backOff = { initialMs: 10_000, maxMs: 300_000 };
-    const manager = new RuntimeManager(cri, new ImagePuller(cri, events, clock, backOff), new CrashLoopBackOff(backOff), new FakeHookRunner(), events, NODE, clock, silentLogger(), undefined, objects);
+    const manager = new RuntimeManager({ cri, images: new ImagePuller({ cri, events, clock, pullBackOff: backOff }), backOff: new CrashLoopBackOff(backOff), hooks: new FakeHookRunner(), events, node: NODE, clock, logger: silentLogger(), objects });
     const envOf = () => new Map(((cri.callsOf('CreateContainer')[0] as CreateContainerRequest | undefined)?.config?.envs ?? []).map((e) => [e.key, e.value]));
     return { cri, manager, envOf };
   }

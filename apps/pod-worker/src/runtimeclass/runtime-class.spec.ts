@@ -7,10 +7,11 @@ import type { RunPodSandboxRequest } from '@app/cri';
 import { FakeCri } from '@app/cri/testing';
 import { runtimePodStatus } from '@app/kube/testing';
 import { silentLogger } from '@app/observability';
-import { CrashLoopBackOff } from './backoff.js';
+import { CrashLoopBackOff } from '../kuberuntime/backoff.js';
 import { RuntimeClassManager } from './runtime-class.js';
-import { ImagePuller, RuntimeManager } from './runtime-manager.js';
-import { FakeApiObjects, FakeHookRunner } from './testing.js';
+import { ImagePuller } from '../images/image-puller.js';
+import { RuntimeManager } from '../kuberuntime/runtime-manager.js';
+import { FakeApiObjects, FakeHookRunner } from '../testing.js';
 
 describe('RuntimeClassManager.lookupRuntimeHandler (runtimeclass_manager.go)', () => {
   const cases: { name: string; runtimeClassName?: string; setup?: (o: FakeApiObjects) => void; want?: string; error?: string }[] = [
@@ -51,7 +52,7 @@ describe('createPodSandbox with a RuntimeClass', () => {
       .onRuntime('CreateContainer', () => ({ containerId: 'c-new' }));
     const node = { nodeName: 'n1', hostIP: '10.0.0.1', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] } };
     const backOff = { initialMs: 10_000, maxMs: 300_000 };
-    const manager = new RuntimeManager(cri, new ImagePuller(cri, events, clock, backOff), new CrashLoopBackOff(backOff), new FakeHookRunner(), events, node, clock, silentLogger(), undefined, objects);
+    const manager = new RuntimeManager({ cri, images: new ImagePuller({ cri, events, clock, pullBackOff: backOff }), backOff: new CrashLoopBackOff(backOff), hooks: new FakeHookRunner(), events, node, clock, logger: silentLogger(), objects });
     return { cri, events, manager };
   }
   const pod = (runtimeClassName?: string): Pod => ({

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod, Volume } from '@app/contracts';
-import { FakeVolumeHost } from './testing.js';
+import { FakeVolumeHost } from '../testing.js';
 import { VolumeManager, VolumeMountError, checkHostPathType, downwardAPIPayload, emptyDirMemorySize, volumeHostPath, type FileKind } from './volumes.js';
 
 

@@ -4,8 +4,8 @@ import { lstatSync, mkdtempSync, readlinkSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod, Volume } from '@app/contracts';
-import { FsVolumeHost } from './adapters/fs-volume-host.js';
-import { FakeApiObjects, FakeVolumeHost } from './testing.js';
+import { FsVolumeHost } from '../adapters/fs-volume-host.js';
+import { FakeApiObjects, FakeVolumeHost } from '../testing.js';
 import { VolumeManager } from './volumes.js';
 
 const NODE = { cpuMillis: 2000, memoryBytes: 2 ** 30 };

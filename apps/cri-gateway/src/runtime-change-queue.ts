@@ -39,7 +39,8 @@ interface Waiter {
   timer?: Timer;
 }
 
-export class RuntimeChanges {
+/** The queue of runtime changes: `limit` of them in flight at once, the rest waiting in order of priority. */
+export class RuntimeChangeQueue {
   private running = 0;
   /** One FIFO queue per priority. */
   private readonly queues: Waiter[][] = Array.from({ length: PRIORITIES }, () => []);

@@ -36,12 +36,12 @@ import { hashContainer } from './container-hash.js';
 import { graceReasonOf, killContainerGracePeriod, preStopHookTimeoutSeconds } from './grace-period.js';
 import { computePodActions, type ProbeResults } from './pod-actions.js';
 import { envObjectNames, generateContainerConfig, generatePodSandboxConfig, podContainerDirectory, withNamespaceTarget, type EnvObjects, type NodeFacts } from './runtime-config.js';
-import { containerMountsEtcHosts, etcHostsPath, managedHostsFileContent, nodeHostsFileContent, shouldMountHostsFile } from './etc-hosts.js';
-import { DockerKeyring, dockerConfigOf, repositoryOf, type PullCredential } from './keyring.js';
-import { ApiObjects, ApiObjectsError, ContainerFiles, HookRunner } from './ports.js';
+import { containerMountsEtcHosts, etcHostsPath, managedHostsFileContent, nodeHostsFileContent, shouldMountHostsFile } from '../etc-hosts.js';
+import { ApiObjects, ApiObjectsError, ContainerFiles, HookRunner } from '../ports.js';
 import { verifyRunAsNonRoot, type ImageUser } from './security-context.js';
-import { RuntimeClassManager } from './runtime-class.js';
-import type { RuntimeChanges } from './runtime-changes.js';
+import { imageUserOf, type ImagePuller } from '../images/image-puller.js';
+import { RuntimeClassManager } from '../runtimeclass/runtime-class.js';
+import type { PlegInspections } from '../pleg-inspections.js';
 
 /** Where each kind of container is in the pod spec (its events' fieldPath, container/ref.go). */
 const FIELD_OF = { container: 'containers', init_container: 'initContainers', ephemeral_container: 'ephemeralContainers' } as const;
@@ -49,12 +49,6 @@ const FIELD_OF = { container: 'containers', init_container: 'initContainers', ep
 /** The call options that cancel a CRI wait with `signal`. */
 function cancellable(signal: AbortSignal | undefined): CriCallOptions | undefined {
   return signal ? { signal } : undefined;
-}
-
-/** The image's user as ImageStatus gives it (containerd: a numeric USER as uid, another as username). */
-function imageUserOf(image: { uid?: { value: string } | undefined; username?: string } | undefined): ImageUser {
-  if (image?.uid) return { uid: Number(image.uid.value) };
-  return image?.username ? { username: image.username } : {};
 }
 
 /** A failed step for one container, as the status shows it (reason, message). */
@@ -82,132 +76,31 @@ export interface RuntimeMetrics {
   startedPod(failed: boolean): void;
 }
 
-/**
- * The kubelet's image pull policies (EnsureImageExists) and PullImage with
- * the pod's imagePullSecrets (getPullSecretsForPod, MakeDockerKeyring): the
- * secrets are read from config-source when a pull is needed; one that
- * cannot be read is a FailedToRetrieveImagePullSecret warning and the pull
- * goes on without it.
- */
-export class ImagePuller {
-  private readonly backOff: CrashLoopBackOff;
-
-  constructor(
-    private readonly cri: CriRuntime,
-    private readonly events: EventRecorder,
-    private readonly clock: Clock,
-    backOff: { initialMs: number; maxMs: number },
-    /** The pull secrets' source; none: every imagePullSecret is unreadable. */
-    private readonly objects?: ApiObjects,
-  ) {
-    this.backOff = new CrashLoopBackOff(backOff);
-  }
-
-  /** getPullSecretsForPod + keyring.Lookup: the credentials to try for `image`, most specific first. */
-  private async pullCredentials(pod: Pod, image: string): Promise<PullCredential[]> {
-    const configs: Map<string, PullCredential>[] = [];
-    const failed: string[] = [];
-    for (const ref of pod.spec.imagePullSecrets ?? []) {
-      if (!ref.name) continue;
-      try {
-        const secret = await this.objects?.get('Secret', pod.metadata.namespace ?? 'default', ref.name);
-        if (!secret) throw new Error(`secret "${ref.name}" not found`);
-        configs.push(dockerConfigOf(secret));
-      } catch {
-        failed.push(ref.name);
-      }
-    }
-    if (failed.length > 0) {
-      this.events.event(pod, 'Warning', 'FailedToRetrieveImagePullSecret', `Unable to retrieve some image pull secrets (${failed.join(', ')}); attempting to pull the image may not succeed.`);
-    }
-    return configs.length > 0 ? new DockerKeyring(configs).lookup(repositoryOf(image)) : [];
-  }
-
-  /** PullImage with each credential in turn until one works (anonymously when there is none); the last failure otherwise. */
-  private async pull(pod: Pod, image: string, signal: AbortSignal | undefined): Promise<string> {
-    const creds = await this.pullCredentials(pod, image);
-    const errors: string[] = [];
-    for (const auth of creds.length > 0 ? creds : [undefined]) {
-      try {
-        return (await this.cri.image('PullImage', { image: { image }, ...(auth ? { auth: { username: auth.username, password: auth.password } } : {}) }, undefined, cancellable(signal))).imageRef;
-      } catch (err) {
-        signal?.throwIfAborted();
-        errors.push((err as Error).message);
-      }
-    }
-    throw new Error(errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`);
-  }
-
-  /** The image ref to run, or the waiting reason that keeps the container from starting. Rejects when `signal` aborts. */
-  async ensure(pod: Pod, c: Container, signal?: AbortSignal): Promise<{ ref: string; user?: ImageUser } | { error: SyncError }> {
-    const image = c.image ?? '';
-    const policy = c.imagePullPolicy ?? 'IfNotPresent';
-    const fieldPath = `spec.containers{${c.name}}`;
-    let present: string | undefined;
-    let user: ImageUser | undefined;
-    try {
-      const status = (await this.cri.image('ImageStatus', { image: { image } })).image;
-      present = status?.id;
-      user = imageUserOf(status);
-    } catch (err) {
-      return { error: { reason: 'ErrImageInspect', message: `Failed to inspect image "${image}": ${(err as Error).message}` } };
-    }
-    if (present && policy !== 'Always') {
-      this.events.event(pod, 'Normal', 'Pulled', `Container image "${image}" already present on machine`, fieldPath);
-      return { ref: present, user };
-    }
-    if (!present && policy === 'Never') {
-      const message = `Container image "${image}" is not present with pull policy of Never`;
-      this.events.event(pod, 'Warning', 'ErrImageNeverPull', message, fieldPath);
-      return { error: { reason: 'ErrImageNeverPull', message } };
-    }
-    const key = `${pod.metadata.uid ?? ''}/${c.name}/${image}`;
-    const now = this.clock.now();
-    if (this.backOff.inBackOffSinceUpdate(key, now).backingOff) {
-      const message = `Back-off pulling image "${image}"`;
-      this.events.event(pod, 'Normal', 'BackOff', message, fieldPath);
-      return { error: { reason: 'ImagePullBackOff', message } };
-    }
-    this.events.event(pod, 'Normal', 'Pulling', `Pulling image "${image}"`, fieldPath);
-    const started = this.clock.now();
-    try {
-      const ref = await this.pull(pod, image, signal);
-      this.backOff.reset(key);
-      this.backOff.gc(this.clock.now()); // upstream's imageManager GCs its back-off after each pull
-      this.events.event(pod, 'Normal', 'Pulled', `Successfully pulled image "${image}" in ${this.clock.now() - started}ms`, fieldPath);
-      return { ref };
-    } catch (err) {
-      signal?.throwIfAborted(); // cancelled, not failed: no back-off
-      this.backOff.next(key, this.clock.now());
-      const message = `Failed to pull image "${image}": ${(err as Error).message}`;
-      this.events.event(pod, 'Warning', 'Failed', message, fieldPath);
-      return { error: { reason: 'ErrImagePull', message } };
-    }
-  }
+/** What a RuntimeManager is built from. */
+export interface RuntimeManagerDeps {
+  cri: CriRuntime;
+  images: ImagePuller;
+  backOff: CrashLoopBackOff;
+  hooks: HookRunner;
+  events: EventRecorder;
+  node: NodeFacts;
+  clock: Clock;
+  logger: Logger;
+  metrics?: RuntimeMetrics;
+  /** The apiserver's objects (config-source): RuntimeClasses, env's configMaps and secrets; none: a runtimeClassName is the handler itself and env from objects fails. */
+  objects?: ApiObjects;
+  /** Told of every pod a sync changes in the runtime, so the PLEG inspects it as the sync ends. */
+  inspections?: PlegInspections;
+  /** The hosts and termination message files a container gets; none: neither is made (the runtime's /etc/hosts, no termination message). */
+  files?: ContainerFiles;
 }
 
 export class RuntimeManager {
-  constructor(
-    private readonly cri: CriRuntime,
-    private readonly images: ImagePuller,
-    private readonly backOff: CrashLoopBackOff,
-    private readonly hooks: HookRunner,
-    private readonly events: EventRecorder,
-    private readonly node: NodeFacts,
-    private readonly clock: Clock,
-    private readonly logger: Logger,
-    private readonly metrics?: RuntimeMetrics,
-    /** The apiserver's objects (config-source): RuntimeClasses, env's configMaps and secrets; none: a runtimeClassName is the handler itself and env from objects fails. */
-    private readonly objects?: ApiObjects,
-    /** Told of every pod a sync changes in the runtime, so the PLEG inspects it as the sync ends. */
-    private readonly changes?: RuntimeChanges,
-    /** The hosts and termination message files a container gets; none: neither is made (the runtime's /etc/hosts, no termination message). */
-    private readonly files?: ContainerFiles,
-  ) {
-    this.runtimeClasses = objects ? new RuntimeClassManager(objects) : undefined;
-  }
-
   private readonly runtimeClasses?: RuntimeClassManager;
+
+  constructor(private readonly deps: RuntimeManagerDeps) {
+    this.runtimeClasses = deps.objects ? new RuntimeClassManager(deps.objects) : undefined;
+  }
 
   /**
    * The service environment variables of a pod (getServiceEnvVarMap), from the services config-source watches.
@@ -215,10 +108,10 @@ export class RuntimeManager {
    * "services have not yet been read at least once"), a static pod's goes without them, as upstream.
    */
   private async serviceEnv(pod: Pod): Promise<Map<string, string>> {
-    if (!this.objects) return new Map();
+    if (!this.deps.objects) return new Map();
     const ns = pod.metadata.namespace ?? 'default';
     try {
-      return getServiceEnvVarMap(await this.objects.services(ns), ns, pod.spec.enableServiceLinks ?? true);
+      return getServiceEnvVarMap(await this.deps.objects.services(ns), ns, pod.spec.enableServiceLinks ?? true);
     } catch (err) {
       if ((err instanceof ApiObjectsError && err.code === 'NotJoined') || isStaticPod(pod)) return new Map();
       throw new Error(`services have not yet been read at least once, cannot construct envvars: ${(err as Error).message}`);
@@ -230,7 +123,7 @@ export class RuntimeManager {
     const services = await this.serviceEnv(pod);
     const names = envObjectNames(c);
     if (names.configMaps.length + names.secrets.length === 0) return { configMaps: new Map(), secrets: new Map(), services };
-    const objects = this.objects;
+    const objects = this.deps.objects;
     if (!objects) throw new Error(`couldn't get the configMaps and secrets of container ${c.name}'s environment: this pod worker has no source of apiserver objects`);
     const ns = pod.metadata.namespace ?? 'default';
     const read = async (kind: 'ConfigMap' | 'Secret', list: string[]) => new Map(await Promise.all(list.map(async (n) => [n, await objects.get(kind, ns, n)] as const)));
@@ -240,7 +133,7 @@ export class RuntimeManager {
   /** getImageUser: the image's user, from the ImageStatus the pull policy already read, else asked now (after a pull). */
   private async imageUser(image: { ref: string; user?: ImageUser }): Promise<ImageUser> {
     if (image.user) return image.user;
-    return imageUserOf((await this.cri.image('ImageStatus', { image: { image: image.ref } })).image);
+    return imageUserOf((await this.deps.cri.image('ImageStatus', { image: { image: image.ref } })).image);
   }
 
   /**
@@ -251,20 +144,20 @@ export class RuntimeManager {
    * termination message file is only logged, as upstream.
    */
   private async containerFiles(pod: Pod, c: Container, podIPs: string[]): Promise<{ etcHostsFile?: string; terminationMessageFile?: string }> {
-    const files = this.files;
+    const files = this.deps.files;
     if (!files) return {};
     const out: { etcHostsFile?: string; terminationMessageFile?: string } = {};
     if (shouldMountHostsFile(pod, podIPs) && !containerMountsEtcHosts(c)) {
-      const path = etcHostsPath(pod, this.node.podRoot);
-      const content = pod.spec.hostNetwork ? nodeHostsFileContent(pod, await files.nodeHostsFile()) : managedHostsFileContent(pod, podIPs, this.node.clusterDomain);
+      const path = etcHostsPath(pod, this.deps.node.podRoot);
+      const content = pod.spec.hostNetwork ? nodeHostsFileContent(pod, await files.nodeHostsFile()) : managedHostsFileContent(pod, podIPs, this.deps.node.clusterDomain);
       await files.writeHostsFile(path, content);
       out.etcHostsFile = path;
     }
     if (c.terminationMessagePath) {
       try {
-        out.terminationMessageFile = await files.createTerminationMessageFile(podContainerDirectory(pod, c.name, this.node.podRoot));
+        out.terminationMessageFile = await files.createTerminationMessageFile(podContainerDirectory(pod, c.name, this.deps.node.podRoot));
       } catch (err) {
-        this.logger.warn({ podUid: pod.metadata.uid, container: c.name, err: (err as Error).message }, 'error on creating termination-log file');
+        this.deps.logger.warn({ podUid: pod.metadata.uid, container: c.name, err: (err as Error).message }, 'error on creating termination-log file');
       }
     }
     return out;
@@ -279,7 +172,7 @@ export class RuntimeManager {
     // 2. Kill the pod if its sandbox must be recreated (or nothing is left to run).
     if (actions.killPod) {
       if (actions.createSandbox && status.sandboxStatuses.length > 0) {
-        this.events.event(pod, 'Normal', 'SandboxChanged', 'Pod sandbox changed, it will be killed and re-created.');
+        this.deps.events.event(pod, 'Normal', 'SandboxChanged', 'Pod sandbox changed, it will be killed and re-created.');
       }
       await this.killPod(pod, status, undefined, undefined, signal);
       if (actions.createSandbox) await this.purgeInitContainers(pod, status);
@@ -304,19 +197,19 @@ export class RuntimeManager {
     // 5. Create the sandbox.
     let sandboxId = actions.sandboxId;
     let podIPs = status.ips;
-    const sandboxConfig = generatePodSandboxConfig(pod, actions.attempt, this.node);
+    const sandboxConfig = generatePodSandboxConfig(pod, actions.attempt, this.deps.node);
     signal?.throwIfAborted();
     if (actions.createSandbox) {
       const created = await this.createSandbox(pod, sandboxConfig);
       if ('error' in created) {
         result.podError = created.error;
-        this.metrics?.startedPod(true);
+        this.deps.metrics?.startedPod(true);
         return result;
       }
       sandboxId = created.id;
       podIPs = created.ips;
       result.createdSandbox = true;
-      this.metrics?.startedPod(false);
+      this.deps.metrics?.startedPod(false);
     }
     if (!sandboxId) return result;
 
@@ -376,8 +269,8 @@ export class RuntimeManager {
     for (const sb of status.sandboxStatuses) {
       if (sb.state !== 'SANDBOX_READY') continue;
       try {
-        this.changes?.mark(pod.metadata.uid);
-        await this.cri.runtime('StopPodSandbox', { podSandboxId: sb.id });
+        this.deps.inspections?.mark(pod.metadata.uid);
+        await this.deps.cri.runtime('StopPodSandbox', { podSandboxId: sb.id });
       } catch (err) {
         errors.push(`sandbox ${sb.id}: ${(err as Error).message}`);
       }
@@ -400,23 +293,23 @@ export class RuntimeManager {
     const fieldPath = `spec.containers{${name}}`;
     const input = { pod, ...(spec ? { container: spec } : {}), reason, ...(gracePeriodOverride !== undefined ? { gracePeriodOverride } : {}) };
     let grace = killContainerGracePeriod(input);
-    this.events.event(pod, 'Normal', 'Killing', message, fieldPath);
+    this.deps.events.event(pod, 'Normal', 'Killing', message, fieldPath);
     const preStop = spec?.lifecycle?.preStop;
     const hookTimeout = preStopHookTimeoutSeconds(input);
     if (spec && preStop && status?.state === 'running' && hookTimeout > 0) {
-      const started = this.clock.now();
-      const failure = await this.hooks.run(pod, spec, containerId, preStop, [], hookTimeout, signal);
+      const started = this.deps.clock.now();
+      const failure = await this.deps.hooks.run(pod, spec, containerId, preStop, [], hookTimeout, signal);
       signal?.throwIfAborted();
       if (failure) {
-        this.logger.warn({ podUid: pod.metadata.uid, container: name, containerId, err: failure }, 'PreStop hook failed');
+        this.deps.logger.warn({ podUid: pod.metadata.uid, container: name, containerId, err: failure }, 'PreStop hook failed');
         // Not the hook's message: it may carry the hook's output, and events must not leak secrets (executePreStopHook).
-        this.events.event(pod, 'Warning', 'FailedPreStopHook', 'PreStopHook failed', fieldPath);
+        this.deps.events.event(pod, 'Warning', 'FailedPreStopHook', 'PreStopHook failed', fieldPath);
       }
-      grace = killContainerGracePeriod({ ...input, preStopDurationSeconds: Math.floor((this.clock.now() - started) / 1000) });
+      grace = killContainerGracePeriod({ ...input, preStopDurationSeconds: Math.floor((this.deps.clock.now() - started) / 1000) });
     }
     try {
-      this.changes?.mark(pod.metadata.uid);
-      await this.cri.runtime('StopContainer', { containerId, timeout: String(grace) }, undefined, cancellable(signal));
+      this.deps.inspections?.mark(pod.metadata.uid);
+      await this.deps.cri.runtime('StopContainer', { containerId, timeout: String(grace) }, undefined, cancellable(signal));
     } catch (err) {
       signal?.throwIfAborted();
       if (!(err instanceof CriError && err.code === 'NotFound')) throw err;
@@ -427,18 +320,18 @@ export class RuntimeManager {
   private async createSandbox(pod: Pod, config: CriInput<PodSandboxConfig>): Promise<{ id: string; ips: string[] } | { error: SyncError }> {
     const uid = pod.metadata.uid ?? '';
     // Never a second sandbox: a ready one the cache does not show yet means the cache is behind.
-    const existing = await this.cri.runtime('ListPodSandbox', { filter: { labelSelector: { [KubeletLabels.podUid]: uid }, state: { state: 'SANDBOX_READY' } } });
+    const existing = await this.deps.cri.runtime('ListPodSandbox', { filter: { labelSelector: { [KubeletLabels.podUid]: uid }, state: { state: 'SANDBOX_READY' } } });
     if (existing.items.length > 0) throw new Error(`a ready sandbox of pod ${uid} exists that the pod cache does not show yet; waiting for the next relist`);
     try {
       const runtimeHandler = this.runtimeClasses ? await this.runtimeClasses.lookupRuntimeHandler(pod.spec.runtimeClassName) : (pod.spec.runtimeClassName ?? '');
-      this.changes?.mark(uid);
-      const { podSandboxId } = await this.cri.runtime('RunPodSandbox', { config, runtimeHandler });
-      const st = await this.cri.runtime('PodSandboxStatus', { podSandboxId });
+      this.deps.inspections?.mark(uid);
+      const { podSandboxId } = await this.deps.cri.runtime('RunPodSandbox', { config, runtimeHandler });
+      const st = await this.deps.cri.runtime('PodSandboxStatus', { podSandboxId });
       const ips = st.status?.network?.ip ? [st.status.network.ip, ...(st.status.network.additionalIps ?? []).map((i) => i.ip)] : [];
       return { id: podSandboxId, ips };
     } catch (err) {
       const message = `Failed to create pod sandbox: ${(err as Error).message}`;
-      this.events.event(pod, 'Warning', 'FailedCreatePodSandBox', message);
+      this.deps.events.event(pod, 'Warning', 'FailedCreatePodSandBox', message);
       return { error: { reason: 'FailedCreatePodSandBox', message } };
     }
   }
@@ -460,23 +353,23 @@ export class RuntimeManager {
   ): Promise<SyncError | undefined> {
     const fieldPath = `spec.${FIELD_OF[type]}{${c.name}}`;
     const previous = findContainerStatus(status, c.name);
-    const now = this.clock.now();
-    const key = this.backOff.key(pod, c);
+    const now = this.deps.clock.now();
+    const key = this.deps.backOff.key(pod, c);
     if (previous && previous.state === 'exited') {
-      const b = this.backOff.inBackOff(key, previous.finishedAt, now);
+      const b = this.deps.backOff.inBackOff(key, previous.finishedAt, now);
       if (b.backingOff) {
-        this.events.event(pod, 'Warning', 'BackOff', `Back-off restarting failed container ${c.name} in pod ${pod.metadata.name ?? ''}_${pod.metadata.namespace ?? ''}(${pod.metadata.uid ?? ''})`, fieldPath);
+        this.deps.events.event(pod, 'Warning', 'BackOff', `Back-off restarting failed container ${c.name} in pod ${pod.metadata.name ?? ''}_${pod.metadata.namespace ?? ''}(${pod.metadata.uid ?? ''})`, fieldPath);
         return { reason: 'CrashLoopBackOff', message: b.message ?? `back-off restarting failed container=${c.name}`, retryAfterMs: b.remainingMs };
       }
-      this.backOff.next(key, now);
+      this.deps.backOff.next(key, now);
     }
 
-    const image = await this.images.ensure(pod, c, signal);
+    const image = await this.deps.images.ensure(pod, c, signal);
     if ('error' in image) return image.error;
     signal?.throwIfAborted();
 
     // Never a duplicate: a created or running container of this name the cache does not show yet means it is behind.
-    const live = await this.cri.runtime('ListContainers', { filter: { podSandboxId: sandboxId, labelSelector: { [KubeletLabels.podUid]: pod.metadata.uid ?? '', [KubeletLabels.containerName]: c.name } } });
+    const live = await this.deps.cri.runtime('ListContainers', { filter: { podSandboxId: sandboxId, labelSelector: { [KubeletLabels.podUid]: pod.metadata.uid ?? '', [KubeletLabels.containerName]: c.name } } });
     const known = new Set(status.containerStatuses.map((s) => s.id));
     if (live.containers.some((x) => (x.state === 'CONTAINER_RUNNING' || x.state === 'CONTAINER_CREATED') && !known.has(x.id))) {
       throw new Error(`container ${c.name} of pod ${pod.metadata.uid ?? ''} exists but the pod cache does not show it yet; waiting for the next relist`);
@@ -486,8 +379,8 @@ export class RuntimeManager {
     // A failed step: a Failed event, the failure counted under its reason, the reason in the status.
     const failed = (reason: 'CreateContainerConfigError' | 'CreateContainerError' | 'RunContainerError', err: unknown): SyncError => {
       const message = `Error: ${(err as Error).message}`;
-      this.events.event(pod, 'Warning', 'Failed', message, fieldPath);
-      this.metrics?.startedContainer(type, true, reason);
+      this.deps.events.event(pod, 'Warning', 'Failed', message, fieldPath);
+      this.deps.metrics?.startedContainer(type, true, reason);
       return { reason, message };
     };
     let config: CriInput<ContainerConfig>;
@@ -497,39 +390,39 @@ export class RuntimeManager {
       const imageUser = await this.imageUser(image);
       verifyRunAsNonRoot(pod, c, imageUser);
       const files = await this.containerFiles(pod, c, podIPs);
-      config = generateContainerConfig({ pod, container: c, restartCount, imageRef: image.ref, podIPs, hash: hashContainer(c), node: this.node, envObjects: await this.envObjects(pod, c), imageUser, ...files });
+      config = generateContainerConfig({ pod, container: c, restartCount, imageRef: image.ref, podIPs, hash: hashContainer(c), node: this.deps.node, envObjects: await this.envObjects(pod, c), imageUser, ...files });
       config = withNamespaceTarget(config, target?.id);
     } catch (err) {
       return failed('CreateContainerConfigError', err);
     }
     let containerId: string;
-    this.changes?.mark(pod.metadata.uid);
+    this.deps.inspections?.mark(pod.metadata.uid);
     try {
-      containerId = (await this.cri.runtime('CreateContainer', { podSandboxId: sandboxId, config, sandboxConfig })).containerId;
+      containerId = (await this.deps.cri.runtime('CreateContainer', { podSandboxId: sandboxId, config, sandboxConfig })).containerId;
     } catch (err) {
       return failed('CreateContainerError', err);
     }
-    this.events.event(pod, 'Normal', 'Created', `Created container ${c.name}`, fieldPath);
+    this.deps.events.event(pod, 'Normal', 'Created', `Created container ${c.name}`, fieldPath);
     try {
-      await this.cri.runtime('StartContainer', { containerId });
+      await this.deps.cri.runtime('StartContainer', { containerId });
     } catch (err) {
       return failed('RunContainerError', err);
     }
-    this.events.event(pod, 'Normal', 'Started', `Started container ${c.name}`, fieldPath);
-    this.metrics?.startedContainer(type, false);
+    this.deps.events.event(pod, 'Normal', 'Started', `Started container ${c.name}`, fieldPath);
+    this.deps.metrics?.startedContainer(type, false);
 
     const postStart = c.lifecycle?.postStart;
     if (postStart) {
-      const failure = await this.hooks.run(pod, c, containerId, postStart, podIPs, pod.spec.terminationGracePeriodSeconds ?? 30, signal);
+      const failure = await this.deps.hooks.run(pod, c, containerId, postStart, podIPs, pod.spec.terminationGracePeriodSeconds ?? 30, signal);
       // Cancelled: the container started, its hook did not finish; the termination that cancelled the sync kills it.
       signal?.throwIfAborted();
       if (failure) {
-        this.logger.warn({ podUid: pod.metadata.uid, container: c.name, containerId, err: failure }, 'Failed to execute PostStartHook');
+        this.deps.logger.warn({ podUid: pod.metadata.uid, container: c.name, containerId, err: failure }, 'Failed to execute PostStartHook');
         // The event says only that it failed (the hook's message may carry its output: no secrets in events);
         // the message goes to the container's status as the PostStartHookError message, as upstream's reasonCache does.
-        this.events.event(pod, 'Warning', 'FailedPostStartHook', 'PostStartHook failed', fieldPath);
+        this.deps.events.event(pod, 'Warning', 'FailedPostStartHook', 'PostStartHook failed', fieldPath);
         await this.killContainer(pod, c, containerId, c.name, undefined, 'FailedPostStartHook', 'other').catch((err: unknown) => {
-          this.logger.warn({ err: (err as Error).message }, 'failed to kill a container whose postStart hook failed');
+          this.deps.logger.warn({ err: (err as Error).message }, 'failed to kill a container whose postStart hook failed');
         });
         return { reason: 'PostStartHookError', message: failure };
       }
@@ -548,9 +441,9 @@ export class RuntimeManager {
     const strays = status.containerStatuses.filter((c) => c.state === 'created' && runningNames.has(c.name));
     if (strays.length === 0) return status;
     for (const c of strays) {
-      this.logger.warn({ uid: status.uid, container: c.name, id: c.id }, 'removing a container that was created but never started beside a running one');
-      this.changes?.mark(status.uid);
-      await this.cri.runtime('RemoveContainer', { containerId: c.id }).catch((err: unknown) => this.logger.warn({ id: c.id, err: (err as Error).message }, 'failed to remove a stray container'));
+      this.deps.logger.warn({ uid: status.uid, container: c.name, id: c.id }, 'removing a container that was created but never started beside a running one');
+      this.deps.inspections?.mark(status.uid);
+      await this.deps.cri.runtime('RemoveContainer', { containerId: c.id }).catch((err: unknown) => this.deps.logger.warn({ id: c.id, err: (err as Error).message }, 'failed to remove a stray container'));
     }
     const gone = new Set(strays.map((c) => c.id));
     return { ...status, containerStatuses: status.containerStatuses.filter((c) => !gone.has(c.id)) };
@@ -561,8 +454,8 @@ export class RuntimeManager {
     const names = new Set((pod.spec.initContainers ?? []).map((c) => c.name));
     for (const c of status.containerStatuses) {
       if (!names.has(c.name) || c.state === 'running') continue;
-      this.changes?.mark(pod.metadata.uid);
-      await this.cri.runtime('RemoveContainer', { containerId: c.id }).catch((err: unknown) => this.logger.warn({ id: c.id, err: (err as Error).message }, 'failed to remove an init container'));
+      this.deps.inspections?.mark(pod.metadata.uid);
+      await this.deps.cri.runtime('RemoveContainer', { containerId: c.id }).catch((err: unknown) => this.deps.logger.warn({ id: c.id, err: (err as Error).message }, 'failed to remove an init container'));
     }
   }
 
@@ -576,8 +469,8 @@ export class RuntimeManager {
         seen.add(c.name);
         continue;
       }
-      this.changes?.mark(pod.metadata.uid);
-      await this.cri.runtime('RemoveContainer', { containerId: c.id }).catch((err: unknown) => this.logger.warn({ id: c.id, err: (err as Error).message }, 'failed to prune an init container'));
+      this.deps.inspections?.mark(pod.metadata.uid);
+      await this.deps.cri.runtime('RemoveContainer', { containerId: c.id }).catch((err: unknown) => this.deps.logger.warn({ id: c.id, err: (err as Error).message }, 'failed to prune an init container'));
     }
   }
 }

@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import type { Container, Pod } from '@app/contracts';
 import type { ContainerConfig, CriInput, KeyValue, PodSandboxConfig, PortMapping } from '@app/cri';
 import { KubeletAnnotations, KubeletLabels, cpuMillis, expand, extractFieldPathAsString, isObjectFieldPath, mappingFuncFor, memoryBytes, normalizeSysctlName } from '@app/kube';
-import { ETC_HOSTS_PATH, containerMountsEtcHosts, podHostnameAndDomain } from './etc-hosts.js';
-import type { ApiObjectPayload } from './ports.js';
+import { ETC_HOSTS_PATH, containerMountsEtcHosts, podHostnameAndDomain } from '../etc-hosts.js';
+import type { ApiObjectPayload } from '../ports.js';
 import { containerSecurityContext, podSupplementalGroups, type ImageUser } from './security-context.js';
-import { resourceFieldValue, volumeHostPath, type NodeAllocatable } from './volumes.js';
+import { resourceFieldValue, volumeHostPath, type NodeAllocatable } from '../volumemanager/volumes.js';
 
 /** The kubelet's defaults for CFS (quota period 100ms) and shares. */
 const CPU_PERIOD_US = 100_000;
@@ -280,7 +280,7 @@ export interface ContainerConfigInput {
   envObjects?: EnvObjects;
   /** The image's user (ImageStatus), given as runAsUser when the pod names none; none: root. */
   imageUser?: ImageUser;
-  /** The kubelet-managed hosts file on the host, written for this start (etc-hosts.ts); none: the runtime's /etc/hosts. */
+  /** The kubelet-managed hosts file on the host, written for this start (../etc-hosts.ts); none: the runtime's /etc/hosts. */
   etcHostsFile?: string;
   /** The empty file made for this instance's termination message (makeMounts), bind-mounted at terminationMessagePath. */
   terminationMessageFile?: string;
