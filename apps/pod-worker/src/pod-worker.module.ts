@@ -164,7 +164,7 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
       useFactory: (leases: LeaseStore, clock: Clock, logger: Logger, ctx: ServiceContext<PodWorkerConfig>, work: ShardWork) => {
         const cfg = ctx.config;
         const options = { shards: cfg.POD_WORKER_SHARDS, instance: ctx.identity.connectionName, leaseMs: cfg.SHARD_LEASE_DURATION, renewMs: Math.max(1000, Math.floor(cfg.SHARD_LEASE_DURATION / 3)) };
-        return new ShardManager(leases, clock, logger, options, (s) => work.acquire(s), (s) => work.lose(s), (s) => work.handBack(s));
+        return new ShardManager({ store: leases, clock, logger, options, onAcquire: (s) => work.acquire(s), onLose: (s) => work.lose(s), onYield: (s) => work.handBack(s) });
       },
     },
   ],

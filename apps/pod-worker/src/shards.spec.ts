@@ -18,21 +18,21 @@ function replica(store: FakeLeaseStore, clock: FakeClock, instance: string, shar
   const acquired: number[] = [];
   const lost: number[] = [];
   const yielded: number[] = [];
-  const manager = new ShardManager(
+  const manager = new ShardManager({
     store,
     clock,
-    silentLogger(),
-    { shards, instance, leaseMs: LEASE, renewMs: RENEW },
-    (s) => {
+    logger: silentLogger(),
+    options: { shards, instance, leaseMs: LEASE, renewMs: RENEW },
+    onAcquire: (s) => {
       acquired.push(s);
       return Promise.resolve();
     },
-    (s) => void lost.push(s),
-    (s) => {
+    onLose: (s) => void lost.push(s),
+    onYield: (s) => {
       yielded.push(s);
       return onYield ? onYield(s) : Promise.resolve();
     },
-  );
+  });
   return { manager, acquired, lost, yielded };
 }
 

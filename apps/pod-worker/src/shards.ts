@@ -37,6 +37,19 @@ export interface ShardManagerOptions {
   renewMs: number;
 }
 
+/** What a ShardManager is built from: the leases, and what to do as this replica gains, loses or hands back a shard. */
+export interface ShardManagerDeps {
+  store: LeaseStore;
+  clock: Clock;
+  logger: Logger;
+  options: ShardManagerOptions;
+  onAcquire: (shard: number) => Promise<void>;
+  /** The lease is gone: stop working the shard at once. */
+  onLose: (shard: number) => void;
+  /** The shard is handed back: stop taking its updates and resolve once its pods' steps in flight are done; none: onLose. */
+  onYield?: (shard: number) => Promise<void>;
+}
+
 interface Owned {
   revision: number;
   /** Our lease's expiry as we last wrote it: past it, the shard may be someone else's. */
@@ -62,17 +75,7 @@ export class ShardManager {
   /** Rounds, releases and stop run one at a time. */
   private chain: Promise<unknown> = Promise.resolve();
 
-  constructor(
-    private readonly store: LeaseStore,
-    private readonly clock: Clock,
-    private readonly logger: Logger,
-    private readonly options: ShardManagerOptions,
-    private readonly onAcquire: (shard: number) => Promise<void>,
-    /** The lease is gone: stop working the shard at once. */
-    private readonly onLose: (shard: number) => void,
-    /** The shard is handed back: stop taking its updates and resolve once its pods' steps in flight are done. */
-    private readonly onYield: (shard: number) => Promise<void> = (shard) => Promise.resolve(onLose(shard)),
-  ) {}
+  constructor(private readonly deps: ShardManagerDeps) {}
 
   /** The shards this replica works (those being handed back included). */
   get ownedShards(): number[] {
@@ -83,12 +86,12 @@ export class ShardManager {
     const loop = () => {
       if (this.stopped) return;
       void this.reconcile()
-        .catch((err: unknown) => this.logger.warn({ err: (err as Error).message }, 'shard lease round failed'))
+        .catch((err: unknown) => this.deps.logger.warn({ err: (err as Error).message }, 'shard lease round failed'))
         .finally(() => {
           if (this.stopped) return;
-          const now = this.clock.now();
-          const next = this.wakeAt !== undefined && this.wakeAt > now ? Math.min(this.options.renewMs, this.wakeAt - now) : this.options.renewMs;
-          this.timer = this.clock.setTimer(next, loop);
+          const now = this.deps.clock.now();
+          const next = this.wakeAt !== undefined && this.wakeAt > now ? Math.min(this.deps.options.renewMs, this.wakeAt - now) : this.deps.options.renewMs;
+          this.timer = this.deps.clock.setTimer(next, loop);
         });
     };
     loop();
@@ -106,10 +109,10 @@ export class ShardManager {
     await this.exclusive(async () => {
       for (const [shard, o] of this.owned) o.yielding ??= this.startYield(shard, o);
       await this.waitForYields([...this.owned.values()], timeoutMs);
-      const releases = [...this.owned].filter(([, o]) => o.yielded).map(([shard, o]) => this.store.release(shard, o.revision));
+      const releases = [...this.owned].filter(([, o]) => o.yielded).map(([shard, o]) => this.deps.store.release(shard, o.revision));
       this.owned.clear();
       // Within a second: NATS may be gone, and then the leases simply expire.
-      await this.within(1000, Promise.allSettled([...releases, this.store.withdraw(this.options.instance)]));
+      await this.within(1000, Promise.allSettled([...releases, this.deps.store.withdraw(this.deps.options.instance)]));
     });
   }
 
@@ -120,12 +123,12 @@ export class ShardManager {
 
   private async round(): Promise<void> {
     if (this.stopped) return;
-    const { shards, instance, leaseMs } = this.options;
-    let now = this.clock.now();
+    const { shards, instance, leaseMs } = this.deps.options;
+    let now = this.deps.clock.now();
     for (const [shard, o] of [...this.owned]) if (o.expiresAt <= now) this.lose(shard, 'the lease expired before it was renewed');
-    await this.store.announce(instance, now + leaseMs);
-    const [leases, replicas] = await Promise.all([Promise.all(Array.from({ length: shards }, (_, s) => this.store.get(s))), this.store.replicas()]);
-    now = this.clock.now();
+    await this.deps.store.announce(instance, now + leaseMs);
+    const [leases, replicas] = await Promise.all([Promise.all(Array.from({ length: shards }, (_, s) => this.deps.store.get(s))), this.deps.store.replicas()]);
+    now = this.deps.clock.now();
     const live = new Set<string>([instance]);
     for (const r of replicas) if (r.expiresAt > now) live.add(r.owner);
     for (const l of leases) if (l?.lease.owner && l.lease.expiresAt > now) live.add(l.lease.owner);
@@ -143,11 +146,11 @@ export class ShardManager {
         continue;
       }
       const expiresAt = now + leaseMs;
-      if (!(await this.store.put(shard, { owner: instance, expiresAt }, o.revision))) {
+      if (!(await this.deps.store.put(shard, { owner: instance, expiresAt }, o.revision))) {
         this.lose(shard, 'lease renewal lost the race');
         continue;
       }
-      o.revision = (await this.store.get(shard))?.revision ?? o.revision;
+      o.revision = (await this.deps.store.get(shard))?.revision ?? o.revision;
       o.expiresAt = expiresAt;
     }
 
@@ -159,12 +162,12 @@ export class ShardManager {
       if (o) o.yielding = this.startYield(shard, o);
     }
     const yielding = [...this.owned.values()].filter((o) => o.yielding !== undefined);
-    if (yielding.length > 0) await this.waitForYields(yielding, this.options.renewMs);
+    if (yielding.length > 0) await this.waitForYields(yielding, this.deps.options.renewMs);
     for (const [shard, o] of [...this.owned]) {
       if (!o.yielded) continue;
       this.owned.delete(shard);
-      await this.store.release(shard, o.revision);
-      this.logger.info({ shard }, 'handed a pod-worker shard back');
+      await this.deps.store.release(shard, o.revision);
+      this.deps.logger.info({ shard }, 'handed a pod-worker shard back');
     }
 
     // Take free or expired shards up to the fair share.
@@ -174,20 +177,21 @@ export class ShardManager {
       const free = !current || !current.lease.owner || current.lease.expiresAt <= now;
       if (!free) continue;
       const expiresAt = now + leaseMs;
-      if (!(await this.store.put(shard, { owner: instance, expiresAt }, current?.revision ?? 0))) continue;
-      const revision = (await this.store.get(shard))?.revision ?? 0;
+      if (!(await this.deps.store.put(shard, { owner: instance, expiresAt }, current?.revision ?? 0))) continue;
+      const revision = (await this.deps.store.get(shard))?.revision ?? 0;
       this.owned.set(shard, { revision, expiresAt });
-      this.logger.info({ shard, previousOwner: current?.lease.owner || undefined }, 'took pod-worker shard');
-      await this.onAcquire(shard);
+      this.deps.logger.info({ shard, previousOwner: current?.lease.owner || undefined }, 'took pod-worker shard');
+      await this.deps.onAcquire(shard);
     }
     // Heartbeats of replicas long gone are removed, so the bucket does not grow with restarts.
-    for (const r of replicas) if (r.owner !== instance && r.expiresAt < now - leaseMs) await this.store.withdraw(r.owner, r.revision);
+    for (const r of replicas) if (r.owner !== instance && r.expiresAt < now - leaseMs) await this.deps.store.withdraw(r.owner, r.revision);
   }
 
   private startYield(shard: number, o: Owned): Promise<void> {
-    this.logger.info({ shard }, 'handing a pod-worker shard back: its pods finish their steps first');
-    return this.onYield(shard)
-      .catch((err: unknown) => this.logger.warn({ shard, err: (err as Error).message }, 'a shard\'s pods did not yield cleanly'))
+    this.deps.logger.info({ shard }, 'handing a pod-worker shard back: its pods finish their steps first');
+    const yielding = this.deps.onYield ? this.deps.onYield(shard) : Promise.resolve(this.deps.onLose(shard));
+    return yielding
+      .catch((err: unknown) => this.deps.logger.warn({ shard, err: (err as Error).message }, 'a shard\'s pods did not yield cleanly'))
       .then(() => {
         o.yielded = true;
       });
@@ -201,15 +205,15 @@ export class ShardManager {
   /** Waits for `p`, or `ms` at most. */
   private async within(ms: number, p: Promise<unknown>): Promise<void> {
     let timer: Timer | undefined;
-    const timeout = new Promise<void>((r) => (timer = this.clock.setTimer(ms, r)));
+    const timeout = new Promise<void>((r) => (timer = this.deps.clock.setTimer(ms, r)));
     await Promise.race([p, timeout]);
     timer?.cancel();
   }
 
   private lose(shard: number, why: string): void {
     this.owned.delete(shard);
-    this.logger.info({ shard, why }, 'gave up pod-worker shard');
-    this.onLose(shard);
+    this.deps.logger.info({ shard, why }, 'gave up pod-worker shard');
+    this.deps.onLose(shard);
   }
 
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
