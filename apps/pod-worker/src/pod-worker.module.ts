@@ -119,7 +119,7 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
       useFactory: (ctx: ServiceContext, clock: Clock, logger: Logger) => new KvDesiredPods(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME, clock, logger.child({ component: 'kv-mirror' })),
     },
     { provide: DesiredPods, useExisting: KvDesiredPods },
-    { provide: WorkSubscriptions, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new NatsWorkSubscriptions(ctx.connection, ctx.config.NODE_NAME, ctx.addSubjects, ctx.logger) },
+    { provide: WorkSubscriptions, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new NatsWorkSubscriptions({ nc: ctx.connection, node: ctx.config.NODE_NAME, addSubjects: ctx.addSubjects, logger: ctx.logger }) },
     { provide: PromPodWorkerMetrics, inject: [METRICS_REGISTRY], useFactory: (r: Registry) => new PromPodWorkerMetrics(r) },
     // The kubelet's pieces, each built from the ports above.
     { provide: PlegInspections, inject: [PodInspector], useFactory: (inspector: PodInspector) => new PlegInspections(inspector) },

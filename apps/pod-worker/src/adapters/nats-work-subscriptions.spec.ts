@@ -21,7 +21,7 @@ class FakeConnection {
 describe('NatsWorkSubscriptions: the fence on work', () => {
   it('drops work carrying a lower leader revision than the highest seen from the sync loop, on every shard', () => {
     const nc = new FakeConnection();
-    const subs = new NatsWorkSubscriptions(nc as unknown as NatsConnection, 'node-a', () => undefined, undefined, new FencingTokenFilter(new FakeClock()));
+    const subs = new NatsWorkSubscriptions({ nc: nc as unknown as NatsConnection, node: 'node-a', addSubjects: () => undefined, fence: new FencingTokenFilter(new FakeClock()) });
     const got: string[] = [];
     subs.follow(0, (subject) => got.push(subject));
     subs.follow(1, (subject) => got.push(subject));

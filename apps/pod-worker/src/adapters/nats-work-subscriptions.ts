@@ -4,6 +4,17 @@ import { FencingTokenFilter, continueTrace, readMeta, type NatsConnection } from
 import type { Logger } from '@app/observability';
 import { WorkSubscriptions } from '../ports.js';
 
+/** What a NatsWorkSubscriptions is built from. */
+export interface NatsWorkSubscriptionsDeps {
+  nc: NatsConnection;
+  node: string;
+  /** Records the subject among the service's subjects (ServiceContext.addSubjects). */
+  addSubjects: (subjects: readonly string[]) => void;
+  logger?: Logger;
+  /** Shared by every shard: the sync loop's terms are node-wide. Default: one on the system clock. */
+  fence?: FencingTokenFilter;
+}
+
 /**
  * One plain subscription per owned shard, on `kubelet.<node>.work.<shard>.*`
  * (no queue group: a shard has one owner). Work from a sync-loop leader that
@@ -11,33 +22,28 @@ import { WorkSubscriptions } from '../ports.js';
  * highest seen) is dropped here, before it reaches a pod worker.
  */
 export class NatsWorkSubscriptions extends WorkSubscriptions {
-  constructor(
-    private readonly nc: NatsConnection,
-    private readonly node: string,
-    /** Records the subject among the service's subjects (ServiceContext.addSubjects). */
-    private readonly addSubjects: (subjects: readonly string[]) => void,
-    private readonly logger?: Logger,
-    /** Shared by every shard: the sync loop's terms are node-wide. */
-    private readonly fence = new FencingTokenFilter(new SystemClock()),
-  ) {
+  private readonly fence: FencingTokenFilter;
+
+  constructor(private readonly deps: NatsWorkSubscriptionsDeps) {
     super();
+    this.fence = deps.fence ?? new FencingTokenFilter(new SystemClock());
   }
 
   follow(shard: number, onMessage: (subject: string, data: Uint8Array) => void): () => void {
-    const subject = Subjects.work.wildcard(this.node, shard);
-    const sub = this.nc.subscribe(subject, {
+    const subject = Subjects.work.wildcard(this.deps.node, shard);
+    const sub = this.deps.nc.subscribe(subject, {
       callback: (err, msg) => {
         if (err) return;
         const token = readMeta(msg.headers).leaderRevision;
         const verdict = this.fence.accept(token);
         if (!verdict.ok) {
-          this.logger?.warn({ subject: msg.subject, token, highest: verdict.highest }, 'dropped work from a deposed sync-loop leader');
+          this.deps.logger?.warn({ subject: msg.subject, token, highest: verdict.highest }, 'dropped work from a deposed sync-loop leader');
           return;
         }
-        continueTrace(msg, () => onMessage(msg.subject, msg.data), this.logger);
+        continueTrace(msg, () => onMessage(msg.subject, msg.data), this.deps.logger);
       },
     });
-    this.addSubjects([subject]);
+    this.deps.addSubjects([subject]);
     return () => sub.unsubscribe();
   }
 }
