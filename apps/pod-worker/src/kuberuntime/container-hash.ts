@@ -5,8 +5,9 @@
  * and started again (kuberuntime_manager.go containerChanged).
  *
  * Which fields: the whole container except `resources`. That is what
- * upstream's HashContainer did for most of its life (a deep hash of the
- * v1.Container, with resources dropped once in-place resize existed).
+ * upstream's HashContainer (pkg/kubelet/container/helpers.go) did for most
+ * of its life (a deep hash of the v1.Container, with resources dropped
+ * once in-place resize existed).
  * Newer kubelets hash only name and image, because the API server forbids
  * changing anything else on a running pod; here a static pod's manifest can
  * change any field of a pod with the same UID (docs/adr/0004-static-pods.md),
