@@ -1,7 +1,7 @@
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Clock, SystemClock } from '@app/clock';
 import { CriRuntime, NatsCriClient } from '@app/cri/client';
-import { LeaderElector, LeaderFence, NatsBus, type NatsConnection } from '@app/nats';
+import { LeaderElector, LeaderFence, NatsBus, restoreThenLead, type NatsConnection } from '@app/nats';
 import type { Logger, Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
 import { FsContainerFileReader } from './adapters/fs-container-file-reader.js';
@@ -53,6 +53,7 @@ export class PlegModule implements OnModuleInit, OnApplicationShutdown {
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
     @Inject(METRICS_REGISTRY) private readonly registry: Registry,
     @Inject(LeaderElector) private readonly leadership: LeaderElector,
+    @Inject(Clock) private readonly clock: Clock,
   ) {}
 
   onModuleInit(): void {
@@ -62,7 +63,7 @@ export class PlegModule implements OnModuleInit, OnApplicationShutdown {
     this.health.addReadiness('pleg', () => ({ ok: true, detail: `mode ${this.runner.mode.effective}${this.runner.mode.fallbackReason ? ` (fell back: ${this.runner.mode.fallbackReason})` : ''}; ${healthy().detail}` }));
     this.metrics.collectHealth(() => healthy().ok, this.registry);
     this.leadership.subscribe({
-      onStartedLeading: () => this.lead(),
+      onStartedLeading: (token) => this.lead(token),
       onStoppedLeading: () => {
         this.leading = false;
         this.runner.stop();
@@ -77,15 +78,20 @@ export class PlegModule implements OnModuleInit, OnApplicationShutdown {
    * in the pod cache, then a relist at once. Without that view the first
    * relist reports every container as new: more syncs, nothing lost.
    */
-  private async lead(): Promise<void> {
+  private async lead(token: number): Promise<void> {
     this.leading = true;
-    try {
-      const restored = await this.pleg.restore();
-      this.logger.info({ pods: restored }, 'leading: PLEG view restored from the pod cache');
-    } catch (err) {
-      this.logger.warn({ err: (err as Error).message }, 'leading, but the pod cache could not be read: relisting from scratch');
-    }
-    if (this.leadership.isLeader) this.runner.start(); // unless lost again meanwhile
+    await restoreThenLead({
+      clock: this.clock,
+      // This term's: a later term (lost and won again meanwhile) starts its own.
+      isLeader: () => this.leadership.fencingToken === token,
+      restore: async () => {
+        const restored = await this.pleg.restore();
+        this.logger.info({ pods: restored }, 'leading: PLEG view restored from the pod cache');
+      },
+      ifRestoreFails: 'lead-without',
+      onRestoreError: (err) => this.logger.warn({ err: err.message }, 'leading, but the pod cache could not be read: relisting from scratch'),
+      lead: () => this.runner.start(),
+    });
   }
 
   onApplicationShutdown(): void {

@@ -1,7 +1,7 @@
 import { Inject, Module, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { ReflectorApiPods, connectApiServer, type ApiServer } from '@app/apiserver';
 import { Clock, SystemClock } from '@app/clock';
-import { LeaderElector, LeaderFence, NatsBus, NatsEventRecorder } from '@app/nats';
+import { LeaderElector, LeaderFence, NatsBus, NatsEventRecorder, restoreThenLead } from '@app/nats';
 import type { Logger, Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, leaderElectionOf, type ServiceContext } from '@app/service';
 import { KvProbeResults } from './adapters/kv-probe-results.js';
@@ -104,7 +104,7 @@ export class StatusManagerModule implements OnModuleInit, OnModuleDestroy {
       ok: true,
       detail: this.gate.isActing ? `${this.manager.statuses().length} pod statuses` : `not acting; ${this.gate.remembered} calls kept for a takeover`,
     }));
-    this.leadership.subscribe({ onStartedLeading: () => this.lead(), onStoppedLeading: () => this.stopLeading() });
+    this.leadership.subscribe({ onStartedLeading: (token) => this.lead(token), onStoppedLeading: () => this.stopLeading() });
     const apiStatus = this.apiStatus;
     if (apiStatus) this.manager.onStatusChanged(() => apiStatus.notify());
     // A container killed for memory: an event on its pod, sent as every service sends events (oom-kills.ts).
@@ -148,25 +148,27 @@ export class StatusManagerModule implements OnModuleInit, OnModuleDestroy {
    * without them would version statuses from scratch), then the calls heard
    * while no one led, then acting.
    */
-  private async lead(): Promise<void> {
-    for (;;) {
-      try {
+  private async lead(token: number): Promise<void> {
+    // This term's: a later term (lost and won again meanwhile) starts its own.
+    const isLeader = () => this.leadership.fencingToken === token;
+    await restoreThenLead({
+      clock: this.clock,
+      isLeader,
+      restore: async () => {
         const n = await this.manager.restore();
         this.logger.info({ statuses: n }, 'leading: pod statuses restored from KV');
-        break;
-      } catch (err) {
-        this.logger.warn({ err: (err as Error).message }, 'leading, but pod-status could not be read; trying again');
-        await this.clock.sleep(1000);
-      }
-      if (!this.leadership.isLeader) return;
-    }
-    if (!this.leadership.isLeader) return;
-    const replayed = this.gate.open();
-    const results = await Promise.allSettled(replayed);
-    const failed = results.filter((r) => r.status === 'rejected').length;
-    this.logger.info({ replayed: replayed.length, failed }, 'leading: replayed the calls heard while no one led');
-    if (!this.leadership.isLeader) return;
-    this.apiStatus?.start();
-    this.apiEvents?.start();
+      },
+      ifRestoreFails: 'retry',
+      onRestoreError: (err) => this.logger.warn({ err: err.message }, 'leading, but pod-status could not be read; trying again'),
+      lead: async () => {
+        const replayed = this.gate.open();
+        const results = await Promise.allSettled(replayed);
+        const failed = results.filter((r) => r.status === 'rejected').length;
+        this.logger.info({ replayed: replayed.length, failed }, 'leading: replayed the calls heard while no one led');
+        if (!isLeader()) return;
+        this.apiStatus?.start();
+        this.apiEvents?.start();
+      },
+    });
   }
 }

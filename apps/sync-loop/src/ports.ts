@@ -171,3 +171,20 @@ export interface ImageFsStats {
 export abstract class ImageFs {
   abstract stats(): Promise<ImageFsStats>;
 }
+
+/** The sync loop's Prometheus series, under upstream's names where it has them (adapters/prom-sync-loop-metrics.ts). */
+export abstract class SyncLoopMetrics {
+  /** kubelet_split_dispatched_work_total{update_type}: one dispatchWork. */
+  abstract workDispatched(updateType: SyncPodType): void;
+  /** metrics.Evictions (kubelet_evictions{eviction_signal}): a pod evicted for `signal`. */
+  abstract podEvicted(signal: string): void;
+  /** metrics.ImageGarbageCollectedTotal (kubelet_image_garbage_collected_total{reason}): an image removed. */
+  abstract imageGarbageCollected(reason: 'age' | 'space'): void;
+  /**
+   * metrics.OrphanPodCleanedVolumes and OrphanPodCleanedVolumesErrors
+   * (kubelet_orphan_pod_cleaned_volumes, ..._errors), set by each
+   * cleanupOrphanedPodDirs pass: the orphaned pods whose directories it
+   * tried to clean, and those it could not.
+   */
+  abstract orphanedPodDirsCleaned(cleaned: number, errors: number): void;
+}

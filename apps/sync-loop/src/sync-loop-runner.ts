@@ -73,6 +73,23 @@ export class SyncLoopRunner {
     return this.chain;
   }
 
+  /**
+   * Queues `fn` as run does, but its error rejects the promise returned (and is not logged here: the caller says
+   * what it means); the chain goes on. Resolves without running `fn` unless active.
+   */
+  attempt(what: string, fn: () => unknown): Promise<void> {
+    let failure: { err: unknown } | undefined;
+    return this.run(what, async () => {
+      try {
+        await fn();
+      } catch (err) {
+        failure = { err };
+      }
+    }).then(() => {
+      if (failure) throw failure.err;
+    });
+  }
+
   /** A step's error: logged (a lasting one once, until it changes), never thrown. */
   private failed(what: string, err: unknown): void {
     const message = (err as Error).message;

@@ -4,8 +4,8 @@ import { Clock, SystemClock } from '@app/clock';
 import { EventRecorder, type KillPodOptions, type Pod } from '@app/contracts';
 import { CriRuntime, DEFAULT_CRI_TIMEOUTS, NatsCriClient } from '@app/cri/client';
 import { RUNTIME_UP_PERIOD_MS, RuntimeState, RuntimeStateUpdater } from '@app/kube';
-import { LeaderElector, LeaderFence, NatsBus, NatsEventRecorder, onReconnect, type NatsConnection } from '@app/nats';
-import { Counter, Gauge, type Logger, type Registry } from '@app/observability';
+import { LeaderElector, LeaderFence, NatsBus, NatsEventRecorder, onReconnect, restoreThenLead, type NatsConnection } from '@app/nats';
+import type { Logger, Registry } from '@app/observability';
 import { CriKvNodeHealth } from '@app/pod-cache';
 import { CriStatsProvider, HostStatsReader, SummaryProvider, VolumeStatsCache } from '@app/stats';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
@@ -20,24 +20,19 @@ import { FsPodDirectoriesOnDisk } from './adapters/fs-pod-directories.js';
 import { NodeHostProcesses } from './adapters/host-processes.js';
 import { CriContainerLogRuntime } from './adapters/cri-container-log-runtime.js';
 import { FsContainerLogFiles } from './adapters/fs-container-log-files.js';
+import { PromSyncLoopMetrics } from './adapters/prom-sync-loop-metrics.js';
 import { ContainerLogManager } from './container-log-manager.js';
 import { ContainerGarbageCollector } from './container-gc.js';
 import { EVICTION_MONITORING_PERIOD_MS, EvictionManager } from './eviction/eviction-manager.js';
 import { ImageGarbageCollector, RealImageGCManager } from './image-gc.js';
 import { OrphanedPodCleaner } from './orphans.js';
+import { PeriodicPasses } from './periodic-passes.js';
 import { RuntimeCache } from './runtime-cache.js';
-import { ContainerLogFiles, ContainerLogRuntime, HostProcesses, ImageFs, ImageService, NodeHealth, NodePressureStore, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopOutbox } from './ports.js';
+import { ContainerLogFiles, ContainerLogRuntime, HostProcesses, ImageFs, ImageService, NodeHealth, NodePressureStore, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopMetrics, SyncLoopOutbox } from './ports.js';
 import { evictionThresholdsOf, imageGCPolicyOf, nodeInfoOf, type SyncLoopConfig } from './sync-loop.config.js';
 import { SyncLoopChannels } from './sync-loop.controller.js';
 import { SyncLoopRunner } from './sync-loop-runner.js';
 import { SyncLoop } from './sync-loop.js';
-
-/** metrics.OrphanPodCleanedVolumes and OrphanPodCleanedVolumesErrors, set by each cleanupOrphanedPodDirs pass. */
-const ORPHAN_METRICS = Symbol('ORPHAN_METRICS');
-interface OrphanMetrics {
-  cleaned: Gauge;
-  errors: Gauge;
-}
 
 /** syncLoop / syncLoopIteration, podManager, admission, workQueue, housekeeping. One provider per port; the adapters are in adapters/. */
 @Module({
@@ -68,11 +63,8 @@ interface OrphanMetrics {
     { provide: RuntimeCache, inject: [RuntimeView, Clock, SERVICE_CONFIG], useFactory: (runtime: RuntimeView, clock: Clock, cfg: SyncLoopConfig) => new RuntimeCache(runtime, clock, cfg.HOUSEKEEPING_PERIOD + 1000) },
     {
       provide: SyncLoopOutbox,
-      inject: [NatsBus, SERVICE_CONFIG, METRICS_REGISTRY, LeaderFence],
-      useFactory: (bus: NatsBus, cfg: SyncLoopConfig, registry: Registry, fence: LeaderFence) => {
-        const dispatches = new Counter({ name: 'kubelet_split_dispatched_work_total', help: 'dispatchWork calls, by update type.', labelNames: ['update_type'], registers: [registry] });
-        return new NatsSyncLoopOutbox(bus, cfg.NODE_NAME, cfg.POD_WORKER_SHARDS, fence, (t) => dispatches.inc({ update_type: t }));
-      },
+      inject: [NatsBus, SERVICE_CONFIG, SyncLoopMetrics, LeaderFence],
+      useFactory: (bus: NatsBus, cfg: SyncLoopConfig, metrics: SyncLoopMetrics, fence: LeaderFence) => new NatsSyncLoopOutbox(bus, cfg.NODE_NAME, cfg.POD_WORKER_SHARDS, fence, (t) => metrics.workDispatched(t)),
     },
     { provide: EventRecorder, inject: [NatsBus, SERVICE_CONFIG, Clock], useFactory: (bus: NatsBus, cfg: SyncLoopConfig, clock: Clock) => new NatsEventRecorder(bus, cfg.NODE_NAME, clock) },
     { provide: PodLogs, inject: [SERVICE_CONFIG], useFactory: (cfg: SyncLoopConfig) => new FsPodLogs(cfg.POD_LOGS_DIR) },
@@ -99,14 +91,13 @@ interface OrphanMetrics {
     },
     {
       provide: EvictionManager,
-      inject: [SummaryProvider, NodePressureStore, SyncLoop, EventRecorder, Clock, SERVICE_LOGGER, SERVICE_CONFIG, METRICS_REGISTRY],
-      useFactory: (summary: SummaryProvider, pressure: NodePressureStore, loop: SyncLoop, events: EventRecorder, clock: Clock, logger: Logger, cfg: SyncLoopConfig, registry: Registry) => {
+      inject: [SummaryProvider, NodePressureStore, SyncLoop, EventRecorder, Clock, SERVICE_LOGGER, SERVICE_CONFIG, SyncLoopMetrics],
+      useFactory: (summary: SummaryProvider, pressure: NodePressureStore, loop: SyncLoop, events: EventRecorder, clock: Clock, logger: Logger, cfg: SyncLoopConfig, metrics: SyncLoopMetrics) => {
         const pods = { activePods: () => loop.activePodsForEviction(), killPod: (pod: Pod, options: KillPodOptions) => loop.killPod(pod, options) };
-        const evictions = new Counter({ name: 'kubelet_evictions', help: 'Cumulative number of pod evictions by eviction signal', labelNames: ['eviction_signal'], registers: [registry] });
         const manager = new EvictionManager(summary, pressure, pods, events, clock, logger.child({ component: 'eviction-manager' }), {
           thresholds: evictionThresholdsOf(cfg),
           pressureTransitionPeriodMs: cfg.EVICTION_PRESSURE_TRANSITION_PERIOD,
-          onEviction: (signal) => evictions.inc({ eviction_signal: signal }),
+          onEviction: (signal) => metrics.podEvicted(signal),
         });
         loop.addPodAdmitHandler(manager);
         return manager;
@@ -138,25 +129,17 @@ interface OrphanMetrics {
     { provide: ImageFs, inject: [CriRuntime], useFactory: (cri: CriRuntime) => new CriImageFs(cri) },
     {
       provide: ImageGarbageCollector,
-      inject: [ImageService, ImageFs, EventRecorder, Clock, SERVICE_CONFIG, SERVICE_LOGGER, METRICS_REGISTRY],
-      useFactory: (images: ImageService, fs: ImageFs, events: EventRecorder, clock: Clock, cfg: SyncLoopConfig, logger: Logger, registry: Registry) => {
+      inject: [ImageService, ImageFs, EventRecorder, Clock, SERVICE_CONFIG, SERVICE_LOGGER, SyncLoopMetrics],
+      useFactory: (images: ImageService, fs: ImageFs, events: EventRecorder, clock: Clock, cfg: SyncLoopConfig, logger: Logger, metrics: SyncLoopMetrics) => {
         const log = logger.child({ component: 'image-gc' });
-        const collected = new Counter({ name: 'kubelet_image_garbage_collected_total', help: 'Total number of images garbage collected by the kubelet, whether through disk usage or image age.', labelNames: ['reason'], registers: [registry] });
-        const manager = new RealImageGCManager(images, fs, events, clock, log, imageGCPolicyOf(cfg), (reason) => collected.inc({ reason }));
+        const manager = new RealImageGCManager(images, fs, events, clock, log, imageGCPolicyOf(cfg), (reason) => metrics.imageGarbageCollected(reason));
         return new ImageGarbageCollector(manager, events, clock, log);
       },
     },
     { provide: PodDirectoriesOnDisk, inject: [SERVICE_CONFIG], useFactory: (cfg: SyncLoopConfig) => new FsPodDirectoriesOnDisk(cfg.POD_ROOT_DIR) },
     { provide: CgroupManager, inject: [SERVICE_CONFIG], useFactory: (cfg: SyncLoopConfig) => new CgroupfsManager(cfg.CGROUP_MOUNT) },
     { provide: HostProcesses, useClass: NodeHostProcesses },
-    {
-      provide: ORPHAN_METRICS,
-      inject: [METRICS_REGISTRY],
-      useFactory: (registry: Registry): OrphanMetrics => ({
-        cleaned: new Gauge({ name: 'kubelet_orphan_pod_cleaned_volumes', help: 'The total number of orphaned Pods whose volumes were cleaned in the last periodic sweep.', registers: [registry] }),
-        errors: new Gauge({ name: 'kubelet_orphan_pod_cleaned_volumes_errors', help: 'The number of orphaned Pods whose volumes failed to be cleaned in the last periodic sweep.', registers: [registry] }),
-      }),
-    },
+    { provide: SyncLoopMetrics, inject: [METRICS_REGISTRY], useFactory: (registry: Registry) => new PromSyncLoopMetrics(registry) },
     {
       provide: OrphanedPodCleaner,
       inject: [RuntimeCache, NodeState, PodDirectoriesOnDisk, CgroupManager, HostProcesses, Clock, SERVICE_CONFIG, SERVICE_LOGGER],
@@ -171,16 +154,36 @@ interface OrphanMetrics {
       inject: [SyncLoop, Clock, SERVICE_LOGGER],
       useFactory: (loop: SyncLoop, clock: Clock, logger: Logger) => new SyncLoopRunner(loop, clock, logger.child({ component: 'sync-loop' })),
     },
+    {
+      provide: PeriodicPasses,
+      inject: [SyncLoopRunner, ContainerGarbageCollector, ImageGarbageCollector, OrphanedPodCleaner, EvictionManager, ContainerLogManager, SyncLoopMetrics, SERVICE_CONFIG],
+      useFactory: (runner: SyncLoopRunner, containerGC: ContainerGarbageCollector, imageGC: ImageGarbageCollector, orphans: OrphanedPodCleaner, eviction: EvictionManager, containerLogs: ContainerLogManager, metrics: SyncLoopMetrics, cfg: SyncLoopConfig) =>
+        new PeriodicPasses({
+          runner,
+          loop: runner.loop,
+          containerGC,
+          imageGC,
+          orphans,
+          eviction,
+          containerLogs,
+          metrics,
+          periods: {
+            syncTickMs: cfg.SYNC_TICK,
+            housekeepingMs: cfg.HOUSEKEEPING_PERIOD,
+            containerGcMs: cfg.CONTAINER_GC_PERIOD,
+            imageGcMs: cfg.IMAGE_GC_PERIOD,
+            sourcesResyncMs: cfg.SOURCES_RESYNC_PERIOD,
+            evictionMs: EVICTION_MONITORING_PERIOD_MS,
+          },
+        }),
+    },
   ],
 })
 export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
   constructor(
     private readonly runner: SyncLoopRunner,
-    private readonly containerGC: ContainerGarbageCollector,
+    private readonly passes: PeriodicPasses,
     private readonly containerLogManager: ContainerLogManager,
-    private readonly imageGC: ImageGarbageCollector,
-    private readonly orphans: OrphanedPodCleaner,
-    @Inject(ORPHAN_METRICS) private readonly orphanMetrics: OrphanMetrics,
     private readonly evictionManager: EvictionManager,
     private readonly runtimeState: RuntimeStateUpdater,
     private readonly clock: Clock,
@@ -214,7 +217,7 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
     // config-source may come back a moment later than this service: ask until it answers (a few times).
     this.stopReconnectWatch = onReconnect(this.ctx.connection, () => void this.reconcileAfterReconnect());
     this.leadership.subscribe({
-      onStartedLeading: () => this.lead(),
+      onStartedLeading: (token) => this.lead(token),
       onStoppedLeading: () => {
         runner.deactivate();
         void this.containerLogManager.stop();
@@ -230,39 +233,25 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
    * listings now, PLEG events by the shard owners' reconciliation, a lost
    * work-done by housekeeping's requeue.
    */
-  private async lead(): Promise<void> {
-    const { runner, cfg } = this;
+  private async lead(token: number): Promise<void> {
+    const { runner } = this;
     runner.activate();
-    await runner.run('restore', async () => {
-      await runner.loop.restore();
-      // The eviction manager's conditions before any admission of this term.
-      await this.evictionManager.restore();
-      runner.restored = true;
+    await restoreThenLead({
+      clock: this.clock,
+      // This term's: a later term (lost and won again meanwhile) starts its own.
+      isLeader: () => this.leadership.fencingToken === token && runner.isActive,
+      // On the loop's chain, before anything else of the term; a leader without its pods would admit them as new.
+      restore: () =>
+        runner.attempt('restore', async () => {
+          await runner.loop.restore();
+          // The eviction manager's conditions before any admission of this term.
+          await this.evictionManager.restore();
+          runner.restored = true;
+        }),
+      ifRestoreFails: 'retry',
+      onRestoreError: (err) => this.logger.warn({ err: err.message }, 'leading, but the pods bucket could not be read; trying again'),
+      lead: () => this.passes.startTerm(),
     });
-    // Ask config-source for the full listings now, then now and then.
-    void runner.run('reconcileWithSources', () => runner.loop.reconcileWithSources());
-    runner.every('syncCh', cfg.SYNC_TICK, () => runner.loop.syncTick(), { gated: true });
-    runner.every('housekeepingCh', cfg.HOUSEKEEPING_PERIOD, () => runner.loop.housekeeping(), { gated: true });
-    // StartGarbageCollection's container GC, on the loop's chain: it never runs beside a housekeeping pass.
-    runner.every('containerGC', cfg.CONTAINER_GC_PERIOD, () => this.containerGC.garbageCollect(runner.loop.desiredPods, runner.loop.areSourcesReady), { gated: true });
-    // StartGarbageCollection's image GC: a pass now and every period, with records fresh for this term (image-gc.ts).
-    if (this.imageGC.enabled) {
-      this.imageGC.startTerm();
-      void runner.run('imageGC', () => this.imageGC.garbageCollect());
-      runner.every('imageGC', cfg.IMAGE_GC_PERIOD, () => this.imageGC.garbageCollect(), { gated: true });
-    }
-    // HandlePodCleanups' cleanupOrphanedPodDirs and cleanupOrphanedPodCgroups, on the housekeeping period.
-    runner.every('cleanupOrphanedPods', cfg.HOUSEKEEPING_PERIOD, async () => {
-      const r = await this.orphans.cleanup(runner.loop.desiredPods, runner.loop.areSourcesReady);
-      this.orphanMetrics.cleaned.set(r.removedDirectories.length + r.failedDirectories.length);
-      this.orphanMetrics.errors.set(r.failedDirectories.length);
-    }, { gated: true });
-    runner.every('reconcileWithSources', cfg.SOURCES_RESYNC_PERIOD, () => runner.loop.reconcileWithSources());
-    // The container log manager: beside the loop, not on its chain (compressing a log takes a while); not if the term already ended.
-    if (runner.isActive) this.containerLogManager.start();
-    // The eviction manager's monitoring loop: its summary stats read off the loop's chain (seconds, under a burst of
-    // pod starts), its choice of pods and its kill on it (they are the podManager's); no summary (logged), no pass.
-    runner.every('eviction', EVICTION_MONITORING_PERIOD_MS, async (summary) => void (summary && (await this.evictionManager.synchronize(summary))), { prepare: () => this.evictionManager.observe() });
   }
 
   private async reconcileAfterReconnect(): Promise<void> {
