@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1PodStatus } from '@kubernetes/client-node';
 import type { ServiceInfo } from '@app/contracts';
-import { DEFAULT_LEADER_ELECTION } from '@app/nats';
+import { DEFAULT_LEADER_ELECTION } from '@app/leader-election';
 import { exited, type ServiceProcess } from '../deploy/local/stack.js';
 import { NodeStack } from './support/node-stack.js';
 

@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import type { V1ContainerStatus, V1PodStatus } from '@kubernetes/client-node';
 import { SERVICE_NAMES, Subjects, type ServiceInfo } from '@app/contracts';
-import { readTraceRecords, type TraceRecord } from '@app/nats';
+import { readTraceRecords, type TraceRecord } from '@app/tracing';
 import { exited } from '../deploy/local/stack.js';
 import { NodeStack } from './support/node-stack.js';
 import { runtimeAddress } from './support/runtime.js';

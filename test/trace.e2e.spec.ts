@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Subjects, type PodUpdateMessage, type StatusCommandMessage } from '@app/contracts';
 import { NodeStack } from './support/node-stack.js';
-import { buildTimeline, readTraceRecords, type TraceRecord } from '@app/nats';
+import { buildTimeline, readTraceRecords, type TraceRecord } from '@app/tracing';
 import type { HopServerView } from '../apps/cli/src/nats-trace.js';
 import { REPO_ROOT } from '../deploy/local/stack.js';
 

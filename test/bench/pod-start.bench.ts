@@ -14,7 +14,7 @@
 import { parseArgs } from 'node:util';
 import type { V1PodStatus } from '@kubernetes/client-node';
 import { Subjects } from '@app/contracts';
-import { buildTimeline, readTraceRecords, type TraceRecord } from '@app/nats';
+import { buildTimeline, readTraceRecords, type TraceRecord } from '@app/tracing';
 import { printTimeline } from '../../apps/cli/src/trace.js';
 import { NodeStack } from '../support/node-stack.js';
 

@@ -16,7 +16,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { TRACE_STREAM } from '@app/nats';
+import { TRACE_STREAM } from '@app/tracing';
 import { NodeStack } from '../support/node-stack.js';
 
 const { values } = parseArgs({ options: { pods: { type: 'string', default: '15' }, rounds: { type: 'string', default: '2' }, json: { type: 'string' } } });

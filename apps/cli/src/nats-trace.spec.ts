@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { TRACE_RECORD_TYPE, buildTimeline, type TraceRecord } from '@app/nats';
+import { TRACE_RECORD_TYPE, buildTimeline, type TraceRecord } from '@app/tracing';
 import { describeDelivery, probeable, joinServerViews, natsTraceProbes, printServerViews, serverTraces, serverView, type ServerView } from './nats-trace.js';
 import { testdata } from './testing.js';
 

@@ -13,7 +13,7 @@
  * would store it), sent from the CLI's admin connection, not a record of the
  * moment the hop happened (docs/adr/0015-tracing.md).
  */
-import { Headers, formatTraceparent, type TimelineHop } from '@app/nats';
+import { Headers, formatTraceparent, type TimelineHop } from '@app/tracing';
 import { formatMs } from './trace.js';
 import { TABLE_TABWRITER, tabwrite } from './tabwriter.js';
 

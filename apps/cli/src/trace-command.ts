@@ -1,6 +1,6 @@
 /** `kubelet-split trace POD`: resolves the pod, reads its records, prints the timeline (or follows it). */
 import { Subjects, type PodList } from '@app/contracts';
-import { buildTimeline, readPodTrace, readTraceRecords } from '@app/nats';
+import { buildTimeline, readPodTrace, readTraceRecords } from '@app/tracing';
 import { TIMELINE_HEADER, looksLikeUid, podRef, printTimeline, timelineJson, timelineRow } from './trace.js';
 import { joinServerViews, natsTraceProbes, printServerViews } from './nats-trace.js';
 import { askServerTraces, connectForTraces, type TraceSource } from './trace-reader.js';

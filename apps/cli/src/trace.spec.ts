@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MessageTypes, type Pod } from '@app/contracts';
-import { TRACE_RECORD_TYPE, buildTimeline, describeHop, type TraceRecord } from '@app/nats';
+import { TRACE_RECORD_TYPE, buildTimeline, describeHop, type TraceRecord } from '@app/tracing';
 import { looksLikeUid, podRef, printTimeline, timelineJson } from './trace.js';
 import { resolvePodUid } from './trace-command.js';
 

@@ -2,7 +2,7 @@
  * `kubelet-split trace POD`: one pod's timeline (@app/nats buildTimeline,
  * shared with the console) printed as a table or JSON.
  */
-import type { Timeline, TimelineHop } from '@app/nats';
+import type { Timeline, TimelineHop } from '@app/tracing';
 import { TABLE_TABWRITER, tabwrite } from './tabwriter.js';
 
 export function formatMs(ms: number): string {

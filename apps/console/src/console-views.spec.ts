@@ -2,7 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import type { EventMessage, Pod, PodList } from '@app/contracts';
-import { TRACE_RECORD_TYPE, type Connz, type MonitoringSample, type TraceRecord } from '@app/nats';
+import { TRACE_RECORD_TYPE, type TraceRecord } from '@app/tracing';
+import type { Connz, MonitoringSample } from '@app/nats';
 import { ConsolePods } from './console-feed.js';
 import { ConsoleTimelines, ConsoleTopology, NatsMonitoring, PodNotFoundError, PodTraces } from './console-views.js';
 

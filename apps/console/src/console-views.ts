@@ -12,7 +12,8 @@
  *    that is recent (the page asks every few seconds), else 0.
  */
 import { Clock } from '@app/clock';
-import { buildTimeline, buildTopology, topologyEdges, topologyOfNode, type MonitoringSample, type Timeline, type Topology, type TraceRecord } from '@app/nats';
+import { buildTimeline, type Timeline, type TraceRecord } from '@app/tracing';
+import { buildTopology, topologyEdges, topologyOfNode, type MonitoringSample, type Topology } from '@app/nats';
 import { ConsolePods } from './console-feed.js';
 
 /** Reads a pod's trace records (KUBELET_TRACES, `trace.*.<uid>`). */

@@ -14,7 +14,7 @@ import { headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection, ty
 import { Clock, SystemClock, type Timer } from '@app/clock';
 import { MessageError, Subjects, parseJson } from '@app/contracts';
 import { CRI_PROGRESS_HEADER, CRI_TIMEOUT_HEADER, CriError, parseCriProgress, parseCriTimeout, type CriService } from '@app/cri';
-import { continueTrace } from '@app/nats';
+import { continueTrace } from '@app/tracing';
 import type { Logger } from '@app/observability';
 import { toErrorReply } from '@app/service';
 import type { CriGateway } from './gateway.js';

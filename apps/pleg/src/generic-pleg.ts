@@ -24,7 +24,7 @@
 import { Clock } from '@app/clock';
 import type { PodCacheEntry, PodLifecycleEventMessage } from '@app/contracts';
 import type { ContainerStatus, CriRuntime, PodSandboxStatus } from '@app/cri';
-import { nextSpan, runInTrace, type ActiveTrace } from '@app/nats';
+import { nextSpan, runInTrace, type ActiveTrace } from '@app/tracing';
 import type { Logger } from '@app/observability';
 import { KubeletLabels } from '@app/kube';
 import { containerState, groupByPod, podEvents, type PodView } from './events.js';

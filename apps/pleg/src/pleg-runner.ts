@@ -15,7 +15,7 @@
 import { Clock, type Timer } from '@app/clock';
 import { MessageTypes, type ContainerEventsStatusMessage, type InspectPodMessage, type PodLifecycleEventMessage, type PodLifecycleEventType } from '@app/contracts';
 import type { ContainerEventResponse } from '@app/cri';
-import { currentTrace, nextSpan, runInTrace } from '@app/nats';
+import { currentTrace, nextSpan, runInTrace } from '@app/tracing';
 import type { Logger } from '@app/observability';
 import type { GenericPleg } from './generic-pleg.js';
 import { PlegEventSink } from './ports.js';

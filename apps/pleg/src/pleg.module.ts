@@ -1,7 +1,8 @@
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Clock, SystemClock } from '@app/clock';
 import { CriRuntime, NatsCriClient } from '@app/cri/client';
-import { LeaderElector, LeaderFence, NatsBus, restoreThenLead, type NatsConnection } from '@app/nats';
+import { LeaderElector, LeaderFence, restoreThenLead } from '@app/leader-election';
+import { NatsBus, type NatsConnection } from '@app/nats';
 import type { Logger, Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
 import { FsContainerFileReader } from './adapters/fs-container-file-reader.js';

@@ -4,7 +4,7 @@ import { FakeClock } from '@app/clock/testing';
 import type { ContainerEventsStatusMessage, PodCacheEntry, PodLifecycleEventMessage } from '@app/contracts';
 import type { Container, PodSandbox } from '@app/cri';
 import { FakeCri } from '@app/cri/testing';
-import { currentTrace } from '@app/nats';
+import { currentTrace } from '@app/tracing';
 import { silentLogger } from '@app/observability';
 import { MemoryPodCache } from '@app/pod-cache';
 import { generateEvents, groupByPod, type PlegContainerState } from './events.js';

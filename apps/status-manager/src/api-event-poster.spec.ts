@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { ApiError } from '@app/apiserver';
 import { FakeClock } from '@app/clock/testing';
 import { MessageTypes, type EventMessage } from '@app/contracts';
-import { NotLeaderError } from '@app/nats';
+import { NotLeaderError } from '@app/leader-election';
 import { silentLogger } from '@app/observability';
 import { ApiEventPoster } from './api-event-poster.js';
 import { FakeEventSink } from './testing.js';

@@ -22,7 +22,7 @@ import { Clock } from '@app/clock';
 import { isAlreadyExists, isNotFound, ApiError } from '@app/apiserver';
 import type { Event, EventMessage, ObjectReference } from '@app/contracts';
 import { rfc3339 } from '@app/kube';
-import { NotLeaderError } from '@app/nats';
+import { NotLeaderError } from '@app/leader-election';
 import type { Logger } from '@app/observability';
 import { EventSink } from './api-ports.js';
 import { EventCorrelator, eventName } from './event-correlator.js';

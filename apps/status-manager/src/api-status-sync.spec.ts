@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { ApiError } from '@app/apiserver';
 import { FakeClock } from '@app/clock/testing';
 import type { Pod, PodCondition, PodStatus } from '@app/contracts';
-import { NotLeaderError } from '@app/nats';
+import { NotLeaderError } from '@app/leader-election';
 import { silentLogger } from '@app/observability';
 import { ApiStatusSync } from './api-status-sync.js';
 import type { StatusEntry } from './pod-status-versions.js';

@@ -35,7 +35,7 @@
 import { Clock, type Timer } from '@app/clock';
 import { podWorkerState, type Pod, type PodRecord, type PodSyncStatusRecord } from '@app/contracts';
 import { isMirrorPod, isPodPhaseTerminal, isStaticPod } from '@app/kube';
-import { NotLeaderError } from '@app/nats';
+import { NotLeaderError } from '@app/leader-election';
 import type { Logger } from '@app/observability';
 import { ApiPods, PodStatusApi, PodWorkerRecords } from './api-ports.js';
 import { isMirrorPodOf, mergePodStatus, preparePodStatusPatch } from './pod-status-patch.js';

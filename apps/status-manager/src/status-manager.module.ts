@@ -1,7 +1,8 @@
 import { Inject, Module, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { ReflectorApiPods, connectApiServer, type ApiServer } from '@app/apiserver';
 import { Clock, SystemClock } from '@app/clock';
-import { LeaderElector, LeaderFence, NatsBus, NatsEventRecorder, restoreThenLead } from '@app/nats';
+import { LeaderElector, LeaderFence, restoreThenLead } from '@app/leader-election';
+import { NatsBus, NatsEventRecorder } from '@app/nats';
 import type { Logger, Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, leaderElectionOf, type ServiceContext } from '@app/service';
 import { KvProbeResults } from './adapters/kv-probe-results.js';

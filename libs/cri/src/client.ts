@@ -26,7 +26,8 @@
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { Clock, SystemClock, untilAborted, type Timer } from '@app/clock';
 import { Subjects, isRecord, parseJson } from '@app/contracts';
-import { Headers, currentTrace, hopStart, messageHeaders, msSince, newInbox, parseTraceparent, recordHop, senderOf, type MessageMeta } from '@app/nats';
+import { Headers, currentTrace, hopStart, messageHeaders, msSince, parseTraceparent, recordHop, type MessageMeta } from '@app/tracing';
+import { newInbox, senderOf } from '@app/nats';
 import { CriError, isCriErrorCode } from './errors.js';
 import type { ImageMethod, ImageRequest, ImageResponse, RuntimeMethod, RuntimeRequest, RuntimeResponse } from './messages.js';
 import {

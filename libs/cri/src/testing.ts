@@ -4,7 +4,7 @@
  * records every call, answers from handlers the test sets (or an empty
  * response), and can be told to fail.
  */
-import type { MessageMeta } from '@app/nats';
+import type { MessageMeta } from '@app/tracing';
 import { CriRuntime, raceCancel, type CriCallOptions } from './client.js';
 import { CriError, type CriErrorCode } from './errors.js';
 import type { CriService, ImageMethod, ImageRequest, ImageResponse, RuntimeMethod, RuntimeRequest, RuntimeResponse } from './messages.js';

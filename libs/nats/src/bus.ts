@@ -5,9 +5,9 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { isRecord, parseJson, type ErrorReply } from '@app/contracts';
 import { senderOf } from './connection.js';
-import { Headers, messageHeaders, parseTraceparent, type MessageMeta } from './headers.js';
-import { currentTrace, hopStart, msSince, recordHop } from './trace-context.js';
-import { messageFacts } from './trace-records.js';
+import { Headers, messageHeaders, parseTraceparent, type MessageMeta } from '@app/tracing';
+import { currentTrace, hopStart, msSince, recordHop } from '@app/tracing';
+import { messageFacts } from '@app/tracing';
 import type { MsgHdrs } from '@nats-io/transport-node';
 
 const encoder = new TextEncoder();

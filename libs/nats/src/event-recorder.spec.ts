@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import { Subjects, type EventMessage, type Pod } from '@app/contracts';
-import type { MessageMeta } from './headers.js';
+import type { MessageMeta } from '@app/tracing';
 import { NatsEventRecorder } from './event-recorder.js';
 
 class RecordingBus {

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeKv } from '@app/nats/testing';
+import { FakeKv } from './testing.js';
 import { JsonKvStore } from './json-kv-store.js';
 
 interface Rec {

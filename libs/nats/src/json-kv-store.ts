@@ -7,11 +7,11 @@
 import type { KV } from '@nats-io/kv';
 import type { ProbeResultRecord, VersionedPodStatusRecord } from '@app/contracts';
 import { kvKey } from './buckets.js';
-import { nextSpan } from './headers.js';
+import { nextSpan } from '@app/tracing';
 import { KvMirror, type KvMirrorOptions } from './kv-mirror.js';
 import { kvSnapshot } from './kv-snapshot.js';
-import { currentTrace, hopStart, msSince, recordHop } from './trace-context.js';
-import { messageFacts } from './trace-records.js';
+import { currentTrace, hopStart, msSince, recordHop } from '@app/tracing';
+import { messageFacts } from '@app/tracing';
 
 /**
  * What JsonKvStore uses of a bucket (so that a fake bucket can stand in for it

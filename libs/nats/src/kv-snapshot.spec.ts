@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KvEntry, KvWatchEntry } from '@nats-io/kv';
-import { FakeKv } from '@app/nats/testing';
+import { FakeKv } from './testing.js';
 import { kvSnapshot, type SnapshotKv } from './kv-snapshot.js';
 
 const encoder = new TextEncoder();

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeKv } from '@app/nats/testing';
+import { FakeKv } from './testing.js';
 import { SharedSettingMismatchError, agreeOnSetting, sharedSettingKey, type SharedSettingRecord } from './shared-settings.js';
 
 const at = new Date(Date.UTC(2026, 0, 1));

@@ -1,8 +1,6 @@
 /** The NATS lib's test doubles, for unit tests only (the lib's testing door: `@app/nats/testing`). */
 import type { KV, KvEntry, KvWatchEntry } from '@nats-io/kv';
 import type { QueuedIterator } from '@nats-io/transport-node';
-import { LeaderFence } from './leader-election.js';
-import { TraceRecorder, type TraceHop } from './trace-records.js';
 
 type FakeKvMethods = Pick<KV, 'get' | 'put' | 'delete' | 'keys' | 'create' | 'update' | 'watch' | 'status'> & { keysNow(filter: string): Promise<string[]> };
 
@@ -190,29 +188,5 @@ export class FakeKv implements FakeKvMethods {
       throw err;
     }
     return fn();
-  }
-}
-
-/** A LeaderFence that leads with `token` until told otherwise (`token = undefined`: a standby). */
-export class FakeLeaderFence extends LeaderFence {
-  token: number | undefined = 1;
-  get fencingToken(): number | undefined {
-    return this.token;
-  }
-}
-
-/** Keeps every hop recorded (installTraceRecorder(new FakeTraceRecorder()) in a test); `failing` makes record throw. */
-export class FakeTraceRecorder extends TraceRecorder {
-  readonly hops: TraceHop[] = [];
-  failing = false;
-  flushes = 0;
-
-  record(hop: TraceHop): void {
-    if (this.failing) throw new Error('recorder failed');
-    this.hops.push(hop);
-  }
-
-  flush(): void {
-    this.flushes++;
   }
 }

@@ -9,8 +9,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PodCacheEntry, PodCacheGlobal } from '@app/contracts';
-import { NoTraceRecorder, installTraceRecorder, kvKey, type KV } from '@app/nats';
-import { FakeKv, FakeTraceRecorder } from '@app/nats/testing';
+import { NoTraceRecorder, installTraceRecorder } from '@app/tracing';
+import { kvKey, type KV } from '@app/nats';
+import { FakeKv } from '@app/nats/testing';
+import { FakeTraceRecorder } from '@app/tracing/testing';
 import { KvPodCache, MemoryPodCache, podCacheGlobalKey, podCacheKey, type CacheResult, type PodCache } from './pod-cache.js';
 
 

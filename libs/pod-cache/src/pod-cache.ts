@@ -11,7 +11,8 @@
  * absent: the runtime has nothing for it).
  */
 import type { PodCacheEntry, PodCacheGlobal } from '@app/contracts';
-import { hopStart, kvKey, recordKvWatch, watchInitialCount, type KV, type KvWatchEntry } from '@app/nats';
+import { hopStart, recordKvWatch } from '@app/tracing';
+import { kvKey, watchInitialCount, type KV, type KvWatchEntry } from '@app/nats';
 
 export const podCacheKey = (node: string, uid: string): string => kvKey(node, 'pod', uid);
 export const podCacheGlobalKey = (node: string): string => kvKey(node, 'global');

@@ -12,30 +12,9 @@ import type { INestApplication } from '@nestjs/common';
 import { SystemClock } from '@app/clock';
 import { SERVICE_NAMES, STATUS_GROUP, type ServiceName } from '@app/contracts';
 import { ConfigError, parseEnv, readSecretFile, sharedSchema, type ConfigOf, type EnvSchema, type SharedConfig } from '@app/config';
-import {
-  BUCKETS,
-  JetStreamTraceRecorder,
-  KvLeaderLeaseStore,
-  LeaderElector,
-  NATS_USERS,
-  NatsBus,
-  agreeOnSetting,
-  connectNats,
-  connectionName,
-  describeViolation,
-  ensureBuckets,
-  ensureTraceStream,
-  grantedBuckets,
-  installTraceRecorder,
-  inboxPrefix,
-  leaderElectionProblem,
-  type BucketId,
-  type KV,
-  type NatsConnection,
-  type NatsCredentials,
-  type NatsUser,
-  type PermissionViolation,
-} from '@app/nats';
+import { BUCKETS, NATS_USERS, NatsBus, agreeOnSetting, connectNats, connectionName, describeViolation, ensureBuckets, grantedBuckets, inboxPrefix, type BucketId, type KV, type NatsConnection, type NatsCredentials, type NatsUser, type PermissionViolation } from '@app/nats';
+import { JetStreamTraceRecorder, ensureTraceStream, installTraceRecorder } from '@app/tracing';
+import { KvLeaderLeaseStore, LeaderElector, leaderElectionProblem } from '@app/leader-election';
 import { Counter, NestPinoLogger, createMetricsRegistry, type Logger } from '@app/observability';
 import { leaderElectionOf, leaderElectionSchema, watchLeadership } from './leadership.js';
 import { CoreModule } from './core.module.js';

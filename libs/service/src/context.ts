@@ -3,7 +3,8 @@
  * config, logger, metrics registry, NATS connection and bus, KV buckets and
  * health checks. Apps inject the narrow piece they need.
  */
-import type { BucketId, KV, LeaderElector, NatsConnection } from '@app/nats';
+import type { BucketId, KV, NatsConnection } from '@app/nats';
+import type { LeaderElector } from '@app/leader-election';
 import { NatsBus } from '@app/nats';
 import type { Logger, Registry } from '@app/observability';
 import type { SharedConfig } from '@app/config';

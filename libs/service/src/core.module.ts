@@ -2,7 +2,8 @@ import { Controller, Get, Header, HttpCode, Inject, Module, Res, type DynamicMod
 import { MessagePattern } from '@nestjs/microservices';
 import type { Response } from 'express';
 import { Subjects, type ServiceInfo } from '@app/contracts';
-import { LeaderElector, LeaderFence, NatsBus } from '@app/nats';
+import { LeaderElector, LeaderFence } from '@app/leader-election';
+import { NatsBus } from '@app/nats';
 import { Registry } from '@app/observability';
 import { HealthChecks } from './health.js';
 import {

@@ -8,7 +8,7 @@
  * docs/adr/0011-leader-election.md).
  */
 import { env } from '@app/config';
-import { DEFAULT_LEADER_ELECTION, type LeaderElectionOptions, type LeaderElector } from '@app/nats';
+import { DEFAULT_LEADER_ELECTION, type LeaderElectionOptions, type LeaderElector } from '@app/leader-election';
 import { Gauge, type Registry } from '@app/observability';
 import type { HealthChecks } from './health.js';
 

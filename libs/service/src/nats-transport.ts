@@ -16,7 +16,7 @@ import { RpcException, Server, NatsContext, type CustomTransportStrategy, type M
 import { lastValueFrom } from 'rxjs';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { MessageError, isRecord, parseJson, resolvePattern, type ErrorReply } from '@app/contracts';
-import { continueTrace } from '@app/nats';
+import { continueTrace } from '@app/tracing';
 import type { Logger } from '@app/observability';
 
 const encoder = new TextEncoder();

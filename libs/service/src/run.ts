@@ -21,7 +21,8 @@
  */
 import type { LoggerService } from '@nestjs/common';
 import { ConfigError, type EnvSchema } from '@app/config';
-import { NatsAuthError, SharedSettingMismatchError, withTraceRecorderScope } from '@app/nats';
+import { NatsAuthError, SharedSettingMismatchError } from '@app/nats';
+import { withTraceRecorderScope } from '@app/tracing';
 import { NestPinoLogger, createLogger, type Logger } from '@app/observability';
 import type { ServiceName } from '@app/contracts';
 import { BucketGrantError, NatsPermissionError, bootstrapService, loadServiceConfig, type FullConfig, type RunningService, type ServiceDefinition } from './bootstrap.js';

@@ -1,5 +1,6 @@
 /** PodTraces on KUBELET_TRACES, as status-manager's NATS user (libs/nats permissions.ts TRACE_READ). */
-import { readPodTrace, type NatsConnection, type TraceRecord } from '@app/nats';
+import { readPodTrace, type TraceRecord } from '@app/tracing';
+import type { NatsConnection } from '@app/nats';
 import { PodTraces } from '../console-views.js';
 
 export class NatsPodTraces extends PodTraces {

@@ -1,6 +1,6 @@
 import { PatchType, isConflict, isNotFound, type ApiServer } from '@app/apiserver';
 import type { Lease, Node, Pod } from '@app/contracts';
-import type { LeaderFence } from '@app/nats';
+import type { LeaderFence } from '@app/leader-election';
 import { LeaseApi, MirrorPodApi, NodeApi } from '../ports.js';
 
 /** core/v1 nodes and nodes/status on the apiserver; every write checks the leader fence first. */

@@ -1,5 +1,6 @@
 import type { PodRecord } from '@app/contracts';
-import { hopStart, kvKey, recordKvWatch, type KV, type KvWatchEntry } from '@app/nats';
+import { hopStart, recordKvWatch } from '@app/tracing';
+import { kvKey, type KV, type KvWatchEntry } from '@app/nats';
 import { KvPodManager } from '@app/pod-manager';
 import { DesiredPodsWatch } from '../ports.js';
 

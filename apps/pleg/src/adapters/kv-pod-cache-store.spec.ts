@@ -1,8 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PodCacheEntry } from '@app/contracts';
-import { NotLeaderError } from '@app/nats';
-import { FakeKv, FakeLeaderFence } from '@app/nats/testing';
+import { NotLeaderError } from '@app/leader-election';
+import { FakeKv } from '@app/nats/testing';
+import { FakeLeaderFence } from '@app/leader-election/testing';
 import { podCacheGlobalKey, podCacheKey } from '@app/pod-cache';
 import { KvPodCacheStore } from './kv-pod-cache-store.js';
 

@@ -1,5 +1,6 @@
 import type { PodCacheEntry, PodCacheGlobal } from '@app/contracts';
-import { JsonKvStore, type JsonKv, type LeaderFence } from '@app/nats';
+import { JsonKvStore, type JsonKv } from '@app/nats';
+import type { LeaderFence } from '@app/leader-election';
 import { PodCacheStore } from '../ports.js';
 
 /**

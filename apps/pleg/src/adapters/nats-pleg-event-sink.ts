@@ -1,5 +1,6 @@
 import { Subjects, type PodLifecycleEventMessage } from '@app/contracts';
-import type { LeaderFence, NatsBus } from '@app/nats';
+import type { LeaderFence } from '@app/leader-election';
+import type { NatsBus } from '@app/nats';
 import { PlegEventSink } from '../ports.js';
 
 /** plegCh on NATS: `kubelet.<node>.pleg.<uid>`; the leader's only, with its fencing token (Kubelet-Leader-Revision). */

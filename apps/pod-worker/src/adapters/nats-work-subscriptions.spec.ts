@@ -2,7 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Msg, MsgHdrs, NatsConnection, SubscriptionOptions } from '@nats-io/transport-node';
 import { FakeClock } from '@app/clock/testing';
-import { FencingTokenFilter, messageHeaders } from '@app/nats';
+import { FencingTokenFilter } from '@app/leader-election';
+import { messageHeaders } from '@app/tracing';
 import { NatsWorkSubscriptions } from './nats-work-subscriptions.js';
 
 /** Just enough of a connection to deliver messages to the adapter's subscription callbacks. */

@@ -1,6 +1,8 @@
 import { SystemClock } from '@app/clock';
 import { Subjects } from '@app/contracts';
-import { FencingTokenFilter, continueTrace, readMeta, type NatsConnection } from '@app/nats';
+import { FencingTokenFilter } from '@app/leader-election';
+import { continueTrace, readMeta } from '@app/tracing';
+import type { NatsConnection } from '@app/nats';
 import type { Logger } from '@app/observability';
 import { WorkSubscriptions } from '../ports.js';
 

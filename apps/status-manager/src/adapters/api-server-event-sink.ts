@@ -1,6 +1,6 @@
 import { ApiServer, PatchType } from '@app/apiserver';
 import type { Event } from '@app/contracts';
-import type { LeaderFence } from '@app/nats';
+import type { LeaderFence } from '@app/leader-election';
 import { EventSink } from '../api-ports.js';
 
 const eventsPath = (namespace: string) => `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`;

@@ -1,6 +1,6 @@
 import { ApiServer, PatchType, isConflict, isNotFound } from '@app/apiserver';
 import type { Pod } from '@app/contracts';
-import type { LeaderFence } from '@app/nats';
+import type { LeaderFence } from '@app/leader-election';
 import { PodStatusApi } from '../api-ports.js';
 
 const podPath = (namespace: string, name: string) => `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}`;

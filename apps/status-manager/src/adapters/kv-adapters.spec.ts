@@ -2,8 +2,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ProbeResultRecord } from '@app/contracts';
-import { NotLeaderError } from '@app/nats';
-import { FakeKv, FakeLeaderFence } from '@app/nats/testing';
+import { NotLeaderError } from '@app/leader-election';
+import { FakeKv } from '@app/nats/testing';
+import { FakeLeaderFence } from '@app/leader-election/testing';
 import type { StatusEntry } from '../pod-status-versions.js';
 import { KvProbeResults } from './kv-probe-results.js';
 import { KvStatusStore } from './kv-status-store.js';

@@ -1,4 +1,5 @@
-import { JsonKvStore, podStatusStore, type JsonKv, type LeaderFence } from '@app/nats';
+import { JsonKvStore, podStatusStore, type JsonKv } from '@app/nats';
+import type { LeaderFence } from '@app/leader-election';
 import { StatusStore } from '../ports.js';
 import type { StatusEntry } from '../pod-status-versions.js';
 

@@ -1,6 +1,6 @@
 import { containerLogFile, type CriRuntime } from '@app/cri/client';
 import { KubeletLabels } from '@app/kube';
-import type { LeaderFence } from '@app/nats';
+import type { LeaderFence } from '@app/leader-election';
 import { ContainerLogRuntime } from '../ports.js';
 
 /** The container log manager's runtime, through the CRI: this node's containers only; reopening a log is the leader's only. */

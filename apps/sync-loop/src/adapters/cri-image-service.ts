@@ -1,6 +1,6 @@
 import { statfs } from 'node:fs/promises';
 import type { CriRuntime } from '@app/cri';
-import type { LeaderFence } from '@app/nats';
+import type { LeaderFence } from '@app/leader-election';
 import { ImageFs, ImageService, type GcImage, type ImageFsStats } from '../ports.js';
 
 /** The runtime's images through the CRI; removing one is the leader's only. */

@@ -1,6 +1,6 @@
 import type { CriRuntime } from '@app/cri';
 import { KubeletLabels } from '@app/kube';
-import type { LeaderFence } from '@app/nats';
+import type { LeaderFence } from '@app/leader-election';
 import type { GcContainer, GcSandbox } from '../container-gc.js';
 import { RuntimeView, type RuntimeContainer, type RuntimePod } from '../ports.js';
 

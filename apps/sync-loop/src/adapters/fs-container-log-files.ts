@@ -3,7 +3,7 @@ import { readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, isAbsolute } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
-import type { LeaderFence } from '@app/nats';
+import type { LeaderFence } from '@app/leader-election';
 import { ContainerLogFiles } from '../ports.js';
 
 const isMissing = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';

@@ -3,9 +3,10 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PodRecord, PodSyncStatusRecord, VersionedPodStatusRecord } from '@app/contracts';
 import { FakeClock } from '@app/clock/testing';
-import { NotLeaderError } from '@app/nats';
+import { NotLeaderError } from '@app/leader-election';
 import { silentLogger } from '@app/observability';
-import { FakeKv, FakeLeaderFence } from '@app/nats/testing';
+import { FakeKv } from '@app/nats/testing';
+import { FakeLeaderFence } from '@app/leader-election/testing';
 import { KvNodeState } from './kv-node-state.js';
 import { KvPodStore } from './kv-pod-store.js';
 

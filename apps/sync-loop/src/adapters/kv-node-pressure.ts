@@ -1,5 +1,6 @@
 import { nodePressureKey, type NodePressureRecord } from '@app/contracts';
-import type { JsonKv, LeaderFence } from '@app/nats';
+import type { JsonKv } from '@app/nats';
+import type { LeaderFence } from '@app/leader-election';
 import { NodePressureStore } from '../ports.js';
 
 /** `<node>.node-pressure` in the `pods` bucket; the leader's write only (NotLeaderError otherwise). */

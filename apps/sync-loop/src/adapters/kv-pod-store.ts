@@ -1,5 +1,6 @@
 import type { PodRecord, WorkQueueRecord } from '@app/contracts';
-import { JsonKvStore, type JsonKv, type LeaderFence } from '@app/nats';
+import { JsonKvStore, type JsonKv } from '@app/nats';
+import type { LeaderFence } from '@app/leader-election';
 import { podManagerStore } from '@app/pod-manager';
 import { PodStore } from '../ports.js';
 

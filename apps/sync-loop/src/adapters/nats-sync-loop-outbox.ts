@@ -12,7 +12,8 @@ import {
   type SyncPodType,
   type UpdatePodOptionsMessage,
 } from '@app/contracts';
-import type { LeaderFence, NatsBus } from '@app/nats';
+import type { LeaderFence } from '@app/leader-election';
+import type { NatsBus } from '@app/nats';
 import { SyncLoopOutbox } from '../ports.js';
 
 /**

@@ -5,7 +5,7 @@ import { FakeClock } from '@app/clock/testing';
 import { silentLogger } from '@app/observability';
 import { KvLeaderLeaseStore } from './kv-leader-lease-store.js';
 import { DEFAULT_LEADER_ELECTION, FencingTokenFilter, LeaderElector, LeaderLeaseStore, NotLeaderError, leaderElectionProblem, type LeaderElectionRecord, type LeaderLeaseSnapshot } from './leader-election.js';
-import { FakeKv } from './testing.js';
+import { FakeKv } from '@app/nats/testing';
 
 const NODE = 'node-a';
 const SERVICE = 'sync-loop';

@@ -1,10 +1,11 @@
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { NatsBus } from './bus.js';
+import { NatsBus } from '@app/nats';
 import { Headers, messageHeaders, nextSpan, readMeta } from './headers.js';
-import { JsonKvStore } from './json-kv-store.js';
-import { FakeKv, FakeTraceRecorder } from './testing.js';
+import { JsonKvStore } from '@app/nats';
+import { FakeKv } from '@app/nats/testing';
+import { FakeTraceRecorder } from './testing.js';
 import { continueTrace, hopStart, installTraceRecorder, recordKvWatch, runInTrace } from './trace-context.js';
 import { buildTimeline } from './trace-timeline.js';
 import { JetStreamTraceRecorder, NoTraceRecorder, TRACE_RECORD_TYPE, messageFacts, parseTraceRecord, type TraceHop } from './trace-records.js';

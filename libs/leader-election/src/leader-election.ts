@@ -34,7 +34,7 @@
 import { Clock, type Timer } from '@app/clock';
 import type { LeadershipInfo } from '@app/contracts';
 import type { Logger } from '@app/observability';
-import { kvKey } from './buckets.js';
+import { kvKey } from '@app/nats';
 
 /** The lease's value, as client-go's LeaderElectionRecord. */
 export interface LeaderElectionRecord {

@@ -15,13 +15,12 @@ import { DiscardPolicy, RetentionPolicy, StorageType, jetstreamManager } from '@
 import { nanos } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Subjects } from '@app/contracts';
-import { familySubject } from './permissions.js';
 
 export const TRACE_STREAM = 'KUBELET_TRACES';
 export const TRACE_RECORD_TYPE = 'kubelet.v1.trace_hop' as const;
 
 /** Every node's and pod's records: the stream's subjects. */
-export const TRACE_SUBJECTS = familySubject('trace');
+export const TRACE_SUBJECTS = Subjects.trace.pattern.replace('{node}', '*');
 
 export type TraceHopKind = 'handle' | 'publish' | 'request' | 'cri' | 'kv.put' | 'kv.watch';
 
