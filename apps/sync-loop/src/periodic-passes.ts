@@ -17,10 +17,10 @@
  * (SyncLoopRunner.tickGate). A pass of an earlier term never runs again:
  * the runner's `every` is bound to the term it was called in.
  */
-import type { ContainerGarbageCollector } from './container-gc.js';
-import type { ContainerLogManager } from './container-log-manager.js';
+import type { ContainerGarbageCollector } from './gc/container-gc.js';
+import type { ContainerLogManager } from './logs/container-log-manager.js';
 import type { EvictionManager } from './eviction/eviction-manager.js';
-import type { ImageGarbageCollector } from './image-gc.js';
+import type { ImageGarbageCollector } from './images/image-gc-manager.js';
 import type { OrphanedPodCleaner } from './orphans.js';
 import type { SyncLoopMetrics } from './ports.js';
 import type { SyncLoopRunner } from './sync-loop-runner.js';

@@ -3,7 +3,7 @@
  * are in adapters/, the fakes in testing.ts. Events go through
  * @app/contracts' EventRecorder.
  */
-import type { GcContainer, GcSandbox } from './container-gc.js';
+import type { GcContainer, GcSandbox } from './gc/container-gc.js';
 import type { KillPodOptions, NodePressureRecord, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, StatusVerb, SourcesSnapshotMessage, SyncPodType } from '@app/contracts';
 
 /** The `pods` bucket: desired pods and work-queue entries. The sync loop is its only writer. */
@@ -98,7 +98,7 @@ export abstract class PodLogs {
   abstract removeDirectory(name: string): Promise<void>;
 }
 
-/** The runtime's side of the container log manager (container-log-manager.ts): CRI ListContainers, ContainerStatus, ReopenContainerLog. */
+/** The runtime's side of the container log manager (logs/container-log-manager.ts): CRI ListContainers, ContainerStatus, ReopenContainerLog. */
 export abstract class ContainerLogRuntime {
   /** The IDs of this node's running containers (ListContainers, by the kubelet's node label). */
   abstract runningContainers(): Promise<string[]>;
@@ -147,7 +147,7 @@ export interface GcImage {
   pinned: boolean;
 }
 
-/** The runtime's images, for the image GC (image-gc.ts). */
+/** The runtime's images, for the image GC (images/image-gc-manager.ts). */
 export abstract class ImageService {
   /** ListImages. */
   abstract listImages(): Promise<GcImage[]>;

@@ -3,7 +3,7 @@ import { ConfigError, cgroupsSchema, env, machineHugePages, nodeResourcesSchema,
 import { DEFAULT_SHARD_COUNT } from '@app/contracts';
 import { QuantityError, configuredCapacity, nodeAllocatable, nodeInfoFrom, nodeReservationsFrom, parseEvictionHard, parseMapStringString, parseQuantityNanos, type EvictionThreshold, type NodeInfo } from '@app/kube';
 import type { FullConfig } from '@app/service';
-import { imageGCPolicyProblems, type ImageGCPolicy } from './image-gc.js';
+import { imageGCPolicyProblems, type ImageGCPolicy } from './images/image-gc-manager.js';
 
 /**
  * A size in bytes as a Kubernetes quantity ("10Mi", "500k", "1G"), as the

@@ -35,7 +35,7 @@ import type {
 import { canAdmitPod, getPodQOS, type AdmitResult, isMirrorPod, pastActiveDeadline as pastDeadline, diffListing, podsDifferSemantically, type NodeInfo, type PodOperations } from '@app/kube';
 import type { Logger } from '@app/observability';
 import { decideHousekeeping, isTerminalPhase } from './housekeeping.js';
-import { removeContainerWithLog } from './container-gc.js';
+import { removeContainerWithLog } from './gc/container-gc.js';
 import { RuntimeCache, type RuntimePods } from './runtime-cache.js';
 import { NodeState, PodStore, RuntimeView, SyncLoopOutbox, type PodLogs } from './ports.js';
 

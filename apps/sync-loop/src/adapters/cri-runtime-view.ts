@@ -1,7 +1,7 @@
 import type { CriRuntime } from '@app/cri';
 import { KubeletLabels } from '@app/kube';
 import type { LeaderFence } from '@app/leader-election';
-import type { GcContainer, GcSandbox } from '../container-gc.js';
+import type { GcContainer, GcSandbox } from '../gc/container-gc.js';
 import { RuntimeView, type RuntimeContainer, type RuntimePod } from '../ports.js';
 
 /** The runtime's pods and containers, through the CRI; removing a container is the leader's only. */

@@ -39,7 +39,7 @@
  */
 import type { Clock, Timer } from '@app/clock';
 import type { Logger } from '@app/observability';
-import type { ContainerLogFiles, ContainerLogRuntime } from './ports.js';
+import type { ContainerLogFiles, ContainerLogRuntime } from '../ports.js';
 
 /** The rotated log's suffix, after Go's `20060102-150405` (timestampFormat). */
 export const ROTATED_TIMESTAMP = /^\d{8}-\d{6}$/;

@@ -45,7 +45,7 @@
 import type { Clock } from '@app/clock';
 import type { EventRecorder } from '@app/contracts';
 import type { Logger } from '@app/observability';
-import type { GcImage, ImageFs, ImageService } from './ports.js';
+import type { GcImage, ImageFs, ImageService } from '../ports.js';
 
 /** images.ImageGCPolicy; the kubelet's defaults are 85 / 80 %, MinAge 2m, MaxAge 0 (off). */
 export interface ImageGCPolicy {

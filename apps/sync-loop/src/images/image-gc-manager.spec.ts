@@ -6,11 +6,11 @@ import { ConfigError } from '@app/config';
 import { RecordingEventRecorder } from '@app/contracts/testing';
 import { FakeCri } from '@app/cri/testing';
 import { createLogger, silentLogger, type Logger } from '@app/observability';
-import { CriImageFs, sandboxImageOf } from './adapters/cri-image-service.js';
-import { DEFAULT_IMAGE_GC_POLICY, ImageGarbageCollector, RealImageGCManager, imageGCPolicyProblems, normalizeImageRef, type ImageGCPolicy } from './image-gc.js';
-import type { GcImage } from './ports.js';
-import { imageGCPolicyOf } from './sync-loop.config.js';
-import { FakeImageFs, FakeImageService } from './testing.js';
+import { CriImageFs, sandboxImageOf } from '../adapters/cri-image-service.js';
+import { DEFAULT_IMAGE_GC_POLICY, ImageGarbageCollector, RealImageGCManager, imageGCPolicyProblems, normalizeImageRef, type ImageGCPolicy } from './image-gc-manager.js';
+import type { GcImage } from '../ports.js';
+import { imageGCPolicyOf } from '../sync-loop.config.js';
+import { FakeImageFs, FakeImageService } from '../testing.js';
 
 const MIN = 60_000;
 const img = (id: string, size: number, extra: Partial<GcImage> = {}): GcImage => ({ id, repoTags: [`example.com/${id}:1`], repoDigests: [], size, pinned: false, ...extra });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { FakeClock } from '@app/clock/testing';
 import { ContainerLogManager, filterUnusedLogs, rotatedLogName, type ContainerLogManagerOptions } from './container-log-manager.js';
-import { FakeContainerLogFiles, FakeContainerLogRuntime } from './testing.js';
+import { FakeContainerLogFiles, FakeContainerLogRuntime } from '../testing.js';
 
 const DIR = '/var/log/pods/default_web_u1/app';
 const LOG = `${DIR}/0.log`;

@@ -4,7 +4,7 @@ import { FakeClock } from '@app/clock/testing';
 import type { PodRecord, PodSyncStatusRecord } from '@app/contracts';
 import { silentLogger } from '@app/observability';
 import { ContainerGarbageCollector, DEFAULT_GC_POLICY, decideContainerGC, podUidOfLogDirectory, type GCPolicy, type GcContainer, type GcSandbox } from './container-gc.js';
-import { FakeNodeState, FakePodLogs, FakeRuntimeView } from './testing.js';
+import { FakeNodeState, FakePodLogs, FakeRuntimeView } from '../testing.js';
 
 const NOW = 1_000_000;
 const rec = (uid: string, extra: Partial<PodRecord> = {}): [string, PodRecord] => [uid, { pod: { metadata: { uid, name: uid, namespace: 'default' }, spec: { containers: [] } }, source: 'file', addedAt: 100, admitted: true, ...extra }];

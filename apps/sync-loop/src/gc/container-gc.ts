@@ -23,7 +23,7 @@
 import type { Clock } from '@app/clock';
 import { podWorkerState, type PodRecord, type PodSyncStatusRecord } from '@app/contracts';
 import type { Logger } from '@app/observability';
-import type { NodeState, PodLogs, RuntimeView } from './ports.js';
+import type { NodeState, PodLogs, RuntimeView } from '../ports.js';
 
 /** container_gc.go GCPolicy; the kubelet's defaults are MinAge 0, MaxPerPodContainer 1, MaxContainers -1. */
 export interface GCPolicy {
