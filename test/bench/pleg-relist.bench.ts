@@ -76,7 +76,7 @@ try {
   process.stdout.write(`created ${PODS} pods with ${CONTAINERS} containers each in ${((Date.now() - t0) / 1000).toFixed(1)}s\n`);
 
   const sink = new CountingSink();
-  const pleg = new GenericPleg(cri, new NullCache(), sink, new SystemClock(), silentLogger(), { inspectTimeoutMs: 5000, inspectConcurrency: 4, relistThresholdMs: 180_000 });
+  const pleg = new GenericPleg({ cri, cache: new NullCache(), sink, clock: new SystemClock(), logger: silentLogger() }, { inspectTimeoutMs: 5000, inspectConcurrency: 4, relistThresholdMs: 180_000 });
   let t = performance.now();
   await pleg.relist();
   process.stdout.write(`first relist (inspects every pod): ${(performance.now() - t).toFixed(1)}ms, ${sink.n} events\n`);

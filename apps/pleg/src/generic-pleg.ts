@@ -68,6 +68,18 @@ const SYNC_END_SLACK_MS = 1;
 
 class InspectTimeout extends Error {}
 
+/** What the generic PLEG works with. */
+export interface GenericPlegDeps {
+  cri: CriRuntime;
+  cache: PodCacheStore;
+  sink: PlegEventSink;
+  clock: Clock;
+  logger: Logger;
+  metrics?: PlegMetrics;
+  /** The termination message files and logs of exited containers; none: their messages are the runtime's alone. */
+  files?: ContainerFileReader;
+}
+
 export class GenericPleg {
   /** podRecords: each pod as the last successful relist saw it. */
   private readonly records = new Map<string, PodView>();
@@ -84,19 +96,21 @@ export class GenericPleg {
   /** The timestamps of the relist and the inspections running now. */
   private readonly inFlight = new Set<number>();
 
+  private readonly cri: CriRuntime;
+  private readonly cache: PodCacheStore;
+  private readonly sink: PlegEventSink;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly metrics: PlegMetrics | undefined;
+  private readonly files: ContainerFileReader | undefined;
+
   constructor(
-    private readonly cri: CriRuntime,
-    private readonly cache: PodCacheStore,
-    private readonly sink: PlegEventSink,
-    private readonly clock: Clock,
-    private readonly logger: Logger,
+    deps: GenericPlegDeps,
     private readonly options: GenericPlegOptions,
-    private readonly metrics?: PlegMetrics,
-    /** The termination message files and logs of exited containers; none: their messages are the runtime's alone. */
-    private readonly files?: ContainerFileReader,
   ) {
+    ({ cri: this.cri, cache: this.cache, sink: this.sink, clock: this.clock, logger: this.logger, metrics: this.metrics, files: this.files } = deps);
     this.relistThresholdMs = options.relistThresholdMs;
-    this.writer = new PodCacheWriter(cache);
+    this.writer = new PodCacheWriter(deps.cache);
   }
 
   /**

@@ -38,6 +38,16 @@ const EVENT_TYPES: Partial<Record<string, PodLifecycleEventType>> = {
   CONTAINER_DELETED_EVENT: 'ContainerRemoved',
 };
 
+/** What the PLEG's modes work with. */
+export interface PlegRunnerDeps {
+  pleg: GenericPleg;
+  sink: PlegEventSink;
+  clock: Clock;
+  logger: Logger;
+  /** Asks cri-gateway how its event relay is doing; undefined when it does not answer. Default: it never answers. */
+  askRelay?: () => Promise<ContainerEventsStatusMessage | undefined>;
+}
+
 export class PlegRunner {
   private desired: PlegMode;
   private effective: PlegMode = 'generic';
@@ -48,16 +58,18 @@ export class PlegRunner {
   private lastRelayMessageAt = 0;
   private lastRelistAt?: number;
 
+  private readonly pleg: GenericPleg;
+  private readonly sink: PlegEventSink;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly askRelay: () => Promise<ContainerEventsStatusMessage | undefined>;
+
   constructor(
-    private readonly pleg: GenericPleg,
-    private readonly sink: PlegEventSink,
-    private readonly clock: Clock,
-    private readonly logger: Logger,
+    deps: PlegRunnerDeps,
     private readonly options: PlegRunnerOptions,
     mode: PlegMode,
-    /** Asks cri-gateway how its event relay is doing; undefined when it does not answer. */
-    private readonly askRelay: () => Promise<ContainerEventsStatusMessage | undefined> = () => Promise.resolve(undefined),
   ) {
+    ({ pleg: this.pleg, sink: this.sink, clock: this.clock, logger: this.logger, askRelay: this.askRelay = () => Promise.resolve(undefined) } = deps);
     this.desired = mode;
   }
 

@@ -35,13 +35,20 @@ import { PlegEventSink, PlegMetrics, PodCacheStore, RelayStatus } from './ports.
       provide: GenericPleg,
       inject: [CriRuntime, PodCacheStore, PlegEventSink, Clock, SERVICE_LOGGER, SERVICE_CONFIG, PlegMetrics],
       useFactory: (cri: CriRuntime, cache: PodCacheStore, sink: PlegEventSink, clock: Clock, logger: Logger, cfg: PlegConfig, metrics: PlegMetrics) =>
-        new GenericPleg(cri, cache, sink, clock, logger.child({ component: 'pleg' }), { inspectTimeoutMs: cfg.INSPECT_TIMEOUT, inspectConcurrency: cfg.INSPECT_CONCURRENCY, relistThresholdMs: cfg.RELIST_THRESHOLD, node: cfg.NODE_NAME }, metrics, new FsContainerFileReader()),
+        new GenericPleg(
+          { cri, cache, sink, clock, logger: logger.child({ component: 'pleg' }), metrics, files: new FsContainerFileReader() },
+          { inspectTimeoutMs: cfg.INSPECT_TIMEOUT, inspectConcurrency: cfg.INSPECT_CONCURRENCY, relistThresholdMs: cfg.RELIST_THRESHOLD, node: cfg.NODE_NAME },
+        ),
     },
     {
       provide: PlegRunner,
       inject: [GenericPleg, PlegEventSink, Clock, SERVICE_LOGGER, SERVICE_CONFIG, RelayStatus],
       useFactory: (pleg: GenericPleg, sink: PlegEventSink, clock: Clock, logger: Logger, cfg: PlegConfig, relay: RelayStatus) =>
-        new PlegRunner(pleg, sink, clock, logger.child({ component: 'pleg-mode' }), { relistPeriodMs: cfg.RELIST_PERIOD, eventedRelistPeriodMs: cfg.EVENTED_RELIST_PERIOD, eventedSilenceMs: 90_000 }, cfg.PLEG_MODE, () => relay.ask()),
+        new PlegRunner(
+          { pleg, sink, clock, logger: logger.child({ component: 'pleg-mode' }), askRelay: () => relay.ask() },
+          { relistPeriodMs: cfg.RELIST_PERIOD, eventedRelistPeriodMs: cfg.EVENTED_RELIST_PERIOD, eventedSilenceMs: 90_000 },
+          cfg.PLEG_MODE,
+        ),
     },
   ],
 })

@@ -119,7 +119,7 @@ function setup(cache = new MemoryCacheStore()) {
   const runtime = new Runtime();
   const sink = new Sink();
   const clock = new FakeClock(1_000_000);
-  const pleg = new GenericPleg(runtime.cri, cache, sink, clock, silentLogger(), { inspectTimeoutMs: 5000, inspectConcurrency: 4, relistThresholdMs: 180_000 });
+  const pleg = new GenericPleg({ cri: runtime.cri, cache, sink, clock, logger: silentLogger() }, { inspectTimeoutMs: 5000, inspectConcurrency: 4, relistThresholdMs: 180_000 });
   return { runtime, sink, clock, pleg, cache };
 }
 
@@ -411,7 +411,7 @@ describe('PlegRunner', () => {
   /** A PLEG and its runner, relisting every second in generic mode and every 5 minutes in evented mode, falling back after 90s of relay silence. */
   const setupRunner = (mode: PlegMode, askRelay?: () => Promise<ContainerEventsStatusMessage | undefined>) => {
     const s = setup();
-    return { ...s, runner: new PlegRunner(s.pleg, s.sink, s.clock, silentLogger(), { relistPeriodMs: 1000, eventedRelistPeriodMs: 300_000, eventedSilenceMs: 90_000 }, mode, askRelay) };
+    return { ...s, runner: new PlegRunner({ pleg: s.pleg, sink: s.sink, clock: s.clock, logger: silentLogger(), askRelay }, { relistPeriodMs: 1000, eventedRelistPeriodMs: 300_000, eventedSilenceMs: 90_000 }, mode) };
   };
 
   it('relists every period in generic mode', async () => {
