@@ -77,7 +77,7 @@ describe('OrphanedPodCleaner', () => {
     const dirs = new FakePodDirectories();
     const cgroups = new FakeCgroupManager();
     const processes = new FakeHostProcesses();
-    const cleaner = new OrphanedPodCleaner(new RuntimeCache(runtime, clock, 0), state, dirs, cgroups, processes, clock, silentLogger(), { graceMs: grace, cgroupRoot: '/' });
+    const cleaner = new OrphanedPodCleaner({ runtime: new RuntimeCache(runtime, clock, 0), nodeState: state, dirs, cgroups, processes, clock, logger: silentLogger() }, { graceMs: grace, cgroupRoot: '/' });
     return { clock, runtime, state, dirs, cgroups, processes, cleaner };
   }
 
@@ -181,7 +181,7 @@ describe('OrphanedPodCleaner', () => {
     const { runtime, state, dirs, processes } = setup(0);
     const cgroups = new FakeCgroupManager();
     cgroups.add('/kubepods/podx', [1]);
-    const cleaner = new OrphanedPodCleaner(new RuntimeCache(runtime, new FakeClock(), 0), state, dirs, undefined, processes, new FakeClock(), silentLogger(), { graceMs: 0 });
+    const cleaner = new OrphanedPodCleaner({ runtime: new RuntimeCache(runtime, new FakeClock(), 0), nodeState: state, dirs, processes, clock: new FakeClock(), logger: silentLogger() }, { graceMs: 0 });
     assert.deepEqual((await cleaner.cleanup(new Map(), true)).destroyedCgroups, []);
     assert.ok(cgroups.cgroups.has('/kubepods/podx'));
   });

@@ -82,6 +82,18 @@ export interface OrphanCleanupOptions {
   cgroupRoot?: string;
 }
 
+/** What the orphan cleanup works with. */
+export interface OrphanedPodCleanerDeps {
+  runtime: RuntimePods;
+  nodeState: NodeState;
+  dirs: PodDirectoriesOnDisk;
+  /** The pod cgroups' manager; none, or no cgroupRoot in the options: pod cgroups are left alone. */
+  cgroups?: CgroupManager;
+  processes: HostProcesses;
+  clock: Clock;
+  logger: Logger;
+}
+
 export interface OrphanCleanupResult {
   removedDirectories: string[];
   destroyedCgroups: string[];
@@ -101,16 +113,20 @@ export class OrphanedPodCleaner {
   /** The last failure logged per UID, so that a lasting one is logged once. */
   private readonly lastFailure = new Map<string, string>();
 
+  private readonly runtime: RuntimePods;
+  private readonly nodeState: NodeState;
+  private readonly dirs: PodDirectoriesOnDisk;
+  private readonly cgroups: CgroupManager | undefined;
+  private readonly processes: HostProcesses;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+
   constructor(
-    private readonly runtime: RuntimePods,
-    private readonly nodeState: NodeState,
-    private readonly dirs: PodDirectoriesOnDisk,
-    private readonly cgroups: CgroupManager | undefined,
-    private readonly processes: HostProcesses,
-    private readonly clock: Clock,
-    private readonly logger: Logger,
+    deps: OrphanedPodCleanerDeps,
     private readonly options: OrphanCleanupOptions,
-  ) {}
+  ) {
+    ({ runtime: this.runtime, nodeState: this.nodeState, dirs: this.dirs, cgroups: this.cgroups, processes: this.processes, clock: this.clock, logger: this.logger } = deps);
+  }
 
   /** GetAllPodsFromCgroups: `pod<uid>` children of the QoS parents. */
   async podCgroups(): Promise<Map<string, CgroupName>> {

@@ -44,7 +44,7 @@ import { SyncLoop } from './sync-loop.js';
     {
       provide: KvNodeState,
       inject: [SERVICE_CONTEXT, Clock, SERVICE_LOGGER],
-      useFactory: (ctx: ServiceContext, clock: Clock, logger: Logger) => new KvNodeState(bucketOf(ctx, 'workers'), bucketOf(ctx, 'podStatus'), ctx.config.NODE_NAME, clock, logger.child({ component: 'kv-mirror' })),
+      useFactory: (ctx: ServiceContext, clock: Clock, logger: Logger) => new KvNodeState({ workers: bucketOf(ctx, 'workers'), statuses: bucketOf(ctx, 'podStatus'), clock, logger: logger.child({ component: 'kv-mirror' }) }, ctx.config.NODE_NAME),
     },
     { provide: NodeState, useExisting: KvNodeState },
     { provide: CriRuntime, inject: [NATS_CONNECTION, SERVICE_CONFIG], useFactory: (nc: NatsConnection, cfg: SyncLoopConfig) => new NatsCriClient(nc, cfg.NODE_NAME, 'sync-loop') },
@@ -74,7 +74,7 @@ import { SyncLoop } from './sync-loop.js';
       provide: SyncLoop,
       inject: [PodStore, NodeState, RuntimeView, SyncLoopOutbox, EventRecorder, SERVICE_CONFIG, Clock, SERVICE_LOGGER, PodLogs, RuntimeCache],
       useFactory: (store: PodStore, state: NodeState, runtime: RuntimeView, out: SyncLoopOutbox, events: EventRecorder, cfg: SyncLoopConfig, clock: Clock, logger: Logger, podLogs: PodLogs, runtimePods: RuntimeCache) =>
-        new SyncLoop(store, state, runtime, out, events, nodeInfoOf(cfg), clock, logger.child({ component: 'sync-loop' }), { resyncIntervalMs: cfg.SYNC_FREQUENCY, podLogs, runtimePods }),
+        new SyncLoop({ store, nodeState: state, runtime, out, events, clock, logger: logger.child({ component: 'sync-loop' }), podLogs, runtimePods }, nodeInfoOf(cfg), { resyncIntervalMs: cfg.SYNC_FREQUENCY }),
     },
     {
       // The eviction manager's summaryProvider: the status manager's /stats/summary reader, over the desired pods.
@@ -95,7 +95,7 @@ import { SyncLoop } from './sync-loop.js';
       inject: [SummaryProvider, NodePressureStore, SyncLoop, EventRecorder, Clock, SERVICE_LOGGER, SERVICE_CONFIG, SyncLoopMetrics],
       useFactory: (summary: SummaryProvider, pressure: NodePressureStore, loop: SyncLoop, events: EventRecorder, clock: Clock, logger: Logger, cfg: SyncLoopConfig, metrics: SyncLoopMetrics) => {
         const pods = { activePods: () => loop.activePodsForEviction(), killPod: (pod: Pod, options: KillPodOptions) => loop.killPod(pod, options) };
-        const manager = new EvictionManager(summary, pressure, pods, events, clock, logger.child({ component: 'eviction-manager' }), {
+        const manager = new EvictionManager({ summary, pressure, pods, events, clock, logger: logger.child({ component: 'eviction-manager' }) }, {
           thresholds: evictionThresholdsOf(cfg),
           pressureTransitionPeriodMs: cfg.EVICTION_PRESSURE_TRANSITION_PERIOD,
           onEviction: (signal) => metrics.podEvicted(signal),
@@ -108,7 +108,7 @@ import { SyncLoop } from './sync-loop.js';
       provide: ContainerGarbageCollector,
       inject: [RuntimeView, PodLogs, NodeState, Clock, SERVICE_CONFIG, SERVICE_LOGGER],
       useFactory: (runtime: RuntimeView, logs: PodLogs, state: NodeState, clock: Clock, cfg: SyncLoopConfig, logger: Logger) =>
-        new ContainerGarbageCollector(runtime, logs, state, clock, logger.child({ component: 'container-gc' }), {
+        new ContainerGarbageCollector({ runtime, logs, nodeState: state, clock, logger: logger.child({ component: 'container-gc' }) }, {
           minAgeMs: cfg.MINIMUM_CONTAINER_TTL,
           maxPerPodContainer: cfg.MAXIMUM_DEAD_CONTAINERS_PER_CONTAINER,
           maxContainers: cfg.MAXIMUM_DEAD_CONTAINERS,
@@ -120,7 +120,7 @@ import { SyncLoop } from './sync-loop.js';
       provide: ContainerLogManager,
       inject: [ContainerLogRuntime, ContainerLogFiles, Clock, SERVICE_CONFIG, SERVICE_LOGGER],
       useFactory: (runtime: ContainerLogRuntime, files: ContainerLogFiles, clock: Clock, cfg: SyncLoopConfig, logger: Logger) =>
-        new ContainerLogManager(runtime, files, clock, logger.child({ component: 'container-log-manager' }), {
+        new ContainerLogManager({ runtime, files, clock, logger: logger.child({ component: 'container-log-manager' }) }, {
           policy: { maxSize: cfg.CONTAINER_LOG_MAX_SIZE, maxFiles: cfg.CONTAINER_LOG_MAX_FILES },
           monitorIntervalMs: cfg.CONTAINER_LOG_MONITOR_INTERVAL,
           maxWorkers: cfg.CONTAINER_LOG_MAX_WORKERS,
@@ -133,8 +133,8 @@ import { SyncLoop } from './sync-loop.js';
       inject: [ImageService, ImageFs, EventRecorder, Clock, SERVICE_CONFIG, SERVICE_LOGGER, SyncLoopMetrics],
       useFactory: (images: ImageService, fs: ImageFs, events: EventRecorder, clock: Clock, cfg: SyncLoopConfig, logger: Logger, metrics: SyncLoopMetrics) => {
         const log = logger.child({ component: 'image-gc' });
-        const manager = new RealImageGCManager(images, fs, events, clock, log, imageGCPolicyOf(cfg), (reason) => metrics.imageGarbageCollected(reason));
-        return new ImageGarbageCollector(manager, events, clock, log);
+        const manager = new RealImageGCManager({ images, imageFs: fs, events, clock, logger: log, onImageRemoved: (reason) => metrics.imageGarbageCollected(reason) }, imageGCPolicyOf(cfg));
+        return new ImageGarbageCollector({ manager, events, clock, logger: log });
       },
     },
     { provide: PodDirectoriesOnDisk, inject: [SERVICE_CONFIG], useFactory: (cfg: SyncLoopConfig) => new FsPodDirectoriesOnDisk(cfg.POD_ROOT_DIR) },
@@ -145,7 +145,7 @@ import { SyncLoop } from './sync-loop.js';
       provide: OrphanedPodCleaner,
       inject: [RuntimeCache, NodeState, PodDirectoriesOnDisk, CgroupManager, HostProcesses, Clock, SERVICE_CONFIG, SERVICE_LOGGER],
       useFactory: (runtime: RuntimeCache, state: NodeState, dirs: PodDirectoriesOnDisk, cgroups: CgroupManager, processes: HostProcesses, clock: Clock, cfg: SyncLoopConfig, logger: Logger) =>
-        new OrphanedPodCleaner(runtime, state, dirs, cfg.CGROUPS_PER_QOS === 'true' ? cgroups : undefined, processes, clock, logger.child({ component: 'orphans' }), {
+        new OrphanedPodCleaner({ runtime, nodeState: state, dirs, ...(cfg.CGROUPS_PER_QOS === 'true' ? { cgroups } : {}), processes, clock, logger: logger.child({ component: 'orphans' }) }, {
           graceMs: cfg.ORPHAN_GRACE_PERIOD,
           ...(cfg.CGROUPS_PER_QOS === 'true' ? { cgroupRoot: cfg.CGROUP_ROOT } : {}),
         }),

@@ -38,7 +38,7 @@ function setup(store = new MemoryPodStore()) {
   const out = new RecordingOutbox();
   const events = new RecordingEventRecorder();
   const node = nodeInfoFrom({ name: 'node-a', cpu: '2', memory: '4Gi', maxPods: 3 });
-  const loop = new SyncLoop(store, nodeState, runtime, out, events, node, clock, silentLogger());
+  const loop = new SyncLoop({ store, nodeState, runtime, out, events, clock, logger: silentLogger() }, node);
   return { loop, store, clock, nodeState, runtime, out, events };
 }
 
@@ -402,10 +402,11 @@ describe('SyncLoop: housekeeping on the mirrors and the runtime cache (docs/adr/
       return pods();
     };
     const out = new RecordingOutbox();
-    const loop = new SyncLoop(new MemoryPodStore(), nodeState, runtime, out, new RecordingEventRecorder(), nodeInfoFrom({ name: 'node-a', cpu: '2', memory: '4Gi', maxPods: 3 }), clock, silentLogger(), {
-      resyncIntervalMs: 60_000,
-      runtimePods: new RuntimeCache(runtime, clock, 3000),
-    });
+    const loop = new SyncLoop(
+      { store: new MemoryPodStore(), nodeState, runtime, out, events: new RecordingEventRecorder(), clock, logger: silentLogger(), runtimePods: new RuntimeCache(runtime, clock, 3000) },
+      nodeInfoFrom({ name: 'node-a', cpu: '2', memory: '4Gi', maxPods: 3 }),
+      { resyncIntervalMs: 60_000 },
+    );
     loop.handleSourcesReady();
     runtime.runtimePods = [orphan];
     await loop.housekeeping();

@@ -44,13 +44,25 @@ export const DEAD_CONTAINERS_TO_KEEP = 1;
 /** Orphaned-status and restart requests are repeated at most this often while nothing changes. */
 const REPEAT_MS = 30_000;
 
-export interface SyncLoopOptions {
-  /** --sync-frequency: when an admitted pod with no work-queue entry (its work-done lost) is due. */
-  resyncIntervalMs: number;
+/** What the sync loop works with. */
+export interface SyncLoopDeps {
+  /** podManager and workQueue, kept in the `pods` bucket. */
+  store: PodStore;
+  nodeState: NodeState;
+  runtime: RuntimeView;
+  out: SyncLoopOutbox;
+  events: EventRecorder;
+  clock: Clock;
+  logger: Logger;
   /** The runtime cache housekeeping reads (the module's is shared with the orphan cleanup); default: a listing per pass. */
   runtimePods?: RuntimePods;
   /** Where removed containers' log files go with them (removeContainerLog). */
   podLogs?: PodLogs;
+}
+
+export interface SyncLoopOptions {
+  /** --sync-frequency: when an admitted pod with no work-queue entry (its work-done lost) is due. */
+  resyncIntervalMs: number;
 }
 
 /** lifecycle.PodAdmitHandler. */
@@ -67,21 +79,25 @@ export class SyncLoop {
   private readonly lastSent = new Map<string, number>();
   private readonly admitHandlers: PodAdmitHandler[] = [];
 
+  private readonly store: PodStore;
+  private readonly nodeState: NodeState;
+  private readonly runtime: RuntimeView;
+  private readonly out: SyncLoopOutbox;
+  private readonly events: EventRecorder;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly runtimePods: RuntimePods;
+  private readonly podLogs: PodLogs | undefined;
+
   constructor(
-    private readonly store: PodStore,
-    private readonly nodeState: NodeState,
-    private readonly runtime: RuntimeView,
-    private readonly out: SyncLoopOutbox,
-    private readonly events: EventRecorder,
+    deps: SyncLoopDeps,
+    /** The node admission checks pods against. */
     private readonly node: NodeInfo,
-    private readonly clock: Clock,
-    private readonly logger: Logger,
     private readonly options: SyncLoopOptions = { resyncIntervalMs: 60_000 },
   ) {
-    this.runtimePods = options.runtimePods ?? new RuntimeCache(runtime, clock, 0);
+    ({ store: this.store, nodeState: this.nodeState, runtime: this.runtime, out: this.out, events: this.events, clock: this.clock, logger: this.logger, podLogs: this.podLogs } = deps);
+    this.runtimePods = deps.runtimePods ?? new RuntimeCache(deps.runtime, deps.clock, 0);
   }
-
-  private readonly runtimePods: RuntimePods;
 
   /** Loads the podManager and the work queue from KV (again when leading again: what another leader changed). */
   async restore(): Promise<void> {
@@ -379,7 +395,7 @@ export class SyncLoop {
     const removed: string[] = [];
     for (const c of doomed) {
       try {
-        await removeContainerWithLog(this.runtime, this.options.podLogs, c.id);
+        await removeContainerWithLog(this.runtime, this.podLogs, c.id);
         removed.push(c.id);
       } catch (err) {
         this.logger.warn({ uid, containerId: c.id, err: (err as Error).message }, 'failed to remove a dead container');

@@ -52,7 +52,7 @@ describe('KvNodeState', () => {
     await workers.put('node-a.u1', JSON.stringify(rec));
     await statuses.put('node-a.u1', JSON.stringify(status));
     await statuses.put('node-b.u2', JSON.stringify(status));
-    const state = new KvNodeState(workers, statuses, 'node-a', new FakeClock(), silentLogger());
+    const state = new KvNodeState({ workers, statuses, clock: new FakeClock(), logger: silentLogger() }, 'node-a');
     assert.deepEqual(await state.workerStates(), new Map([['u1', rec]]));
     assert.deepEqual(await state.podStatuses(), new Map([['u1', { phase: 'Running' }]]));
     assert.deepEqual(await state.current(['u1', 'u2']), { workers: new Map([['u1', rec]]), statuses: new Map([['u1', { phase: 'Running' }]]) });
@@ -65,7 +65,7 @@ describe('KvNodeState', () => {
     const status = { status: { phase: 'Running' }, version: 3 } as unknown as VersionedPodStatusRecord;
     await workers.put('node-a.u1', JSON.stringify(rec(1)));
     await statuses.put('node-a.u1', JSON.stringify(status));
-    const state = new KvNodeState(workers, statuses, 'node-a', new FakeClock(), silentLogger());
+    const state = new KvNodeState({ workers, statuses, clock: new FakeClock(), logger: silentLogger() }, 'node-a');
     assert.throws(() => state.mirrored(), /has not loaded yet/);
     await state.start();
     assert.deepEqual(state.mirrored(), { workers: new Map([['u1', rec(1)]]), statuses: new Map([['u1', { phase: 'Running' }]]) });

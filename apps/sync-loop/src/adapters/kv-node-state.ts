@@ -4,6 +4,16 @@ import { JsonKvStore, podStatusStore, type JsonKv, type KvMirror } from '@app/na
 import type { Logger } from '@app/observability';
 import { NodeState, type NodeStateView } from '../ports.js';
 
+export interface KvNodeStateDeps {
+  /** The `workers` bucket (the pod workers' records). */
+  workers: JsonKv;
+  /** The `pod-status` bucket (the status manager's statuses). */
+  statuses: JsonKv;
+  /** The mirrors' clock and logger. */
+  clock: Clock;
+  logger: Logger;
+}
+
 /**
  * The `workers` and `pod-status` buckets, read only: `<node>.<uid>` in each.
  * Each is also kept in memory by one watch (KvMirror), started by start()
@@ -15,10 +25,11 @@ export class KvNodeState extends NodeState {
   private readonly workersMirror: KvMirror<PodSyncStatusRecord>;
   private readonly statusesMirror: KvMirror<VersionedPodStatusRecord>;
 
-  constructor(workers: JsonKv, statuses: JsonKv, node: string, clock: Clock, logger: Logger) {
+  constructor(deps: KvNodeStateDeps, node: string) {
     super();
-    this.workers = new JsonKvStore(workers, node);
-    this.statuses = podStatusStore(statuses, node);
+    const { clock, logger } = deps;
+    this.workers = new JsonKvStore(deps.workers, node);
+    this.statuses = podStatusStore(deps.statuses, node);
     this.workersMirror = this.workers.mirror({ clock, logger, bucket: 'workers' });
     this.statusesMirror = this.statuses.mirror({ clock, logger, bucket: 'pod-status' });
   }

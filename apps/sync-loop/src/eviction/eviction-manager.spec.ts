@@ -43,7 +43,7 @@ function setup(opts: { thresholds?: string; active?: Pod[]; periodMs?: number } 
     activePods: () => Promise.resolve(active),
     killPod: (p: Pod, options: KillPodOptions) => void killed.push({ name: p.metadata.name ?? '', options }),
   };
-  const manager = new EvictionManager(summary, pressure, pods, events, clock, silentLogger(), {
+  const manager = new EvictionManager({ summary, pressure, pods, events, clock, logger: silentLogger() }, {
     thresholds: parseEvictionHard(opts.thresholds ?? 'memory.available<100Mi,nodefs.available<10%', 'EVICTION_HARD'),
     ...(opts.periodMs !== undefined ? { pressureTransitionPeriodMs: opts.periodMs } : {}),
     onEviction: (signal) => void evictions.push(signal),
@@ -180,7 +180,7 @@ describe('EvictionManager.restore: a new leader', () => {
     await first.manager.synchronize();
     await first.clock.step(60_000);
     // The next leader: the same bucket, a fresh manager, the pressure gone.
-    const next = new EvictionManager(first.summary, first.pressure, { activePods: () => Promise.resolve([]), killPod: () => undefined }, first.events, first.clock, silentLogger(), {
+    const next = new EvictionManager({ summary: first.summary, pressure: first.pressure, pods: { activePods: () => Promise.resolve([]), killPod: () => undefined }, events: first.events, clock: first.clock, logger: silentLogger() }, {
       thresholds: parseEvictionHard('memory.available<100Mi', 'EVICTION_HARD'),
       pressureTransitionPeriodMs: 5 * 60_000,
     });

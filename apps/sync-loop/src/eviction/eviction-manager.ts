@@ -53,6 +53,18 @@ export const POD_CLEANUP_TIMEOUT_MS = 30_000;
 export const POD_REASON_TERMINATION_BY_KUBELET = 'TerminationByKubelet';
 
 /** What the eviction manager asks of the sync loop (ActivePodsFunc, KillPodFunc). */
+/** What the eviction manager works with. */
+export interface EvictionManagerDeps {
+  /** summaryProvider: the node's and the pods' stats. */
+  summary: SummaryProvider;
+  /** Where the node conditions go (`<node>.node-pressure`). */
+  pressure: NodePressureStore;
+  pods: EvictionPods;
+  events: EventRecorder;
+  clock: Clock;
+  logger: Logger;
+}
+
 export interface EvictionPods {
   /** GetActivePods: admitted, not terminating, not terminal. */
   activePods(): Promise<Pod[]>;
@@ -72,15 +84,19 @@ export class EvictionManager {
   private lastObservedAt = new Map<NodePressureCondition, number>();
   private readonly evictedAt = new Map<string, number>();
 
+  private readonly summary: SummaryProvider;
+  private readonly pressure: NodePressureStore;
+  private readonly pods: EvictionPods;
+  private readonly events: EventRecorder;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+
   constructor(
-    private readonly summary: SummaryProvider,
-    private readonly pressure: NodePressureStore,
-    private readonly pods: EvictionPods,
-    private readonly events: EventRecorder,
-    private readonly clock: Clock,
-    private readonly logger: Logger,
+    deps: EvictionManagerDeps,
     private readonly options: EvictionManagerOptions,
-  ) {}
+  ) {
+    ({ summary: this.summary, pressure: this.pressure, pods: this.pods, events: this.events, clock: this.clock, logger: this.logger } = deps);
+  }
 
   /** The node conditions now (MemoryPressure, DiskPressure, PIDPressure). */
   get nodeConditions(): readonly NodePressureCondition[] {

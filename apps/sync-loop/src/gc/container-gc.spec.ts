@@ -139,7 +139,7 @@ describe('ContainerGarbageCollector', () => {
     runtime.gcSandboxes = [sb('a', 1, true), sb('gone', 1)];
     const logs = new FakePodLogs();
     logs.dirs = ['default_a_a', 'default_gone_gone'];
-    const gc = new ContainerGarbageCollector(runtime, logs, new FakeNodeState(), new FakeClock(NOW), silentLogger());
+    const gc = new ContainerGarbageCollector({ runtime, logs, nodeState: new FakeNodeState(), clock: new FakeClock(NOW), logger: silentLogger() });
     await gc.garbageCollect(new Map([rec('a')]), true);
     assert.deepEqual(runtime.removed, ['a/app#1']);
     assert.deepEqual(logs.removedLogs, ['/logs/a/app#1.log']);
@@ -152,7 +152,7 @@ describe('ContainerGarbageCollector', () => {
     runtime.gcContainers = [ctr('gone', 'app', 1), ctr('gone', 'web', 1)];
     const failing = runtime.removeContainer.bind(runtime);
     runtime.removeContainer = (id) => (id === 'gone/app#1' ? Promise.reject(new Error('NotFound')) : failing(id));
-    const gc = new ContainerGarbageCollector(runtime, new FakePodLogs(), new FakeNodeState(), new FakeClock(NOW), silentLogger());
+    const gc = new ContainerGarbageCollector({ runtime, logs: new FakePodLogs(), nodeState: new FakeNodeState(), clock: new FakeClock(NOW), logger: silentLogger() });
     await gc.garbageCollect(new Map(), true);
     assert.deepEqual(runtime.removed, ['gone/web#1']);
   });

@@ -152,15 +152,28 @@ export function decideContainerGC(input: ContainerGcInput): ContainerGcDecisions
  * decideContainerGC, and what it chose removed, each removal on its own
  * (one failure is logged and the rest goes on, as upstream's).
  */
+/** What the container GC works with. */
+export interface ContainerGCDeps {
+  runtime: RuntimeView;
+  logs: PodLogs;
+  nodeState: NodeState;
+  clock: Clock;
+  logger: Logger;
+}
+
 export class ContainerGarbageCollector {
+  private readonly runtime: RuntimeView;
+  private readonly logs: PodLogs;
+  private readonly nodeState: NodeState;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+
   constructor(
-    private readonly runtime: RuntimeView,
-    private readonly logs: PodLogs,
-    private readonly nodeState: NodeState,
-    private readonly clock: Clock,
-    private readonly logger: Logger,
+    deps: ContainerGCDeps,
     private readonly policy: GCPolicy = DEFAULT_GC_POLICY,
-  ) {}
+  ) {
+    ({ runtime: this.runtime, logs: this.logs, nodeState: this.nodeState, clock: this.clock, logger: this.logger } = deps);
+  }
 
   /** GarbageCollect, given the podManager and whether every source has delivered. */
   async garbageCollect(desired: ReadonlyMap<string, PodRecord>, allSourcesReady: boolean): Promise<ContainerGcDecisions> {

@@ -24,7 +24,7 @@ function setup(opts: { policy?: Partial<ImageGCPolicy>; images?: GcImage[]; used
   images.images = opts.images ?? [];
   const events = new RecordingEventRecorder();
   const policy = { ...DEFAULT_IMAGE_GC_POLICY, ...opts.policy };
-  const manager = new RealImageGCManager(images, fs, events, clock, opts.logger ?? silentLogger(), policy, opts.onRemoved);
+  const manager = new RealImageGCManager({ images, imageFs: fs, events, clock, logger: opts.logger ?? silentLogger(), onImageRemoved: opts.onRemoved }, policy);
   return { clock, fs, images, events, manager, beganGC: clock.now() };
 }
 
@@ -275,7 +275,7 @@ describe('GarbageCollect', () => {
 describe('ImageGarbageCollector (StartGarbageCollection)', () => {
   it('logs a first failure only, records ImageGCFailed for a repeated one, and starts over after a success', async () => {
     const s = setup({ images: [img('a', 10)] });
-    const gc = new ImageGarbageCollector(s.manager, s.events, s.clock, silentLogger());
+    const gc = new ImageGarbageCollector({ manager: s.manager, events: s.events, clock: s.clock, logger: silentLogger() });
     gc.startTerm();
     s.images.failList = true;
     assert.equal(await gc.garbageCollect(), false);
@@ -292,7 +292,7 @@ describe('ImageGarbageCollector (StartGarbageCollection)', () => {
 
   it('a new term forgets the records and measures the maximum age from its start', async () => {
     const s = setup({ images: [img('a', 10)], policy: { maxAgeMs: 10 * MIN } });
-    const gc = new ImageGarbageCollector(s.manager, s.events, s.clock, silentLogger());
+    const gc = new ImageGarbageCollector({ manager: s.manager, events: s.events, clock: s.clock, logger: silentLogger() });
     gc.startTerm();
     await gc.garbageCollect();
     await s.clock.step(20 * MIN);
@@ -313,7 +313,7 @@ describe('ImageGarbageCollector (StartGarbageCollection)', () => {
   for (const tc of enabled) {
     it(tc.name, () => {
       const s = setup({ policy: tc.policy });
-      assert.equal(new ImageGarbageCollector(s.manager, s.events, s.clock, silentLogger()).enabled, tc.want);
+      assert.equal(new ImageGarbageCollector({ manager: s.manager, events: s.events, clock: s.clock, logger: silentLogger() }).enabled, tc.want);
     });
   }
 });

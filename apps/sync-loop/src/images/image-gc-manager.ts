@@ -120,21 +120,34 @@ export function imageMatches(image: GcImage, ref: string): boolean {
   return [...image.repoTags, ...image.repoDigests].some((r) => normalizeImageRef(r) === want);
 }
 
+/** What realImageGCManager works with. */
+export interface ImageGCManagerDeps {
+  images: ImageService;
+  imageFs: ImageFs;
+  events: EventRecorder;
+  clock: Clock;
+  logger: Logger;
+  /** metrics.ImageGarbageCollectedTotal: an image removed, by reason. */
+  onImageRemoved?: (reason: 'age' | 'space') => void;
+}
+
 /** realImageGCManager: the records and one collection pass. */
 export class RealImageGCManager {
   /** By image id; the leader's memory only (see the header). */
   private readonly imageRecords = new Map<string, ImageRecord>();
 
+  private readonly images: ImageService;
+  private readonly imageFs: ImageFs;
+  private readonly events: EventRecorder;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly onImageRemoved: (reason: 'age' | 'space') => void;
+
   constructor(
-    private readonly images: ImageService,
-    private readonly imageFs: ImageFs,
-    private readonly events: EventRecorder,
-    private readonly clock: Clock,
-    private readonly logger: Logger,
+    deps: ImageGCManagerDeps,
     readonly policy: ImageGCPolicy = DEFAULT_IMAGE_GC_POLICY,
-    /** metrics.ImageGarbageCollectedTotal: an image removed, by reason. */
-    private readonly onImageRemoved: (reason: 'age' | 'space') => void = () => undefined,
   ) {
+    ({ images: this.images, imageFs: this.imageFs, events: this.events, clock: this.clock, logger: this.logger, onImageRemoved: this.onImageRemoved = () => undefined } = deps);
     const problems = imageGCPolicyProblems(policy);
     if (problems.length > 0) throw new Error(`invalid image GC policy: ${problems.join('; ')}`);
   }
@@ -282,16 +295,26 @@ export class RealImageGCManager {
  * repeated one is also an ImageGCFailed event on the node. Off when the high
  * threshold is 100 % and there is no maximum age, as upstream.
  */
+/** What StartGarbageCollection's image half works with. */
+export interface ImageGarbageCollectorDeps {
+  manager: RealImageGCManager;
+  events: EventRecorder;
+  clock: Clock;
+  logger: Logger;
+}
+
 export class ImageGarbageCollector {
   private beganGC = 0;
   private prevImageGCFailed = false;
 
-  constructor(
-    readonly manager: RealImageGCManager,
-    private readonly events: EventRecorder,
-    private readonly clock: Clock,
-    private readonly logger: Logger,
-  ) {}
+  readonly manager: RealImageGCManager;
+  private readonly events: EventRecorder;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+
+  constructor(deps: ImageGarbageCollectorDeps) {
+    ({ manager: this.manager, events: this.events, clock: this.clock, logger: this.logger } = deps);
+  }
 
   get enabled(): boolean {
     const p = this.manager.policy;

@@ -16,7 +16,7 @@ function setup(options: Partial<ContainerLogManagerOptions> & { maxSize?: number
   const runtime = new FakeContainerLogRuntime(files);
   const logs: { level: number; msg: string }[] = [];
   const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(JSON.parse(line) as { level: number; msg: string }) });
-  const manager = new ContainerLogManager(runtime, files, clock, logger, {
+  const manager = new ContainerLogManager({ runtime, files, clock, logger }, {
     policy: { maxSize: options.maxSize ?? 100, maxFiles: options.maxFiles ?? 3 },
     monitorIntervalMs: options.monitorIntervalMs ?? 10_000,
     maxWorkers: options.maxWorkers ?? 1,
@@ -223,10 +223,10 @@ describe('ContainerLogManager', () => {
 
   it('MaxSize negative turns rotation off; MaxFiles must be above 1', () => {
     const { clock, files, runtime } = setup();
-    const off = new ContainerLogManager(runtime, files, clock, pino({ level: 'silent' }), { policy: { maxSize: -1, maxFiles: 5 }, monitorIntervalMs: 1000, maxWorkers: 1 });
+    const off = new ContainerLogManager({ runtime, files, clock, logger: pino({ level: 'silent' }) }, { policy: { maxSize: -1, maxFiles: 5 }, monitorIntervalMs: 1000, maxWorkers: 1 });
     assert.equal(off.enabled, false);
     off.start();
     assert.equal(clock.waiting, 0);
-    assert.throws(() => new ContainerLogManager(runtime, files, clock, pino({ level: 'silent' }), { policy: { maxSize: 1, maxFiles: 1 }, monitorIntervalMs: 1000, maxWorkers: 1 }), /invalid MaxFiles 1, must be > 1/);
+    assert.throws(() => new ContainerLogManager({ runtime, files, clock, logger: pino({ level: 'silent' }) }, { policy: { maxSize: 1, maxFiles: 1 }, monitorIntervalMs: 1000, maxWorkers: 1 }), /invalid MaxFiles 1, must be > 1/);
   });
 });

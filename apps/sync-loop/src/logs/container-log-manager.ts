@@ -90,6 +90,14 @@ export function filterUnusedLogs(logs: readonly string[]): { inuse: string[]; un
 /** Go's sort.Strings: byte order (the timestamps sort oldest first). */
 const byteOrder = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
+/** What the container log manager works with. */
+export interface ContainerLogManagerDeps {
+  runtime: ContainerLogRuntime;
+  files: ContainerLogFiles;
+  clock: Clock;
+  logger: Logger;
+}
+
 export class ContainerLogManager {
   private timer?: Timer;
   private pass?: Promise<void>;
@@ -98,13 +106,16 @@ export class ContainerLogManager {
   private running = false;
   private stopping = false;
 
+  private readonly runtime: ContainerLogRuntime;
+  private readonly files: ContainerLogFiles;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+
   constructor(
-    private readonly runtime: ContainerLogRuntime,
-    private readonly files: ContainerLogFiles,
-    private readonly clock: Clock,
-    private readonly logger: Logger,
+    deps: ContainerLogManagerDeps,
     private readonly options: ContainerLogManagerOptions = DEFAULT_CONTAINER_LOG_OPTIONS,
   ) {
+    ({ runtime: this.runtime, files: this.files, clock: this.clock, logger: this.logger } = deps);
     if (options.policy.maxFiles <= 1) throw new Error(`invalid MaxFiles ${options.policy.maxFiles}, must be > 1`);
   }
 
