@@ -165,7 +165,13 @@ describe('a pod\'s trace across services', { timeout: 300_000 }, () => {
     );
     await stack.nc.flush();
     const { stdout } = await promisify(execFile)(process.execPath, cliArgs('trace', name, '--nats-trace', '-o', 'json'), { encoding: 'utf8', timeout: 30_000 });
-    const out = JSON.parse(stdout) as { server: string; natsTrace: HopServerView[] };
+    let out: { server: string; natsTrace: HopServerView[] };
+    try {
+      out = JSON.parse(stdout) as typeof out;
+    } catch (err) {
+      const at = Number(/position (\d+)/.exec((err as Error).message)?.[1] ?? 0);
+      throw new Error(`trace -o json printed no JSON (${(err as Error).message}), ${stdout.length} characters; around it: ${JSON.stringify(stdout.slice(Math.max(0, at - 300), at + 300))}`);
+    }
     assert.match(out.server, /^nats-server 2\.(1[1-9]|[2-9]\d)\./, 'the stack runs a nats-server with message tracing (deploy/nats/build.sh)');
 
     // The instances each hop goes to (this test's own catch-all subscription, `e2e-test`, left out).

@@ -1,19 +1,21 @@
 /**
  * Footprint of the stack with pods running (issue 16, P3): the resident
  * memory of every process of the stack (nats-server apart) and their CPU
- * over a window, with N hostNetwork busybox pods Running, in the split mode
- * (one process per service) and in the one-process mode (TARGET=all), one
- * after the other on the real containerd. Uses the containerd the e2e tests
+ * over a window, with N hostNetwork busybox pods Running: as the launcher
+ * runs the stack (`group`: a process per service but the status group's
+ * four, STATUS_GROUP, in one), with every service alone (`split`) and in
+ * the one-process mode (`all`, TARGET=all), one after the other on the real
+ * containerd. Uses the containerd the e2e tests
  * share: run it under the e2e lock.
  *
- *   npm run build && flock -o /tmp/e2e.lock node dist/test/bench/footprint.bench.js [--pods 10] [--window 20]
+ *   npm run build && flock -o /tmp/e2e.lock node dist/test/bench/footprint.bench.js [--pods 10] [--window 20] [--modes group,split,all]
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { SERVICE_NAMES } from '@app/service';
 import { NodeStack } from '../support/node-stack.js';
 
-const { values } = parseArgs({ options: { pods: { type: 'string', default: '10' }, window: { type: 'string', default: '20' }, modes: { type: 'string', default: 'split,all' } } });
+const { values } = parseArgs({ options: { pods: { type: 'string', default: '10' }, window: { type: 'string', default: '20' }, modes: { type: 'string', default: 'group,split,all' } } });
 const pods = Number(values.pods);
 const windowS = Number(values.window);
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
@@ -27,7 +29,9 @@ function proc(pid: number): { rssMb: number; cpuTicks: number } {
 
 interface Row { mode: string; processes: number; rssMb: number; perProcess: string; cpuPct: number; natsRssMb: number }
 
-async function measure(mode: 'split' | 'all'): Promise<Row> {
+type Mode = 'group' | 'split' | 'all';
+
+async function measure(mode: Mode): Promise<Row> {
   const stack = new NodeStack({ node: `fp-${mode}`, target: mode, services: [...SERVICE_NAMES] });
   await stack.start();
   try {
@@ -57,7 +61,10 @@ async function measure(mode: 'split' | 'all'): Promise<Row> {
 }
 
 const rows: Row[] = [];
-for (const mode of values.modes.split(',') as ('split' | 'all')[]) rows.push(await measure(mode));
+for (const mode of values.modes.split(',')) {
+  if (mode !== 'group' && mode !== 'split' && mode !== 'all') throw new Error(`--modes: ${mode} is not group, split or all`);
+  rows.push(await measure(mode));
+}
 process.stdout.write(`\n${pods} pods Running, ${windowS}s window (node ${process.version})\n\n| mode | processes | RSS of the services (MB) | CPU (% of one core) | nats-server RSS (MB) | per process (MB) |\n|---|---|---|---|---|---|\n`);
 for (const r of rows) process.stdout.write(`| ${r.mode} | ${r.processes} | ${r.rssMb.toFixed(0)} | ${r.cpuPct.toFixed(1)} | ${r.natsRssMb.toFixed(0)} | ${r.perProcess} |\n`);
 process.stdout.write(`\n${JSON.stringify(rows)}\n`);

@@ -186,10 +186,19 @@ async function streamLogs(url: string): Promise<void> {
   }
 }
 
+/**
+ * Exits once what was written to stdout and stderr has left the process: a write to a pipe that the kernel could not
+ * take at once is still queued, and process.exit() would cut a long `-o json` short (`trace --nats-trace -o json`
+ * ended at 146,176 of its characters once, read by a test through a pipe).
+ */
+function exitFlushed(code: number): void {
+  process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
+}
+
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => exitFlushed(code),
   (err: unknown) => {
     process.stderr.write(`error: ${(err as Error).message}\n`);
-    process.exit(1);
+    exitFlushed(1);
   },
 );

@@ -47,7 +47,7 @@ type Config = CriGatewayOwnConfig & { NODE_NAME: string };
     {
       provide: CriNatsResponder,
       inject: [NATS_CONNECTION, CriGateway, SERVICE_CONFIG, SERVICE_LOGGER, Clock],
-      useFactory: (nc: NatsConnection, gw: CriGateway, cfg: Config, logger: Logger, clock: Clock) => new CriNatsResponder(nc, gw, cfg.NODE_NAME, logger, undefined, clock),
+      useFactory: (nc: NatsConnection, gw: CriGateway, cfg: Config, logger: Logger, clock: Clock) => new CriNatsResponder({ nc, gateway: gw, node: cfg.NODE_NAME, logger, clock }),
     },
     {
       provide: CriHttpSocket,

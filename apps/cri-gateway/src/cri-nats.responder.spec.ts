@@ -63,7 +63,7 @@ function stack() {
   const nats = new InMemoryNats();
   const conn = new DeadlineRecorder();
   const gateway = new CriGateway(conn, gatewayTimeouts, new NoMetrics(), new FakeClock(0));
-  new CriNatsResponder(nats as unknown as NatsConnection, gateway, 'node-a', silentLogger()).start();
+  new CriNatsResponder({ nc: nats as unknown as NatsConnection, gateway, node: 'node-a', logger: silentLogger() }).start();
   return { nats, conn };
 }
 
@@ -121,7 +121,7 @@ describe('the cri-gateway shows a caller that its call is still running', () => 
     const nats = new InMemoryNats();
     const conn = new SlowRuntime();
     const clock = new FakeClock(0);
-    new CriNatsResponder(nats as unknown as NatsConnection, new CriGateway(conn, gatewayTimeouts, new NoMetrics(), clock), 'node-a', silentLogger(), 'cri-gateway', clock).start();
+    new CriNatsResponder({ nc: nats as unknown as NatsConnection, gateway: new CriGateway(conn, gatewayTimeouts, new NoMetrics(), clock), node: 'node-a', logger: silentLogger(), clock }).start();
     const got: string[] = [];
     nats.subscribe('_INBOX.caller', { callback: (_e, m) => void got.push(m.headers?.get(CRI_PROGRESS_HEADER) ? 'progress' : new TextDecoder().decode(m.data)) });
     const h = natsHeaders();
@@ -139,7 +139,7 @@ describe('the cri-gateway shows a caller that its call is still running', () => 
     const nats = new InMemoryNats();
     const conn = new SlowRuntime();
     const clock = new FakeClock(0);
-    new CriNatsResponder(nats as unknown as NatsConnection, new CriGateway(conn, gatewayTimeouts, new NoMetrics(), clock), 'node-a', silentLogger(), 'cri-gateway', clock).start();
+    new CriNatsResponder({ nc: nats as unknown as NatsConnection, gateway: new CriGateway(conn, gatewayTimeouts, new NoMetrics(), clock), node: 'node-a', logger: silentLogger(), clock }).start();
     const got: string[] = [];
     nats.subscribe('_INBOX.old', { callback: (_e, m) => void got.push(new TextDecoder().decode(m.data)) });
     nats.publish('cri.node-a.runtime.ListContainers', new TextEncoder().encode('{}'), { reply: '_INBOX.old' });

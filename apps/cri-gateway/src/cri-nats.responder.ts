@@ -33,17 +33,31 @@ function progressHeaders(intervalMs: number): MsgHdrs {
   return h;
 }
 
+/** What the responder works with: the connection it subscribes on, the gateway it calls, the node's subjects. */
+export interface CriNatsResponderDeps {
+  nc: NatsConnection;
+  gateway: Pick<CriGateway, 'call'>;
+  node: string;
+  logger: Logger;
+  /** The queue group every replica subscribes in (default `cri-gateway`). */
+  queue?: string;
+  /** The keep-alive timers' clock (default the system's). */
+  clock?: Clock;
+}
+
 export class CriNatsResponder {
   private readonly subs: Subscription[] = [];
 
-  constructor(
-    private readonly nc: NatsConnection,
-    private readonly gateway: Pick<CriGateway, 'call'>,
-    private readonly node: string,
-    private readonly logger: Logger,
-    private readonly queue = 'cri-gateway',
-    private readonly clock: Clock = new SystemClock(),
-  ) {}
+  private readonly nc: NatsConnection;
+  private readonly gateway: Pick<CriGateway, 'call'>;
+  private readonly node: string;
+  private readonly logger: Logger;
+  private readonly queue: string;
+  private readonly clock: Clock;
+
+  constructor(deps: CriNatsResponderDeps) {
+    ({ nc: this.nc, gateway: this.gateway, node: this.node, logger: this.logger, queue: this.queue = 'cri-gateway', clock: this.clock = new SystemClock() } = deps);
+  }
 
   /** Subscribes; the subjects it bound. */
   start(): string[] {
