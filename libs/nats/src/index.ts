@@ -6,7 +6,7 @@ export type { BucketId, KV, KvEntry, KvWatchEntry } from './buckets.js';
 export { buildTopology, classifySubject, covers, designedPublications, fetchTopology, instanceLabel, sampleMonitoring, parseConnectionName, printTopologyDot, printTopologyMermaid, topologyEdges, topologyOfNode } from './topology.js';
 export type { Connz, ConnzConnection, InstanceTopology, Publication, ServerTotals, SubjectKind, Subscription, Topology, MonitoringSample } from './topology.js';
 export { NatsBus, RemoteError, isErrorReply } from './bus.js';
-export { JsonKvStore, podStatusStore, probeResultsStore } from './json-kv-store.js';
+export { JsonKvStore, podStatusStore, podWorkersStore, probeResultsStore } from './json-kv-store.js';
 export type { JsonKv } from './json-kv-store.js';
 export { kvSnapshot, watchInitialCount } from './kv-snapshot.js';
 export { KvMirror } from './kv-mirror.js';

@@ -5,7 +5,7 @@
  * the statuses) are this class with a type and a prefix, not copies of it.
  */
 import type { KV } from '@nats-io/kv';
-import type { ProbeResultRecord, VersionedPodStatusRecord } from '@app/contracts';
+import type { PodSyncStatusRecord, ProbeResultRecord, VersionedPodStatusRecord } from '@app/contracts';
 import { kvKey } from './buckets.js';
 import { nextSpan } from '@app/tracing';
 import { KvMirror, type KvMirrorOptions } from './kv-mirror.js';
@@ -111,6 +111,15 @@ export class JsonKvStore<T> {
  */
 export function probeResultsStore(kv: JsonKv, node: string): JsonKvStore<ProbeResultRecord> {
   return new JsonKvStore<ProbeResultRecord>(kv, node);
+}
+
+/**
+ * The pod workers' records in the `workers` bucket, `<node>.<uid>`: written
+ * by the pod worker owning the pod's shard, read by the sync loop, the
+ * status manager and node-status.
+ */
+export function podWorkersStore(kv: JsonKv, node: string): JsonKvStore<PodSyncStatusRecord> {
+  return new JsonKvStore<PodSyncStatusRecord>(kv, node);
 }
 
 /**

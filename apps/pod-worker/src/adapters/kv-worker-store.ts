@@ -1,6 +1,6 @@
 import type { Clock } from '@app/clock';
 import type { PodSyncStatusRecord } from '@app/contracts';
-import { JsonKvStore, type JsonKv, type KvMirror } from '@app/nats';
+import { podWorkersStore, type JsonKv, type JsonKvStore, type KvMirror } from '@app/nats';
 import type { Logger } from '@app/observability';
 import { WorkerStore, type WorkerRecords } from '../ports.js';
 
@@ -14,7 +14,7 @@ export class KvWorkerStore extends WorkerStore implements WorkerRecords {
 
   constructor(kv: JsonKv, node: string, clock: Clock, logger: Logger) {
     super();
-    this.records = new JsonKvStore(kv, node);
+    this.records = podWorkersStore(kv, node);
     this.mirror = this.records.mirror({ clock, logger, bucket: 'workers' });
   }
   /** Opens the watch; resolves once the mirror holds what the bucket held. */

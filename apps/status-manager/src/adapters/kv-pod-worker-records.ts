@@ -1,5 +1,5 @@
 import type { PodSyncStatusRecord } from '@app/contracts';
-import { JsonKvStore, type JsonKv } from '@app/nats';
+import { podWorkersStore, type JsonKv, type JsonKvStore } from '@app/nats';
 import { PodWorkerRecords } from '../api-ports.js';
 
 /** The pod workers' `workers` bucket, read only: `<node>.<uid>`. */
@@ -8,7 +8,7 @@ export class KvPodWorkerRecords extends PodWorkerRecords {
 
   constructor(kv: JsonKv, node: string) {
     super();
-    this.records = new JsonKvStore<PodSyncStatusRecord>(kv, node);
+    this.records = podWorkersStore(kv, node);
   }
   get(uid: string): Promise<PodSyncStatusRecord | undefined> {
     return this.records.get(uid);

@@ -1,6 +1,6 @@
 import type { Clock } from '@app/clock';
 import type { PodStatus, PodSyncStatusRecord, VersionedPodStatusRecord } from '@app/contracts';
-import { JsonKvStore, podStatusStore, type JsonKv, type KvMirror } from '@app/nats';
+import { podStatusStore, podWorkersStore, type JsonKv, type JsonKvStore, type KvMirror } from '@app/nats';
 import type { Logger } from '@app/observability';
 import { NodeState, type NodeStateView } from '../ports.js';
 
@@ -28,7 +28,7 @@ export class KvNodeState extends NodeState {
   constructor(deps: KvNodeStateDeps, node: string) {
     super();
     const { clock, logger } = deps;
-    this.workers = new JsonKvStore(deps.workers, node);
+    this.workers = podWorkersStore(deps.workers, node);
     this.statuses = podStatusStore(deps.statuses, node);
     this.workersMirror = this.workers.mirror({ clock, logger, bucket: 'workers' });
     this.statusesMirror = this.statuses.mirror({ clock, logger, bucket: 'pod-status' });
