@@ -7,6 +7,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import { lstatSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../deploy/local/stack.js';
 import { NodeStack } from './support/node-stack.js';
@@ -19,7 +20,8 @@ describe('kubelet-split logs on the real stack', { timeout: 180_000 }, () => {
   const stack = new NodeStack({
     node: 'logs-e2e',
     services: ['cri-gateway', 'pleg', 'sync-loop', 'status-manager', 'pod-worker', 'config-source'],
-    env: { 'pod-worker': { CRASHLOOP_BACKOFF_INITIAL: '1s', CRASHLOOP_BACKOFF_MAX: '10s', POD_SYNC_BACKOFF: '1s' } },
+    // The container GC every 2 s: a removed pod's /var/log/containers links are seen to go (by default every minute).
+    env: { 'pod-worker': { CRASHLOOP_BACKOFF_INITIAL: '1s', CRASHLOOP_BACKOFF_MAX: '10s', POD_SYNC_BACKOFF: '1s' }, 'sync-loop': { CONTAINER_GC_PERIOD: '2s' } },
   });
   const cli = (...args: string[]) => spawnSync(process.execPath, [CLI, 'logs', ...args, '--server', stack.api], { encoding: 'utf8', timeout: 20_000 });
   const logsOf = (...args: string[]) => {
@@ -111,5 +113,35 @@ describe('kubelet-split logs on the real stack', { timeout: 180_000 }, () => {
     assert.equal(((await res.json()) as { message: string }).message, `container "nope" not found in pod "${stack.podName('ticker')}"`);
     const missing = cli('no-such-pod');
     assert.equal(missing.stderr.trim(), 'error: pods "no-such-pod" not found');
+  });
+
+  it('each container\'s log is linked from /var/log/containers as <pod>_<namespace>_<container>-<id>.log, for log shippers; the links go with the pod', async () => {
+    // The stack's LEGACY_CONTAINER_LOGS_DIR (the kubelet's /var/log/containers) is its own directory.
+    const links = join(stack.dir, 'containers');
+    stack.writeManifest('shipped', pod('shipped', `  containers:\n    - name: app\n      image: ${IMAGE}\n      command: ["sh", "-c", "echo shipped-line; sleep 3600"]\n`));
+    const name = stack.podName('shipped');
+    const status = await stack.waitForPod('shipped', 'running', (st) => st.containerStatuses?.[0]?.state?.running !== undefined, 60_000);
+    const id = (status.containerStatuses?.[0]?.containerID ?? '').replace(/^[^:]+:\/\//, '');
+    const link = join(links, `${name}_default_app-${id}.log`);
+    const text = await stack.waitFor('the line in the file the link points at', () => {
+      try {
+        const t = readFileSync(link, 'utf8');
+        return t.includes('shipped-line') ? t : undefined;
+      } catch {
+        return undefined;
+      }
+    }, 30_000);
+    assert.ok(lstatSync(link).isSymbolicLink(), `${link} is a symlink`);
+    assert.match(readlinkSync(link), new RegExp(`/default_${name}_[0-9a-f-]+/app/0\\.log$`), 'it points at the container\'s file under the pods\' log root');
+    // The CRI log format, as shippers parse it: time, stream, tag, line.
+    assert.match(text, /^\S+ stdout F shipped-line$/m);
+    stack.removeManifest('shipped');
+    const left = await stack.waitFor('the pod\'s links gone', () => {
+      const mine = readdirSync(links).filter((f) => f.startsWith(`${name}_`));
+      return mine.length === 0 ? mine : undefined;
+    }, 60_000);
+    assert.deepEqual(left, []);
+    // The other pods' links stay.
+    assert.ok(readdirSync(links).some((f) => f.startsWith(`${stack.podName('ticker')}_default_main-`)), readdirSync(links).join(', '));
   });
 });

@@ -50,7 +50,7 @@ runtime_root=${KS_RUNTIME_ROOT:-/var/lib/kubelet-split}/containerd
 
 node=ks-compose-$(head -c 4 /dev/urandom | od -An -tx1 | tr -d ' \n')
 work=$(mktemp -d /tmp/ks-compose-test.XXXXXX)
-mkdir -p "$work"/{manifests,logs,pods}
+mkdir -p "$work"/{manifests,logs,containers,pods}
 env_file=$work/compose.env
 cat > "$env_file" <<ENV
 COMPOSE_PROJECT_NAME=ks-compose-test
@@ -64,6 +64,7 @@ CONTAINERD_SOCKET_DIR=$(dirname "$sock")
 CONTAINERD_ROOT_DIR=$runtime_root
 POD_MANIFEST_PATH=$work/manifests
 POD_LOGS_DIR=$work/logs
+LEGACY_CONTAINER_LOGS_DIR=$work/containers
 POD_ROOT_DIR=$work/pods
 CGROUP_ROOT=/$node
 POD_WORKER_REPLICAS=2

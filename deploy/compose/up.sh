@@ -23,7 +23,7 @@ setting() { local v; v=$(sed -n "s/^$1=//p" "$env_file" | tail -n 1); echo "${v:
 
 # The directories the services mount, at the same paths as on the host. POD_ROOT_DIR is bound
 # shared (rshared) into pod-worker, so that its tmpfs mounts reach containerd: it must be a shared mount.
-mkdir -p "$(setting POD_MANIFEST_PATH /etc/kubernetes/manifests)" "$(setting POD_LOGS_DIR /var/log/pods)"
+mkdir -p "$(setting POD_MANIFEST_PATH /etc/kubernetes/manifests)" "$(setting POD_LOGS_DIR /var/log/pods)" "$(setting LEGACY_CONTAINER_LOGS_DIR /var/log/containers)"
 pods=$(setting POD_ROOT_DIR /var/lib/kubelet-split/pods)
 mkdir -p "$pods"
 if ! awk -v d="$pods" '$5 == d && / shared:/ { found = 1 } END { exit !found }' /proc/self/mountinfo; then

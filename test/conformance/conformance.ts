@@ -275,7 +275,7 @@ async function startControllers(cp: ControlPlane, bin: string): Promise<void> {
 async function startSplitNode(cp: ControlPlane, clientCa: string, runtimeSock: string): Promise<void> {
   const nats: NatsServer = await startNats({ sink: lineSink('nats-server.log') });
   cleanups.push({ what: 'nats-server', run: () => nats.stop() });
-  const dirs = { POD_ROOT_DIR: join(work, 'pods'), POD_LOGS_DIR: join(work, 'pod-logs') };
+  const dirs = { POD_ROOT_DIR: join(work, 'pods'), POD_LOGS_DIR: join(work, 'pod-logs'), LEGACY_CONTAINER_LOGS_DIR: join(work, 'containers') };
   const group: readonly ServiceName[] = STATUS_GROUP;
   const ports: Partial<Record<ServiceName, number>> = {};
   const free = await freePorts(group.length);

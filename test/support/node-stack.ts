@@ -87,14 +87,14 @@ export class NodeStack {
       ...(this.options.kubeconfig && (service === 'config-source' || grouped) ? { KUBECONFIG: this.options.kubeconfig } : {}),
       // Image GC off (high threshold 100 %): every e2e file's stack shares one containerd, and a leader's GC on a full
       // disk would take the images another file's pods are about to use. test/image-gc.e2e.spec.ts turns it on.
-      ...(service === 'sync-loop' ? { POD_LOGS_DIR: join(this.dir, 'logs'), POD_ROOT_DIR: join(this.dir, 'pods'), IMAGE_GC_HIGH_THRESHOLD_PERCENT: '100' } : {}),
+      ...(service === 'sync-loop' ? { POD_LOGS_DIR: join(this.dir, 'logs'), LEGACY_CONTAINER_LOGS_DIR: join(this.dir, 'containers'), POD_ROOT_DIR: join(this.dir, 'pods'), IMAGE_GC_HIGH_THRESHOLD_PERCENT: '100' } : {}),
       ...(grouped ? { POD_LOGS_DIR: join(this.dir, 'logs'), POD_ROOT_DIR: join(this.dir, 'pods'), NATS_MONITOR_URL: this.nats.monitorUrl } : {}),
       // The kubelet API server (it starts with KUBECONFIG) on a port of the stack's own, its certificate in the stack's
       // directory: never 10250, which another stack or a kubelet on this machine may hold.
       ...(grouped ? { KUBELET_SERVER_PORT: String(this.kubeletPort), KUBELET_CERT_DIR: join(this.dir, 'pki') } : {}),
       ...(service === 'kubelet-server' && consolePort ? { CONSOLE_URL: `http://127.0.0.1:${consolePort}` } : {}),
       ...(service === 'console' && readPort ? { KUBELET_READ_URL: `http://127.0.0.1:${readPort}` } : {}),
-      ...(service === 'pod-worker' ? { POD_LOGS_DIR: join(this.dir, 'logs'), POD_ROOT_DIR: join(this.dir, 'pods'), SHARD_LEASE_DURATION: '6s' } : {}),
+      ...(service === 'pod-worker' ? { POD_LOGS_DIR: join(this.dir, 'logs'), LEGACY_CONTAINER_LOGS_DIR: join(this.dir, 'containers'), POD_ROOT_DIR: join(this.dir, 'pods'), SHARD_LEASE_DURATION: '6s' } : {}),
       ...(grouped ? (this.options.env?.['status-manager'] ?? {}) : {}),
       ...(this.options.env?.[service] ?? {}),
     };

@@ -1,5 +1,6 @@
 import { cgroupsSchema, env } from '@app/config';
 import { DEFAULT_SHARD_COUNT } from '@app/contracts';
+import { LEGACY_CONTAINER_LOGS_DIR } from '@app/kube';
 import type { FullConfig } from '@app/service';
 
 /** pod-worker's own environment variables, on top of the shared ones (@app/config sharedSchema). */
@@ -12,6 +13,7 @@ export const podWorkerConfigSchema = {
   CRASHLOOP_BACKOFF_INITIAL: env.duration({ default: 10_000, describe: 'the first container restart back-off (KEP-4603)' }),
   CRASHLOOP_BACKOFF_MAX: env.duration({ default: 300_000, describe: 'the longest container restart back-off (KEP-4603)' }),
   POD_LOGS_DIR: env.string({ default: '/var/log/pods', describe: 'the root of the pods\' log directories' }),
+  LEGACY_CONTAINER_LOGS_DIR: env.string({ default: LEGACY_CONTAINER_LOGS_DIR, describe: 'where each started container\'s log is linked as <pod>_<namespace>_<container>-<id>.log, for log shippers (the kubelet\'s /var/log/containers)' }),
   POD_ROOT_DIR: env.string({ default: '/var/lib/kubelet-split/pods', describe: 'the root of the pods\' directories (emptyDir volumes)' }),
   ...cgroupsSchema,
   POD_PIDS_LIMIT: env.int({ default: -1, min: -1, describe: 'pids.max of every pod cgroup, like --pod-max-pids (-1: unlimited)' }),

@@ -9,6 +9,7 @@ import type { Logger, Registry } from '@app/observability';
 import { KvPodCache, PodCache } from '@app/pod-cache';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
 import { CriHookRunner } from './adapters/cri-hook-runner.js';
+import { FsContainerLogLinks } from './adapters/fs-container-log-links.js';
 import { FsContainerFiles } from './adapters/fs-container-files.js';
 import { FsPodDirectories } from './adapters/fs-pod-directories.js';
 import { FsVolumeHost } from './adapters/fs-volume-host.js';
@@ -131,9 +132,9 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     },
     {
       provide: RuntimeManager,
-      inject: [CriRuntime, ImagePuller, CrashLoopBackOff, HookRunner, EventRecorder, NODE_FACTS, Clock, SERVICE_LOGGER, PromPodWorkerMetrics, ApiObjects, PlegInspections],
-      useFactory: (cri: CriRuntime, images: ImagePuller, backOff: CrashLoopBackOff, hooks: HookRunner, events: EventRecorder, node: NodeFacts, clock: Clock, logger: Logger, metrics: PromPodWorkerMetrics, objects: ApiObjects, inspections: PlegInspections) =>
-        new RuntimeManager({ cri, images, backOff, hooks, events, node, clock, logger: logger.child({ component: 'runtime-manager' }), metrics, objects, inspections, files: new FsContainerFiles() }),
+      inject: [CriRuntime, ImagePuller, CrashLoopBackOff, HookRunner, EventRecorder, NODE_FACTS, Clock, SERVICE_LOGGER, PromPodWorkerMetrics, ApiObjects, PlegInspections, SERVICE_CONFIG],
+      useFactory: (cri: CriRuntime, images: ImagePuller, backOff: CrashLoopBackOff, hooks: HookRunner, events: EventRecorder, node: NodeFacts, clock: Clock, logger: Logger, metrics: PromPodWorkerMetrics, objects: ApiObjects, inspections: PlegInspections, cfg: PodWorkerConfig) =>
+        new RuntimeManager({ cri, images, backOff, hooks, events, node, clock, logger: logger.child({ component: 'runtime-manager' }), metrics, objects, inspections, files: new FsContainerFiles(), logLinks: new FsContainerLogLinks(cfg.LEGACY_CONTAINER_LOGS_DIR) }),
     },
     {
       provide: PodSyncer,

@@ -222,6 +222,16 @@ export abstract class ServiceAccountTokens {
 }
 
 /**
+ * The legacy container log symlinks (kuberuntime_container.go startContainer,
+ * legacy.go): each started container's log file linked from
+ * /var/log/containers, where log shippers look for it.
+ */
+export abstract class ContainerLogLinks {
+  /** Links the container's log file, if it exists; a failure is the caller's to log, never the container's. */
+  abstract link(container: { id: string; name: string; podName: string; podNamespace: string }, logFile: string): Promise<void>;
+}
+
+/**
  * The files the kubelet makes on the host for a container about to start:
  * its pod's managed hosts file (kubelet_pods.go ensureHostsFile) and the
  * instance's termination message file (kuberuntime_container.go makeMounts).

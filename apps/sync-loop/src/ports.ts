@@ -62,8 +62,8 @@ export abstract class RuntimeView {
   abstract containersOf(uid: string): Promise<RuntimeContainer[]>;
   /** This node's containers and sandboxes, for the container GC. */
   abstract inventory(): Promise<{ containers: GcContainer[]; sandboxes: GcSandbox[] }>;
-  /** RemoveContainer; resolves to the container's log file (ContainerStatus.logPath, read first), if it had one. */
-  abstract removeContainer(id: string): Promise<string | undefined>;
+  /** RemoveContainer; resolves to what its logs are found by (ContainerStatus, read first), if it could be read. */
+  abstract removeContainer(id: string): Promise<RemovedContainer | undefined>;
   /** RemovePodSandbox (it removes the sandbox's containers too). */
   abstract removePodSandbox(id: string): Promise<void>;
   /** The pod UIDs of every sandbox on the runtime, whichever stack made it (the cgroup tree is the host's). */
@@ -89,13 +89,39 @@ export abstract class HostProcesses {
   abstract kill(pid: number): Promise<void>;
 }
 
-/** The pods' log files on the node (the kubelet's /var/log/pods): the container GC removes them with what they belong to. */
+/** A removed container's log file and the names its legacy log symlink is made of (its labels). */
+export interface RemovedContainer {
+  /** Empty when it had none. */
+  logPath: string;
+  name: string;
+  podName: string;
+  podNamespace: string;
+}
+
+/** A legacy log symlink whose log file is gone (/var/log/containers). */
+export interface DeadLogLink {
+  /** The link's file name in the directory. */
+  name: string;
+  /** The container ID its name ends with; undefined when the name is not one of the kubelet's. */
+  containerId?: string;
+}
+
+/**
+ * The pods' log files on the node (the kubelet's /var/log/pods), and their
+ * legacy symlinks (/var/log/containers): the container GC removes them with
+ * what they belong to.
+ */
 export abstract class PodLogs {
   /** The directory names under the log root (`<namespace>_<name>_<uid>`). */
   abstract directories(): Promise<string[]>;
   /** removeContainerLog: the container's log file and its rotated ones (`<path>.*`). */
   abstract removeContainerLog(path: string): Promise<void>;
   abstract removeDirectory(name: string): Promise<void>;
+  /** removeContainerLog's second half: the container's link in /var/log/containers, if there is one. */
+  abstract removeLegacyLogSymlink(container: { id: string; name: string; podName: string; podNamespace: string }): Promise<void>;
+  /** The links in /var/log/containers whose log file is gone. */
+  abstract deadLegacyLogSymlinks(): Promise<DeadLogLink[]>;
+  abstract removeLegacyLogSymlinkNamed(name: string): Promise<void>;
 }
 
 /** The runtime's side of the container log manager (logs/container-log-manager.ts): CRI ListContainers, ContainerStatus, ReopenContainerLog. */

@@ -1,7 +1,7 @@
 import { release } from 'node:os';
 import { ConfigError, cgroupsSchema, env, machineHugePages, nodeResourcesSchema, type EnvField } from '@app/config';
 import { DEFAULT_SHARD_COUNT } from '@app/contracts';
-import { QuantityError, configuredCapacity, nodeAllocatable, nodeInfoFrom, nodeReservationsFrom, parseEvictionHard, parseMapStringString, parseQuantityNanos, type EvictionThreshold, type NodeInfo } from '@app/kube';
+import { LEGACY_CONTAINER_LOGS_DIR, QuantityError, configuredCapacity, nodeAllocatable, nodeInfoFrom, nodeReservationsFrom, parseEvictionHard, parseMapStringString, parseQuantityNanos, type EvictionThreshold, type NodeInfo } from '@app/kube';
 import type { FullConfig } from '@app/service';
 import { imageGCPolicyProblems, type ImageGCPolicy } from './images/image-gc-manager.js';
 
@@ -53,6 +53,7 @@ export const syncLoopConfigSchema = {
   HOUSEKEEPING_PERIOD: env.duration({ default: 2000, describe: 'the housekeepingCh period (HandlePodCleanups)' }),
   SYNC_FREQUENCY: env.duration({ default: 60_000, describe: 'when an admitted pod whose work-done never came (a lost message) is synced again, like --sync-frequency' }),
   POD_LOGS_DIR: env.string({ default: '/var/log/pods', describe: 'the root of the pods\' log directories (the pod worker\'s POD_LOGS_DIR): the container GC removes logs there' }),
+  LEGACY_CONTAINER_LOGS_DIR: env.string({ default: LEGACY_CONTAINER_LOGS_DIR, describe: 'the containers\' log symlinks (the pod worker\'s LEGACY_CONTAINER_LOGS_DIR): the container GC removes a removed container\'s and the dead ones' }),
   CONTAINER_GC_PERIOD: env.duration({ default: 60_000, describe: 'how often dead containers, sandboxes and deleted pods\' logs are garbage collected (the kubelet\'s ContainerGCPeriod)' }),
   MINIMUM_CONTAINER_TTL: env.duration({ default: 0, describe: 'a dead container younger than this is not collected, like --minimum-container-ttl-duration' }),
   MAXIMUM_DEAD_CONTAINERS_PER_CONTAINER: env.int({ default: 1, min: -1, max: 1_000_000, describe: 'dead instances kept per container, like --maximum-dead-containers-per-container (-1: no limit)' }),

@@ -68,7 +68,7 @@ import { SyncLoop } from './sync-loop.js';
       useFactory: (bus: NatsBus, cfg: SyncLoopConfig, metrics: SyncLoopMetrics, fence: LeaderFence) => new NatsSyncLoopOutbox(bus, cfg.NODE_NAME, cfg.POD_WORKER_SHARDS, fence, (t) => metrics.workDispatched(t)),
     },
     { provide: EventRecorder, inject: [NatsBus, SERVICE_CONFIG, Clock], useFactory: (bus: NatsBus, cfg: SyncLoopConfig, clock: Clock) => new NatsEventRecorder(bus, cfg.NODE_NAME, clock) },
-    { provide: PodLogs, inject: [SERVICE_CONFIG], useFactory: (cfg: SyncLoopConfig) => new FsPodLogs(cfg.POD_LOGS_DIR) },
+    { provide: PodLogs, inject: [SERVICE_CONFIG], useFactory: (cfg: SyncLoopConfig) => new FsPodLogs(cfg.POD_LOGS_DIR, cfg.LEGACY_CONTAINER_LOGS_DIR) },
     { provide: NodePressureStore, inject: [SERVICE_CONTEXT, LeaderFence], useFactory: (ctx: ServiceContext, fence: LeaderFence) => new KvNodePressureStore(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME, fence) },
     {
       provide: SyncLoop,

@@ -1,7 +1,7 @@
 /** Hand-written fakes of the sync loop's ports (ports.ts), for unit tests only. */
 import type { KillPodOptions, NodePressureRecord, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, SourcesSnapshotMessage, StatusVerb, SyncPodType } from '@app/contracts';
 import type { GcContainer, GcSandbox } from './gc/container-gc.js';
-import { ContainerLogFiles, ContainerLogRuntime, HostProcesses, ImageFs, ImageService, NodePressureStore, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopOutbox, type GcImage, type ImageFsStats, type NodeStateView, type RuntimeContainer, type RuntimePod } from './ports.js';
+import { ContainerLogFiles, ContainerLogRuntime, HostProcesses, ImageFs, ImageService, NodePressureStore, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopOutbox, type DeadLogLink, type GcImage, type ImageFsStats, type NodeStateView, type RemovedContainer, type RuntimeContainer, type RuntimePod } from './ports.js';
 
 export class MemoryPodStore extends PodStore {
   readonly pods = new Map<string, PodRecord>();
@@ -76,11 +76,11 @@ export class FakeRuntimeView extends RuntimeView {
   inventory(): Promise<{ containers: GcContainer[]; sandboxes: GcSandbox[] }> {
     return Promise.resolve({ containers: this.gcContainers, sandboxes: this.gcSandboxes });
   }
-  /** The log path a removed container had: `<id>.log`. */
-  removeContainer(id: string): Promise<string | undefined> {
+  /** What a removed container's logs are found by: `/logs/<id>.log`, its name `c-<id>` in pod `p`/`ns`. */
+  removeContainer(id: string): Promise<RemovedContainer | undefined> {
     this.removed.push(id);
     this.gcContainers = this.gcContainers.filter((c) => c.id !== id);
-    return Promise.resolve(`/logs/${id}.log`);
+    return Promise.resolve({ logPath: `/logs/${id}.log`, name: `c-${id}`, podName: 'p', podNamespace: 'ns' });
   }
   /** UIDs of other stacks' sandboxes on the same runtime (allPodUids adds this node's). */
   otherStacksUids = new Set<string>();
@@ -107,6 +107,23 @@ export class FakePodLogs extends PodLogs {
   }
   removeDirectory(name: string): Promise<void> {
     this.dirs = this.dirs.filter((d) => d !== name);
+    return Promise.resolve();
+  }
+  /** The links in /var/log/containers by name, and whether each one's log file is there. */
+  links = new Map<string, { containerId?: string; dead: boolean }>();
+  removedLinks: string[] = [];
+  removeLegacyLogSymlink(c: { id: string; name: string; podName: string; podNamespace: string }): Promise<void> {
+    const name = `${c.podName}_${c.podNamespace}_${c.name}-${c.id}.log`;
+    this.links.delete(name);
+    this.removedLinks.push(name);
+    return Promise.resolve();
+  }
+  deadLegacyLogSymlinks(): Promise<DeadLogLink[]> {
+    return Promise.resolve([...this.links].filter(([, l]) => l.dead).map(([name, l]) => ({ name, ...(l.containerId ? { containerId: l.containerId } : {}) })));
+  }
+  removeLegacyLogSymlinkNamed(name: string): Promise<void> {
+    this.links.delete(name);
+    this.removedLinks.push(name);
     return Promise.resolve();
   }
 }

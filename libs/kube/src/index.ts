@@ -48,6 +48,7 @@ export { hasAnyRegularContainerCreated, networkNamespaceForPod, podSandboxChange
 export type { SandboxChange } from './kuberuntime.js';
 export { PodConditionType, PodConditionsByKubelet, hasRestartableInitContainer, podConditionByKubelet, podConditionSharedByKubelet } from './kubetypes.js';
 export { joinHostPort } from './net.js';
+export { LEGACY_CONTAINER_LOGS_DIR, containerIdOfLegacyLogSymlink, legacyLogSymlink } from './legacy-log.js';
 export { findContainerStatusByID, getContainerStatus, isRestartableInitContainer } from './pod-util.js';
 export { applyProbeResults } from './probe-status.js';
 export type { ContainerProbeState } from './probe-status.js';

@@ -25,6 +25,7 @@
  * (no image pull back-off, no FailedPreStopHook event): the sync rejects
  * with the signal's reason.
  */
+import { join } from 'node:path';
 import { Clock } from '@app/clock';
 import type { Container, EventRecorder, KillPodOptions, Pod } from '@app/contracts';
 import type { ContainerConfig, PodSandboxConfig } from '@app/cri';
@@ -37,7 +38,7 @@ import { graceReasonOf, killContainerGracePeriod, preStopHookTimeoutSeconds } fr
 import { computePodActions, type ProbeResults } from './pod-actions.js';
 import { envObjectNames, generateContainerConfig, generatePodSandboxConfig, podContainerDirectory, withNamespaceTarget, type EnvObjects, type NodeFacts } from './runtime-config.js';
 import { containerMountsEtcHosts, etcHostsPath, managedHostsFileContent, nodeHostsFileContent, shouldMountHostsFile } from '../etc-hosts.js';
-import { ApiObjects, ApiObjectsError, ContainerFiles, HookRunner } from '../ports.js';
+import { ApiObjects, ApiObjectsError, ContainerFiles, ContainerLogLinks, HookRunner } from '../ports.js';
 import { verifyRunAsNonRoot, type ImageUser } from './security-context.js';
 import { imageUserOf, type ImagePuller } from '../images/image-puller.js';
 import { RuntimeClassManager } from '../runtimeclass/runtime-class.js';
@@ -93,6 +94,8 @@ export interface RuntimeManagerDeps {
   inspections?: PlegInspections;
   /** The hosts and termination message files a container gets; none: neither is made (the runtime's /etc/hosts, no termination message). */
   files?: ContainerFiles;
+  /** /var/log/containers: each started container's log linked there; none: no links. */
+  logLinks?: ContainerLogLinks;
 }
 
 export class RuntimeManager {
@@ -410,6 +413,7 @@ export class RuntimeManager {
     }
     this.deps.events.event(pod, 'Normal', 'Started', `Started container ${c.name}`, fieldPath);
     this.deps.metrics?.startedContainer(type, false);
+    await this.linkLegacyLog(pod, c.name, containerId, join(sandboxConfig.logDirectory ?? '', config.logPath ?? ''));
 
     const postStart = c.lifecycle?.postStart;
     if (postStart) {
@@ -447,6 +451,15 @@ export class RuntimeManager {
     }
     const gone = new Set(strays.map((c) => c.id));
     return { ...status, containerStatuses: status.containerStatuses.filter((c) => !gone.has(c.id)) };
+  }
+
+  /** The legacy log symlink for log shippers (startContainer); a failure is logged, as upstream's, and the container goes on. */
+  private async linkLegacyLog(pod: Pod, name: string, containerId: string, logFile: string): Promise<void> {
+    if (!this.deps.logLinks || logFile === '') return;
+    const container = { id: containerId, name, podName: pod.metadata.name ?? '', podNamespace: pod.metadata.namespace ?? '' };
+    await this.deps.logLinks.link(container, logFile).catch((err: unknown) => {
+      this.deps.logger.warn({ podUid: pod.metadata.uid, container: name, containerId, containerLogPath: logFile, err: (err as Error).message }, 'Failed to create legacy symbolic link');
+    });
   }
 
   /** purgeInitContainers: with a new sandbox, the init containers of the old one are removed. */

@@ -2,7 +2,7 @@ import type { CriRuntime } from '@app/cri';
 import { KubeletLabels } from '@app/kube';
 import type { LeaderFence } from '@app/leader-election';
 import type { GcContainer, GcSandbox } from '../gc/container-gc.js';
-import { RuntimeView, type RuntimeContainer, type RuntimePod } from '../ports.js';
+import { RuntimeView, type RemovedContainer, type RuntimeContainer, type RuntimePod } from '../ports.js';
 
 /** The runtime's pods and containers, through the CRI; removing a container is the leader's only. */
 export class CriRuntimeView extends RuntimeView {
@@ -53,15 +53,24 @@ export class CriRuntimeView extends RuntimeView {
       })),
     };
   }
-  async removeContainer(id: string): Promise<string | undefined> {
+  async removeContainer(id: string): Promise<RemovedContainer | undefined> {
     this.fence.check('remove a container');
-    // The log path is only known while the container exists.
-    const logPath = await this.cri
+    // The log path and the labels are only known while the container exists.
+    const removed = await this.cri
       .runtime('ContainerStatus', { containerId: id })
-      .then((r) => r.status?.logPath || undefined)
+      .then(({ status }): RemovedContainer | undefined =>
+        status
+          ? {
+              logPath: status.logPath,
+              name: status.labels[KubeletLabels.containerName] ?? status.metadata?.name ?? '',
+              podName: status.labels[KubeletLabels.podName] ?? '',
+              podNamespace: status.labels[KubeletLabels.podNamespace] ?? '',
+            }
+          : undefined,
+      )
       .catch(() => undefined);
     await this.cri.runtime('RemoveContainer', { containerId: id });
-    return logPath;
+    return removed;
   }
   async allPodUids(): Promise<Set<string>> {
     const sandboxes = await this.cri.runtime('ListPodSandbox', {});

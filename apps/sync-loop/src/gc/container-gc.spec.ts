@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import type { PodRecord, PodSyncStatusRecord } from '@app/contracts';
 import { silentLogger } from '@app/observability';
-import { ContainerGarbageCollector, DEFAULT_GC_POLICY, decideContainerGC, podUidOfLogDirectory, type GCPolicy, type GcContainer, type GcSandbox } from './container-gc.js';
+import { ContainerGarbageCollector, DEFAULT_GC_POLICY, deadLogLinksToRemove, decideContainerGC, podUidOfLogDirectory, type GCPolicy, type GcContainer, type GcSandbox } from './container-gc.js';
 import { FakeNodeState, FakePodLogs, FakeRuntimeView } from '../testing.js';
 
 const NOW = 1_000_000;
@@ -143,6 +143,7 @@ describe('ContainerGarbageCollector', () => {
     await gc.garbageCollect(new Map([rec('a')]), true);
     assert.deepEqual(runtime.removed, ['a/app#1']);
     assert.deepEqual(logs.removedLogs, ['/logs/a/app#1.log']);
+    assert.deepEqual(logs.removedLinks, ['p_ns_c-a/app#1-a/app#1.log'], 'the removed container\'s /var/log/containers link goes with its log');
     assert.deepEqual(runtime.removedSandboxes, ['gone-sb1']);
     assert.deepEqual(logs.dirs, ['default_a_a']);
   });
@@ -155,5 +156,24 @@ describe('ContainerGarbageCollector', () => {
     const gc = new ContainerGarbageCollector({ runtime, logs: new FakePodLogs(), nodeState: new FakeNodeState(), clock: new FakeClock(NOW), logger: silentLogger() });
     await gc.garbageCollect(new Map(), true);
     assert.deepEqual(runtime.removed, ['gone/web#1']);
+  });
+
+  it('removes the /var/log/containers links whose log file is gone, but a running container\'s (its log is being rotated)', async () => {
+    const runtime = new FakeRuntimeView();
+    runtime.gcContainers = [ctr('a', 'app', 1, true)];
+    const logs = new FakePodLogs();
+    logs.links.set('a_default_app-runningid.log', { containerId: 'a/app#1', dead: true });
+    logs.links.set('b_default_app-deadid.log', { containerId: 'deadid', dead: true });
+    logs.links.set('c_default_app-liveid.log', { containerId: 'liveid', dead: false });
+    logs.links.set('junk.log', { dead: true });
+    const gc = new ContainerGarbageCollector({ runtime, logs, nodeState: new FakeNodeState(), clock: new FakeClock(NOW), logger: silentLogger() });
+    await gc.garbageCollect(new Map([rec('a')]), true);
+    assert.deepEqual(logs.removedLinks.sort(), ['b_default_app-deadid.log', 'junk.log']);
+  });
+});
+
+describe('deadLogLinksToRemove', () => {
+  it('keeps only a running container\'s dead link', () => {
+    assert.deepEqual(deadLogLinksToRemove([{ name: 'x-1.log', containerId: '111111' }, { name: 'y-2.log', containerId: '222222' }, { name: 'z.log' }], new Set(['111111'])), ['y-2.log', 'z.log']);
   });
 });

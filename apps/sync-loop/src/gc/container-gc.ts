@@ -23,7 +23,7 @@
 import type { Clock } from '@app/clock';
 import { podWorkerState, type PodRecord, type PodSyncStatusRecord } from '@app/contracts';
 import type { Logger } from '@app/observability';
-import type { NodeState, PodLogs, RuntimeView } from '../ports.js';
+import type { DeadLogLink, NodeState, PodLogs, RuntimeView } from '../ports.js';
 
 /** container_gc.go GCPolicy; the kubelet's defaults are MinAge 0, MaxPerPodContainer 1, MaxContainers -1. */
 export interface GCPolicy {
@@ -182,9 +182,17 @@ export class ContainerGarbageCollector {
     for (const c of d.removeContainers) await this.attempt({ containerId: c.id, pod: c.podUid }, 'remove a dead container', () => removeContainerWithLog(this.runtime, this.logs, c.id));
     for (const sb of d.removeSandboxes) await this.attempt({ podSandboxId: sb.id, pod: sb.podUid }, 'remove a sandbox', () => this.runtime.removePodSandbox(sb.id));
     for (const name of d.removeLogDirectories) await this.attempt({ directory: name }, 'remove a pod log directory', () => this.logs.removeDirectory(name));
+    await this.attempt({}, 'remove dead log symlinks', () => this.removeDeadLogLinks(inventory.containers));
     const removed = d.removeContainers.length + d.removeSandboxes.length + d.removeLogDirectories.length;
     if (removed > 0) this.logger.info({ containers: d.removeContainers.length, sandboxes: d.removeSandboxes.length, logDirectories: d.removeLogDirectories.length }, 'container GC');
     return d;
+  }
+
+  private async removeDeadLogLinks(containers: readonly GcContainer[]): Promise<void> {
+    const running = new Set(containers.filter((c) => c.running).map((c) => c.id));
+    for (const name of deadLogLinksToRemove(await this.logs.deadLegacyLogSymlinks(), running)) {
+      await this.attempt({ link: name }, 'remove a dead log symlink', () => this.logs.removeLegacyLogSymlinkNamed(name));
+    }
   }
 
   private async attempt(what: Record<string, string>, action: string, fn: () => Promise<unknown>): Promise<void> {
@@ -196,8 +204,19 @@ export class ContainerGarbageCollector {
   }
 }
 
-/** kuberuntime's removeContainer: the container, then its log files (removeContainerLog). */
+/** kuberuntime's removeContainer: the container, then its log files and its legacy symlink (removeContainerLog). */
 export async function removeContainerWithLog(runtime: RuntimeView, logs: PodLogs | undefined, id: string): Promise<void> {
-  const logPath = await runtime.removeContainer(id);
-  if (logPath && logs) await logs.removeContainerLog(logPath);
+  const removed = await runtime.removeContainer(id);
+  if (!removed || !logs) return;
+  if (removed.logPath) await logs.removeContainerLog(removed.logPath);
+  await logs.removeLegacyLogSymlink({ id, name: removed.name, podName: removed.podName, podNamespace: removed.podNamespace });
+}
+
+/**
+ * evictPodLogsDirectories' last step: the legacy symlinks whose log file is
+ * gone, but those of a running container (its log is being rotated: the
+ * file comes back). A name with no container ID in it goes too, as upstream's.
+ */
+export function deadLogLinksToRemove(dead: readonly DeadLogLink[], running: ReadonlySet<string>): string[] {
+  return dead.filter((l) => l.containerId === undefined || !running.has(l.containerId)).map((l) => l.name);
 }
