@@ -21,7 +21,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { request } from 'node:https';
 import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
@@ -41,6 +42,8 @@ describe('the kubelet API server: kubectl logs, exec and port-forward through th
   let stack: NodeStack;
   let kubectlBin: string;
   let kubeletPort: number;
+  // What /logs/ serves (SYSTEM_LOG_DIR, the kubelet's /var/log): a directory of the test's own.
+  const systemLogs = mkdtempSync(join(tmpdir(), 'ks-e2e-var-log-'));
 
   const kubectl = (args: string[], input?: string) =>
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
@@ -64,6 +67,7 @@ describe('the kubelet API server: kubectl logs, exec and port-forward through th
     });
 
   before(async () => {
+    writeFileSync(join(systemLogs, 'syslog'), 'Dec  2 00:00:00 node kernel: booted\n');
     const bin = await controlPlaneBinaries();
     kubectlBin = join(bin, 'kubectl');
     if (!existsSync(kubectlBin)) kubectlBin = join(execFileSync('bash', [join(REPO_ROOT, 'deploy', 'control-plane', 'build.sh'), 'kubectl'], { encoding: 'utf8' }).trim().split('\n').pop() ?? '', 'kubectl');
@@ -74,7 +78,7 @@ describe('the kubelet API server: kubectl logs, exec and port-forward through th
       services: ['cri-gateway', 'pleg', 'sync-loop', 'status-manager', 'pod-worker', 'config-source'],
       kubeconfig: cp.kubeconfig(NODE),
       // The stack gives the kubelet API server a port of its own (stack.kubeletPort) and its cert dir (<stack.dir>/pki).
-      env: { 'status-manager': { KUBELET_CLIENT_CA_FILE: cp.caFile } },
+      env: { 'status-manager': { KUBELET_CLIENT_CA_FILE: cp.caFile, SYSTEM_LOG_DIR: systemLogs } },
     });
     await stack.start();
     kubeletPort = stack.kubeletPort;
@@ -117,6 +121,7 @@ describe('the kubelet API server: kubectl logs, exec and port-forward through th
         await stack?.stop();
       } finally {
         await cp?.stop();
+        rmSync(systemLogs, { recursive: true, force: true });
       }
     }
   });
@@ -200,6 +205,15 @@ describe('the kubelet API server: kubectl logs, exec and port-forward through th
     const key = join(stack.dir, 'pki', 'kubelet.key');
     assert.ok(readFileSync(key).length > 0);
     assert.equal(execFileSync('stat', ['-c', '%a', key], { encoding: 'utf8' }).trim(), '600');
+  });
+
+  it('the node\'s log files at /logs/ on the kubelet port (the apiserver\'s node proxy refuses a loopback node), to nodes/log only', async () => {
+    const list = await kubelet('/logs/', cp.token('admin'));
+    assert.equal(list.status, 200, list.body);
+    assert.match(list.body, /<pre>\n<a href="syslog">syslog<\/a>\n<\/pre>/);
+    assert.deepEqual(await kubelet('/logs/syslog', cp.token('admin')), { status: 200, body: 'Dec  2 00:00:00 node kernel: booted\n' });
+    assert.deepEqual(await kubelet('/logs/syslog', cp.token('nobody')), { status: 403, body: `Forbidden (user=nobody, verb=get, resource=nodes, subresource(s)=[log])\n` });
+    assert.equal((await kubelet('/logs/nope', cp.token('admin'))).status, 404);
   });
 });
 

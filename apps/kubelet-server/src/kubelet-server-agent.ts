@@ -15,6 +15,7 @@ import { loadServingCertificate } from './adapters/serving-cert.js';
 import { KubeletAuthenticator, KubeletAuthorizer } from './auth.js';
 import type { KubeletServerConfig } from './kubelet-server.config.js';
 import { KubeletServer } from './kubelet-server.js';
+import { FsSystemLogServer } from './logs/fs-system-logs.js';
 import type { AccessReviewer, ContainerLogServer, KubeletPods, NodeStats, StreamingRuntime, TokenReviewer, UpgradeProxy } from './ports.js';
 
 /** The server's settings, resolved and checked together at boot. */
@@ -103,6 +104,7 @@ export function kubeletServerAgent(settings: KubeletServerSettings | null, parts
       if (serving.generated) log.info({ cert: serving.certFile, key: serving.keyFile }, 'made a self-signed serving certificate for the kubelet API server');
       const authenticator = new KubeletAuthenticator(tokens, clock, { anonymous: settings.anonymous, x509: clientCa !== undefined });
       const authorizer = new KubeletAuthorizer(settings.authorization === 'Webhook' ? access : null, clock);
-      const server = new KubeletServer({ authenticator, authorizer, pods, runtime, logs, stats, proxy, logger: log }, cfg.NODE_NAME);
+      const systemLogs = cfg.ENABLE_SYSTEM_LOG_HANDLER === 'true' ? new FsSystemLogServer(cfg.SYSTEM_LOG_DIR) : undefined;
+      const server = new KubeletServer({ authenticator, authorizer, pods, runtime, logs, stats, proxy, logger: log, ...(systemLogs ? { systemLogs } : {}) }, cfg.NODE_NAME);
       return new KubeletServerAgent(new HttpsListener(server, { address: settings.address, port: settings.port, cert: serving.cert, key: serving.key, ...(clientCa ? { clientCa } : {}) }, log), settings, log);
 }

@@ -25,6 +25,8 @@ export const kubeletServerConfigSchema = {
   KUBELET_TLS_PRIVATE_KEY_FILE: env.optionalString({ describe: 'the serving certificate\'s key (--tls-private-key-file)' }),
   KUBELET_CERT_DIR: env.string({ default: '/var/lib/kubelet-split/pki', describe: 'where a self-signed kubelet.crt/kubelet.key is made once when no TLS files are given (--cert-dir)' }),
   KUBELET_ANONYMOUS_AUTH: env.string({ default: 'false', pattern: /^(true|false)$/, patternHint: 'true or false', describe: 'requests without credentials are system:anonymous, then authorized (--anonymous-auth)' }),
+  ENABLE_SYSTEM_LOG_HANDLER: env.string({ default: 'true', pattern: /^(true|false)$/, patternHint: 'true or false', describe: 'serve the node\'s log files at /logs/ on the kubelet API server to users allowed nodes/log (--enable-system-log-handler)' }),
+  SYSTEM_LOG_DIR: env.string({ default: '/var/log', describe: 'the directory /logs/ serves (the kubelet\'s /var/log)' }),
   KUBELET_AUTHORIZATION_MODE: env.oneOf(['Webhook', 'AlwaysAllow'] as const, { default: 'Webhook', describe: 'Webhook: a SubjectAccessReview per request; AlwaysAllow: any authenticated user (--authorization-mode)' }),
 };
 

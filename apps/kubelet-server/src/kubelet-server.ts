@@ -13,6 +13,7 @@
  *   GET|POST /portForward/<ns>/<pod>[/<uid>]            /  (CRI Exec / Attach / PortForward), proxied to
  *   POST /run/<ns>/<pod>[/<uid>]/<container>            CRI ExecSync, stdout then stderr
  *   GET  /stats/summary, /metrics/resource              as the plain port's
+ *   GET  /logs/[<path>]                                 the node's /var/log (logServer: a listing or a file)
  *
  * Streaming (exec, attach, port-forward), as the upstream kubelet since the
  * runtime serves its own streams (1.20+): the options checked
@@ -32,7 +33,7 @@ import type { ContainerStatus, Pod } from '@app/contracts';
 import { CriError, httpStatusOf } from '@app/cri/client';
 import type { Logger } from '@app/observability';
 import { nodeRequestAttributes, type ClientCertificate, type KubeletAuthenticator, type KubeletAuthorizer } from './auth.js';
-import { ContainerLogServer, KubeletPods, KubeletServerError, NodeStats, StreamingRuntime, UpgradeProxy } from './ports.js';
+import { ContainerLogServer, KubeletPods, KubeletServerError, NodeStats, StreamingRuntime, SystemLogServer, UpgradeProxy } from './ports.js';
 import { execCommand, isWebSocketRequest, parsePortForwardPorts, parseStreamOptions, runCommand } from './stream-options.js';
 import { writeError } from './adapters/net-upgrade-proxy.js';
 
@@ -54,6 +55,8 @@ export interface KubeletServerDeps {
   stats: NodeStats;
   proxy: UpgradeProxy;
   logger: Logger;
+  /** `/logs/`: the node's log files (enableSystemLogHandler); none: 404. */
+  systemLogs?: SystemLogServer;
 }
 
 export class KubeletServer {
@@ -152,6 +155,13 @@ export class KubeletServer {
         const found = await this.findContainer(namespace, pod, uid, rest[rest.length - 1] ?? '');
         const out = await this.deps.runtime.runInContainer(found.containerId, runCommand(url.searchParams));
         return plain(ex, (res) => sendJson(res, 200, out));
+      }
+      case 'logs': {
+        // http.StripPrefix("/logs/"): `/logs` alone is not found; `/logs/...` is the FileServer's.
+        const systemLogs = this.deps.systemLogs;
+        if (!systemLogs || url.pathname === '/logs') break;
+        allow('GET', 'HEAD');
+        return plain(ex, (res) => systemLogs.serve(rest, url.pathname.endsWith('/'), req, res));
       }
       case 'stats':
         if (rest.length !== 1 || rest[0] !== 'summary') break;

@@ -82,6 +82,16 @@ export abstract class ContainerLogServer {
   abstract serve(target: { namespace: string; pod: string; container: string }, query: Record<string, unknown>, req: IncomingMessage, res: ServerResponse): Promise<void>;
 }
 
+/**
+ * The node's log files for `/logs/` (the kubelet's logServer: an
+ * http.FileServer of /var/log, enableSystemLogHandler): a directory's
+ * listing or a file's content. `path` is the request's, below `/logs/`,
+ * already split and decoded; `directory` when it ended with a `/`.
+ */
+export abstract class SystemLogServer {
+  abstract serve(path: readonly string[], directory: boolean, req: IncomingMessage, res: ServerResponse): Promise<void>;
+}
+
 /** `/stats/summary` and `/metrics/resource`, as the plain port serves them. */
 export abstract class NodeStats {
   /** The Summary as JSON text. */
