@@ -17,7 +17,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { release } from 'node:os';
-import { isNotFound, type ApiServer } from '@app/apiserver';
+import { isNotFound, PatchType, type ApiServer } from '@app/apiserver';
 import type { Lease, Node, NodeCondition, Pod } from '@app/contracts';
 import { goArch, parseQuantity } from '@app/kube';
 import { startControlPlane, type ControlPlane } from './support/control-plane.js';
@@ -153,6 +153,21 @@ describe('the Node and its Lease in a real cluster', { timeout: 300_000 }, () =>
     // deleteOrphanedMirrorPods waits for the static pod's termination (its 2 s grace: sleep ignores SIGTERM).
     process.stdout.write(`# the mirror pod left the API ${Date.now() - removedAt} ms after the manifest was removed\n`);
     assert.deepEqual(await running(), [], 'the static pod was stopped first');
+  });
+
+  it('the Node\'s pod CIDR, once set (by the node IPAM controller, here by hand), goes to the runtime: CRI UpdateRuntimeConfig (updatePodCIDR)', async () => {
+    const gateway = stack.procs.get('cri-gateway#0')?.port;
+    assert.ok(gateway, 'the cri-gateway\'s port');
+    const calls = async () => {
+      const text = await (await fetch(`http://127.0.0.1:${gateway}/metrics`)).text();
+      const count = (name: string) => Number(new RegExp(`^${name}\\{[^}]*operation_type="update_runtime_config"[^}]*\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+      return { ok: count('kubelet_runtime_operations_total'), failed: count('kubelet_runtime_operations_errors_total') };
+    };
+    assert.deepEqual(await calls(), { ok: 0, failed: 0 }, 'no pod CIDR yet: the runtime was not told any');
+    await admin.request(`/api/v1/nodes/${NODE}`, { method: 'PATCH', contentType: PatchType.merge, body: { spec: { podCIDR: '10.244.7.0/24', podCIDRs: ['10.244.7.0/24'] } } });
+    // The next node status update (every 10 s) gives it to the runtime, once.
+    const seen = await stack.waitFor('UpdateRuntimeConfig called', async () => ((await calls()).ok > 0 ? calls() : undefined), 40_000);
+    assert.deepEqual(seen, { ok: 1, failed: 0 });
   });
 
   it('the PLEG stopped: NotReady with upstream\'s reason and message; started again: Ready', async () => {

@@ -5,6 +5,7 @@ import { FakeClock } from '@app/clock/testing';
 import { RuntimeState, nodeLabels } from '@app/kube';
 import { silentLogger } from '@app/observability';
 import { NodeStatusManager } from './node-status-manager.js';
+import { RuntimeNetworkConfig } from './ports.js';
 import { FakeKubeApi, FakeMachine, FakeNodePressure, FakeRuntimeVersion } from './testing.js';
 
 const Gi = 2 ** 30;
@@ -12,6 +13,7 @@ const Mi = 2 ** 20;
 
 function setup(opts: { memory?: string } = {}) {
   const events: string[] = [];
+  const network = new FakeRuntimeNetwork();
   const clock = new FakeClock();
   const api = new FakeKubeApi();
   const machine = new FakeMachine();
@@ -27,10 +29,48 @@ function setup(opts: { memory?: string } = {}) {
     settings: { cpu: '4', memory: opts.memory ?? '8Gi', maxPods: 110, kubeReserved: 'cpu=500m,memory=1Gi', evictionHard: 'memory.available<100Mi,nodefs.available<10%' },
     kubeletPort: 10250,
     recordEvent: (reason, message) => events.push(`${reason}: ${message}`),
+    runtimeNetwork: network,
   });
   const ready = () => api.nodes.get('n1')?.status?.conditions?.find((c) => c.type === 'Ready');
-  return { clock, api, machine, pressure, runtime, manager, ready, events };
+  return { clock, api, machine, pressure, runtime, manager, ready, events, network };
 }
+
+/** The runtime's UpdateRuntimeConfig calls; `fail` makes the next one fail. */
+class FakeRuntimeNetwork extends RuntimeNetworkConfig {
+  calls: string[] = [];
+  fail = false;
+  updatePodCIDR(cidrs: string): Promise<void> {
+    this.calls.push(cidrs);
+    if (this.fail) {
+      this.fail = false;
+      return Promise.reject(new Error('runtime down'));
+    }
+    return Promise.resolve();
+  }
+}
+
+describe('NodeStatusManager: updatePodCIDR', () => {
+  it('gives the runtime the Node\'s spec.podCIDRs once set, once (not at every tick), again when they change, and after a failure', async () => {
+    const { clock, api, manager, network } = setup();
+    manager.start();
+    await clock.step(100);
+    assert.deepEqual(network.calls, [], 'no pod CIDR on the Node: nothing');
+    const node = api.nodes.get('n1');
+    assert.ok(node);
+    node.spec = { ...node.spec, podCIDR: '10.244.1.0/24', podCIDRs: ['10.244.1.0/24', 'fd00:1::/64'] };
+    network.fail = true;
+    await clock.step(10_000);
+    assert.deepEqual(network.calls, ['10.244.1.0/24,fd00:1::/64'], 'comma-separated, as updatePodCIDR joins them');
+    await clock.step(10_000);
+    assert.deepEqual(network.calls, ['10.244.1.0/24,fd00:1::/64', '10.244.1.0/24,fd00:1::/64'], 'tried again after the failure');
+    await clock.step(30_000);
+    assert.equal(network.calls.length, 2, 'then not again while unchanged');
+    node.spec = { ...node.spec, podCIDRs: ['10.244.2.0/24'] };
+    await clock.step(10_000);
+    assert.deepEqual(network.calls.at(-1), '10.244.2.0/24');
+    manager.stop();
+  });
+});
 
 describe('NodeStatusManager: registerWithAPIServer', () => {
   it('creates the Node when leading, with the labels, capacity and allocatable admission uses, and Ready', async () => {

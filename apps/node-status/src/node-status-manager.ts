@@ -26,7 +26,7 @@ import { configuredCapacity, goArch, nodeAllocatable, nodeReservationsFrom, type
 import { isAlreadyExists, ApiError } from '@app/apiserver';
 import type { Logger } from '@app/observability';
 import { ensureRequiredLabels, initialNode, nodeStatusHasChanged, reconcileExistingNode, setNodeStatus, type NodeStatusInputs } from './node-status.js';
-import { Machine, NodeApi, NodePressureView, RuntimeVersion, type MachineInfo } from './ports.js';
+import { Machine, NodeApi, NodePressureView, RuntimeVersion, type MachineInfo, type RuntimeNetworkConfig } from './ports.js';
 
 /** kubelet config defaults: nodeStatusUpdateFrequency and nodeStatusReportFrequency. */
 export const NODE_STATUS_UPDATE_FREQUENCY_MS = 10_000;
@@ -56,6 +56,8 @@ export interface NodeStatusOptions {
    * once the status that says it is patched.
    */
   recordEvent?: (reason: string, message: string) => void;
+  /** Where the Node's spec.podCIDRs go once they are set or change (updatePodCIDR); none: nowhere. */
+  runtimeNetwork?: RuntimeNetworkConfig;
 }
 
 export class NodeStatusManager {
@@ -67,6 +69,8 @@ export class NodeStatusManager {
   private chain: Promise<unknown> = Promise.resolve();
   private machineInfo?: MachineInfo;
   private runtimeVersion = '';
+  /** runtimeState.podCIDR: what the runtime was last given. */
+  private podCIDR = '';
   private readonly reservations: NodeReservations;
   private pressureConditions: readonly string[] = [];
 
@@ -197,6 +201,8 @@ export class NodeStatusManager {
   private async tryUpdateNodeStatus(): Promise<void> {
     const original = await this.api.getNode(this.options.nodeName);
     if (!original) throw new Error(`error getting node "${this.options.nodeName}": not found`);
+    const podCIDRs = original.spec?.podCIDRs;
+    if (podCIDRs && podCIDRs.length > 0) await this.updatePodCIDR(podCIDRs.join(','));
     const inputs = await this.inputs();
     const now = this.clock.now();
     const node = structuredClone(original);
@@ -209,6 +215,20 @@ export class NodeStatusManager {
     await this.api.patchNodeStatus(this.options.nodeName, mergePatch(original, node));
     this.lastStatusReportTime = now;
     this.recordEvents(events);
+  }
+
+  /** updatePodCIDR: the runtime told when the CIDRs differ from what it was last given; a failure is logged, tried again next time. */
+  private async updatePodCIDR(cidrs: string): Promise<void> {
+    const runtime = this.options.runtimeNetwork;
+    if (!runtime || cidrs === this.podCIDR) return;
+    try {
+      await runtime.updatePodCIDR(cidrs);
+    } catch (err) {
+      this.logger.error({ err: `failed to update pod CIDR: ${(err as Error).message}` }, 'Error updating pod CIDR');
+      return;
+    }
+    this.logger.info({ originalPodCIDR: this.podCIDR, newPodCIDR: cidrs }, 'Updating Pod CIDR');
+    this.podCIDR = cidrs;
   }
 
   private recordEvents(reasons: string[]): void {

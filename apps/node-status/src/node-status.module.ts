@@ -27,7 +27,7 @@ import { CriKvNodeHealth } from '@app/pod-cache';
 import { HealthChecks, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
 import { KvPodManager, PodManager } from '@app/pod-manager';
 import { ApiLeaseClient, ApiMirrorPodClient, ApiNodeClient } from './adapters/api-node-client.js';
-import { CriRuntimeVersion } from './adapters/cri-runtime-version.js';
+import { CriRuntimeNetworkConfig, CriRuntimeVersion } from './adapters/cri-runtime-version.js';
 import { DevKmsg } from './adapters/dev-kmsg.js';
 import { HostMachine } from './adapters/host-machine.js';
 import { KvNodePressureView } from './adapters/kv-node-pressure.js';
@@ -38,7 +38,7 @@ import { MirrorPodReconciler } from './mirror-pods.js';
 import { NodeLeaseController } from './node-lease.js';
 import { NodeStatusManager } from './node-status-manager.js';
 import { KernelLog, OomWatcher } from './oom-watcher.js';
-import { ApiPods, DesiredPodsWatch, LeaseApi, Machine, MirrorPodApi, NodeApi, NodePressureView, PodWorkers, RuntimeVersion } from './ports.js';
+import { ApiPods, DesiredPodsWatch, LeaseApi, Machine, MirrorPodApi, NodeApi, NodePressureView, PodWorkers, RuntimeNetworkConfig, RuntimeVersion } from './ports.js';
 
 const API_SERVER = Symbol('API_SERVER');
 
@@ -170,12 +170,13 @@ export class NodeAgent implements OnModuleInit, OnApplicationShutdown {
   { provide: NODE_CRI, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new NatsCriClient(ctx.connection, ctx.config.NODE_NAME, 'status-manager', { ...DEFAULT_CRI_TIMEOUTS, listMs: RUNTIME_UP_PERIOD_MS }) },
   { provide: NodeHealth, inject: [NODE_CRI, SERVICE_CONTEXT], useFactory: (cri: CriRuntime, ctx: ServiceContext) => new CriKvNodeHealth(cri, bucketOf(ctx, 'podCache'), ctx.config.NODE_NAME) },
   { provide: RuntimeVersion, inject: [NODE_CRI], useFactory: (cri: CriRuntime) => new CriRuntimeVersion(cri) },
+  { provide: RuntimeNetworkConfig, inject: [NODE_CRI], useFactory: (cri: CriRuntime) => new CriRuntimeNetworkConfig(cri) },
   { provide: Machine, inject: [SERVICE_CONFIG], useFactory: (cfg: NodeStatusConfig) => new HostMachine(cfg.POD_ROOT_DIR) },
   { provide: NodePressureView, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvNodePressureView(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME) },
   { provide: DesiredPodsWatch, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvDesiredPodsView(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME) },
   {
     provide: NodeAgent,
-    inject: [NodeApi, LeaseApi, MirrorPodApi, ApiPods, PodManager, DesiredPodsWatch, PodWorkers, NatsEventRecorder, NodeHealth, RuntimeVersion, Machine, NodePressureView, SERVICE_CONFIG, Clock, SERVICE_LOGGER, LeaderElector, HealthChecks],
+    inject: [NodeApi, LeaseApi, MirrorPodApi, ApiPods, PodManager, DesiredPodsWatch, PodWorkers, NatsEventRecorder, NodeHealth, RuntimeVersion, RuntimeNetworkConfig, Machine, NodePressureView, SERVICE_CONFIG, Clock, SERVICE_LOGGER, LeaderElector, HealthChecks],
     useFactory: (
       nodes: NodeApi | null,
       leases: LeaseApi | null,
@@ -187,6 +188,7 @@ export class NodeAgent implements OnModuleInit, OnApplicationShutdown {
       events: NatsEventRecorder,
       health: NodeHealth,
       version: RuntimeVersion,
+      runtimeNetwork: RuntimeNetworkConfig,
       machine: Machine,
       pressure: NodePressureView,
       cfg: NodeStatusConfig,
@@ -213,6 +215,7 @@ export class NodeAgent implements OnModuleInit, OnApplicationShutdown {
         onRegistered: () => lease.nodeRegistered(),
         // recordNodeStatusEvent: a Normal event on the Node, sent as the pods' are (the status manager posts it).
         recordEvent: (reason, message) => events.nodeEvent('Normal', reason, message),
+        runtimeNetwork,
       });
       // Ready follows the runtime's and the PLEG's health at once, not at the next 10 s tick.
       const runtime = new RuntimeStateUpdater(state, health, clock, log, { unhealthyMeans: 'the Node is NotReady until it is', onChange: () => status.kick() });

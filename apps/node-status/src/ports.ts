@@ -78,6 +78,15 @@ export abstract class RuntimeVersion {
   abstract containerRuntimeVersion(): Promise<string>;
 }
 
+/**
+ * The runtime's network configuration (kubelet_network.go updatePodCIDR,
+ * kuberuntime UpdatePodCIDR): the Node's pod CIDRs, comma-separated, to the
+ * runtime (CRI UpdateRuntimeConfig), for a CNI configuration that needs them.
+ */
+export abstract class RuntimeNetworkConfig {
+  abstract updatePodCIDR(cidrs: string): Promise<void>;
+}
+
 /** mirror_client.go: mirror pods in the API. */
 export abstract class MirrorPodApi {
   /** Create; rejects with the ApiError (AlreadyExists when a pod of that name is there). */

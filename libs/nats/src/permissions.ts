@@ -211,8 +211,9 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     // The OOM watcher's SystemOOM events on the Node.
     publishes: ['events'],
     subscribes: [],
-    // The Node's Ready condition (runtimeState: Status), nodeInfo.containerRuntimeVersion (Version): nothing else.
-    requests: [{ family: 'criRuntime', only: ['Status', 'Version'] }],
+    // The Node's Ready condition (runtimeState: Status), nodeInfo.containerRuntimeVersion (Version), the Node's pod
+    // CIDRs to the runtime (updatePodCIDR: UpdateRuntimeConfig): nothing else.
+    requests: [{ family: 'criRuntime', only: ['Status', 'Version', 'UpdateRuntimeConfig'] }],
     serves: [],
     writes: [{ bucket: 'leases', keys: ['leader.node-status'] }],
     // pods: the mirror pods' static pods and the pressure record; pod-cache: the PLEG's last relist (`<node>.global`);

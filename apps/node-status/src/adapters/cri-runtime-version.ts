@@ -1,5 +1,5 @@
 import type { CriRuntime } from '@app/cri';
-import { RuntimeVersion } from '../ports.js';
+import { RuntimeNetworkConfig, RuntimeVersion } from '../ports.js';
 
 /** The runtime's Version call through the CRI: `<runtimeName>://<runtimeVersion>`, as the VersionInfo setter writes it. */
 export class CriRuntimeVersion extends RuntimeVersion {
@@ -9,5 +9,15 @@ export class CriRuntimeVersion extends RuntimeVersion {
   async containerRuntimeVersion(): Promise<string> {
     const v = await this.cri.runtime('Version', { version: '' });
     return `${v.runtimeName}://${v.runtimeVersion}`;
+  }
+}
+
+/** UpdatePodCIDR through the CRI: UpdateRuntimeConfig with the network config's podCidr. */
+export class CriRuntimeNetworkConfig extends RuntimeNetworkConfig {
+  constructor(private readonly cri: CriRuntime) {
+    super();
+  }
+  async updatePodCIDR(cidrs: string): Promise<void> {
+    await this.cri.runtime('UpdateRuntimeConfig', { runtimeConfig: { networkConfig: { podCidr: cidrs } } });
   }
 }
