@@ -14,7 +14,7 @@ describe('decideHousekeeping', () => {
     workers?: [string, PodSyncStatusRecord][];
     runtime?: RuntimePod[];
     statuses?: [string, PodStatus][];
-    want: { kill?: string[]; orphanedStatuses?: string[]; possiblyRunning?: string[]; restart?: string[] };
+    want: { kill?: string[]; orphanedStatuses?: string[]; possiblyRunning?: string[]; restart?: string[]; terminalToDelete?: string[] };
   }[] = [
     { name: 'a runtime pod nobody wants is killed', desired: [], runtime: [rp('x')], want: { kill: ['x'] } },
     { name: 'a runtime pod with nothing running is left alone', desired: [], runtime: [rp('x', false)], want: {} },
@@ -32,6 +32,12 @@ describe('decideHousekeeping', () => {
     { name: 'a pod added again while it terminated is restarted once its worker finished', desired: [rec('again', { addedAt: 150 })], workers: [['again', { terminatingAt: 100, terminatedAt: 200, finished: true, restartRequested: true }]], want: { restart: ['again'] } },
     { name: 'a pod added again while it terminated waits until its worker finished', desired: [rec('again', { addedAt: 150 })], workers: [['again', { terminatingAt: 100, terminatedAt: 200, restartRequested: true }]], want: {} },
     { name: 'a terminated pod not added again is not restarted', desired: [rec('old', { addedAt: 100 })], workers: [['old', { terminatingAt: 150, terminatedAt: 200 }]], want: {} },
+    // filterTerminalPodsToDelete: deleted, terminal (in the API or in the saved status), unknown to the workers, not running.
+    { name: 'a deleted pod terminal in the API that no worker knows is given to the workers to finish', desired: [rec('t', { pod: { metadata: { uid: 't', name: 't', namespace: 'default', deletionTimestamp: '2026-12-02T00:00:00Z' }, spec: { containers: [] }, status: { phase: 'Failed' } } })], want: { terminalToDelete: ['t'], possiblyRunning: ['t'] } },
+    { name: 'a deleted pod rejected at admission (terminal in its saved status) likewise', desired: [rec('r', { admitted: false, pod: { metadata: { uid: 'r', name: 'r', namespace: 'default', deletionTimestamp: '2026-12-02T00:00:00Z' }, spec: { containers: [] } } })], statuses: [['r', { phase: 'Failed' }]], want: { terminalToDelete: ['r'] } },
+    { name: 'not one a worker knows', desired: [rec('t', { pod: { metadata: { uid: 't', name: 't', namespace: 'default', deletionTimestamp: '2026-12-02T00:00:00Z' }, spec: { containers: [] }, status: { phase: 'Succeeded' } } })], workers: [['t', { terminatingAt: 1, terminatedAt: 2 }]], want: {} },
+    { name: 'not one still running in the runtime (the kill path\'s)', desired: [rec('t', { pod: { metadata: { uid: 't', name: 't', namespace: 'default', deletionTimestamp: '2026-12-02T00:00:00Z' }, spec: { containers: [] }, status: { phase: 'Succeeded' } } })], runtime: [rp('t')], want: { possiblyRunning: ['t'] } },
+    { name: 'not one that is not deleted, nor one deleted but not terminal', desired: [rec('a', { pod: { metadata: { uid: 'a', name: 'a', namespace: 'default' }, spec: { containers: [] }, status: { phase: 'Failed' } } }), rec('b', { pod: { metadata: { uid: 'b', name: 'b', namespace: 'default', deletionTimestamp: '2026-12-02T00:00:00Z' }, spec: { containers: [] }, status: { phase: 'Running' } } })], want: { possiblyRunning: ['a', 'b'] } },
     { name: 'a pod that ended by itself is not restarted', desired: [rec('ok', { addedAt: 500 })], workers: [['ok', { terminatedAt: 200 }]], statuses: [['ok', { phase: 'Succeeded' }]], want: {} },
   ];
   for (const tc of cases) {
@@ -43,8 +49,8 @@ describe('decideHousekeeping', () => {
         statuses: new Map(tc.statuses ?? []),
       });
       assert.deepEqual(
-        { kill: d.kill.map((p) => p.uid), orphanedStatuses: d.orphanedStatuses, possiblyRunning: d.possiblyRunning, restart: d.restart },
-        { kill: [], orphanedStatuses: [], possiblyRunning: [], restart: [], ...tc.want },
+        { kill: d.kill.map((p) => p.uid), orphanedStatuses: d.orphanedStatuses, possiblyRunning: d.possiblyRunning, restart: d.restart, terminalToDelete: d.terminalToDelete },
+        { kill: [], orphanedStatuses: [], possiblyRunning: [], restart: [], terminalToDelete: [], ...tc.want },
       );
     });
   }

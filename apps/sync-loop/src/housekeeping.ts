@@ -23,6 +23,13 @@ export interface HousekeepingDecisions {
   possiblyRunning: string[];
   /** Terminated pods that are desired again (TerminatedAndRecreatedPod): SyncPodCreate. */
   restart: string[];
+  /**
+   * filterTerminalPodsToDelete: deleted, terminal pods no pod worker knows and
+   * with nothing in the runtime (one rejected at admission, one already
+   * terminal when this node first saw it): SyncPodKill, so that a worker
+   * finishes them and the status manager may delete them.
+   */
+  terminalToDelete: string[];
 }
 
 export function isTerminalPhase(status: PodStatus | undefined): boolean {
@@ -54,5 +61,9 @@ export function decideHousekeeping(input: HousekeepingInput): HousekeepingDecisi
     return rp.running && !worked && !desired.has(rp.uid);
   });
   const orphanedStatuses = [...statuses.keys()].filter((uid) => !desired.has(uid));
-  return { kill, orphanedStatuses, possiblyRunning, restart };
+  const inRuntime = new Set(runtimePods.filter((rp) => rp.running).map((rp) => rp.uid));
+  const terminalToDelete = [...desired]
+    .filter(([uid, r]) => r.pod.metadata.deletionTimestamp !== undefined && (isTerminalPhase(r.pod.status) || isTerminalPhase(statuses.get(uid))) && !workers.has(uid) && !inRuntime.has(uid))
+    .map(([uid]) => uid);
+  return { kill, orphanedStatuses, possiblyRunning, restart, terminalToDelete };
 }

@@ -362,6 +362,12 @@ export class SyncLoop {
       this.logger.info({ uid }, 'restarting a terminated pod that was added again');
       this.dispatch(record.pod, 'SyncPodCreate', start);
     }
+    for (const uid of d.terminalToDelete) {
+      const record = this.pods.get(uid);
+      if (!record || this.recentlySent(`delete/${uid}`, now)) continue;
+      this.logger.info({ uid, pod: `${record.pod.metadata.namespace ?? ''}/${record.pod.metadata.name ?? ''}` }, 'Handling termination and deletion of the pod to pod workers');
+      this.dispatch(record.pod, 'SyncPodKill', start);
+    }
     await this.requeueUnqueued(now);
     for (const [key, at] of this.lastSent) if (now - at >= REPEAT_MS) this.lastSent.delete(key);
   }
