@@ -62,5 +62,9 @@ describe('the node runs a new pod after its KV watches died', { timeout: 180_000
     process.stdout.write(`# ${deleted} watch consumers deleted; the pod written after them Running and Ready in /pods after ${(ms / 1000).toFixed(1)} s\n`);
     assert.equal(running.length, 1, 'containerd runs its container');
     assert.equal(status.containerStatuses?.[0]?.containerID, `containerd://${running[0]?.id ?? ''}`, '/pods shows the container containerd runs');
+    // Each pod-worker replica counts its pod cache's watch restarted for its lost consumer (KvReflector's metric).
+    const metrics = await (await fetch(`http://127.0.0.1:${stack.procs.get('pod-worker#0')?.port ?? 0}/metrics`)).text();
+    const restarts = /^kubelet_split_kv_watch_restarts_total\{[^}]*bucket="pod-cache"[^}]*reason="consumer-gone"[^}]*\} (\d+)/m.exec(metrics);
+    assert.ok(Number(restarts?.[1] ?? 0) >= 1, `pod-worker's /metrics has no restart of its pod-cache watch:\n${metrics.split('\n').filter((l) => l.includes('kv_watch')).join('\n')}`);
   });
 });
