@@ -13,6 +13,8 @@ import { Kvm } from '@nats-io/kv';
 import { NatsCriClient } from '@app/cri';
 import type { PodLifecycleEventMessage } from '@app/contracts';
 import { KvPodCache } from '@app/pod-cache';
+import { SystemClock } from '@app/clock';
+import { silentLogger } from '@app/observability';
 import { freePort, startNats, startService, type NatsServer, type ServiceProcess } from '../deploy/local/stack.js';
 import { failOnLeftovers } from './support/node-stack.js';
 import { runtimeAddress } from './support/runtime.js';
@@ -50,7 +52,7 @@ describe('pleg on the real containerd', { timeout: 180_000 }, () => {
     gateway = await startService('cri-gateway', { ...env, CONTAINER_RUNTIME_ENDPOINT: `unix://${runtimeAddress()}` }, { port: await freePort(), instance: 'g' });
     pleg = await startService('pleg', { ...env, RELIST_PERIOD: '1s' }, { port: await freePort(), instance: 'p' });
     cri = new NatsCriClient(nc, NODE, 'pleg-e2e-test');
-    cache = new KvPodCache(await new Kvm(nc).open('pod-cache'), NODE);
+    cache = new KvPodCache({ kv: await new Kvm(nc).open('pod-cache'), node: NODE, clock: new SystemClock(), logger: silentLogger() });
     await cache.start();
   });
 

@@ -121,7 +121,7 @@ export class NodeAgent implements OnModuleInit, OnApplicationShutdown {
         },
         () => {
           if (followed) followed.pods = undefined;
-          this.logger.warn('the watch of the desired pods ended: the mirror pods read them every 2 s');
+          this.logger.warn('the watch of the desired pods died: the mirror pods read them every 2 s until it is back');
         },
       )
       .then((stop) => (this.leading ? this.unsubscribe.push(stop) : stop()))
@@ -173,7 +173,11 @@ export class NodeAgent implements OnModuleInit, OnApplicationShutdown {
   { provide: RuntimeNetworkConfig, inject: [NODE_CRI], useFactory: (cri: CriRuntime) => new CriRuntimeNetworkConfig(cri) },
   { provide: Machine, inject: [SERVICE_CONFIG], useFactory: (cfg: NodeStatusConfig) => new HostMachine(cfg.POD_ROOT_DIR) },
   { provide: NodePressureView, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvNodePressureView(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME) },
-  { provide: DesiredPodsWatch, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvDesiredPodsView(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME) },
+  {
+    provide: DesiredPodsWatch,
+    inject: [SERVICE_CONTEXT, Clock, SERVICE_LOGGER],
+    useFactory: (ctx: ServiceContext, clock: Clock, logger: Logger) => new KvDesiredPodsView({ kv: bucketOf(ctx, 'pods'), node: ctx.config.NODE_NAME, clock, logger: logger.child({ component: 'desired-pods' }) }),
+  },
   {
     provide: NodeAgent,
     inject: [NodeApi, LeaseApi, MirrorPodApi, ApiPods, PodManager, DesiredPodsWatch, PodWorkers, NatsEventRecorder, NodeHealth, RuntimeVersion, RuntimeNetworkConfig, Machine, NodePressureView, SERVICE_CONFIG, Clock, SERVICE_LOGGER, LeaderElector, HealthChecks],

@@ -102,8 +102,9 @@ export abstract class MirrorPodApi {
 export abstract class DesiredPodsWatch {
   /**
    * Calls `onChange` with every desired pod once loaded and after each
-   * change, `onLost` if the watch ends by itself (what it said is stale
-   * from then on); resolves with the stop.
+   * change, `onLost` when the watch dies by itself (what it said is stale
+   * until the next `onChange`: the watch is listed and opened again);
+   * resolves with the stop once first loaded.
    */
   abstract watch(onChange: (pods: PodRecord[]) => void, onLost: () => void): Promise<() => void>;
 }

@@ -111,7 +111,11 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     { provide: WorkerStore, useExisting: KvWorkerStore },
     { provide: WorkerRecords, useExisting: KvWorkerStore },
     { provide: WorkQueue, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PodWorkerConfig) => new NatsWorkQueue(bus, cfg.NODE_NAME) },
-    { provide: KvPodCache, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvPodCache(bucketOf(ctx, 'podCache'), ctx.config.NODE_NAME) },
+    {
+      provide: KvPodCache,
+      inject: [SERVICE_CONTEXT, Clock, SERVICE_LOGGER],
+      useFactory: (ctx: ServiceContext, clock: Clock, logger: Logger) => new KvPodCache({ kv: bucketOf(ctx, 'podCache'), node: ctx.config.NODE_NAME, clock, logger: logger.child({ component: 'pod-cache' }) }),
+    },
     { provide: PodCache, useExisting: KvPodCache },
     { provide: LeaseStore, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvLeaseStore(bucketOf(ctx, 'leases'), ctx.config.NODE_NAME) },
     {

@@ -10,6 +10,9 @@ export { JsonKvStore, podStatusStore, podWorkersStore, probeResultsStore } from 
 export type { JsonKv } from './json-kv-store.js';
 export { kvSnapshot, watchInitialCount } from './kv-snapshot.js';
 export { KvMirror } from './kv-mirror.js';
+export { KvReflector } from './kv-reflector.js';
+export type { KvReflectorOptions, KvWatchHandler, ReflectorKv } from './kv-reflector.js';
+export { installKvWatchMetrics } from './kv-watch-metrics.js';
 export type { KvMirrorOptions, MirrorKv } from './kv-mirror.js';
 export { NatsEventRecorder } from './event-recorder.js';
 export { SharedSettingMismatchError, agreeOnSetting, sharedSettingKey } from './shared-settings.js';

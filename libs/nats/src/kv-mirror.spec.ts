@@ -116,7 +116,7 @@ describe('KvMirror', () => {
         await settle();
         assert.equal(kv.openWatches, 0);
         assert.equal(logger.lines.filter((l) => l.level === 'warn').length, 1, 'one log line');
-        assert.match(logger.lines.find((l) => l.level === 'warn')?.msg ?? '', /watch of a mirror died: re-created/);
+        assert.match(logger.lines.find((l) => l.level === 'warn')?.msg ?? '', /a KV watch died: listed and watched again/);
         // Meanwhile: one key changed, one deleted, one purged without a marker. The old map still serves reads.
         await kv.put('n1.a', JSON.stringify({ v: 10 }));
         await kv.delete('n1.b');

@@ -8,10 +8,11 @@
  *   start()   the watch opened; resolves once every key there at its
  *             creation is in (watchInitialCount): reads before that throw
  *   updates   each write applied as it comes, in the bucket's order
- *   dies      the watch ended or failed without stop(): logged, a new watch
- *             opened after `retryMs`, its initial values read into a fresh
- *             map that replaces the old one once complete (keys deleted and
- *             purged meanwhile go); the old map serves reads until then
+ *   dies      the watch ended, failed, or lost its consumer (KvReflector,
+ *             which watches for the mirror): a new watch opened after the
+ *             back-off, its initial values read into a fresh map that
+ *             replaces the old one once complete (keys deleted and purged
+ *             meanwhile go); the old map serves reads until then
  *   noteWrite the writer's own write (put or delete), applied at once: a
  *             process sees what it wrote without waiting for its watch
  *
@@ -26,20 +27,23 @@
  */
 import type { Clock } from '@app/clock';
 import type { Logger } from '@app/observability';
-import type { KV, KvWatchEntry } from '@nats-io/kv';
-import type { QueuedIterator } from '@nats-io/transport-node';
-import { watchInitialCount } from './kv-snapshot.js';
+import type { KvWatchEntry } from '@nats-io/kv';
+import { KvReflector, type ReflectorKv } from './kv-reflector.js';
 
 /** What a mirror uses of a bucket. */
-export type MirrorKv = Pick<KV, 'watch'>;
+export type MirrorKv = ReflectorKv;
 
 export interface KvMirrorOptions {
   clock: Clock;
   logger: Pick<Logger, 'info' | 'warn'>;
   /** The bucket's name, for the logs. */
   bucket: string;
-  /** How long after a watch died (or could not be opened) the next one is opened; default 1 s. */
+  /** Who keeps the mirror, for the logs and the restarts metric (default `mirror`). */
+  watcher?: string;
+  /** The first back-off after a watch died (or could not be opened); KvReflector's default otherwise. */
   retryMs?: number;
+  /** KvReflector's liveness period (its default otherwise). */
+  livenessMs?: number;
 }
 
 /** A key's last known value (undefined: deleted, noted at `at`) and its revision. */
@@ -66,38 +70,45 @@ export class KvMirror<T> {
   /** The map a re-created watch fills while `slots` still serves reads. */
   private loading?: Map<string, Slot<T>>;
   private loaded = false;
-  private started = false;
-  private stopped = false;
-  private watch?: QueuedIterator<KvWatchEntry>;
-  private retry?: AbortController;
-  private firstLoad!: Promise<void>;
-  private markLoaded: () => void = () => undefined;
-  /** How many watches were opened (the first included): a test sees a re-creation. */
-  watches = 0;
+  private readonly reflector: KvReflector;
   private readonly listeners = new Set<(id: string | undefined) => void>();
 
   constructor(
-    private readonly kv: MirrorKv,
+    kv: MirrorKv,
     prefix: string,
     private readonly options: KvMirrorOptions,
   ) {
     this.prefix = prefix;
-    this.firstLoad = new Promise<void>((resolve) => (this.markLoaded = resolve));
+    this.reflector = new KvReflector({
+      kv,
+      key: `${prefix}.>`,
+      bucket: options.bucket,
+      watcher: options.watcher ?? 'mirror',
+      clock: options.clock,
+      logger: options.logger,
+      ...(options.retryMs !== undefined ? { backoffMs: options.retryMs } : {}),
+      ...(options.livenessMs !== undefined ? { livenessMs: options.livenessMs } : {}),
+      handler: {
+        relisting: () => (this.loading = new Map<string, Slot<T>>()),
+        entry: (e, initial) => this.apply(initial ? (this.loading ?? this.slots) : this.slots, e),
+        synced: () => this.swapIn(this.loading ?? new Map<string, Slot<T>>()),
+        lost: () => (this.loading = undefined),
+      },
+    });
+  }
+
+  /** How many watches were opened (the first included): a test sees a re-creation. */
+  get watches(): number {
+    return this.reflector.watches;
   }
 
   /** Opens the watch (once); resolves when its initial values are in. A failure is retried, never thrown. */
   start(): Promise<void> {
-    if (!this.started) {
-      this.started = true;
-      void this.run();
-    }
-    return this.firstLoad;
+    return this.reflector.start();
   }
 
   stop(): void {
-    this.stopped = true;
-    this.watch?.stop();
-    this.retry?.abort();
+    this.reflector.stop();
   }
 
   /**
@@ -151,54 +162,11 @@ export class KvMirror<T> {
     if (!this.loaded) throw new Error(`the mirror of ${this.options.bucket} ${this.prefix}.> has not loaded yet`);
   }
 
-  /** Watches until stopped, opening a new watch whenever one dies. */
-  private async run(): Promise<void> {
-    while (!this.stopped) {
-      let why: string;
-      try {
-        await this.follow();
-        why = 'ended';
-      } catch (err) {
-        why = (err as Error).message;
-      }
-      this.loading = undefined;
-      if (this.stopped) return;
-      this.options.logger.warn({ bucket: this.options.bucket, prefix: this.prefix, err: why }, 'the KV watch of a mirror died: re-created, the mirror read again');
-      this.retry = new AbortController();
-      await this.options.clock.sleep(this.options.retryMs ?? 1000, this.retry.signal).catch(() => undefined);
-    }
-  }
-
-  /** One watch: its initial values into a fresh map (swapped in once complete), then every write. */
-  private async follow(): Promise<void> {
-    const watch = await this.kv.watch({ key: `${this.prefix}.>` });
-    this.watches++;
-    this.watch = watch;
-    if (this.stopped) {
-      watch.stop();
-      return;
-    }
-    try {
-      const initial = await watchInitialCount(watch);
-      const fresh = new Map<string, Slot<T>>();
-      this.loading = fresh;
-      let applied = 0;
-      if (initial === 0) this.swapIn(fresh);
-      for await (const e of watch) {
-        this.apply(applied < initial ? fresh : this.slots, e);
-        if (++applied === initial) this.swapIn(fresh);
-      }
-    } finally {
-      watch.stop();
-    }
-  }
-
   private swapIn(fresh: Map<string, Slot<T>>): void {
     this.slots = fresh;
     this.loading = undefined;
     if (!this.loaded) {
       this.loaded = true;
-      this.markLoaded();
       this.options.logger.info({ bucket: this.options.bucket, prefix: this.prefix, keys: fresh.size }, 'KV mirror loaded');
     }
     this.changed(undefined);

@@ -27,14 +27,17 @@ import type { QueuedIterator } from '@nats-io/transport-node';
 
 /** What kv.watch keeps in its iterator's `_data` (QueuedIteratorImpl: "for use by extenders"): its consumer. */
 export interface WatchConsumer {
-  /** With `cached`, the consumer's info as created: `num_pending` is the count of the initial entries. */
+  /**
+   * With `cached`, the consumer's info as created: `num_pending` is the count of the initial entries; without, asked
+   * of the server (rejects with a ConsumerNotFoundError once the consumer is gone: KvReflector's liveness check).
+   */
   info(cached: boolean): Promise<{ num_pending: number }>;
   /** Removes the consumer from the server (else an ordered consumer lingers 5 min after its subscription). */
   delete(): Promise<boolean>;
 }
 
 /** A watch's consumer, or an error naming the library when a version of it keeps it elsewhere. */
-function watchConsumer(watch: QueuedIterator<KvWatchEntry>): WatchConsumer {
+export function watchConsumer(watch: QueuedIterator<KvWatchEntry>): WatchConsumer {
   const data = (watch as { _data?: Partial<WatchConsumer> })._data;
   if (typeof data?.info !== 'function' || typeof data.delete !== 'function') {
     throw new Error("@nats-io/kv's watch iterator does not carry its consumer in _data: kvSnapshot needs the consumer's initial num_pending");

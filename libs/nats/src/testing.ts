@@ -30,7 +30,7 @@ export class FakeKv implements FakeKvMethods {
   private readonly entries = new Map<string, KvEntry>();
   private revision = 0;
   private readonly failures = new Map<keyof FakeKvMethods, Error>();
-  private readonly watchers = new Set<{ filters: string[]; push: (e: KvWatchEntry) => void; die: (err?: Error) => void }>();
+  private readonly watchers = new Set<{ filters: string[]; push: (e: KvWatchEntry) => void; die: (err?: Error) => void; lose: () => void }>();
   /** Every call, as "method key". */
   readonly calls: string[] = [];
 
@@ -103,6 +103,7 @@ export class FakeKv implements FakeKvMethods {
       let wake: (() => void) | undefined;
       let stopped = false;
       let failure: Error | undefined;
+      let consumerGone = false;
       const watcher = {
         filters,
         push: (e: KvWatchEntry) => {
@@ -115,6 +116,10 @@ export class FakeKv implements FakeKvMethods {
           this.watchers.delete(watcher);
           wake?.();
         },
+        lose: () => {
+          consumerGone = true;
+          this.watchers.delete(watcher);
+        },
       };
       this.watchers.add(watcher);
       const next = async (): Promise<IteratorResult<KvWatchEntry>> => {
@@ -126,7 +131,11 @@ export class FakeKv implements FakeKvMethods {
       return {
         [Symbol.asyncIterator]: () => ({ next }),
         // As kv.watch's iterator: its consumer, whose info as created counts the initial entries (kvSnapshot reads it).
-        _data: { info: () => Promise.resolve({ num_pending: initial.length }), delete: () => Promise.resolve(true) },
+        // Asked of the server (not `cached`), a lost consumer is not found, as the real one's ConsumerNotFoundError.
+        _data: {
+          info: (cached?: boolean) => (consumerGone && !cached ? Promise.reject(Object.assign(new Error('consumer not found'), { name: 'ConsumerNotFoundError' })) : Promise.resolve({ num_pending: initial.length })),
+          delete: () => Promise.resolve(true),
+        },
         stop: () => {
           stopped = true;
           this.watchers.delete(watcher);
@@ -147,6 +156,14 @@ export class FakeKv implements FakeKvMethods {
   /** Every open watch dies, as a watch whose consumer is gone: its iterator ends, or throws `err`. */
   killWatches(err?: Error): void {
     for (const w of [...this.watchers]) w.die(err);
+  }
+
+  /**
+   * Every open watch's consumer is deleted on the server: the iterator stays open and silent (as @nats-io/kv's
+   * ordered consumer waiting for heartbeats), and its consumer's info, asked, is not found.
+   */
+  loseConsumers(): void {
+    for (const w of [...this.watchers]) w.lose();
   }
 
   /** The key and its DEL marker are gone from the bucket (a purge with no marker kept): a new watch does not see it. */

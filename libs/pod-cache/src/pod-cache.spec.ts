@@ -12,14 +12,16 @@ import type { PodCacheEntry, PodCacheGlobal } from '@app/contracts';
 import { NoTraceRecorder, installTraceRecorder } from '@app/tracing';
 import { kvKey, type KV } from '@app/nats';
 import { FakeKv } from '@app/nats/testing';
+import { FakeClock } from '@app/clock/testing';
+import { silentLogger } from '@app/observability';
 import { FakeTraceRecorder } from '@app/tracing/testing';
 import { KvPodCache, MemoryPodCache, podCacheGlobalKey, podCacheKey, type CacheResult, type PodCache } from './pod-cache.js';
 
 
 const NODE = 'n1';
 const entry = (uid: string, timestamp: number): PodCacheEntry => ({ uid, name: `pod-${uid}`, namespace: 'default', timestamp, sandboxStatuses: [], containerStatuses: [], ips: [] });
-/** FakeKv has the KV methods the cache uses (watch, status); the cache's constructor asks for a whole KV. */
-const asKv = (fake: FakeKv): KV => fake as unknown as KV;
+/** FakeKv has the KV method the cache uses (watch). */
+const asKv = (fake: FakeKv): Pick<KV, 'watch'> => fake;
 const tick = async () => {
   for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
 };
@@ -55,7 +57,7 @@ const flavours: { name: string; make: (initial: { entries: PodCacheEntry[]; glob
       const bucket = new FakeKv('pod-cache');
       for (const e of entries) await bucket.put(podCacheKey(NODE, e.uid), JSON.stringify(e));
       if (global !== undefined) await bucket.put(podCacheGlobalKey(NODE), JSON.stringify({ timestamp: global } satisfies PodCacheGlobal));
-      const cache = new KvPodCache(asKv(bucket), NODE);
+      const cache = new KvPodCache({ kv: asKv(bucket), node: NODE, clock: new FakeClock(), logger: silentLogger() });
       await cache.start();
       const after = async (write: Promise<unknown>) => {
         await write;
@@ -178,7 +180,7 @@ describe('KvPodCache on its bucket', () => {
     await bucket.put(podCacheKey(NODE, 'b'), JSON.stringify(entry('b', 110)));
     await bucket.put(podCacheGlobalKey(NODE), JSON.stringify({ timestamp: 120 }));
     await bucket.put(podCacheGlobalKey('other-node'), JSON.stringify({ timestamp: 999 }));
-    const cache = new KvPodCache(asKv(bucket), NODE);
+    const cache = new KvPodCache({ kv: asKv(bucket), node: NODE, clock: new FakeClock(), logger: silentLogger() });
     await cache.start();
     assert.ok(bucket.calls.includes(`watch ${kvKey(NODE)}.>`), bucket.calls.join('\n'));
     assert.deepEqual(cache.get('a'), { entry: entry('a', 100), timestamp: 120 });
@@ -187,7 +189,7 @@ describe('KvPodCache on its bucket', () => {
   });
 
   it('an empty bucket: start resolves at once (nothing to catch up with)', async () => {
-    const cache = new KvPodCache(asKv(new FakeKv('pod-cache')), NODE);
+    const cache = new KvPodCache({ kv: asKv(new FakeKv('pod-cache')), node: NODE, clock: new FakeClock(), logger: silentLogger() });
     const first = await Promise.race([cache.start().then(() => 'started'), new Promise((r) => setTimeout(r, 1000).unref()).then(() => 'still waiting')]);
     assert.equal(first, 'started');
     cache.stop();
@@ -199,7 +201,7 @@ describe('KvPodCache on its bucket', () => {
     try {
       const bucket = new FakeKv('pod-cache');
       await bucket.put(podCacheKey(NODE, 'a'), JSON.stringify(entry('a', 100)));
-      const cache = new KvPodCache(asKv(bucket), NODE);
+      const cache = new KvPodCache({ kv: asKv(bucket), node: NODE, clock: new FakeClock(), logger: silentLogger() });
       await cache.start();
       await bucket.put(podCacheGlobalKey(NODE), JSON.stringify({ timestamp: 150 }));
       await bucket.put(podCacheKey(NODE, 'b'), JSON.stringify(entry('b', 160)));
@@ -214,10 +216,46 @@ describe('KvPodCache on its bucket', () => {
     }
   });
 
+  const deaths: { name: string; kill: (kv: FakeKv, clock: FakeClock) => Promise<void> }[] = [
+    { name: 'its watch ends', kill: (kv) => Promise.resolve(kv.killWatches()) },
+    { name: 'its watch throws', kill: (kv) => Promise.resolve(kv.killWatches(new Error('connection closed'))) },
+    {
+      name: 'its watch\'s consumer is deleted (the iterator silent)',
+      kill: async (kv, clock) => {
+        kv.loseConsumers();
+        await clock.step(10_000);
+      },
+    },
+  ];
+  for (const tc of deaths) {
+    it(`a pod worker waiting in getNewerThan wakes after ${tc.name}; the re-list drops a pod deleted meanwhile`, async () => {
+      const bucket = new FakeKv('pod-cache');
+      await bucket.put(podCacheKey(NODE, 'a'), JSON.stringify(entry('a', 100)));
+      await bucket.put(podCacheKey(NODE, 'gone'), JSON.stringify(entry('gone', 100)));
+      const clock = new FakeClock();
+      const cache = new KvPodCache({ kv: asKv(bucket), node: NODE, clock, logger: silentLogger() });
+      await cache.start();
+      let woke: CacheResult | undefined;
+      void cache.getNewerThan('a', 100).then((r) => (woke = r));
+      await tc.kill(bucket, clock);
+      await tick();
+      await bucket.put(podCacheKey(NODE, 'a'), JSON.stringify(entry('a', 200)));
+      await bucket.delete(podCacheKey(NODE, 'gone'));
+      bucket.forget(podCacheKey(NODE, 'gone'));
+      await tick();
+      assert.equal(woke, undefined, 'no watch runs during the back-off');
+      await clock.step(800);
+      await tick();
+      assert.deepEqual(woke, { entry: entry('a', 200), timestamp: 200 });
+      assert.equal(cache.get('gone').entry, undefined, 'purged while no watch ran: gone after the re-list');
+      cache.stop();
+    });
+  }
+
   it('stop ends the watch: later writes do not reach the cache', async () => {
     const bucket = new FakeKv('pod-cache');
     await bucket.put(podCacheGlobalKey(NODE), JSON.stringify({ timestamp: 100 }));
-    const cache = new KvPodCache(asKv(bucket), NODE);
+    const cache = new KvPodCache({ kv: asKv(bucket), node: NODE, clock: new FakeClock(), logger: silentLogger() });
     await cache.start();
     cache.stop();
     await bucket.put(podCacheGlobalKey(NODE), JSON.stringify({ timestamp: 200 }));

@@ -12,7 +12,9 @@
  */
 import type { PodCacheEntry, PodCacheGlobal } from '@app/contracts';
 import { hopStart, recordKvWatch } from '@app/tracing';
-import { kvKey, watchInitialCount, type KV, type KvWatchEntry } from '@app/nats';
+import type { Clock, Timer } from '@app/clock';
+import { KvReflector, kvKey, type KvWatchEntry, type ReflectorKv } from '@app/nats';
+import type { Logger } from '@app/observability';
 
 export const podCacheKey = (node: string, uid: string): string => kvKey(node, 'pod', uid);
 export const podCacheGlobalKey = (node: string): string => kvKey(node, 'global');
@@ -54,6 +56,11 @@ export class MemoryPodCache extends PodCache {
     this.wake();
   }
 
+  /** The UIDs it holds an entry for. */
+  uids(): string[] {
+    return [...this.entries.keys()];
+  }
+
   updateTime(t: number): void {
     this.global = Math.max(this.global, t);
     this.wake();
@@ -85,48 +92,76 @@ export class MemoryPodCache extends PodCache {
   }
 }
 
-/** A PodCache kept up to date from the KV bucket through one watch. */
-export class KvPodCache extends MemoryPodCache {
-  private stopWatch?: () => void;
-  private readonly dec = new TextDecoder();
+export interface KvPodCacheDeps {
+  /** The `pod-cache` bucket. */
+  kv: ReflectorKv;
+  node: string;
+  /** The watch's back-off and liveness check run on it. */
+  clock: Clock;
+  logger: Pick<Logger, 'info' | 'warn'>;
+}
 
-  constructor(
-    private readonly kv: KV,
-    private readonly node: string,
-  ) {
+/**
+ * A PodCache kept up to date from the KV bucket through one watch
+ * (KvReflector): a watch that dies is listed and watched again, the re-list
+ * replacing what the cache held (a pod the PLEG deleted meanwhile goes), and
+ * every waiting GetNewerThan is woken by what the new watch brings.
+ */
+export class KvPodCache extends MemoryPodCache {
+  private readonly reflector: KvReflector;
+  private readonly dec = new TextDecoder();
+  private readonly prefix: string;
+  /** The pods the current re-list has brought (its end drops the others). */
+  private relisted?: Set<string>;
+  private caughtUp = false;
+
+  constructor(private readonly deps: KvPodCacheDeps) {
     super();
+    this.prefix = kvKey(deps.node);
+    this.reflector = new KvReflector({
+      kv: deps.kv,
+      key: `${this.prefix}.>`,
+      bucket: 'pod-cache',
+      watcher: 'pod-cache',
+      clock: deps.clock,
+      logger: deps.logger,
+      handler: {
+        relisting: () => (this.relisted = new Set()),
+        entry: (e, initial) => {
+          const started = hopStart();
+          const uid = this.apply(e);
+          if (initial && uid) this.relisted?.add(uid);
+          // A write seen after the catch-up is a hop of the pod's trace (what woke getNewerThan).
+          if (uid && !initial) recordKvWatch(e, uid, started);
+        },
+        synced: () => {
+          const kept = this.relisted;
+          this.relisted = undefined;
+          if (kept) for (const uid of this.uids()) if (!kept.has(uid)) this.delete(uid);
+          this.caughtUp = true;
+        },
+      },
+    });
   }
 
-  /** Loads the current entries and starts following changes; resolves once the mirror has caught up. */
+  /**
+   * Loads the current entries and starts following changes; resolves once the mirror has caught up, or after 5 s
+   * (the watch keeps trying: a pod worker that asks before then waits in getNewerThan).
+   */
   async start(): Promise<void> {
-    const iter = await this.kv.watch({ key: `${kvKey(this.node)}.>` });
-    this.stopWatch = () => iter.stop();
-    // The entries there at the start come first: counting them ends the catch-up, where
-    // waiting for one with nothing pending (`delta` 0) lasts while the PLEG keeps writing.
-    const initial = await watchInitialCount(iter);
-    let caughtUp: () => void = () => undefined;
-    const ready = new Promise<void>((r) => (caughtUp = r));
-    if (initial === 0) caughtUp();
-    let applied = 0;
-    void (async () => {
-      for await (const e of iter) {
-        const started = hopStart();
-        const uid = this.apply(e);
-        // A write seen after the catch-up is a hop of the pod's trace (what woke getNewerThan).
-        if (uid && applied >= initial) recordKvWatch(e, uid, started);
-        if (++applied === initial) caughtUp();
-      }
-    })();
-    await Promise.race([ready, new Promise((r) => setTimeout(r, 5000))]);
+    let timer: Timer | undefined;
+    await Promise.race([this.reflector.start(), new Promise<void>((r) => (timer = this.deps.clock.setTimer(5000, r)))]);
+    timer?.cancel();
+    if (!this.caughtUp) this.deps.logger.warn({ bucket: 'pod-cache', node: this.deps.node }, 'the pod cache has not caught up with its bucket after 5 s: serving what it has');
   }
 
   stop(): void {
-    this.stopWatch?.();
+    this.reflector.stop();
   }
 
   /** Applies one entry; the pod's UID when it was a pod's entry. */
   private apply(e: KvWatchEntry): string | undefined {
-    const rest = e.key.slice(kvKey(this.node).length + 1);
+    const rest = e.key.slice(this.prefix.length + 1);
     const deleted = e.operation !== 'PUT' || e.value.length === 0;
     if (rest === 'global') {
       if (!deleted) this.updateTime((JSON.parse(this.dec.decode(e.value)) as PodCacheGlobal).timestamp);

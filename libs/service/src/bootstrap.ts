@@ -12,7 +12,7 @@ import type { INestApplication } from '@nestjs/common';
 import { SystemClock } from '@app/clock';
 import { SERVICE_NAMES, STATUS_GROUP, type ServiceName } from '@app/contracts';
 import { ConfigError, parseEnv, readSecretFile, sharedSchema, type ConfigOf, type EnvSchema, type SharedConfig } from '@app/config';
-import { BUCKETS, NATS_USERS, NatsBus, agreeOnSetting, connectNats, connectionName, describeViolation, ensureBuckets, grantedBuckets, inboxPrefix, type BucketId, type KV, type NatsConnection, type NatsCredentials, type NatsUser, type PermissionViolation } from '@app/nats';
+import { BUCKETS, NATS_USERS, NatsBus, agreeOnSetting, connectNats, connectionName, describeViolation, ensureBuckets, grantedBuckets, inboxPrefix, installKvWatchMetrics, type BucketId, type KV, type NatsConnection, type NatsCredentials, type NatsUser, type PermissionViolation } from '@app/nats';
 import { JetStreamTraceRecorder, ensureTraceStream, installTraceRecorder } from '@app/tracing';
 import { KvLeaderLeaseStore, LeaderElector, leaderElectionProblem } from '@app/leader-election';
 import { Counter, NestPinoLogger, createMetricsRegistry, type Logger } from '@app/observability';
@@ -149,6 +149,7 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
   const name = connectionName(def.service, node, config.INSTANCE_ID);
   const health = new HealthChecks();
   const metrics = createMetricsRegistry({ service: def.service, node });
+  installKvWatchMetrics(metrics);
 
   const singleActive = SINGLE_ACTIVE_SERVICES.includes(def.service);
   checkBucketGrants(def);

@@ -2,6 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PodRecord } from '@app/contracts';
 import { FakeKv } from '@app/nats/testing';
+import { FakeClock } from '@app/clock/testing';
+import { silentLogger } from '@app/observability';
 import { KvDesiredPodsView } from './kv-desired-pods-view.js';
 
 const record = (uid: string): PodRecord => ({ pod: { metadata: { name: uid, namespace: 'default', uid }, spec: { containers: [] } }, source: 'file', addedAt: 0, admitted: true });
@@ -15,7 +17,7 @@ describe('KvDesiredPodsView (the pods bucket followed in memory)', () => {
     await kv.put('n1.queue.a', JSON.stringify({ dueAt: 1 }));
     const seen: string[][] = [];
     let lost = 0;
-    const stop = await new KvDesiredPodsView(kv, 'n1').watch((pods) => seen.push(pods.map((p) => p.pod.metadata.uid ?? '').sort()), () => lost++);
+    const stop = await new KvDesiredPodsView({ kv, node: 'n1', clock: new FakeClock(), logger: silentLogger() }).watch((pods) => seen.push(pods.map((p) => p.pod.metadata.uid ?? '').sort()), () => lost++);
     assert.deepEqual(seen.at(-1), ['a'], 'only this node\'s pods, not its queue');
     await kv.put('n1.pod.b', JSON.stringify(record('b')));
     await settle();

@@ -1,71 +1,75 @@
+import type { Clock } from '@app/clock';
 import type { PodRecord } from '@app/contracts';
 import { hopStart, recordKvWatch } from '@app/tracing';
-import { kvKey, type KV, type KvWatchEntry } from '@app/nats';
-import { KvPodManager } from '@app/pod-manager';
+import { KvReflector, kvKey, type KvWatchEntry, type ReflectorKv } from '@app/nats';
+import type { Logger } from '@app/observability';
 import { DesiredPodsWatch } from '../ports.js';
 
 const decoder = new TextDecoder();
 
+export interface KvDesiredPodsViewDeps {
+  /** The `pods` bucket, read only. */
+  kv: ReflectorKv;
+  node: string;
+  clock: Clock;
+  logger: Pick<Logger, 'info' | 'warn'>;
+}
+
 /**
- * The sync loop's `pods` bucket followed in memory (read only): a watch of
- * `<node>.pod.>` for the updates, started before the one full read, whose
- * updates that came meanwhile are applied after it in order (each carries
- * its key's whole value, so the last one applied is the latest). After that
- * each update is applied as it comes; no listing of the bucket again.
+ * The sync loop's `pods` bucket followed in memory (read only): one watch of
+ * `<node>.pod.>` (KvReflector), its initial values read into a fresh map
+ * that replaces the last one once complete, then each write applied as it
+ * comes. A watch that dies is reported (onLost) and listed and watched again
+ * after the back-off; onChange follows once the new one has its values.
  */
 export class KvDesiredPodsView extends DesiredPodsWatch {
   private readonly prefix: string;
 
-  constructor(
-    private readonly kv: Pick<KV, 'watch' | 'get' | 'put' | 'delete' | 'keys'>,
-    private readonly node: string,
-  ) {
+  constructor(private readonly deps: KvDesiredPodsViewDeps) {
     super();
-    this.prefix = kvKey(node, 'pod');
+    this.prefix = kvKey(deps.node, 'pod');
   }
 
   async watch(onChange: (pods: PodRecord[]) => void, onLost: () => void): Promise<() => void> {
-    const pods = new Map<string, PodRecord>();
-    const early: KvWatchEntry[] = [];
-    let loaded = false;
-    const apply = (e: KvWatchEntry) => {
+    let pods = new Map<string, PodRecord>();
+    let fresh: Map<string, PodRecord> | undefined;
+    const apply = (map: Map<string, PodRecord>, e: KvWatchEntry): string => {
       const uid = e.key.slice(this.prefix.length + 1);
-      if (e.operation !== 'PUT' || e.value.length === 0) pods.delete(uid);
-      else pods.set(uid, JSON.parse(decoder.decode(e.value)) as PodRecord);
+      if (e.operation !== 'PUT' || e.value.length === 0) map.delete(uid);
+      else map.set(uid, JSON.parse(decoder.decode(e.value)) as PodRecord);
+      return uid;
     };
-    let stopped = false;
-    const iter = await this.kv.watch({ key: `${this.prefix}.>`, include: 'updates' });
-    const stop = () => {
-      stopped = true;
-      iter.stop();
-    };
-    void (async () => {
-      try {
-        for await (const e of iter) {
-          if (!loaded) {
-            early.push(e);
-            continue;
+    const reflector = new KvReflector({
+      kv: this.deps.kv,
+      key: `${this.prefix}.>`,
+      bucket: 'pods',
+      watcher: 'node-status desired pods',
+      clock: this.deps.clock,
+      logger: this.deps.logger,
+      handler: {
+        relisting: () => (fresh = new Map()),
+        entry: (e, initial) => {
+          if (initial) {
+            apply(fresh ?? pods, e);
+            return;
           }
           const started = hopStart();
-          apply(e);
+          const uid = apply(pods, e);
           onChange([...pods.values()]);
-          recordKvWatch(e, e.key.slice(this.prefix.length + 1), started);
-        }
-      } catch {
-        // ended below
-      }
-      // The watch ended without being stopped: what it says is no longer followed.
-      if (!stopped) onLost();
-    })();
-    try {
-      for (const record of await new KvPodManager(this.kv, this.node).all()) pods.set(record.pod.metadata.uid ?? '', record);
-    } catch (err) {
-      stop();
-      throw err;
-    }
-    for (const e of early.splice(0)) apply(e);
-    loaded = true;
-    onChange([...pods.values()]);
-    return stop;
+          recordKvWatch(e, uid, started);
+        },
+        synced: () => {
+          pods = fresh ?? pods;
+          fresh = undefined;
+          onChange([...pods.values()]);
+        },
+        lost: () => {
+          fresh = undefined;
+          onLost();
+        },
+      },
+    });
+    await reflector.start();
+    return () => reflector.stop();
   }
 }
