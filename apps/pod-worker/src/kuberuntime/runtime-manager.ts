@@ -29,12 +29,13 @@ import { Clock } from '@app/clock';
 import type { Container, EventRecorder, KillPodOptions, Pod } from '@app/contracts';
 import type { ContainerConfig, PodSandboxConfig } from '@app/cri';
 import { CriError, type CriCallOptions, type CriInput, type CriRuntime } from '@app/cri/client';
-import { KubeletLabels, findContainerStatus, getServiceEnvVarMap, isStaticPod, type RuntimeContainerStatus, type RuntimePodStatus } from '@app/kube';
+import { KubeletLabels, findContainerStatus, getServiceEnvVarMap, hasRestartableInitContainer, isStaticPod, type RuntimeContainerStatus, type RuntimePodStatus } from '@app/kube';
 import type { Logger } from '@app/observability';
 import { CrashLoopBackOff } from './backoff.js';
 import { hashContainer } from './container-hash.js';
-import { graceReasonOf, killContainerGracePeriod, preStopHookTimeoutSeconds } from './grace-period.js';
+import { graceReasonOf, killContainerGracePeriod, preStopHookTimeoutSeconds, remainingGracePeriodSeconds, type KillReasonInput } from './grace-period.js';
 import { computePodActions, type ProbeResults } from './pod-actions.js';
+import { TerminationOrdering } from './termination-order.js';
 import { envObjectNames, generateContainerConfig, generatePodSandboxConfig, podContainerDirectory, withNamespaceTarget, type EnvObjects, type NodeFacts } from './runtime-config.js';
 import { containerMountsEtcHosts, etcHostsPath, managedHostsFileContent, nodeHostsFileContent, shouldMountHostsFile } from '../etc-hosts.js';
 import { ApiObjects, ApiObjectsError, ContainerFiles, HookRunner } from '../ports.js';
@@ -66,6 +67,16 @@ export interface PodSyncResult {
   podError?: SyncError;
   startedContainers: number;
   createdSandbox: boolean;
+}
+
+/** How killContainer kills, besides the why. */
+export interface KillContainerOptions {
+  /** The pod worker's grace period (killContainer's gracePeriodOverride): replaces the pod's and the probes'. */
+  gracePeriodOverride?: number | undefined;
+  /** Cancels the hook and the StopContainer wait. */
+  signal?: AbortSignal | undefined;
+  /** The pod's termination ordering, when the whole pod is killed and it has sidecars. */
+  ordering?: TerminationOrdering | undefined;
 }
 
 /** The kind of container started: the metrics' label (metrics.Container, InitContainer, EphemeralContainer). */
@@ -181,7 +192,7 @@ export class RuntimeManager {
       await Promise.all(
         [...actions.containersToKill.values()].map((k) => {
           const c = findContainerStatus(status, k.name);
-          return this.killContainer(pod, k.container, k.containerId, k.name, c, k.message || `Stopping container ${k.name}`, graceReasonOf(k.reason), undefined, signal).catch((err: unknown) => {
+          return this.killContainer(pod, k.container, k.containerId, k.name, c, k.message || `Stopping container ${k.name}`, graceReasonOf(k.reason), { signal }).catch((err: unknown) => {
             result.errors.set(k.name, { reason: 'KillContainerError', message: (err as Error).message });
           });
         }),
@@ -252,14 +263,20 @@ export class RuntimeManager {
     return result;
   }
 
-  /** killPodWithSyncResult: every running container in parallel, then the sandboxes. Rejects with the signal's reason once `signal` aborts. */
+  /**
+   * killPodWithSyncResult: every running container at once, then the
+   * sandboxes. A pod with sidecars stops them only once its main containers
+   * exited, in reverse order of declaration (killContainersWithSyncResult's
+   * terminationOrdering). Rejects with the signal's reason once `signal` aborts.
+   */
   async killPod(pod: Pod, status: RuntimePodStatus, gracePeriodOverride: number | undefined, kill?: KillPodOptions, signal?: AbortSignal): Promise<void> {
     const running = status.containerStatuses.filter((c) => c.state === 'running' || c.state === 'created' || c.state === 'unknown');
     const specs = new Map([...pod.spec.containers, ...(pod.spec.initContainers ?? [])].map((c) => [c.name, c]));
+    const ordering = hasRestartableInitContainer(pod) ? new TerminationOrdering(pod, running.map((c) => c.name), this.deps.clock) : undefined;
     const errors: string[] = [];
     await Promise.all(
       running.map((c) =>
-        this.killContainer(pod, specs.get(c.name), c.id, c.name, c, kill?.message ?? `Stopping container ${c.name}`, 'other', gracePeriodOverride, signal).catch((err: unknown) => {
+        this.killContainer(pod, specs.get(c.name), c.id, c.name, c, kill?.message ?? `Stopping container ${c.name}`, 'other', { gracePeriodOverride, signal, ordering }).catch((err: unknown) => {
           errors.push(`${c.name}: ${(err as Error).message}`);
         }),
       ),
@@ -278,7 +295,11 @@ export class RuntimeManager {
     if (errors.length > 0) throw new Error(`failed to kill pod: ${errors.join('; ')}`);
   }
 
-  /** killContainer: preStop hook, then StopContainer with what is left of the grace period. */
+  /**
+   * killContainer: preStop hook, then (a sidecar of a pod being killed) the
+   * wait for its turn, then StopContainer with what is left of the grace
+   * period. Told to `ordering` once the container exited.
+   */
   async killContainer(
     pod: Pod,
     spec: Container | undefined,
@@ -287,12 +308,11 @@ export class RuntimeManager {
     status: RuntimeContainerStatus | undefined,
     message: string,
     reason: 'liveness' | 'startup' | 'other',
-    gracePeriodOverride?: number,
-    signal?: AbortSignal,
+    options: KillContainerOptions = {},
   ): Promise<void> {
+    const { gracePeriodOverride, signal, ordering } = options;
     const fieldPath = `spec.containers{${name}}`;
-    const input = { pod, ...(spec ? { container: spec } : {}), reason, ...(gracePeriodOverride !== undefined ? { gracePeriodOverride } : {}) };
-    let grace = killContainerGracePeriod(input);
+    let input: KillReasonInput = { pod, ...(spec ? { container: spec } : {}), reason, ...(gracePeriodOverride !== undefined ? { gracePeriodOverride } : {}) };
     this.deps.events.event(pod, 'Normal', 'Killing', message, fieldPath);
     const preStop = spec?.lifecycle?.preStop;
     const hookTimeout = preStopHookTimeoutSeconds(input);
@@ -305,8 +325,13 @@ export class RuntimeManager {
         // Not the hook's message: it may carry the hook's output, and events must not leak secrets (executePreStopHook).
         this.deps.events.event(pod, 'Warning', 'FailedPreStopHook', 'PreStopHook failed', fieldPath);
       }
-      grace = killContainerGracePeriod({ ...input, preStopDurationSeconds: Math.floor((this.deps.clock.now() - started) / 1000) });
+      input = { ...input, preStopDurationSeconds: Math.floor((this.deps.clock.now() - started) / 1000) };
     }
+    // A sidecar waits for the main containers and the sidecars declared after it, with what the hook left of its grace period.
+    const left = remainingGracePeriodSeconds(input);
+    if (ordering && left > 0) input = { ...input, waitedForTurnSeconds: await ordering.waitForTurn(name, left) };
+    signal?.throwIfAborted();
+    const grace = killContainerGracePeriod(input);
     try {
       this.deps.inspections?.mark(pod.metadata.uid);
       await this.deps.cri.runtime('StopContainer', { containerId, timeout: String(grace) }, undefined, cancellable(signal));
@@ -314,6 +339,7 @@ export class RuntimeManager {
       signal?.throwIfAborted();
       if (!(err instanceof CriError && err.code === 'NotFound')) throw err;
     }
+    ordering?.containerTerminated(name);
   }
 
   /** createPodSandbox: config, log directory (made by the caller), the RuntimeClass's handler, RunPodSandbox, then its IPs. */
