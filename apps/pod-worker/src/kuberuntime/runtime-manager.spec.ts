@@ -274,53 +274,6 @@ describe('RuntimeManager: the pods a sync changes in the runtime are marked for 
   });
 });
 
-describe('RuntimeManager: a cancelled sync (the pod worker hurries a termination)', () => {
-  const hang = () => new Promise<never>(() => undefined);
-
-  it('during an image pull: the pull is cancelled at once, nothing is created, and the pull is not counted as failed', async () => {
-    const { cri, events, manager } = setup();
-    cri.onImage('ImageStatus', () => ({}) as never).onImage('PullImage', hang as never);
-    const abort = new AbortController();
-    const sync = manager.syncPod(pod({}), status([sandbox('sb1')], []), noProbes, abort.signal);
-    await new Promise((r) => setImmediate(r));
-    abort.abort(new Error('pod sync cancelled: the pod is to terminate'));
-    await assert.rejects(sync, /pod sync cancelled/);
-    assert.deepEqual(cri.cancelled, ['image/PullImage']);
-    assert.ok(!trace(cri).includes('CreateContainer app'), trace(cri).join(', '));
-    assert.ok(!events.reasons().includes('Failed') && !events.reasons().includes('BackOff'), events.reasons().join(', '));
-  });
-
-  it('during a postStart hook: the hook is cancelled and the sync stops there (the termination kills the container)', async () => {
-    const { cri, hooks, manager } = setup();
-    hooks.hold = hang();
-    const abort = new AbortController();
-    const withHook = c('app', { lifecycle: { postStart: { exec: { command: ['sleep', '600'] } } } });
-    const sync = manager.syncPod(pod({ containers: [withHook, web] }), status([sandbox('sb1')], []), noProbes, abort.signal);
-    await new Promise((r) => setImmediate(r));
-    assert.deepEqual(hooks.runs, ['app app-new']);
-    abort.abort(new Error('pod sync cancelled: the pod is to terminate'));
-    await assert.rejects(sync, /pod sync cancelled/);
-    assert.deepEqual(hooks.cancelled, ['app app-new']);
-    assert.deepEqual(trace(cri), ['CreateContainer app', 'StartContainer app-new'], 'web is not started, app is not killed as a FailedPostStartHook');
-  });
-
-  it('during a kill: the preStop hook and StopContainer are cancelled, the sandbox is left for the kill that starts over', async () => {
-    const { cri, hooks, manager } = setup();
-    const withHook = c('app', { lifecycle: { preStop: { exec: { command: ['sleep', '600'] } } } });
-    cri.onRuntime('StopContainer', hang);
-    hooks.hold = hang();
-    const abort = new AbortController();
-    const kill = manager.killPod(pod({ containers: [withHook, web] }), status([sandbox('sb1')], [ctr(withHook, 'running'), ctr(web, 'running')]), 300, undefined, abort.signal);
-    await new Promise((r) => setImmediate(r));
-    abort.abort(new Error('pod sync cancelled: the grace period shortened to 5s'));
-    await assert.rejects(kill, /grace period shortened/);
-    assert.deepEqual(hooks.cancelled, ['app app-id'], 'app\'s preStop hook');
-    assert.deepEqual(cri.cancelled, ['runtime/StopContainer'], 'web\'s StopContainer, waiting out its 300s');
-    assert.ok(!trace(cri).includes('StopContainer app-id'), 'app is not stopped with the old grace period after its cancelled hook');
-    assert.ok(!trace(cri).includes('StopPodSandbox sb1'), trace(cri).join(', '));
-  });
-});
-
 describe('RuntimeManager.killPod: sidecars after the main containers, in reverse order (killContainersWithSyncResult, terminationOrdering)', () => {
   const sideB = c('sideB', { restartPolicy: 'Always' });
   const withSidecars = pod({ initContainers: [sideA, init1, sideB], containers: [app, web] });
