@@ -1,8 +1,8 @@
 /**
  * The kubelet's own safety rules, end to end (issue 12): a static pod moved
- * out and back while it terminates comes back (restartRequested), a kill
- * hurries a termination or a sync in flight, and a crashing sidecar never
- * holds the main containers back. The services run as processes on a real
+ * out and back while it terminates comes back (restartRequested), and a
+ * crashing sidecar never holds the main containers back (what a kill does
+ * to the work in flight: termination-cancellation.e2e.spec.ts). The services run as processes on a real
  * nats-server and the real containerd; what is checked is what a user would
  * look at: GET /pods, the events, and containerd's own view.
  */

@@ -90,7 +90,8 @@ function setup(opts: { appArmor?: boolean } = {}) {
   const node = { nodeName: 'n1', hostIP: '10.0.0.1', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] } };
   const inspector = new FakePodInspector();
   const inspections = new PlegInspections(inspector);
-  const runtime = new RuntimeManager({ cri, images, backOff: new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 }), hooks: new FakeHookRunner(), events, node, clock, logger: silentLogger(), inspections });
+  const hooks = new FakeHookRunner();
+  const runtime = new RuntimeManager({ cri, images, backOff: new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 }), hooks, events, node, clock, logger: silentLogger(), inspections });
   const out = new RecordingOutbox(log);
   const dirs = new FakePodDirectories(log);
   const started: number[] = [];
@@ -98,7 +99,7 @@ function setup(opts: { appArmor?: boolean } = {}) {
   // The status manager keeps what the pod worker sends.
   const statuses = new FakePodStatusProvider(out);
   const sync = new KubeletSync({ runtime, cri, dirs, out, probes, statuses, clock, logger: silentLogger(), hostIP: '10.0.0.1', observePodStart: (s) => void started.push(s), security: { appArmorEnabled: opts.appArmor ?? false }, events, inspections });
-  return { log, clock, cri, out, sync, started, probes, statuses, events, dirs, inspections };
+  return { log, clock, cri, out, sync, started, probes, statuses, events, dirs, inspections, hooks };
 }
 
 describe('KubeletSync.syncPod (kubelet.go SyncPod)', () => {
@@ -381,5 +382,57 @@ describe('KubeletSync.syncTerminatedPod (kubelet.go SyncTerminatedPod)', () => {
     assert.equal(waiting?.reason, 'ContainerCreating', 'not the old CreateContainerError');
     await sync.syncPod('SyncPodSync', p, cache([sandbox('sb-new')], [container(app, 'CONTAINER_RUNNING')]));
     assert.equal(started.length, 1);
+  });
+});
+
+describe('KubeletSync: the pod worker\'s cancel does not reach the runtime\'s work in flight (SyncPod WithoutCancel, SyncTerminatingPod\'s background context)', () => {
+  const flush = async () => {
+    for (let i = 0; i < 10; i++) await new Promise<void>((r) => setImmediate(r));
+  };
+  const held = () => {
+    let release = () => undefined as void;
+    const hold = new Promise<void>((r) => (release = r));
+    return { hold, release };
+  };
+
+  it('a shorter grace period cancels the termination while the preStop hook runs: the hook runs once and the kill goes on with its grace period', async () => {
+    const { log, sync, hooks } = setup();
+    const withHook: Container = { ...app, lifecycle: { preStop: { exec: { command: ['sleep', '6'] } } } };
+    const { hold, release } = held();
+    hooks.hold = hold;
+    const abort = new AbortController();
+    const kill = sync.syncTerminatingPod(pod({ containers: [withHook] }), cache([sandbox('sb1')], [container(withHook, 'CONTAINER_RUNNING')]), 30, undefined, false, abort.signal);
+    await flush();
+    abort.abort(new Error('pod sync cancelled: the grace period shortened to 5s'));
+    await flush();
+    release();
+    await kill;
+    assert.deepEqual(hooks.runs, ['app app-id'], 'the preStop hook ran once');
+    assert.ok(log.includes('cri StopContainer app-id grace=30'), log.join(', '));
+  });
+
+  it('a kill cancels the sync while a postStart hook runs: the hook finishes and the sync goes on (the kill comes next)', async () => {
+    const { log, sync, hooks, events } = setup();
+    const withHook: Container = { ...app, lifecycle: { postStart: { exec: { command: ['sleep', '4'] } } } };
+    const web: Container = { name: 'web', image: IMAGE };
+    const { hold, release } = held();
+    hooks.hold = hold;
+    const abort = new AbortController();
+    const syncing = sync.syncPod('SyncPodSync', pod({ containers: [withHook, web] }), cache([sandbox('sb1')], []), abort.signal);
+    await flush();
+    abort.abort(new Error('pod sync cancelled: the pod is to terminate'));
+    await flush();
+    release();
+    assert.deepEqual(await syncing, { terminal: false });
+    assert.deepEqual(log.filter((l) => l.startsWith('cri ')), ['cri CreateContainer app', 'cri StartContainer app-new', 'cri CreateContainer web', 'cri StartContainer web-new']);
+    assert.ok(!events.reasons().includes('FailedPostStartHook'), events.reasons().join(', '));
+  });
+
+  it('a sync cancelled before it reached the runtime (upstream: WaitForAttachAndMount) starts nothing', async () => {
+    const { log, sync } = setup();
+    const abort = new AbortController();
+    abort.abort(new Error('pod sync cancelled: the pod is to terminate'));
+    await assert.rejects(sync.syncPod('SyncPodCreate', pod(), empty, abort.signal), /pod sync cancelled/);
+    assert.ok(!log.some((l) => l.startsWith('cri ')), log.join(', '));
   });
 });

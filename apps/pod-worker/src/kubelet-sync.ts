@@ -142,7 +142,12 @@ export class KubeletSync extends PodSyncer {
     }
   }
 
-  /** syncPod (seed 11.1). `terminal` when the pod must terminate now. `signal`: the pod worker cancels the sync (a kill came). */
+  /**
+   * syncPod (seed 11.1). `terminal` when the pod must terminate now.
+   * `signal`: the pod worker cancels the sync (a kill came). It stops the
+   * sync only before the runtime's SyncPod: that runs to its end, as
+   * upstream's with context.WithoutCancel (an image pull, a postStart hook).
+   */
   async syncPod(_updateType: SyncPodType, pod: Pod, cache: CacheResult, signal?: AbortSignal): Promise<SyncPodResult> {
     const uid = pod.metadata.uid ?? '';
     const runtime = toRuntimePodStatus(uid, cache.entry);
@@ -185,8 +190,10 @@ export class KubeletSync extends PodSyncer {
       throw err;
     }
     this.deps.out.prober('AddPod', pod);
+    // Upstream's WaitForAttachAndMount is the last step that honours the pod worker's ctx.
+    signal?.throwIfAborted();
 
-    const result = await this.deps.runtime.syncPod(pod, runtime, inputs.probes, signal);
+    const result = await this.deps.runtime.syncPod(pod, runtime, inputs.probes);
     const reasons = new Map(result.errors);
     if (result.podError) {
       for (const c of [...pod.spec.containers, ...(pod.spec.initContainers ?? [])]) if (!reasons.has(c.name)) reasons.set(c.name, result.podError);
@@ -199,8 +206,14 @@ export class KubeletSync extends PodSyncer {
     return { terminal: false, ...(waits.length > 0 ? { requeueAfterMs: Math.max(100, Math.min(...waits)) } : {}) };
   }
 
-  /** syncTerminatingPod (seed 10): stop probes, kill everything, make sure nothing still runs. */
-  async syncTerminatingPod(pod: Pod, cache: CacheResult, gracePeriod: number, kill: KillPodOptions | undefined, runningPodOnly: boolean, signal?: AbortSignal): Promise<void> {
+  /**
+   * syncTerminatingPod (seed 10): stop probes, kill everything, make sure
+   * nothing still runs. Not cancellable: as upstream's (`_ context.Context`,
+   * a background context), a kill in flight runs to its end with its grace period, and
+   * a shorter one arriving meanwhile does not start it over (each preStop
+   * hook runs once); a kill that fails is retried with the shorter one.
+   */
+  async syncTerminatingPod(pod: Pod, cache: CacheResult, gracePeriod: number, kill: KillPodOptions | undefined, runningPodOnly: boolean, _signal?: AbortSignal): Promise<void> {
     const uid = pod.metadata.uid ?? '';
     this.deps.out.prober('StopLivenessAndStartup', pod);
     const runtime = toRuntimePodStatus(uid, cache.entry);
@@ -209,7 +222,7 @@ export class KubeletSync extends PodSyncer {
     if (!runningPodOnly) this.deps.out.status('SetPodStatus', pod, { status: withKillStatus(this.generateStatus(pod, runtime, await this.terminatingStatusInputs(pod), { podIsTerminal: true }), kill, this.deps.clock.now()) });
     // The pod's own grace period, or a shorter one asked for.
     const override = kill?.gracePeriodOverride !== undefined || pod.metadata.deletionGracePeriodSeconds !== undefined ? gracePeriod : undefined;
-    await this.deps.runtime.killPod(pod, runtime, override, kill, signal);
+    await this.deps.runtime.killPod(pod, runtime, override, kill);
     const stillRunning = await this.deps.cri.runtime('ListContainers', { filter: { labelSelector: { [KubeletLabels.podUid]: uid }, state: { state: 'CONTAINER_RUNNING' } } });
     if (stillRunning.containers.length > 0) throw new Error(`pod ${uid} still has running containers: ${stillRunning.containers.map((c) => c.id.slice(0, 12)).join(', ')}`);
     this.deps.out.prober('RemovePod', pod);

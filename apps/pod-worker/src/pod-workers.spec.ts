@@ -29,6 +29,8 @@ class ScriptedSyncer extends PodSyncer {
   /** The steps whose signal aborted while they were held (as an image pull or a hook is cancelled). */
   cancelled: string[] = [];
   hold?: Promise<void>;
+  /** Lets a held step run to its end whatever its signal says (KubeletSync's runtime work, as upstream's WithoutCancel). */
+  ignoresCancel = false;
   fail = false;
   failWith?: string;
   terminal = false;
@@ -40,7 +42,7 @@ class ScriptedSyncer extends PodSyncer {
     if (this.hold) {
       const hold = this.hold;
       await new Promise<void>((resolve, reject) => {
-        signal?.addEventListener('abort', () => {
+        if (!this.ignoresCancel) signal?.addEventListener('abort', () => {
           this.cancelled.push(what);
           reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
         }, { once: true });
@@ -365,6 +367,25 @@ describe('PodWorkers: termination hurried (UpdatePod cancelFn, calculateEffectiv
     await relist();
     assert.deepEqual(syncer.grace, [30, 5], 'the kill started over with 5s');
     assert.deepEqual(syncer.calls.slice(1), ['terminating:busybox:1', 'terminating:busybox:1', 'terminated']);
+  });
+
+  it('a shorter grace period while a termination that cannot be cancelled runs (KubeletSync\'s kill): saved, and the pod goes on to terminated without a second termination', async () => {
+    const { workers, syncer, relist, store } = setup();
+    await workers.updatePod(upd('SyncPodCreate', pod('a')));
+    await relist();
+    const gate = deferred();
+    syncer.hold = gate.promise;
+    syncer.ignoresCancel = true;
+    await workers.updatePod(upd('SyncPodKill', pod('a')));
+    await relist();
+    await workers.updatePod(upd('SyncPodKill', pod('a'), { gracePeriodOverride: 5 }));
+    assert.equal(store.records.get('a')?.gracePeriod, 5, 'saved: a retried kill uses it');
+    syncer.hold = undefined;
+    gate.release();
+    await relist();
+    await relist();
+    assert.deepEqual(syncer.grace, [30], 'one termination, with the grace period it started with');
+    assert.deepEqual(syncer.calls.slice(1), ['terminating:busybox:1', 'terminated']);
   });
 
   it('a longer grace period mid-termination changes nothing', async () => {

@@ -12,12 +12,14 @@
  *    runs, at most one further update waits: the newest wins, except that a
  *    waiting kill is never replaced by a sync (the kill keeps the newer pod).
  *  - Termination can be hurried (UpdatePod's cancelFn): a kill that makes
- *    the pod terminating cancels the sync in flight (an image pull, a
- *    postStart hook), and a kill whose grace period is shorter than the one
- *    in force (calculateEffectiveGracePeriod: it only ever shortens) saves it
- *    in the record and cancels the termination in flight, which starts over
- *    with it on what still runs. A cancelled sync is not retried: the kill
- *    waiting behind it runs next.
+ *    the pod terminating cancels the sync in flight, and a kill whose grace
+ *    period is shorter than the one in force (calculateEffectiveGracePeriod:
+ *    it only ever shortens) saves it in the record and cancels the
+ *    termination in flight. What a cancel reaches is the syncer's to say:
+ *    KubeletSync, as upstream, lets the runtime's work in flight finish (an
+ *    image pull, a postStart hook, a kill and its preStop hooks), and a
+ *    shorter grace period applies to a kill that is retried. A cancelled
+ *    sync is not retried: the kill waiting behind it runs next.
  *  - Once a UID is terminating it is never started again. Only a
  *    SyncPodCreate after the worker finished (the pod was added again, see
  *    the sync loop's housekeeping) starts a fresh worker for it. A

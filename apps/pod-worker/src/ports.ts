@@ -101,10 +101,11 @@ export abstract class HookRunner {
    * Resolves with upstream's failure message (it may carry the hook's
    * output: it belongs in the container status and the log, never in an
    * event), or undefined when the hook succeeded. `podIPs` are the pod's
-   * IPs when the caller knows them; otherwise the runner finds them. When
-   * `signal` aborts (the sync is cancelled) the hook stops and fails.
+   * IPs when the caller knows them; otherwise the runner finds them. Not
+   * cancellable: a hook runs to its end or its timeout (upstream runs the
+   * runtime's SyncPod and the kill without cancellation).
    */
-  abstract run(pod: Pod, container: Container, containerId: string, handler: LifecycleHandler, podIPs: string[], timeoutSeconds: number, signal?: AbortSignal): Promise<string | undefined>;
+  abstract run(pod: Pod, container: Container, containerId: string, handler: LifecycleHandler, podIPs: string[], timeoutSeconds: number): Promise<string | undefined>;
 }
 
 /** The pod's directories on the node (makePodDataDirs, the log directory, emptyDir volumes). */

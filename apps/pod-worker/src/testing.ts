@@ -1,5 +1,5 @@
 /** Hand-written fakes of the pod worker's ports (ports.ts), for unit tests only. */
-import type { ApiObjectKind, Container, LifecycleHandler, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, ProbeResultValue, ProbeType, Service, StatusVerb } from '@app/contracts';
+import type { ApiObjectKind, Container, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, ProbeResultValue, ProbeType, Service, StatusVerb } from '@app/contracts';
 import { VolumeHost, type FileKind, type PayloadFile } from './volumemanager/volumes.js';
 import { CgroupManager, type CgroupName, type ResourceConfig } from './cm/pod-container-manager.js';
 import { ApiObjects, ApiObjectsError, ContainerFiles, DesiredPods, HookRunner, ServiceAccountTokens, LeaseStore, PodDirectories, PodInspector, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, WorkSubscriptions, WorkerStore, type ApiObjectPayload, type KeptPodStatus, type ProbeResultsView, type ReplicaHeartbeat, type ShardLease, type WorkerRecords } from './ports.js';
@@ -203,28 +203,15 @@ export class FakeCgroupManager extends CgroupManager {
 
 /**
  * Records each hook run as `<container> <containerId>`; `fail` makes every run fail with that message;
- * while `hold` is set, a run waits for it, or fails at once when its signal aborts (as a cancelled hook does).
+ * while `hold` is set, a run waits for it.
  */
 export class FakeHookRunner extends HookRunner {
   readonly runs: string[] = [];
-  /** The runs whose signal aborted while they ran. */
-  readonly cancelled: string[] = [];
   fail?: string;
   hold?: Promise<void>;
-  async run(_pod: Pod, container: Container, containerId: string, _handler: LifecycleHandler, _podIPs: string[], _timeoutSeconds: number, signal?: AbortSignal): Promise<string | undefined> {
-    const run = `${container.name} ${containerId}`;
-    this.runs.push(run);
-    if (this.hold) {
-      const cancelled = await new Promise<boolean>((resolve) => {
-        if (signal?.aborted) return resolve(true);
-        signal?.addEventListener('abort', () => resolve(true), { once: true });
-        void this.hold?.then(() => resolve(false));
-      });
-      if (cancelled) {
-        this.cancelled.push(run);
-        return 'container terminated before the hook finished';
-      }
-    }
+  async run(_pod: Pod, container: Container, containerId: string): Promise<string | undefined> {
+    this.runs.push(`${container.name} ${containerId}`);
+    await this.hold;
     return this.fail;
   }
 }

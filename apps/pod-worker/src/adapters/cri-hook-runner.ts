@@ -32,8 +32,8 @@ export class CriHookRunner extends HookRunner {
     });
   }
 
-  run(pod: Pod, container: Container, containerId: string, handler: LifecycleHandler, podIPs: string[], timeoutSeconds: number, signal?: AbortSignal): Promise<string | undefined> {
-    return this.runner.run({ pod, container, containerId, timeoutSeconds, podIP: () => this.podIP(pod, podIPs), ...(signal ? { signal } : {}) }, handler);
+  run(pod: Pod, container: Container, containerId: string, handler: LifecycleHandler, podIPs: string[], timeoutSeconds: number): Promise<string | undefined> {
+    return this.runner.run({ pod, container, containerId, timeoutSeconds, podIP: () => this.podIP(pod, podIPs) }, handler);
   }
 
   private async podIP(pod: Pod, podIPs: string[]): Promise<string | undefined> {

@@ -72,22 +72,21 @@ export class ImagePuller {
   }
 
   /** PullImage with each credential in turn until one works (anonymously when there is none); the last failure otherwise. */
-  private async pull(pod: Pod, image: string, signal: AbortSignal | undefined): Promise<string> {
+  private async pull(pod: Pod, image: string): Promise<string> {
     const creds = await this.pullCredentials(pod, image);
     const errors: string[] = [];
     for (const auth of creds.length > 0 ? creds : [undefined]) {
       try {
-        return (await this.deps.cri.image('PullImage', { image: { image }, ...(auth ? { auth: { username: auth.username, password: auth.password } } : {}) }, undefined, signal ? { signal } : undefined)).imageRef;
+        return (await this.deps.cri.image('PullImage', { image: { image }, ...(auth ? { auth: { username: auth.username, password: auth.password } } : {}) })).imageRef;
       } catch (err) {
-        signal?.throwIfAborted();
         errors.push((err as Error).message);
       }
     }
     throw new Error(errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`);
   }
 
-  /** The image ref to run, or the waiting reason that keeps the container from starting. Rejects when `signal` aborts. */
-  async ensure(pod: Pod, c: Container, signal?: AbortSignal): Promise<{ ref: string; user?: ImageUser } | { error: ImageError }> {
+  /** The image ref to run, or the waiting reason that keeps the container from starting. A pull runs to its end (upstream's SyncPod is not cancelled). */
+  async ensure(pod: Pod, c: Container): Promise<{ ref: string; user?: ImageUser } | { error: ImageError }> {
     const image = c.image ?? '';
     const policy = c.imagePullPolicy ?? 'IfNotPresent';
     const fieldPath = `spec.containers{${c.name}}`;
@@ -119,13 +118,12 @@ export class ImagePuller {
     this.deps.events.event(pod, 'Normal', 'Pulling', `Pulling image "${image}"`, fieldPath);
     const started = this.deps.clock.now();
     try {
-      const ref = await this.pull(pod, image, signal);
+      const ref = await this.pull(pod, image);
       this.backOff.reset(key);
       this.backOff.gc(this.deps.clock.now()); // upstream's imageManager GCs its back-off after each pull
       this.deps.events.event(pod, 'Normal', 'Pulled', `Successfully pulled image "${image}" in ${this.deps.clock.now() - started}ms`, fieldPath);
       return { ref };
     } catch (err) {
-      signal?.throwIfAborted(); // cancelled, not failed: no back-off
       this.backOff.next(key, this.deps.clock.now());
       const message = `Failed to pull image "${image}": ${(err as Error).message}`;
       this.deps.events.event(pod, 'Warning', 'Failed', message, fieldPath);

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Container, Pod } from '@app/contracts';
-import { graceReasonOf, killContainerGracePeriod, MINIMUM_GRACE_PERIOD_SECONDS, podTerminationGracePeriod, preStopHookTimeoutSeconds, type KillReasonInput } from './grace-period.js';
+import { graceReasonOf, killContainerGracePeriod, MINIMUM_GRACE_PERIOD_SECONDS, podTerminationGracePeriod, preStopHookTimeoutSeconds, remainingGracePeriodSeconds, type KillReasonInput } from './grace-period.js';
 
 const pod = (o: { tgps?: number; deletion?: number } = {}): Pod => ({
   metadata: { name: 'p', namespace: 'default', uid: 'u', ...(o.deletion !== undefined ? { deletionGracePeriodSeconds: o.deletion } : {}) },
@@ -29,8 +29,21 @@ describe('killContainerGracePeriod', () => {
     { name: 'an override of 1 (orphaned pod) is raised to the 2s minimum', input: { pod: pod({ tgps: 45 }), gracePeriodOverride: 1 }, want: 2 },
     { name: 'the preStop time comes off the override too', input: { pod: pod({ tgps: 45 }), container: app, gracePeriodOverride: 20, preStopDurationSeconds: 5 }, want: 15 },
     { name: 'no container spec (restored from labels): the pod grace period', input: { pod: pod({ tgps: 12 }), reason: 'liveness' }, want: 12 },
+    { name: "a sidecar's wait for its turn comes off, truncated to whole seconds", input: { pod: pod({ tgps: 30 }), waitedForTurnSeconds: 4.9 }, want: 26 },
+    { name: 'the preStop hook and the wait both come off', input: { pod: pod({ tgps: 30 }), container: app, preStopDurationSeconds: 5, waitedForTurnSeconds: 10.2 }, want: 15 },
+    { name: 'a wait that used the whole grace period still stops with 2s', input: { pod: pod({ tgps: 30 }), preStopDurationSeconds: 10, waitedForTurnSeconds: 20 }, want: MINIMUM_GRACE_PERIOD_SECONDS },
   ];
   for (const tc of cases) it(tc.name, () => assert.equal(killContainerGracePeriod(tc.input), tc.want));
+});
+
+describe('remainingGracePeriodSeconds: what a sidecar may wait for its turn', () => {
+  const cases: { name: string; input: KillReasonInput; want: number }[] = [
+    { name: 'no hook: the whole grace period', input: { pod: pod({ tgps: 30 }) }, want: 30 },
+    { name: 'after the preStop hook: what the hook left', input: { pod: pod({ tgps: 30 }), preStopDurationSeconds: 12 }, want: 18 },
+    { name: 'a hook that took it all leaves nothing (no wait), not the 2s minimum', input: { pod: pod({ tgps: 30 }), preStopDurationSeconds: 30 }, want: 0 },
+    { name: 'the override of the pod worker counts', input: { pod: pod({ tgps: 30 }), gracePeriodOverride: 5 }, want: 5 },
+  ];
+  for (const tc of cases) it(tc.name, () => assert.equal(remainingGracePeriodSeconds(tc.input), tc.want));
 });
 
 describe('preStopHookTimeoutSeconds', () => {

@@ -9,6 +9,8 @@
  *    with setTerminationGracePeriod: the timeout given to CRI StopContainer.
  *  - preStopHookTimeoutSeconds is the budget killContainer gives the preStop
  *    hook (executePreStopHook's gracePeriod).
+ *  - remainingGracePeriodSeconds is what is left after the hook: the most a
+ *    sidecar waits for its turn (termination-order.ts).
  *
  * Unset `spec.terminationGracePeriodSeconds` counts as 30, the API server's
  * default (DefaultTerminationGracePeriodSeconds; applyPodDefaults sets it for
@@ -32,16 +34,29 @@ export interface KillReasonInput {
   gracePeriodOverride?: number;
   /** How long the preStop hook took (whole seconds, truncated); pass it only when the hook ran. */
   preStopDurationSeconds?: number;
+  /** How long a sidecar waited for its turn (terminationOrdering.waitForTurn, seconds); pass it only when it waited. */
+  waitedForTurnSeconds?: number;
 }
 
 /** The grace period to kill a container with: the timeout of CRI StopContainer. */
 export function killContainerGracePeriod(input: KillReasonInput): number {
+  // killContainer: `if gracePeriod < minimumGracePeriodInSeconds { gracePeriod = minimumGracePeriodInSeconds }`,
+  // after the override too: even an override of 0 or 1 stops with 2s.
+  return Math.max(remainingGracePeriodSeconds(input), MINIMUM_GRACE_PERIOD_SECONDS);
+}
+
+/**
+ * What is left of the grace period after the preStop hook (and a sidecar's
+ * wait for its turn), before the 2s minimum: what a sidecar may wait for its
+ * turn at most (killContainer's `ordering.waitForTurn(containerName, gracePeriod)`).
+ */
+export function remainingGracePeriodSeconds(input: KillReasonInput): number {
   let grace = preStopHookTimeoutSeconds(input);
   // killContainer: `if containerSpec.Lifecycle.PreStop != nil && gracePeriod > 0 { gracePeriod -= executePreStopHook(...) }`
   if (input.preStopDurationSeconds !== undefined && grace > 0) grace -= input.preStopDurationSeconds;
-  // killContainer: `if gracePeriod < minimumGracePeriodInSeconds { gracePeriod = minimumGracePeriodInSeconds }`,
-  // after the override too: even an override of 0 or 1 stops with 2s.
-  return Math.max(grace, MINIMUM_GRACE_PERIOD_SECONDS);
+  // `if ordering != nil && gracePeriod > 0 { gracePeriod -= int64(ordering.waitForTurn(containerName, gracePeriod)) }`
+  if (input.waitedForTurnSeconds !== undefined && grace > 0) grace -= Math.trunc(input.waitedForTurnSeconds);
+  return grace;
 }
 
 /**

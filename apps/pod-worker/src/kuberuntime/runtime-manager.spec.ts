@@ -274,49 +274,87 @@ describe('RuntimeManager: the pods a sync changes in the runtime are marked for 
   });
 });
 
-describe('RuntimeManager: a cancelled sync (the pod worker hurries a termination)', () => {
-  const hang = () => new Promise<never>(() => undefined);
+describe('RuntimeManager.killPod: sidecars after the main containers, in reverse order (killContainersWithSyncResult, terminationOrdering)', () => {
+  const sideB = c('sideB', { restartPolicy: 'Always' });
+  const withSidecars = pod({ initContainers: [sideA, init1, sideB], containers: [app, web] });
+  const allRunning = status([sandbox('sb1')], [ctr(sideA, 'running'), ctr(sideB, 'running'), ctr(app, 'running'), ctr(web, 'running')]);
 
-  it('during an image pull: the pull is cancelled at once, nothing is created, and the pull is not counted as failed', async () => {
-    const { cri, events, manager } = setup();
-    cri.onImage('ImageStatus', () => ({}) as never).onImage('PullImage', hang as never);
-    const abort = new AbortController();
-    const sync = manager.syncPod(pod({}), status([sandbox('sb1')], []), noProbes, abort.signal);
-    await new Promise((r) => setImmediate(r));
-    abort.abort(new Error('pod sync cancelled: the pod is to terminate'));
-    await assert.rejects(sync, /pod sync cancelled/);
-    assert.deepEqual(cri.cancelled, ['image/PullImage']);
-    assert.ok(!trace(cri).includes('CreateContainer app'), trace(cri).join(', '));
-    assert.ok(!events.reasons().includes('Failed') && !events.reasons().includes('BackOff'), events.reasons().join(', '));
+  /** StopContainer of each container answered when the test says so; the calls as `<id> <timeout>`. */
+  function heldStops(cri: FakeCri) {
+    const release = new Map<string, () => void>();
+    const stops: string[] = [];
+    cri.onRuntime('StopContainer', (r) => {
+      stops.push(`${r.containerId} ${r.timeout}`);
+      return new Promise((resolve) => release.set(r.containerId ?? '', () => resolve({})));
+    });
+    const flush = async () => {
+      for (let i = 0; i < 10; i++) await new Promise<void>((r) => setImmediate(r));
+    };
+    return { stops, release: async (id: string) => (release.get(id)?.(), await flush()), flush };
+  }
+
+  it('the main containers are stopped at once; sideB once both exited, with what is left of 30s; sideA once sideB exited', async () => {
+    const { cri, clock, manager } = setup();
+    const { stops, release, flush } = heldStops(cri);
+    const kill = manager.killPod(withSidecars, allRunning, 30);
+    await flush();
+    assert.deepEqual([...stops].sort(), ['app-id 30', 'web-id 30'], 'only the main containers, with the whole grace period');
+    await clock.step(3_000);
+    await release('app-id');
+    assert.deepEqual([...stops].sort(), ['app-id 30', 'web-id 30'], 'web still runs: no sidecar is stopped');
+    await clock.step(2_500);
+    await release('web-id');
+    assert.deepEqual(stops.slice(2), ['sideB-id 25'], 'sideB waited 5.5s: 30 - 5 (whole seconds) left');
+    await clock.step(1_000);
+    await release('sideB-id');
+    assert.deepEqual(stops.slice(3), ['sideA-id 24'], 'sideA waited 6.5s for web and sideB');
+    await release('sideA-id');
+    await kill;
+    assert.deepEqual(trace(cri).slice(-1), ['StopPodSandbox sb1'], 'the sandbox after every container');
   });
 
-  it('during a postStart hook: the hook is cancelled and the sync stops there (the termination kills the container)', async () => {
-    const { cri, hooks, manager } = setup();
-    hooks.hold = hang();
-    const abort = new AbortController();
-    const withHook = c('app', { lifecycle: { postStart: { exec: { command: ['sleep', '600'] } } } });
-    const sync = manager.syncPod(pod({ containers: [withHook, web] }), status([sandbox('sb1')], []), noProbes, abort.signal);
-    await new Promise((r) => setImmediate(r));
-    assert.deepEqual(hooks.runs, ['app app-new']);
-    abort.abort(new Error('pod sync cancelled: the pod is to terminate'));
-    await assert.rejects(sync, /pod sync cancelled/);
-    assert.deepEqual(hooks.cancelled, ['app app-new']);
-    assert.deepEqual(trace(cri), ['CreateContainer app', 'StartContainer app-new'], 'web is not started, app is not killed as a FailedPostStartHook');
+  it('a main container that does not exit: the sidecars are stopped when the grace period is up, with the 2s minimum', async () => {
+    const { cri, clock, manager } = setup();
+    const { stops, release, flush } = heldStops(cri);
+    const kill = manager.killPod(withSidecars, allRunning, 10);
+    await flush();
+    await release('web-id');
+    await clock.step(9_999);
+    assert.deepEqual([...stops].sort(), ['app-id 10', 'web-id 10'], 'the sidecars wait while app runs');
+    await clock.step(1);
+    assert.deepEqual(stops.slice(2).sort(), ['sideA-id 2', 'sideB-id 2'], 'both at 10s: each waited its grace period out');
+    for (const id of ['app-id', 'sideA-id', 'sideB-id']) await release(id);
+    await kill;
   });
 
-  it('during a kill: the preStop hook and StopContainer are cancelled, the sandbox is left for the kill that starts over', async () => {
-    const { cri, hooks, manager } = setup();
-    const withHook = c('app', { lifecycle: { preStop: { exec: { command: ['sleep', '600'] } } } });
-    cri.onRuntime('StopContainer', hang);
-    hooks.hold = hang();
-    const abort = new AbortController();
-    const kill = manager.killPod(pod({ containers: [withHook, web] }), status([sandbox('sb1')], [ctr(withHook, 'running'), ctr(web, 'running')]), 300, undefined, abort.signal);
-    await new Promise((r) => setImmediate(r));
-    abort.abort(new Error('pod sync cancelled: the grace period shortened to 5s'));
-    await assert.rejects(kill, /grace period shortened/);
-    assert.deepEqual(hooks.cancelled, ['app app-id'], 'app\'s preStop hook');
-    assert.deepEqual(cri.cancelled, ['runtime/StopContainer'], 'web\'s StopContainer, waiting out its 300s');
-    assert.ok(!trace(cri).includes('StopContainer app-id'), 'app is not stopped with the old grace period after its cancelled hook');
-    assert.ok(!trace(cri).includes('StopPodSandbox sb1'), trace(cri).join(', '));
+  it('preStop hooks run at once, the sidecars\' too; a sidecar waits with what its hook left', async () => {
+    const { cri, clock, hooks, manager } = setup();
+    const { stops, release, flush } = heldStops(cri);
+    const sideWithHook = c('sideA', { restartPolicy: 'Always', lifecycle: { preStop: { exec: { command: ['sleep', '4'] } } } });
+    let hookDone = () => undefined as void;
+    hooks.hold = new Promise<void>((r) => (hookDone = r));
+    const p = pod({ initContainers: [sideWithHook], containers: [app] });
+    const kill = manager.killPod(p, status([sandbox('sb1')], [ctr(sideWithHook, 'running'), ctr(app, 'running')]), 30);
+    await flush();
+    assert.deepEqual(hooks.runs, ['sideA sideA-id'], 'the sidecar\'s preStop hook runs while app stops');
+    assert.deepEqual(stops, ['app-id 30']);
+    await clock.step(4_000);
+    hookDone();
+    await flush();
+    await clock.step(3_000);
+    await release('app-id');
+    assert.deepEqual(stops.slice(1), ['sideA-id 23'], '30 - 4 for the hook - 3 waiting for app');
+    await release('sideA-id');
+    await kill;
+  });
+
+  it('a pod without sidecars stops everything at once (no ordering)', async () => {
+    const { cri, manager } = setup();
+    const { stops, release, flush } = heldStops(cri);
+    const kill = manager.killPod(pod({ initContainers: [init1], containers: [app, web] }), status([sandbox('sb1')], [ctr(init1, 'running'), ctr(app, 'running'), ctr(web, 'running')]), 30);
+    await flush();
+    assert.deepEqual(stops.sort(), ['app-id 30', 'init1-id 30', 'web-id 30']);
+    for (const id of ['app-id', 'init1-id', 'web-id']) await release(id);
+    await kill;
   });
 });

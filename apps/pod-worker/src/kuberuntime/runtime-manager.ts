@@ -16,26 +16,25 @@
  * Every step's failure is kept per container (the kubelet's reasonCache):
  * the pod's status shows it as the waiting reason.
  *
- * Cancellation (upstream's ctx): the pod worker cancels a sync in flight
- * when a kill arrives or a termination's grace period shortens. The signal
- * ends the long waits at once (an image pull, a lifecycle hook, a
- * StopContainer waiting out a grace period) and is checked between steps;
- * a create or a start in flight is let finish, so that nothing the runtime
- * made is lost track of. A cancelled call is never counted as a failure
- * (no image pull back-off, no FailedPreStopHook event): the sync rejects
- * with the signal's reason.
+ * No cancellation: as upstream, which runs the runtime's SyncPod with
+ * context.WithoutCancel (kubelet.go SyncPod) and kills with a background
+ * context (SyncTerminatingPod), what is started here runs to its end: an
+ * image pull, a postStart hook, a kill with its preStop hooks. A kill or a
+ * shorter grace period that arrives meanwhile waits for it (pod worker), so
+ * a preStop hook runs once per container instance (ADR 0025-kill).
  */
 import { join } from 'node:path';
 import { Clock } from '@app/clock';
 import type { Container, EventRecorder, KillPodOptions, Pod } from '@app/contracts';
 import type { ContainerConfig, PodSandboxConfig } from '@app/cri';
-import { CriError, type CriCallOptions, type CriInput, type CriRuntime } from '@app/cri/client';
-import { KubeletLabels, findContainerStatus, getServiceEnvVarMap, isStaticPod, type RuntimeContainerStatus, type RuntimePodStatus } from '@app/kube';
+import { CriError, type CriInput, type CriRuntime } from '@app/cri/client';
+import { KubeletLabels, findContainerStatus, getServiceEnvVarMap, hasRestartableInitContainer, isStaticPod, type RuntimeContainerStatus, type RuntimePodStatus } from '@app/kube';
 import type { Logger } from '@app/observability';
 import { CrashLoopBackOff } from './backoff.js';
 import { hashContainer } from './container-hash.js';
-import { graceReasonOf, killContainerGracePeriod, preStopHookTimeoutSeconds } from './grace-period.js';
+import { graceReasonOf, killContainerGracePeriod, preStopHookTimeoutSeconds, remainingGracePeriodSeconds, type KillReasonInput } from './grace-period.js';
 import { computePodActions, type ProbeResults } from './pod-actions.js';
+import { TerminationOrdering } from './termination-order.js';
 import { envObjectNames, generateContainerConfig, generatePodSandboxConfig, podContainerDirectory, withNamespaceTarget, type EnvObjects, type NodeFacts } from './runtime-config.js';
 import { containerMountsEtcHosts, etcHostsPath, managedHostsFileContent, nodeHostsFileContent, shouldMountHostsFile } from '../etc-hosts.js';
 import { ApiObjects, ApiObjectsError, ContainerFiles, ContainerLogLinks, HookRunner } from '../ports.js';
@@ -46,11 +45,6 @@ import type { PlegInspections } from '../pleg-inspections.js';
 
 /** Where each kind of container is in the pod spec (its events' fieldPath, container/ref.go). */
 const FIELD_OF = { container: 'containers', init_container: 'initContainers', ephemeral_container: 'ephemeralContainers' } as const;
-
-/** The call options that cancel a CRI wait with `signal`. */
-function cancellable(signal: AbortSignal | undefined): CriCallOptions | undefined {
-  return signal ? { signal } : undefined;
-}
 
 /** A failed step for one container, as the status shows it (reason, message). */
 export interface SyncError {
@@ -67,6 +61,14 @@ export interface PodSyncResult {
   podError?: SyncError;
   startedContainers: number;
   createdSandbox: boolean;
+}
+
+/** How killContainer kills, besides the why. */
+export interface KillContainerOptions {
+  /** The pod worker's grace period (killContainer's gracePeriodOverride): replaces the pod's and the probes'. */
+  gracePeriodOverride?: number | undefined;
+  /** The pod's termination ordering, when the whole pod is killed and it has sidecars. */
+  ordering?: TerminationOrdering | undefined;
 }
 
 /** The kind of container started: the metrics' label (metrics.Container, InitContainer, EphemeralContainer). */
@@ -166,8 +168,8 @@ export class RuntimeManager {
     return out;
   }
 
-  /** SyncPod: brings the runtime in line with the pod spec. Rejects with the signal's reason once `signal` aborts. */
-  async syncPod(pod: Pod, given: RuntimePodStatus, probes: ProbeResults, signal?: AbortSignal): Promise<PodSyncResult> {
+  /** SyncPod: brings the runtime in line with the pod spec. */
+  async syncPod(pod: Pod, given: RuntimePodStatus, probes: ProbeResults): Promise<PodSyncResult> {
     const result: PodSyncResult = { errors: new Map(), startedContainers: 0, createdSandbox: false };
     const status = await this.removeStrayContainers(given);
     const actions = computePodActions(pod, status, probes);
@@ -177,19 +179,18 @@ export class RuntimeManager {
       if (actions.createSandbox && status.sandboxStatuses.length > 0) {
         this.deps.events.event(pod, 'Normal', 'SandboxChanged', 'Pod sandbox changed, it will be killed and re-created.');
       }
-      await this.killPod(pod, status, undefined, undefined, signal);
+      await this.killPod(pod, status, undefined);
       if (actions.createSandbox) await this.purgeInitContainers(pod, status);
     } else {
       // 3. Kill the containers that should not run, in parallel.
       await Promise.all(
         [...actions.containersToKill.values()].map((k) => {
           const c = findContainerStatus(status, k.name);
-          return this.killContainer(pod, k.container, k.containerId, k.name, c, k.message || `Stopping container ${k.name}`, graceReasonOf(k.reason), undefined, signal).catch((err: unknown) => {
+          return this.killContainer(pod, k.container, k.containerId, k.name, c, k.message || `Stopping container ${k.name}`, graceReasonOf(k.reason)).catch((err: unknown) => {
             result.errors.set(k.name, { reason: 'KillContainerError', message: (err as Error).message });
           });
         }),
       );
-      signal?.throwIfAborted();
       // Upstream returns here when a kill fails: starting the replacement
       // beside a container that may still run would make two of them.
       if (result.errors.size > 0) return result;
@@ -201,7 +202,6 @@ export class RuntimeManager {
     let sandboxId = actions.sandboxId;
     let podIPs = status.ips;
     const sandboxConfig = generatePodSandboxConfig(pod, actions.attempt, this.deps.node);
-    signal?.throwIfAborted();
     if (actions.createSandbox) {
       const created = await this.createSandbox(pod, sandboxConfig);
       if ('error' in created) {
@@ -223,9 +223,8 @@ export class RuntimeManager {
     for (const i of actions.ephemeralContainersToStart) {
       const ec = ephemerals[i];
       if (!ec) continue;
-      signal?.throwIfAborted();
       const { targetContainerName, ...common } = ec;
-      const err = await this.startContainer(pod, common, 'ephemeral_container', status, sandboxId, sandboxConfig, podIPs, signal, targetContainerName);
+      const err = await this.startContainer(pod, common, 'ephemeral_container', status, sandboxId, sandboxConfig, podIPs, targetContainerName);
       if (err) result.errors.set(ec.name, err);
       else result.startedContainers++;
     }
@@ -234,8 +233,7 @@ export class RuntimeManager {
     const inits = pod.spec.initContainers ?? [];
     const initToStart = [...(actions.nextInitContainerToStart ? [actions.nextInitContainerToStart] : []), ...actions.initContainersToStart.map((i) => inits[i]).filter((c): c is Container => c !== undefined)];
     for (const c of initToStart) {
-      signal?.throwIfAborted();
-      const err = await this.startContainer(pod, c, 'init_container', status, sandboxId, sandboxConfig, podIPs, signal);
+      const err = await this.startContainer(pod, c, 'init_container', status, sandboxId, sandboxConfig, podIPs);
       if (err) {
         result.errors.set(c.name, err);
         // The classic init path goes one container at a time; a failed one stops the rest.
@@ -247,28 +245,31 @@ export class RuntimeManager {
     for (const i of actions.containersToStart) {
       const c = pod.spec.containers[i];
       if (!c) continue;
-      signal?.throwIfAborted();
-      const err = await this.startContainer(pod, c, 'container', status, sandboxId, sandboxConfig, podIPs, signal);
+      const err = await this.startContainer(pod, c, 'container', status, sandboxId, sandboxConfig, podIPs);
       if (err) result.errors.set(c.name, err);
       else result.startedContainers++;
     }
     return result;
   }
 
-  /** killPodWithSyncResult: every running container in parallel, then the sandboxes. Rejects with the signal's reason once `signal` aborts. */
-  async killPod(pod: Pod, status: RuntimePodStatus, gracePeriodOverride: number | undefined, kill?: KillPodOptions, signal?: AbortSignal): Promise<void> {
+  /**
+   * killPodWithSyncResult: every running container at once, then the
+   * sandboxes. A pod with sidecars stops them only once its main containers
+   * exited, in reverse order of declaration (killContainersWithSyncResult's
+   * terminationOrdering).
+   */
+  async killPod(pod: Pod, status: RuntimePodStatus, gracePeriodOverride: number | undefined, kill?: KillPodOptions): Promise<void> {
     const running = status.containerStatuses.filter((c) => c.state === 'running' || c.state === 'created' || c.state === 'unknown');
     const specs = new Map([...pod.spec.containers, ...(pod.spec.initContainers ?? [])].map((c) => [c.name, c]));
+    const ordering = hasRestartableInitContainer(pod) ? new TerminationOrdering(pod, running.map((c) => c.name), this.deps.clock) : undefined;
     const errors: string[] = [];
     await Promise.all(
       running.map((c) =>
-        this.killContainer(pod, specs.get(c.name), c.id, c.name, c, kill?.message ?? `Stopping container ${c.name}`, 'other', gracePeriodOverride, signal).catch((err: unknown) => {
+        this.killContainer(pod, specs.get(c.name), c.id, c.name, c, kill?.message ?? `Stopping container ${c.name}`, 'other', { gracePeriodOverride, ordering }).catch((err: unknown) => {
           errors.push(`${c.name}: ${(err as Error).message}`);
         }),
       ),
     );
-    // Cancelled (a shorter grace period came): the kill starts over with it, the sandboxes are stopped then.
-    signal?.throwIfAborted();
     for (const sb of status.sandboxStatuses) {
       if (sb.state !== 'SANDBOX_READY') continue;
       try {
@@ -281,7 +282,11 @@ export class RuntimeManager {
     if (errors.length > 0) throw new Error(`failed to kill pod: ${errors.join('; ')}`);
   }
 
-  /** killContainer: preStop hook, then StopContainer with what is left of the grace period. */
+  /**
+   * killContainer: preStop hook, then (a sidecar of a pod being killed) the
+   * wait for its turn, then StopContainer with what is left of the grace
+   * period. Told to `ordering` once the container exited.
+   */
   async killContainer(
     pod: Pod,
     spec: Container | undefined,
@@ -290,33 +295,35 @@ export class RuntimeManager {
     status: RuntimeContainerStatus | undefined,
     message: string,
     reason: 'liveness' | 'startup' | 'other',
-    gracePeriodOverride?: number,
-    signal?: AbortSignal,
+    options: KillContainerOptions = {},
   ): Promise<void> {
+    const { gracePeriodOverride, ordering } = options;
     const fieldPath = `spec.containers{${name}}`;
-    const input = { pod, ...(spec ? { container: spec } : {}), reason, ...(gracePeriodOverride !== undefined ? { gracePeriodOverride } : {}) };
-    let grace = killContainerGracePeriod(input);
+    let input: KillReasonInput = { pod, ...(spec ? { container: spec } : {}), reason, ...(gracePeriodOverride !== undefined ? { gracePeriodOverride } : {}) };
     this.deps.events.event(pod, 'Normal', 'Killing', message, fieldPath);
     const preStop = spec?.lifecycle?.preStop;
     const hookTimeout = preStopHookTimeoutSeconds(input);
     if (spec && preStop && status?.state === 'running' && hookTimeout > 0) {
       const started = this.deps.clock.now();
-      const failure = await this.deps.hooks.run(pod, spec, containerId, preStop, [], hookTimeout, signal);
-      signal?.throwIfAborted();
+      const failure = await this.deps.hooks.run(pod, spec, containerId, preStop, [], hookTimeout);
       if (failure) {
         this.deps.logger.warn({ podUid: pod.metadata.uid, container: name, containerId, err: failure }, 'PreStop hook failed');
         // Not the hook's message: it may carry the hook's output, and events must not leak secrets (executePreStopHook).
         this.deps.events.event(pod, 'Warning', 'FailedPreStopHook', 'PreStopHook failed', fieldPath);
       }
-      grace = killContainerGracePeriod({ ...input, preStopDurationSeconds: Math.floor((this.deps.clock.now() - started) / 1000) });
+      input = { ...input, preStopDurationSeconds: Math.floor((this.deps.clock.now() - started) / 1000) };
     }
+    // A sidecar waits for the main containers and the sidecars declared after it, with what the hook left of its grace period.
+    const left = remainingGracePeriodSeconds(input);
+    if (ordering && left > 0) input = { ...input, waitedForTurnSeconds: await ordering.waitForTurn(name, left) };
+    const grace = killContainerGracePeriod(input);
     try {
       this.deps.inspections?.mark(pod.metadata.uid);
-      await this.deps.cri.runtime('StopContainer', { containerId, timeout: String(grace) }, undefined, cancellable(signal));
+      await this.deps.cri.runtime('StopContainer', { containerId, timeout: String(grace) });
     } catch (err) {
-      signal?.throwIfAborted();
       if (!(err instanceof CriError && err.code === 'NotFound')) throw err;
     }
+    ordering?.containerTerminated(name);
   }
 
   /** createPodSandbox: config, log directory (made by the caller), the RuntimeClass's handler, RunPodSandbox, then its IPs. */
@@ -351,7 +358,6 @@ export class RuntimeManager {
     sandboxId: string,
     sandboxConfig: CriInput<PodSandboxConfig>,
     podIPs: string[],
-    signal?: AbortSignal,
     targetContainerName?: string,
   ): Promise<SyncError | undefined> {
     const fieldPath = `spec.${FIELD_OF[type]}{${c.name}}`;
@@ -367,9 +373,8 @@ export class RuntimeManager {
       this.deps.backOff.next(key, now);
     }
 
-    const image = await this.deps.images.ensure(pod, c, signal);
+    const image = await this.deps.images.ensure(pod, c);
     if ('error' in image) return image.error;
-    signal?.throwIfAborted();
 
     // Never a duplicate: a created or running container of this name the cache does not show yet means it is behind.
     const live = await this.deps.cri.runtime('ListContainers', { filter: { podSandboxId: sandboxId, labelSelector: { [KubeletLabels.podUid]: pod.metadata.uid ?? '', [KubeletLabels.containerName]: c.name } } });
@@ -417,9 +422,7 @@ export class RuntimeManager {
 
     const postStart = c.lifecycle?.postStart;
     if (postStart) {
-      const failure = await this.deps.hooks.run(pod, c, containerId, postStart, podIPs, pod.spec.terminationGracePeriodSeconds ?? 30, signal);
-      // Cancelled: the container started, its hook did not finish; the termination that cancelled the sync kills it.
-      signal?.throwIfAborted();
+      const failure = await this.deps.hooks.run(pod, c, containerId, postStart, podIPs, pod.spec.terminationGracePeriodSeconds ?? 30);
       if (failure) {
         this.deps.logger.warn({ podUid: pod.metadata.uid, container: c.name, containerId, err: failure }, 'Failed to execute PostStartHook');
         // The event says only that it failed (the hook's message may carry its output: no secrets in events);
