@@ -21,7 +21,7 @@
  * context (SyncTerminatingPod), what is started here runs to its end: an
  * image pull, a postStart hook, a kill with its preStop hooks. A kill or a
  * shorter grace period that arrives meanwhile waits for it (pod worker), so
- * a preStop hook runs once per container instance (ADR 0025-kill).
+ * a preStop hook runs once per container instance (ADR 0026).
  */
 import { join } from 'node:path';
 import { Clock } from '@app/clock';
