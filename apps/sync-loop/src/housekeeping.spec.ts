@@ -14,10 +14,13 @@ describe('decideHousekeeping', () => {
     workers?: [string, PodSyncStatusRecord][];
     runtime?: RuntimePod[];
     statuses?: [string, PodStatus][];
-    want: { kill?: string[]; orphanedStatuses?: string[]; possiblyRunning?: string[]; restart?: string[] };
+    want: { kill?: string[]; orphanedStatuses?: string[]; possiblyRunning?: string[]; restart?: string[]; contentToRemove?: string[] };
   }[] = [
     { name: 'a runtime pod nobody wants is killed', desired: [], runtime: [rp('x')], want: { kill: ['x'] } },
-    { name: 'a runtime pod with nothing running is left alone', desired: [], runtime: [rp('x', false)], want: {} },
+    { name: 'a runtime pod with nothing running is not killed; its content is removed', desired: [], runtime: [rp('x', false)], want: { contentToRemove: ['x'] } },
+    { name: 'a deleted pod whose worker finished: its exited containers and stopped sandbox are removed', desired: [], runtime: [rp('x', false)], workers: [['x', { terminatingAt: 2, terminatedAt: 3, finished: true }]], want: { contentToRemove: ['x'] } },
+    { name: 'a deleted pod whose worker has not finished keeps its content (SyncTerminatedPod runs)', desired: [], runtime: [rp('x', false)], workers: [['x', { terminatingAt: 2, terminatedAt: 3 }]], want: {} },
+    { name: 'a finished pod still desired (Succeeded, in the API) keeps its content', desired: [rec('done')], runtime: [rp('done', false)], workers: [['done', { terminatingAt: 2, terminatedAt: 3, finished: true }]], statuses: [['done', { phase: 'Succeeded' }]], want: {} },
     { name: 'a desired runtime pod is left alone', desired: [rec('a')], runtime: [rp('a')], want: { possiblyRunning: ['a'] } },
     { name: 'a pod its worker is terminating is left to the worker', desired: [], runtime: [rp('x')], workers: [['x', { syncedAt: 1, terminatingAt: 2 }]], want: {} },
     { name: 'a pod whose worker finished but still runs is killed again', desired: [], runtime: [rp('x')], workers: [['x', { terminatingAt: 2, terminatedAt: 3 }]], want: { kill: ['x'] } },
@@ -43,8 +46,8 @@ describe('decideHousekeeping', () => {
         statuses: new Map(tc.statuses ?? []),
       });
       assert.deepEqual(
-        { kill: d.kill.map((p) => p.uid), orphanedStatuses: d.orphanedStatuses, possiblyRunning: d.possiblyRunning, restart: d.restart },
-        { kill: [], orphanedStatuses: [], possiblyRunning: [], restart: [], ...tc.want },
+        { kill: d.kill.map((p) => p.uid), orphanedStatuses: d.orphanedStatuses, possiblyRunning: d.possiblyRunning, restart: d.restart, contentToRemove: d.contentToRemove },
+        { kill: [], orphanedStatuses: [], possiblyRunning: [], restart: [], contentToRemove: [], ...tc.want },
       );
     });
   }

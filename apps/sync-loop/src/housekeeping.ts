@@ -23,6 +23,14 @@ export interface HousekeepingDecisions {
   possiblyRunning: string[];
   /** Terminated pods that are desired again (TerminatedAndRecreatedPod): SyncPodCreate. */
   restart: string[];
+  /**
+   * Pods whose content should be removed (pod_workers.go
+   * ShouldPodContentBeRemoved: no source wants them, and their worker
+   * finished or never had them) and that still have something in the
+   * runtime, none of it running: their exited containers and stopped
+   * sandboxes, which SyncTerminatedPod leaves to the container GC.
+   */
+  contentToRemove: string[];
 }
 
 export function isTerminalPhase(status: PodStatus | undefined): boolean {
@@ -54,5 +62,10 @@ export function decideHousekeeping(input: HousekeepingInput): HousekeepingDecisi
     return rp.running && !worked && !desired.has(rp.uid);
   });
   const orphanedStatuses = [...statuses.keys()].filter((uid) => !desired.has(uid));
-  return { kill, orphanedStatuses, possiblyRunning, restart };
+  const workerDone = (uid: string) => {
+    const w = workers.get(uid);
+    return w === undefined || w.finished === true;
+  };
+  const contentToRemove = runtimePods.filter((rp) => !rp.running && !desired.has(rp.uid) && workerDone(rp.uid)).map((rp) => rp.uid);
+  return { kill, orphanedStatuses, possiblyRunning, restart, contentToRemove };
 }
