@@ -251,6 +251,23 @@ describe('KubeletSync status inputs: the status manager\'s previous status and t
     assert.equal(out.last?.startTime, new Date(T0 - 11_000).toISOString());
   });
 
+  it('a phase made terminal in the API by someone else wins over the status manager\'s Running: the pod is terminal', async () => {
+    const { out, statuses, sync, log } = setup();
+    statuses.kept.set('uid-1', { status: { phase: 'Running' }, podIsFinished: false });
+    const r = await sync.syncPod('SyncPodSync', pod({}, {}, { phase: 'Failed', reason: 'Overruled' }), cache([sandbox('sb1')], [container(app, 'CONTAINER_RUNNING')]));
+    assert.deepEqual(r, { terminal: true });
+    assert.equal(out.last?.phase, 'Failed');
+    assert.ok(!log.some((l) => l.startsWith('cri ')), 'nothing is started or changed in the runtime');
+  });
+
+  it('a static pod\'s own status is not the API\'s: a terminal phase there is not read', async () => {
+    const { out, statuses, sync } = setup();
+    statuses.kept.set('uid-1', { status: { phase: 'Running' }, podIsFinished: false });
+    const r = await sync.syncPod('SyncPodSync', pod({}, { annotations: { 'kubernetes.io/config.source': 'file', 'kubernetes.io/config.hash': 'h' } }, { phase: 'Failed' }), cache([sandbox('sb1')], [container(app, 'CONTAINER_RUNNING')]));
+    assert.equal(r.terminal, false);
+    assert.equal(out.last?.phase, 'Running');
+  });
+
   it('readiness gates: their conditions are the apiserver\'s (the pod as its source gave it), not the previous status\'', async () => {
     const { out, sync } = setup();
     const gates = { readinessGates: [{ conditionType: 'k8s.io/test-condition1' }] };

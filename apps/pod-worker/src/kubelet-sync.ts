@@ -105,8 +105,9 @@ export class KubeletSync extends PodSyncer {
     const known = (r: 'Success' | 'Failure' | undefined) => (r === undefined ? undefined : r === 'Success');
     return generateAPIPodStatus({
       pod: { ...pod, ...(previous ? { status: previous } : {}) },
-      // The apiserver's conditions (pod.Status.Conditions): a readiness gate's is set there by someone else.
-      ...(isStaticPod(pod) ? {} : { sourceConditions: pod.status?.conditions ?? [] }),
+      // The apiserver's conditions (pod.Status.Conditions): a readiness gate's is set there by someone else; and its phase,
+      // which someone else may have made terminal (generateAPIPodStatus' "API phase was terminal").
+      ...(isStaticPod(pod) ? {} : { sourceConditions: pod.status?.conditions ?? [], sourceStatus: pod.status ?? {} }),
       runtime,
       now: this.deps.clock.now(),
       hostIP: this.deps.hostIP,
