@@ -24,6 +24,7 @@ describe('decideHousekeeping', () => {
     { name: 'a desired runtime pod is left alone', desired: [rec('a')], runtime: [rp('a')], want: { possiblyRunning: ['a'] } },
     { name: 'a pod its worker is terminating is left to the worker', desired: [], runtime: [rp('x')], workers: [['x', { syncedAt: 1, terminatingAt: 2 }]], want: {} },
     { name: 'a pod whose worker finished but still runs is killed again', desired: [], runtime: [rp('x')], workers: [['x', { terminatingAt: 2, terminatedAt: 3 }]], want: { kill: ['x'] } },
+    { name: 'an evicted pod whose worker finished: its content is removed though it is still in the API', desired: [rec('ev')], runtime: [rp('ev', false)], workers: [['ev', { terminatingAt: 2, terminatedAt: 3, finished: true }]], statuses: [['ev', { phase: 'Failed', reason: 'Evicted' }]], want: { contentToRemove: ['ev'] } },
     { name: 'statuses of pods no longer desired are orphaned', desired: [rec('a')], statuses: [['a', { phase: 'Running' }], ['gone', { phase: 'Succeeded' }]], want: { orphanedStatuses: ['gone'], possiblyRunning: ['a'] } },
     { name: 'terminal pods keep no probe workers', desired: [rec('a'), rec('done')], statuses: [['done', { phase: 'Succeeded' }]], want: { possiblyRunning: ['a'] } },
     { name: 'rejected pods keep no probe workers', desired: [rec('r', { admitted: false })], want: {} },

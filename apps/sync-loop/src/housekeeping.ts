@@ -5,6 +5,7 @@
  * pods were added again and must be started anew.
  */
 import { podWorkerState, type PodRecord, type PodStatus, type PodSyncStatusRecord } from '@app/contracts';
+import { podIsEvicted } from '@app/kube';
 import type { RuntimePod } from './ports.js';
 
 export interface HousekeepingInput {
@@ -25,8 +26,8 @@ export interface HousekeepingDecisions {
   restart: string[];
   /**
    * Pods whose content should be removed (pod_workers.go
-   * ShouldPodContentBeRemoved: no source wants them, and their worker
-   * finished or never had them) and that still have something in the
+   * ShouldPodContentBeRemoved: no source wants them, or they were evicted,
+   * and their worker finished or never had them) and that still have something in the
    * runtime, none of it running: their exited containers and stopped
    * sandboxes, which SyncTerminatedPod leaves to the container GC.
    */
@@ -66,6 +67,7 @@ export function decideHousekeeping(input: HousekeepingInput): HousekeepingDecisi
     const w = workers.get(uid);
     return w === undefined || w.finished === true;
   };
-  const contentToRemove = runtimePods.filter((rp) => !rp.running && !desired.has(rp.uid) && workerDone(rp.uid)).map((rp) => rp.uid);
+  const gone = (uid: string) => !desired.has(uid) || podIsEvicted(statuses.get(uid));
+  const contentToRemove = runtimePods.filter((rp) => !rp.running && gone(rp.uid) && workerDone(rp.uid)).map((rp) => rp.uid);
   return { kill, orphanedStatuses, possiblyRunning, restart, contentToRemove };
 }
