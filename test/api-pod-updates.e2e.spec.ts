@@ -172,10 +172,10 @@ describe('changes of a running API pod on the node: ephemeral containers, readin
     const ip = svc.spec?.clusterIP ?? '';
     assert.match(ip, /^\d+\.\d+\.\d+\.\d+$/);
     const master = await cp.admin.request<Service>('/api/v1/namespaces/default/services/kubernetes');
-    // As upstream's spec reads it (MatchContainerOutput): the log of a run-once pod once it Succeeded, its sandbox gone.
+    // As upstream's spec reads it (MatchContainerOutput): the log of a run-once pod once it Succeeded, its container exited and kept.
     await create(apiPod('env', { restartPolicy: 'Never', containers: [{ name: 'env3cont', image: IMAGE, imagePullPolicy: 'IfNotPresent', command: ['sh', '-c', 'env'] }] }));
     await waitForApiPod('env', 'Succeeded', (p) => p.status?.phase === 'Succeeded');
-    await stack.waitFor('the finished pod\'s sandbox removed', async () => ((await stack.cri.runtime('ListPodSandbox', { filter: { labelSelector: { 'io.kubernetes.pod.name': 'env' } } })).items.length === 0 ? true : undefined));
+    await stack.waitFor('the finished pod\'s container exited', async () => ((await containers('env', 'env3cont')).some((c) => c.state === 'CONTAINER_EXITED') ? true : undefined));
     const log = await logOf('env', 'env3cont');
     for (const line of [
       `FOOSERVICE_SERVICE_HOST=${ip}`,

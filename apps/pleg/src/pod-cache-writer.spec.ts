@@ -1,12 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PodCacheEntry } from '@app/contracts';
-import { PodCacheWriter } from './pod-cache-writer.js';
+import { PodCacheWriter, getPodIPs } from './pod-cache-writer.js';
 import { PodCacheStore } from './ports.js';
 
 /** The bucket as a list of writes; the next write made waits for `holdNext`, when set. */
 class SlowStore extends PodCacheStore {
   readonly writes: string[] = [];
+  /** The IPs of each entry written, in order. */
+  readonly ips: string[][] = [];
   holdNext?: Promise<void>;
   private held(): Promise<void> | undefined {
     const h = this.holdNext;
@@ -19,6 +21,7 @@ class SlowStore extends PodCacheStore {
   async set(e: PodCacheEntry): Promise<void> {
     await this.held();
     this.writes.push(`${e.uid}@${e.timestamp}`);
+    this.ips.push(e.ips);
   }
   async delete(uid: string): Promise<void> {
     await this.held();
@@ -84,4 +87,31 @@ describe('PodCacheWriter', () => {
     await assert.rejects(writer.set(entry('a', 5)));
     assert.equal(await writer.delete('a', 4), false);
   });
+
+  it('keeps a pod\'s IPs once its sandbox stopped, until the pod is removed (getPodIPs)', async () => {
+    const store = new SlowStore();
+    const writer = new PodCacheWriter(store);
+    const sandbox = (state: string) => [{ id: 's1', state, createdAt: '1' }];
+    await writer.set({ ...entry('a', 1), sandboxStatuses: sandbox('SANDBOX_READY'), ips: ['10.0.0.5'] });
+    await writer.set({ ...entry('a', 2), sandboxStatuses: sandbox('SANDBOX_NOTREADY') });
+    await writer.delete('a', 3);
+    await writer.set({ ...entry('a', 4), sandboxStatuses: sandbox('SANDBOX_NOTREADY') });
+    assert.deepEqual(store.ips, [['10.0.0.5'], ['10.0.0.5'], []], 'kept while the stopped sandbox is there, not after the pod was removed');
+    writer.restore([{ ...entry('b', 5), ips: ['10.0.0.6'] }]);
+    await writer.set({ ...entry('b', 6), sandboxStatuses: sandbox('SANDBOX_NOTREADY') });
+    assert.deepEqual(store.ips.at(-1), ['10.0.0.6'], 'from the restored cache too (a PLEG leading after another)');
+  });
+});
+
+describe('getPodIPs', () => {
+  const ready = [{ id: 's1', state: 'SANDBOX_READY' }];
+  const stopped = [{ id: 's1', state: 'SANDBOX_NOTREADY' }];
+  const cases: { name: string; ips: string[]; sandboxes: { id: string; state: string }[]; previous: string[] | undefined; want: string[] }[] = [
+    { name: 'the runtime reports IPs: its own', ips: ['10.0.0.7'], sandboxes: ready, previous: ['10.0.0.5'], want: ['10.0.0.7'] },
+    { name: 'no IPs and no previous ones: none', ips: [], sandboxes: stopped, previous: undefined, want: [] },
+    { name: 'no IPs but a ready sandbox (a host-network pod): none', ips: [], sandboxes: ready, previous: ['10.0.0.5'], want: [] },
+    { name: 'no IPs and no ready sandbox (an exited pod): the previous ones', ips: [], sandboxes: stopped, previous: ['10.0.0.5', 'fd00::5'], want: ['10.0.0.5', 'fd00::5'] },
+    { name: 'no sandbox at all: the previous ones', ips: [], sandboxes: [], previous: ['10.0.0.5'], want: ['10.0.0.5'] },
+  ];
+  for (const tc of cases) it(tc.name, () => assert.deepEqual(getPodIPs({ ips: tc.ips, sandboxStatuses: tc.sandboxes }, tc.previous), tc.want));
 });

@@ -13,9 +13,26 @@
  * for, so the bucket receives them in the order this check decided them.
  * A pod's removal is remembered (its tombstone) until no write stamped
  * before it can still arrive.
+ *
+ * Each entry written keeps the pod's IPs across the stop of its sandbox
+ * (getPodIPs): a stopped sandbox has no network for the runtime to report,
+ * and a completed or terminating pod keeps its podIP in the API.
  */
 import type { PodCacheEntry } from '@app/contracts';
+import type { PodSandboxStatus } from '@app/cri';
 import { PodCacheStore } from './ports.js';
+
+/**
+ * pleg/generic.go getPodIPs: the IPs of a pod's new entry, given those of
+ * the entry it replaces. The runtime's own when it reports any, or when a
+ * sandbox of the pod is ready (its IPs are then what they are); for a pod
+ * with no ready sandbox (an exited pod) the previous entry's.
+ */
+export function getPodIPs(entry: Pick<PodCacheEntry, 'ips' | 'sandboxStatuses'>, previous: readonly string[] | undefined): string[] {
+  if (entry.ips.length > 0 || !previous || previous.length === 0) return entry.ips;
+  if ((entry.sandboxStatuses as PodSandboxStatus[]).some((s) => s.state === 'SANDBOX_READY')) return entry.ips;
+  return [...previous];
+}
 
 export class PodCacheWriter {
   /** The timestamp of the newest write decided for each pod, its removal included. */
@@ -24,6 +41,8 @@ export class PodCacheWriter {
   private readonly removed = new Set<string>();
   /** Each pod's last write in flight: the next one waits for it. */
   private readonly tails = new Map<string, Promise<unknown>>();
+  /** The IPs of each pod's last entry written (getPodIPs' old status). */
+  private readonly ips = new Map<string, string[]>();
 
   constructor(private readonly store: PodCacheStore) {}
 
@@ -31,17 +50,32 @@ export class PodCacheWriter {
   restore(entries: readonly PodCacheEntry[]): void {
     this.newest.clear();
     this.removed.clear();
-    for (const e of entries) this.newest.set(e.uid, e.timestamp);
+    this.ips.clear();
+    for (const e of entries) {
+      this.newest.set(e.uid, e.timestamp);
+      this.ips.set(e.uid, e.ips);
+    }
   }
 
-  /** Writes the pod's entry unless a newer write was made for it; resolves to whether it was written. */
+  /**
+   * Writes the pod's entry, its IPs kept from the entry it replaces as
+   * getPodIPs says, unless a newer write was made for it; resolves to
+   * whether it was written.
+   */
   set(entry: PodCacheEntry): Promise<boolean> {
-    return this.serially(entry.uid, entry.timestamp, false, () => this.store.set(entry));
+    return this.serially(entry.uid, entry.timestamp, false, () => {
+      const ips = getPodIPs(entry, this.ips.get(entry.uid));
+      this.ips.set(entry.uid, ips);
+      return this.store.set(ips === entry.ips ? entry : { ...entry, ips });
+    });
   }
 
   /** Removes the pod (the runtime has nothing of it at `timestamp`) unless a newer write was made for it. */
   delete(uid: string, timestamp: number): Promise<boolean> {
-    return this.serially(uid, timestamp, true, () => this.store.delete(uid));
+    return this.serially(uid, timestamp, true, () => {
+      this.ips.delete(uid);
+      return this.store.delete(uid);
+    });
   }
 
   /** The newest timestamp written for the pod, if any is remembered. */

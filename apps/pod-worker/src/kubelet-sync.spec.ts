@@ -98,7 +98,7 @@ function setup(opts: { appArmor?: boolean } = {}) {
   const probes = new FakeProbeResults();
   // The status manager keeps what the pod worker sends.
   const statuses = new FakePodStatusProvider(out);
-  const sync = new KubeletSync({ runtime, cri, dirs, out, probes, statuses, clock, logger: silentLogger(), hostIP: '10.0.0.1', observePodStart: (s) => void started.push(s), security: { appArmorEnabled: opts.appArmor ?? false }, events, inspections });
+  const sync = new KubeletSync({ runtime, cri, dirs, out, probes, statuses, clock, logger: silentLogger(), hostIP: '10.0.0.1', observePodStart: (s) => void started.push(s), security: { appArmorEnabled: opts.appArmor ?? false }, events });
   return { log, clock, cri, out, sync, started, probes, statuses, events, dirs, inspections, hooks };
 }
 
@@ -252,6 +252,23 @@ describe('KubeletSync status inputs: the status manager\'s previous status and t
     assert.equal(out.last?.startTime, new Date(T0 - 11_000).toISOString());
   });
 
+  it('a phase made terminal in the API by someone else wins over the status manager\'s Running: the pod is terminal', async () => {
+    const { out, statuses, sync, log } = setup();
+    statuses.kept.set('uid-1', { status: { phase: 'Running' }, podIsFinished: false });
+    const r = await sync.syncPod('SyncPodSync', pod({}, {}, { phase: 'Failed', reason: 'Overruled' }), cache([sandbox('sb1')], [container(app, 'CONTAINER_RUNNING')]));
+    assert.deepEqual(r, { terminal: true });
+    assert.equal(out.last?.phase, 'Failed');
+    assert.ok(!log.some((l) => l.startsWith('cri ')), 'nothing is started or changed in the runtime');
+  });
+
+  it('a static pod\'s own status is not the API\'s: a terminal phase there is not read', async () => {
+    const { out, statuses, sync } = setup();
+    statuses.kept.set('uid-1', { status: { phase: 'Running' }, podIsFinished: false });
+    const r = await sync.syncPod('SyncPodSync', pod({}, { annotations: { 'kubernetes.io/config.source': 'file', 'kubernetes.io/config.hash': 'h' } }, { phase: 'Failed' }), cache([sandbox('sb1')], [container(app, 'CONTAINER_RUNNING')]));
+    assert.equal(r.terminal, false);
+    assert.equal(out.last?.phase, 'Running');
+  });
+
   it('readiness gates: their conditions are the apiserver\'s (the pod as its source gave it), not the previous status\'', async () => {
     const { out, sync } = setup();
     const gates = { readinessGates: [{ conditionType: 'k8s.io/test-condition1' }] };
@@ -319,12 +336,19 @@ describe('KubeletSync.syncTerminatingPod (kubelet.go SyncTerminatingPod)', () =>
 });
 
 describe('KubeletSync.syncTerminatedPod (kubelet.go SyncTerminatedPod)', () => {
-  it('reports the final status (SetPodStatus, then TerminatePod, as upstream), removes the sandboxes, then the pod directories', async () => {
+  it('reports the final status, tears the volumes down, and sends TerminatePod last (upstream\'s order); the sandboxes and containers stay', async () => {
     const { log, cri, out, sync } = setup();
     cri.onRuntime('ListPodSandbox', () => ({ items: [sandbox('sb1'), sandbox('sb0')] }) as never);
     await sync.syncTerminatedPod(pod(), cache([sandbox('sb1')], [container(app, 'CONTAINER_EXITED', 137)]), false);
-    assert.deepEqual(log, ['status SetPodStatus Failed', 'status TerminatePod Failed', 'cri StopPodSandbox sb1', 'cri RemovePodSandbox sb1', 'cri StopPodSandbox sb0', 'cri RemovePodSandbox sb0', 'dirs remove uid-1']);
+    assert.deepEqual(log, ['status SetPodStatus Failed', 'dirs remove uid-1', 'status TerminatePod Failed']);
     assert.equal(out.last?.containerStatuses?.[0]?.state?.terminated?.exitCode, 137);
+  });
+
+  it('a cleanup step that fails sends no TerminatePod: the API pod is not deleted before the cleanup is done', async () => {
+    const { log, sync, dirs } = setup();
+    dirs.remove = () => Promise.reject(new Error('device or resource busy'));
+    await assert.rejects(sync.syncTerminatedPod(pod(), cache([sandbox('sb1')], [container(app, 'CONTAINER_EXITED', 0)]), false), /busy/);
+    assert.deepEqual(log, ['status SetPodStatus Succeeded']);
   });
 
   it('a static pod is not given a terminal phase (upstream #116484)', async () => {
@@ -354,21 +378,11 @@ describe('KubeletSync.syncTerminatedPod (kubelet.go SyncTerminatedPod)', () => {
     assert.deepEqual(out.last?.conditions?.filter((c) => c.type === 'DisruptionTarget'), [target], 'the condition is kept, with its transition time');
   });
 
-  it('the sandboxes it removes mark the pod for the PLEG\'s inspection; with none left, nothing is marked', async () => {
-    const { cri, sync, inspections } = setup();
-    cri.onRuntime('ListPodSandbox', () => ({ items: [sandbox('sb1')] }) as never);
-    await sync.syncTerminatedPod(pod(), cache([sandbox('sb1')], [container(app, 'CONTAINER_EXITED', 0)]), false);
-    assert.equal(inspections.syncEnded('uid-1', T0), true);
-    cri.onRuntime('ListPodSandbox', () => ({ items: [] }));
-    await sync.syncTerminatedPod(pod(), empty, false);
-    assert.equal(inspections.syncEnded('uid-1', T0), false);
-  });
-
-  it('a running pod only: no status, the sandboxes still go', async () => {
+  it('a running pod only: no status, nothing removed from the runtime', async () => {
     const { log, cri, sync } = setup();
     cri.onRuntime('ListPodSandbox', () => ({ items: [sandbox('sb1')] }) as never);
     await sync.syncTerminatedPod(pod(), empty, true);
-    assert.deepEqual(log, ['cri StopPodSandbox sb1', 'cri RemovePodSandbox sb1', 'dirs remove uid-1']);
+    assert.deepEqual(log, ['dirs remove uid-1']);
   });
 
   it('forgets the pod: a pod with the same UID starts from a clean status (no old reasons, no old start)', async () => {

@@ -24,7 +24,6 @@ import type { RuntimeManager, SyncError } from './kuberuntime/runtime-manager.js
 import { VolumeMountError } from './volumemanager/volumes.js';
 import { PodDirectories, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, type ProbeResultsView } from './ports.js';
 import type { PodContainerManager } from './cm/pod-container-manager.js';
-import type { PlegInspections } from './pleg-inspections.js';
 
 /** syncPod's rewrite of a status when canRunPod says no: Pending, the reason, waiting containers Blocked. */
 export function blockedStatus(status: PodStatus, reason: string, message: string): PodStatus {
@@ -79,8 +78,6 @@ export interface KubeletSyncDeps {
   events?: EventRecorder;
   /** The pod cgroups (--cgroups-per-qos); none: the runtime's default cgroups. */
   pcm?: PodContainerManager;
-  /** Told of the sandboxes syncTerminatedPod stops and removes (the runtime manager tells it of the rest). */
-  inspections?: PlegInspections;
 }
 
 /** A node without AppArmor (the default of KubeletSyncDeps.security). */
@@ -108,8 +105,9 @@ export class KubeletSync extends PodSyncer {
     const known = (r: 'Success' | 'Failure' | undefined) => (r === undefined ? undefined : r === 'Success');
     return generateAPIPodStatus({
       pod: { ...pod, ...(previous ? { status: previous } : {}) },
-      // The apiserver's conditions (pod.Status.Conditions): a readiness gate's is set there by someone else.
-      ...(isStaticPod(pod) ? {} : { sourceConditions: pod.status?.conditions ?? [] }),
+      // The apiserver's conditions (pod.Status.Conditions): a readiness gate's is set there by someone else; and its phase,
+      // which someone else may have made terminal (generateAPIPodStatus' "API phase was terminal").
+      ...(isStaticPod(pod) ? {} : { sourceConditions: pod.status?.conditions ?? [], sourceStatus: pod.status ?? {} }),
       runtime,
       now: this.deps.clock.now(),
       hostIP: this.deps.hostIP,
@@ -229,31 +227,37 @@ export class KubeletSync extends PodSyncer {
   }
 
   /**
-   * syncTerminatedPod (seed 9): the final status, and the sandboxes removed.
-   * As upstream, the final generated status is set first (SetPodStatus) and
-   * then TerminatePod marks what is still not terminated: the status
-   * manager's TerminatePod starts from the status it holds, which without
-   * the SetPodStatus would be the one from before the kill (every container
-   * running, so all would read 137 ContainerStatusUnknown).
+   * syncTerminatedPod (seed 9; kubelet.go SyncTerminatedPod): the final
+   * status, the pod's volumes torn down and its cgroup removed, and then,
+   * last, TerminatePod. The status manager may delete the API pod once
+   * TerminatePod reached it (canBeDeleted: podIsFinished), so nothing of the
+   * pod's cleanup may come after it. As upstream, the final generated status
+   * is set first (SetPodStatus) and TerminatePod then marks what is still not
+   * terminated: the status manager's TerminatePod starts from the status it
+   * holds, which without the SetPodStatus would be the one from before the
+   * kill (every container running, so all would read 137
+   * ContainerStatusUnknown).
+   *
+   * The pod's exited containers and its last sandbox (stopped by
+   * syncTerminatingPod's killPod) stay: upstream leaves them to the container
+   * GC ("we want to make sure logs are available until the pod is physically
+   * deleted"), which removes them once the pod is deleted (sync-loop's
+   * gc/container-gc.ts); until then its container statuses and logs are the
+   * runtime's.
    */
   async syncTerminatedPod(pod: Pod, cache: CacheResult, runningPodOnly: boolean, kill?: KillPodOptions): Promise<void> {
     const uid = pod.metadata.uid ?? '';
+    let final: PodStatus | undefined;
     if (!runningPodOnly) {
       const runtime = toRuntimePodStatus(uid, cache.entry);
-      const final = withKillStatus(this.generateStatus(pod, runtime, await this.terminatingStatusInputs(pod), { podIsTerminal: true }), kill, this.deps.clock.now());
+      final = withKillStatus(this.generateStatus(pod, runtime, await this.terminatingStatusInputs(pod), { podIsTerminal: true }), kill, this.deps.clock.now());
       this.deps.out.status('SetPodStatus', pod, { status: final });
-      this.deps.out.status('TerminatePod', pod, { status: terminatePodStatus(pod, final, this.deps.clock.now()) });
     }
-    const sandboxes = await this.deps.cri.runtime('ListPodSandbox', { filter: { labelSelector: { [KubeletLabels.podUid]: uid } } });
-    for (const sb of sandboxes.items) {
-      this.deps.inspections?.mark(uid);
-      await this.deps.cri.runtime('StopPodSandbox', { podSandboxId: sb.id });
-      await this.deps.cri.runtime('RemovePodSandbox', { podSandboxId: sb.id });
-    }
-    await this.deps.pcm?.destroy(pod);
     await this.deps.dirs.remove(pod);
+    await this.deps.pcm?.destroy(pod);
     this.reasons.delete(uid);
     this.started.delete(uid);
+    if (final) this.deps.out.status('TerminatePod', pod, { status: terminatePodStatus(pod, final, this.deps.clock.now()) });
   }
 
   /**

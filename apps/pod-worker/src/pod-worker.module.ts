@@ -142,9 +142,9 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     },
     {
       provide: PodSyncer,
-      inject: [RuntimeManager, CriRuntime, PodDirectories, PodWorkerOutbox, ProbeResultsReader, PodStatusProvider, Clock, SERVICE_LOGGER, SERVICE_CONFIG, PromPodWorkerMetrics, EventRecorder, POD_CONTAINER_MANAGER, PlegInspections],
-      useFactory: (runtime: RuntimeManager, cri: CriRuntime, dirs: PodDirectories, out: PodWorkerOutbox, probes: ProbeResultsReader, statuses: PodStatusProvider, clock: Clock, logger: Logger, cfg: PodWorkerConfig, metrics: PromPodWorkerMetrics, events: EventRecorder, pcm: PodContainerManager | null, inspections: PlegInspections) =>
-        new KubeletSync({ runtime, cri, dirs, out, probes, statuses, clock, logger: logger.child({ component: 'sync' }), hostIP: cfg.NODE_IP, observePodStart: (s) => metrics.podStarted(s), events, pcm: pcm ?? undefined, inspections }),
+      inject: [RuntimeManager, CriRuntime, PodDirectories, PodWorkerOutbox, ProbeResultsReader, PodStatusProvider, Clock, SERVICE_LOGGER, SERVICE_CONFIG, PromPodWorkerMetrics, EventRecorder, POD_CONTAINER_MANAGER],
+      useFactory: (runtime: RuntimeManager, cri: CriRuntime, dirs: PodDirectories, out: PodWorkerOutbox, probes: ProbeResultsReader, statuses: PodStatusProvider, clock: Clock, logger: Logger, cfg: PodWorkerConfig, metrics: PromPodWorkerMetrics, events: EventRecorder, pcm: PodContainerManager | null) =>
+        new KubeletSync({ runtime, cri, dirs, out, probes, statuses, clock, logger: logger.child({ component: 'sync' }), hostIP: cfg.NODE_IP, observePodStart: (s) => metrics.podStarted(s), events, pcm: pcm ?? undefined }),
     },
     {
       provide: PodWorkers,

@@ -5,8 +5,8 @@
  * The lifecycle of a UID:
  *
  *     UpdatePod ──▶ SyncPod ──(terminal, SyncPodKill, deletionTimestamp)──▶ TerminatingPod ──▶ TerminatedPod ──▶ finished
- *                   (repeats)                                               (kill, verify)       (final status,
- *                                                                                                 sandboxes removed)
+ *                   (repeats)                                               (kill, verify)       (final status, volumes
+ *                                                                                                 and cgroup, TerminatePod)
  *
  *  - One pod is processed by one worker at a time, in order. While a sync
  *    runs, at most one further update waits: the newest wins, except that a
@@ -61,7 +61,7 @@ export abstract class PodSyncer {
   abstract syncPod(updateType: SyncPodType, pod: Pod, cache: CacheResult, signal?: AbortSignal): Promise<SyncPodResult>;
   /** Stops everything of the pod; throws when something still runs (the worker retries). */
   abstract syncTerminatingPod(pod: Pod, cache: CacheResult, gracePeriod: number, kill: KillPodOptions | undefined, runningPodOnly: boolean, signal?: AbortSignal): Promise<void>;
-  /** Final status; removes the pod's sandboxes. */
+  /** Final status, the pod's volumes and cgroup cleaned up, TerminatePod last; its containers and sandbox are the container GC's. */
   /** `kill`: the options the termination ran with (their PodStatusFunc holds in the final status too). */
   abstract syncTerminatedPod(pod: Pod, cache: CacheResult, runningPodOnly: boolean, kill?: KillPodOptions): Promise<void>;
 }

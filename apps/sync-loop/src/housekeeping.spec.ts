@@ -14,13 +14,17 @@ describe('decideHousekeeping', () => {
     workers?: [string, PodSyncStatusRecord][];
     runtime?: RuntimePod[];
     statuses?: [string, PodStatus][];
-    want: { kill?: string[]; orphanedStatuses?: string[]; possiblyRunning?: string[]; restart?: string[]; terminalToDelete?: string[] };
+    want: { kill?: string[]; orphanedStatuses?: string[]; possiblyRunning?: string[]; restart?: string[]; terminalToDelete?: string[]; contentToRemove?: string[] };
   }[] = [
     { name: 'a runtime pod nobody wants is killed', desired: [], runtime: [rp('x')], want: { kill: ['x'] } },
-    { name: 'a runtime pod with nothing running is left alone', desired: [], runtime: [rp('x', false)], want: {} },
+    { name: 'a runtime pod with nothing running is not killed; its content is removed', desired: [], runtime: [rp('x', false)], want: { contentToRemove: ['x'] } },
+    { name: 'a deleted pod whose worker finished: its exited containers and stopped sandbox are removed', desired: [], runtime: [rp('x', false)], workers: [['x', { terminatingAt: 2, terminatedAt: 3, finished: true }]], want: { contentToRemove: ['x'] } },
+    { name: 'a deleted pod whose worker has not finished keeps its content (SyncTerminatedPod runs)', desired: [], runtime: [rp('x', false)], workers: [['x', { terminatingAt: 2, terminatedAt: 3 }]], want: {} },
+    { name: 'a finished pod still desired (Succeeded, in the API) keeps its content', desired: [rec('done')], runtime: [rp('done', false)], workers: [['done', { terminatingAt: 2, terminatedAt: 3, finished: true }]], statuses: [['done', { phase: 'Succeeded' }]], want: {} },
     { name: 'a desired runtime pod is left alone', desired: [rec('a')], runtime: [rp('a')], want: { possiblyRunning: ['a'] } },
     { name: 'a pod its worker is terminating is left to the worker', desired: [], runtime: [rp('x')], workers: [['x', { syncedAt: 1, terminatingAt: 2 }]], want: {} },
     { name: 'a pod whose worker finished but still runs is killed again', desired: [], runtime: [rp('x')], workers: [['x', { terminatingAt: 2, terminatedAt: 3 }]], want: { kill: ['x'] } },
+    { name: 'an evicted pod whose worker finished: its content is removed though it is still in the API', desired: [rec('ev')], runtime: [rp('ev', false)], workers: [['ev', { terminatingAt: 2, terminatedAt: 3, finished: true }]], statuses: [['ev', { phase: 'Failed', reason: 'Evicted' }]], want: { contentToRemove: ['ev'] } },
     { name: 'statuses of pods no longer desired are orphaned', desired: [rec('a')], statuses: [['a', { phase: 'Running' }], ['gone', { phase: 'Succeeded' }]], want: { orphanedStatuses: ['gone'], possiblyRunning: ['a'] } },
     { name: 'terminal pods keep no probe workers', desired: [rec('a'), rec('done')], statuses: [['done', { phase: 'Succeeded' }]], want: { possiblyRunning: ['a'] } },
     { name: 'rejected pods keep no probe workers', desired: [rec('r', { admitted: false })], want: {} },
@@ -49,8 +53,8 @@ describe('decideHousekeeping', () => {
         statuses: new Map(tc.statuses ?? []),
       });
       assert.deepEqual(
-        { kill: d.kill.map((p) => p.uid), orphanedStatuses: d.orphanedStatuses, possiblyRunning: d.possiblyRunning, restart: d.restart, terminalToDelete: d.terminalToDelete },
-        { kill: [], orphanedStatuses: [], possiblyRunning: [], restart: [], terminalToDelete: [], ...tc.want },
+        { kill: d.kill.map((p) => p.uid), orphanedStatuses: d.orphanedStatuses, possiblyRunning: d.possiblyRunning, restart: d.restart, terminalToDelete: d.terminalToDelete, contentToRemove: d.contentToRemove },
+        { kill: [], orphanedStatuses: [], possiblyRunning: [], restart: [], terminalToDelete: [], contentToRemove: [], ...tc.want },
       );
     });
   }

@@ -5,6 +5,7 @@
  * pods were added again and must be started anew.
  */
 import { podWorkerState, type PodRecord, type PodStatus, type PodSyncStatusRecord } from '@app/contracts';
+import { podIsEvicted } from '@app/kube';
 import type { RuntimePod } from './ports.js';
 
 export interface HousekeepingInput {
@@ -30,6 +31,14 @@ export interface HousekeepingDecisions {
    * finishes them and the status manager may delete them.
    */
   terminalToDelete: string[];
+  /**
+   * Pods whose content should be removed (pod_workers.go
+   * ShouldPodContentBeRemoved: no source wants them, or they were evicted,
+   * and their worker finished or never had them) and that still have something in the
+   * runtime, none of it running: their exited containers and stopped
+   * sandboxes, which SyncTerminatedPod leaves to the container GC.
+   */
+  contentToRemove: string[];
 }
 
 export function isTerminalPhase(status: PodStatus | undefined): boolean {
@@ -65,5 +74,11 @@ export function decideHousekeeping(input: HousekeepingInput): HousekeepingDecisi
   const terminalToDelete = [...desired]
     .filter(([uid, r]) => r.pod.metadata.deletionTimestamp !== undefined && (isTerminalPhase(r.pod.status) || isTerminalPhase(statuses.get(uid))) && !workers.has(uid) && !inRuntime.has(uid))
     .map(([uid]) => uid);
-  return { kill, orphanedStatuses, possiblyRunning, restart, terminalToDelete };
+  const workerDone = (uid: string) => {
+    const w = workers.get(uid);
+    return w === undefined || w.finished === true;
+  };
+  const gone = (uid: string) => !desired.has(uid) || podIsEvicted(statuses.get(uid));
+  const contentToRemove = runtimePods.filter((rp) => !rp.running && gone(rp.uid) && workerDone(rp.uid)).map((rp) => rp.uid);
+  return { kill, orphanedStatuses, possiblyRunning, restart, terminalToDelete, contentToRemove };
 }

@@ -10,7 +10,7 @@ import type { SyncLoop } from './sync-loop.js';
 const PERIODS: PassPeriods = { syncTickMs: 1000, housekeepingMs: 2000, containerGcMs: 60_000, imageGcMs: 300_000, sourcesResyncMs: 30_000, evictionMs: 10_000 };
 
 /** Each pass's runs, by the fake clock's time since the term began. */
-function setup(opts: { imageGC?: boolean } = {}) {
+function setup(opts: { imageGC?: boolean; contentToRemove?: string[] } = {}) {
   const clock = new FakeClock(0);
   const runner = new SyncLoopRunner({} as SyncLoop, clock, silentLogger());
   const runs = new Map<string, number[]>();
@@ -21,7 +21,7 @@ function setup(opts: { imageGC?: boolean } = {}) {
     runner,
     loop: {
       syncTick: () => Promise.resolve((ran('syncCh'), [])),
-      housekeeping: () => Promise.resolve(ran('housekeepingCh')),
+      housekeeping: () => Promise.resolve((ran('housekeepingCh'), { contentToRemove: opts.contentToRemove ?? [] })),
       reconcileWithSources: () => Promise.resolve((ran('reconcileWithSources'), true)),
       desiredPods: desired,
       areSourcesReady: true,
@@ -54,6 +54,15 @@ describe('PeriodicPasses: the sync loop\'s periodic passes of a term (Kubelet.Ru
     assert.deepEqual(runs.get('containerGC'), [60_000], 'every minute');
     assert.deepEqual(runs.get('eviction'), undefined, 'no summary observed: no eviction pass');
     assert.deepEqual(orphanMetrics[0], [3, 1], 'the orphan gauges: removed and failed directories, and the failed ones');
+    await runner.stop();
+  });
+
+  it('a housekeeping pass that finds a deleted pod\'s content left runs the container GC at once', async () => {
+    const { clock, runner, runs, passes } = setup({ imageGC: false, contentToRemove: ['gone'] });
+    runner.activate();
+    passes.startTerm();
+    await clock.step(4000);
+    assert.deepEqual(runs.get('containerGC'), [2000, 4000], 'after each housekeeping pass that named one, not only every minute');
     await runner.stop();
   });
 

@@ -5,7 +5,8 @@
  *
  *   pass                   period                   upstream
  *   syncCh                 SYNC_TICK                syncLoop's syncTicker: the pods due for a resync
- *   housekeepingCh         HOUSEKEEPING_PERIOD      syncLoop's housekeepingTicker: HandlePodCleanups
+ *   housekeepingCh         HOUSEKEEPING_PERIOD      syncLoop's housekeepingTicker: HandlePodCleanups (and the
+ *                                                   container GC at once for a deleted pod's content)
  *   containerGC            CONTAINER_GC_PERIOD      StartGarbageCollection: containerGC.GarbageCollect
  *   imageGC                IMAGE_GC_PERIOD          StartGarbageCollection: imageManager.GarbageCollect (and one now)
  *   cleanupOrphanedPods    HOUSEKEEPING_PERIOD      HandlePodCleanups: cleanupOrphanedPodDirs, ...Cgroups
@@ -57,7 +58,17 @@ export class PeriodicPasses {
     // Ask config-source for the full listings now, then now and then.
     void runner.run('reconcileWithSources', () => loop.reconcileWithSources());
     runner.every('syncCh', periods.syncTickMs, () => loop.syncTick(), { gated: true });
-    runner.every('housekeepingCh', periods.housekeepingMs, () => loop.housekeeping(), { gated: true });
+    // HandlePodCleanups; a pod it finds deleted with exited containers or a stopped sandbox left (SyncTerminatedPod leaves
+    // them to the GC) has them removed now, by the GC's rules, rather than at the GC's next period (up to a minute).
+    runner.every(
+      'housekeepingCh',
+      periods.housekeepingMs,
+      async () => {
+        const { contentToRemove } = await loop.housekeeping();
+        if (contentToRemove.length > 0) await containerGC.garbageCollect(loop.desiredPods, loop.areSourcesReady);
+      },
+      { gated: true },
+    );
     // StartGarbageCollection's container GC, on the loop's chain: it never runs beside a housekeeping pass.
     runner.every('containerGC', periods.containerGcMs, () => containerGC.garbageCollect(loop.desiredPods, loop.areSourcesReady), { gated: true });
     // StartGarbageCollection's image GC: a pass now and every period, with records fresh for this term (image-gc.ts).

@@ -327,6 +327,34 @@ describe('SyncLoop: housekeeping', () => {
   });
 });
 
+describe('SyncLoop: housekeeping names the content of deleted pods for the container GC', () => {
+  it('a pod no source wants, its worker finished, with a stopped sandbox left: named once, again after 30 s', async () => {
+    const { loop, runtime, nodeState, clock } = setup();
+    loop.handleSourcesReady();
+    runtime.runtimePods = [{ uid: 'gone', name: 'gone', namespace: 'default', running: false }];
+    nodeState.workers.set('gone', { syncedAt: T0, terminatingAt: T0, terminatedAt: T0, finished: true });
+    assert.deepEqual(await loop.housekeeping(), { contentToRemove: ['gone'] });
+    await clock.step(2000);
+    assert.deepEqual(await loop.housekeeping(), { contentToRemove: [] }, 'not at every pass: the GC\'s own period retries a removal that failed');
+    await clock.step(30_000);
+    assert.deepEqual(await loop.housekeeping(), { contentToRemove: ['gone'] });
+  });
+
+  it('a finished pod that is still desired, or a deleted one whose worker has not finished, is not named', async () => {
+    const { loop, runtime, nodeState, out } = setup();
+    await loop.handlePodUpdate(update('add', pod('done')));
+    loop.handleSourcesReady();
+    out.take();
+    runtime.runtimePods = [
+      { uid: 'done', name: 'pod-done', namespace: 'default', running: false },
+      { uid: 'ending', name: 'ending', namespace: 'default', running: false },
+    ];
+    nodeState.workers.set('done', { syncedAt: T0, terminatingAt: T0, terminatedAt: T0, finished: true });
+    nodeState.workers.set('ending', { syncedAt: T0, terminatingAt: T0, terminatedAt: T0 });
+    assert.deepEqual(await loop.housekeeping(), { contentToRemove: [] });
+  });
+});
+
 describe('SyncLoop: housekeeping on the mirrors and the runtime cache (docs/adr/0019-kv-mirrors.md)', () => {
   const orphan = { uid: 'x', name: 'x', namespace: 'default', running: true };
   const syncing = { syncedAt: T0 };

@@ -10,7 +10,8 @@
  *   plegCh          handlePlegEvent   sync the pod; clean up dead containers on ContainerDied
  *   probe managers  handleProbeResult liveness failure, readiness and startup changes sync the pod
  *   syncCh (1s)     syncTick          pods due in the work queue and pods past activeDeadlineSeconds
- *   housekeeping    housekeeping      HandlePodCleanups (2s, once the sources are ready)
+ *   housekeeping    housekeeping      HandlePodCleanups (2s, once the sources are ready); names the
+ *                                     deleted pods whose content the container GC removes at once
  *   completeWork    handleWorkDone    enqueue the pod for its next sync
  *
  * Every admitted pod has a work-queue entry: one whose work-done was lost
@@ -325,8 +326,8 @@ export class SyncLoop {
    * statuses by a get each, the runtime by a listing started in this pass),
    * so a kill or a restart is decided on values no older than the pass.
    */
-  async housekeeping(): Promise<void> {
-    if (!this.sourcesReady) return;
+  async housekeeping(): Promise<{ contentToRemove: string[] }> {
+    if (!this.sourcesReady) return { contentToRemove: [] };
     const passStart = this.clock.now();
     const mirrored = this.nodeState.mirrored();
     const listing = await this.runtimePods.get();
@@ -369,7 +370,10 @@ export class SyncLoop {
       this.dispatch(record.pod, 'SyncPodKill', start);
     }
     await this.requeueUnqueued(now);
+    // Each deleted pod's content is asked for once in a while: when its removal fails, the GC's own period retries it.
+    const contentToRemove = d.contentToRemove.filter((uid) => !this.recentlySent(`content/${uid}`, now));
     for (const [key, at] of this.lastSent) if (now - at >= REPEAT_MS) this.lastSent.delete(key);
+    return { contentToRemove };
   }
 
   /** An admitted pod with no work-queue entry (its work-done was lost) is due after the resync interval. */
@@ -385,8 +389,8 @@ export class SyncLoop {
   /**
    * The kubelet's cleanUpContainersInPod: dead containers beyond the ones
    * kept are removed. A pod that is no longer desired, or is terminating, is
-   * left to its pod worker, which removes everything with its sandbox (two
-   * removers of one container would race).
+   * left to the container GC, which removes all of its content once its
+   * worker finished (housekeeping's contentToRemove).
    */
   async cleanUpContainersInPod(uid: string, exitedContainerId: string): Promise<string[]> {
     const record = this.pods.get(uid);

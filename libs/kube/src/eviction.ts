@@ -5,13 +5,18 @@
  * IsCriticalPod), and its reason. The loop itself (synchronize, ranking,
  * messages) is the sync loop's (apps/sync-loop/src/eviction/).
  */
-import type { Pod, Toleration } from '@app/contracts';
+import type { Pod, PodStatus, Toleration } from '@app/contracts';
 import { getPodQOS } from './qos.js';
 import { isMirrorPod, isStaticPod } from './static-pod.js';
 import type { AdmitResult } from './admission.js';
 
 /** helpers.go Reason: the status reason of an evicted pod, and of a pod refused under pressure. */
 export const EVICTION_REASON = 'Evicted';
+
+/** eviction/helpers.go PodIsEvicted: Failed, with the eviction's reason. */
+export function podIsEvicted(status: PodStatus | undefined): boolean {
+  return status?.phase === 'Failed' && status.reason === EVICTION_REASON;
+}
 
 /** scheduling.SystemCriticalPriority: priorities from here up are critical. */
 export const SYSTEM_CRITICAL_PRIORITY = 2 * 1_000_000_000;

@@ -508,6 +508,27 @@ const cases: Case[] = [
     want: { phase: 'Succeeded', reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' },
   },
   {
+    name: 'a terminal phase set in the API by someone else is the phase, against a running previous status ("API phase was terminal")',
+    inputs: inputs(mkPod({ status: { phase: 'Running' } }), runtime([rc('app', 'running')]), { sourceStatus: { phase: 'Failed', reason: 'Overruled', message: 'by a controller' } }),
+    // The reason goes with the previous status' phase only (upstream's: the previous one was Running).
+    want: { phase: 'Failed', conditions: { ...ALL_TRUE, Ready: 'False PodFailed', ContainersReady: 'False PodFailed' } },
+  },
+  {
+    name: 'a terminal phase in the API with the same previous phase: its reason and message stand in for missing ones',
+    inputs: inputs(mkPod({ status: { phase: 'Failed' } }), runtime([rc('app', 'running')]), { sourceStatus: { phase: 'Failed', reason: 'Overruled', message: 'by a controller' } }),
+    want: { phase: 'Failed', reason: 'Overruled', message: 'by a controller' },
+  },
+  {
+    name: 'the API\'s terminal phase wins over the other terminal one (no transition out of it)',
+    inputs: inputs(mkPod({ restartPolicy: 'Never', status: { phase: 'Running' } }), runtime([rc('app', 'exited', { exitCode: 0 })]), { sourceStatus: { phase: 'Failed' } }),
+    want: { phase: 'Failed' },
+  },
+  {
+    name: 'a non-terminal phase in the API changes nothing',
+    inputs: inputs(mkPod({ status: { phase: 'Pending' } }), runtime([rc('app', 'running')]), { sourceStatus: { phase: 'Pending', reason: 'Old' } }),
+    want: { phase: 'Running' },
+  },
+  {
     name: 'a rejected pod keeps its reason and message',
     inputs: inputs(mkPod({ status: { phase: 'Failed', reason: 'OutOfcpu', message: "Node didn't have enough resource: cpu, requested: 8000, used: 0, capacity: 4000" } }), runtime([], [])),
     want: { phase: 'Failed', reason: 'OutOfcpu', message: "Node didn't have enough resource: cpu, requested: 8000, used: 0, capacity: 4000" },

@@ -51,6 +51,14 @@ export interface StatusInputs {
    * Absent: all of them from the previous status.
    */
   sourceConditions?: readonly PodCondition[];
+  /**
+   * The phase, reason and message of the pod as its source last gave it
+   * (upstream's pod.Status, the apiserver's for an API pod): a terminal
+   * phase there, set by someone else, is the pod's phase from then on
+   * ("API phase was terminal", "pods are not allowed to transition out of
+   * terminal phases"). Absent (a static pod): the previous status alone.
+   */
+  sourceStatus?: Pick<PodStatus, 'phase' | 'reason' | 'message'>;
   runtime: RuntimePodStatus;
   /** ms since the epoch. */
   now: number;
@@ -351,14 +359,18 @@ export function generateAPIPodStatus(inputs: StatusInputs): PodStatus {
     podIsTerminal: inputs.podIsTerminal ?? false,
     podHasInitialized: hasAnyActiveRegularContainerStarted(pod, containers, sandboxes),
   });
-  // A terminal phase is never left.
-  if (!isPodPhaseTerminal(phase) && isPodPhaseTerminal(old.phase)) phase = old.phase;
+  // The three-way merge of the previous status, the source's and the generated one: a terminal phase is never left.
+  const source = inputs.sourceStatus ?? {};
+  if (!isPodPhaseTerminal(phase)) {
+    if (isPodPhaseTerminal(old.phase)) phase = old.phase;
+    else if (isPodPhaseTerminal(source.phase)) phase = source.phase;
+  }
   let reason: string | undefined;
   let message: string | undefined;
   if (phase === old.phase) {
-    // The reason and message belong to the phase: keep them while it holds.
-    reason = old.reason;
-    message = old.message;
+    // The reason and message belong to the phase: keep them while it holds (else the source's).
+    reason = old.reason || source.reason;
+    message = old.message || source.message;
   }
   if (inputs.podFailure) {
     phase = 'Failed';
@@ -366,6 +378,8 @@ export function generateAPIPodStatus(inputs: StatusInputs): PodStatus {
     message = inputs.podFailure.message;
   }
   if (isPodPhaseTerminal(old.phase) && phase !== old.phase) phase = old.phase;
+  // The apiserver shows a terminal phase: no transition out of it, nor to the other one.
+  if (isPodPhaseTerminal(source.phase) && phase !== source.phase) phase = source.phase;
 
   // "Preserves conditions not controlled by kubelet", from the source's pod; the DisruptionTarget an
   // eviction set is the previous status' (it is set once, by us, and the source may not show it yet).

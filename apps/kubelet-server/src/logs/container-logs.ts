@@ -83,13 +83,14 @@ export class ContainerLogs {
   }
 
   /**
-   * A container of a finished pod, whose sandbox (and with it the container)
-   * the pod worker removed as the pod terminated: its log file is still in
-   * the pod's log directory until the pod is deleted (the container GC takes
-   * it then), where the runtime wrote it (`<container>/<restartCount>.log`).
-   * Upstream keeps the dead container itself until then, so its logs are
-   * served all along: here the file stands in for it, as long as the status
-   * says the container terminated.
+   * A container of a finished pod that the runtime no longer has (removed
+   * behind the node's back, or by a runtime restart): its log file may still
+   * be in the pod's log directory until the pod is deleted (the container
+   * GC takes it then), where the runtime wrote it
+   * (`<container>/<restartCount>.log`). The pod worker leaves a finished
+   * pod's dead containers to the container GC, as upstream, so their logs
+   * are normally the containers' own; the file stands in otherwise, as long
+   * as the status says the container terminated.
    */
   private async finishedLog(pod: Pod, containerName: string, opts: LogOptions): Promise<ContainerLogStream | undefined> {
     if (this.podLogsDir === undefined) return undefined;

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
-import type { PodRecord, PodSyncStatusRecord } from '@app/contracts';
+import type { PodRecord, PodStatus, PodSyncStatusRecord } from '@app/contracts';
 import { silentLogger } from '@app/observability';
 import { ContainerGarbageCollector, DEFAULT_GC_POLICY, deadLogLinksToRemove, decideContainerGC, podUidOfLogDirectory, type GCPolicy, type GcContainer, type GcSandbox } from './container-gc.js';
 import { FakeNodeState, FakePodLogs, FakeRuntimeView } from '../testing.js';
@@ -17,6 +17,7 @@ describe('decideContainerGC', () => {
     name: string;
     desired?: [string, PodRecord][];
     workers?: [string, PodSyncStatusRecord][];
+    statuses?: [string, PodStatus][];
     containers?: GcContainer[];
     sandboxes?: GcSandbox[];
     logDirectories?: string[];
@@ -71,6 +72,24 @@ describe('decideContainerGC', () => {
       want: {},
     },
     {
+      name: 'an evicted pod still in the API, its worker finished: everything goes (ShouldPodContentBeRemoved: IsEvicted)',
+      desired: [rec('ev')],
+      workers: [['ev', { terminatingAt: 1, terminatedAt: 2, finished: true }]],
+      statuses: [['ev', { phase: 'Failed', reason: 'Evicted' }]],
+      containers: [ctr('ev', 'app', 1)],
+      sandboxes: [sb('ev', 1)],
+      want: { containers: ['ev/app#1'], sandboxes: ['ev-sb1'] },
+    },
+    {
+      name: 'a finished pod still in the API (Succeeded) keeps its dead container and its sandbox',
+      desired: [rec('done')],
+      workers: [['done', { terminatingAt: 1, terminatedAt: 2, finished: true }]],
+      statuses: [['done', { phase: 'Succeeded' }]],
+      containers: [ctr('done', 'app', 1)],
+      sandboxes: [sb('done', 1)],
+      want: {},
+    },
+    {
       name: 'a desired pod whose termination was requested is the worker\'s',
       desired: [rec('t', { terminationRequested: true })],
       workers: [['t', { syncedAt: 1 }]],
@@ -115,6 +134,7 @@ describe('decideContainerGC', () => {
         allSourcesReady: tc.allSourcesReady ?? true,
         desired: new Map(tc.desired ?? []),
         workers: new Map(tc.workers ?? []),
+        statuses: new Map(tc.statuses ?? []),
         containers: tc.containers ?? [],
         sandboxes: tc.sandboxes ?? [],
         logDirectories: tc.logDirectories ?? [],

@@ -16,12 +16,15 @@
  * Invariant (ADR 0014): a pod that is terminating, or whose pod worker has not
  * finished with it, is its worker's; GC touches none of its containers,
  * sandboxes or logs. A deleted pod is one no source wants any more (not in
- * the podManager) whose worker is gone or finished (pod_workers.go
- * ShouldPodContentBeRemoved); nothing is judged deleted before every source
- * has delivered (allSourcesReady).
+ * the podManager), or one evicted (Failed / Evicted, still in the API),
+ * whose worker is gone or finished (pod_workers.go ShouldPodContentBeRemoved);
+ * nothing is judged deleted before every source has delivered
+ * (allSourcesReady). A finished pod that stays keeps its newest dead
+ * containers and its newest sandbox: SyncTerminatedPod leaves them here.
  */
 import type { Clock } from '@app/clock';
-import { podWorkerState, type PodRecord, type PodSyncStatusRecord } from '@app/contracts';
+import { podWorkerState, type PodRecord, type PodStatus, type PodSyncStatusRecord } from '@app/contracts';
+import { podIsEvicted } from '@app/kube';
 import type { Logger } from '@app/observability';
 import type { DeadLogLink, NodeState, PodLogs, RuntimeView } from '../ports.js';
 
@@ -60,6 +63,8 @@ export interface ContainerGcInput {
   allSourcesReady: boolean;
   desired: ReadonlyMap<string, PodRecord>;
   workers: ReadonlyMap<string, PodSyncStatusRecord>;
+  /** The status manager's statuses: an evicted pod's content goes although the pod is still desired. None: no pod is taken as evicted. */
+  statuses?: ReadonlyMap<string, PodStatus>;
   containers: readonly GcContainer[];
   sandboxes: readonly GcSandbox[];
   /** The names of the directories under the pods' log root (`<namespace>_<name>_<uid>`). */
@@ -86,8 +91,9 @@ export function decideContainerGC(input: ContainerGcInput): ContainerGcDecisions
     if (w && !w.finished && podWorkerState(w) !== 'SyncPod') return true;
     return desired.get(uid)?.terminationRequested === true && w?.finished !== true;
   };
-  // ShouldPodContentBeRemoved: no source wants it and its worker, if any, finished.
-  const deleted = (uid: string) => allSourcesReady && !desired.has(uid) && (workers.get(uid)?.finished ?? true) && !owned(uid);
+  // ShouldPodContentBeRemoved: no source wants it, or it was evicted, and its worker, if any, finished.
+  const gone = (uid: string) => !desired.has(uid) || podIsEvicted(input.statuses?.get(uid));
+  const deleted = (uid: string) => allSourcesReady && gone(uid) && (workers.get(uid)?.finished ?? true) && !owned(uid);
 
   const removeContainers: GcContainer[] = [];
   // evictableContainers: by (pod UID, container name), newest first.
@@ -177,8 +183,8 @@ export class ContainerGarbageCollector {
 
   /** GarbageCollect, given the podManager and whether every source has delivered. */
   async garbageCollect(desired: ReadonlyMap<string, PodRecord>, allSourcesReady: boolean): Promise<ContainerGcDecisions> {
-    const [inventory, workers, logDirectories] = await Promise.all([this.runtime.inventory(), this.nodeState.workerStates(), this.logs.directories()]);
-    const d = decideContainerGC({ policy: this.policy, now: this.clock.now(), allSourcesReady, desired, workers, ...inventory, logDirectories });
+    const [inventory, workers, statuses, logDirectories] = await Promise.all([this.runtime.inventory(), this.nodeState.workerStates(), this.nodeState.podStatuses(), this.logs.directories()]);
+    const d = decideContainerGC({ policy: this.policy, now: this.clock.now(), allSourcesReady, desired, workers, statuses, ...inventory, logDirectories });
     for (const c of d.removeContainers) await this.attempt({ containerId: c.id, pod: c.podUid }, 'remove a dead container', () => removeContainerWithLog(this.runtime, this.logs, c.id));
     for (const sb of d.removeSandboxes) await this.attempt({ podSandboxId: sb.id, pod: sb.podUid }, 'remove a sandbox', () => this.runtime.removePodSandbox(sb.id));
     for (const name of d.removeLogDirectories) await this.attempt({ directory: name }, 'remove a pod log directory', () => this.logs.removeDirectory(name));
