@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import type { EventMessage, PodUpdateMessage, UpdatePodOptionsMessage } from '@app/contracts';
+import { MessageTypes, type EventMessage, type PodUpdateMessage, type UpdatePodOptionsMessage } from '@app/contracts';
 import { freePort, startNats, startService, type NatsServer, type ServiceProcess } from '../deploy/local/stack.js';
 
 const NODE = 'sync-int';
@@ -76,7 +76,16 @@ describe('config-source -> sync-loop -> dispatchWork on a real nats-server', { t
       }
     };
     nc.subscribe(`kubelet.${NODE}.config.*`, { callback: record('config') });
-    for (let s = 0; s < SHARDS; s++) nc.subscribe(`kubelet.${NODE}.work.${s}.*`, { callback: record('work') });
+    // The test stands for the pod workers: it answers each dispatch as the shard's owner does (work_accepted), or the sync loop sends it again.
+    const recordWork = record('work');
+    for (let s = 0; s < SHARDS; s++) {
+      nc.subscribe(`kubelet.${NODE}.work.${s}.*`, {
+        callback: (e, m) => {
+          recordWork(e, m);
+          if (m.reply) m.respond(JSON.stringify({ type: MessageTypes.workAccepted, podUid: m.subject.split('.').at(-1), shard: s }));
+        },
+      });
+    }
     nc.subscribe(`kubelet.${NODE}.events.*`, { callback: record('event') });
     await nc.flush();
     dir = mkdtempSync(join(tmpdir(), 'ks-manifests-'));

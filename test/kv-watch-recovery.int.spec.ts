@@ -123,7 +123,7 @@ const WATCHERS: Watcher[] = [
     user: 'pod-worker',
     bucket: 'workers',
     follow: async (kv) => {
-      const store = new KvWorkerStore(kv.workers, NODE, clock, logger);
+      const store = new KvWorkerStore({ kv: kv.workers, node: NODE, clock, logger });
       await store.start();
       return { sees: (n) => store.mirrored().get('pw-uid')?.syncedAt === n, stop: () => store.stop() };
     },

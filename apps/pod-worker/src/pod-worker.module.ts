@@ -39,7 +39,8 @@ import type { NodeFacts } from './kuberuntime/runtime-config.js';
 import { ImagePuller } from './images/image-puller.js';
 import { RuntimeManager } from './kuberuntime/runtime-manager.js';
 import { PodWorkerHousekeeping, ShardWork } from './shard-work.js';
-import { ShardManager } from './shards.js';
+import { ShardFences, ShardManager } from './shards.js';
+import { PodScope, PodScopedSyncer, ShardFencedCri } from './adapters/shard-fenced-cri.js';
 import { VolumeManager } from './volumemanager/volumes.js';
 
 /** The node as the runtime manager sees it (IPs, log and pod roots, the host's DNS). */
@@ -79,7 +80,16 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
       useFactory: (cfg: PodWorkerConfig): NodeFacts => ({ nodeName: cfg.NODE_NAME, hostIP: cfg.NODE_IP, logRoot: cfg.POD_LOGS_DIR, podRoot: cfg.POD_ROOT_DIR, hostDns: readHostDns(), hostMaskedPaths: thermalThrottlePaths(), allocatable: { memoryBytes: totalmem(), cpuMillis: availableParallelism() * 1000 }, ...podCgroupParentOf(cfg) }),
     },
     // The ports and their adapters.
-    { provide: CriRuntime, inject: [NATS_CONNECTION, SERVICE_CONFIG], useFactory: (nc: NatsConnection, cfg: PodWorkerConfig) => new NatsCriClient(nc, cfg.NODE_NAME, 'pod-worker', { ...DEFAULT_CRI_TIMEOUTS, requestMs: cfg.RUNTIME_REQUEST_TIMEOUT, pullMs: cfg.IMAGE_PULL_TIMEOUT }) },
+    // Everything done in a pod's name is fenced by its shard's lease (shards.ts ShardFences): the CRI calls that change the runtime made in a pod's step, its
+    // `workers` writes, its status and work-done messages.
+    { provide: ShardFences, inject: [Clock, SERVICE_CONFIG], useFactory: (clock: Clock, cfg: PodWorkerConfig) => new ShardFences({ clock, leaseMs: cfg.SHARD_LEASE_DURATION, shardCount: cfg.POD_WORKER_SHARDS }) },
+    { provide: PodScope, useFactory: () => new PodScope() },
+    {
+      provide: CriRuntime,
+      inject: [NATS_CONNECTION, SERVICE_CONFIG, ShardFences, PodScope],
+      useFactory: (nc: NatsConnection, cfg: PodWorkerConfig, fences: ShardFences, scope: PodScope) =>
+        new ShardFencedCri(new NatsCriClient(nc, cfg.NODE_NAME, 'pod-worker', { ...DEFAULT_CRI_TIMEOUTS, requestMs: cfg.RUNTIME_REQUEST_TIMEOUT, pullMs: cfg.IMAGE_PULL_TIMEOUT }), fences, scope),
+    },
     { provide: EventRecorder, inject: [NatsBus, SERVICE_CONFIG, Clock], useFactory: (bus: NatsBus, cfg: PodWorkerConfig, clock: Clock) => new NatsEventRecorder(bus, cfg.NODE_NAME, clock) },
     { provide: HookRunner, inject: [CriRuntime, SERVICE_CONFIG, Clock, EventRecorder], useFactory: (cri: CriRuntime, cfg: PodWorkerConfig, clock: Clock, events: EventRecorder) => new CriHookRunner(cri, cfg.NODE_IP, clock, { events }) },
     { provide: CgroupManager, inject: [SERVICE_CONFIG], useFactory: (cfg: PodWorkerConfig) => new CgroupfsManager(cfg.CGROUP_MOUNT) },
@@ -98,19 +108,27 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
       useFactory: (node: NodeFacts, objects: ApiObjects, tokens: ServiceAccountTokens) =>
         new FsPodDirectories(node, new VolumeManager(new FsVolumeHost(), node.podRoot, node.allocatable ?? { memoryBytes: totalmem(), cpuMillis: availableParallelism() * 1000 }, objects, tokens)),
     },
-    { provide: PodWorkerOutbox, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PodWorkerConfig) => new NatsPodWorkerOutbox(bus, cfg.NODE_NAME) },
+    {
+      provide: PodWorkerOutbox,
+      inject: [NatsBus, SERVICE_CONFIG, ShardFences, POD_WORKERS_LOGGER],
+      useFactory: (bus: NatsBus, cfg: PodWorkerConfig, fences: ShardFences, logger: Logger) => new NatsPodWorkerOutbox(bus, cfg.NODE_NAME, { fences, logger }),
+    },
     { provide: PodInspector, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PodWorkerConfig) => new NatsPodInspector(bus, cfg.NODE_NAME) },
     { provide: ProbeResultsReader, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvProbeResults(bucketOf(ctx, 'probeResults'), ctx.config.NODE_NAME) },
     { provide: PodStatusProvider, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvPodStatusProvider(bucketOf(ctx, 'podStatus'), ctx.config.NODE_NAME) },
     // `workers` and `pods` are each kept in memory by one watch (docs/adr/0019-kv-mirrors.md), started in onModuleInit.
     {
       provide: KvWorkerStore,
-      inject: [SERVICE_CONTEXT, Clock, SERVICE_LOGGER],
-      useFactory: (ctx: ServiceContext, clock: Clock, logger: Logger) => new KvWorkerStore(bucketOf(ctx, 'workers'), ctx.config.NODE_NAME, clock, logger.child({ component: 'kv-mirror' })),
+      inject: [SERVICE_CONTEXT, Clock, SERVICE_LOGGER, ShardFences],
+      useFactory: (ctx: ServiceContext, clock: Clock, logger: Logger, fences: ShardFences) => new KvWorkerStore({ kv: bucketOf(ctx, 'workers'), node: ctx.config.NODE_NAME, clock, logger: logger.child({ component: 'kv-mirror' }), fences }),
     },
     { provide: WorkerStore, useExisting: KvWorkerStore },
     { provide: WorkerRecords, useExisting: KvWorkerStore },
-    { provide: WorkQueue, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PodWorkerConfig) => new NatsWorkQueue(bus, cfg.NODE_NAME) },
+    {
+      provide: WorkQueue,
+      inject: [NatsBus, SERVICE_CONFIG, ShardFences, POD_WORKERS_LOGGER],
+      useFactory: (bus: NatsBus, cfg: PodWorkerConfig, fences: ShardFences, logger: Logger) => new NatsWorkQueue(bus, cfg.NODE_NAME, { fences, logger }),
+    },
     {
       provide: KvPodCache,
       inject: [SERVICE_CONTEXT, Clock, SERVICE_LOGGER],
@@ -142,9 +160,10 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     },
     {
       provide: PodSyncer,
-      inject: [RuntimeManager, CriRuntime, PodDirectories, PodWorkerOutbox, ProbeResultsReader, PodStatusProvider, Clock, SERVICE_LOGGER, SERVICE_CONFIG, PromPodWorkerMetrics, EventRecorder, POD_CONTAINER_MANAGER],
-      useFactory: (runtime: RuntimeManager, cri: CriRuntime, dirs: PodDirectories, out: PodWorkerOutbox, probes: ProbeResultsReader, statuses: PodStatusProvider, clock: Clock, logger: Logger, cfg: PodWorkerConfig, metrics: PromPodWorkerMetrics, events: EventRecorder, pcm: PodContainerManager | null) =>
-        new KubeletSync({ runtime, cri, dirs, out, probes, statuses, clock, logger: logger.child({ component: 'sync' }), hostIP: cfg.NODE_IP, observePodStart: (s) => metrics.podStarted(s), events, pcm: pcm ?? undefined }),
+      inject: [RuntimeManager, CriRuntime, PodDirectories, PodWorkerOutbox, ProbeResultsReader, PodStatusProvider, Clock, SERVICE_LOGGER, SERVICE_CONFIG, PromPodWorkerMetrics, EventRecorder, POD_CONTAINER_MANAGER, PodScope],
+      useFactory: (runtime: RuntimeManager, cri: CriRuntime, dirs: PodDirectories, out: PodWorkerOutbox, probes: ProbeResultsReader, statuses: PodStatusProvider, clock: Clock, logger: Logger, cfg: PodWorkerConfig, metrics: PromPodWorkerMetrics, events: EventRecorder, pcm: PodContainerManager | null, scope: PodScope) =>
+        // Each sync runs in its pod's scope, so the CRI calls it makes are fenced by the pod's shard.
+        new PodScopedSyncer(new KubeletSync({ runtime, cri, dirs, out, probes, statuses, clock, logger: logger.child({ component: 'sync' }), hostIP: cfg.NODE_IP, observePodStart: (s) => metrics.podStarted(s), events, pcm: pcm ?? undefined }), scope),
     },
     {
       provide: PodWorkers,
@@ -154,9 +173,9 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     },
     {
       provide: ShardWork,
-      inject: [PodWorkers, DesiredPods, WorkerRecords, PodCache, WorkSubscriptions, Clock, POD_WORKERS_LOGGER, SERVICE_CONFIG],
-      useFactory: (workers: PodWorkers, desired: DesiredPods, records: WorkerRecords, cache: PodCache, subs: WorkSubscriptions, clock: Clock, logger: Logger, cfg: PodWorkerConfig) =>
-        new ShardWork({ workers, desired, records, cache, subscriptions: subs, clock, logger, options: { shardCount: cfg.POD_WORKER_SHARDS, settleMs: cfg.HOUSEKEEPING_PERIOD } }),
+      inject: [PodWorkers, DesiredPods, WorkerRecords, PodCache, WorkSubscriptions, Clock, POD_WORKERS_LOGGER, SERVICE_CONFIG, ShardFences],
+      useFactory: (workers: PodWorkers, desired: DesiredPods, records: WorkerRecords, cache: PodCache, subs: WorkSubscriptions, clock: Clock, logger: Logger, cfg: PodWorkerConfig, fences: ShardFences) =>
+        new ShardWork({ workers, desired, records, cache, subscriptions: subs, clock, logger, options: { shardCount: cfg.POD_WORKER_SHARDS, settleMs: cfg.HOUSEKEEPING_PERIOD }, fences }),
     },
     {
       provide: PodWorkerHousekeeping,
@@ -165,11 +184,11 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     },
     {
       provide: ShardManager,
-      inject: [LeaseStore, Clock, POD_WORKERS_LOGGER, SERVICE_CONTEXT, ShardWork],
-      useFactory: (leases: LeaseStore, clock: Clock, logger: Logger, ctx: ServiceContext<PodWorkerConfig>, work: ShardWork) => {
+      inject: [LeaseStore, Clock, POD_WORKERS_LOGGER, SERVICE_CONTEXT, ShardWork, ShardFences],
+      useFactory: (leases: LeaseStore, clock: Clock, logger: Logger, ctx: ServiceContext<PodWorkerConfig>, work: ShardWork, fences: ShardFences) => {
         const cfg = ctx.config;
         const options = { shards: cfg.POD_WORKER_SHARDS, instance: ctx.identity.connectionName, leaseMs: cfg.SHARD_LEASE_DURATION, renewMs: Math.max(1000, Math.floor(cfg.SHARD_LEASE_DURATION / 3)) };
-        return new ShardManager({ store: leases, clock, logger, options, onAcquire: (s) => work.acquire(s), onLose: (s) => work.lose(s), onYield: (s) => work.handBack(s) });
+        return new ShardManager({ store: leases, clock, logger, options, onAcquire: (s) => work.acquire(s), onLose: (s) => work.lose(s), onYield: (s) => work.handBack(s), fences });
       },
     },
   ],

@@ -145,6 +145,12 @@ export abstract class LeaseStore {
   abstract replicas(): Promise<ReplicaHeartbeat[]>;
   /** Removes a replica's heartbeat (at `revision` when given, so a fresh one is kept). */
   abstract withdraw(owner: string, revision?: number): Promise<void>;
+  /**
+   * Calls `listener` each time a shard's lease is released (deleted), by
+   * any replica, until the returned function is called. Best effort: one
+   * missed leaves the shard to the next round.
+   */
+  abstract onRelease(listener: () => void): () => void;
 }
 
 /** The podManager (the sync loop's `pods` bucket), read when a shard is taken over to resync its pods. */
@@ -159,8 +165,13 @@ export abstract class DesiredPods {
 
 /** The work subject of a shard: `kubelet.<node>.work.<shard>.<uid>`. */
 export abstract class WorkSubscriptions {
-  /** Delivers every message sent to the shard until the returned function is called. */
-  abstract follow(shard: number, onMessage: (subject: string, data: Uint8Array) => void): () => void;
+  /**
+   * Delivers every message sent to the shard until the returned function is
+   * called. `onMessage` says whether this replica took the work: a request
+   * taken is answered (`kubelet.v1.work_accepted`), one not taken is left
+   * unanswered, and the sync loop sends it again.
+   */
+  abstract follow(shard: number, onMessage: (subject: string, data: Uint8Array) => boolean): () => void;
 }
 
 /** An apiserver object's payload, as config-source's watch of it holds it. */

@@ -8,10 +8,12 @@ import { CrashLoopBackOff } from './kuberuntime/backoff.js';
 import { PodSyncer, PodWorkers, type PodWorkerView, type SyncPodResult } from './pod-workers.js';
 import { WorkQueue } from './ports.js';
 import { FINISHED_RECORD_KEEP_MS, PodWorkerHousekeeping, ShardWork, decideShardWork, type ShardPod } from './shard-work.js';
+import { ShardFences } from './shards.js';
 import { FakeWorkSubscriptions, MemoryDesiredPods, MemoryWorkerStore } from './testing.js';
 
 const SHARDS = 4;
 const SETTLE = 2000;
+const LEASE = 6000;
 const T0 = Date.UTC(2026, 0, 1);
 
 /** Records each UpdatePod; `views` are the workers it pretends to have; `release` can be held open. */
@@ -51,15 +53,16 @@ function uidIn(shard: number, n = 0): string {
   for (let i = 0, found = 0; ; i++) if (shardOf(`uid-${i}`, SHARDS) === shard && found++ === n) return `uid-${i}`;
 }
 
-function setup() {
+function setup(withFences = false) {
   const workers = new RecordingWorkers();
   const desired = new MemoryDesiredPods();
   const store = new MemoryWorkerStore();
   const cache = new MemoryPodCache();
   const subs = new FakeWorkSubscriptions();
   const clock = new FakeClock(T0);
-  const work = new ShardWork({ workers, desired, records: store, cache, subscriptions: subs, clock, logger: silentLogger(), options: { shardCount: SHARDS, settleMs: SETTLE } });
-  return { workers, desired, store, cache, subs, clock, work };
+  const fences = new ShardFences({ clock, leaseMs: LEASE, shardCount: SHARDS });
+  const work = new ShardWork({ workers, desired, records: store, cache, subscriptions: subs, clock, logger: silentLogger(), options: { shardCount: SHARDS, settleMs: SETTLE }, ...(withFences ? { fences } : {}) });
+  return { workers, desired, store, cache, subs, clock, work, fences };
 }
 
 describe('ShardWork: following a shard', () => {
@@ -86,6 +89,19 @@ describe('ShardWork: following a shard', () => {
     work.lose(2);
     assert.deepEqual(subs.followed, [3]);
     assert.equal(subs.deliver(2, update), false);
+  });
+
+  it('takes (and so answers) work only while the shard\'s lease holds: a replica stalled past it takes nothing, and the sync loop sends it again', async () => {
+    const { work, subs, workers, fences, clock } = setup(true);
+    fences.hold(2, { revision: 7, expiresAt: T0 + LEASE });
+    await work.acquire(2);
+    const update: UpdatePodOptionsMessage = { type: MessageTypes.updatePodOptions, updateType: 'SyncPodCreate', startTime: new Date(0).toISOString(), pod: pod(uidIn(2)) };
+    assert.ok(subs.deliver(2, update));
+    await clock.step(LEASE); // stalled: no round renewed the lease
+    assert.ok(subs.deliver(2, update));
+    assert.ok(subs.deliver(2, '{not json'));
+    assert.deepEqual(subs.answers, [true, false, false], 'taken, then refused; a malformed message is not taken either');
+    assert.equal(workers.updates.length, 1);
   });
 
   it('lose lets go of the shard\'s workers at once; handBack resolves only once their steps in flight are done', async () => {

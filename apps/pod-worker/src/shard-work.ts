@@ -30,6 +30,7 @@ import { podsDifferSemantically } from '@app/kube';
 import type { Logger } from '@app/observability';
 import type { PodCache } from '@app/pod-cache';
 import type { PodWorkerView, PodWorkers } from './pod-workers.js';
+import type { ShardFences } from './shards.js';
 import { DesiredPods, WorkSubscriptions, WorkerRecords } from './ports.js';
 
 /** One pod of a shard as its owner sees it. */
@@ -113,6 +114,8 @@ export interface ShardWorkDeps {
   clock: Clock;
   logger: Logger;
   options: ShardWorkOptions;
+  /** The shards' fences: work is taken only while the shard's lease holds. */
+  fences?: Pick<ShardFences, 'fence'>;
 }
 
 export class ShardWork {
@@ -132,12 +135,19 @@ export class ShardWork {
     this.following.set(
       shard,
       this.deps.subscriptions.follow(shard, (subject, data) => {
-        if (!this.following.has(shard)) return;
+        if (!this.following.has(shard)) return false;
+        // Our lease may have run out while our event loop was stalled: the work is not ours to take (and not accepted: the sync loop sends it again).
+        if (this.deps.fences && this.deps.fences.fence(shard).fencingToken === undefined) {
+          this.deps.logger.warn({ subject, shard }, 'refused work: the shard\'s lease may be another replica\'s by now');
+          return false;
+        }
         try {
           const update = decodeMessage(MessageTypes.updatePodOptions, parseJson(data));
           void this.deps.workers.updatePod(update).catch((e: unknown) => this.deps.logger.error({ err: (e as Error).message }, 'UpdatePod failed'));
+          return true;
         } catch (e) {
           this.deps.logger.warn({ subject, err: (e as Error).message }, 'dropped a malformed work message');
+          return false;
         }
       }),
     );

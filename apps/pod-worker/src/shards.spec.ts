@@ -2,7 +2,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import { silentLogger } from '@app/observability';
-import { ShardManager, fairShare } from './shards.js';
+import { shardOf } from '@app/contracts';
+import { NotLeaderError } from '@app/leader-election';
+import { ShardFences, ShardManager, fairShare } from './shards.js';
 import { FakeLeaseStore } from './testing.js';
 
 const T0 = 1_000_000;
@@ -14,7 +16,7 @@ const RENEW = 2000;
  * it lost and what it handed back; `onYield` stands for the shard's pods
  * finishing their steps in flight (at once by default).
  */
-function replica(store: FakeLeaseStore, clock: FakeClock, instance: string, shards = 4, onYield?: (shard: number) => Promise<void>) {
+function replica(store: FakeLeaseStore, clock: FakeClock, instance: string, shards = 4, onYield?: (shard: number) => Promise<void>, fences?: ShardFences) {
   const acquired: number[] = [];
   const lost: number[] = [];
   const yielded: number[] = [];
@@ -32,6 +34,7 @@ function replica(store: FakeLeaseStore, clock: FakeClock, instance: string, shar
       yielded.push(s);
       return onYield ? onYield(s) : Promise.resolve();
     },
+    ...(fences ? { fences } : {}),
   });
   return { manager, acquired, lost, yielded };
 }
@@ -268,6 +271,102 @@ describe('ShardManager: pod-worker shard leases', () => {
     } finally {
       await b.manager.stop();
     }
+  });
+
+  describe('a shard handed over is taken at once (issue 28 item 7)', () => {
+    it('a lease another replica releases (it stops) is taken the moment it is released, not at the next round', async () => {
+      const { clock, store } = setup();
+      const a = replica(store, clock, 'a');
+      a.manager.start();
+      await clock.step(0);
+      const b = replica(store, clock, 'b');
+      b.manager.start();
+      await clock.step(LEASE + 3 * RENEW);
+      assert.deepEqual([a.manager.ownedShards, b.manager.ownedShards], [[0, 1], [2, 3]]);
+      const before = clock.now();
+      await b.manager.stop();
+      await clock.step(0);
+      try {
+        assert.equal(clock.now(), before, 'no time passed');
+        assert.deepEqual(a.manager.ownedShards, [0, 1, 2, 3]);
+        assert.deepEqual(a.acquired.slice(-2), [2, 3], 'and resynced them');
+      } finally {
+        await a.manager.stop();
+      }
+    });
+
+    it('a shard whose pods finish their steps after the round stopped waiting for them is released then, and taken by the other at once', async () => {
+      const { clock, store } = setup();
+      const inFlight = deferred();
+      const a = replica(store, clock, 'a', 4, () => inFlight.promise);
+      a.manager.start();
+      await clock.step(0);
+      const b = replica(store, clock, 'b');
+      b.manager.start();
+      await clock.step(3 * LEASE);
+      assert.deepEqual(a.yielded, [3, 2]);
+      assert.deepEqual(b.manager.ownedShards, []);
+      inFlight.resolve();
+      await clock.step(0);
+      try {
+        assert.deepEqual(a.manager.ownedShards, [0, 1]);
+        assert.deepEqual(b.manager.ownedShards, [2, 3]);
+      } finally {
+        await Promise.all([a.manager.stop(), b.manager.stop()]);
+      }
+    });
+  });
+
+  describe('ShardFences: what is done in a shard\'s name is fenced by its lease (issue 28 item 8)', () => {
+    it('the fence gives the lease\'s revision while more than a quarter of the lease is left, as last written; refuses from then on, before any round noticed', async () => {
+      const { clock, store } = setup();
+      const fences = new ShardFences({ clock, leaseMs: LEASE, shardCount: 4 });
+      const a = replica(store, clock, 'a', 4, undefined, fences);
+      await a.manager.reconcile(); // no timers: as an event loop that then stalls
+      const token = fences.fence(1).check('write');
+      assert.equal(token, (await store.get(1))?.revision, 'the lease\'s revision');
+      await clock.step((LEASE * 3) / 4 - 1);
+      assert.equal(fences.fence(1).fencingToken, token, 'still ours');
+      await clock.step(1);
+      assert.deepEqual(a.manager.ownedShards, [0, 1, 2, 3], 'no round ran');
+      assert.equal(fences.fence(1).fencingToken, undefined);
+      assert.throws(() => fences.fence(1).check('write the workers record'), (e: unknown) => e instanceof NotLeaderError && /not the owner of pod-worker shard 1: refused to write the workers record/.test(e.message));
+    });
+
+    it('renewals keep it open; a shard lost, handed back or given up at stop is refused at once', async () => {
+      const { clock, store } = setup();
+      const fences = new ShardFences({ clock, leaseMs: LEASE, shardCount: 4 });
+      const a = replica(store, clock, 'a', 4, undefined, fences);
+      a.manager.start();
+      await clock.step(0);
+      await clock.step(3 * LEASE);
+      assert.deepEqual([0, 1, 2, 3].map((s) => fences.fence(s).fencingToken !== undefined), [true, true, true, true], 'renewed all along');
+      store.write(0, { owner: 'other', expiresAt: clock.now() + LEASE }); // taken behind its back
+      const b = replica(store, clock, 'b');
+      b.manager.start();
+      await clock.step(LEASE);
+      try {
+        assert.equal(fences.fence(0).fencingToken, undefined, 'lost');
+        for (const s of [2, 3]) if (!a.manager.ownedShards.includes(s)) assert.equal(fences.fence(s).fencingToken, undefined, `shard ${s} handed back`);
+        const kept = a.manager.ownedShards;
+        assert.ok(kept.length > 0 && kept.every((s) => fences.fence(s).fencingToken !== undefined));
+        await a.manager.stop();
+        assert.ok(kept.every((s) => fences.fence(s).fencingToken === undefined), 'given up at stop');
+      } finally {
+        await Promise.all([a.manager.stop(), b.manager.stop()]);
+      }
+    });
+
+    it('a pod\'s fence is its shard\'s', async () => {
+      const { clock, store } = setup();
+      const fences = new ShardFences({ clock, leaseMs: LEASE, shardCount: 2 });
+      store.write(1, { owner: 'other', expiresAt: T0 + LEASE });
+      await replica(store, clock, 'a', 2, undefined, fences).manager.reconcile();
+      const uids = ['u-0', 'u-1', 'u-2', 'u-3', 'u-4', 'u-5'];
+      const inShard0 = uids.filter((u) => shardOf(u, 2) === 0);
+      assert.ok(inShard0.length > 0 && inShard0.length < uids.length, 'the UIDs fall in both shards');
+      assert.deepEqual(uids.filter((u) => fences.forPod(u).fencingToken !== undefined), inShard0);
+    });
   });
 
   describe('stop', () => {

@@ -25,8 +25,24 @@
  *    (`onLose`): the shard may already be someone else's.
  *  - When a replica dies its leases expire and the others take the shards
  *    over; the new owner re-derives every pod of the shard (shard-work.ts).
+ *  - A shard released is taken at once: every replica watches the shard
+ *    leases and runs a round the moment one is released, and a replica
+ *    whose shard's pods finished yielding after its round releases it then
+ *    (a round at once), not a round later. Work sent to the shard meanwhile
+ *    reaches no owner and is sent again by the sync loop until one accepts
+ *    it (apps/sync-loop/src/work-delivery.ts).
+ *  - Everything done in a shard's name is fenced by its lease, as a
+ *    leader's writes are (libs/leader-election, docs/adr/0011): ShardFences
+ *    gives the lease's revision while the lease, as this replica last wrote
+ *    it, has more than a quarter of its duration left, and refuses from
+ *    then on, even before a round has noticed: a replica whose event loop
+ *    stalled past its lease (SIGSTOP, a suspended VM) finds, when it runs
+ *    again, its writes, CRI calls and messages for the shard refused, while
+ *    another replica may already own it.
  */
 import { Clock, type Timer } from '@app/clock';
+import { shardOf } from '@app/contracts';
+import { LeaseFence, type LeaderFence } from '@app/leader-election';
 import type { Logger } from '@app/observability';
 import { LeaseStore } from './ports.js';
 
@@ -48,6 +64,51 @@ export interface ShardManagerDeps {
   onLose: (shard: number) => void;
   /** The shard is handed back: stop taking its updates and resolve once its pods' steps in flight are done; none: onLose. */
   onYield?: (shard: number) => Promise<void>;
+  /** The fences of the shards, kept as the leases are taken, renewed and given up. */
+  fences?: ShardFences;
+}
+
+/**
+ * The fence of each shard (and so of each pod, by its shard): the lease's
+ * revision while this replica may still act in the shard's name (its lease,
+ * as it last wrote it, has more than a quarter of its duration left), a
+ * refusal (NotLeaderError) otherwise. Read by what acts for a pod: the
+ * `workers` writes, the CRI calls that change the runtime, the status and
+ * work-done messages (adapters/shard-fenced-*.ts). Kept by the ShardManager,
+ * which has no other say in it: a replica that stalled past its lease is
+ * refused the moment it runs again, before its next round notices.
+ */
+export class ShardFences {
+  private readonly held = new Map<number, { revision: number; expiresAt: number }>();
+  private readonly fences = new Map<number, LeaderFence>();
+
+  constructor(private readonly deps: { clock: Clock; leaseMs: number; shardCount: number }) {}
+
+  /** The shard is ours with this lease (renewals update `lease` in place). */
+  hold(shard: number, lease: { revision: number; expiresAt: number }): void {
+    this.held.set(shard, lease);
+  }
+
+  drop(shard: number): void {
+    this.held.delete(shard);
+  }
+
+  /** The fence of a shard. */
+  fence(shard: number): LeaderFence {
+    let f = this.fences.get(shard);
+    if (!f) this.fences.set(shard, (f = new LeaseFence(() => this.token(shard), `the owner of pod-worker shard ${shard}`)));
+    return f;
+  }
+
+  /** The fence of the shard the pod `uid` belongs to. */
+  forPod(uid: string): LeaderFence {
+    return this.fence(shardOf(uid, this.deps.shardCount));
+  }
+
+  private token(shard: number): number | undefined {
+    const l = this.held.get(shard);
+    return l && this.deps.clock.now() < l.expiresAt - this.deps.leaseMs / 4 ? l.revision : undefined;
+  }
 }
 
 interface Owned {
@@ -74,6 +135,9 @@ export class ShardManager {
   private wakeAt?: number;
   /** Rounds, releases and stop run one at a time. */
   private chain: Promise<unknown> = Promise.resolve();
+  /** A round asked for at once (a lease released, a yield done) and not run yet. */
+  private kicked = false;
+  private stopWatch?: () => void;
 
   constructor(private readonly deps: ShardManagerDeps) {}
 
@@ -83,6 +147,8 @@ export class ShardManager {
   }
 
   start(): void {
+    // A lease released by another replica (or by this one) is taken by the replica under its share at once.
+    this.stopWatch = this.deps.store.onRelease(() => this.kick());
     const loop = () => {
       if (this.stopped) return;
       void this.reconcile()
@@ -106,10 +172,12 @@ export class ShardManager {
   async stop(timeoutMs = 10_000): Promise<void> {
     this.stopped = true;
     this.timer?.cancel();
+    this.stopWatch?.();
     await this.exclusive(async () => {
       for (const [shard, o] of this.owned) o.yielding ??= this.startYield(shard, o);
       await this.waitForYields([...this.owned.values()], timeoutMs);
       const releases = [...this.owned].filter(([, o]) => o.yielded).map(([shard, o]) => this.deps.store.release(shard, o.revision));
+      for (const shard of this.owned.keys()) this.deps.fences?.drop(shard);
       this.owned.clear();
       // Within a second: NATS may be gone, and then the leases simply expire.
       await this.within(1000, Promise.allSettled([...releases, this.deps.store.withdraw(this.deps.options.instance)]));
@@ -166,11 +234,13 @@ export class ShardManager {
     for (const [shard, o] of [...this.owned]) {
       if (!o.yielded) continue;
       this.owned.delete(shard);
+      this.deps.fences?.drop(shard);
       await this.deps.store.release(shard, o.revision);
       this.deps.logger.info({ shard }, 'handed a pod-worker shard back');
     }
 
-    // Take free or expired shards up to the fair share.
+    // Take free or expired shards up to the fair share; then follow them all (each resyncs its pods after).
+    const taken: number[] = [];
     for (let shard = 0; shard < shards && keeping().length < target; shard++) {
       if (this.owned.has(shard)) continue;
       const current = leases[shard];
@@ -179,12 +249,25 @@ export class ShardManager {
       const expiresAt = now + leaseMs;
       if (!(await this.deps.store.put(shard, { owner: instance, expiresAt }, current?.revision ?? 0))) continue;
       const revision = (await this.deps.store.get(shard))?.revision ?? 0;
-      this.owned.set(shard, { revision, expiresAt });
+      const o: Owned = { revision, expiresAt };
+      this.owned.set(shard, o);
+      this.deps.fences?.hold(shard, o);
       this.deps.logger.info({ shard, previousOwner: current?.lease.owner || undefined }, 'took pod-worker shard');
-      await this.deps.onAcquire(shard);
+      taken.push(shard);
     }
+    await Promise.all(taken.map((shard) => this.deps.onAcquire(shard)));
     // Heartbeats of replicas long gone are removed, so the bucket does not grow with restarts.
     for (const r of replicas) if (r.owner !== instance && r.expiresAt < now - leaseMs) await this.deps.store.withdraw(r.owner, r.revision);
+  }
+
+  /** A round now (after the one running, if any); asked again before it ran, still one. */
+  private kick(): void {
+    if (this.stopped || this.kicked) return;
+    this.kicked = true;
+    void this.exclusive(async () => {
+      this.kicked = false;
+      await this.round();
+    }).catch((err: unknown) => this.deps.logger.warn({ err: (err as Error).message }, 'shard lease round failed'));
   }
 
   private startYield(shard: number, o: Owned): Promise<void> {
@@ -194,6 +277,8 @@ export class ShardManager {
       .catch((err: unknown) => this.deps.logger.warn({ shard, err: (err as Error).message }, 'a shard\'s pods did not yield cleanly'))
       .then(() => {
         o.yielded = true;
+        // Yielded after the round that started it stopped waiting: released now, not at the next round.
+        if (this.owned.get(shard) === o) this.kick();
       });
   }
 
@@ -212,6 +297,7 @@ export class ShardManager {
 
   private lose(shard: number, why: string): void {
     this.owned.delete(shard);
+    this.deps.fences?.drop(shard);
     this.deps.logger.info({ shard, why }, 'gave up pod-worker shard');
     this.deps.onLose(shard);
   }

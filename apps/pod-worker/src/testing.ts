@@ -58,9 +58,11 @@ export class MemoryWorkerStore extends WorkerStore implements WorkerRecords {
 
 /** Work subjects in memory: `deliver` sends a message to a followed shard. */
 export class FakeWorkSubscriptions extends WorkSubscriptions {
-  private readonly handlers = new Map<number, (subject: string, data: Uint8Array) => void>();
+  private readonly handlers = new Map<number, (subject: string, data: Uint8Array) => boolean>();
+  /** What each delivery's handler answered (true: the work was taken), in order. */
+  readonly answers: boolean[] = [];
 
-  follow(shard: number, onMessage: (subject: string, data: Uint8Array) => void): () => void {
+  follow(shard: number, onMessage: (subject: string, data: Uint8Array) => boolean): () => void {
     this.handlers.set(shard, onMessage);
     return () => this.handlers.delete(shard);
   }
@@ -74,7 +76,7 @@ export class FakeWorkSubscriptions extends WorkSubscriptions {
   deliver(shard: number, body: unknown): boolean {
     const handler = this.handlers.get(shard);
     if (!handler) return false;
-    handler(`kubelet.node-a.work.${shard}.x`, new TextEncoder().encode(typeof body === 'string' ? body : JSON.stringify(body)));
+    this.answers.push(handler(`kubelet.node-a.work.${shard}.x`, new TextEncoder().encode(typeof body === 'string' ? body : JSON.stringify(body))));
     return true;
   }
 }
@@ -118,8 +120,21 @@ export class FakeLeaseStore extends LeaseStore {
 
   release(shard: number, revision: number): Promise<void> {
     this.calls.push(`release ${shard} @${revision}`);
-    if (this.leases.get(shard)?.revision === revision) this.leases.delete(shard);
+    if (this.leases.get(shard)?.revision === revision) {
+      this.leases.delete(shard);
+      // As the bucket's watch tells every replica (after the call returns).
+      queueMicrotask(() => {
+        for (const l of this.releaseListeners) l();
+      });
+    }
     return Promise.resolve();
+  }
+
+  private readonly releaseListeners = new Set<() => void>();
+
+  onRelease(listener: () => void): () => void {
+    this.releaseListeners.add(listener);
+    return () => this.releaseListeners.delete(listener);
   }
 
   private readonly heartbeats = new Map<string, ReplicaHeartbeat>();

@@ -202,6 +202,10 @@ export abstract class ImageFs {
 export abstract class SyncLoopMetrics {
   /** kubelet_split_dispatched_work_total{update_type}: one dispatchWork. */
   abstract workDispatched(updateType: SyncPodType): void;
+  /** kubelet_split_work_dispatch_retries_total: a dispatch sent again, no shard owner had accepted it (work-delivery.ts). */
+  abstract workDispatchRetried(): void;
+  /** kubelet_split_work_dispatch_dropped_total{reason}: a dispatch no owner accepted, given up. */
+  abstract workDispatchDropped(reason: 'expired' | 'displaced' | 'not-leader'): void;
   /** metrics.Evictions (kubelet_evictions{eviction_signal}): a pod evicted for `signal`. */
   abstract podEvicted(signal: string): void;
   /** metrics.ImageGarbageCollectedTotal (kubelet_image_garbage_collected_total{reason}): an image removed. */

@@ -34,6 +34,7 @@ import { evictionThresholdsOf, imageGCPolicyOf, nodeInfoOf, type SyncLoopConfig 
 import { SyncLoopChannels } from './sync-loop.controller.js';
 import { SyncLoopRunner } from './sync-loop-runner.js';
 import { SyncLoop } from './sync-loop.js';
+import { WORK_ACCEPT_TIMEOUT_MS, WorkDelivery } from './work-delivery.js';
 
 /** syncLoop / syncLoopIteration, podManager, admission, workQueue, housekeeping. One provider per port; the adapters are in adapters/. */
 @Module({
@@ -62,10 +63,12 @@ import { SyncLoop } from './sync-loop.js';
     { provide: RuntimeView, inject: [CriRuntime, SERVICE_CONFIG, LeaderFence], useFactory: (cri: CriRuntime, cfg: SyncLoopConfig, fence: LeaderFence) => new CriRuntimeView(cri, cfg.NODE_NAME, fence) },
     // The runtime cache housekeeping and the orphan cleanup share: upstream's runtimeCacheRefreshPeriod, the housekeeping period + 1 s.
     { provide: RuntimeCache, inject: [RuntimeView, Clock, SERVICE_CONFIG], useFactory: (runtime: RuntimeView, clock: Clock, cfg: SyncLoopConfig) => new RuntimeCache(runtime, clock, cfg.HOUSEKEEPING_PERIOD + 1000) },
+    { provide: WorkDelivery, inject: [Clock, SERVICE_LOGGER, SyncLoopMetrics], useFactory: (clock: Clock, logger: Logger, metrics: SyncLoopMetrics) => new WorkDelivery({ clock, logger: logger.child({ component: 'work-delivery' }), metrics: { retried: () => metrics.workDispatchRetried(), dropped: (r) => metrics.workDispatchDropped(r) } }) },
     {
       provide: SyncLoopOutbox,
-      inject: [NatsBus, SERVICE_CONFIG, SyncLoopMetrics, LeaderFence],
-      useFactory: (bus: NatsBus, cfg: SyncLoopConfig, metrics: SyncLoopMetrics, fence: LeaderFence) => new NatsSyncLoopOutbox(bus, cfg.NODE_NAME, cfg.POD_WORKER_SHARDS, fence, (t) => metrics.workDispatched(t)),
+      inject: [NatsBus, SERVICE_CONFIG, SyncLoopMetrics, LeaderFence, WorkDelivery],
+      useFactory: (bus: NatsBus, cfg: SyncLoopConfig, metrics: SyncLoopMetrics, fence: LeaderFence, delivery: WorkDelivery) =>
+        new NatsSyncLoopOutbox({ bus, node: cfg.NODE_NAME, shards: cfg.POD_WORKER_SHARDS, fence, delivery, acceptTimeoutMs: WORK_ACCEPT_TIMEOUT_MS, onDispatch: (t) => metrics.workDispatched(t) }),
     },
     { provide: EventRecorder, inject: [NatsBus, SERVICE_CONFIG, Clock], useFactory: (bus: NatsBus, cfg: SyncLoopConfig, clock: Clock) => new NatsEventRecorder(bus, cfg.NODE_NAME, clock) },
     { provide: PodLogs, inject: [SERVICE_CONFIG], useFactory: (cfg: SyncLoopConfig) => new FsPodLogs(cfg.POD_LOGS_DIR, cfg.LEGACY_CONTAINER_LOGS_DIR) },
@@ -193,6 +196,7 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
     @Inject(SERVICE_CONTEXT) private readonly ctx: ServiceContext,
     @Inject(LeaderElector) private readonly leadership: LeaderElector,
+    private readonly delivery: WorkDelivery,
     private readonly nodeState: KvNodeState,
   ) {}
 
@@ -266,6 +270,7 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     this.stopReconnectWatch?.();
+    this.delivery.stop();
     this.runtimeState.stop();
     this.nodeState.stop();
     await Promise.all([this.runner.stop(), this.containerLogManager.stop()]);

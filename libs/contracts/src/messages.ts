@@ -14,6 +14,7 @@ export const MessageTypes = {
   probeResult: 'kubelet.v1.probe_result',
   updatePodOptions: 'kubelet.v1.update_pod_options',
   workDone: 'kubelet.v1.work_done',
+  workAccepted: 'kubelet.v1.work_accepted',
   statusCommand: 'kubelet.v1.status_command',
   proberCommand: 'kubelet.v1.prober_command',
   event: 'kubelet.v1.event',
@@ -112,6 +113,18 @@ export interface UpdatePodOptionsMessage {
   killPodOptions?: KillPodOptions;
   /** Set when the pod exists only in the runtime (HandlePodCleanups' orphans): `pod` is built from its labels. */
   runningPodOnly?: boolean;
+}
+
+/**
+ * The reply to a dispatchWork request: the replica that owns the pod's
+ * shard now has the update (handed to UpdatePod). A dispatch that gets no
+ * such reply reached no owner (the shard was changing hands), and the sync
+ * loop sends it again.
+ */
+export interface WorkAcceptedMessage {
+  type: typeof MessageTypes.workAccepted;
+  podUid: string;
+  shard: number;
 }
 
 /** completeWork: requeue this pod after `requeueAfterMs`. */
@@ -303,6 +316,7 @@ export type Message =
   | ProbeResultMessage
   | UpdatePodOptionsMessage
   | WorkDoneMessage
+  | WorkAcceptedMessage
   | StatusCommandMessage
   | ProberCommandMessage
   | EventMessage
@@ -350,6 +364,7 @@ const REQUIRED: Record<MessageType, Check[]> = {
   [MessageTypes.probeResult]: [among('probeType', PROBE_TYPES), str('podUid'), str('containerId'), among('result', PROBE_RESULTS)],
   [MessageTypes.updatePodOptions]: [among('updateType', SYNC_POD_TYPES), str('startTime'), obj('pod')],
   [MessageTypes.workDone]: [str('podUid'), num('requeueAfterMs')],
+  [MessageTypes.workAccepted]: [str('podUid'), num('shard')],
   [MessageTypes.statusCommand]: [str('podUid'), obj('args')],
   [MessageTypes.proberCommand]: [arr('pods')],
   [MessageTypes.sourcesSnapshot]: [arr('sources')],

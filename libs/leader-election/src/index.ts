@@ -1,4 +1,4 @@
-export { DEFAULT_LEADER_ELECTION, FencingTokenFilter, LeaderElector, LeaderFence, LeaderLeaseStore, NotLeaderError, leaderElectionProblem, leaderLeaseKey } from './leader-election.js';
+export { DEFAULT_LEADER_ELECTION, FencingTokenFilter, LeaderElector, LeaderFence, LeaderLeaseStore, LeaseFence, NotLeaderError, leaderElectionProblem, leaderLeaseKey } from './leader-election.js';
 export type { LeaderElectionOptions, LeaderElectionRecord, LeaderLeaseSnapshot, LeaderRole, LeadershipListener, LeadershipStatus } from './leader-election.js';
 export { KvLeaderLeaseStore } from './kv-leader-lease-store.js';
 export type { LeaderLeaseKv } from './kv-leader-lease-store.js';

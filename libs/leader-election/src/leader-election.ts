@@ -73,10 +73,10 @@ export function leaderLeaseKey(node: string, service: string): string {
   return kvKey(node, 'leader', service);
 }
 
-/** A write refused because this replica is not the leader (any more). */
+/** A write refused because this replica is not the leader (any more), or not the holder of the lease that fences it (`holder`). */
 export class NotLeaderError extends Error {
-  constructor(what: string) {
-    super(`not the leader: refused to ${what}`);
+  constructor(what: string, holder = 'the leader') {
+    super(`not ${holder}: refused to ${what}`);
     this.name = 'NotLeaderError';
   }
 }
@@ -89,11 +89,32 @@ export abstract class LeaderFence {
   /** The current term's fencing token while this replica may act as leader; undefined otherwise. */
   abstract get fencingToken(): number | undefined;
 
+  /** Who may write while the fence holds, for the refusal's message. */
+  protected readonly holder: string = 'the leader';
+
   /** The fencing token, or throws NotLeaderError: call it right before a write the leader makes. */
   check(what: string): number {
     const token = this.fencingToken;
-    if (token === undefined) throw new NotLeaderError(what);
+    if (token === undefined) throw new NotLeaderError(what, this.holder);
     return token;
+  }
+}
+
+/**
+ * A fence over a lease that is not a leader's: the token is read when
+ * asked (a pod-worker shard's lease revision while its owner may still act
+ * on it, undefined from then on; apps/pod-worker/src/shards.ts).
+ */
+export class LeaseFence extends LeaderFence {
+  constructor(
+    private readonly token: () => number | undefined,
+    protected override readonly holder: string,
+  ) {
+    super();
+  }
+
+  get fencingToken(): number | undefined {
+    return this.token();
   }
 }
 

@@ -16,11 +16,13 @@ import { KvLeaseStore, replicaToken } from './kv-lease-store.js';
 import { KvPodStatusProvider } from './kv-pod-status-provider.js';
 import { KvProbeResults } from './kv-probe-results.js';
 import { KvWorkerStore } from './kv-worker-store.js';
+import { NotLeaderError } from '@app/leader-election';
+import { ShardFences } from '../shards.js';
 
 describe('KvWorkerStore', () => {
   it('saves, loads and deletes a pod\'s record at <node>.<uid>', async () => {
     const kv = new FakeKv('workers');
-    const store = new KvWorkerStore(kv, 'node-a', new FakeClock(), silentLogger());
+    const store = new KvWorkerStore({ kv, node: 'node-a', clock: new FakeClock(), logger: silentLogger() });
     const rec = { syncedAt: 5 } as unknown as PodSyncStatusRecord;
     await store.save('u1', rec);
     assert.deepEqual(JSON.parse(kv.text('node-a.u1') ?? ''), rec);
@@ -29,12 +31,27 @@ describe('KvWorkerStore', () => {
     assert.equal(await store.load('u1'), undefined);
   });
 
+  it('writes and deletes a record only while the fence of the pod\'s shard holds (its lease, as last written, not run out)', async () => {
+    const kv = new FakeKv('workers');
+    const clock = new FakeClock(1000);
+    const fences = new ShardFences({ clock, leaseMs: 4000, shardCount: 1 });
+    const store = new KvWorkerStore({ kv, node: 'node-a', clock, logger: silentLogger(), fences });
+    const rec = { syncedAt: 5 } as unknown as PodSyncStatusRecord;
+    await assert.rejects(store.save('u1', rec), NotLeaderError, 'not ours');
+    fences.hold(0, { revision: 2, expiresAt: 5000 });
+    await store.save('u1', rec);
+    await clock.step(3000); // the lease has a quarter left: another replica may take it before this write lands
+    await assert.rejects(store.save('u1', { syncedAt: 6 }), /not the owner of pod-worker shard 0: refused to write the workers record of pod u1/);
+    await assert.rejects(store.delete('u1'), NotLeaderError);
+    assert.deepEqual(JSON.parse(kv.text('node-a.u1') ?? ''), rec, 'the record as the owner last wrote it');
+  });
+
   it('keeps the records in memory from start() on; its own writes are there at once, before its watch brings them', async () => {
     const kv = new FakeKv('workers');
     const rec = (syncedAt: number) => ({ syncedAt }) as unknown as PodSyncStatusRecord;
     await kv.put('node-a.u1', JSON.stringify(rec(1)));
     await kv.put('node-b.u9', JSON.stringify(rec(9)));
-    const store = new KvWorkerStore(kv, 'node-a', new FakeClock(), silentLogger());
+    const store = new KvWorkerStore({ kv, node: 'node-a', clock: new FakeClock(), logger: silentLogger() });
     await store.start();
     assert.deepEqual(store.mirrored(), new Map([['u1', rec(1)]]));
     const saved = rec(2);

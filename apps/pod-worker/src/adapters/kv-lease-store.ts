@@ -53,6 +53,29 @@ export class KvLeaseStore extends LeaseStore {
   async withdraw(owner: string, revision?: number): Promise<void> {
     await this.kv.delete(this.replicaKey(owner), revision !== undefined ? { previousSeq: revision } : {}).catch(() => undefined);
   }
+  /** A watch of the shard leases' updates (no history): each delete or purge is a release. Opened again a second after it ends or fails. */
+  onRelease(listener: () => void): () => void {
+    let stopped = false;
+    let watch: { stop(): void } | undefined;
+    let retry: ReturnType<typeof setTimeout> | undefined;
+    const open = async () => {
+      try {
+        const w = await this.kv.watch({ key: `${kvKey(this.node, 'pod-worker-shard')}.*`, include: 'updates' });
+        watch = w;
+        if (stopped) w.stop();
+        for await (const e of w) if (e.operation === 'DEL' || e.operation === 'PURGE') listener();
+      } catch {
+        // NATS away: the rounds go on on their timer; the watch is opened again below.
+      }
+      if (!stopped) retry = setTimeout(() => void open(), 1000);
+    };
+    void open();
+    return () => {
+      stopped = true;
+      watch?.stop();
+      if (retry) clearTimeout(retry);
+    };
+  }
 }
 
 /** A replica's name as one KV key token: characters a key cannot hold become `=<hex>`. */

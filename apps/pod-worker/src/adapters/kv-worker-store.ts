@@ -3,19 +3,33 @@ import type { PodSyncStatusRecord } from '@app/contracts';
 import { podWorkersStore, type JsonKv, type JsonKvStore, type KvMirror } from '@app/nats';
 import type { Logger } from '@app/observability';
 import { WorkerStore, type WorkerRecords } from '../ports.js';
+import type { ShardFences } from '../shards.js';
+
+/** What a KvWorkerStore is built from. */
+export interface KvWorkerStoreDeps {
+  kv: JsonKv;
+  node: string;
+  clock: Clock;
+  logger: Logger;
+  /** Each write is refused (NotLeaderError) unless the fence of the pod's shard holds. Absent: not fenced. */
+  fences?: Pick<ShardFences, 'forPod'>;
+}
 
 /**
  * The `workers` bucket: `<node>.<uid>`; kept in memory by one watch from
- * start() on, this replica's own writes noted in it at once.
+ * start() on, this replica's own writes noted in it at once. Only the
+ * owner of a pod's shard writes its record, while its lease holds.
  */
 export class KvWorkerStore extends WorkerStore implements WorkerRecords {
   private readonly records: JsonKvStore<PodSyncStatusRecord>;
   private readonly mirror: KvMirror<PodSyncStatusRecord>;
+  private readonly fences: Pick<ShardFences, 'forPod'> | undefined;
 
-  constructor(kv: JsonKv, node: string, clock: Clock, logger: Logger) {
+  constructor(deps: KvWorkerStoreDeps) {
     super();
-    this.records = podWorkersStore(kv, node);
-    this.mirror = this.records.mirror({ clock, logger, bucket: 'workers' });
+    this.records = podWorkersStore(deps.kv, deps.node);
+    this.mirror = this.records.mirror({ clock: deps.clock, logger: deps.logger, bucket: 'workers' });
+    this.fences = deps.fences;
   }
   /** Opens the watch; resolves once the mirror holds what the bucket held. */
   start(): Promise<void> {
@@ -28,11 +42,13 @@ export class KvWorkerStore extends WorkerStore implements WorkerRecords {
     return this.records.get(uid);
   }
   async save(uid: string, record: PodSyncStatusRecord): Promise<void> {
+    this.fences?.forPod(uid).check(`write the workers record of pod ${uid}`);
     // A copy: the caller may change its record before the next save.
     const saved = structuredClone(record);
     this.mirror.noteWrite(uid, saved, await this.records.write(uid, saved));
   }
   async delete(uid: string): Promise<void> {
+    this.fences?.forPod(uid).check(`delete the workers record of pod ${uid}`);
     await this.records.delete(uid);
     this.mirror.noteWrite(uid, undefined);
   }

@@ -13,9 +13,15 @@ class FakeConnection {
     if (opts.callback) this.callbacks.set(subject, opts.callback);
     return { unsubscribe: () => this.callbacks.delete(subject) };
   }
-  deliver(subject: string, headers: MsgHdrs): void {
+  /** What was answered, by reply subject. */
+  readonly answers: { reply: string; body: unknown }[] = [];
+  deliver(subject: string, headers: MsgHdrs, reply?: string): void {
     const wildcard = subject.split('.').slice(0, -1).join('.') + '.*';
-    void this.callbacks.get(wildcard)?.(null, { subject, headers, data: new TextEncoder().encode(subject) } as unknown as Msg);
+    const respond = (data: Uint8Array) => {
+      if (reply) this.answers.push({ reply, body: JSON.parse(new TextDecoder().decode(data)) });
+      return true;
+    };
+    void this.callbacks.get(wildcard)?.(null, { subject, headers, reply, respond, data: new TextEncoder().encode(subject) } as unknown as Msg);
   }
 }
 
@@ -24,13 +30,30 @@ describe('NatsWorkSubscriptions: the fence on work', () => {
     const nc = new FakeConnection();
     const subs = new NatsWorkSubscriptions({ nc: nc as unknown as NatsConnection, node: 'node-a', addSubjects: () => undefined, fence: new FencingTokenFilter(new FakeClock()) });
     const got: string[] = [];
-    subs.follow(0, (subject) => got.push(subject));
-    subs.follow(1, (subject) => got.push(subject));
+    const take = (subject: string) => {
+      got.push(subject);
+      return true;
+    };
+    subs.follow(0, take);
+    subs.follow(1, take);
     nc.deliver('kubelet.node-a.work.0.u1', messageHeaders({ leaderRevision: 10 }));
     nc.deliver('kubelet.node-a.work.1.u2', messageHeaders({ leaderRevision: 25 })); // a new leader
     nc.deliver('kubelet.node-a.work.0.u1', messageHeaders({ leaderRevision: 10 })); // the deposed one, late
     nc.deliver('kubelet.node-a.work.0.u3', messageHeaders({})); // not from an elected sender
     nc.deliver('kubelet.node-a.work.0.u1', messageHeaders({ leaderRevision: 25 }));
     assert.deepEqual(got, ['kubelet.node-a.work.0.u1', 'kubelet.node-a.work.1.u2', 'kubelet.node-a.work.0.u3', 'kubelet.node-a.work.0.u1']);
+  });
+});
+
+describe('NatsWorkSubscriptions: the answer to a dispatch', () => {
+  it('answers a request it took with work_accepted, and leaves one it did not take (or a plain publish) unanswered', () => {
+    const nc = new FakeConnection();
+    const subs = new NatsWorkSubscriptions({ nc: nc as unknown as NatsConnection, node: 'node-a', addSubjects: () => undefined, fence: new FencingTokenFilter(new FakeClock()) });
+    subs.follow(2, (subject) => !subject.endsWith('.refused'));
+    nc.deliver('kubelet.node-a.work.2.u1', messageHeaders({ leaderRevision: 3 }), '_INBOX_sync-loop.a');
+    nc.deliver('kubelet.node-a.work.2.refused', messageHeaders({ leaderRevision: 3 }), '_INBOX_sync-loop.b');
+    nc.deliver('kubelet.node-a.work.2.u2', messageHeaders({ leaderRevision: 3 }));
+    nc.deliver('kubelet.node-a.work.2.u3', messageHeaders({ leaderRevision: 1 }), '_INBOX_sync-loop.c'); // a deposed leader's
+    assert.deepEqual(nc.answers, [{ reply: '_INBOX_sync-loop.a', body: { type: 'kubelet.v1.work_accepted', podUid: 'u1', shard: 2 } }]);
   });
 });

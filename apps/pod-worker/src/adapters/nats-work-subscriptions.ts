@@ -1,10 +1,12 @@
 import { SystemClock } from '@app/clock';
-import { Subjects } from '@app/contracts';
+import { MessageTypes, Subjects, type WorkAcceptedMessage } from '@app/contracts';
 import { FencingTokenFilter } from '@app/leader-election';
 import { continueTrace, readMeta } from '@app/tracing';
 import type { NatsConnection } from '@app/nats';
 import type { Logger } from '@app/observability';
 import { WorkSubscriptions } from '../ports.js';
+
+const encoder = new TextEncoder();
 
 /** What a NatsWorkSubscriptions is built from. */
 export interface NatsWorkSubscriptionsDeps {
@@ -21,7 +23,8 @@ export interface NatsWorkSubscriptionsDeps {
  * One plain subscription per owned shard, on `kubelet.<node>.work.<shard>.*`
  * (no queue group: a shard has one owner). Work from a sync-loop leader that
  * was deposed (a fencing token in Kubelet-Leader-Revision lower than the
- * highest seen) is dropped here, before it reaches a pod worker.
+ * highest seen) is dropped here, before it reaches a pod worker. Work
+ * taken is answered when it came as a request (sync-loop's work delivery).
  */
 export class NatsWorkSubscriptions extends WorkSubscriptions {
   private readonly fence: FencingTokenFilter;
@@ -31,18 +34,23 @@ export class NatsWorkSubscriptions extends WorkSubscriptions {
     this.fence = deps.fence ?? new FencingTokenFilter(new SystemClock());
   }
 
-  follow(shard: number, onMessage: (subject: string, data: Uint8Array) => void): () => void {
+  follow(shard: number, onMessage: (subject: string, data: Uint8Array) => boolean): () => void {
     const subject = Subjects.work.wildcard(this.deps.node, shard);
     const sub = this.deps.nc.subscribe(subject, {
       callback: (err, msg) => {
         if (err) return;
-        const token = readMeta(msg.headers).leaderRevision;
-        const verdict = this.fence.accept(token);
+        const meta = readMeta(msg.headers);
+        const verdict = this.fence.accept(meta.leaderRevision);
         if (!verdict.ok) {
-          this.deps.logger?.warn({ subject: msg.subject, token, highest: verdict.highest }, 'dropped work from a deposed sync-loop leader');
+          this.deps.logger?.warn({ subject: msg.subject, token: meta.leaderRevision, highest: verdict.highest }, 'dropped work from a deposed sync-loop leader');
           return;
         }
-        continueTrace(msg, () => onMessage(msg.subject, msg.data), this.deps.logger);
+        const taken = continueTrace(msg, () => onMessage(msg.subject, msg.data), this.deps.logger);
+        // A request (dispatchWork from sync-loop) is answered once the work is ours; left unanswered, it is sent again.
+        if (taken && msg.reply) {
+          const accepted: WorkAcceptedMessage = { type: MessageTypes.workAccepted, podUid: Subjects.work.parse(msg.subject)?.uid ?? meta.podUid ?? '', shard };
+          msg.respond(encoder.encode(JSON.stringify(accepted)));
+        }
       },
     });
     this.deps.addSubjects([subject]);
