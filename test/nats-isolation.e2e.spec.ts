@@ -223,7 +223,7 @@ describe('nodes sharing a NATS: a node touches only its own subjects and keys', 
     const user = userOf('pod-worker', A);
     const pw = await connectAs(nats, user, connectionName('pod-worker', A, 'x'), inboxPrefix(user));
     const out: Record<string, boolean> = {};
-    const try_ = async (what: string, subject: string, fn: () => Promise<unknown> | unknown) => {
+    const try_ = async (what: string, subject: string, fn: () => unknown) => {
       const before = pw.refused.length;
       let ok = true;
       try {

@@ -54,7 +54,7 @@ describe('the one-process mode (TARGET=all) on the real containerd', { timeout: 
     const { connz } = await sampleMonitoring(stack.nc);
     const ours = connz.connections.filter((c) => c.name?.includes(`@${NODE}#`));
     assert.deepEqual(
-      ours.map((c) => `${c.name ?? ''} as ${String(c['authorized_user'] ?? '')}`).sort(),
+      ours.map((c) => `${c.name ?? ''} as ${c.authorized_user ?? ''}`).sort(),
       SERVICE_NAMES.map((s) => `${s}@${NODE}#0 as ${s}`).sort(),
     );
   });

@@ -11,7 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { connect } from '@nats-io/transport-node';
-import { NATS_ADMIN_USER, type NatsUser } from '@app/nats';
+import { NATS_ADMIN_USER } from '@app/nats';
 import { ALL_TARGET, SERVICE_NAMES, moduleEnvPrefix, type ServiceName } from '@app/service';
 import { writeNatsCredentials, type NatsCredentials } from '../nats/server-config.js';
 
@@ -165,7 +165,7 @@ export interface NatsServer {
   /** The users' passwords and the server's config (permissions.ts), in a directory only its owner can read. */
   credentials: NatsCredentials;
   /** nats.js connect options for a user (default admin: tests and tools); a user name of the server's (credentials.userOf) too. */
-  auth(user?: NatsUser | string): { user: string; pass: string };
+  auth(user?: string): { user: string; pass: string };
   /** The permission violations the server logged ("Publish Violation - User "x", Subject "y""). */
   readonly violations: string[];
   /** Stops the server; throws when it logged a permission violation, unless started with `failOnViolations: false`. */

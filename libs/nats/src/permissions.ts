@@ -347,9 +347,10 @@ export function serviceSubjects(service: ServiceName, command = '*', node?: stri
 /**
  * The inbox prefix of a user's connection: replies to its requests (CRI
  * calls, JetStream API calls, KV watches) come there, and nobody else may
- * subscribe to it. `admin` keeps nats.js's default.
+ * subscribe to it. `admin` keeps nats.js's default. `user` is a user name
+ * (natsUserName: `pod-worker`, or `pod-worker@node-a` on a NATS of several nodes).
  */
-export function inboxPrefix(user: NatsUser | string): string {
+export function inboxPrefix(user: string): string {
   return user === NATS_ADMIN_USER ? '_INBOX' : `_INBOX_${user}`;
 }
 
@@ -528,7 +529,7 @@ export function grantedBuckets(service: ServiceName): readonly string[] {
 }
 
 /** The name of the environment variable a generated config reads a user's password from. */
-export function passwordVariable(user: NatsUser | string): string {
+export function passwordVariable(user: string): string {
   return `NATS_PASSWORD_${user.toUpperCase().replaceAll(/[^A-Z0-9]/g, '_')}`;
 }
 

@@ -28,6 +28,8 @@ export interface ConnzConnection {
   [field: string]: unknown;
   cid: number;
   name?: string;
+  /** The NATS user it authenticated as (asked with `auth`). */
+  authorized_user?: string;
   in_msgs: number;
   out_msgs: number;
   in_bytes: number;
