@@ -14,7 +14,6 @@
  * totals, and the rates come from the two samples.
  */
 import { SERVICE_NAMES, type ServiceName } from '@app/contracts';
-import type { NatsConnection } from '@nats-io/transport-node';
 import { MONITORING_SUBJECTS, NATS_ACCESS, familySubject, type SubjectFamily } from './permissions.js';
 
 /** What `/connz?subs=detail` gives (the fields used). */
@@ -235,8 +234,10 @@ export interface MonitoringSample {
   totals: ServerTotals;
 }
 
-/** What sampleMonitoring asks of NATS (@app/nats permissions.ts MONITORING_READ). */
-export type MonitoringRequester = Pick<NatsConnection, 'request'>;
+/** What sampleMonitoring needs of a NATS connection: a request and its answer's text (permissions.ts MONITORING_READ). */
+export interface MonitoringRequester {
+  request(subject: string, payload: string, opts: { timeout: number }): Promise<{ string(): string }>;
+}
 
 /**
  * Reads NATS monitoring once, over NATS, as an authenticated user: the
