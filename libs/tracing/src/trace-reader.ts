@@ -2,7 +2,7 @@
  * Reads a pod's trace records from KUBELET_TRACES (an ordered consumer on
  * `trace.*.*.<uid>`, Subjects.trace.forPod): the CLI as the NATS admin user, the
  * console as its own user, the only service granted it (permissions.ts
- * TRACE_READ). A record whose claimed sender is not the service its subject
+ * traceRead). A record whose claimed sender is not the service its subject
  * names (sentByItsService) is dropped and counted: `rejected`.
  */
 import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';

@@ -1,5 +1,5 @@
 /**
- * PodTraces on KUBELET_TRACES, as the console's NATS user (libs/nats permissions.ts TRACE_READ). Records whose
+ * PodTraces on KUBELET_TRACES, as the console's NATS user (libs/nats permissions.ts traceRead). Records whose
  * subject's service is not their claimed sender are dropped by the reader; how many is logged.
  */
 import { readPodTrace, type TraceRecord } from '@app/tracing';
