@@ -43,22 +43,25 @@ const ENTRYPOINT_VARS = ['PORT_RANGE', 'PORT_LOCK_DIR'];
 const IMAGE = 'kubelet-split/kubelet:local';
 
 describe('docker-compose.yml', () => {
-  it('has nats with the generated config: JetStream, monitoring and one user per service', () => {
+  it('has nats with the generated config: JetStream, one user per service held to the node, no monitoring port', () => {
     const nats = compose.services['nats'];
     assert.ok(nats);
     assert.deepEqual(nats.command, ['-c', '/credentials/nats-server.conf']);
     assert.ok((nats.volumes ?? []).includes('nats-credentials:/credentials:ro'));
     assert.equal(nats.depends_on?.['nats-credentials']?.condition, 'service_completed_successfully');
-    // The one-shot service writes that config with the node's settings (JetStream store, monitoring) and the passwords.
+    // The one-shot service writes that config with the node's settings (JetStream store, the node) and the passwords.
     const gen = compose.services['nats-credentials'];
     assert.equal(gen?.command?.[0], 'nats-credentials', 'nats-credentials runs deploy/nats/credentials.ts (entrypoint.sh)');
     const flags = (gen.command ?? []).map(interpolate);
-    for (const flag of ['--dir=/credentials', '--keep', '--store-dir=/data', '--listen=127.0.0.1:4222', '--http=127.0.0.1:8222']) assert.ok(flags.includes(flag), flag);
+    for (const flag of ['--dir=/credentials', '--keep', '--store-dir=/data', '--listen=127.0.0.1:4222', '--node=node-1']) assert.ok(flags.includes(flag), flag);
+    assert.ok(!flags.some((f) => f.startsWith('--http')), 'no monitoring port: it has no authentication (docs/adr/0025)');
+    assert.ok(!/NATS_MONITOR/.test(composeText), 'nothing reads a monitoring port');
     assert.ok((gen.volumes ?? []).includes('nats-credentials:/credentials'));
     assert.equal(interpolate(nats.image ?? ''), 'kubelet-split/nats:local', 'the locally built nats image (deploy/compose/images.sh)');
     assert.ok((nats.volumes ?? []).includes('nats-data:/data'), 'JetStream on a volume');
     assert.equal(nats.network_mode, 'host');
-    assert.match((nats.healthcheck?.test ?? []).join(' '), /healthz\?js-enabled-only=true/);
+    // Healthy once the client port's INFO says JetStream is on.
+    assert.match(interpolate((nats.healthcheck?.test ?? []).join(' ')), /nc -w 1 127\.0\.0\.1 4222 .*"jetstream\\?":true/);
   });
 
   it('builds the one image from the one Dockerfile', () => {

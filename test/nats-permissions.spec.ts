@@ -16,7 +16,8 @@ import 'reflect-metadata';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Type } from '@nestjs/common';
 import { SERVICE_NAMES, Subjects, resolvePattern, type ServiceName } from '@app/contracts';
@@ -194,5 +195,29 @@ describe('the checked-in deploy/nats/nats-server.conf', () => {
     const missing = spawnSync('nats-server', ['-t', '-c', file], { env: { ...process.env, ...withoutPleg }, encoding: 'utf8' });
     assert.notEqual(missing.status, 0);
     assert.match(`${missing.stdout}${missing.stderr}`, /NATS_PASSWORD_PLEG/);
+  });
+
+  it('opens no monitoring port, checked in or rendered for a node: nats-server monitoring has no authentication (docs/adr/0025)', async () => {
+    const { NODE_NATS_SETTINGS, checkedInNatsServerConfig, renderNatsServerConfig } = await import('../deploy/nats/server-config.js');
+    for (const conf of [checkedInNatsServerConfig(), renderNatsServerConfig({ ...NODE_NATS_SETTINGS, nodes: ['node-1'] }, () => 'x')]) {
+      assert.doesNotMatch(conf, /^\s*(http|https|http_port|https_port|monitor_port)\s*:/m);
+    }
+  });
+
+  it('rendered for two nodes, is valid for nats-server, with a user per service and node', async () => {
+    const { NODE_NATS_SETTINGS, renderNatsServerConfig } = await import('../deploy/nats/server-config.js');
+    const dir = mkdtempSync(join(tmpdir(), 'ks-nats-conf-'));
+    try {
+      const file = join(dir, 'nats-server.conf');
+      const conf = renderNatsServerConfig({ ...NODE_NATS_SETTINGS, storeDir: dir, nodes: ['node-a', 'node-b'] }, (name) => `pw-${name}`);
+      writeFileSync(file, conf);
+      const ok = spawnSync('nats-server', ['-t', '-c', file], { encoding: 'utf8' });
+      assert.equal(ok.status, 0, `${ok.stdout}${ok.stderr}`);
+      assert.match(conf, /user: "pod-worker@node-b"/);
+      assert.match(conf, /"kubelet\.node-b\.work\.\*\.\*"/);
+      assert.doesNotMatch(conf, /"kubelet\.\*\./, 'no service subject for every node');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

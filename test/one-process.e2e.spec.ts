@@ -15,6 +15,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import type { V1ContainerStatus, V1PodStatus } from '@kubernetes/client-node';
 import { SERVICE_NAMES, Subjects, type ServiceInfo } from '@app/contracts';
+import { sampleMonitoring } from '@app/nats';
 import { readTraceRecords, type TraceRecord } from '@app/tracing';
 import { exited } from '../deploy/local/stack.js';
 import { NodeStack } from './support/node-stack.js';
@@ -50,7 +51,7 @@ describe('the one-process mode (TARGET=all) on the real containerd', { timeout: 
     const infos = await Promise.all(SERVICE_NAMES.map(async (s) => (await (await fetch(`http://127.0.0.1:${port(s)}/info`)).json()) as ServiceInfo));
     assert.deepEqual(infos.map((i) => i.service), [...SERVICE_NAMES], 'each module answers /info on its own port');
     assert.deepEqual(new Set(infos.map((i) => i.pid)), pids);
-    const connz = (await (await fetch(`${stack.nats.monitorUrl}/connz?auth=true&limit=100`)).json()) as { connections: { name?: string; authorized_user?: string }[] };
+    const { connz } = await sampleMonitoring(stack.nc);
     const ours = connz.connections.filter((c) => c.name?.includes(`@${NODE}#`));
     assert.deepEqual(
       ours.map((c) => `${c.name ?? ''} as ${c.authorized_user ?? ''}`).sort(),

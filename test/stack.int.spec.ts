@@ -6,7 +6,9 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { sampleMonitoring } from '@app/nats';
 import { SERVICE_NAMES, type ServiceName } from '@app/service';
 import { Subjects } from '@app/contracts';
 import { exited, freePort, runServiceToExit, startNats, startService, type NatsServer, type ServiceProcess } from '../deploy/local/stack.js';
@@ -56,10 +58,8 @@ describe('the seven services on a real nats-server', { timeout: 120_000 }, () =>
     }
   });
 
-  it('NATS monitoring (/connz?subs=detail) lists each connection by name, with its subscriptions', async () => {
-    const connz = (await (await fetch(`${nats.monitorUrl}/connz?subs=detail`)).json()) as {
-      connections: { name?: string; subscriptions_list_detail?: { subject: string }[] }[];
-    };
+  it('NATS monitoring (connz, asked over NATS) lists each connection by name, with its subscriptions', async () => {
+    const { connz } = await sampleMonitoring(nc);
     for (const service of SERVICE_NAMES) {
       const conn = connz.connections.find((c) => c.name === `${service}@${NODE}#i0`);
       assert.ok(conn, `no connection named ${service}@${NODE}#i0 in ${connz.connections.map((c) => c.name).join(', ')}`);
@@ -69,8 +69,8 @@ describe('the seven services on a real nats-server', { timeout: 120_000 }, () =>
   });
 
   it('the KV buckets of the design exist', async () => {
-    const jsz = (await (await fetch(`${nats.monitorUrl}/jsz?streams=true`)).json()) as { account_details?: { stream_detail?: { name: string }[] }[] };
-    const streams = (jsz.account_details ?? []).flatMap((a) => a.stream_detail ?? []).map((s) => s.name);
+    const streams: string[] = [];
+    for await (const name of (await jetstreamManager(nc)).streams.names()) streams.push(name);
     for (const bucket of ['pods', 'pod-cache', 'pod-status', 'workers', 'probe-results', 'leases']) assert.ok(streams.includes(`KV_${bucket}`), `KV_${bucket} in ${streams.join(', ')}`);
   });
 
@@ -110,7 +110,7 @@ describe('the seven services on a real nats-server', { timeout: 120_000 }, () =>
     const ms = performance.now() - t0;
     assert.equal(sp.process.exitCode, 0);
     assert.ok(ms < 5000, `took ${ms}ms`);
-    const connz = (await (await fetch(`${nats.monitorUrl}/connz`)).json()) as { connections: { name?: string }[] };
+    const { connz } = await sampleMonitoring(nc);
     assert.ok(!connz.connections.some((c) => c.name === `prober@${NODE}#term`), 'connection still open after exit');
   });
 });

@@ -1,6 +1,7 @@
 /**
  * `kubelet-split topology` on the real stack: NATS monitoring of a running
- * node lists all seven services, each subscribed to the subjects the design's
+ * node (asked over NATS as the admin user: there is no monitoring port)
+ * lists all seven services, each subscribed to the subjects the design's
  * subject table (DESIGN.md, libs/contracts Subjects, libs/nats NATS_ACCESS)
  * gives it and to nothing else; a subscription to an undocumented subject is
  * reported as such.
@@ -36,7 +37,7 @@ const HOUSEKEEPING = new Set<string>(['serviceInfo', 'serviceCommand', 'inbox'])
 
 describe('kubelet-split topology on the real stack', { timeout: 240_000 }, () => {
   const stack = new NodeStack({ node: NODE, services: [...SERVICE_NAMES] });
-  const cli = (...args: string[]) => spawnSync(process.execPath, [join(REPO_ROOT, 'dist', 'apps', 'cli', 'src', 'cli.js'), 'topology', '--nats-monitor', stack.nats.monitorUrl, '--node', NODE, ...args], { encoding: 'utf8', timeout: 30_000 });
+  const cli = (...args: string[]) => spawnSync(process.execPath, [join(REPO_ROOT, 'dist', 'apps', 'cli', 'src', 'cli.js'), 'topology', '--nats', stack.nats.url, '--nats-password-file', stack.nats.credentials.passwordFile('admin'), '--node', NODE, ...args], { encoding: 'utf8', timeout: 30_000 });
   const topology = (): Topology => {
     const out = cli('-o', 'json', '--interval', '1s');
     assert.equal(out.status, 0, out.stderr);

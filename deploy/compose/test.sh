@@ -59,7 +59,6 @@ NODE_NAME=$node
 LOG_LEVEL=info
 KS_IMAGE_TAG=ks-compose-test
 NATS_PORT=14222
-NATS_MONITOR_PORT=18222
 CONTAINERD_SOCKET_DIR=$(dirname "$sock")
 CONTAINERD_ROOT_DIR=$runtime_root
 POD_MANIFEST_PATH=$work/manifests

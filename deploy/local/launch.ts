@@ -166,7 +166,8 @@ async function main(): Promise<void> {
     storeDir: NODE_NATS_SETTINGS.storeDir,
     failOnViolations: false,
     port: 4222,
-    monitorPort: 8222,
+    // Every user held to this node's subjects and KV keys (libs/nats permissions.ts).
+    nodes: [node],
     sink: prefixed('nats-server', 90),
     onSpawn: (child) => (natsChild = child),
     detached: true,
@@ -215,13 +216,13 @@ async function main(): Promise<void> {
 
   const rows = [
     ['SERVICE', 'INSTANCE', 'PORT', 'PID', 'READY'],
-    ['nats-server', '-', `${nats.port} (monitor ${nats.monitorPort})`, String(nats.process.pid), '-'],
+    ['nats-server', '-', String(nats.port), String(nats.process.pid), '-'],
     ...started.map(({ sp }) => [sp.service, sp.instance, String(sp.port), String(sp.process.pid), `${Math.round(sp.readyAfterMs ?? 0)}ms`]),
   ];
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
   const table = rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c] ?? 0)).join('  ')).join('\n');
   process.stdout.write(`\nkubelet-split is up on node "${node}" (manifests: ${resolve(args.manifests)})\n${table}\n\n`);
-  process.stdout.write(`NATS monitoring: ${nats.monitorUrl}/connz?subs=detail   Ctrl-C stops everything.\n`);
+  process.stdout.write(`Who talks to whom: npx kubelet-split topology --nats-password-file ${credentials.passwordFile('admin')}   Ctrl-C stops everything.\n`);
   process.stdout.write(`NATS users' passwords (new each run, root only): ${credentials.dir}; tools connect as "admin" with ${credentials.passwordFile('admin')}\n\n`);
 
   await exited(nats.process);

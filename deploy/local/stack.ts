@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { NATS_ADMIN_USER, type NatsUser } from '@app/nats';
+import { connect } from '@nats-io/transport-node';
+import { NATS_ADMIN_USER } from '@app/nats';
 import { ALL_TARGET, SERVICE_NAMES, moduleEnvPrefix, type ServiceName } from '@app/service';
 import { writeNatsCredentials, type NatsCredentials } from '../nats/server-config.js';
 
@@ -100,20 +101,28 @@ export function pipeLines(child: ChildProcess, sink: LineSink): void {
 
 /** Waits until `url` answers 200, or throws after `timeoutMs`. */
 export async function waitHttpOk(url: string, timeoutMs: number, alive?: () => boolean): Promise<void> {
+  await waitReady(url, timeoutMs, alive, async () => {
+    const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
+    return res.status === 200 ? undefined : `HTTP ${res.status}: ${await res.text()}`;
+  });
+}
+
+/** Polls `probe` (undefined: ready; else why not) every 50 ms until it is ready, the process dies or `timeoutMs` passes. */
+async function waitReady(what: string, timeoutMs: number, alive: (() => boolean) | undefined, probe: () => Promise<string | undefined>): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = 'no answer';
   while (Date.now() < deadline) {
-    if (alive && !alive()) throw new Error(`${url}: the process exited before it was ready`);
+    if (alive && !alive()) throw new Error(`${what}: the process exited before it was ready`);
     try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
-      if (res.status === 200) return;
-      last = `HTTP ${res.status}: ${await res.text()}`;
+      const notYet = await probe();
+      if (notYet === undefined) return;
+      last = notYet;
     } catch (err) {
       last = (err as Error).message;
     }
     await new Promise((r) => setTimeout(r, 50));
   }
-  throw new Error(`${url} not ready after ${timeoutMs}ms (last: ${last})`);
+  throw new Error(`${what} not ready after ${timeoutMs}ms (last: ${last})`);
 }
 
 /** Resolves when the child has exited (immediately if it already has). */
@@ -150,15 +159,13 @@ export async function stopProcess(child: ChildProcess, graceMs: number): Promise
 export interface NatsServer {
   url: string;
   port: number;
-  monitorPort: number;
-  monitorUrl: string;
   /** The running nats-server (another one after restart()). */
   readonly process: ChildProcess;
   storeDir: string;
   /** The users' passwords and the server's config (permissions.ts), in a directory only its owner can read. */
   credentials: NatsCredentials;
-  /** nats.js connect options for a user (default admin: tests and tools). */
-  auth(user?: NatsUser): { user: string; pass: string };
+  /** nats.js connect options for a user (default admin: tests and tools); a user name of the server's (credentials.userOf) too. */
+  auth(user?: string): { user: string; pass: string };
   /** The permission violations the server logged ("Publish Violation - User "x", Subject "y""). */
   readonly violations: string[];
   /** Stops the server; throws when it logged a permission violation, unless started with `failOnViolations: false`. */
@@ -188,16 +195,36 @@ export function natsServerBinary(env: NodeJS.ProcessEnv = process.env): string {
 const started = new Map<string, NatsServer>();
 
 /**
- * Starts a real nats-server with JetStream and monitoring on loopback, with
- * authorization on: its config and one password per user (@app/nats
- * permissions.ts) are written to `credentialsDir` (default: a fresh
- * temporary directory, mode 0700, removed by stop()). Ports default to free
- * ones and the store to a fresh temporary directory.
+ * Until the server at `url` takes `user`'s connection and answers a
+ * JetStream API request (`$JS.API.INFO`): what its monitoring's
+ * `/healthz?js-enabled-only=true` said, which it no longer serves (no
+ * monitoring port, docs/adr/0025).
+ */
+export async function waitNatsReady(url: string, auth: { user: string; pass: string }, timeoutMs: number, alive?: () => boolean): Promise<void> {
+  await waitReady(url, timeoutMs, alive, async () => {
+    const nc = await connect({ servers: url, ...auth, reconnect: false, timeout: 1000 });
+    try {
+      const info = JSON.parse((await nc.request('$JS.API.INFO', '', { timeout: 1000 })).string()) as { error?: { description?: string } };
+      return info.error ? (info.error.description ?? 'JetStream error') : undefined;
+    } finally {
+      await nc.close();
+    }
+  });
+}
+
+/**
+ * Starts a real nats-server with JetStream on loopback (no monitoring
+ * port), with authorization on: its config and one password per user
+ * (@app/nats permissions.ts, held to `nodes` when given) are written to
+ * `credentialsDir` (default: a fresh temporary directory, mode 0700,
+ * removed by stop()). The port defaults to a free one and the store to a
+ * fresh temporary directory.
  */
 export async function startNats(
   opts: {
     port?: number;
-    monitorPort?: number;
+    /** The nodes whose services connect: each user held to its node's subjects and keys (absent: every node's). */
+    nodes?: readonly string[];
     storeDir?: string;
     credentialsDir?: string;
     sink?: LineSink;
@@ -208,9 +235,7 @@ export async function startNats(
     binary?: string;
   } = {},
 ): Promise<NatsServer> {
-  for (const p of [opts.port, opts.monitorPort]) {
-    if (p !== undefined && !(await portFree(p))) throw new Error(`port ${p} is in use: is another nats-server running?`);
-  }
+  if (opts.port !== undefined && !(await portFree(opts.port))) throw new Error(`port ${opts.port} is in use: is another nats-server running?`);
   const ownStore = opts.storeDir === undefined;
   const storeDir = opts.storeDir ?? mkdtempSync(join(tmpdir(), 'ks-nats-'));
   const ownCredentials = opts.credentialsDir === undefined;
@@ -219,16 +244,12 @@ export async function startNats(
   /** The server's last lines, for the error when it exits before it is ready. */
   const lastLines: string[] = [];
   let port = 0;
-  let monitorPort = 0;
-  let monitorUrl = '';
   let credentials!: NatsCredentials;
-  /** The config on `port` and `monitorPort` (written again when ports chosen here were taken before the server bound them). */
+  /** The config on `port` (written again when a port chosen here was taken before the server bound it). */
   const configure = async (): Promise<void> => {
-    const [p, m] = await freePorts(2);
+    const [p] = await freePorts(1);
     port = opts.port ?? p ?? 0;
-    monitorPort = opts.monitorPort ?? m ?? 0;
-    monitorUrl = `http://127.0.0.1:${monitorPort}`;
-    credentials = writeNatsCredentials(credentialsDir, { serverName: 'kubelet-split', listen: `127.0.0.1:${port}`, http: `127.0.0.1:${monitorPort}`, storeDir });
+    credentials = writeNatsCredentials(credentialsDir, { serverName: 'kubelet-split', listen: `127.0.0.1:${port}`, storeDir, ...(opts.nodes ? { nodes: opts.nodes } : {}) });
   };
   /** One nats-server process on the config, ready once its JetStream is. */
   const spawnServer = async (): Promise<ChildProcess> => {
@@ -243,7 +264,7 @@ export async function startNats(
       opts.sink?.(line);
     });
     try {
-      await Promise.race([waitHttpOk(`${monitorUrl}/healthz?js-enabled-only=true`, 15_000, () => child.exitCode === null), spawnError]);
+      await Promise.race([waitNatsReady(`nats://127.0.0.1:${port}`, credentials.auth(NATS_ADMIN_USER), 15_000, () => child.exitCode === null), spawnError]);
     } catch (err) {
       await exited(child).catch(() => undefined);
       throw new Error(`${(err as Error).message}${lastLines.length > 0 ? `; nats-server said: ${lastLines.join(' | ')}` : ''}`);
@@ -258,7 +279,7 @@ export async function startNats(
       child = await spawnServer();
       break;
     } catch (err) {
-      const chosen = opts.port === undefined || opts.monitorPort === undefined;
+      const chosen = opts.port === undefined;
       if (!chosen || attempt >= 3 || !/exited before it was ready/.test((err as Error).message)) throw err;
       opts.sink?.(`nats-server exited before it was ready (${(err as Error).message}); trying new ports`);
       await configure();
@@ -268,8 +289,6 @@ export async function startNats(
   const server: NatsServer = {
     url,
     port,
-    monitorPort,
-    monitorUrl,
     get process() {
       return child;
     },

@@ -4,8 +4,12 @@
  * or prints the checked-in deploy/nats/nats-server.conf.
  *
  *   node dist/deploy/nats/credentials.js --dir DIR [--keep] [--owner UID:GID]
- *        [--listen HOST:PORT] [--http HOST:PORT] [--store-dir DIR]
+ *        [--listen HOST:PORT] [--store-dir DIR] [--node NODE]...
  *   node dist/deploy/nats/credentials.js --print-checked-in
+ *
+ * --node (repeatable): the nodes whose services connect; each service's user
+ * is held to its node's subjects and KV keys (one node: the users keep the
+ * services' names; several: `<service>@<node>`). Without it, every node's.
  *
  * Compose runs the first form once (the `nats-credentials` service, with
  * --keep so a restart keeps the passwords); see docs/adr/0012.
@@ -19,7 +23,7 @@ const { values: args } = parseArgs({
     keep: { type: 'boolean', default: false },
     owner: { type: 'string' },
     listen: { type: 'string', default: NODE_NATS_SETTINGS.listen },
-    http: { type: 'string', default: NODE_NATS_SETTINGS.http },
+    node: { type: 'string', multiple: true },
     'store-dir': { type: 'string', default: NODE_NATS_SETTINGS.storeDir },
     'print-checked-in': { type: 'boolean', default: false },
   },
@@ -35,11 +39,11 @@ if (args['print-checked-in']) {
   }
   const creds = writeNatsCredentials(
     args.dir,
-    { ...NODE_NATS_SETTINGS, listen: args.listen, http: args.http, storeDir: args['store-dir'] },
+    { ...NODE_NATS_SETTINGS, listen: args.listen, storeDir: args['store-dir'], ...(args.node?.length ? { nodes: args.node } : {}) },
     { keep: args.keep, ...(owner ? { owner: { uid: Number(owner[1]), gid: Number(owner[2]) } } : {}) },
   );
   process.stdout.write(`NATS credentials in ${creds.dir} (server config ${creds.configFile})\n`);
 } else {
-  process.stderr.write('usage: credentials.js --dir DIR [--keep] [--owner UID:GID] [--listen HOST:PORT] [--http HOST:PORT] [--store-dir DIR] | --print-checked-in\n');
+  process.stderr.write('usage: credentials.js --dir DIR [--keep] [--owner UID:GID] [--listen HOST:PORT] [--store-dir DIR] [--node NODE]... | --print-checked-in\n');
   process.exit(2);
 }

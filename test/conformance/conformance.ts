@@ -273,7 +273,7 @@ async function startControllers(cp: ControlPlane, bin: string): Promise<void> {
  * replicas) but the status group (STATUS_GROUP), which is one process of four modules.
  */
 async function startSplitNode(cp: ControlPlane, clientCa: string, runtimeSock: string): Promise<void> {
-  const nats: NatsServer = await startNats({ sink: lineSink('nats-server.log') });
+  const nats: NatsServer = await startNats({ nodes: [NODE], sink: lineSink('nats-server.log') });
   cleanups.push({ what: 'nats-server', run: () => nats.stop() });
   const dirs = { POD_ROOT_DIR: join(work, 'pods'), POD_LOGS_DIR: join(work, 'pod-logs'), LEGACY_CONTAINER_LOGS_DIR: join(work, 'containers') };
   const group: readonly ServiceName[] = STATUS_GROUP;
@@ -284,7 +284,6 @@ async function startSplitNode(cp: ControlPlane, clientCa: string, runtimeSock: s
   // the pod directories (logs and stats), and where each finds the others' ports.
   const groupEnv = {
     KUBECONFIG: cp.kubeconfig(NODE),
-    NATS_MONITOR_URL: nats.monitorUrl,
     KUBELET_CLIENT_CA_FILE: clientCa,
     KUBELET_CERT_DIR: join(work, 'pki'),
     NODE_IP: NETWORK.ip,

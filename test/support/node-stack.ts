@@ -88,7 +88,7 @@ export class NodeStack {
       // Image GC off (high threshold 100 %): every e2e file's stack shares one containerd, and a leader's GC on a full
       // disk would take the images another file's pods are about to use. test/image-gc.e2e.spec.ts turns it on.
       ...(service === 'sync-loop' ? { POD_LOGS_DIR: join(this.dir, 'logs'), LEGACY_CONTAINER_LOGS_DIR: join(this.dir, 'containers'), POD_ROOT_DIR: join(this.dir, 'pods'), IMAGE_GC_HIGH_THRESHOLD_PERCENT: '100' } : {}),
-      ...(grouped ? { POD_LOGS_DIR: join(this.dir, 'logs'), POD_ROOT_DIR: join(this.dir, 'pods'), NATS_MONITOR_URL: this.nats.monitorUrl } : {}),
+      ...(grouped ? { POD_LOGS_DIR: join(this.dir, 'logs'), POD_ROOT_DIR: join(this.dir, 'pods') } : {}),
       // The kubelet API server (it starts with KUBECONFIG) on a port of the stack's own, its certificate in the stack's
       // directory: never 10250, which another stack or a kubelet on this machine may hold.
       ...(grouped ? { KUBELET_SERVER_PORT: String(this.kubeletPort), KUBELET_CERT_DIR: join(this.dir, 'pki') } : {}),
@@ -114,7 +114,8 @@ export class NodeStack {
     rmSync(this.manifests, { recursive: true, force: true });
     writeFileSync(join(this.dir, '.keep'), '');
     await import('node:fs/promises').then((fs) => fs.mkdir(this.manifests, { recursive: true }));
-    this.nats = await startNats();
+    // Its users held to this node's subjects and keys, as the launcher's and compose's are.
+    this.nats = await startNats({ nodes: [this.options.node] });
     this.kubeletPort = await freePort();
     this.nc = await connect({ servers: this.nats.url, name: 'e2e-test', ...this.nats.auth() });
     this.cri = new NatsCriClient(this.nc, this.options.node, 'e2e-test');

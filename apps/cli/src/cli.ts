@@ -6,16 +6,16 @@
  *   kubelet-split get pods [-o wide|yaml|json] [-n NAMESPACE | -A]
  *   kubelet-split describe pod NAME [-n NAMESPACE]
  *   kubelet-split logs POD [-c CONTAINER] [-f] [--previous] [--tail N] [--since DURATION] [--timestamps] [-n NAMESPACE]
- *   kubelet-split topology [-o table|mermaid|dot|json] [--nats-monitor URL] [--interval DURATION] [--node NODE]
+ *   kubelet-split topology [-o table|mermaid|dot|json] [--interval DURATION] [--node NODE] [--nats URL] [--nats-password-file FILE]
  *   kubelet-split trace POD|UID [-n NAMESPACE] [-o json] [--follow] [--nats-trace] [--nats URL] [--nats-password-file FILE]
  *
  * --server (or KUBELET_SPLIT_SERVER) is the status manager's URL; default http://127.0.0.1:10315.
  * --token-file (or KUBELET_SPLIT_TOKEN_FILE): a file holding the bearer token of a status manager
  * started with HTTP_TOKEN_FILE (needed off loopback).
- * topology reads NATS monitoring instead: --nats-monitor (or KUBELET_SPLIT_NATS_MONITOR),
- * default http://127.0.0.1:8222.
- * trace reads the KUBELET_TRACES stream from NATS (--nats or KUBELET_SPLIT_NATS, default
- * nats://127.0.0.1:4222) as the admin user (--nats-password-file or KUBELET_SPLIT_NATS_PASSWORD_FILE);
+ * topology and trace read NATS itself (--nats or KUBELET_SPLIT_NATS, default nats://127.0.0.1:4222)
+ * as the admin user (--nats-password-file or KUBELET_SPLIT_NATS_PASSWORD_FILE): topology the
+ * account's monitoring ($SYS.REQ.ACCOUNT.PING.CONNZ; nats-server has no monitoring port, docs/adr/0025),
+ * trace the KUBELET_TRACES stream;
  * --nats-trace adds what nats-server (2.11 or later) sees of each hop, from its message tracing.
  */
 import { readFileSync } from 'node:fs';
@@ -25,15 +25,16 @@ import type { EventMessage, Pod, PodList } from '@app/contracts';
 import { describePod } from './describe.js';
 import { printPodTable } from './get.js';
 import { chooseContainer, logsQuery, parseGoDuration } from './logs.js';
-import { fetchTopology, printTopologyDot, printTopologyMermaid, topologyOfNode } from '@app/nats';
+import { fetchTopology, printTopologyDot, printTopologyMermaid, topologyOfNode, type Topology } from '@app/nats';
 import { printTopologyTable } from './topology.js';
 import { tracePod } from './trace-command.js';
+import { connectCliNats, type TraceSource } from './trace-reader.js';
 
 const USAGE = `usage:
   kubelet-split get pods [-o wide|yaml|json] [-n NAMESPACE | -A] [--server URL] [--token-file FILE]
   kubelet-split describe pod NAME [-n NAMESPACE] [--server URL] [--token-file FILE]
   kubelet-split logs POD [-c CONTAINER] [-f] [--previous] [--tail N] [--since DURATION | --since-time TIME] [--timestamps] [--limit-bytes N] [-n NAMESPACE] [--server URL] [--token-file FILE]
-  kubelet-split topology [-o table|mermaid|dot|json] [--nats-monitor URL] [--interval DURATION] [--node NODE]
+  kubelet-split topology [-o table|mermaid|dot|json] [--interval DURATION] [--node NODE] [--nats URL] [--nats-password-file FILE]
   kubelet-split trace POD|UID [-n NAMESPACE] [-o json] [-f|--follow] [--nats-trace] [--nats URL] [--nats-password-file FILE] [--server URL] [--token-file FILE]`;
 
 /** The bearer token, when --token-file is given. */
@@ -75,7 +76,6 @@ async function main(argv: string[]): Promise<number> {
       since: { type: 'string' },
       'since-time': { type: 'string' },
       'limit-bytes': { type: 'string' },
-      'nats-monitor': { type: 'string', default: process.env['KUBELET_SPLIT_NATS_MONITOR'] ?? 'http://127.0.0.1:8222' },
       interval: { type: 'string', default: '1s' },
       node: { type: 'string' },
       nats: { type: 'string', default: process.env['KUBELET_SPLIT_NATS'] ?? 'nats://127.0.0.1:4222' },
@@ -112,7 +112,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (verb === 'topology') {
-    await topology(values['nats-monitor'] ?? '', values.interval ?? '1s', values.output ?? 'table', values.node);
+    await topology(natsSource(values), values.interval ?? '1s', values.output ?? 'table', values.node);
     return 0;
   }
   if (verb === 'logs' && kind) {
@@ -143,16 +143,22 @@ async function main(argv: string[]): Promise<number> {
       follow: values.follow ?? false,
       natsTrace: values['nats-trace'] ?? false,
       pods: () => fetchJson<PodList>(`${server}/pods`),
-      nats: { servers: (values.nats ?? '').split(','), ...(values['nats-password-file'] ? { passwordFile: values['nats-password-file'] } : {}) },
+      nats: natsSource(values),
       out: (s) => process.stdout.write(s),
+      warn: (s) => process.stderr.write(s),
     });
   }
   process.stderr.write(`${USAGE}\n`);
   return 1;
 }
 
-/** `topology`: two /connz samples `interval` apart, /subsz and /jsz, printed as asked. */
-async function topology(monitor: string, interval: string, output: string, node: string | undefined): Promise<void> {
+/** --nats and --nats-password-file: where the CLI reads NATS, as the admin user. */
+function natsSource(values: { nats?: string; 'nats-password-file'?: string }): TraceSource {
+  return { servers: (values.nats ?? '').split(','), ...(values['nats-password-file'] ? { passwordFile: values['nats-password-file'] } : {}) };
+}
+
+/** `topology`: two connz samples `interval` apart and the account's totals, over NATS, printed as asked. */
+async function topology(source: TraceSource, interval: string, output: string, node: string | undefined): Promise<void> {
   if (!['table', 'mermaid', 'dot', 'json'].includes(output)) throw new Error(`unknown output format "${output}" (want table, mermaid, dot or json)`);
   let ms: number;
   try {
@@ -160,9 +166,13 @@ async function topology(monitor: string, interval: string, output: string, node:
   } catch {
     throw new Error(`invalid --interval "${interval}" (a duration like 1s or 500ms)`);
   }
-  const all = await fetchTopology(monitor, ms, (w) => new Promise((r) => setTimeout(r, w))).catch((err: Error) => {
-    throw new Error(`${err.message} (--nats-monitor sets its URL)`);
-  });
+  const nc = await connectCliNats(source);
+  let all: Topology;
+  try {
+    all = await fetchTopology(nc, ms, (w) => new Promise((r) => setTimeout(r, w)));
+  } finally {
+    await nc.close();
+  }
   const t = node === undefined ? all : topologyOfNode(all, node);
   const text = output === 'json' ? `${JSON.stringify(t, null, 2)}\n` : output === 'mermaid' ? printTopologyMermaid(t) : output === 'dot' ? printTopologyDot(t) : printTopologyTable(t);
   process.stdout.write(text);

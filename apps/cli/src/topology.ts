@@ -19,7 +19,7 @@ export function printTopologyTable(t: Topology): string {
   const notes = [
     `* derived from the design's subject table (libs/nats NATS_ACCESS): NATS monitoring counts no publishes per subject; rates over ${t.intervalSeconds.toFixed(1)}s.`,
     ...(t.others.length > 0 ? [`other connections: ${t.others.map((o) => `${o.name || '(unnamed)'} (cid ${o.cid})`).join(', ')}`] : []),
-    ...(t.totals.subscriptions !== undefined ? [`server: ${t.totals.subscriptions} subscriptions; JetStream: ${t.totals.streams ?? 0} streams, ${t.totals.consumers ?? 0} consumers, ${t.totals.messages ?? 0} messages, ${t.totals.bytes ?? 0} bytes`] : []),
+    ...(t.totals.subscriptions !== undefined ? [`server: ${t.totals.subscriptions} subscriptions; JetStream: ${t.totals.streams ?? 0} streams, ${t.totals.consumers ?? 0} consumers, ${t.totals.messages !== undefined ? `${t.totals.messages} messages, ` : ''}${t.totals.bytes ?? 0} bytes`] : []),
     ...t.undocumented.map((u) => `UNDOCUMENTED: ${u.instance} subscribes to ${u.subject}, which no subject family of libs/contracts covers`),
   ];
   return `${tabwrite(`${conns.join('\n')}\n`, TABLE_TABWRITER)}\n${tabwrite(`${subjects.join('\n')}\n`, TABLE_TABWRITER)}\n${notes.join('\n')}\n`;

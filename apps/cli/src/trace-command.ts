@@ -3,7 +3,7 @@ import { Subjects, type PodList } from '@app/contracts';
 import { buildTimeline, readPodTrace, readTraceRecords } from '@app/tracing';
 import { TIMELINE_HEADER, looksLikeUid, podRef, printTimeline, timelineJson, timelineRow } from './trace.js';
 import { joinServerViews, natsTraceProbes, printServerViews } from './nats-trace.js';
-import { askServerTraces, connectForTraces, type TraceSource } from './trace-reader.js';
+import { askServerTraces, connectCliNats, type TraceSource } from './trace-reader.js';
 
 export interface TraceCommand {
   arg: string;
@@ -16,6 +16,13 @@ export interface TraceCommand {
   pods: () => Promise<PodList>;
   nats: TraceSource;
   out: (s: string) => void;
+  /** Where a warning goes (stderr): records dropped because their sender is not the one they claim. */
+  warn: (s: string) => void;
+}
+
+/** The warning for records whose subject's service is not their claimed sender (libs/tracing sentByItsService). */
+export function rejectedWarning(rejected: number): string {
+  return `warning: ${rejected} trace record(s) dropped: published under another service's name than the one they claim\n`;
 }
 
 /** The pod's UID: the argument itself when it is one, else its name looked up in /pods. */
@@ -31,10 +38,11 @@ export async function tracePod(cmd: TraceCommand): Promise<number> {
   if (cmd.output !== '' && cmd.output !== 'json') throw new Error(`unknown output format "${cmd.output}" (want json)`);
   if (cmd.natsTrace && cmd.follow) throw new Error('--nats-trace does not combine with --follow');
   const uid = await resolvePodUid(cmd.arg, cmd.namespace, cmd.pods);
-  const nc = await connectForTraces(cmd.nats);
+  const nc = await connectCliNats(cmd.nats);
   try {
     if (cmd.follow) return await follow(cmd, uid, nc);
-    const records = await readPodTrace(nc, uid);
+    const { records, rejected } = await readPodTrace(nc, uid);
+    if (rejected > 0) cmd.warn(rejectedWarning(rejected));
     if (records.length === 0) throw new Error(`no trace records for pod ${uid} (unknown pod, TRACING=off, or older than TRACE_MAX_AGE)`);
     const timeline = buildTimeline(uid, records);
     if (!cmd.natsTrace) {
@@ -51,7 +59,7 @@ export async function tracePod(cmd: TraceCommand): Promise<number> {
 }
 
 /** Prints each hop as it is recorded, until ^C; offsets from the pod's first hop. */
-async function follow(cmd: TraceCommand, uid: string, nc: Awaited<ReturnType<typeof connectForTraces>>): Promise<number> {
+async function follow(cmd: TraceCommand, uid: string, nc: Awaited<ReturnType<typeof connectCliNats>>): Promise<number> {
   const abort = new AbortController();
   process.once('SIGINT', () => abort.abort());
   let first: number | undefined;
@@ -69,7 +77,7 @@ async function follow(cmd: TraceCommand, uid: string, nc: Awaited<ReturnType<typ
       if (isSlowest) slowest = r.durationMs;
       cmd.out(cmd.output === 'json' ? `${JSON.stringify(hop)}\n` : `${timelineRow(hop, isSlowest ? hop.spanId : undefined).replaceAll('\t', '  ').replace('<- slowest', '<- slowest so far')}\n`);
     },
-    { follow: true, signal: abort.signal },
+    { follow: true, signal: abort.signal, onRejected: () => cmd.warn(rejectedWarning(1)) },
   );
   return 0;
 }

@@ -1,6 +1,6 @@
 /**
- * The CLI's connection to read trace records (@app/nats readTraceRecords),
- * as the NATS admin user.
+ * The CLI's NATS connection, as the admin user: to read trace records
+ * (@app/tracing readTraceRecords) and the topology (@app/nats sampleMonitoring).
  */
 import { readFileSync } from 'node:fs';
 import { connect, createInbox, headers, type NatsConnection } from '@nats-io/transport-node';
@@ -12,7 +12,7 @@ export interface TraceSource {
   passwordFile?: string;
 }
 
-export async function connectForTraces(src: TraceSource): Promise<NatsConnection> {
+export async function connectCliNats(src: TraceSource): Promise<NatsConnection> {
   const password = src.passwordFile ? readFileSync(src.passwordFile, 'utf8').trim() : undefined;
   try {
     return await connect({ servers: src.servers, name: 'kubelet-split-cli', ...(password ? { user: src.user ?? 'admin', pass: password } : {}) });

@@ -16,13 +16,13 @@ import { buildTimeline, type Timeline, type TraceRecord } from '@app/tracing';
 import { buildTopology, topologyEdges, topologyOfNode, type MonitoringSample, type Topology } from '@app/nats';
 import { ConsolePods } from './console-feed.js';
 
-/** Reads a pod's trace records (KUBELET_TRACES, `trace.*.<uid>`). */
+/** Reads a pod's trace records (KUBELET_TRACES, `trace.*.*.<uid>`), only those sent by the service they claim. */
 export abstract class PodTraces {
   /** Every record of the pod stored so far, in stream order; none for a pod with none. */
   abstract read(uid: string): Promise<TraceRecord[]>;
 }
 
-/** Reads the node's NATS monitoring (`/connz?subs=detail`, `/subsz`, `/jsz`). */
+/** Reads the node's NATS monitoring: the account's connections and subscriptions, and its totals (over NATS). */
 export abstract class NatsMonitoring {
   /** One reading, now. */
   abstract sample(): Promise<MonitoringSample>;

@@ -1,7 +1,7 @@
 /**
  * console: the web console (ours; upstream has none). Its page, its live
  * feed, a pod's timeline from its trace records and the node's topology
- * from NATS monitoring, reading what the CLI reads: the node's pods from
+ * from NATS monitoring (asked over NATS), reading what the CLI reads: the node's pods from
  * the buckets (@app/pod-manager PodReadModel), a pod's events from the
  * status manager over NATS, its logs from the kubelet server's read port.
  * One provider per port; the adapters are in adapters/.
@@ -14,7 +14,7 @@ import { KvPodReadModel, PodReadModel } from '@app/pod-manager';
 import { SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, readHttpToken, type ServiceContext } from '@app/service';
 import { EventHub } from './adapters/event-hub.js';
 import { HttpContainerLogs } from './adapters/http-container-logs.js';
-import { HttpNatsMonitoring } from './adapters/http-nats-monitoring.js';
+import { NatsAccountMonitoring } from './adapters/nats-monitoring.js';
 import { NatsPodEvents } from './adapters/nats-pod-events.js';
 import { NatsPodTraces } from './adapters/nats-pod-traces.js';
 import { ConsoleFeed, ConsolePods } from './console-feed.js';
@@ -48,8 +48,8 @@ import { ContainerLogTail, PodEvents } from './ports.js';
     { provide: PodEvents, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: ConsoleConfig) => new NatsPodEvents(bus, cfg.NODE_NAME) },
     { provide: ContainerLogTail, inject: [SERVICE_CONFIG], useFactory: (cfg: ConsoleConfig) => new HttpContainerLogs(cfg.KUBELET_READ_URL, readHttpToken(cfg.HTTP_TOKEN_FILE)) },
     { provide: ConsoleFeed, inject: [ConsolePods, Clock], useFactory: (pods: ConsolePods, clock: Clock) => new ConsoleFeed(pods, clock) },
-    { provide: PodTraces, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new NatsPodTraces(ctx.connection) },
-    { provide: NatsMonitoring, inject: [SERVICE_CONFIG], useFactory: (cfg: ConsoleConfig) => new HttpNatsMonitoring(cfg.NATS_MONITOR_URL) },
+    { provide: PodTraces, inject: [SERVICE_CONTEXT, SERVICE_LOGGER], useFactory: (ctx: ServiceContext, logger: Logger) => new NatsPodTraces(ctx.connection, ctx.config.NODE_NAME, logger.child({ component: 'pod-traces' })) },
+    { provide: NatsMonitoring, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new NatsAccountMonitoring(ctx.connection) },
     { provide: ConsoleTimelines, inject: [ConsolePods, PodTraces], useFactory: (pods: ConsolePods, traces: PodTraces) => new ConsoleTimelines(pods, traces) },
     {
       provide: ConsoleTopology,

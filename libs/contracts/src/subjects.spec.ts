@@ -27,8 +27,9 @@ describe('Subjects: every builder lands in its own wildcard and parses back', ()
     { name: 'apiObject', subject: Subjects.apiObject.build(NODE), wildcard: Subjects.apiObject.wildcard(NODE), parsed: Subjects.apiObject.parse(Subjects.apiObject.build(NODE)), want: { node: NODE } },
     { name: 'serviceAccountToken', subject: Subjects.serviceAccountToken.build(NODE), wildcard: Subjects.serviceAccountToken.wildcard(NODE), parsed: Subjects.serviceAccountToken.parse(Subjects.serviceAccountToken.build(NODE)), want: { node: NODE } },
     { name: 'serviceList', subject: Subjects.serviceList.build(NODE), wildcard: Subjects.serviceList.wildcard(NODE), parsed: Subjects.serviceList.parse(Subjects.serviceList.build(NODE)), want: { node: NODE } },
-    { name: 'trace', subject: Subjects.trace.build(NODE, UID), wildcard: Subjects.trace.wildcard(NODE), parsed: Subjects.trace.parse(Subjects.trace.build(NODE, UID)), want: { node: NODE, uid: UID } },
-    { name: 'trace, one pod on any node', subject: Subjects.trace.build('node-b', UID), wildcard: Subjects.trace.forPod(UID), parsed: Subjects.trace.parse(Subjects.trace.build('node-b', UID)), want: { node: 'node-b', uid: UID } },
+    { name: 'trace', subject: Subjects.trace.build(NODE, 'pleg', UID), wildcard: Subjects.trace.wildcard(NODE), parsed: Subjects.trace.parse(Subjects.trace.build(NODE, 'pleg', UID)), want: { node: NODE, service: 'pleg', uid: UID } },
+    { name: 'trace, one pod on any node', subject: Subjects.trace.build('node-b', 'prober', UID), wildcard: Subjects.trace.forPod(UID), parsed: Subjects.trace.parse(Subjects.trace.build('node-b', 'prober', UID)), want: { node: 'node-b', service: 'prober', uid: UID } },
+    { name: "trace, one service's grant", subject: Subjects.trace.build(NODE, 'prober', UID), wildcard: Subjects.trace.ofService(NODE, 'prober'), parsed: Subjects.trace.parse(Subjects.trace.build(NODE, 'prober', UID)), want: { node: NODE, service: 'prober', uid: UID } },
   ];
   for (const tc of cases) {
     it(tc.name, () => {
@@ -51,8 +52,10 @@ describe('Subjects: families do not catch each other', () => {
     { name: 'the tokens do not catch the service list', wildcard: Subjects.serviceAccountToken.wildcard(NODE), subject: Subjects.serviceList.build(NODE) },
     { name: "the relay's state is not status-manager's events command", wildcard: Subjects.criEventsStatus.wildcard(NODE), subject: Subjects.serviceCommand.build(NODE, 'status-manager', 'events') },
     { name: "the relay's state is not the relayed events", wildcard: Subjects.criEventsStatus.wildcard(NODE), subject: Subjects.criEvents.build(NODE) },
-    { name: "one pod's records are not another's", wildcard: Subjects.trace.forPod(UID), subject: Subjects.trace.build(NODE, 'other-uid') },
-    { name: "a node's records are not another node's", wildcard: Subjects.trace.wildcard(NODE), subject: Subjects.trace.build('node-b', UID) },
+    { name: "one pod's records are not another's", wildcard: Subjects.trace.forPod(UID), subject: Subjects.trace.build(NODE, 'pleg', 'other-uid') },
+    { name: "a node's records are not another node's", wildcard: Subjects.trace.wildcard(NODE), subject: Subjects.trace.build('node-b', 'pleg', UID) },
+    { name: "a service's grant does not cover another service's records", wildcard: Subjects.trace.ofService(NODE, 'prober'), subject: Subjects.trace.build(NODE, 'pod-worker', UID) },
+    { name: "a service's grant does not cover its records on another node", wildcard: Subjects.trace.ofService(NODE, 'prober'), subject: Subjects.trace.build('node-b', 'prober', UID) },
   ];
   for (const tc of cases) {
     it(tc.name, () => assert.equal(subjectMatches(tc.wildcard, tc.subject), false));
@@ -75,8 +78,8 @@ describe('Subjects: families do not catch each other', () => {
     { name: 'serviceList: under cri.', parsed: Subjects.serviceList.parse(`cri.${NODE}.service.config-source.services`) },
     { name: "criEventsStatus: status-manager's events command", parsed: Subjects.criEventsStatus.parse(Subjects.serviceCommand.build(NODE, 'status-manager', 'events')) },
     { name: 'criEventsStatus: the relayed events', parsed: Subjects.criEventsStatus.parse(Subjects.criEvents.build(NODE)) },
-    { name: 'trace: a token short', parsed: Subjects.trace.parse(`trace.${NODE}`) },
-    { name: 'trace: a token too many', parsed: Subjects.trace.parse(`trace.${NODE}.${UID}.x`) },
+    { name: 'trace: a token short (the unnamed subject before issue 28)', parsed: Subjects.trace.parse(`trace.${NODE}.${UID}`) },
+    { name: 'trace: a token too many', parsed: Subjects.trace.parse(`trace.${NODE}.pleg.${UID}.x`) },
     { name: 'trace: not a trace subject', parsed: Subjects.trace.parse(Subjects.events.build(NODE, UID)) },
   ];
   for (const tc of malformed) it(`parse refuses ${tc.name}`, () => assert.equal(tc.parsed, undefined));
@@ -99,7 +102,7 @@ describe('subject tokens', () => {
     { name: 'negative shard', build: () => Subjects.work.build(NODE, -1, UID) },
     { name: 'fractional shard', build: () => Subjects.work.build(NODE, 1.5, UID) },
     { name: 'CRI method with ">"', build: () => Subjects.criRuntime.build(NODE, '>') },
-    { name: 'a trace record of a UID with a dot', build: () => Subjects.trace.build(NODE, 'a.b') },
+    { name: 'a trace record of a UID with a dot', build: () => Subjects.trace.build(NODE, 'pleg', 'a.b') },
     { name: "a pod's trace filter that is a wildcard", build: () => Subjects.trace.forPod('>') },
     { name: 'an object request for a node that is a wildcard', build: () => Subjects.apiObject.build('*') },
   ];

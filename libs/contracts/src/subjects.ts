@@ -381,19 +381,24 @@ export const Subjects = {
    * A pod's trace records (docs/adr/0015-tracing.md): every service
    * publishes one per hop (core NATS, no reply), into the JetStream stream
    * KUBELET_TRACES, which holds the whole family; nobody subscribes: the CLI
-   * (`kubelet-split trace`) and status-manager's console read a pod's records
-   * through a consumer filtered on `forPod(uid)`. No kubelet counterpart
-   * (upstream exports OpenTelemetry spans). `trace.<node>.<uid>`.
+   * (`kubelet-split trace`) and the console read a pod's records through a
+   * consumer filtered on `forPod(uid)`. No kubelet counterpart (upstream
+   * exports OpenTelemetry spans). `trace.<node>.<service>.<uid>`: the
+   * publisher's service is in the subject, so that NATS permissions hold each
+   * service to its own name (`ofService`) and a reader can check the record's
+   * claimed instance against it (issue 28 item 16).
    */
   trace: {
-    pattern: 'trace.{node}.*',
-    wildcard: (node: string) => `trace.${nodeToken(node)}.*`,
-    build: (node: string, uid: string) => `trace.${nodeToken(node)}.${token('pod UID', uid)}`,
-    /** One pod's records, whichever node wrote them: `trace.*.<uid>`. */
-    forPod: (uid: string) => `trace.*.${token('pod UID', uid)}`,
-    parse(subject: string): { node: string; uid: string } | undefined {
-      const p = split(subject, 'trace', 3);
-      return p ? { node: nodeFromToken(p[1] ?? ''), uid: p[2] ?? '' } : undefined;
+    pattern: 'trace.{node}.*.*',
+    wildcard: (node: string) => `trace.${nodeToken(node)}.*.*`,
+    build: (node: string, service: ServiceName, uid: string) => `trace.${nodeToken(node)}.${token('service', service)}.${token('pod UID', uid)}`,
+    /** Every record one service of one node may publish (its NATS user's grant): `trace.<node>.<service>.*`. */
+    ofService: (node: string, service: ServiceName) => `trace.${nodeToken(node)}.${token('service', service)}.*`,
+    /** One pod's records, whichever service (and, without `node`, whichever node) wrote them: `trace.<node|*>.*.<uid>`. */
+    forPod: (uid: string, node?: string) => `trace.${node === undefined ? '*' : nodeToken(node)}.*.${token('pod UID', uid)}`,
+    parse(subject: string): { node: string; service: string; uid: string } | undefined {
+      const p = split(subject, 'trace', 4);
+      return p ? { node: nodeFromToken(p[1] ?? ''), service: p[2] ?? '', uid: p[3] ?? '' } : undefined;
     },
   },
 } as const;

@@ -4,7 +4,7 @@ export type { ConnectOptions, NatsConnection, NatsCredentials, PermissionViolati
 export { BUCKETS, ensureBuckets, kvKey } from './buckets.js';
 export type { BucketId, KV, KvEntry, KvWatchEntry } from './buckets.js';
 export { buildTopology, classifySubject, covers, designedPublications, fetchTopology, instanceLabel, sampleMonitoring, parseConnectionName, printTopologyDot, printTopologyMermaid, topologyEdges, topologyOfNode } from './topology.js';
-export type { Connz, ConnzConnection, InstanceTopology, Publication, ServerTotals, SubjectKind, Subscription, Topology, MonitoringSample } from './topology.js';
+export type { Connz, ConnzConnection, InstanceTopology, MonitoringRequester, Publication, ServerTotals, SubjectKind, Subscription, Topology, MonitoringSample } from './topology.js';
 export { NatsBus, RemoteError, isErrorReply } from './bus.js';
 export { JsonKvStore, podStatusStore, podWorkersStore, probeResultsStore } from './json-kv-store.js';
 export type { JsonKv } from './json-kv-store.js';
@@ -19,6 +19,8 @@ export { SharedSettingMismatchError, agreeOnSetting, sharedSettingKey } from './
 export type { SettingsKv, SharedSettingRecord } from './shared-settings.js';
 export {
   CRI_RUNTIME_CHANGES, CRI_RUNTIME_READS, CRI_RUNTIME_STREAMING,
+  MONITORING_READ,
+  MONITORING_SUBJECTS,
   NATS_ACCESS,
   NATS_ADMIN_USER,
   NATS_USERS,
@@ -28,8 +30,11 @@ export {
   kvStream,
   natsAuthorization,
   natsPermissions,
+  natsUserName,
+  natsUserOf,
+  natsUsersOf,
   passwordVariable,
   permits,
   serviceSubjects,
 } from './permissions.js';
-export type { BucketWrite, FamilySubset, NatsAccess, NatsUser, SubjectFamily, SubjectPermission, UserPermissions } from './permissions.js';
+export type { BucketWrite, FamilySubset, NatsAccess, NatsUser, NatsUserEntry, SubjectFamily, SubjectPermission, UserPermissions } from './permissions.js';

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SERVICE_NAMES, Subjects, type ServiceName } from '@app/contracts';
 import { BUCKETS } from './buckets.js';
-import { NATS_ACCESS, NATS_USERS, familySubject, inboxPrefix, natsAuthorization, natsPermissions, permits, type NatsUser } from './permissions.js';
+import { NATS_ACCESS, NATS_USERS, familySubject, inboxPrefix, natsAuthorization, natsPermissions, natsUserOf, natsUsersOf, permits, type NatsUser } from './permissions.js';
 import { covers } from './topology.js';
 
 const NODE = 'node-a';
@@ -110,13 +110,15 @@ describe('NATS permissions: derived from the table', () => {
     assert.equal(permits('cri-gateway', 'publish', '$JS.API.STREAM.INFO.KV_pods'), false);
   });
 
-  it('every service may record trace hops and make the trace stream; only the console reads the records', () => {
+  it('every service may record trace hops under its own name only and make the trace stream; only the console reads the records', () => {
     for (const service of SERVICE_NAMES) {
       const reader = service === 'console';
-      assert.equal(permits(service, 'publish', 'trace.node-1.uid-1'), true, service);
+      assert.equal(permits(service, 'publish', Subjects.trace.build('node-1', service, 'uid-1')), true, service);
+      for (const other of SERVICE_NAMES.filter((s) => s !== service)) assert.equal(permits(service, 'publish', Subjects.trace.build('node-1', other, 'uid-1')), false, `${service} as ${other}`);
+      assert.equal(permits(service, 'publish', 'trace.node-1.uid-1'), false, `${service}: the unnamed subject of before`);
       assert.equal(permits(service, 'publish', '$JS.API.STREAM.CREATE.KUBELET_TRACES'), true, service);
-      assert.equal(permits(service, 'subscribe', 'trace.node-1.uid-1'), false, service);
-      assert.equal(permits(service, 'publish', '$JS.API.CONSUMER.CREATE.KUBELET_TRACES.console_1.trace.*.uid-1'), reader, service);
+      assert.equal(permits(service, 'subscribe', Subjects.trace.build('node-1', service, 'uid-1')), false, service);
+      assert.equal(permits(service, 'publish', '$JS.API.CONSUMER.CREATE.KUBELET_TRACES.console_1.trace.*.*.uid-1'), reader, service);
       assert.equal(permits(service, 'publish', '$JS.API.CONSUMER.MSG.NEXT.KUBELET_TRACES.console_1'), reader, service);
       assert.equal(permits(service, 'publish', '$JS.API.STREAM.DELETE.KUBELET_TRACES'), false, service);
       assert.equal(permits(service, 'publish', '$JS.API.STREAM.PURGE.KUBELET_TRACES'), false, service);
@@ -155,5 +157,78 @@ describe('NATS permissions: derived from the table', () => {
 
   it('has an entry for every service', () => {
     assert.deepEqual(Object.keys(NATS_ACCESS).sort(), [...SERVICE_NAMES].sort() satisfies ServiceName[]);
+  });
+});
+
+describe('NATS permissions held to a node: a NATS shared by nodes (issue 28 item 17)', () => {
+  const A = 'node-a';
+  const B = 'node-b';
+  /** The node an allow entry names, when it names one: the second token of a family's subject, the third of a KV key. */
+  function nodeOf(entry: string): string | undefined {
+    const t = entry.split('.');
+    if (['kubelet', 'cri', 'trace'].includes(t[0] ?? '')) return t[1];
+    if (t[0] === '$KV') return t[2];
+    const key = /\.(\$KV\.[^.]+|trace)\.([^.]+)\./.exec(entry);
+    if (/^\$JS\.API\.(DIRECT\.GET|CONSUMER\.CREATE)\./.test(entry)) return key?.[2] ?? '(any: the key in the body)';
+    return undefined;
+  }
+
+  for (const service of SERVICE_NAMES) {
+    it(`${service}: every subject and KV key it may touch is node-a's`, () => {
+      const p = natsPermissions(service, A);
+      for (const entry of [...p.publish.allow, ...p.subscribe.allow]) {
+        const node = nodeOf(entry);
+        if (node !== undefined) assert.equal(node, A, `${service} may touch ${entry}`);
+      }
+    });
+  }
+
+  const cases: { name: string; user: ServiceName; op: 'publish' | 'subscribe'; own: string; other: string }[] = [
+    { name: 'pod-worker: work done', user: 'pod-worker', op: 'publish', own: Subjects.workDone.build(A, UID), other: Subjects.workDone.build(B, UID) },
+    { name: 'pod-worker: a shard', user: 'pod-worker', op: 'subscribe', own: Subjects.work.wildcard(A, 3), other: Subjects.work.wildcard(B, 3) },
+    { name: 'pod-worker: RunPodSandbox', user: 'pod-worker', op: 'publish', own: Subjects.criRuntime.build(A, 'RunPodSandbox'), other: Subjects.criRuntime.build(B, 'RunPodSandbox') },
+    { name: 'cri-gateway: the runtime calls', user: 'cri-gateway', op: 'subscribe', own: Subjects.criRuntime.wildcard(A), other: Subjects.criRuntime.wildcard(B) },
+    { name: 'sync-loop: work', user: 'sync-loop', op: 'publish', own: Subjects.work.build(A, 1, UID), other: Subjects.work.build(B, 1, UID) },
+    { name: 'sync-loop: writes a pod', user: 'sync-loop', op: 'publish', own: `$KV.pods.${A}.pod.${UID}`, other: `$KV.pods.${B}.pod.${UID}` },
+    { name: 'pod-worker: its shard lease', user: 'pod-worker', op: 'publish', own: `$KV.leases.${A}.pod-worker-shard.3`, other: `$KV.leases.${B}.pod-worker-shard.3` },
+    { name: 'status-manager: reads a pod (DIRECT.GET)', user: 'status-manager', op: 'publish', own: `$JS.API.DIRECT.GET.KV_pods.$KV.pods.${A}.pod.${UID}`, other: `$JS.API.DIRECT.GET.KV_pods.$KV.pods.${B}.pod.${UID}` },
+    { name: 'status-manager: watches the pods', user: 'status-manager', op: 'publish', own: `$JS.API.CONSUMER.CREATE.KV_pods.w1.$KV.pods.${A}.>`, other: `$JS.API.CONSUMER.CREATE.KV_pods.w1.$KV.pods.${B}.>` },
+    { name: 'prober: its trace records', user: 'prober', op: 'publish', own: Subjects.trace.build(A, 'prober', UID), other: Subjects.trace.build(B, 'prober', UID) },
+    { name: 'console: reads a pod trace', user: 'console', op: 'publish', own: `$JS.API.CONSUMER.CREATE.KUBELET_TRACES.c1.${Subjects.trace.forPod(UID, A)}`, other: `$JS.API.CONSUMER.CREATE.KUBELET_TRACES.c1.${Subjects.trace.forPod(UID, B)}` },
+    { name: "config-source: answers the node's object requests", user: 'config-source', op: 'subscribe', own: Subjects.apiObject.wildcard(A), other: Subjects.apiObject.wildcard(B) },
+  ];
+  for (const tc of cases) {
+    it(`${tc.name}: on node-a, not on node-b`, () => {
+      assert.equal(permits(tc.user, tc.op, tc.own, A), true, tc.own);
+      assert.equal(permits(tc.user, tc.op, tc.other, A), false, tc.other);
+    });
+  }
+
+  it('the forms that carry a key in the body only (any node) are not granted to a node', () => {
+    for (const s of ['$JS.API.DIRECT.GET.KV_pods', '$JS.API.STREAM.MSG.GET.KV_pods', '$JS.API.CONSUMER.CREATE.KV_pods', '$JS.API.CONSUMER.CREATE.KV_pods.w1', '$JS.API.CONSUMER.CREATE.KV_pods.w1.$KV.pods.>']) {
+      assert.equal(permits('status-manager', 'publish', s, A), false, s);
+    }
+  });
+
+  it('a server shared by two nodes has one user per service and node, each with its own inbox', () => {
+    const users = natsUsersOf([A, B]);
+    assert.equal(users.length, SERVICE_NAMES.length * 2 + 1);
+    assert.deepEqual(users.filter((u) => u.user === 'pod-worker').map((u) => u.name), ['pod-worker@node-a', 'pod-worker@node-b']);
+    const block = natsAuthorization(() => 'pw', [A, B]);
+    assert.match(block, /user: "pod-worker@node-a"/);
+    assert.match(block, /"_INBOX_pod-worker@node-a\.>"/);
+    assert.doesNotMatch(block, /"_INBOX_pod-worker\.>"/);
+    // One node: the services' own names, held to it.
+    assert.deepEqual(natsUsersOf([A]).map((u) => u.name), [...NATS_USERS]);
+    assert.equal(natsUserOf('pod-worker@node-a'), 'pod-worker');
+    assert.equal(natsUserOf('admin@node-a'), undefined);
+    assert.equal(natsUserOf('nobody'), undefined);
+  });
+
+  it('only the console (and admin) may read NATS monitoring over NATS', () => {
+    for (const subject of ['$SYS.REQ.ACCOUNT.PING.CONNZ', '$SYS.REQ.ACCOUNT.PING.STATZ']) {
+      assert.deepEqual(NATS_USERS.filter((u) => permits(u, 'publish', subject)), ['console', 'admin'], subject);
+    }
+    assert.equal(permits('console', 'publish', '$SYS.REQ.SERVER.PING.CONNZ'), false, 'not the server-wide one');
   });
 });

@@ -19,17 +19,58 @@
  *    (`_INBOX_<service>`, set on its connection), and answers a request only
  *    once, to the inbox that asked (`allow_responses`).
  *
- * Permissions are per service, not per node: the node token of every
- * subject is `*`. A NATS shared by several nodes would want a user per
- * (service, node); the subjects already carry the node, so that is a change
- * of this file only.
+ *  - each service publishes trace records only under its own name
+ *    (`trace.<node>.<service>.*`, issue 28 item 16).
+ *
+ * Per node (issue 28 item 17): a config rendered for its nodes
+ * (`natsAuthorization(password, nodes)`) puts each node's name in every
+ * subject and KV key its services' users may touch, so on a NATS shared by
+ * several nodes one node's services cannot reach another's: node-scoped
+ * subjects are `<family>.<node>...`, KV writes `$KV.<bucket>.<node>.>`, KV
+ * reads and watches name the node's keys in the JetStream API subject
+ * (`DIRECT.GET.KV_<b>.$KV.<b>.<node>.>`, `CONSUMER.CREATE.KV_<b>.*.$KV.<b>.<node>.>`),
+ * and the forms that carry the key in the body only (a plain DIRECT.GET,
+ * STREAM.MSG.GET, a CONSUMER.CREATE without a filter) are not granted. A
+ * server for one node keeps the user names (`pod-worker`); a server for
+ * several names them `<service>@<node>` (natsUserName), each with its own
+ * inbox. Without nodes (the checked-in config, which does not know the
+ * node's name) the node token is `*`.
  */
-import { SERVICE_NAMES, Subjects, subjectMatches, type ServiceName } from '@app/contracts';
+import { SERVICE_NAMES, Subjects, nodeToken, subjectMatches, type ServiceName } from '@app/contracts';
 
 /** A NATS user: a service's own, or `admin` for the project's tools and tests. */
 export type NatsUser = ServiceName | 'admin';
 export const NATS_ADMIN_USER = 'admin' as const;
 export const NATS_USERS: readonly NatsUser[] = [...SERVICE_NAMES, NATS_ADMIN_USER];
+
+/** One user of a rendered config: its name, whose it is, and the node it is held to (undefined: every node). */
+export interface NatsUserEntry {
+  name: string;
+  user: NatsUser;
+  node?: string;
+}
+
+/**
+ * A service's user name on a server for `nodes`: the service's name on a
+ * server of one node (or of any), `<service>@<node>` on a server shared by
+ * several. `admin` is always `admin`.
+ */
+export function natsUserName(user: NatsUser, node: string | undefined, nodes: readonly string[] | undefined): string {
+  return user === NATS_ADMIN_USER || node === undefined || (nodes?.length ?? 0) <= 1 ? user : `${user}@${nodeToken(node)}`;
+}
+
+/** The users of a config for `nodes` (undefined or empty: one set, any node). */
+export function natsUsersOf(nodes?: readonly string[]): NatsUserEntry[] {
+  if (!nodes || nodes.length === 0) return NATS_USERS.map((user) => ({ name: user, user }));
+  const services = SERVICE_NAMES.flatMap((user) => nodes.map((node) => ({ name: natsUserName(user, node, nodes), user, node })));
+  return [...services, { name: NATS_ADMIN_USER, user: NATS_ADMIN_USER }];
+}
+
+/** The service (or admin) a user name stands for: `pod-worker` and `pod-worker@node-a` are the pod worker's. */
+export function natsUserOf(name: string): NatsUser | undefined {
+  const base = name.split('@')[0] ?? '';
+  return (NATS_USERS as readonly string[]).includes(base) && (base !== NATS_ADMIN_USER || name === base) ? (base as NatsUser) : undefined;
+}
 
 /** A family of subjects, as in @app/contracts Subjects: what one kind of message is sent on. */
 export type SubjectFamily = Exclude<keyof typeof Subjects, 'serviceInfo' | 'serviceCommand'>;
@@ -110,8 +151,10 @@ export interface NatsAccess {
    * long of it. Default: one, within 2 minutes.
    */
   answers?: { max: number; expires: string };
-  /** Whether it reads pods' trace records from KUBELET_TRACES (TRACE_READ): the console's timeline. */
+  /** Whether it reads pods' trace records from KUBELET_TRACES (traceRead): the console's timeline. */
   readsTraces?: boolean;
+  /** Whether it reads NATS monitoring over NATS (MONITORING_READ): the console's topology graph. */
+  readsMonitoring?: boolean;
 }
 
 /**
@@ -230,6 +273,8 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     reads: ['pods', 'pod-status', 'probe-results'],
     // A pod's timeline from its trace records.
     readsTraces: true,
+    // The topology graph: the account's connections and subscriptions (every service's connection name).
+    readsMonitoring: true,
   },
   'cri-gateway': {
     publishes: ['criEvents'],
@@ -277,22 +322,36 @@ function anyNode(pattern: string): string {
   return pattern.replaceAll('{node}', '*');
 }
 
+/** The node token a user is held to: its node's, or `*` (every node). */
+function scopeOf(node: string | undefined): string {
+  return node === undefined ? '*' : nodeToken(node);
+}
+
+/** An any-node subject held to one node: the node is the second token of every family (`kubelet.<node>...`, `cri.<node>...`, `trace.<node>...`). */
+function onNode(subject: string, scope: string): string {
+  const t = subject.split('.');
+  if (t[1] !== '*') throw new Error(`${subject}: no node token to hold to a node`);
+  t[1] = scope;
+  return t.join('.');
+}
+
 /** The subjects of a family, for every node. */
 export function familySubject(family: SubjectFamily): string {
   return FAMILY_SUBJECTS[family].subject;
 }
 
-/** A service's own commands and `info`: `kubelet.<node>.service.<service>.*`. */
-export function serviceSubjects(service: ServiceName, command = '*'): string {
-  return `kubelet.*.service.${service}.${command}`;
+/** A service's own commands and `info`: `kubelet.<node>.service.<service>.*` (`node` absent: every node). */
+export function serviceSubjects(service: ServiceName, command = '*', node?: string): string {
+  return `kubelet.${scopeOf(node)}.service.${service}.${command}`;
 }
 
 /**
  * The inbox prefix of a user's connection: replies to its requests (CRI
  * calls, JetStream API calls, KV watches) come there, and nobody else may
- * subscribe to it. `admin` keeps nats.js's default.
+ * subscribe to it. `admin` keeps nats.js's default. `user` is a user name
+ * (natsUserName: `pod-worker`, or `pod-worker@node-a` on a NATS of several nodes).
  */
-export function inboxPrefix(user: NatsUser): string {
+export function inboxPrefix(user: string): string {
   return user === NATS_ADMIN_USER ? '_INBOX' : `_INBOX_${user}`;
 }
 
@@ -310,54 +369,69 @@ export function kvStream(bucket: string): string {
  * its filter in the API subject, ask CONSUMER.INFO, and answer its flow
  * control on `$JS.FC.<stream>.>` (without that a watch stalls silently).
  */
-function bucketReadSubjects(bucket: string): string[] {
+function bucketReadSubjects(bucket: string, scope: string): string[] {
   const s = kvStream(bucket);
-  return [
-    `$JS.API.STREAM.INFO.${s}`,
-    `$JS.API.STREAM.CREATE.${s}`,
-    `$JS.API.DIRECT.GET.${s}`,
-    `$JS.API.DIRECT.GET.${s}.>`,
-    `$JS.API.STREAM.MSG.GET.${s}`,
-    `$JS.API.CONSUMER.CREATE.${s}`,
-    `$JS.API.CONSUMER.CREATE.${s}.>`,
-    `$JS.API.CONSUMER.INFO.${s}.*`,
-    `$JS.API.CONSUMER.DELETE.${s}.*`,
-    `$JS.FC.${s}.>`,
-  ];
+  const open = [`$JS.API.STREAM.INFO.${s}`, `$JS.API.STREAM.CREATE.${s}`];
+  const consumers = [`$JS.API.CONSUMER.INFO.${s}.*`, `$JS.API.CONSUMER.DELETE.${s}.*`, `$JS.FC.${s}.>`];
+  if (scope === '*') {
+    return [...open, `$JS.API.DIRECT.GET.${s}`, `$JS.API.DIRECT.GET.${s}.>`, `$JS.API.STREAM.MSG.GET.${s}`, `$JS.API.CONSUMER.CREATE.${s}`, `$JS.API.CONSUMER.CREATE.${s}.>`, ...consumers];
+  }
+  // Held to one node: only the requests that name a key of the node's in their subject.
+  const keys = `$KV.${bucket}.${scope}.>`;
+  return [...open, `$JS.API.DIRECT.GET.${s}.${keys}`, `$JS.API.CONSUMER.CREATE.${s}.*.${keys}`, ...consumers];
 }
 
 /**
- * What every service may publish to record its hops (docs/adr/0015-tracing.md):
- * `trace.<node>.<uid>` (Subjects.trace) into KUBELET_TRACES, and making the stream or setting
- * its limits at boot (without `$JS.API.INFO`: ensureTraceStream skips the
- * API check). Only a service with `readsTraces` reads the records (TRACE_READ).
+ * What a service may publish to record its hops (docs/adr/0015-tracing.md):
+ * `trace.<node>.<service>.<uid>` (Subjects.trace), under its own name only,
+ * into KUBELET_TRACES, and making the stream or setting its limits and
+ * subjects at boot (without `$JS.API.INFO`: ensureTraceStream skips the API
+ * check). Only a service with `readsTraces` reads the records (traceRead).
  */
-export const TRACE_PUBLISH = [
-  FAMILY_SUBJECTS.trace.subject,
-  '$JS.API.STREAM.INFO.KUBELET_TRACES',
-  '$JS.API.STREAM.CREATE.KUBELET_TRACES',
-  '$JS.API.STREAM.UPDATE.KUBELET_TRACES',
-] as const;
+export function tracePublish(service: ServiceName, scope = '*'): string[] {
+  return [
+    // Subjects.trace.ofService, for one node or every node.
+    `trace.${scope}.${service}.*`,
+    '$JS.API.STREAM.INFO.KUBELET_TRACES',
+    '$JS.API.STREAM.CREATE.KUBELET_TRACES',
+    '$JS.API.STREAM.UPDATE.KUBELET_TRACES',
+  ];
+}
 
 /**
  * What reading a pod's records takes (trace-reader.ts, @nats-io/jetstream
  * 3.x): the stream's info with a subject filter, an ordered consumer created
  * with its filter in the API subject, pulled (`CONSUMER.MSG.NEXT`) into the
  * reader's own inbox, and deleted or re-created on a gap. Never a change to
- * the stream, never another stream.
+ * the stream, never another stream. Held to a node, the filter must be that
+ * node's records (`trace.<node>.*.*`).
  */
-export const TRACE_READ = [
-  '$JS.API.STREAM.INFO.KUBELET_TRACES',
-  '$JS.API.CONSUMER.CREATE.KUBELET_TRACES',
-  '$JS.API.CONSUMER.CREATE.KUBELET_TRACES.>',
-  '$JS.API.CONSUMER.INFO.KUBELET_TRACES.*',
-  '$JS.API.CONSUMER.DELETE.KUBELET_TRACES.*',
-  '$JS.API.CONSUMER.MSG.NEXT.KUBELET_TRACES.*',
-] as const;
+export function traceRead(scope = '*'): string[] {
+  const create =
+    scope === '*'
+      ? ['$JS.API.CONSUMER.CREATE.KUBELET_TRACES', '$JS.API.CONSUMER.CREATE.KUBELET_TRACES.>']
+      : [`$JS.API.CONSUMER.CREATE.KUBELET_TRACES.*.${onNode(anyNode(Subjects.trace.pattern), scope)}`];
+  return ['$JS.API.STREAM.INFO.KUBELET_TRACES', ...create, '$JS.API.CONSUMER.INFO.KUBELET_TRACES.*', '$JS.API.CONSUMER.DELETE.KUBELET_TRACES.*', '$JS.API.CONSUMER.MSG.NEXT.KUBELET_TRACES.*'];
+}
+
+/**
+ * NATS monitoring, asked over NATS (topology.ts sampleMonitoring): nats-server
+ * answers `$SYS.REQ.ACCOUNT.PING.*` for the asker's own account (the
+ * services' connections, their names, addresses and subscriptions), and
+ * `$JS.API.INFO` with its JetStream totals. The monitoring HTTP port is off:
+ * it has no authentication (docs/adr/0025).
+ */
+export const MONITORING_SUBJECTS = {
+  connz: '$SYS.REQ.ACCOUNT.PING.CONNZ',
+  statz: '$SYS.REQ.ACCOUNT.PING.STATZ',
+  jetstream: '$JS.API.INFO',
+} as const;
+export const MONITORING_READ: readonly string[] = Object.values(MONITORING_SUBJECTS);
 
 /** A put, create, update, delete or purge of a key is a publish on `$KV.<bucket>.<key>`. */
-function bucketWriteSubjects(w: BucketWrite): string[] {
-  return w.keys ? w.keys.map((k) => `$KV.${w.bucket}.*.${k}`) : [`$KV.${w.bucket}.>`];
+function bucketWriteSubjects(w: BucketWrite, scope: string): string[] {
+  if (w.keys) return w.keys.map((k) => `$KV.${w.bucket}.${scope}.${k}`);
+  return [scope === '*' ? `$KV.${w.bucket}.>` : `$KV.${w.bucket}.${scope}.>`];
 }
 
 /** One direction of a user's permissions, as nats-server takes it. */
@@ -373,15 +447,15 @@ export interface UserPermissions {
   allowResponses?: { max: number; expires: string };
 }
 
-function familiesOf(list: readonly (SubjectFamily | FamilySubset)[]): { allow: string[]; except: string[] } {
+function familiesOf(list: readonly (SubjectFamily | FamilySubset)[], scope: string): { allow: string[]; except: string[] } {
   const allow: string[] = [];
   const except: string[] = [];
   for (const f of list) {
     if (typeof f === 'string') {
-      allow.push(FAMILY_SUBJECTS[f].subject);
-      except.push(...(FAMILY_SUBJECTS[f].except ?? []));
+      allow.push(onNode(FAMILY_SUBJECTS[f].subject, scope));
+      except.push(...(FAMILY_SUBJECTS[f].except ?? []).map((e) => onNode(e, scope)));
     } else {
-      const stem = FAMILY_SUBJECTS[f.family].subject.replace(/\.\*$/, '');
+      const stem = onNode(FAMILY_SUBJECTS[f.family].subject, scope).replace(/\.\*$/, '');
       allow.push(...f.only.map((last) => `${stem}.${last}`));
     }
   }
@@ -395,24 +469,30 @@ function direction(allow: readonly string[], except: readonly string[]): Subject
   return { allow: unique, deny };
 }
 
-/** A user's permissions, derived from NATS_ACCESS. */
-export function natsPermissions(user: NatsUser): UserPermissions {
+/**
+ * A user's permissions, derived from NATS_ACCESS: on `node`'s subjects and
+ * keys only, or on every node's when `node` is absent. `name` is its user
+ * name in the config (natsUserName), whose inbox it reads.
+ */
+export function natsPermissions(user: NatsUser, node?: string, name: string = user): UserPermissions {
   if (user === NATS_ADMIN_USER) return { publish: { allow: ['>'], deny: [] }, subscribe: { allow: ['>'], deny: [] } };
+  const scope = scopeOf(node);
   const a = NATS_ACCESS[user];
-  const out = familiesOf([...a.publishes, ...a.requests]);
-  const inn = familiesOf([...a.subscribes, ...a.serves]);
+  const out = familiesOf([...a.publishes, ...a.requests], scope);
+  const inn = familiesOf([...a.subscribes, ...a.serves], scope);
   const buckets = [...new Set([...a.writes.map((w) => w.bucket), ...a.reads])];
   const publish = [
     ...out.allow,
     ...(buckets.length > 0 ? ['$JS.API.INFO'] : []),
-    ...buckets.flatMap(bucketReadSubjects),
-    ...a.writes.flatMap(bucketWriteSubjects),
-    ...TRACE_PUBLISH,
-    ...(a.readsTraces ? TRACE_READ : []),
+    ...buckets.flatMap((b) => bucketReadSubjects(b, scope)),
+    ...a.writes.flatMap((w) => bucketWriteSubjects(w, scope)),
+    ...tracePublish(user, scope),
+    ...(a.readsTraces ? traceRead(scope) : []),
+    ...(a.readsMonitoring ? MONITORING_READ : []),
   ];
   // What it answers under its own `service.<service>.*` (config-source's apiObject, ...) is in that entry already.
-  const own = serviceSubjects(user);
-  const subscribe = [...inn.allow.filter((s) => !covers(own, s)), own, `${inboxPrefix(user)}.>`];
+  const own = serviceSubjects(user, '*', node);
+  const subscribe = [...inn.allow.filter((s) => !covers(own, s)), own, `${inboxPrefix(name)}.>`];
   return {
     publish: direction(publish, out.except),
     subscribe: direction(subscribe, inn.except),
@@ -425,8 +505,8 @@ export function natsPermissions(user: NatsUser): UserPermissions {
  * decides it: allowed by one allow entry and by no deny entry. A
  * subscription with wildcards must lie inside an allow entry.
  */
-export function permits(user: NatsUser, op: 'publish' | 'subscribe', subject: string): boolean {
-  const p = natsPermissions(user)[op];
+export function permits(user: NatsUser, op: 'publish' | 'subscribe', subject: string, node?: string): boolean {
+  const p = natsPermissions(user, node, natsUserName(user, node, undefined))[op];
   const inside = op === 'publish' ? subjectMatches : covers;
   return p.allow.some((a) => inside(a, subject)) && !p.deny.some((d) => inside(d, subject));
 }
@@ -450,24 +530,24 @@ export function grantedBuckets(service: ServiceName): readonly string[] {
 }
 
 /** The name of the environment variable a generated config reads a user's password from. */
-export function passwordVariable(user: NatsUser): string {
-  return `NATS_PASSWORD_${user.toUpperCase().replaceAll('-', '_')}`;
+export function passwordVariable(user: string): string {
+  return `NATS_PASSWORD_${user.toUpperCase().replaceAll(/[^A-Z0-9]/g, '_')}`;
 }
 
 /**
- * The nats-server `authorization { users = [...] }` block for every user.
- * `password(user)` is either a literal (a config written per run, mode 0600)
+ * The nats-server `authorization { users = [...] }` block for every user
+ * of a server for `nodes` (natsUsersOf; absent: every node's). `password(name)` is either a literal (a config written per run, mode 0600)
  * or `{ env: true }` for a `$NATS_PASSWORD_<USER>` reference that
  * nats-server resolves from its environment (the checked-in config).
  */
-export function natsAuthorization(password: (user: NatsUser) => string | { env: true }): string {
+export function natsAuthorization(password: (name: string) => string | { env: true }, nodes?: readonly string[]): string {
   const q = (s: string) => JSON.stringify(s);
   const list = (xs: readonly string[]) => (xs.length <= 2 ? `[${xs.map(q).join(', ')}]` : `[\n${xs.map((x) => `          ${q(x)}`).join('\n')}\n        ]`);
   const dir = (d: SubjectPermission) =>
     d.deny.length > 0 ? `{\n        allow: ${list(d.allow)}\n        deny: ${list(d.deny)}\n      }` : `{\n        allow: ${list(d.allow)}\n      }`;
-  const users = NATS_USERS.map((user) => {
-    const pw = password(user);
-    const perms = natsPermissions(user);
+  const users = natsUsersOf(nodes).map(({ name, user, node }) => {
+    const pw = password(name);
+    const perms = natsPermissions(user, node, name);
     const lines = [
       `      publish: ${dir(perms.publish)}`,
       `      subscribe: ${dir(perms.subscribe)}`,
@@ -475,8 +555,8 @@ export function natsAuthorization(password: (user: NatsUser) => string | { env: 
     ];
     return [
       `  {`,
-      `    user: ${q(user)}`,
-      `    password: ${typeof pw === 'string' ? q(pw) : `$${passwordVariable(user)}`}`,
+      `    user: ${q(name)}`,
+      `    password: ${typeof pw === 'string' ? q(pw) : `$${passwordVariable(name)}`}`,
       `    permissions: {`,
       ...lines,
       `    }`,

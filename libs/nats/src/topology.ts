@@ -1,7 +1,8 @@
 /**
  * The node's topology (`kubelet-split topology`, the console's graph): which service instance subscribes to which
  * subjects and publishes to which, from NATS monitoring, as a pure function
- * of two `/connz?subs=detail` samples (and `/subsz`, `/jsz` totals).
+ * of two connz samples (what `/connz?subs=detail` shows, asked over NATS:
+ * sampleMonitoring) and the account's totals.
  *
  * A connection is a service instance when its name is `<service>@<node>#<instance>`
  * (libs/nats connectionName). Each subscription subject is mapped back to a
@@ -13,7 +14,7 @@
  * totals, and the rates come from the two samples.
  */
 import { SERVICE_NAMES, type ServiceName } from '@app/contracts';
-import { NATS_ACCESS, familySubject, type SubjectFamily } from './permissions.js';
+import { MONITORING_SUBJECTS, NATS_ACCESS, familySubject, type SubjectFamily } from './permissions.js';
 
 /** What `/connz?subs=detail` gives (the fields used). */
 export interface Connz {
@@ -26,6 +27,8 @@ export interface ConnzConnection {
   [field: string]: unknown;
   cid: number;
   name?: string;
+  /** The NATS user it authenticated as (asked with `auth`). */
+  authorized_user?: string;
   in_msgs: number;
   out_msgs: number;
   in_bytes: number;
@@ -34,7 +37,7 @@ export interface ConnzConnection {
   subscriptions_list?: string[];
 }
 
-/** `/subsz` and `/jsz` totals, when asked. */
+/** The account's subscription count and JetStream totals, when asked. */
 export interface ServerTotals {
   subscriptions?: number;
   streams?: number;
@@ -225,44 +228,58 @@ export function printTopologyDot(t: Topology): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** One reading of NATS monitoring: `/connz?subs=detail`, and the `/subsz` and `/jsz` totals. */
+/** One reading of NATS monitoring: the account's connections with their subscriptions, and the totals. */
 export interface MonitoringSample {
   connz: Connz;
   totals: ServerTotals;
 }
 
-/** Reads NATS monitoring at `monitorUrl` (`http://127.0.0.1:8222`) once. */
-export async function sampleMonitoring(monitorUrl: string, timeoutMs = 10_000): Promise<MonitoringSample> {
-  const base = monitorUrl.replace(/\/$/, '');
-  const get = async <T>(path: string): Promise<T> => {
-    let res: Response;
+/** What sampleMonitoring needs of a NATS connection: a request and its answer's text (permissions.ts MONITORING_READ). */
+export interface MonitoringRequester {
+  request(subject: string, payload: string, opts: { timeout: number }): Promise<{ string(): string }>;
+}
+
+/**
+ * Reads NATS monitoring once, over NATS, as an authenticated user: the
+ * account's connections with their subscriptions (`$SYS.REQ.ACCOUNT.PING.CONNZ`,
+ * what `/connz?subs=detail` shows, answered by nats-server for the asker's
+ * own account only), its subscription count (`.STATZ`) and its JetStream
+ * totals (`$JS.API.INFO`). nats-server serves these to every account
+ * without a system account being configured; the monitoring HTTP port, which
+ * has no authentication, stays off (docs/adr/0025). On a cluster the first
+ * server's answer is taken.
+ */
+export async function sampleMonitoring(nc: MonitoringRequester, timeoutMs = 10_000): Promise<MonitoringSample> {
+  const ask = async <T>(subject: string, body: unknown): Promise<T> => {
+    let text: string;
     try {
-      res = await fetch(`${base}${path}`, { signal: AbortSignal.timeout(timeoutMs) });
+      text = (await nc.request(subject, JSON.stringify(body), { timeout: timeoutMs })).string();
     } catch (err) {
-      throw new Error(`cannot reach NATS monitoring at ${base}${path}: ${(err as Error).message} (nats-server needs http/-m)`);
+      throw new Error(`NATS monitoring: ${subject}: ${(err as Error).message} (the NATS user must be granted it: permissions.ts readsMonitoring)`);
     }
-    if (!res.ok) throw new Error(`${base}${path}: HTTP ${res.status}`);
-    return (await res.json()) as T;
+    const reply = JSON.parse(text) as { data?: T; error?: { description?: string; code?: number } } & T;
+    if (reply.error) throw new Error(`NATS monitoring: ${subject}: ${reply.error.description ?? JSON.stringify(reply.error)}`);
+    return (subject.startsWith('$SYS.') ? reply.data : reply) as T;
   };
-  const connz = await get<Connz>('/connz?subs=detail&limit=10000');
-  const subsz = await get<{ num_subscriptions?: number }>('/subsz');
-  const jsz = await get<{ streams?: number; consumers?: number; messages?: number; bytes?: number }>('/jsz');
+  const connz = await ask<Connz>(MONITORING_SUBJECTS.connz, { subscriptions_detail: true, auth: true, limit: 10_000 });
+  const statz = await ask<{ account_statz?: { num_subscriptions?: number }[] }>(MONITORING_SUBJECTS.statz, {});
+  const js = await ask<{ streams?: number; consumers?: number; memory?: number; storage?: number }>(MONITORING_SUBJECTS.jetstream, {});
+  const subscriptions = statz.account_statz?.[0]?.num_subscriptions;
   const totals: ServerTotals = {
-    ...(subsz.num_subscriptions !== undefined ? { subscriptions: subsz.num_subscriptions } : {}),
-    ...(jsz.streams !== undefined ? { streams: jsz.streams } : {}),
-    ...(jsz.consumers !== undefined ? { consumers: jsz.consumers } : {}),
-    ...(jsz.messages !== undefined ? { messages: jsz.messages } : {}),
-    ...(jsz.bytes !== undefined ? { bytes: jsz.bytes } : {}),
+    ...(subscriptions !== undefined ? { subscriptions } : {}),
+    ...(js.streams !== undefined ? { streams: js.streams } : {}),
+    ...(js.consumers !== undefined ? { consumers: js.consumers } : {}),
+    ...(js.memory !== undefined || js.storage !== undefined ? { bytes: (js.memory ?? 0) + (js.storage ?? 0) } : {}),
   };
-  return { connz, totals };
+  return { connz: { ...connz, connections: connz.connections ?? [] }, totals };
 }
 
 /** Two samples `intervalMs` apart (`wait` sleeps between them), as a Topology with rates. */
-export async function fetchTopology(monitorUrl: string, intervalMs: number, wait: (ms: number) => Promise<void>): Promise<Topology> {
-  const before = await sampleMonitoring(monitorUrl);
+export async function fetchTopology(nc: MonitoringRequester, intervalMs: number, wait: (ms: number) => Promise<void>): Promise<Topology> {
+  const before = await sampleMonitoring(nc);
   if (intervalMs <= 0) return buildTopology(before.connz, before.connz, before.totals);
   await wait(intervalMs);
-  const after = await sampleMonitoring(monitorUrl);
+  const after = await sampleMonitoring(nc);
   return buildTopology(before.connz, after.connz, after.totals);
 }
 

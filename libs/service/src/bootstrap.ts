@@ -12,7 +12,7 @@ import type { INestApplication } from '@nestjs/common';
 import { SystemClock } from '@app/clock';
 import { SERVICE_NAMES, STATUS_GROUP, type ServiceName } from '@app/contracts';
 import { ConfigError, parseEnv, readSecretFile, sharedSchema, type ConfigOf, type EnvSchema, type SharedConfig } from '@app/config';
-import { BUCKETS, NATS_USERS, NatsBus, agreeOnSetting, connectNats, connectionName, describeViolation, ensureBuckets, grantedBuckets, inboxPrefix, installKvWatchMetrics, type BucketId, type KV, type NatsConnection, type NatsCredentials, type NatsUser, type PermissionViolation } from '@app/nats';
+import { BUCKETS, NatsBus, agreeOnSetting, connectNats, connectionName, describeViolation, ensureBuckets, grantedBuckets, inboxPrefix, installKvWatchMetrics, natsUserOf, type BucketId, type KV, type NatsConnection, type NatsCredentials, type PermissionViolation } from '@app/nats';
 import { JetStreamTraceRecorder, ensureTraceStream, installTraceRecorder } from '@app/tracing';
 import { KvLeaderLeaseStore, LeaderElector, leaderElectionProblem } from '@app/leader-election';
 import { Counter, NestPinoLogger, createMetricsRegistry, type Logger } from '@app/observability';
@@ -126,10 +126,6 @@ async function settled(connection: NatsConnection): Promise<void> {
   await new Promise((r) => setImmediate(r));
 }
 
-function isNatsUser(user: string): user is NatsUser {
-  return (NATS_USERS as readonly string[]).includes(user);
-}
-
 /** NATS_USER and the password in NATS_PASSWORD_FILE; undefined without a file. */
 function readNatsCredentials(config: SharedConfig): NatsCredentials | undefined {
   const password = readSecretFile('NATS_PASSWORD_FILE', config.NATS_PASSWORD_FILE);
@@ -164,7 +160,8 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
     name,
     logger,
     ...(credentials ? { credentials } : {}),
-    inboxPrefix: inboxPrefix(isNatsUser(config.NATS_USER) ? config.NATS_USER : def.service),
+    // `pod-worker`, or `pod-worker@<node>` on a NATS shared by nodes: each user reads only its own inbox.
+    inboxPrefix: inboxPrefix(natsUserOf(config.NATS_USER) !== undefined ? config.NATS_USER : def.service),
     onPermissionViolation: (v) => void violations.push(v),
   });
   health.addReadiness('nats', () => (connection.isClosed() ? { ok: false, detail: 'connection closed' } : { ok: true, detail: connection.getServer() }));
@@ -190,7 +187,7 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
       if (!leases) throw new Error(`${def.service} shares ${setting}, so it needs the leases bucket`);
       await agreeOnSetting(leases, node, setting, String(config[setting]), name, new Date());
     }
-    if (config.TRACING === 'on') traces = await startTracing(connection, config, name, metrics);
+    if (config.TRACING === 'on') traces = await startTracing(connection, config, def.service, name, metrics);
   } catch (err) {
     return failBoot(err);
   }
@@ -277,10 +274,10 @@ const TRACE_BUFFER = 10_000;
 const TRACE_FLUSH_MS = 50;
 
 /** TRACING=on: the KUBELET_TRACES stream exists with the configured limits, and this process records its hops there. */
-async function startTracing(connection: NatsConnection, config: SharedConfig, instance: string, metrics: ReturnType<typeof createMetricsRegistry>): Promise<JetStreamTraceRecorder> {
+async function startTracing(connection: NatsConnection, config: SharedConfig, service: ServiceName, instance: string, metrics: ReturnType<typeof createMetricsRegistry>): Promise<JetStreamTraceRecorder> {
   await ensureTraceStream(connection, { maxAgeMs: config.TRACE_MAX_AGE, maxBytes: config.TRACE_MAX_BYTES });
   const dropped = new Counter({ name: 'kubelet_trace_records_dropped_total', help: 'Trace records dropped because the buffer was full or the connection was closed', registers: [metrics] });
-  const recorder = new JetStreamTraceRecorder(connection, { node: config.NODE_NAME, instance, maxBuffered: TRACE_BUFFER, flushMs: TRACE_FLUSH_MS, onDrop: () => dropped.inc() });
+  const recorder = new JetStreamTraceRecorder(connection, { node: config.NODE_NAME, service, instance, maxBuffered: TRACE_BUFFER, flushMs: TRACE_FLUSH_MS, onDrop: () => dropped.inc() });
   installTraceRecorder(recorder);
   return recorder;
 }

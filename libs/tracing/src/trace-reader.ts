@@ -1,13 +1,14 @@
 /**
  * Reads a pod's trace records from KUBELET_TRACES (an ordered consumer on
- * `trace.*.<uid>`, Subjects.trace.forPod): the CLI as the NATS admin user, status-manager (the
- * console) as its own user, the only service granted it (permissions.ts
- * TRACE_READ).
+ * `trace.*.*.<uid>`, Subjects.trace.forPod): the CLI as the NATS admin user, the
+ * console as its own user, the only service granted it (permissions.ts
+ * traceRead). A record whose claimed sender is not the service its subject
+ * names (sentByItsService) is dropped and counted: `rejected`.
  */
 import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Subjects } from '@app/contracts';
-import { TRACE_STREAM, parseTraceRecord, type TraceRecord } from './trace-records.js';
+import { TRACE_STREAM, parseTraceRecord, sentByItsService, type TraceRecord } from './trace-records.js';
 
 const dec = new TextDecoder();
 
@@ -23,19 +24,32 @@ async function countRecords(nc: NatsConnection, subject: string): Promise<number
   }
 }
 
+/** What a read went through: messages read, and records dropped because their sender is not the one they claim. */
+export interface TraceReadCount {
+  read: number;
+  rejected: number;
+}
+
 /**
  * Every record on `subject`, in stream order; with `follow`, `onRecord`
- * then goes on getting new ones until `signal` aborts.
+ * then goes on getting new ones until `signal` aborts. `onRejected` hears
+ * each record dropped because its subject's service is not its claimed sender.
  */
-export async function readTraceRecords(nc: NatsConnection, subject: string, onRecord: (r: TraceRecord) => void, opts: { follow: boolean; signal?: AbortSignal }): Promise<number> {
+export async function readTraceRecords(
+  nc: NatsConnection,
+  subject: string,
+  onRecord: (r: TraceRecord) => void,
+  opts: { follow: boolean; signal?: AbortSignal; onRejected?: (r: TraceRecord, subject: string) => void },
+): Promise<TraceReadCount> {
   const stored = await countRecords(nc, subject);
-  if (stored === 0 && !opts.follow) return 0;
+  if (stored === 0 && !opts.follow) return { read: 0, rejected: 0 };
   const js = jetstream(nc);
   const consumer = await js.consumers.get(TRACE_STREAM, { filter_subjects: subject, deliver_policy: DeliverPolicy.All });
   const messages = await consumer.consume();
   const stop = () => void messages.close();
   opts.signal?.addEventListener('abort', stop, { once: true });
   let read = 0;
+  let rejected = 0;
   try {
     for await (const m of messages) {
       let value: unknown;
@@ -45,7 +59,11 @@ export async function readTraceRecords(nc: NatsConnection, subject: string, onRe
         value = undefined;
       }
       const r = parseTraceRecord(value);
-      if (r) onRecord(r);
+      if (r && sentByItsService(m.subject, r)) onRecord(r);
+      else if (r) {
+        rejected++;
+        opts.onRejected?.(r, m.subject);
+      }
       read++;
       if (!opts.follow && (read >= stored || m.info.pending === 0)) break;
     }
@@ -53,12 +71,16 @@ export async function readTraceRecords(nc: NatsConnection, subject: string, onRe
     opts.signal?.removeEventListener('abort', stop);
     await messages.close();
   }
-  return read;
+  return { read, rejected };
 }
 
-/** The pod's records stored so far, in stream order (none: an unknown pod, TRACING=off, or older than TRACE_MAX_AGE). */
-export async function readPodTrace(nc: NatsConnection, uid: string): Promise<TraceRecord[]> {
+/**
+ * The pod's records stored so far, in stream order (none: an unknown pod, TRACING=off, or older than TRACE_MAX_AGE),
+ * and how many were dropped for a sender that is not the one they claim. With `node`, only that node's records (a
+ * service's user held to its node may read no others: the console's).
+ */
+export async function readPodTrace(nc: NatsConnection, uid: string, node?: string): Promise<{ records: TraceRecord[]; rejected: number }> {
   const records: TraceRecord[] = [];
-  await readTraceRecords(nc, Subjects.trace.forPod(uid), (r) => void records.push(r), { follow: false });
-  return records;
+  const { rejected } = await readTraceRecords(nc, Subjects.trace.forPod(uid, node), (r) => void records.push(r), { follow: false });
+  return { records, rejected };
 }

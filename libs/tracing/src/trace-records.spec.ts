@@ -8,7 +8,7 @@ import { FakeKv } from '@app/nats/testing';
 import { FakeTraceRecorder } from './testing.js';
 import { continueTrace, hopStart, installTraceRecorder, recordKvWatch, runInTrace } from './trace-context.js';
 import { buildTimeline } from './trace-timeline.js';
-import { JetStreamTraceRecorder, NoTraceRecorder, TRACE_RECORD_TYPE, messageFacts, parseTraceRecord, type TraceHop } from './trace-records.js';
+import { JetStreamTraceRecorder, NoTraceRecorder, TRACE_RECORD_TYPE, messageFacts, parseTraceRecord, sentByItsService, type TraceHop } from './trace-records.js';
 
 const dec = new TextDecoder();
 
@@ -31,14 +31,14 @@ function hop(podUid: string, over: Partial<TraceHop> = {}): TraceHop {
 }
 
 describe('JetStreamTraceRecorder', () => {
-  it('buffers records and publishes them in a batch, each on trace.<node>.<uid>, off the caller\'s path', async () => {
+  it('buffers records and publishes them in a batch, each on trace.<node>.<service>.<uid>, off the caller\'s path', async () => {
     const { nc, sent } = fakeConnection();
-    const r = new JetStreamTraceRecorder(nc, { node: 'n1', instance: 'pleg@n1#a', maxBuffered: 10, flushMs: 5 });
+    const r = new JetStreamTraceRecorder(nc, { node: 'n1', service: 'pleg', instance: 'pleg@n1#a', maxBuffered: 10, flushMs: 5 });
     r.record(hop('uid-1'));
     r.record(hop('uid-2'));
     assert.equal(sent.length, 0, 'nothing is published while the handler runs');
     await new Promise((res) => setTimeout(res, 20));
-    assert.deepEqual(sent.map((s) => s.subject), ['trace.n1.uid-1', 'trace.n1.uid-2']);
+    assert.deepEqual(sent.map((s) => s.subject), ['trace.n1.pleg.uid-1', 'trace.n1.pleg.uid-2']);
     const stored = parseTraceRecord(JSON.parse(dec.decode(sent[0]?.data)));
     assert.equal(stored?.type, TRACE_RECORD_TYPE);
     assert.equal(stored?.instance, 'pleg@n1#a');
@@ -48,7 +48,7 @@ describe('JetStreamTraceRecorder', () => {
   it('a full buffer drops the record and counts it; the caller never waits or fails', () => {
     const { nc, sent } = fakeConnection();
     let drops = 0;
-    const r = new JetStreamTraceRecorder(nc, { node: 'n1', instance: 'i', maxBuffered: 2, flushMs: 60_000, onDrop: () => drops++ });
+    const r = new JetStreamTraceRecorder(nc, { node: 'n1', service: 'pleg', instance: 'i', maxBuffered: 2, flushMs: 60_000, onDrop: () => drops++ });
     for (let i = 0; i < 5; i++) r.record(hop('uid-1'));
     assert.equal(r.dropped, 3);
     assert.equal(drops, 3);
@@ -59,12 +59,12 @@ describe('JetStreamTraceRecorder', () => {
   it('a record whose pod UID no subject token can carry is dropped and counted, and the rest of its batch goes out', () => {
     const { nc, sent } = fakeConnection();
     let drops = 0;
-    const r = new JetStreamTraceRecorder(nc, { node: 'n1', instance: 'i', maxBuffered: 10, flushMs: 60_000, onDrop: () => drops++ });
+    const r = new JetStreamTraceRecorder(nc, { node: 'n1', service: 'pleg', instance: 'i', maxBuffered: 10, flushMs: 60_000, onDrop: () => drops++ });
     r.record(hop('a.b'));
     r.record(hop('>'));
     r.record(hop('uid-2'));
     r.flush();
-    assert.deepEqual(sent.map((s) => s.subject), ['trace.n1.uid-2']);
+    assert.deepEqual(sent.map((s) => s.subject), ['trace.n1.pleg.uid-2']);
     assert.equal(r.dropped, 2);
     assert.equal(drops, 2);
   });
@@ -76,13 +76,27 @@ describe('JetStreamTraceRecorder', () => {
   for (const tc of failures) {
     it(`${tc.name} drops the batch and counts it, without throwing`, () => {
       const { nc } = fakeConnection(tc.conn);
-      const r = new JetStreamTraceRecorder(nc, { node: 'n1', instance: 'i', maxBuffered: 10, flushMs: 60_000 });
+      const r = new JetStreamTraceRecorder(nc, { node: 'n1', service: 'pleg', instance: 'i', maxBuffered: 10, flushMs: 60_000 });
       r.record(hop('uid-1'));
       r.record(hop('uid-1'));
       assert.doesNotThrow(() => r.flush());
       assert.equal(r.dropped, 2);
     });
   }
+});
+
+describe('sentByItsService: a record is kept only when its subject names the service it claims', () => {
+  const record = (instance: string, podUid = 'uid-1') => ({ type: TRACE_RECORD_TYPE, traceId: 't', spanId: 's', kind: 'cri' as const, podUid, instance, at: 1, durationMs: 1 });
+  const cases = [
+    { name: "the prober's record under its own name", subject: 'trace.n1.prober.uid-1', r: record('prober@n1#a'), want: true },
+    { name: 'a dotted node name, its token in the subject', subject: 'trace.ip-10-0-0-1_ec2.prober.uid-1', r: record('prober@ip-10-0-0-1.ec2#a'), want: true },
+    { name: 'published by the prober, claiming the pod worker', subject: 'trace.n1.prober.uid-1', r: record('pod-worker@n1#a'), want: false },
+    { name: 'published on node n2, claiming node n1', subject: 'trace.n2.prober.uid-1', r: record('prober@n1#a'), want: false },
+    { name: "published under one pod, about another", subject: 'trace.n1.prober.uid-2', r: record('prober@n1#a'), want: false },
+    { name: 'the unnamed subject of before', subject: 'trace.n1.uid-1', r: record('prober@n1#a'), want: false },
+    { name: 'an instance that is not <service>@<node>#<instance>', subject: 'trace.n1.prober.uid-1', r: record('prober'), want: false },
+  ];
+  for (const tc of cases) it(tc.name, () => assert.equal(sentByItsService(tc.subject, tc.r), tc.want));
 });
 
 describe('messageFacts', () => {

@@ -1,8 +1,8 @@
 /**
  * Trace records: one small JSON record per hop of a pod's flow (a message
  * handled, published or asked, a CRI call, a KV write), kept in the
- * JetStream stream KUBELET_TRACES under `trace.<node>.<uid>` (@app/contracts
- * Subjects.trace), bounded by
+ * JetStream stream KUBELET_TRACES under `trace.<node>.<service>.<uid>`
+ * (@app/contracts Subjects.trace), bounded by
  * age and size, so `kubelet-split trace POD` can draw the pod's timeline
  * after any one service restarted. See docs/adr/0015-tracing.md.
  *
@@ -10,16 +10,23 @@
  * a timer publishes the buffer in batches with core NATS publishes (no ack
  * awaited). A full buffer drops the record and counts it; recording never
  * blocks or fails the work it describes.
+ *
+ * Who wrote a record: its subject names the publishing service, and NATS
+ * lets each service's user publish only under its own name (libs/nats
+ * permissions.ts); the record's `instance` is what the service claims. A
+ * reader keeps a record only when the two agree (`sentByItsService`), so a
+ * service broken into can add hops to a pod's timeline in its own name
+ * only.
  */
 import { DiscardPolicy, RetentionPolicy, StorageType, jetstreamManager } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { Subjects } from '@app/contracts';
+import { Subjects, type ServiceName } from '@app/contracts';
 
 export const TRACE_STREAM = 'KUBELET_TRACES';
 export const TRACE_RECORD_TYPE = 'kubelet.v1.trace_hop' as const;
 
-/** Every node's and pod's records: the stream's subjects. */
+/** Every node's, service's and pod's records: the stream's subjects. */
 export const TRACE_SUBJECTS = Subjects.trace.pattern.replace('{node}', '*');
 
 export type TraceHopKind = 'handle' | 'publish' | 'request' | 'cri' | 'kv.put' | 'kv.watch';
@@ -72,6 +79,9 @@ export class NoTraceRecorder extends TraceRecorder {
 
 export interface TraceBufferOptions {
   node: string;
+  /** The service recording: its records go under its own name (`trace.<node>.<service>.<uid>`). */
+  service: ServiceName;
+  /** `<service>@<node>#<instance>` (libs/nats connectionName). */
   instance: string;
   /** Records held at most; a record beyond is dropped and counted. */
   maxBuffered: number;
@@ -118,7 +128,7 @@ export class JetStreamTraceRecorder extends TraceRecorder {
     for (const [i, r] of batch.entries()) {
       let subject: string;
       try {
-        subject = Subjects.trace.build(this.opts.node, r.podUid);
+        subject = Subjects.trace.build(this.opts.node, this.opts.service, r.podUid);
       } catch {
         // A pod UID no subject token can carry (it came in a header): that record only.
         this.drop(1);
@@ -146,6 +156,18 @@ export function parseTraceRecord(v: unknown): TraceRecord | undefined {
   if (r.type !== TRACE_RECORD_TYPE || typeof r.traceId !== 'string' || typeof r.spanId !== 'string' || typeof r.podUid !== 'string') return undefined;
   if (typeof r.at !== 'number' || typeof r.durationMs !== 'number' || typeof r.kind !== 'string' || typeof r.instance !== 'string') return undefined;
   return r as TraceRecord;
+}
+
+/**
+ * Whether a stored record was published by the service it claims to be from:
+ * the subject's node and service (what NATS let its publisher use) are those
+ * of the record's `instance` (`<service>@<node>#<instance>`), and its pod is the
+ * subject's.
+ */
+export function sentByItsService(subject: string, r: TraceRecord): boolean {
+  const s = Subjects.trace.parse(subject);
+  const m = /^([^@#]+)@([^@#]+)#[^@#]+$/.exec(r.instance);
+  return s !== undefined && m !== null && m[1] === s.service && m[2] === s.node && r.podUid === s.uid;
 }
 
 /** The scalar fields of a message worth a timeline's line: the PLEG event, the probe result, the status version ... */
@@ -180,7 +202,7 @@ export interface TraceStreamLimits {
 }
 
 /**
- * Creates KUBELET_TRACES, or brings its limits to `limits`: every service
+ * Creates KUBELET_TRACES, or brings its limits to `limits` (and its subjects to TRACE_SUBJECTS): every service
  * calls it at boot when TRACING=on, so whichever starts first makes it.
  */
 export async function ensureTraceStream(nc: NatsConnection, limits: TraceStreamLimits): Promise<void> {
@@ -188,8 +210,10 @@ export async function ensureTraceStream(nc: NatsConnection, limits: TraceStreamL
   const want = { max_age: nanos(limits.maxAgeMs), max_bytes: limits.maxBytes };
   try {
     const info = await jsm.streams.info(TRACE_STREAM);
-    if (info.config.max_age !== want.max_age || info.config.max_bytes !== want.max_bytes) {
-      await jsm.streams.update(TRACE_STREAM, { ...info.config, ...want });
+    // A stream made before records carried their service (`trace.*.*`) takes the new subjects; its old records age out.
+    const subjectsDiffer = info.config.subjects.length !== 1 || info.config.subjects[0] !== TRACE_SUBJECTS;
+    if (subjectsDiffer || info.config.max_age !== want.max_age || info.config.max_bytes !== want.max_bytes) {
+      await jsm.streams.update(TRACE_STREAM, { ...info.config, ...want, subjects: [TRACE_SUBJECTS] });
     }
   } catch (err) {
     if (!/not found/i.test((err as Error).message)) throw err;
