@@ -54,7 +54,7 @@ describe('docker-compose.yml', () => {
     assert.equal(gen?.command?.[0], 'nats-credentials', 'nats-credentials runs deploy/nats/credentials.ts (entrypoint.sh)');
     const flags = (gen.command ?? []).map(interpolate);
     for (const flag of ['--dir=/credentials', '--keep', '--store-dir=/data', '--listen=127.0.0.1:4222', '--node=node-1']) assert.ok(flags.includes(flag), flag);
-    assert.ok(!flags.some((f) => f.startsWith('--http')), 'no monitoring port: it has no authentication (docs/adr/0025)');
+    assert.ok(!flags.some((f) => f.startsWith('--http')), 'no monitoring port: it has no authentication (docs/adr/0029)');
     assert.ok(!/NATS_MONITOR/.test(composeText), 'nothing reads a monitoring port');
     assert.ok((gen.volumes ?? []).includes('nats-credentials:/credentials'));
     assert.equal(interpolate(nats.image ?? ''), 'kubelet-split/nats:local', 'the locally built nats image (deploy/compose/images.sh)');

@@ -197,7 +197,7 @@ describe('the checked-in deploy/nats/nats-server.conf', () => {
     assert.match(`${missing.stdout}${missing.stderr}`, /NATS_PASSWORD_PLEG/);
   });
 
-  it('opens no monitoring port, checked in or rendered for a node: nats-server monitoring has no authentication (docs/adr/0025)', async () => {
+  it('opens no monitoring port, checked in or rendered for a node: nats-server monitoring has no authentication (docs/adr/0029)', async () => {
     const { NODE_NATS_SETTINGS, checkedInNatsServerConfig, renderNatsServerConfig } = await import('../deploy/nats/server-config.js');
     for (const conf of [checkedInNatsServerConfig(), renderNatsServerConfig({ ...NODE_NATS_SETTINGS, nodes: ['node-1'] }, () => 'x')]) {
       assert.doesNotMatch(conf, /^\s*(http|https|http_port|https_port|monitor_port)\s*:/m);

@@ -198,7 +198,7 @@ const started = new Map<string, NatsServer>();
  * Until the server at `url` takes `user`'s connection and answers a
  * JetStream API request (`$JS.API.INFO`): what its monitoring's
  * `/healthz?js-enabled-only=true` said, which it no longer serves (no
- * monitoring port, docs/adr/0025).
+ * monitoring port, docs/adr/0029).
  */
 export async function waitNatsReady(url: string, auth: { user: string; pass: string }, timeoutMs: number, alive?: () => boolean): Promise<void> {
   await waitReady(url, timeoutMs, alive, async () => {

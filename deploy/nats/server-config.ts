@@ -12,7 +12,7 @@
  * and on loopback every local user reads every connection's name, address
  * and subscriptions (pod UIDs in the subjects). The topology is read over
  * NATS instead, by authenticated users (@app/nats sampleMonitoring,
- * docs/adr/0025-security-monitoring-and-node-permissions.md).
+ * docs/adr/0029-security-monitoring-and-node-permissions.md).
  */
 import { randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';

@@ -14,7 +14,7 @@
  * started with HTTP_TOKEN_FILE (needed off loopback).
  * topology and trace read NATS itself (--nats or KUBELET_SPLIT_NATS, default nats://127.0.0.1:4222)
  * as the admin user (--nats-password-file or KUBELET_SPLIT_NATS_PASSWORD_FILE): topology the
- * account's monitoring ($SYS.REQ.ACCOUNT.PING.CONNZ; nats-server has no monitoring port, docs/adr/0025),
+ * account's monitoring ($SYS.REQ.ACCOUNT.PING.CONNZ; nats-server has no monitoring port, docs/adr/0029),
  * trace the KUBELET_TRACES stream;
  * --nats-trace adds what nats-server (2.11 or later) sees of each hop, from its message tracing.
  */

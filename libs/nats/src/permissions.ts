@@ -419,7 +419,7 @@ export function traceRead(scope = '*'): string[] {
  * answers `$SYS.REQ.ACCOUNT.PING.*` for the asker's own account (the
  * services' connections, their names, addresses and subscriptions), and
  * `$JS.API.INFO` with its JetStream totals. The monitoring HTTP port is off:
- * it has no authentication (docs/adr/0025).
+ * it has no authentication (docs/adr/0029).
  */
 export const MONITORING_SUBJECTS = {
   connz: '$SYS.REQ.ACCOUNT.PING.CONNZ',

@@ -18,7 +18,7 @@ function fakeRequester(answers: Record<string, unknown>): MonitoringRequester & 
 
 const CONNZ = { now: '2026-12-02T00:00:00Z', connections: [{ cid: 5, name: 'pleg@n1#0', in_msgs: 1, out_msgs: 2, in_bytes: 3, out_bytes: 4, subscriptions_list_detail: [{ subject: 'kubelet.n1.pleg.inspect.*', sid: '1', msgs: 0 }] }] };
 
-describe('sampleMonitoring: NATS monitoring asked over NATS (docs/adr/0025)', () => {
+describe('sampleMonitoring: NATS monitoring asked over NATS (docs/adr/0029)', () => {
   it("asks the account's connz with the subscriptions' detail, its statz and JetStream info, and unwraps the server's answers", async () => {
     const nc = fakeRequester({
       [MONITORING_SUBJECTS.connz]: { server: { name: 's' }, data: CONNZ },

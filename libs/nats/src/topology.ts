@@ -246,7 +246,7 @@ export interface MonitoringRequester {
  * own account only), its subscription count (`.STATZ`) and its JetStream
  * totals (`$JS.API.INFO`). nats-server serves these to every account
  * without a system account being configured; the monitoring HTTP port, which
- * has no authentication, stays off (docs/adr/0025). On a cluster the first
+ * has no authentication, stays off (docs/adr/0029). On a cluster the first
  * server's answer is taken.
  */
 export async function sampleMonitoring(nc: MonitoringRequester, timeoutMs = 10_000): Promise<MonitoringSample> {

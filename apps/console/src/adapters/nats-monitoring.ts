@@ -1,6 +1,6 @@
 /**
  * NatsMonitoring over NATS itself, as the console's user: the account's connz, statz and JetStream totals
- * (@app/nats sampleMonitoring; permissions.ts readsMonitoring). nats-server has no monitoring port (docs/adr/0025).
+ * (@app/nats sampleMonitoring; permissions.ts readsMonitoring). nats-server has no monitoring port (docs/adr/0029).
  */
 import { sampleMonitoring, type MonitoringRequester, type MonitoringSample } from '@app/nats';
 import { NatsMonitoring } from '../console-views.js';
