@@ -20,7 +20,6 @@ export {
   isMirrorPod,
   isStaticPod,
   makeStaticPod,
-  staticPodHash,
   staticPodUID,
 } from './static-pod.js';
 export type { StaticPodOrigin } from './static-pod.js';
