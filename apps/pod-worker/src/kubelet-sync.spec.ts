@@ -184,7 +184,7 @@ describe('KubeletSync.syncPod (kubelet.go SyncPod)', () => {
   it('a failed step is kept per container (the reasonCache) and shows as its waiting reason in the next status', async () => {
     const { out, cri, sync } = setup();
     cri.failNext('runtime', 'CreateContainer', 'Unknown', 'no space left on device');
-    await assert.rejects(sync.syncPod('SyncPodCreate', pod(), empty), /CreateContainerError: Error: .*no space left on device/);
+    await assert.rejects(sync.syncPod('SyncPodCreate', pod(), empty), /CreateContainerError: no space left on device/);
     await sync.syncPod('SyncPodSync', pod(), cache([sandbox('sb-new')], []));
     const waiting = out.statuses.at(-1)?.status.containerStatuses?.find((c) => c.name === 'app')?.state?.waiting;
     assert.equal(waiting?.reason, 'CreateContainerError');
