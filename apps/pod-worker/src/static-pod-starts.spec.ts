@@ -56,6 +56,24 @@ describe('StaticPodStarts: the generations from the node\'s buckets', () => {
     assert.deepEqual(await gate.allowStart(staticPod('new')), { allowed: false, blockedBy: 'old' });
     assert.equal(podFullName(staticPod('x')), 'etcd-node_kube-system');
   });
+
+  it('checks that come together share a listing, and one asked while a listing runs gets the next one', async () => {
+    const pods = new MemoryDesiredPods();
+    const records = new MemoryWorkerStore();
+    const gate = new StaticPodStarts({ desired: pods, records });
+    // A burst: ten checks asked at once, one listing of each bucket.
+    await Promise.all(Array.from({ length: 10 }, (_, i) => gate.allowStart(staticPod(`p${i}`, `pod-${i}`))));
+    assert.deepEqual([pods.listings, records.listings], [1, 1]);
+    // One listing in flight; the old generation is written after it started; a check asked now must see it.
+    pods.pods.set('new', desired('new', T0 + 10));
+    const first = gate.allowStart(staticPod('new'));
+    await Promise.resolve(); // the first listing has started
+    await records.save('old', { syncedAt: T0, pod: staticPod('old') });
+    const second = gate.allowStart(staticPod('new'));
+    assert.deepEqual(await second, { allowed: false, blockedBy: 'old' });
+    await first;
+    assert.deepEqual([pods.listings, records.listings], [3, 3]);
+  });
 });
 
 /** A syncer that records its calls. */

@@ -20,7 +20,9 @@
  * The buckets are listed (each key at its value at the call or newer), not
  * read from the watch-kept mirrors: two generations checked at once on two
  * replicas then see each other's desired record, written by the one sync
- * loop in the order it added them, and agree on which goes first.
+ * loop in the order it added them, and agree on which goes first. Checks
+ * that come together (a burst of static pods) share one listing, started
+ * after each of them was asked.
  * docs/adr/0025-static-pod-generations.md.
  */
 import type { Pod, PodRecord, PodSyncStatusRecord } from '@app/contracts';
@@ -62,8 +64,16 @@ export abstract class StaticPodStartGate {
   abstract allowStart(pod: Pod): Promise<{ allowed: true } | { allowed: false; blockedBy: string }>;
 }
 
+/** Both buckets, listed together. */
+type Listings = [Map<string, PodRecord>, Map<string, PodSyncStatusRecord>];
+
 /** allowStaticPodStart over the node's `pods` and `workers` buckets. */
 export class StaticPodStarts extends StaticPodStartGate {
+  /** The listing not started yet, which every check asked before it starts shares. */
+  private queued?: Promise<Listings>;
+  /** The listing in flight: the next one starts after it. */
+  private tail: Promise<unknown> = Promise.resolve();
+
   constructor(private readonly deps: { desired: Pick<DesiredPods, 'all'>; records: Pick<WorkerRecords, 'all'> }) {
     super();
   }
@@ -71,7 +81,7 @@ export class StaticPodStarts extends StaticPodStartGate {
   async allowStart(pod: Pod): Promise<{ allowed: true } | { allowed: false; blockedBy: string }> {
     const uid = pod.metadata.uid ?? '';
     const fullName = podFullName(pod);
-    const [desired, records] = await Promise.all([this.deps.desired.all(), this.deps.records.all()]);
+    const [desired, records] = await this.listings();
     const generations = new Map<string, StaticPodGeneration>([[uid, { uid }]]);
     const generation = (id: string): StaticPodGeneration => {
       const known = generations.get(id);
@@ -83,5 +93,17 @@ export class StaticPodStarts extends StaticPodStartGate {
     for (const [id, d] of desired) if (isStaticPod(d.pod) && podFullName(d.pod) === fullName) generation(id).desired = d;
     for (const [id, r] of records) if (r.pod !== undefined && isStaticPod(r.pod) && podFullName(r.pod) === fullName) generation(id).record = r;
     return allowStaticPodStart(uid, [...generations.values()]);
+  }
+
+  /** A listing of both buckets that starts after this call: the one queued, or a new one queued behind the one in flight. */
+  private listings(): Promise<Listings> {
+    if (this.queued) return this.queued;
+    const run = this.tail.then(() => {
+      this.queued = undefined;
+      return Promise.all([this.deps.desired.all(), this.deps.records.all()]);
+    });
+    this.queued = run;
+    this.tail = run.catch(() => undefined);
+    return run;
   }
 }
