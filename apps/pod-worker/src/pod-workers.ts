@@ -401,6 +401,16 @@ export class PodWorkers {
         w.waitingToStart = undefined;
         return false;
       }
+      if ('notDesired' in verdict) {
+        // canEverStart false (cleanupUnstartedPod): gone from the podManager before it started, its kill lost or
+        // still on its way. It terminates without starting, so its record finishes and is purged.
+        this.deps.logger.info({ uid: w.uid, pod: podFullName(w.pod) }, 'static pod no longer desired before it started: it terminates without starting');
+        w.waitingToStart = undefined;
+        w.record = { ...w.record, terminatingAt: this.deps.clock.now(), gracePeriod: this.deps.gracePeriodOf(w.pod) };
+        await this.deps.store.save(w.uid, w.record);
+        w.pending = coalesce(w.pending, { ...update, updateType: 'SyncPodKill' });
+        return true;
+      }
       blockedBy = verdict.blockedBy;
     } catch (err) {
       blockedBy = `unknown (${(err as Error).message})`;

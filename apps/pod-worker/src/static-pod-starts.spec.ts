@@ -37,6 +37,13 @@ describe('allowStaticPodStart', () => {
       assert.deepEqual(verdict, tc.want === true ? { allowed: true } : { allowed: false, blockedBy: tc.want });
     });
   }
+
+  const gone: { name: string; self: StaticPodGeneration }[] = [
+    { name: 'no longer in the podManager (its kill lost or on its way): it never starts', self: { uid: 'new' } },
+    { name: 'asked to terminate: it never starts', self: { uid: 'new', desired: desired('new', T0, { terminationRequested: true }) } },
+    { name: 'refused at admission: it never starts', self: { uid: 'new', desired: desired('new', T0, { admitted: false }) } },
+  ];
+  for (const tc of gone) it(tc.name, () => assert.deepEqual(allowStaticPodStart('new', [tc.self]), { allowed: false, notDesired: true }));
 });
 
 describe('StaticPodStarts: the generations from the node\'s buckets', () => {
@@ -187,6 +194,22 @@ describe('PodWorkers: a static pod\'s generations, one at a time', () => {
     await relist();
     await relist();
     assert.deepEqual(two.syncer.calls, ['terminating:new', 'terminated:new']);
+  });
+
+  it('a waiting generation whose kill was lost, woken when the old one finishes: it terminates without starting', async () => {
+    const { pods, relist, one } = twoReplicas();
+    pods.pods.set('old', desired('old', T0));
+    await one.workers.updatePod(upd('SyncPodCreate', staticPod('old')));
+    await relist();
+    pods.pods.set('mid', desired('mid', T0 + 1000));
+    await one.workers.updatePod(upd('SyncPodCreate', staticPod('mid')));
+    await relist();
+    // Edited again: mid is removed (its SyncPodKill is lost), the old one is killed.
+    pods.pods.delete('mid');
+    pods.pods.delete('old');
+    await one.workers.updatePod(upd('SyncPodKill', staticPod('old')));
+    for (let i = 0; i < 4; i++) await relist();
+    assert.deepEqual(one.syncer.calls, ['sync:SyncPodCreate:old', 'terminating:old', 'terminated:old', 'terminating:mid', 'terminated:mid']);
   });
 
   it('a pod that is not static is never held back', async () => {

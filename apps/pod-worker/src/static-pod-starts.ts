@@ -16,6 +16,9 @@
  *   never started, desired and admitted, not asked to terminate
  *     added before this one (addedAt, then UID)    blocks: it is next in line (UpdatePod's order)
  *     added after                                  does not block
+ *   this one no longer desired (or refused, or asked to terminate)
+ *                                                  it never starts (canEverStart false: cleanupUnstartedPod);
+ *                                                  its kill was lost, or has not come yet
  *
  * The buckets are listed (each key at its value at the call or newer), not
  * read from the watch-kept mirrors: two generations checked at once on two
@@ -43,10 +46,14 @@ export function podFullName(pod: Pod): string {
   return `${pod.metadata.name ?? ''}_${pod.metadata.namespace ?? ''}`;
 }
 
+/** Whether a generation may start now, must wait for another (`blockedBy`), or is no longer desired and never starts. */
+export type StaticPodStartVerdict = { allowed: true } | { allowed: false; blockedBy: string } | { allowed: false; notDesired: true };
+
 /** The table at the top of this file: whether `uid` may start beside the other generations of its full name. */
-export function allowStaticPodStart(uid: string, generations: readonly StaticPodGeneration[]): { allowed: true } | { allowed: false; blockedBy: string } {
+export function allowStaticPodStart(uid: string, generations: readonly StaticPodGeneration[]): StaticPodStartVerdict {
   const self = generations.find((g) => g.uid === uid)?.desired;
-  const before = (g: PodRecord) => (self === undefined ? true : g.addedAt < self.addedAt || (g.addedAt === self.addedAt && (g.pod.metadata.uid ?? '') < uid));
+  if (self === undefined || !self.admitted || self.terminationRequested === true) return { allowed: false, notDesired: true };
+  const before = (g: PodRecord) => g.addedAt < self.addedAt || (g.addedAt === self.addedAt && (g.pod.metadata.uid ?? '') < uid);
   for (const g of generations) {
     if (g.uid === uid || g.record?.finished === true) continue;
     if (g.record?.syncedAt !== undefined) return { allowed: false, blockedBy: g.uid };
@@ -61,7 +68,7 @@ export function allowStaticPodStart(uid: string, generations: readonly StaticPod
 /** What the pod workers ask before a static pod's first sync. */
 export abstract class StaticPodStartGate {
   /** Whether the pod may start now; `blockedBy` names the generation it waits for. Rejects when the buckets cannot be read. */
-  abstract allowStart(pod: Pod): Promise<{ allowed: true } | { allowed: false; blockedBy: string }>;
+  abstract allowStart(pod: Pod): Promise<StaticPodStartVerdict>;
 }
 
 /** Both buckets, listed together. */
@@ -78,7 +85,7 @@ export class StaticPodStarts extends StaticPodStartGate {
     super();
   }
 
-  async allowStart(pod: Pod): Promise<{ allowed: true } | { allowed: false; blockedBy: string }> {
+  async allowStart(pod: Pod): Promise<StaticPodStartVerdict> {
     const uid = pod.metadata.uid ?? '';
     const fullName = podFullName(pod);
     const [desired, records] = await this.listings();
