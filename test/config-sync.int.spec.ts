@@ -25,6 +25,7 @@ interface Seen {
   names?: string[];
   updateType?: string;
   uid?: string;
+  name?: string;
   message?: string;
 }
 
@@ -70,7 +71,7 @@ describe('config-source -> sync-loop -> dispatchWork on a real nats-server', { t
         if (u.op) seen.push({ kind, subject: m.subject, op: u.op, names: u.pods.map((p) => p.metadata.name ?? '') });
       } else if (kind === 'work') {
         const w = body as unknown as UpdatePodOptionsMessage;
-        seen.push({ kind, subject: m.subject, updateType: w.updateType, uid: w.pod.metadata.uid ?? '' });
+        seen.push({ kind, subject: m.subject, updateType: w.updateType, uid: w.pod.metadata.uid ?? '', name: w.pod.metadata.name ?? '' });
       } else {
         seen.push({ kind, subject: m.subject, message: (body as unknown as EventMessage).message });
       }
@@ -113,12 +114,16 @@ describe('config-source -> sync-loop -> dispatchWork on a real nats-server', { t
     assert.match(w?.subject ?? '', new RegExp(`^kubelet\\.${NODE}\\.work\\.[0-${SHARDS - 1}]\\.${webUid}$`));
   });
 
-  it('an edit: UPDATE of the same UID, then SyncPodUpdate', async () => {
+  it('an edit: a new UID (the kubelet hashes the whole pod), the old generation REMOVEd and killed, the new one ADDed and created', async () => {
     seen = [];
     writeFileSync(join(dir, 'web.yaml'), manifest('web', 'localhost/kubelet-split/busybox:1.35', 'sleep 7200'));
-    await waitFor('the UPDATE dispatch', (s) => s.some((x) => x.kind === 'work'));
-    assert.deepEqual(ops(), [`update:web-${NODE}`]);
-    assert.deepEqual(work(), [`SyncPodUpdate:${webUid}`]);
+    await waitFor('both dispatches', (s) => s.filter((x) => x.kind === 'work').length >= 2);
+    assert.deepEqual(ops(), [`remove:web-${NODE}`, `add:web-${NODE}`]);
+    const created = seen.find((x) => x.kind === 'work' && x.updateType === 'SyncPodCreate')?.uid ?? '';
+    assert.match(created, /^[0-9a-f]{32}$/);
+    assert.notEqual(created, webUid);
+    assert.deepEqual(work(), [`SyncPodKill:${webUid}`, `SyncPodCreate:${created}`]);
+    webUid = created;
   });
 
   it('a broken edit and a broken new file: a Warning event naming the file, and nothing dispatched', async () => {
@@ -138,10 +143,11 @@ describe('config-source -> sync-loop -> dispatchWork on a real nats-server', { t
     seen = [];
     writeFileSync(join(dir, 'web.yaml'), manifest('web', 'localhost/kubelet-split/busybox:1.35', 'sleep 9000'));
     writeFileSync(join(dir, 'bad.yaml'), manifest('bad', 'localhost/kubelet-split/busybox:1.35'));
-    await waitFor('two dispatches', (s) => s.filter((x) => x.kind === 'work').length >= 2);
-    assert.deepEqual(ops().sort(), [`add:bad-${NODE}`, `update:web-${NODE}`].sort());
-    assert.ok(work().includes(`SyncPodUpdate:${webUid}`));
-    assert.ok(work().some((w) => w.startsWith('SyncPodCreate:')));
+    await waitFor('three dispatches', (s) => s.filter((x) => x.kind === 'work').length >= 3);
+    assert.deepEqual(ops().sort(), [`add:bad-${NODE},web-${NODE}`, `remove:web-${NODE}`].sort());
+    assert.ok(work().includes(`SyncPodKill:${webUid}`), 'the last good generation of web is killed');
+    assert.equal(work().filter((w) => w.startsWith('SyncPodCreate:')).length, 2, 'bad and the new web are created');
+    webUid = seen.find((x) => x.kind === 'work' && x.updateType === 'SyncPodCreate' && x.name === `web-${NODE}`)?.uid ?? '';
   });
 
   it('the sync loop killed and restarted: pods back from KV, nothing dispatched twice, a missed change applied once', async () => {

@@ -158,7 +158,7 @@ describe('configMap and secret volumes and RuntimeClasses from a real kube-apise
       containers: [{ name: 'main', image: IMAGE, command: ['sh', '-c', SLEEPER], env: [{ name: 'TOKEN', valueFrom: { secretKeyRef: { name: 'later', key: 'token' } } }] }],
     }));
     const waiting = await waitServed('envless', 'waiting CreateContainerConfigError', (p) => p.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'CreateContainerConfigError');
-    assert.equal(waiting.status?.containerStatuses?.[0]?.state?.waiting?.message, 'Error: secret "later" not found');
+    assert.equal(waiting.status?.containerStatuses?.[0]?.state?.waiting?.message, 'secret "later" not found', 'the status carries the error itself, as upstream\'s ("Error: " is only in the Failed event)');
     await create<Secret>('secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'later' }, data: { token: Buffer.from('t0k').toString('base64') } });
     const started = await waitServed('envless', 'Running once its secret exists', running, 60_000);
     assert.equal(await exec(started, 'echo "$TOKEN"'), 't0k\n');

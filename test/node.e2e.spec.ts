@@ -170,6 +170,28 @@ describe('the Node and its Lease in a real cluster', { timeout: 300_000 }, () =>
     assert.deepEqual(seen, { ok: 1, failed: 0 });
   });
 
+  it('an edited static pod is a new pod: its mirror pod is made again for the new UID', async () => {
+    const name = stack.podName('edited');
+    const getMirror = () => admin.request<Pod>(`/api/v1/namespaces/default/pods/${name}`).catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err as Error)));
+    const manifest = (version: string) => `apiVersion: v1\nkind: Pod\nmetadata:\n  name: edited\n  labels:\n    version: "${version}"\nspec:\n  hostNetwork: true\n  terminationGracePeriodSeconds: 1\n  containers:\n    - name: main\n      image: ${IMAGE}\n      command: ["sleep", "3600"]\n`;
+    const staticUid = async () => (await stack.podList()).items.find((p) => p.metadata?.name === name)?.metadata?.uid;
+    stack.writeManifest('edited', manifest('1'));
+    const first = await stack.waitFor('the mirror pod of the first version', async () => {
+      const [m, uid] = await Promise.all([getMirror(), staticUid()]);
+      return m && uid && m.metadata.annotations?.['kubernetes.io/config.mirror'] === uid ? { mirror: m, uid } : undefined;
+    }, 30_000);
+    stack.writeManifest('edited', manifest('2'));
+    const second = await stack.waitFor('the mirror pod of the edited version', async () => {
+      const [m, uid] = await Promise.all([getMirror(), staticUid()]);
+      return m && uid && uid !== first.uid && m.metadata.annotations?.['kubernetes.io/config.mirror'] === uid ? { mirror: m, uid } : undefined;
+    }, 60_000);
+    assert.equal(second.mirror.metadata.labels?.['version'], '2');
+    assert.notEqual(second.mirror.metadata.uid, first.mirror.metadata.uid, 'a new mirror pod, not the old one patched');
+    assert.equal(second.mirror.metadata.annotations?.['kubernetes.io/config.hash'], second.uid, 'config.hash is the static pod\'s UID');
+    stack.removeManifest('edited');
+    await stack.waitFor('the mirror pod gone from the API', async () => ((await getMirror()) === undefined ? true : undefined), 60_000);
+  });
+
   it('the PLEG stopped: NotReady with upstream\'s reason and message; started again: Ready', async () => {
     const pleg = stack.procs.get('pleg#0');
     assert.ok(pleg);

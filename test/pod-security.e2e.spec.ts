@@ -135,7 +135,7 @@ describe('security context, /etc/hosts, termination messages and sysctls on the 
 
   it('runAsNonRoot with an image that runs as root: CreateContainerConfigError with upstream\'s message, nothing created', async () => {
     const s = await stack.waitForPod('nonroot', 'CreateContainerConfigError', (x) => terminated(x)?.waiting?.reason === 'CreateContainerConfigError', 60_000);
-    assert.match(terminated(s)?.waiting?.message ?? '', /container has runAsNonRoot and image will run as root \(pod: "nonroot-podsec-e2e_default\(.+\)", container: main\)/);
+    assert.match(terminated(s)?.waiting?.message ?? '', /^container has runAsNonRoot and image will run as root \(pod: "nonroot-podsec-e2e_default\(.+\)", container: main\)$/);
     assert.deepEqual(await stack.containers('nonroot'), []);
   });
 

@@ -166,8 +166,8 @@ describe('PodConfigPublisher', () => {
     assert.ok(bus.sent.some((s) => s.subject === `kubelet.${NODE}.config.ready`));
     bus.sent = [];
     svc.onListing('file', b.build([{ location: '/m/a.yaml', text: manifest('a', 'x:2') }, { location: '/m/c.yaml', text: manifest('c') }, { location: '/m/bad.yaml', text: 'kind: [' }]));
-    // A changed manifest keeps its UID: an update, not a remove and an add.
-    assert.deepEqual(bus.ops(), [`remove:b-${NODE}`, `add:c-${NODE}`, `update:a-${NODE}`]);
+    // A changed manifest is a new UID (applyDefaults hashes the whole pod): the old generation removed, the new one added.
+    assert.deepEqual(bus.ops(), [`remove:a-${NODE},b-${NODE}`, `add:a-${NODE},c-${NODE}`]);
     const events = bus.sent.filter((s) => s.subject === `kubelet.${NODE}.events.${NODE}`).map((s) => s.payload as EventMessage);
     assert.equal(events.length, 1);
     assert.equal(events[0]?.eventType, 'Warning');

@@ -18,25 +18,11 @@ import type { CriRuntime, StatusResponse } from '@app/cri';
 import { KubeletLabels, generateAPIPodStatus, isStaticPod, pastActiveDeadline, isPodPhaseTerminal, terminatePodStatus, toRuntimePodStatus, type RuntimePodStatus } from '@app/kube';
 import type { Logger } from '@app/observability';
 import type { CacheResult } from '@app/pod-cache';
-import { canRunPod, type NodeSecurity } from './can-run-pod.js';
 import { NETWORK_NOT_READY_ERROR_MSG, PodSyncer, type SyncPodResult } from './pod-workers.js';
 import type { RuntimeManager, SyncError } from './kuberuntime/runtime-manager.js';
 import { VolumeMountError } from './volumemanager/volumes.js';
 import { PodDirectories, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, type ProbeResultsView } from './ports.js';
 import type { PodContainerManager } from './cm/pod-container-manager.js';
-
-/** syncPod's rewrite of a status when canRunPod says no: Pending, the reason, waiting containers Blocked. */
-export function blockedStatus(status: PodStatus, reason: string, message: string): PodStatus {
-  const block = (cs: PodStatus['containerStatuses']) => cs?.map((c) => (c.state?.waiting ? { ...c, state: { waiting: { ...c.state.waiting, reason: 'Blocked' } } } : c));
-  return {
-    ...status,
-    phase: isPodPhaseTerminal(status.phase) ? status.phase : 'Pending',
-    reason,
-    message,
-    ...(status.containerStatuses ? { containerStatuses: block(status.containerStatuses) } : {}),
-    ...(status.initContainerStatuses ? { initContainerStatuses: block(status.initContainerStatuses) } : {}),
-  };
-}
 
 /**
  * runtimeState.networkErrors as updateRuntimeUp sets it: the runtime's
@@ -73,15 +59,10 @@ export interface KubeletSyncDeps {
   hostIP: string;
   /** kubelet_pod_start_duration_seconds: from the kubelet first seeing the pod to its containers running. */
   observePodStart?: (seconds: number) => void;
-  /** What the node can enforce (canRunPod); none: no AppArmor. */
-  security?: NodeSecurity;
   events?: EventRecorder;
   /** The pod cgroups (--cgroups-per-qos); none: the runtime's default cgroups. */
   pcm?: PodContainerManager;
 }
-
-/** A node without AppArmor (the default of KubeletSyncDeps.security). */
-const NO_APPARMOR: NodeSecurity = { appArmorEnabled: false };
 
 export class KubeletSync extends PodSyncer {
   /** The kubelet's reasonCache: the last sync's error per container, by pod UID. */
@@ -160,14 +141,7 @@ export class KubeletSync extends PodSyncer {
       return { terminal: true };
     }
 
-    // canRunPod: a pod the node cannot run as asked is kept Pending, its containers Blocked, and killed.
-    const runnable = canRunPod(pod, this.deps.security ?? NO_APPARMOR);
-    if (!runnable.admit) {
-      const blocked = blockedStatus(status, runnable.reason ?? '', runnable.message ?? '');
-      this.deps.out.status('SetPodStatus', pod, { status: blocked });
-      await this.deps.runtime.killPod(pod, runtime, undefined);
-      throw new Error(`pod cannot be run: ${runnable.message ?? ''}`);
-    }
+    // v1.34 has no canRunPod: what the node cannot run (AppArmor) was rejected at admission, in the sync loop.
 
     // Pod-network pods wait for the runtime's network: NetworkNotReady, retried in about a second (nextSyncAfter).
     if (!pod.spec.hostNetwork) {

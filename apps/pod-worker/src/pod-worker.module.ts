@@ -41,6 +41,7 @@ import { RuntimeManager } from './kuberuntime/runtime-manager.js';
 import { PodWorkerHousekeeping, ShardWork } from './shard-work.js';
 import { ShardFences, ShardManager } from './shards.js';
 import { PodScope, PodScopedSyncer, ShardFencedCri } from './adapters/shard-fenced-cri.js';
+import { StaticPodStartGate, StaticPodStarts } from './static-pod-starts.js';
 import { VolumeManager } from './volumemanager/volumes.js';
 
 /** The node as the runtime manager sees it (IPs, log and pod roots, the host's DNS). */
@@ -165,11 +166,13 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
         // Each sync runs in its pod's scope, so the CRI calls it makes are fenced by the pod's shard.
         new PodScopedSyncer(new KubeletSync({ runtime, cri, dirs, out, probes, statuses, clock, logger: logger.child({ component: 'sync' }), hostIP: cfg.NODE_IP, observePodStart: (s) => metrics.podStarted(s), events, pcm: pcm ?? undefined }), scope),
     },
+    // allowStaticPodStart over the node's buckets: the generations of a static pod may be on two replicas.
+    { provide: StaticPodStartGate, inject: [DesiredPods, WorkerRecords], useFactory: (desired: DesiredPods, records: WorkerRecords) => new StaticPodStarts({ desired, records }) },
     {
       provide: PodWorkers,
-      inject: [PodSyncer, WorkerStore, WorkQueue, PodCache, Clock, POD_WORKERS_LOGGER, SERVICE_CONFIG, PromPodWorkerMetrics, PlegInspections],
-      useFactory: (syncer: PodSyncer, store: WorkerStore, queue: WorkQueue, cache: PodCache, clock: Clock, logger: Logger, cfg: PodWorkerConfig, metrics: PromPodWorkerMetrics, inspections: PlegInspections) =>
-        new PodWorkers({ syncer, store, queue, cache, clock, logger, gracePeriodOf: podTerminationGracePeriod, options: { resyncIntervalMs: cfg.SYNC_FREQUENCY, backOffMs: cfg.POD_SYNC_BACKOFF }, metrics, inspections }),
+      inject: [PodSyncer, WorkerStore, WorkQueue, PodCache, Clock, POD_WORKERS_LOGGER, SERVICE_CONFIG, PromPodWorkerMetrics, PlegInspections, StaticPodStartGate],
+      useFactory: (syncer: PodSyncer, store: WorkerStore, queue: WorkQueue, cache: PodCache, clock: Clock, logger: Logger, cfg: PodWorkerConfig, metrics: PromPodWorkerMetrics, inspections: PlegInspections, staticPods: StaticPodStartGate) =>
+        new PodWorkers({ syncer, store, queue, cache, clock, logger, gracePeriodOf: podTerminationGracePeriod, options: { resyncIntervalMs: cfg.SYNC_FREQUENCY, backOffMs: cfg.POD_SYNC_BACKOFF }, metrics, inspections, staticPods }),
     },
     {
       provide: ShardWork,

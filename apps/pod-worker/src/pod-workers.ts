@@ -44,13 +44,20 @@
  *    is still killed with its own grace period, nothing is started twice.
  *  - A worker handed over (release) takes no further step; one made again
  *    for the same pod waits for the old one's step in flight.
+ *  - A static pod's generation is not started while another generation
+ *    with its full name is started and not finished (allowStaticPodStart,
+ *    static-pod-starts.ts): an edited manifest is a new UID, and the old
+ *    one terminates first. A generation held back waits for the back-off,
+ *    or less when the generation it waits for finishes on this replica.
  */
 import { Clock } from '@app/clock';
 import type { KillPodOptions, Pod, PodSyncStatusRecord, SyncPodType, UpdatePodOptionsMessage } from '@app/contracts';
 import type { Logger } from '@app/observability';
 import type { CacheResult, PodCache } from '@app/pod-cache';
+import { isStaticPod } from '@app/kube';
 import { WorkQueue, WorkerStore } from './ports.js';
 import type { PlegInspections } from './pleg-inspections.js';
+import { podFullName, type StaticPodStartGate } from './static-pod-starts.js';
 
 /**
  * The three syncs the kubelet's pod worker calls (SyncPodFn, SyncTerminatingPodFn, SyncTerminatedPodFn).
@@ -102,6 +109,8 @@ interface Worker {
   released?: boolean;
   /** The `lastSyncEnd` the PLEG was last asked to inspect the pod after (once is enough). */
   inspectionAsked?: number;
+  /** A static pod held back by another generation (allowStaticPodStart): the update it waits with. */
+  waitingToStart?: UpdatePodOptionsMessage;
 }
 
 /** What a worker looks like from outside (the shard's reconciliation reads it). */
@@ -133,6 +142,8 @@ export interface PodWorkersDeps {
   metrics?: PodWorkerMetrics;
   /** Which pods the sync in flight changed in the runtime; each is inspected by the PLEG as its sync ends. */
   inspections?: PlegInspections;
+  /** allowStaticPodStart; none: static pods start as any other. */
+  staticPods?: StaticPodStartGate;
 }
 
 export class PodWorkers {
@@ -299,6 +310,7 @@ export class PodWorkers {
   }
 
   private async syncOnce(w: Worker, update: UpdatePodOptionsMessage): Promise<void> {
+    if (await this.mustWaitToStart(w, update)) return;
     let cache: CacheResult;
     try {
       if (this.deps.inspections && w.inspectionAsked !== w.lastSyncEnd && this.deps.cache.get(w.uid).timestamp <= w.lastSyncEnd) {
@@ -326,6 +338,7 @@ export class PodWorkers {
         // TerminatedPod would send the final status again from a runtime that no longer has the containers.
         w.pending = undefined;
         this.deps.logger.info({ uid: w.uid }, 'pod worker finished');
+        if (isStaticPod(w.pod)) this.wakeWaitingToStart(w);
       } else if (w.record.terminatingAt !== undefined) {
         operation = 'terminating';
         await this.deps.syncer.syncTerminatingPod(w.pod, cache, w.record.gracePeriod ?? this.deps.gracePeriodOf(w.pod), w.killOptions, w.runningPodOnly, cancel.signal);
@@ -370,6 +383,59 @@ export class PodWorkers {
       return;
     }
     this.deps.queue.enqueue(w.uid, nextSyncAfter(this.deps.options, error, requeueAfterMs), error);
+  }
+
+  /**
+   * allowPodStart for a static pod not started yet: held back while another
+   * generation of its full name runs or is ahead of it, it is enqueued for
+   * the back-off (upstream's workQueue.Enqueue with the back-off period)
+   * and remembered, so that the generation it waits for, finishing on this
+   * replica, wakes it at once. Buckets that cannot be read hold it back too.
+   */
+  private async mustWaitToStart(w: Worker, update: UpdatePodOptionsMessage): Promise<boolean> {
+    const gate = this.deps.staticPods;
+    if (!gate || w.record.syncedAt !== undefined || w.record.terminatingAt !== undefined || w.runningPodOnly || !isStaticPod(w.pod)) return false;
+    let blockedBy: string;
+    try {
+      const verdict = await gate.allowStart(w.pod);
+      if (verdict.allowed) {
+        if (w.waitingToStart) this.deps.logger.info({ uid: w.uid, pod: podFullName(w.pod) }, 'static pod may start: no other generation of it runs');
+        w.waitingToStart = undefined;
+        return false;
+      }
+      if ('notDesired' in verdict) {
+        // canEverStart false (cleanupUnstartedPod): gone from the podManager before it started, its kill lost or
+        // still on its way. It terminates without starting, so its record finishes and is purged.
+        this.deps.logger.info({ uid: w.uid, pod: podFullName(w.pod) }, 'static pod no longer desired before it started: it terminates without starting');
+        w.waitingToStart = undefined;
+        w.record = { ...w.record, terminatingAt: this.deps.clock.now(), gracePeriod: this.deps.gracePeriodOf(w.pod) };
+        await this.deps.store.save(w.uid, w.record);
+        w.pending = coalesce(w.pending, { ...update, updateType: 'SyncPodKill' });
+        return true;
+      }
+      blockedBy = verdict.blockedBy;
+    } catch (err) {
+      blockedBy = `unknown (${(err as Error).message})`;
+    }
+    // A kill that came meanwhile goes first: it needs no start.
+    if (w.record.terminatingAt !== undefined) return false;
+    if (!w.waitingToStart) this.deps.logger.info({ uid: w.uid, pod: podFullName(w.pod), blockedBy }, 'static pod waits for another generation of it to terminate');
+    w.waitingToStart = update;
+    if (!w.pending) this.deps.queue.enqueue(w.uid, jitter(this.deps.options.backOffMs, BACK_OFF_JITTER_FACTOR, this.deps.options.random ?? Math.random));
+    return true;
+  }
+
+  /** A static pod's generation finished: the generations of its full name waiting on this replica try again now. */
+  private wakeWaitingToStart(finished: Worker): void {
+    const fullName = podFullName(finished.pod);
+    for (const w of this.workers.values()) {
+      if (w === finished || !w.waitingToStart || w.released || podFullName(w.pod) !== fullName) continue;
+      w.pending = coalesce(w.pending, w.waitingToStart);
+      if (!w.working) {
+        w.working = true;
+        w.loop = this.managePodLoop(w);
+      }
+    }
   }
 }
 

@@ -1,5 +1,5 @@
 import { release } from 'node:os';
-import { ConfigError, cgroupsSchema, env, machineHugePages, nodeResourcesSchema, type EnvField } from '@app/config';
+import { ConfigError, cgroupsSchema, env, machineAppArmor, machineHugePages, nodeResourcesSchema, type EnvField } from '@app/config';
 import { DEFAULT_SHARD_COUNT } from '@app/contracts';
 import { LEGACY_CONTAINER_LOGS_DIR, QuantityError, configuredCapacity, nodeAllocatable, nodeInfoFrom, nodeReservationsFrom, parseEvictionHard, parseMapStringString, parseQuantityNanos, type EvictionThreshold, type NodeInfo } from '@app/kube';
 import type { FullConfig } from '@app/service';
@@ -92,7 +92,9 @@ export function nodeInfoOf(cfg: SyncLoopConfig): NodeInfo {
   const labels = parseMapStringString(cfg.NODE_LABELS, 'NODE_LABELS');
   const allowedUnsafeSysctls = (cfg.ALLOWED_UNSAFE_SYSCTLS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   try {
-    return nodeInfoFrom({ name: cfg.NODE_NAME, cpu: `${allocatable['cpu'] ?? 0}m`, memory: String(allocatable['memory'] ?? 0), maxPods: allocatable['pods'] ?? 0, labels, allowedUnsafeSysctls, kernelRelease: release() });
+    const node = nodeInfoFrom({ name: cfg.NODE_NAME, cpu: `${allocatable['cpu'] ?? 0}m`, memory: String(allocatable['memory'] ?? 0), maxPods: allocatable['pods'] ?? 0, labels, allowedUnsafeSysctls, kernelRelease: release() });
+    // The AppArmor admit handler, which upstream adds on Linux.
+    return { ...node, appArmor: machineAppArmor() };
   } catch (err) {
     throw new Error(`ALLOWED_UNSAFE_SYSCTLS: ${(err as Error).message}`);
   }

@@ -1,3 +1,3 @@
 export { ConfigError, env, LOG_LEVELS, parseDuration, parseEnv, readSecretFile, sharedSchema } from './env.js';
-export { cgroupsSchema, machineHugePages, nodeResourcesSchema } from './node.js';
+export { cgroupsSchema, machineAppArmor, machineHugePages, nodeResourcesSchema } from './node.js';
 export type { ConfigOf, EnvField, EnvSchema, FieldResult, LogLevel, SharedConfig } from './env.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { machineHugePages } from './node.js';
+import { machineAppArmor, machineHugePages } from './node.js';
 
 describe('machineHugePages (cadvisor MachineInfo\'s huge pages)', () => {
   it('names each size as upstream\'s resource (hugepages-2Mi, hugepages-1Gi) with its bytes pre-allocated', () => {
@@ -23,4 +23,25 @@ describe('machineHugePages (cadvisor MachineInfo\'s huge pages)', () => {
   it('a kernel without huge pages: none', () => {
     assert.deepEqual(machineHugePages('/nonexistent/hugepages'), {});
   });
+});
+
+describe('machineAppArmor (libcontainer apparmor.IsEnabled)', () => {
+  const cases: { name: string; securityfs: boolean; enabled?: string; want: { hostError?: string } }[] = [
+    { name: 'securityfs and the module enabled: AppArmor enforced', securityfs: true, enabled: 'Y\n', want: {} },
+    { name: 'the module disabled', securityfs: true, enabled: 'N\n', want: { hostError: 'AppArmor is not enabled on the host' } },
+    { name: 'no securityfs entry', securityfs: false, enabled: 'Y\n', want: { hostError: 'AppArmor is not enabled on the host' } },
+    { name: 'no module parameter', securityfs: true, want: { hostError: 'AppArmor is not enabled on the host' } },
+  ];
+  for (const tc of cases) {
+    it(tc.name, () => {
+      const root = mkdtempSync(join(tmpdir(), 'apparmor-'));
+      try {
+        if (tc.securityfs) mkdirSync(join(root, 'apparmor'));
+        if (tc.enabled !== undefined) writeFileSync(join(root, 'enabled'), tc.enabled);
+        assert.deepEqual(machineAppArmor(join(root, 'apparmor'), join(root, 'enabled')), tc.want);
+      } finally {
+        rmSync(root, { recursive: true, force: true });
+      }
+    });
+  }
 });

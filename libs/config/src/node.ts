@@ -62,3 +62,20 @@ export function machineHugePages(root = '/sys/kernel/mm/hugepages'): Record<stri
   }
   return out;
 }
+
+/**
+ * Whether the machine enforces AppArmor, as the kubelet's AppArmor
+ * validator asks once at start (pkg/security/apparmor validateHost, over
+ * libcontainer's apparmor.IsEnabled: /sys/kernel/security/apparmor exists
+ * and /sys/module/apparmor/parameters/enabled starts with "Y"): its error
+ * when it does not, for the sync loop's admission.
+ */
+export function machineAppArmor(securityfs = '/sys/kernel/security/apparmor', enabledFile = '/sys/module/apparmor/parameters/enabled'): { hostError?: string } {
+  try {
+    readdirSync(securityfs);
+    if (readFileSync(enabledFile, 'utf8').startsWith('Y')) return {};
+  } catch {
+    // no AppArmor filesystem or module parameter: not enabled
+  }
+  return { hostError: 'AppArmor is not enabled on the host' };
+}

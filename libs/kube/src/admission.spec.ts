@@ -306,6 +306,7 @@ describe('AdmitReason', () => {
       'NodeAffinity',
       'NodeName',
       'NodePorts',
+      'AppArmor',
     ]);
   });
 });

@@ -3,6 +3,8 @@ import { cpuMillis, memoryBytes } from './quantity.js';
 import { nodeLabels } from './node-labels.js';
 import { hostPorts, podRequests, type HostPort } from './resources.js';
 import { SysctlAllowlist, safeSysctlAllowlist } from './sysctl.js';
+import { appArmorRefusal } from './apparmor.js';
+import type { AppArmorHost } from './apparmor.js';
 
 /**
  * The kubelet's own admission of a pod it is about to run, in the order of
@@ -11,7 +13,8 @@ import { SysctlAllowlist, safeSysctlAllowlist } from './sysctl.js';
  * pkg/kubelet/lifecycle/predicate.go, predicateAdmitHandler.Admit: the
  * pod's OS first, then the scheduler's general predicates that the kubelet
  * re-runs itself (pkg/scheduler AdmissionCheck): resources (pods, cpu,
- * memory), node affinity, node name and host ports. Every failure is
+ * memory), node affinity, node name and host ports; then AppArmor
+ * (lifecycle.appArmorAdmitHandler, apparmor.ts). Every failure is
  * collected in that order and the first one is reported, so a pod that is
  * both too big and on the wrong node is OutOfcpu, not NodeAffinity.
  *
@@ -35,6 +38,8 @@ export interface NodeInfo {
   os: string;
   /** The sysctls pods may set (safe ones and --allowed-unsafe-sysctls); none: no sysctl check. */
   sysctls?: SysctlAllowlist;
+  /** Whether the host enforces AppArmor (apparmor.NewValidator); none: no AppArmor check (upstream adds it on Linux only). */
+  appArmor?: AppArmorHost;
 }
 
 export interface AdmitResult {
@@ -61,6 +66,8 @@ export const AdmitReason = {
   NodeAffinity: 'NodeAffinity',
   NodeName: 'NodeName',
   NodePorts: 'NodePorts',
+  /** lifecycle.AppArmorNotAdmittedReason: a profile the host cannot enforce. */
+  AppArmor: 'AppArmor',
 } as const;
 export type AdmitReason = (typeof AdmitReason)[keyof typeof AdmitReason];
 
@@ -103,7 +110,8 @@ export function canAdmitPod(activePods: readonly Pod[], pod: Pod, node: NodeInfo
   if (pod.spec.os !== undefined && pod.spec.os.name !== node.os) {
     return reject(AdmitReason.PodOSNotSupported, "Failed to admit pod as the OS field doesn't match node OS");
   }
-  return generalFilter(activePods, pod, node) ?? ADMIT;
+  const appArmor = node.appArmor && appArmorRefusal(pod, node.appArmor);
+  return generalFilter(activePods, pod, node) ?? (appArmor ? reject(AdmitReason.AppArmor, appArmor) : ADMIT);
 }
 
 /** The scheduler's AdmissionCheck, in its order, stopping at the first failure. */

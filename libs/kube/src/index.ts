@@ -1,6 +1,8 @@
 export { AdmitReason, canAdmitPod, nodeInfoFrom } from './admission.js';
 export { SYSCTL_FORBIDDEN_REASON, SysctlAllowlist, normalizeSysctlName, safeSysctlAllowlist } from './sysctl.js';
 export type { AdmitResult, NodeInfo } from './admission.js';
+export { APPARMOR_NOT_ENABLED, appArmorRefusal, validateAppArmor } from './apparmor.js';
+export type { AppArmorHost } from './apparmor.js';
 export { EVICTION_REASON, SYSTEM_CRITICAL_PRIORITY, TAINT_NODE_MEMORY_PRESSURE, evictionAdmit, isCriticalPod, podIsEvicted } from './eviction.js';
 export { VOLUME_SOURCE_FIELDS, applyPodDefaults, defaultImagePullPolicy, parseImageReference } from './defaults.js';
 export { KubeletLabels } from './labels.js';
@@ -20,7 +22,6 @@ export {
   isMirrorPod,
   isStaticPod,
   makeStaticPod,
-  staticPodHash,
   staticPodUID,
 } from './static-pod.js';
 export type { StaticPodOrigin } from './static-pod.js';

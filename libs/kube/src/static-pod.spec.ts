@@ -27,57 +27,43 @@ const HTTP: StaticPodOrigin = { source: 'http', location: 'http://config.example
 
 describe('makeStaticPod: the UID and the config hash', () => {
   const base = makeStaticPod(manifest(), FILE).metadata.uid;
-  const baseHash = makeStaticPod(manifest(), FILE).metadata.annotations?.[ConfigHashAnnotation];
 
   it('is a 32-digit hex digest', () => assert.match(base ?? '', /^[0-9a-f]{32}$/));
+  it('config.hash is the UID (applyDefaults)', () => assert.equal(makeStaticPod(manifest(), FILE).metadata.annotations?.[ConfigHashAnnotation], base));
 
-  const cases: { name: string; pod: () => Pod; origin: StaticPodOrigin; same: boolean; sameHash: boolean }[] = [
-    { name: 'the same manifest at the same place on the same node: the same UID and hash', pod: manifest, origin: FILE, same: true, sameHash: true },
+  // pkg/kubelet/config/common.go applyDefaults: the UID digests the whole pod and its source, so any edit is a new pod.
+  const changed = (edit: (p: Pod) => void) => () => {
+    const p = manifest();
+    edit(p);
+    return p;
+  };
+  const cases: { name: string; pod: () => Pod; origin: StaticPodOrigin; same: boolean }[] = [
+    { name: 'the same manifest at the same place on the same node: the same UID', pod: manifest, origin: FILE, same: true },
     {
-      name: 'the same manifest with its keys in another order: the same UID and hash',
+      name: 'the same manifest with its keys in another order: the same UID',
       pod: () => ({ spec: { containers: [{ command: ['sleep', '3600'], image: 'busybox:1.35', name: 'app' }] }, metadata: { labels: { app: 'web' }, name: 'web' }, kind: 'Pod', apiVersion: 'v1' }),
       origin: FILE,
       same: true,
-      sameHash: true,
     },
-    {
-      name: 'a changed field: the same UID (an update), a new hash',
-      pod: () => {
-        const p = manifest();
-        p.spec.containers[0] = { name: 'app', image: 'busybox:1.36', command: ['sleep', '3600'] };
-        return p;
-      },
-      origin: FILE,
-      same: true,
-      sameHash: false,
-    },
-    {
-      name: 'a changed label: the same UID, a new hash',
-      pod: () => ({ ...manifest(), metadata: { name: 'web', labels: { app: 'web2' } } }),
-      origin: FILE,
-      same: true,
-      sameHash: false,
-    },
-    {
-      name: 'a default written out explicitly changes the hash (it digests the manifest as read)',
-      pod: () => ({ ...manifest(), spec: { ...manifest().spec, restartPolicy: 'Always' } }),
-      origin: FILE,
-      same: true,
-      sameHash: false,
-    },
-    { name: 'another name: another UID', pod: () => ({ ...manifest(), metadata: { name: 'web2', labels: { app: 'web' } } }), origin: FILE, same: false, sameHash: false },
-    { name: 'another namespace: another UID', pod: () => ({ ...manifest(), metadata: { name: 'web', namespace: 'other', labels: { app: 'web' } } }), origin: FILE, same: false, sameHash: false },
-    { name: 'another node: another UID', pod: manifest, origin: { ...FILE, nodeName: 'node-b' }, same: false, sameHash: false },
-    { name: 'another file path: another UID', pod: manifest, origin: { ...FILE, location: '/etc/kubelet-split/manifests/web2.yaml' }, same: false, sameHash: false },
-    { name: 'the same location from http instead of a file: another UID', pod: manifest, origin: { ...FILE, source: 'http' }, same: false, sameHash: false },
+    { name: 'a changed container: a new UID', pod: changed((p) => (p.spec.containers[0] = { name: 'app', image: 'busybox:1.36', command: ['sleep', '3600'] })), origin: FILE, same: false },
+    { name: 'a changed label: a new UID', pod: changed((p) => (p.metadata.labels = { app: 'web2' })), origin: FILE, same: false },
+    { name: 'a volume added: a new UID', pod: changed((p) => (p.spec.volumes = [{ name: 'data', emptyDir: {} }])), origin: FILE, same: false },
+    { name: 'hostAliases edited: a new UID', pod: changed((p) => (p.spec.hostAliases = [{ ip: '10.0.0.9', hostnames: ['db'] }])), origin: FILE, same: false },
+    { name: 'the pod securityContext edited: a new UID', pod: changed((p) => (p.spec.securityContext = { runAsUser: 1000 })), origin: FILE, same: false },
+    { name: 'dnsConfig edited: a new UID', pod: changed((p) => (p.spec.dnsConfig = { nameservers: ['10.0.0.10'] })), origin: FILE, same: false },
+    { name: 'a default written out explicitly: a new UID (it digests the manifest as read)', pod: changed((p) => (p.spec.restartPolicy = 'Always')), origin: FILE, same: false },
+    { name: 'another name: another UID', pod: () => ({ ...manifest(), metadata: { name: 'web2', labels: { app: 'web' } } }), origin: FILE, same: false },
+    { name: 'another namespace: another UID', pod: () => ({ ...manifest(), metadata: { name: 'web', namespace: 'other', labels: { app: 'web' } } }), origin: FILE, same: false },
+    { name: 'another node: another UID', pod: manifest, origin: { ...FILE, nodeName: 'node-b' }, same: false },
+    { name: 'another file path: another UID', pod: manifest, origin: { ...FILE, location: '/etc/kubelet-split/manifests/web2.yaml' }, same: false },
+    { name: 'the same location from http instead of a file: another UID', pod: manifest, origin: { ...FILE, source: 'http' }, same: false },
   ];
   for (const tc of cases) {
     it(tc.name, () => {
       const out = makeStaticPod(tc.pod(), tc.origin);
       if (tc.same) assert.equal(out.metadata.uid, base);
       else assert.notEqual(out.metadata.uid, base);
-      if (tc.sameHash) assert.equal(out.metadata.annotations?.[ConfigHashAnnotation], baseHash);
-      else assert.notEqual(out.metadata.annotations?.[ConfigHashAnnotation], baseHash);
+      assert.equal(out.metadata.annotations?.[ConfigHashAnnotation], out.metadata.uid);
     });
   }
 
@@ -89,11 +75,11 @@ describe('makeStaticPod: the UID and the config hash', () => {
     assert.notEqual(a, c);
   });
 
-  it('a UID written in the manifest is kept (as upstream)', () => {
+  it('a UID written in the manifest is kept, and is the config hash (as upstream)', () => {
     const p = manifest();
     const out = makeStaticPod({ ...p, metadata: { ...p.metadata, uid: 'given-uid' } }, FILE);
     assert.equal(out.metadata.uid, 'given-uid');
-    assert.match(out.metadata.annotations?.[ConfigHashAnnotation] ?? '', /^[0-9a-f]{32}$/);
+    assert.equal(out.metadata.annotations?.[ConfigHashAnnotation], 'given-uid');
   });
 });
 

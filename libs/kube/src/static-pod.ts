@@ -11,7 +11,7 @@ import { applyPodDefaults } from './defaults.js';
 
 /** Which source a pod came from: "file", "http" or "api" (kubetypes.ConfigSourceAnnotationKey). */
 export const ConfigSourceAnnotation = 'kubernetes.io/config.source';
-/** The static pod's generated UID, the digest of its manifest (kubetypes.ConfigHashAnnotationKey). */
+/** The static pod's UID, the digest of its manifest unless the manifest sets one (kubetypes.ConfigHashAnnotationKey). */
 export const ConfigHashAnnotation = 'kubernetes.io/config.hash';
 /** When the kubelet first saw the pod, RFC 3339 (kubetypes.ConfigFirstSeenAnnotationKey). */
 export const ConfigFirstSeenAnnotation = 'kubernetes.io/config.seen';
@@ -32,13 +32,14 @@ export interface StaticPodOrigin {
 /**
  * The static pod for a pod as read from `origin`: a new object (the input is
  * not changed) with
- *  - metadata.uid: kept when the manifest sets one, else staticPodUID;
+ *  - metadata.uid: kept when the manifest sets one, else staticPodUID (a
+ *    digest of the whole pod: any edit makes a new pod);
  *  - metadata.name: `<name>-<node name, lowercased>` (a missing name stays
  *    missing, for validation to report);
  *  - metadata.namespace: "default" when empty;
  *  - spec.nodeName: the node;
- *  - annotations config.hash (staticPodHash: changes with every edit) and
- *    config.source (file or http);
+ *  - annotations config.hash (the UID, as upstream's) and config.source
+ *    (file or http);
  *  - for file sources, a toleration of every NoExecute taint, so the node's
  *    own problems never evict its static pods;
  *  - status.phase Pending;
@@ -52,13 +53,12 @@ export function makeStaticPod(raw: Pod, origin: StaticPodOrigin): Pod {
 
   const uid = typeof meta.uid === 'string' && meta.uid !== '' ? meta.uid : staticPodUID(raw, origin);
   meta.uid = uid;
-  const hash = staticPodHash(raw, origin);
   if (typeof meta.name === 'string' && meta.name !== '') meta.name = generatePodName(meta.name, origin.nodeName);
   if (meta.namespace === undefined || meta.namespace === null || meta.namespace === '') meta.namespace = 'default';
   pod.spec.nodeName = origin.nodeName;
   meta.annotations = {
     ...(isRecord(meta.annotations) ? meta.annotations : {}),
-    [ConfigHashAnnotation]: hash,
+    [ConfigHashAnnotation]: uid,
     [ConfigSourceAnnotation]: origin.source,
   };
   if (origin.source === 'file') {
@@ -69,26 +69,18 @@ export function makeStaticPod(raw: Pod, origin: StaticPodOrigin): Pod {
 }
 
 /**
- * A static pod's UID: the md5 (hex) of the pod's identity as written
- * (namespace and name), then `host:<node>file:<path>` for a file or
- * `url:<url>` for http. The same pod at the same place on the same node
- * gives the same UID across restarts and across edits, so an edit is an
- * UPDATE that restarts only what changed. The upstream kubelet hashes the
- * whole pod instead, so that any edit makes a new pod; see
- * docs/adr/0004-static-pods.md.
+ * A static pod's UID (applyDefaults): the md5 (hex) of the pod as read,
+ * serialized with sorted keys, then `host:<node>file:<path>` for a file or
+ * `url:<url>` for http. The same manifest at the same place on the same node
+ * gives the same UID across restarts; any edit of it (a container, a volume,
+ * the pod's securityContext, a label) gives a new UID, so the edited pod is
+ * a new pod: the old one is killed, and the new one starts once the old one
+ * has terminated (the pod workers' allowStaticPodStart). Upstream hashes the
+ * decoded object with DeepHashObject; the key-sorted JSON plays that part
+ * here (the file's formatting and key order change nothing).
+ * docs/adr/0025-static-pod-generations.md.
  */
 export function staticPodUID(raw: Pod, origin: StaticPodOrigin): string {
-  const meta = isRecord(raw.metadata) ? raw.metadata : {};
-  const namespace = typeof meta.namespace === 'string' && meta.namespace !== '' ? meta.namespace : 'default';
-  return digest(stableJson({ namespace, name: meta.name ?? null }), origin);
-}
-
-/**
- * The `kubernetes.io/config.hash` of a static pod: the md5 (hex) of the pod
- * as read, serialized with sorted keys, with the same origin suffix as the
- * UID. It changes with any edit of the manifest.
- */
-export function staticPodHash(raw: Pod, origin: StaticPodOrigin): string {
   return digest(stableJson(raw), origin);
 }
 

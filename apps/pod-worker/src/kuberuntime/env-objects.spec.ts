@@ -96,7 +96,7 @@ describe('startContainer with env from configMaps and secrets', () => {
     objects.put('Secret', 'ns', 'creds', CREDS);
     const { cri, events, manager } = setup(objects);
     const result = await manager.syncPod(pod(c), runtimePodStatus([], []), noProbes);
-    assert.deepEqual(result.errors.get('main'), { reason: 'CreateContainerConfigError', message: 'Error: configmap "settings" not found' });
+    assert.deepEqual(result.errors.get('main'), { reason: 'CreateContainerConfigError', message: 'configmap "settings" not found' });
     assert.equal(cri.callsOf('CreateContainer').length, 0);
     assert.deepEqual(events.events.filter((e) => e.reason === 'Failed').map((e) => `${e.type} ${e.message}`), ['Warning Error: configmap "settings" not found']);
   });

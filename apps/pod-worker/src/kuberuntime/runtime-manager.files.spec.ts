@@ -60,7 +60,7 @@ describe('RuntimeManager: the image user and runAsNonRoot', () => {
     const { manager, created, events } = setup();
     const p = pod({ containers: [{ ...app, securityContext: { runAsNonRoot: true } }] });
     const r = await manager.syncPod(p, status([], []), noProbes);
-    assert.deepEqual(r.errors.get('app'), { reason: 'CreateContainerConfigError', message: 'Error: container has runAsNonRoot and image will run as root (pod: "web_default(uid-1)", container: app)' });
+    assert.deepEqual(r.errors.get('app'), { reason: 'CreateContainerConfigError', message: 'container has runAsNonRoot and image will run as root (pod: "web_default(uid-1)", container: app)' });
     assert.equal(created().length, 0);
     assert.ok(events.events.some((e) => e.type === 'Warning' && e.reason === 'Failed'));
   });

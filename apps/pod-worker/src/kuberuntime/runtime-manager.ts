@@ -384,10 +384,11 @@ export class RuntimeManager {
     }
 
     const restartCount = previous ? previous.restartCount + 1 : 0;
-    // A failed step: a Failed event, the failure counted under its reason, the reason in the status.
+    // A failed step: a Failed event ("Error: " and the message), the failure counted under its reason, the reason and
+    // the bare message (grpcstatus.FromError(err).Message(): a CRI error's description) in the status, as startContainer.
     const failed = (reason: 'CreateContainerConfigError' | 'CreateContainerError' | 'RunContainerError', err: unknown): SyncError => {
-      const message = `Error: ${(err as Error).message}`;
-      this.deps.events.event(pod, 'Warning', 'Failed', message, fieldPath);
+      const message = err instanceof CriError ? err.description : (err as Error).message;
+      this.deps.events.event(pod, 'Warning', 'Failed', `Error: ${message}`, fieldPath);
       this.deps.metrics?.startedContainer(type, true, reason);
       return { reason, message };
     };
