@@ -26,7 +26,7 @@
  * loop in the order it added them, and agree on which goes first. Checks
  * that come together (a burst of static pods) share one listing, started
  * after each of them was asked.
- * docs/adr/0025-static-pod-generations.md.
+ * docs/adr/0030-static-pod-generations.md.
  */
 import type { Pod, PodRecord, PodSyncStatusRecord } from '@app/contracts';
 import { isStaticPod } from '@app/kube';

@@ -78,7 +78,7 @@ export function makeStaticPod(raw: Pod, origin: StaticPodOrigin): Pod {
  * has terminated (the pod workers' allowStaticPodStart). Upstream hashes the
  * decoded object with DeepHashObject; the key-sorted JSON plays that part
  * here (the file's formatting and key order change nothing).
- * docs/adr/0025-static-pod-generations.md.
+ * docs/adr/0030-static-pod-generations.md.
  */
 export function staticPodUID(raw: Pod, origin: StaticPodOrigin): string {
   return digest(stableJson(raw), origin);
