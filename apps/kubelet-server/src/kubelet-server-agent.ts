@@ -15,7 +15,8 @@ import { loadServingCertificate } from './adapters/serving-cert.js';
 import { KubeletAuthenticator, KubeletAuthorizer } from './auth.js';
 import type { KubeletServerConfig } from './kubelet-server.config.js';
 import { KubeletServer } from './kubelet-server.js';
-import type { AccessReviewer, ContainerLogServer, KubeletPods, NodeStats, StreamingRuntime, TokenReviewer, UpgradeProxy } from './ports.js';
+import type { AccessReviewer, ContainerLogServer, KubeletPods, NodeStats, StreamingRuntime, SyncLoopMonitorReader, TokenReviewer, UpgradeProxy } from './ports.js';
+import { kubeletHealthzChecks } from './healthz.js';
 
 /** The server's settings, resolved and checked together at boot. */
 export interface KubeletServerSettings {
@@ -81,6 +82,8 @@ export interface KubeletServerParts {
   logs: ContainerLogServer;
   stats: NodeStats;
   proxy: UpgradeProxy;
+  /** The sync loop's entry time, for `/healthz`'s syncloop check. */
+  syncLoopMonitor: SyncLoopMonitorReader;
   clock: Clock;
   cfg: KubeletServerConfig;
   logger: Logger;
@@ -88,7 +91,7 @@ export interface KubeletServerParts {
 
 /** The server and its listener, or null when it is off; a certificate or CA that cannot be read is a ConfigError. */
 export function kubeletServerAgent(settings: KubeletServerSettings | null, parts: KubeletServerParts): KubeletServerAgent | null {
-  const { tokens, access, pods, runtime, logs, stats, proxy, clock, cfg, logger } = parts;
+  const { tokens, access, pods, runtime, logs, stats, proxy, syncLoopMonitor, clock, cfg, logger } = parts;
       if (!settings) return null;
       const log = logger.child({ component: 'kubelet-server' });
       const read = (what: string, file: string) => {
@@ -103,6 +106,6 @@ export function kubeletServerAgent(settings: KubeletServerSettings | null, parts
       if (serving.generated) log.info({ cert: serving.certFile, key: serving.keyFile }, 'made a self-signed serving certificate for the kubelet API server');
       const authenticator = new KubeletAuthenticator(tokens, clock, { anonymous: settings.anonymous, x509: clientCa !== undefined });
       const authorizer = new KubeletAuthorizer(settings.authorization === 'Webhook' ? access : null, clock);
-      const server = new KubeletServer({ authenticator, authorizer, pods, runtime, logs, stats, proxy, logger: log }, cfg.NODE_NAME);
+      const server = new KubeletServer({ authenticator, authorizer, pods, runtime, logs, stats, proxy, healthz: kubeletHealthzChecks(syncLoopMonitor, () => clock.now()), logger: log }, cfg.NODE_NAME);
       return new KubeletServerAgent(new HttpsListener(server, { address: settings.address, port: settings.port, cert: serving.cert, key: serving.key, ...(clientCa ? { clientCa } : {}) }, log), settings, log);
 }
