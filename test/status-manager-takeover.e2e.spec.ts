@@ -41,7 +41,7 @@ const LEASE = { LEADER_LEASE_DURATION: '15s', LEADER_RENEW_DEADLINE: '10s', LEAD
  */
 const READY_BOUND_MS = 22_000;
 /** A new leader that heard nothing: every pod synced at once (a sync tick, a relist, a status), with room for a loaded machine. */
-const REPAIR_BOUND_MS = 10_000;
+const REPAIR_BOUND_MS = 15_000;
 
 function manifest(name: string): string {
   return `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\nspec:\n  hostNetwork: true\n  terminationGracePeriodSeconds: 1\n  containers:\n    - name: main\n      image: ${IMAGE}\n      command: ["sleep", "3600"]\n`;
