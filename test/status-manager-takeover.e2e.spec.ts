@@ -144,8 +144,13 @@ describe('a status manager killed beside a standby: new pods Ready in /pods at o
     const startedAt = performance.now();
     const sp = await stack.startService('status-manager', '2');
     // A new candidate waits for the dead holder's lease (15 s here) before it leads; the repair is timed from then.
-    await stack.waitFor('the new status manager leading', async () => ((await info(sp)).leadership?.role === 'leader' ? true : undefined), 60_000);
-    const ledAt = performance.now();
+    const led = await stack.waitFor('the new status manager leading', async () => {
+      const l = (await info(sp)).leadership;
+      return l?.role === 'leader' ? l : undefined;
+    }, 60_000);
+    // How long ago its term began (/info's `since`, the same machine's clock): the watch starts a poll later.
+    const ledAgoMs = Math.max(0, Date.now() - Date.parse(led.since));
+    const ledAt = performance.now() - ledAgoMs;
     const w = await watch('unheard', ledAt, managers);
     const at = w.readyAt.get('2');
     const line = `no status manager while unheard started (it ran at ${fmt(ranAt)} after the kill): the new instance led ${fmt(ledAt - startedAt)} after it was started, and served it Ready ${fmt(at)} after it led (last seen: ${w.last.get('2') ?? '?'})`;
