@@ -22,7 +22,7 @@ const NODE = 'topo-e2e';
 /** DESIGN.md's subject table, the "to" side: what each service must be subscribed to (or answer). */
 const DESIGN_SUBSCRIBES: Record<ServiceName, readonly string[]> = {
   'config-source': ['sourcesSnapshot', 'apiObject', 'serviceAccountToken', 'serviceList'],
-  'sync-loop': ['podUpdate', 'pleg', 'probeResult', 'workDone'],
+  'sync-loop': ['podUpdate', 'pleg', 'probeResult', 'workDone', 'podResync'],
   'pod-worker': ['work'],
   pleg: ['criEvents', 'plegInspect'],
   prober: ['prober'],

@@ -16,7 +16,8 @@ import { KubeletAuthenticator, KubeletAuthorizer } from './auth.js';
 import type { KubeletServerConfig } from './kubelet-server.config.js';
 import { KubeletServer } from './kubelet-server.js';
 import { FsSystemLogServer } from './logs/fs-system-logs.js';
-import type { AccessReviewer, ContainerLogServer, KubeletPods, NodeStats, StreamingRuntime, TokenReviewer, UpgradeProxy } from './ports.js';
+import type { AccessReviewer, ContainerLogServer, KubeletPods, NodeStats, StreamingRuntime, SyncLoopMonitorReader, TokenReviewer, UpgradeProxy } from './ports.js';
+import { kubeletHealthzChecks } from './healthz.js';
 
 /** The server's settings, resolved and checked together at boot. */
 export interface KubeletServerSettings {
@@ -82,6 +83,8 @@ export interface KubeletServerParts {
   logs: ContainerLogServer;
   stats: NodeStats;
   proxy: UpgradeProxy;
+  /** The sync loop's entry time, for `/healthz`'s syncloop check. */
+  syncLoopMonitor: SyncLoopMonitorReader;
   clock: Clock;
   cfg: KubeletServerConfig;
   logger: Logger;
@@ -89,7 +92,7 @@ export interface KubeletServerParts {
 
 /** The server and its listener, or null when it is off; a certificate or CA that cannot be read is a ConfigError. */
 export function kubeletServerAgent(settings: KubeletServerSettings | null, parts: KubeletServerParts): KubeletServerAgent | null {
-  const { tokens, access, pods, runtime, logs, stats, proxy, clock, cfg, logger } = parts;
+  const { tokens, access, pods, runtime, logs, stats, proxy, syncLoopMonitor, clock, cfg, logger } = parts;
       if (!settings) return null;
       const log = logger.child({ component: 'kubelet-server' });
       const read = (what: string, file: string) => {
@@ -105,6 +108,6 @@ export function kubeletServerAgent(settings: KubeletServerSettings | null, parts
       const authenticator = new KubeletAuthenticator(tokens, clock, { anonymous: settings.anonymous, x509: clientCa !== undefined });
       const authorizer = new KubeletAuthorizer(settings.authorization === 'Webhook' ? access : null, clock);
       const systemLogs = cfg.ENABLE_SYSTEM_LOG_HANDLER === 'true' ? new FsSystemLogServer(cfg.SYSTEM_LOG_DIR) : undefined;
-      const server = new KubeletServer({ authenticator, authorizer, pods, runtime, logs, stats, proxy, logger: log, ...(systemLogs ? { systemLogs } : {}) }, cfg.NODE_NAME);
+      const server = new KubeletServer({ authenticator, authorizer, pods, runtime, logs, stats, proxy, healthz: kubeletHealthzChecks(syncLoopMonitor, () => clock.now()), logger: log, ...(systemLogs ? { systemLogs } : {}) }, cfg.NODE_NAME);
       return new KubeletServerAgent(new HttpsListener(server, { address: settings.address, port: settings.port, cert: serving.cert, key: serving.key, ...(clientCa ? { clientCa } : {}) }, log), settings, log);
 }

@@ -30,8 +30,9 @@ import { FsLogFiles } from './logs/fs-log-files.js';
 import { LogsController } from './logs/logs.controller.js';
 import { LogFiles, LogPods, LogRuntime } from './logs/ports.js';
 import { serveContainerLogs } from './logs/serve-container-logs.js';
-import { AccessReviewer, ContainerLogServer, KubeletPods, NodeStats, PodEvents, StreamingRuntime, TokenReviewer, UpgradeProxy } from './ports.js';
+import { AccessReviewer, ContainerLogServer, KubeletPods, NodeStats, PodEvents, StreamingRuntime, SyncLoopMonitorReader, TokenReviewer, UpgradeProxy } from './ports.js';
 import { ReadPortController } from './read-port.controller.js';
+import { KvSyncLoopMonitorReader } from './adapters/kv-sync-loop-monitor.js';
 import { StatsController } from './stats/stats.controller.js';
 
 const KUBELET_SERVER_SETTINGS = Symbol('KUBELET_SERVER_SETTINGS');
@@ -82,6 +83,7 @@ const KUBELET_CRI = Symbol('KUBELET_CRI');
     { provide: AccessReviewer, inject: [API_SERVER], useFactory: (api: ApiServer | null) => api && new ApiAccessReviewer(api) },
     { provide: StreamingRuntime, inject: [KUBELET_CRI], useFactory: (cri: NatsCriClient) => new CriStreamingRuntime(cri) },
     { provide: UpgradeProxy, useFactory: () => new NetUpgradeProxy() },
+    { provide: SyncLoopMonitorReader, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvSyncLoopMonitorReader(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME) },
     {
       provide: ContainerLogServer,
       inject: [ContainerLogs, Clock, SERVICE_LOGGER],
@@ -99,7 +101,7 @@ const KUBELET_CRI = Symbol('KUBELET_CRI');
     },
     {
       provide: KubeletServerAgent,
-      inject: [KUBELET_SERVER_SETTINGS, TokenReviewer, AccessReviewer, KubeletPods, StreamingRuntime, ContainerLogServer, NodeStats, UpgradeProxy, Clock, SERVICE_CONFIG, SERVICE_LOGGER],
+      inject: [KUBELET_SERVER_SETTINGS, TokenReviewer, AccessReviewer, KubeletPods, StreamingRuntime, ContainerLogServer, NodeStats, UpgradeProxy, SyncLoopMonitorReader, Clock, SERVICE_CONFIG, SERVICE_LOGGER],
       useFactory: (
         settings: KubeletServerSettings | null,
         tokens: TokenReviewer | null,
@@ -109,10 +111,11 @@ const KUBELET_CRI = Symbol('KUBELET_CRI');
         logs: ContainerLogServer,
         stats: NodeStats,
         proxy: UpgradeProxy,
+        syncLoopMonitor: SyncLoopMonitorReader,
         clock: Clock,
         cfg: KubeletServerConfig,
         logger: Logger,
-      ) => kubeletServerAgent(settings, { tokens, access, pods, runtime, logs, stats, proxy, clock, cfg, logger }),
+      ) => kubeletServerAgent(settings, { tokens, access, pods, runtime, logs, stats, proxy, syncLoopMonitor, clock, cfg, logger }),
     },
   ],
 })

@@ -5,7 +5,7 @@
  * plain one (adapters/https-listener.ts). Every request is authenticated
  * and authorized first (auth.ts), then routed:
  *
- *   GET  /healthz                                       ok
+ *   GET  /healthz                                       ok, or 500 while the sync loop is stuck (healthz.ts)
  *   GET  /pods                                          the v1 PodList, as the plain port's /pods
  *   GET  /containerLogs/<ns>/<pod>/<container>          the log server (../logs/)
  *   GET|POST /exec/<ns>/<pod>[/<uid>]/<container>       \
@@ -36,6 +36,7 @@ import { nodeRequestAttributes, type ClientCertificate, type KubeletAuthenticato
 import { ContainerLogServer, KubeletPods, KubeletServerError, NodeStats, StreamingRuntime, SystemLogServer, UpgradeProxy } from './ports.js';
 import { execCommand, isWebSocketRequest, parsePortForwardPorts, parseStreamOptions, runCommand } from './stream-options.js';
 import { writeError } from './adapters/net-upgrade-proxy.js';
+import { runHealthz, type HealthzCheck } from './healthz.js';
 
 /** Where the answer goes: a plain response, or the client's socket taken over for an upgrade. */
 type Exchange = { kind: 'plain'; res: ServerResponse } | { kind: 'upgrade'; socket: Duplex; head: Buffer };
@@ -54,6 +55,8 @@ export interface KubeletServerDeps {
   logs: ContainerLogServer;
   stats: NodeStats;
   proxy: UpgradeProxy;
+  /** `/healthz`'s checks (kubeletHealthzChecks); none: always ok. */
+  healthz?: readonly HealthzCheck[];
   logger: Logger;
   /** `/logs/`: the node's log files (enableSystemLogHandler); none: 404. */
   systemLogs?: SystemLogServer;
@@ -107,7 +110,11 @@ export class KubeletServer {
       case 'healthz':
         if (rest.length > 0) break;
         allow('GET', 'HEAD');
-        return plain(ex, (res) => sendText(res, 200, 'ok'));
+        return plain(ex, async (res) => {
+          const r = await runHealthz(this.deps.healthz ?? [], url.searchParams.has('verbose'));
+          if (r.failures.length > 0) this.deps.logger.warn({ failures: r.failures }, 'healthz check failed');
+          sendText(res, r.status, r.body);
+        });
       case 'pods':
         if (rest.length > 0) break;
         allow('GET');

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { EventMessage, Pod, PodList } from '@app/contracts';
+import type { EventMessage, Pod, PodList, SyncLoopMonitorRecord } from '@app/contracts';
 
 /** user.Info: who made a request. */
 export interface UserInfo {
@@ -116,4 +116,10 @@ export class KubeletServerError extends Error {
   ) {
     super(message);
   }
+}
+
+/** The node's sync loop monitor, as the leading sync loop last wrote it (the `pods` bucket's `<node>.sync-loop-monitor`), for `/healthz`. */
+export abstract class SyncLoopMonitorReader {
+  /** The record, or undefined when no sync loop ever wrote one; rejects when it cannot be read. */
+  abstract get(): Promise<SyncLoopMonitorRecord | undefined>;
 }

@@ -1,8 +1,8 @@
 /** The kubelet API server's fakes (STYLE.md 9): reviews, pods, runtime, logs and the proxy, in memory, recording their calls. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Pod, PodList } from '@app/contracts';
-import { AccessReviewer, ContainerLogServer, KubeletPods, KubeletServerError, NodeStats, StreamingRuntime, TokenReviewer, UpgradeProxy, type NodeRequestAttributes, type StreamOptions, type UserInfo } from './ports.js';
+import type { Pod, PodList, SyncLoopMonitorRecord } from '@app/contracts';
+import { AccessReviewer, ContainerLogServer, KubeletPods, KubeletServerError, NodeStats, StreamingRuntime, SyncLoopMonitorReader, TokenReviewer, UpgradeProxy, type NodeRequestAttributes, type StreamOptions, type UserInfo } from './ports.js';
 
 export class FakeTokenReviewer extends TokenReviewer {
   readonly users = new Map<string, UserInfo>();
@@ -104,4 +104,13 @@ export function runningPod(namespace: string, name: string, uid: string, contain
       containerStatuses: containers.map((c) => ({ name: c.name, containerID: `containerd://cid-${c.name}`, image: 'busybox', imageID: '', ready: true, restartCount: 0, state: { running: { startedAt: '2026-01-01T00:00:00Z' } } })),
     },
   };
+}
+
+/** The sync loop monitor as a sync loop left it; `failing` makes the read reject. */
+export class FakeSyncLoopMonitorReader extends SyncLoopMonitorReader {
+  record?: SyncLoopMonitorRecord;
+  failing?: Error;
+  get(): Promise<SyncLoopMonitorRecord | undefined> {
+    return this.failing ? Promise.reject(this.failing) : Promise.resolve(this.record);
+  }
 }

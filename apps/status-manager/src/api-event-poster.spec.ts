@@ -131,3 +131,48 @@ describe('ApiEventPoster (the event broadcaster recording to the apiserver)', ()
     assert.equal(sink.all().length, 0);
   });
 });
+
+describe('ApiEventPoster.record: the events handed out by KUBELET_EVENTS\'s durable consumer', () => {
+  it('writes the event, named from its time and stream sequence, and says done', async () => {
+    const { sink, poster } = setup();
+    assert.equal(await poster.record(podEvent('Started', 'Started container app'), 42), 'done');
+    assert.deepEqual(sink.all().map((e) => [e.metadata.name, e.reason, e.count]), [[`web.${(BigInt(T) * 1_000_000n + 42n).toString(16)}`, 'Started', 1]]);
+  });
+
+  it('handed out again after the leader died between the write and the ack: the new leader\'s create is refused AlreadyExists, so it is posted once', async () => {
+    const { sink, poster, clock } = setup();
+    assert.equal(await poster.record(podEvent('Started', 'Started container app'), 7), 'done');
+    const next = new ApiEventPoster(sink, clock, silentLogger(), { random: () => 0.5 });
+    next.start();
+    assert.equal(await next.record(podEvent('Started', 'Started container app'), 7), 'done');
+    assert.equal(sink.all().length, 1);
+    assert.deepEqual(sink.calls.map((c) => c.verb), ['create', 'create']);
+  });
+
+  it('not leading, or the fence refuses: again (the next leader posts it), nothing dropped', async () => {
+    const { sink, poster } = setup();
+    sink.failures.push(new NotLeaderError('post an event to the apiserver'));
+    assert.equal(await poster.record(podEvent('Started', 'Started container app'), 1), 'again');
+    poster.stop();
+    assert.equal(await poster.record(podEvent('Pulled', 'pulled'), 2), 'again');
+    assert.equal(sink.all().length, 0);
+  });
+
+  it('the apiserver away: tried again every 10 s, working() said before each wait, done once written; stopped mid-way: again', async () => {
+    const { sink, poster, clock } = setup();
+    const unreachable = () => new ApiError(0, 'Unreachable', 'connect ECONNREFUSED');
+    sink.failures.push(unreachable(), unreachable());
+    let working = 0;
+    const first = poster.record(podEvent('Started', 'Started container app'), 3, () => void working++);
+    await clock.step(5000);
+    await clock.step(10_000);
+    assert.equal(await first, 'done');
+    assert.equal(working, 2);
+    sink.failures.push(unreachable());
+    const second = poster.record(podEvent('Killing', 'Stopping container app'), 4);
+    await clock.step(0);
+    poster.stop();
+    assert.equal(await second, 'again');
+  });
+});
+

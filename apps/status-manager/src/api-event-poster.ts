@@ -11,12 +11,23 @@
  *     ─▶ the apiserver could not be reached: tried again 10 s later (the first
  *        wait randomized), 12 tries in all, then dropped
  *
+ * Two doors: post() for an event heard once (queued in memory, as
+ * upstream's broadcaster), and record() for an event handed out by the
+ * node's durable consumer of KUBELET_EVENTS (libs/nats event-stream.ts),
+ * which the module uses: the stream is the queue, and an event is
+ * acknowledged only once it is written, refused or given up on, so none is
+ * lost while no status manager leads or when one dies mid-way.
+ *
  * Invariants:
  *  - Posting never blocks anything else: post() only queues; the queue is
  *    worked by its own loop, and a full queue drops the event.
  *  - Only the leader posts (start/stop follow the leadership; the sink's
- *    writes are fenced). A standby drops what it hears: events are best
- *    effort, as upstream's are across a kubelet restart.
+ *    writes are fenced). record() says 'again' for an event it could not
+ *    finish because this instance stopped leading: the next leader posts it.
+ *  - An event's name comes from its time and its stream sequence, the same
+ *    on every delivery: a second create of one already written (a leader
+ *    killed between the write and the ack) is refused AlreadyExists and
+ *    counts as written, so it is posted once.
  */
 import { Clock } from '@app/clock';
 import { isAlreadyExists, isNotFound, ApiError } from '@app/apiserver';
@@ -26,6 +37,11 @@ import { NotLeaderError } from '@app/leader-election';
 import type { Logger } from '@app/observability';
 import { EventSink } from './api-ports.js';
 import { EventCorrelator, eventName } from './event-correlator.js';
+
+/** What became of an event: written or dropped as upstream drops it ('done'), or left for the next leader ('again'). */
+export type RecordOutcome = 'done' | 'again';
+/** recordEvent's answer: settled (written or to be dropped), to be tried again, or refused by the fence. */
+type WriteResult = 'settled' | 'retry' | 'notLeader';
 
 /** maxQueuedEvents */
 const MAX_QUEUED_EVENTS = 1000;
@@ -120,6 +136,16 @@ export class ApiEventPoster {
     this.working ??= this.work().finally(() => (this.working = undefined));
   }
 
+  /**
+   * An event handed out by the durable consumer, `seq` its stream sequence
+   * (its name's nanoseconds): correlated and written as recordToSink does,
+   * `working` called before each wait between tries.
+   */
+  async record(msg: EventMessage, seq: number, working?: () => void): Promise<RecordOutcome> {
+    if (!this.active) return 'again';
+    return (await this.recordToSink(makeEvent(msg, seq), working)) ? 'done' : 'again';
+  }
+
   /** Resolves once the queue is worked off (tests). */
   async idle(): Promise<void> {
     while (this.working) await this.working;
@@ -135,30 +161,37 @@ export class ApiEventPoster {
     }
   }
 
-  /** recordToSink: correlated, then written, tried again while the apiserver cannot be reached. */
-  private async recordToSink(event: Event): Promise<void> {
+  /**
+   * recordToSink: correlated, then written, tried again while the apiserver cannot be reached. True when the event
+   * is settled (written, skipped, refused, or given up on after its tries); false when this instance stopped leading
+   * first.
+   */
+  private async recordToSink(event: Event, working?: () => void): Promise<boolean> {
     const result = this.correlator.correlate(event);
-    if (result.skip || !result.event) return;
+    if (result.skip || !result.event) return true;
     const signal = this.abort.signal;
     for (let tries = 1; ; tries++) {
-      if (await this.recordEvent(result.event, result.patch)) return;
+      const written = await this.recordEvent(result.event, result.patch);
+      if (written === 'settled') return true;
+      if (written === 'notLeader') return false;
       if (tries >= MAX_TRIES_PER_EVENT) {
         this.logger.error({ reason: event.reason, object: event.involvedObject.name }, 'unable to write event (retry limit exceeded!)');
-        return;
+        return true;
       }
       // Randomize the first sleep so that various clients won't all be synced up if the apiserver goes down.
       const delay = tries === 1 ? Math.floor(SLEEP_MS * (this.options.random ?? Math.random)()) : SLEEP_MS;
+      working?.();
       try {
         await this.clock.sleep(delay, signal);
       } catch {
-        return; // stopped
+        return false; // stopped
       }
-      if (!this.active) return;
+      if (!this.active) return false;
     }
   }
 
-  /** recordEvent: true when the event was written or is to be dropped, false to try again. */
-  private async recordEvent(event: Event, patch: Record<string, unknown> | undefined): Promise<boolean> {
+  /** recordEvent: whether the event is settled (written or to be dropped), to be tried again, or refused by the fence. */
+  private async recordEvent(event: Event, patch: Record<string, unknown> | undefined): Promise<WriteResult> {
     const update = (event.count ?? 1) > 1 && patch !== undefined;
     try {
       let stored: Event | undefined;
@@ -173,17 +206,17 @@ export class ApiEventPoster {
       stored ??= await this.sink.create({ ...event, metadata: { ...event.metadata, resourceVersion: undefined } });
       this.correlator.updateState(stored);
       this.written++;
-      return true;
+      return 'settled';
     } catch (err) {
-      if (err instanceof NotLeaderError) return true;
+      if (err instanceof NotLeaderError) return 'notLeader';
       if (err instanceof ApiError && err.code !== 0) {
         // The apiserver refused it: something about the event is wrong, and it would be the next time too.
         if (isAlreadyExists(err)) this.logger.debug({ event: event.metadata.name, err: err.message }, 'server rejected event (will not retry!)');
         else this.logger.error({ event: event.metadata.name, reason: event.reason, err: err.message }, 'server rejected event (will not retry!)');
-        return true;
+        return 'settled';
       }
       this.logger.warn({ event: event.metadata.name, reason: event.reason, err: (err as Error).message }, 'unable to write event (may retry after sleeping)');
-      return false;
+      return 'retry';
     }
   }
 }

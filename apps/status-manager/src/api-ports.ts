@@ -9,7 +9,7 @@
  * status, deletion of terminated pods, mirror pods, the Node, its Lease,
  * Events); config-source is the only reader of API pods for running them.
  */
-import type { Event, Pod, PodSyncStatusRecord } from '@app/contracts';
+import type { Event, EventMessage, Pod, PodSyncStatusRecord } from '@app/contracts';
 
 /**
  * The node's pods in the apiserver (`spec.nodeName=<node>`), as a list +
@@ -75,3 +75,22 @@ export abstract class EventSink {
  * KUBECONFIG is unset (a standalone node: nothing API-side runs).
  */
 export const API_SERVER = Symbol('API_SERVER');
+
+/**
+ * The node's events, kept by JetStream (KUBELET_EVENTS, libs/nats
+ * event-stream.ts): the leader reads them through the node's durable
+ * consumer and acknowledges each once it is settled; the status manager's
+ * own events (OOMKilled) are published into it, idempotent by message ID.
+ */
+export abstract class DurableEvents {
+  /**
+   * Hands out the node's events one at a time until stop(): `handle` says
+   * 'done' (acknowledged) or 'again' (handed out again later, to whichever
+   * instance leads). Resolves once stopped; rejects when the consumer cannot be read.
+   */
+  abstract consume(handle: (event: EventMessage, seq: number, working: () => void) => Promise<'done' | 'again'>): Promise<void>;
+  /** Stops handing out; what is in flight is handed out again. */
+  abstract stop(): void;
+  /** Publishes `event` and resolves once the stream has it; a second publish with the same `msgId` (within 2 min) is dropped. */
+  abstract publish(event: EventMessage, msgId: string): Promise<void>;
+}

@@ -33,3 +33,12 @@ export abstract class ProbeResultsReader {
 export abstract class StatusMetrics {
   abstract synced(seconds: number): void;
 }
+
+/**
+ * The leading sync loop's podResync (Subjects.podResync): every admitted pod
+ * synced now, so the pod workers send their statuses again.
+ */
+export abstract class PodResync {
+  /** The sync loop's answer, or undefined when none answered in time (none runs, or NATS is away). */
+  abstract resyncAll(reason: string): Promise<{ leading: boolean; pods: number } | undefined>;
+}

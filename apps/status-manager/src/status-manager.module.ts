@@ -2,7 +2,8 @@ import { Inject, Module, type OnModuleDestroy, type OnModuleInit } from '@nestjs
 import { ReflectorApiPods, connectApiServer, type ApiServer } from '@app/apiserver';
 import { Clock, SystemClock } from '@app/clock';
 import { LeaderElector, LeaderFence, restoreThenLead } from '@app/leader-election';
-import { NatsBus, NatsEventRecorder } from '@app/nats';
+import { NatsBus, ensureEventStream } from '@app/nats';
+import { podEvent } from '@app/contracts';
 import type { Logger, Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, leaderElectionOf, type ServiceContext } from '@app/service';
 import { KvProbeResults } from './adapters/kv-probe-results.js';
@@ -12,9 +13,12 @@ import { ApiServerEventSink } from './adapters/api-server-event-sink.js';
 import { ApiServerPodStatus } from './adapters/api-server-pod-status.js';
 import { KvPodWorkerRecords } from './adapters/kv-pod-worker-records.js';
 import { ApiEventPoster } from './api-event-poster.js';
-import { API_SERVER, ApiPods, EventSink, PodStatusApi, PodWorkerRecords } from './api-ports.js';
+import { API_SERVER, ApiPods, DurableEvents, EventSink, PodStatusApi, PodWorkerRecords } from './api-ports.js';
+import { JetStreamEvents } from './adapters/jetstream-events.js';
 import { ApiStatusSync } from './api-status-sync.js';
-import { DesiredPods, ProbeResultsReader, StatusMetrics, StatusStore } from './ports.js';
+import { DesiredPods, PodResync, ProbeResultsReader, StatusMetrics, StatusStore } from './ports.js';
+import { NatsPodResync } from './adapters/nats-pod-resync.js';
+import { repairStatuses } from './status-repair.js';
 import type { StatusManagerConfig } from './status-manager.config.js';
 import { StatusManagerController } from './status-manager.controller.js';
 import { StatusManager } from './status-manager.js';
@@ -51,6 +55,8 @@ import { KvPodManager, KvPodReadModel, PodReadModel } from '@app/pod-manager';
     { provide: ProbeResultsReader, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvProbeResults(bucketOf(ctx, 'probeResults'), ctx.config.NODE_NAME) },
     { provide: PromStatusMetrics, inject: [METRICS_REGISTRY], useFactory: (r: Registry) => new PromStatusMetrics(r) },
     { provide: StatusMetrics, useExisting: PromStatusMetrics },
+    { provide: DurableEvents, inject: [SERVICE_CONTEXT, SERVICE_LOGGER], useFactory: (ctx: ServiceContext, logger: Logger) => new JetStreamEvents(ctx.connection, ctx.config.NODE_NAME, logger.child({ component: 'events' })) },
+    { provide: PodResync, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: StatusManagerConfig) => new NatsPodResync(bus, cfg.NODE_NAME) },
     // The API side: every provider below is null when KUBECONFIG is unset.
     { provide: API_SERVER, inject: [SERVICE_CONFIG], useFactory: (cfg: StatusManagerConfig) => connectApiServer(cfg.KUBECONFIG, 'status-manager') },
     {
@@ -94,12 +100,16 @@ export class StatusManagerModule implements OnModuleInit, OnModuleDestroy {
     @Inject(ReflectorApiPods) private readonly apiPods: ReflectorApiPods | null,
     @Inject(ApiStatusSync) private readonly apiStatus: ApiStatusSync | null,
     @Inject(ApiEventPoster) private readonly apiEvents: ApiEventPoster | null,
-    @Inject(NatsBus) private readonly bus: NatsBus,
     @Inject(SERVICE_CONFIG) private readonly cfg: StatusManagerConfig,
     @Inject(KvPodReadModel) private readonly readModel: KvPodReadModel,
+    @Inject(PodResync) private readonly resync: PodResync,
+    @Inject(DurableEvents) private readonly durableEvents: DurableEvents,
+    @Inject(SERVICE_CONTEXT) private readonly ctx: ServiceContext,
   ) {}
 
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
+    // KUBELET_EVENTS and the node's consumer, before anything is heard: from now on no event is lost while no one leads.
+    await ensureEventStream(this.ctx.connection, this.cfg.NODE_NAME);
     this.metrics.collectFrom(this.manager, this.desired);
     this.health.addReadiness('statuses', () => ({
       ok: true,
@@ -108,19 +118,21 @@ export class StatusManagerModule implements OnModuleInit, OnModuleDestroy {
     this.leadership.subscribe({ onStartedLeading: (token) => this.lead(token), onStoppedLeading: () => this.stopLeading() });
     const apiStatus = this.apiStatus;
     if (apiStatus) this.manager.onStatusChanged(() => apiStatus.notify());
-    // A container killed for memory: an event on its pod, sent as every service sends events (oom-kills.ts).
-    const recorder = new NatsEventRecorder(this.bus, this.cfg.NODE_NAME, this.clock);
+    // A container killed for memory: an event on its pod (oom-kills.ts), in KUBELET_EVENTS before the status that
+    // shows it is saved, once per container instance (its message ID), however often a new leader sees that status.
     this.manager.onOomKilled((uid, pod, kill) =>
-      recorder.event(
-        { apiVersion: 'v1', kind: 'Pod', metadata: { name: pod.name, namespace: pod.namespace, uid }, spec: pod.spec ?? { containers: [] } },
-        'Warning',
-        OOM_KILLED_REASON,
-        oomKillMessage(kill),
-        `spec.${kill.init ? 'initContainers' : 'containers'}{${kill.container}}`,
+      this.durableEvents.publish(
+        podEvent(
+          { apiVersion: 'v1', kind: 'Pod', metadata: { name: pod.name, namespace: pod.namespace, uid }, spec: pod.spec ?? { containers: [] } },
+          'Warning',
+          OOM_KILLED_REASON,
+          oomKillMessage(kill),
+          this.cfg.NODE_NAME,
+          { at: this.clock.date(), fieldPath: `spec.${kill.init ? 'initContainers' : 'containers'}{${kill.container}}` },
+        ),
+        `oom.${uid}.${kill.container}.${kill.containerId}`,
       ),
     );
-    const apiEvents = this.apiEvents;
-    if (apiEvents) this.manager.onEvent((e) => apiEvents.post(e));
     const apiPods = this.apiPods;
     if (apiPods) {
       // Read by every instance, a standby too: a takeover starts with the apiserver's view.
@@ -130,6 +142,7 @@ export class StatusManagerModule implements OnModuleInit, OnModuleDestroy {
   }
 
   onModuleDestroy(): void {
+    this.durableEvents.stop();
     this.apiEvents?.stop();
     this.apiStatus?.stop();
     this.apiPods?.stop();
@@ -139,15 +152,39 @@ export class StatusManagerModule implements OnModuleInit, OnModuleDestroy {
 
   private stopLeading(): void {
     this.gate.close();
+    this.durableEvents.stop();
     this.apiEvents?.stop();
     this.apiStatus?.stop();
+  }
+
+  /**
+   * The node's events to the apiserver for this term, from KUBELET_EVENTS:
+   * what was published while no one led first, then each as it comes. A
+   * consumer that cannot be read (JetStream away) is tried again each
+   * second while this term lasts.
+   */
+  private relayEvents(isLeader: () => boolean): void {
+    const apiEvents = this.apiEvents;
+    if (!apiEvents) return;
+    apiEvents.start();
+    void (async () => {
+      while (isLeader()) {
+        try {
+          await this.durableEvents.consume((event, seq, working) => apiEvents.record(event, seq, working));
+        } catch (err) {
+          this.logger.warn({ err: (err as Error).message }, 'KUBELET_EVENTS cannot be read; trying again');
+        }
+        if (isLeader()) await this.clock.sleep(1000).catch(() => undefined);
+      }
+    })();
   }
 
   /**
    * Leadership won (at start, or taking over): every status from
    * `pod-status` (tried again each second until it loads, for a leader
    * without them would version statuses from scratch), then the calls heard
-   * while no one led, then acting.
+   * while no one led, then acting, and every pod synced now so that the pod
+   * workers send each status again (status-repair.ts).
    */
   private async lead(token: number): Promise<void> {
     // This term's: a later term (lost and won again meanwhile) starts its own.
@@ -168,7 +205,9 @@ export class StatusManagerModule implements OnModuleInit, OnModuleDestroy {
         this.logger.info({ replayed: replayed.length, failed }, 'leading: replayed the calls heard while no one led');
         if (!isLeader()) return;
         this.apiStatus?.start();
-        this.apiEvents?.start();
+        this.relayEvents(isLeader);
+        // Every pod's status sent again now: what no one heard while no one led (repairStatuses' header).
+        void repairStatuses({ resync: this.resync, clock: this.clock, logger: this.logger, isLeader, reason: `${this.ctx.identity.connectionName} started leading` });
       },
     });
   }

@@ -129,7 +129,7 @@ describe('StatusManager: a container killed for memory is reported once', () => 
   it('the listener hears the kill when the status first shows it, not again on the next status', async () => {
     const manager = new StatusManager(new MemoryStatusStore(), new NoDesiredPods(), new MemoryProbeResults(), new FakeClock(), silentLogger());
     const heard: string[] = [];
-    manager.onOomKilled((uid, pod, kill) => heard.push(`${uid} ${pod.namespace}/${pod.name} ${kill.container} ${kill.containerId}`));
+    manager.onOomKilled((uid, pod, kill) => void heard.push(`${uid} ${pod.namespace}/${pod.name} ${kill.container} ${kill.containerId}`));
     await manager.handleCommand(...call('SetPodStatus', { status: running }));
     const killed: PodStatus = {
       phase: 'Running',
@@ -142,5 +142,28 @@ describe('StatusManager: a container killed for memory is reported once', () => 
     };
     await manager.handleCommand(...call('SetPodStatus', { status: restarted }));
     assert.deepEqual(heard, ['uid-1 default/web-node main containerd://a']);
+  });
+
+  it('the kill is told (and waited for) before the status that shows it is saved: a status manager dying between the two leaves the status unsaved, not the event unsent', async () => {
+    const order: string[] = [];
+    const store = new (class extends MemoryStatusStore {
+      override put(uid: string, entry: StatusEntry): Promise<void> {
+        order.push(`put ${entry.status.containerStatuses?.[0]?.state?.terminated?.reason ?? entry.status.phase ?? ''}`);
+        return super.put(uid, entry);
+      }
+    })();
+    const clock = new FakeClock();
+    const manager = new StatusManager(store, new NoDesiredPods(), new MemoryProbeResults(), clock, silentLogger());
+    manager.onOomKilled(async (_uid, _pod, kill) => {
+      await new Promise((r) => setImmediate(r));
+      order.push(`event ${kill.containerId}`);
+    });
+    await manager.handleCommand(...call('SetPodStatus', { status: running }));
+    const killed: PodStatus = {
+      phase: 'Running',
+      containerStatuses: [{ ...running.containerStatuses![0]!, ready: false, state: { terminated: { exitCode: 137, reason: 'OOMKilled', containerID: 'containerd://a' } } }],
+    };
+    await manager.handleCommand(...call('SetPodStatus', { status: killed }));
+    assert.deepEqual(order, ['put Running', 'event containerd://a', 'put OOMKilled']);
   });
 });

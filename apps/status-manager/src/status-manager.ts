@@ -27,7 +27,7 @@ export class StatusManager {
   private readonly events = new Map<string, EventMessage[]>();
   private readonly changeListeners = new Set<(uid: string) => void>();
   private readonly eventListeners = new Set<(e: EventMessage) => void>();
-  private readonly oomListeners = new Set<(uid: string, pod: StatusPod, kill: OomKill) => void>();
+  private readonly oomListeners = new Set<(uid: string, pod: StatusPod, kill: OomKill) => void | Promise<void>>();
   /** Serializes changes, so versions are written in order. */
   private chain: Promise<unknown> = Promise.resolve();
 
@@ -75,8 +75,16 @@ export class StatusManager {
     return () => void this.changeListeners.delete(listener);
   }
 
-  /** Calls `listener` for each container instance a new status first shows OOMKilled (oom-kills.ts). Returns the unsubscribe. */
-  onOomKilled(listener: (uid: string, pod: StatusPod, kill: OomKill) => void): () => void {
+  /**
+   * Calls `listener` for each container instance a new status first shows
+   * OOMKilled (oom-kills.ts), and waits for it before the status is saved:
+   * the event is recorded first, so that a status manager that dies between
+   * the two leaves the status unsaved (it is sent again, and the event with
+   * it, deduplicated by its message ID), never a saved status whose event
+   * was not sent. A listener that rejects is logged; the status is saved.
+   * Returns the unsubscribe.
+   */
+  onOomKilled(listener: (uid: string, pod: StatusPod, kill: OomKill) => void | Promise<void>): () => void {
     this.oomListeners.add(listener);
     return () => void this.oomListeners.delete(listener);
   }
@@ -111,11 +119,21 @@ export class StatusManager {
           result = this.versions.setContainerStartup(uid, containerId, msg.args['started'] === true, this.clock.now());
           break;
       }
+      if (result.changed && result.entry) for (const kill of newOomKills(before, result.entry.status)) await this.tellOomKilled(uid, pod, kill);
       await this.persist(uid, result);
-      if (result.changed && result.entry) for (const kill of newOomKills(before, result.entry.status)) for (const l of this.oomListeners) l(uid, pod, kill);
       this.metrics?.synced((this.clock.now() - started) / 1000);
       return result;
     });
+  }
+
+  private async tellOomKilled(uid: string, pod: StatusPod, kill: OomKill): Promise<void> {
+    for (const l of this.oomListeners) {
+      try {
+        await l(uid, pod, kill);
+      } catch (err) {
+        this.logger.error({ uid, container: kill.container, err: (err as Error).message }, 'the OOMKilled event could not be recorded');
+      }
+    }
   }
 
   /** The readiness and startup managers' updates merge into the current status. */

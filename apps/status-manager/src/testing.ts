@@ -6,7 +6,7 @@
 import { ApiError, POD_STATUS_MERGE_KEYS, applyStrategicMergePatch } from '@app/apiserver';
 import type { Event, Pod, PodRecord, PodSyncStatusRecord } from '@app/contracts';
 import { ApiPods, EventSink, PodStatusApi, PodWorkerRecords } from './api-ports.js';
-import { DesiredPods } from './ports.js';
+import { DesiredPods, PodResync } from './ports.js';
 import type { StatusEntry } from './pod-status-versions.js';
 
 const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
@@ -203,3 +203,14 @@ export class FakeEventSink extends EventSink {
   }
 }
 FakeEventSink satisfies new () => EventSink;
+
+/** The sync loops' answers to podResync, in turn (the last one repeats); records each ask. */
+export class FakePodResync extends PodResync {
+  readonly asked: string[] = [];
+  answers: ({ leading: boolean; pods: number } | undefined)[] = [{ leading: true, pods: 0 }];
+  resyncAll(reason: string): Promise<{ leading: boolean; pods: number } | undefined> {
+    this.asked.push(reason);
+    const a = this.answers.length > 1 ? this.answers.shift() : this.answers[0];
+    return Promise.resolve(a);
+  }
+}

@@ -4,7 +4,7 @@
  * (one at a time, as the one syncLoop goroutine) and for this term only:
  *
  *   pass                   period                   upstream
- *   syncCh                 SYNC_TICK                syncLoop's syncTicker: the pods due for a resync
+ *   syncCh                 SYNC_TICK                syncLoop's syncTicker: the pods due for a resync (and syncLoopMonitor)
  *   housekeepingCh         HOUSEKEEPING_PERIOD      syncLoop's housekeepingTicker: HandlePodCleanups (and the
  *                                                   container GC at once for a deleted pod's content)
  *   containerGC            CONTAINER_GC_PERIOD      StartGarbageCollection: containerGC.GarbageCollect
@@ -24,6 +24,7 @@ import type { EvictionManager } from './eviction/eviction-manager.js';
 import type { ImageGarbageCollector } from './images/image-gc-manager.js';
 import type { OrphanedPodCleaner } from './orphans.js';
 import type { SyncLoopMetrics } from './ports.js';
+import type { SyncLoopMonitor } from './sync-loop-monitor.js';
 import type { SyncLoopRunner } from './sync-loop-runner.js';
 import type { SyncLoop } from './sync-loop.js';
 
@@ -46,6 +47,8 @@ export interface PeriodicPassesDeps {
   eviction: Pick<EvictionManager, 'observe' | 'synchronize'>;
   containerLogs: Pick<ContainerLogManager, 'start'>;
   metrics: Pick<SyncLoopMetrics, 'orphanedPodDirsCleaned'>;
+  /** syncLoopMonitor: entered before and after each syncCh tick; none: not kept. */
+  monitor?: Pick<SyncLoopMonitor, 'entered' | 'startTerm'>;
   periods: PassPeriods;
 }
 
@@ -54,10 +57,21 @@ export class PeriodicPasses {
 
   /** Starts this term's passes: the listings and an image GC at once, then each on its period. */
   startTerm(): void {
-    const { runner, loop, containerGC, imageGC, orphans, eviction, containerLogs, metrics, periods } = this.deps;
+    const { runner, loop, containerGC, imageGC, orphans, eviction, containerLogs, metrics, monitor, periods } = this.deps;
     // Ask config-source for the full listings now, then now and then.
     void runner.run('reconcileWithSources', () => loop.reconcileWithSources());
-    runner.every('syncCh', periods.syncTickMs, () => loop.syncTick(), { gated: true });
+    // syncLoop stores the monitor's time before and after each iteration; the gate holds both back, as upstream's loop.
+    monitor?.startTerm();
+    runner.every(
+      'syncCh',
+      periods.syncTickMs,
+      async () => {
+        await monitor?.entered();
+        await loop.syncTick();
+        await monitor?.entered();
+      },
+      { gated: true },
+    );
     // HandlePodCleanups; a pod it finds deleted with exited containers or a stopped sandbox left (SyncTerminatedPod leaves
     // them to the GC) has them removed now, by the GC's rules, rather than at the GC's next period (up to a minute).
     runner.every(

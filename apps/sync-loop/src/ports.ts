@@ -4,7 +4,7 @@
  * @app/contracts' EventRecorder.
  */
 import type { GcContainer, GcSandbox } from './gc/container-gc.js';
-import type { KillPodOptions, NodePressureRecord, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, StatusVerb, SourcesSnapshotMessage, SyncPodType } from '@app/contracts';
+import type { KillPodOptions, NodePressureRecord, SyncLoopMonitorRecord, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, StatusVerb, SourcesSnapshotMessage, SyncPodType } from '@app/contracts';
 
 /** The `pods` bucket: desired pods and work-queue entries. The sync loop is its only writer. */
 export abstract class PodStore {
@@ -162,6 +162,12 @@ export abstract class NodePressureStore {
   /** The record the last leader wrote, if any. */
   abstract get(): Promise<NodePressureRecord | undefined>;
   abstract put(record: NodePressureRecord): Promise<void>;
+}
+
+/** The `pods` bucket's `<node>.sync-loop-monitor`: the loop's latest entry time, for the kubelet server's `/healthz`. */
+export abstract class SyncLoopMonitorStore {
+  /** Writes the record (the leader's only: NotLeaderError otherwise). */
+  abstract put(record: SyncLoopMonitorRecord): Promise<void>;
 }
 
 /** An image as the image GC sees it (CRI Image; size in bytes). */

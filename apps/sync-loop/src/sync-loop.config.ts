@@ -4,6 +4,7 @@ import { DEFAULT_SHARD_COUNT } from '@app/contracts';
 import { LEGACY_CONTAINER_LOGS_DIR, QuantityError, configuredCapacity, nodeAllocatable, nodeInfoFrom, nodeReservationsFrom, parseEvictionHard, parseMapStringString, parseQuantityNanos, type EvictionThreshold, type NodeInfo } from '@app/kube';
 import type { FullConfig } from '@app/service';
 import { imageGCPolicyProblems, type ImageGCPolicy } from './images/image-gc-manager.js';
+import { syncLoopHealthThreshold } from './sync-loop-monitor.js';
 
 /**
  * A size in bytes as a Kubernetes quantity ("10Mi", "500k", "1G"), as the
@@ -73,6 +74,7 @@ export const syncLoopConfigSchema = {
   CONTAINER_LOG_MAX_WORKERS: env.int({ default: 1, min: 1, max: 64, describe: 'how many container logs are checked and rotated at once (--container-log-max-workers)' }),
   EVICTION_PRESSURE_TRANSITION_PERIOD: env.duration({ default: 5 * 60_000, describe: 'how long a node pressure condition stays after its threshold was last met, like --eviction-pressure-transition-period' }),
   ALLOWED_UNSAFE_SYSCTLS: env.optionalString({ describe: 'unsafe sysctls (or prefix* patterns) pods may set beside the safe ones, separated by ",", like --allowed-unsafe-sysctls' }),
+  SYNC_LOOP_HEALTH_THRESHOLD: env.duration({ default: 0, describe: 'how long the sync loop may go without an iteration before the kubelet server\'s /healthz fails (0: the kubelet\'s, twice SYNC_FREQUENCY and at least 5m)' }),
   SOURCES_RESYNC_PERIOD: env.duration({ default: 30_000, describe: 'how often the podManager is checked against config-source\'s full listings' }),
 };
 
@@ -98,6 +100,11 @@ export function nodeInfoOf(cfg: SyncLoopConfig): NodeInfo {
   } catch (err) {
     throw new Error(`ALLOWED_UNSAFE_SYSCTLS: ${(err as Error).message}`);
   }
+}
+
+/** SyncLoopHealthCheck's threshold: SYNC_LOOP_HEALTH_THRESHOLD, or the kubelet's max(2 × SYNC_FREQUENCY, 5m). */
+export function syncLoopHealthThresholdOf(cfg: Pick<SyncLoopConfig, 'SYNC_LOOP_HEALTH_THRESHOLD' | 'SYNC_FREQUENCY'>): number {
+  return cfg.SYNC_LOOP_HEALTH_THRESHOLD > 0 ? cfg.SYNC_LOOP_HEALTH_THRESHOLD : syncLoopHealthThreshold(cfg.SYNC_FREQUENCY);
 }
 
 /** The hard eviction thresholds (EVICTION_HARD, like --eviction-hard); throws an Error naming the variable on a bad one. */

@@ -1,6 +1,8 @@
-import { Controller, Get } from '@nestjs/common';
-import { EventPattern, Payload } from '@nestjs/microservices';
-import { MessageTypes, Subjects, decodeMessage, isRecord } from '@app/contracts';
+import { Controller, Get, Inject } from '@nestjs/common';
+import type { Logger } from '@app/observability';
+import { SERVICE_LOGGER } from '@app/service';
+import { EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
+import { MessageTypes, Subjects, decodeMessage, isRecord, type PodResyncMessage } from '@app/contracts';
 import { PodStore } from './ports.js';
 import { SyncLoopRunner } from './sync-loop-runner.js';
 
@@ -10,6 +12,7 @@ export class SyncLoopChannels {
   constructor(
     private readonly runner: SyncLoopRunner,
     private readonly store: PodStore,
+    @Inject(SERVICE_LOGGER) private readonly logger: Logger,
   ) {}
 
   @EventPattern(Subjects.podUpdate.pattern)
@@ -31,6 +34,20 @@ export class SyncLoopChannels {
   @EventPattern(Subjects.workDone.pattern)
   onWorkDone(@Payload() data: unknown): Promise<void> {
     return this.runner.run('workDone', () => this.runner.loop.handleWorkDone(decodeMessage(MessageTypes.workDone, data)));
+  }
+
+  /**
+   * Subjects.podResync: a new status-manager leader asks for every pod to be
+   * synced now. A standby, or a leader still restoring, says it does not
+   * lead (the asker tries again, and reaches the leader).
+   */
+  @MessagePattern(Subjects.podResync.pattern)
+  async onResync(@Payload() data: unknown): Promise<PodResyncMessage> {
+    const req = decodeMessage(MessageTypes.podResyncRequest, data);
+    let pods: number | undefined;
+    if (this.runner.isActive && this.runner.restored) await this.runner.run('podResync', () => void (pods = this.runner.loop.resyncAll()));
+    if (pods !== undefined) this.logger.info({ pods, reason: req.reason }, 'every pod synced now');
+    return { type: MessageTypes.podResync, leading: pods !== undefined, pods: pods ?? 0 };
   }
 
   /** The podManager, for people and tests; a standby reads the leader's from the `pods` bucket. */

@@ -13,6 +13,7 @@ import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVIC
 import { CriRuntimeView } from './adapters/cri-runtime-view.js';
 import { KvNodeState } from './adapters/kv-node-state.js';
 import { KvNodePressureStore } from './adapters/kv-node-pressure.js';
+import { KvSyncLoopMonitorStore } from './adapters/kv-sync-loop-monitor.js';
 import { KvPodStore } from './adapters/kv-pod-store.js';
 import { NatsSyncLoopOutbox } from './adapters/nats-sync-loop-outbox.js';
 import { FsPodLogs } from './adapters/fs-pod-logs.js';
@@ -30,7 +31,8 @@ import { OrphanedPodCleaner } from './orphans.js';
 import { PeriodicPasses } from './periodic-passes.js';
 import { RuntimeCache } from './runtime-cache.js';
 import { ContainerLogFiles, ContainerLogRuntime, HostProcesses, ImageFs, ImageService, NodeHealth, NodePressureStore, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopMetrics, SyncLoopOutbox } from './ports.js';
-import { evictionThresholdsOf, imageGCPolicyOf, nodeInfoOf, type SyncLoopConfig } from './sync-loop.config.js';
+import { evictionThresholdsOf, imageGCPolicyOf, nodeInfoOf, syncLoopHealthThresholdOf, type SyncLoopConfig } from './sync-loop.config.js';
+import { SyncLoopMonitor } from './sync-loop-monitor.js';
 import { SyncLoopChannels } from './sync-loop.controller.js';
 import { SyncLoopRunner } from './sync-loop-runner.js';
 import { SyncLoop } from './sync-loop.js';
@@ -159,9 +161,21 @@ import { WORK_ACCEPT_TIMEOUT_MS, WorkDelivery } from './work-delivery.js';
       useFactory: (loop: SyncLoop, clock: Clock, logger: Logger) => new SyncLoopRunner(loop, clock, logger.child({ component: 'sync-loop' })),
     },
     {
+      provide: SyncLoopMonitor,
+      inject: [SERVICE_CONTEXT, LeaderFence, Clock, SERVICE_LOGGER],
+      useFactory: (ctx: ServiceContext<SyncLoopConfig>, fence: LeaderFence, clock: Clock, logger: Logger) =>
+        new SyncLoopMonitor({
+          store: new KvSyncLoopMonitorStore(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME, fence),
+          clock,
+          logger: logger.child({ component: 'sync-loop-monitor' }),
+          healthThresholdMs: syncLoopHealthThresholdOf(ctx.config),
+          writer: ctx.identity.connectionName,
+        }),
+    },
+    {
       provide: PeriodicPasses,
-      inject: [SyncLoopRunner, ContainerGarbageCollector, ImageGarbageCollector, OrphanedPodCleaner, EvictionManager, ContainerLogManager, SyncLoopMetrics, SERVICE_CONFIG],
-      useFactory: (runner: SyncLoopRunner, containerGC: ContainerGarbageCollector, imageGC: ImageGarbageCollector, orphans: OrphanedPodCleaner, eviction: EvictionManager, containerLogs: ContainerLogManager, metrics: SyncLoopMetrics, cfg: SyncLoopConfig) =>
+      inject: [SyncLoopRunner, ContainerGarbageCollector, ImageGarbageCollector, OrphanedPodCleaner, EvictionManager, ContainerLogManager, SyncLoopMetrics, SyncLoopMonitor, SERVICE_CONFIG],
+      useFactory: (runner: SyncLoopRunner, containerGC: ContainerGarbageCollector, imageGC: ImageGarbageCollector, orphans: OrphanedPodCleaner, eviction: EvictionManager, containerLogs: ContainerLogManager, metrics: SyncLoopMetrics, monitor: SyncLoopMonitor, cfg: SyncLoopConfig) =>
         new PeriodicPasses({
           runner,
           loop: runner.loop,
@@ -171,6 +185,7 @@ import { WORK_ACCEPT_TIMEOUT_MS, WorkDelivery } from './work-delivery.js';
           eviction,
           containerLogs,
           metrics,
+          monitor,
           periods: {
             syncTickMs: cfg.SYNC_TICK,
             housekeepingMs: cfg.HOUSEKEEPING_PERIOD,
@@ -208,7 +223,9 @@ export class SyncLoopModule implements OnModuleInit, OnApplicationShutdown {
     await this.nodeState.start();
     this.health.addReadiness('podManager', () => {
       if (!runner.isActive) return { ok: true, detail: 'standby: not acting' };
-      return runner.restored ? { ok: true, detail: `${runner.loop.desiredPods.size} pods; sources ${runner.loop.areSourcesReady ? 'ready' : 'not ready yet'}` } : { ok: false, detail: 'restoring from KV' };
+      // A leader still restoring is as ready as a standby (connected, subscribed, about to act): a 503 here would
+      // flap every takeover and make a probe restart the one instance about to lead.
+      return runner.restored ? { ok: true, detail: `${runner.loop.desiredPods.size} pods; sources ${runner.loop.areSourcesReady ? 'ready' : 'not ready yet'}` } : { ok: true, detail: 'leader: restoring from KV' };
     });
     // syncLoop's gate: the ticks wait while the runtime or the PLEG is unhealthy.
     this.runtimeState.start();

@@ -1,7 +1,7 @@
 /** Hand-written fakes of the sync loop's ports (ports.ts), for unit tests only. */
-import type { KillPodOptions, NodePressureRecord, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, SourcesSnapshotMessage, StatusVerb, SyncPodType } from '@app/contracts';
+import type { KillPodOptions, NodePressureRecord, SyncLoopMonitorRecord, Pod, PodRecord, PodStatus, PodSyncStatusRecord, ProberVerb, SourcesSnapshotMessage, StatusVerb, SyncPodType } from '@app/contracts';
 import type { GcContainer, GcSandbox } from './gc/container-gc.js';
-import { ContainerLogFiles, ContainerLogRuntime, HostProcesses, ImageFs, ImageService, NodePressureStore, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopOutbox, type DeadLogLink, type GcImage, type ImageFsStats, type NodeStateView, type RemovedContainer, type RuntimeContainer, type RuntimePod } from './ports.js';
+import { ContainerLogFiles, ContainerLogRuntime, HostProcesses, ImageFs, ImageService, NodePressureStore, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopMonitorStore, SyncLoopOutbox, type DeadLogLink, type GcImage, type ImageFsStats, type NodeStateView, type RemovedContainer, type RuntimeContainer, type RuntimePod } from './ports.js';
 
 export class MemoryPodStore extends PodStore {
   readonly pods = new Map<string, PodRecord>();
@@ -346,5 +346,16 @@ export class FakeImageFs extends ImageFs {
   fail?: string;
   stats(): Promise<ImageFsStats> {
     return this.fail ? Promise.reject(new Error(this.fail)) : Promise.resolve({ ...this.current });
+  }
+}
+
+/** The sync loop monitor's records as written; `fail` makes each write reject. */
+export class MemorySyncLoopMonitorStore extends SyncLoopMonitorStore {
+  readonly records: SyncLoopMonitorRecord[] = [];
+  fail = false;
+  put(record: SyncLoopMonitorRecord): Promise<void> {
+    if (this.fail) return Promise.reject(new Error('not the leader: refused to write the sync loop monitor'));
+    this.records.push({ ...record });
+    return Promise.resolve();
   }
 }

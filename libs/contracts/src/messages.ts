@@ -27,6 +27,8 @@ export const MessageTypes = {
   inspectPod: 'kubelet.v1.inspect_pod',
   serviceListRequest: 'kubelet.v1.service_list_request',
   serviceList: 'kubelet.v1.service_list',
+  podResyncRequest: 'kubelet.v1.pod_resync_request',
+  podResync: 'kubelet.v1.pod_resync',
 } as const;
 export type MessageType = (typeof MessageTypes)[keyof typeof MessageTypes];
 
@@ -309,6 +311,20 @@ export function podEvent(
   };
 }
 
+/** Subjects.podResync's request: why every pod is to be synced now (for the logs). */
+export interface PodResyncRequestMessage {
+  type: typeof MessageTypes.podResyncRequest;
+  /** Who asks and why: "status-manager@<node>#<instance> started leading". */
+  reason: string;
+}
+
+/** Subjects.podResync's reply: whether the answering sync loop leads, and how many pods it dispatched. */
+export interface PodResyncMessage {
+  type: typeof MessageTypes.podResync;
+  leading: boolean;
+  pods: number;
+}
+
 export type Message =
   | PodUpdateMessage
   | SourcesReadyMessage
@@ -328,7 +344,9 @@ export type Message =
   | ServiceAccountTokenMessage
   | InspectPodMessage
   | ServiceListRequestMessage
-  | ServiceListMessage;
+  | ServiceListMessage
+  | PodResyncRequestMessage
+  | PodResyncMessage;
 
 export type MessageOf<T extends MessageType> = Extract<Message, { type: T }>;
 
@@ -376,6 +394,8 @@ const REQUIRED: Record<MessageType, Check[]> = {
   [MessageTypes.inspectPod]: [str('podUid'), num('syncEnd')],
   [MessageTypes.serviceListRequest]: [str('namespace')],
   [MessageTypes.serviceList]: [arr('services')],
+  [MessageTypes.podResyncRequest]: [str('reason')],
+  [MessageTypes.podResync]: [bool('leading'), num('pods')],
   [MessageTypes.event]: [obj('involvedObject'), among('eventType', ['Normal', 'Warning']), str('reason'), str('message'), obj('source'), str('timestamp')],
 };
 

@@ -52,6 +52,26 @@ export interface NodePressureRecord {
 /** The key of the node's NodePressureRecord in the `pods` bucket. */
 export const nodePressureKey = (node: string): string => `${node}.node-pressure`;
 
+/**
+ * `pods` bucket, key `<node>.sync-loop-monitor`: the kubelet's
+ * syncLoopMonitor (kubelet.go syncLoop stores the time before and after each
+ * syncLoopIteration), written by the leading sync loop as its syncCh tick
+ * runs (not while the runtime or the PLEG is unhealthy, as upstream's loop
+ * skips its iterations then), and read by the kubelet server's `/healthz`
+ * (SyncLoopHealthCheck).
+ */
+export interface SyncLoopMonitorRecord {
+  /** LatestLoopEntryTime, ms since the epoch. */
+  latestLoopEntryTime: number;
+  /** How old it may be before the sync loop counts as stuck: max(2 × resyncInterval, 5 min) upstream. */
+  healthThresholdMs: number;
+  /** Who wrote it: `<service>@<node>#<instance>`, for people. */
+  writer?: string;
+}
+
+/** The key of the node's SyncLoopMonitorRecord in the `pods` bucket. */
+export const syncLoopMonitorKey = (node: string): string => `${node}.sync-loop-monitor`;
+
 /** `workers` bucket, key `<node>.<uid>`: the pod worker's podSyncStatus. */
 export interface PodSyncStatusRecord {
   /** ms since the epoch; absent until the first sync. */

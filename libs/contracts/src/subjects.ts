@@ -363,6 +363,22 @@ export const Subjects = {
   },
 
   /**
+   * Sync every pod now, request/reply: a status manager that starts leading
+   * asks the leading sync loop to dispatch a SyncPodSync for every admitted
+   * pod, so the pod workers send each pod's status at once (a standby status
+   * manager may not have heard them, and the next resync is a minute away).
+   * A standby sync loop answers `leading: false` (the asker tries again).
+   * PodResyncRequestMessage in, PodResyncMessage out.
+   * `kubelet.<node>.service.sync-loop.resync`.
+   */
+  podResync: {
+    pattern: 'kubelet.{node}.service.sync-loop.resync',
+    wildcard: (node: string) => serviceRequestSubject(node, 'sync-loop', 'resync'),
+    build: (node: string) => serviceRequestSubject(node, 'sync-loop', 'resync'),
+    parse: (subject: string): { node: string } | undefined => parseServiceRequest(subject, 'sync-loop', 'resync'),
+  },
+
+  /**
    * A pod's latest events, request/reply: the kubelet server's read port
    * (`/pods/<ns>/<name>/events`) and the console ask, the status manager
    * answers from what it keeps in memory (recorder.Eventf's broadcaster:

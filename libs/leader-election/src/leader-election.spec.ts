@@ -303,16 +303,44 @@ describe('LeaderElector', () => {
     assert.deepEqual(a.log.map((l) => l[1]), ['start', 'stop']);
   });
 
-  it('a restarted replica with the same identity takes its own lease back at once', async () => {
-    const s = setup(['a', 'a-again']);
-    const [a] = s.replicas as [Replica, Replica];
+  it('a restarted process with the dead leader\'s INSTANCE_ID is a new candidate: the standby that was running leads first', async () => {
+    // Issue 28 item 13: a launcher restarts the killed leader under its INSTANCE_ID within a second; it must not
+    // take the lease at once, before the standby that heard what the leader missed.
+    const s = setup(['a', 'b']);
+    await withLeaderA(s);
+    const [a, b] = s.replicas as [Replica, Replica];
+    const killedAt = s.at();
+    kill(a);
+    await s.run(500);
+    const again = new LeaderElector(new KvLeaderLeaseStore(s.kv, NODE, SERVICE), s.clock, silentLogger(), { identity: 'a', leaseDurationMs, renewDeadlineMs, retryPeriodMs });
+    again.start();
+    await s.run(200);
+    assert.equal(again.isLeader, false, 'the restarted process waits for the lease like any standby');
+    await s.run(leaseDurationMs + retryPeriodMs);
+    assert.equal(b.elector.isLeader, true, 'the standby leads');
+    assert.equal(again.isLeader, false);
+    const started = b.log.find((l) => l[1] === 'start');
+    assert.ok(started && started[0] - killedAt <= leaseDurationMs + retryPeriodMs + 50, JSON.stringify(b.log));
+    assert.equal(s.record()?.leaderTransitions, 1);
+    await again.stop(0);
+  });
+
+  it('a restarted process alone takes the lease once it expires (no standby: a lease duration, not at once)', async () => {
+    const s = setup(['a']);
+    const [a] = s.replicas as [Replica];
     a.elector.start();
     await s.run(100);
     kill(a);
     const again = new LeaderElector(new KvLeaderLeaseStore(s.kv, NODE, SERVICE), s.clock, silentLogger(), { identity: 'a', leaseDurationMs, renewDeadlineMs, retryPeriodMs });
+    const restartedAt = s.at();
     again.start();
-    await s.run(100);
+    await s.run(leaseDurationMs - retryPeriodMs);
+    assert.equal(again.isLeader, false);
+    await s.run(2 * retryPeriodMs + 100);
     assert.equal(again.isLeader, true);
+    assert.ok(s.at() - restartedAt >= leaseDurationMs);
+    assert.equal(s.record()?.holderIncarnation, again.incarnation);
+    await again.stop(0);
   });
 
   const bad = [

@@ -7,7 +7,7 @@
  * write to the key is a compare-and-set on its revision.
  *
  *            key absent or released; or its revision unchanged for the
- *            holder's leaseDurationMs by OUR clock; or it names us
+ *            holder's leaseDurationMs by OUR clock; or it names this incarnation
  *   standby ──────────────────────────── CAS ───────────────────────────▶ leader
  *      ▲                                                                    │ renew (CAS) every retryPeriod
  *      │  no successful renewal for renewDeadline, or the CAS lost:         │
@@ -15,6 +15,12 @@
  *   stop() (SIGTERM): stop acting, then delete the key: a standby leads at its next try.
  *
  * Invariants:
+ *  - A candidate is one process start (an incarnation), not an INSTANCE_ID:
+ *    a process restarted under the dead leader's INSTANCE_ID finds a record
+ *    of another incarnation and waits for it to expire like any standby, so
+ *    the standby that was running (and heard what the leader missed) takes
+ *    over first; client-go's identities are made unique per process
+ *    (hostname + "_" + a UUID) for the same reason.
  *  - Times in the record are for people; a standby compares revisions only,
  *    and counts the lease duration from when IT saw the revision change, on
  *    its own clock: two processes' clocks are never compared.
@@ -31,6 +37,7 @@
  *    has run (a blocked event loop cannot stretch a term).
  * See docs/adr/0011-leader-election.md for what the fence does and does not guarantee.
  */
+import { randomUUID } from 'node:crypto';
 import { Clock, type Timer } from '@app/clock';
 import type { LeadershipInfo } from '@app/contracts';
 import type { Logger } from '@app/observability';
@@ -40,6 +47,8 @@ import { kvKey } from '@app/nats';
 export interface LeaderElectionRecord {
   /** The holder's INSTANCE_ID; '' never appears (a released lease is deleted). */
   holderIdentity: string;
+  /** The holder's process start (LeaderElectionOptions.incarnation); absent in records of earlier versions, which no live process wrote. */
+  holderIncarnation?: string;
   /** How long the holder promises to hold without renewing: a standby waits this long after it last saw the revision change. */
   leaseDurationMs: number;
   acquireTime: string;
@@ -134,6 +143,8 @@ export interface LeadershipListener {
 export interface LeaderElectionOptions {
   /** This replica (INSTANCE_ID), the record's holderIdentity; unique among the live replicas. */
   identity: string;
+  /** This process start: a restarted process is a new candidate (default: a random one per elector). */
+  incarnation?: string;
   /** LeaseDuration: how long a standby waits after the lease last changed. */
   leaseDurationMs: number;
   /** RenewDeadline: how long a leader keeps acting without a successful renewal (< leaseDurationMs). */
@@ -164,7 +175,7 @@ interface Term {
 export class LeaderElector extends LeaderFence {
   private term?: Term;
   /** The lease as we last saw it change, and when (our clock). */
-  private observed?: { revision: number; holder?: string; leaseDurationMs: number; at: number };
+  private observed?: { revision: number; holder?: string; ours: boolean; leaseDurationMs: number; at: number };
   private readonly listeners: LeadershipListener[] = [];
   private nextTry?: Timer;
   private deadline?: Timer;
@@ -172,6 +183,8 @@ export class LeaderElector extends LeaderFence {
   private started = false;
   private stopped = false;
   private since: number;
+  /** This candidate: one process start. */
+  readonly incarnation: string;
 
   constructor(
     private readonly store: LeaderLeaseStore,
@@ -183,6 +196,7 @@ export class LeaderElector extends LeaderFence {
     const problem = leaderElectionProblem(options);
     if (problem) throw new Error(problem);
     this.since = clock.now();
+    this.incarnation = options.incarnation ?? randomUUID();
   }
 
   get fencingToken(): number | undefined {
@@ -261,7 +275,7 @@ export class LeaderElector extends LeaderFence {
   private nextDelay(): number {
     const { retryPeriodMs } = this.options;
     const o = this.observed;
-    if (this.term || !o || !o.holder || o.holder === this.options.identity) return retryPeriodMs;
+    if (this.term || !o || !o.holder || o.ours) return retryPeriodMs;
     // Past the expiry this round has tried already (and lost, or could not reach the store): wait a retry period.
     const untilExpiry = o.at + o.leaseDurationMs - this.clock.now();
     return untilExpiry > 0 ? Math.min(retryPeriodMs, untilExpiry) : retryPeriodMs;
@@ -286,8 +300,13 @@ export class LeaderElector extends LeaderFence {
     term.revision = revision;
     term.record = record;
     term.renewedAt = startedAt;
-    this.observed = { revision, holder: record.holderIdentity, leaseDurationMs: record.leaseDurationMs, at: this.clock.now() };
+    this.observed = { revision, holder: record.holderIdentity, ours: true, leaseDurationMs: record.leaseDurationMs, at: this.clock.now() };
     this.armDeadline(term);
+  }
+
+  /** Whether `record` was written by this incarnation (a record of the same INSTANCE_ID from an earlier process is not). */
+  private isOurs(record: LeaderElectionRecord): boolean {
+    return record.holderIdentity === this.options.identity && record.holderIncarnation === this.incarnation;
   }
 
   private async campaign(): Promise<void> {
@@ -298,26 +317,27 @@ export class LeaderElector extends LeaderFence {
       await this.acquire(snap?.revision ?? 0, undefined);
       return;
     }
+    const ours = this.isOurs(record);
     if (this.observed?.revision !== snap.revision) {
-      if (this.observed?.holder !== record.holderIdentity) this.logger.info({ leader: record.holderIdentity }, 'leader seen');
-      this.observed = { revision: snap.revision, holder: record.holderIdentity, leaseDurationMs: record.leaseDurationMs, at: seenAt };
+      if (this.observed?.holder !== record.holderIdentity) this.logger.info({ leader: record.holderIdentity, incarnation: record.holderIncarnation }, 'leader seen');
+      this.observed = { revision: snap.revision, holder: record.holderIdentity, ours, leaseDurationMs: record.leaseDurationMs, at: seenAt };
     }
     const expired = seenAt >= this.observed.at + record.leaseDurationMs;
-    if (record.holderIdentity === this.options.identity || expired) await this.acquire(snap.revision, record);
+    if (ours || expired) await this.acquire(snap.revision, record);
   }
 
   private async acquire(revision: number, previous: LeaderElectionRecord | undefined): Promise<void> {
     const startedAt = this.clock.now();
     const at = new Date(startedAt).toISOString();
-    const transitions = previous ? previous.leaderTransitions + (previous.holderIdentity === this.options.identity ? 0 : 1) : 0;
-    const record: LeaderElectionRecord = { holderIdentity: this.options.identity, leaseDurationMs: this.options.leaseDurationMs, acquireTime: at, renewTime: at, leaderTransitions: transitions };
+    const transitions = previous ? previous.leaderTransitions + (this.isOurs(previous) ? 0 : 1) : 0;
+    const record: LeaderElectionRecord = { holderIdentity: this.options.identity, holderIncarnation: this.incarnation, leaseDurationMs: this.options.leaseDurationMs, acquireTime: at, renewTime: at, leaderTransitions: transitions };
     const won = await this.store.put(record, revision);
     if (won === undefined) return; // another replica wrote first; the next look sees it
     if (this.stopped) {
       await this.store.release(won);
       return;
     }
-    this.observed = { revision: won, holder: record.holderIdentity, leaseDurationMs: record.leaseDurationMs, at: this.clock.now() };
+    this.observed = { revision: won, holder: record.holderIdentity, ours: true, leaseDurationMs: record.leaseDurationMs, at: this.clock.now() };
     const term: Term = { token: won, revision: won, record, renewedAt: startedAt };
     this.term = term;
     this.since = this.clock.now();

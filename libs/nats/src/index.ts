@@ -15,6 +15,8 @@ export type { KvReflectorOptions, KvWatchHandler, ReflectorKv } from './kv-refle
 export { installKvWatchMetrics } from './kv-watch-metrics.js';
 export type { KvMirrorOptions, MirrorKv } from './kv-mirror.js';
 export { NatsEventRecorder } from './event-recorder.js';
+export { EVENT_ACK_WAIT_MS, EVENT_STREAM, EVENT_SUBJECTS, JetStreamEventConsumer, ensureEventStream, eventConsumerName, publishEventDurably } from './event-stream.js';
+export type { DeliveredEvent, EventOutcome } from './event-stream.js';
 export { SharedSettingMismatchError, agreeOnSetting, sharedSettingKey } from './shared-settings.js';
 export type { SettingsKv, SharedSettingRecord } from './shared-settings.js';
 export {

@@ -168,6 +168,9 @@ describe('NATS permissions held to a node: a NATS shared by nodes (issue 28 item
     const t = entry.split('.');
     if (['kubelet', 'cri', 'trace'].includes(t[0] ?? '')) return t[1];
     if (t[0] === '$KV') return t[2];
+    // The node's events consumer (event-stream.ts eventConsumerName): `status-manager_<node>`.
+    const events = /^\$JS\.(?:API\.CONSUMER\.[A-Z.]+|ACK)\.KUBELET_EVENTS\.status-manager_([^.]+)/.exec(entry);
+    if (events) return events[1];
     const key = /\.(\$KV\.[^.]+|trace)\.([^.]+)\./.exec(entry);
     if (/^\$JS\.API\.(DIRECT\.GET|CONSUMER\.CREATE)\./.test(entry)) return key?.[2] ?? '(any: the key in the body)';
     return undefined;

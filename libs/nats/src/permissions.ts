@@ -155,6 +155,8 @@ export interface NatsAccess {
   readsTraces?: boolean;
   /** Whether it reads NATS monitoring over NATS (MONITORING_READ): the console's topology graph. */
   readsMonitoring?: boolean;
+  /** Whether it relays the events to the apiserver through KUBELET_EVENTS (EVENT_RELAY): the status manager. */
+  relaysEvents?: boolean;
 }
 
 /**
@@ -184,7 +186,8 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
       { family: 'criRuntime', only: [...CRI_RUNTIME_READS, 'RemoveContainer', 'RemovePodSandbox', 'ReopenContainerLog'] },
       { family: 'criImage', only: ['ImageFsInfo', 'ListImages', 'RemoveImage'] },
     ],
-    serves: [],
+    // A status manager that starts leading asks for every pod to be synced now (its statuses repaired at once).
+    serves: ['podResync'],
     writes: [{ bucket: 'pods' }, { bucket: 'leases', keys: ['setting.*', 'leader.sync-loop'] }],
     reads: ['workers', 'pod-status', 'pod-cache'],
   },
@@ -225,12 +228,15 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     publishes: ['events'],
     subscribes: ['status', 'probeResult', 'events'],
     // status.Manager reads nothing of the runtime: the Node, the logs, the stats and the kubelet API are other users'.
-    requests: [],
+    // podResync: at the start of its term, every pod synced now, so every status is sent to it again.
+    requests: ['podResync'],
     // A pod's events, which it alone keeps: asked by the kubelet server's read port and the console.
     serves: ['podEvents'],
     writes: [{ bucket: 'pod-status' }, { bucket: 'leases', keys: ['leader.status-manager'] }],
     // workers: whether a pod's containers are gone, before its deletion is finished in the apiserver.
     reads: ['pods', 'probe-results', 'workers'],
+    // The events to the apiserver from KUBELET_EVENTS, none lost while no one leads (issue 28 item 9).
+    relaysEvents: true,
   },
   'kubelet-server': {
     publishes: [],
@@ -314,6 +320,7 @@ const FAMILY_SUBJECTS: Readonly<Record<SubjectFamily, { subject: string; except?
   apiObject: { subject: anyNode(Subjects.apiObject.pattern) },
   serviceAccountToken: { subject: anyNode(Subjects.serviceAccountToken.pattern) },
   serviceList: { subject: anyNode(Subjects.serviceList.pattern) },
+  podResync: { subject: anyNode(Subjects.podResync.pattern) },
   podEvents: { subject: anyNode(Subjects.podEvents.pattern) },
   trace: { subject: anyNode(Subjects.trace.pattern) },
 };
@@ -428,6 +435,29 @@ export const MONITORING_SUBJECTS = {
 } as const;
 export const MONITORING_READ: readonly string[] = Object.values(MONITORING_SUBJECTS);
 
+/**
+ * What relaying the events takes (libs/nats event-stream.ts, @nats-io/jetstream
+ * 3.x): making KUBELET_EVENTS and the node's durable consumer at boot, pulling
+ * from it (`CONSUMER.MSG.NEXT`) and acknowledging each event (`$JS.ACK`),
+ * and the OOMKilled event's publish with a message ID (a plain publish on
+ * the events subject, the stream's ack to its own inbox). Never another
+ * stream.
+ */
+export function eventRelay(scope = '*'): string[] {
+  // The node's durable consumer only (event-stream.ts eventConsumerName): `status-manager_<node>`, any node's for `*`.
+  const consumer = scope === '*' ? '*' : `status-manager_${scope}`;
+  return [
+    '$JS.API.STREAM.INFO.KUBELET_EVENTS',
+    '$JS.API.STREAM.CREATE.KUBELET_EVENTS',
+    `$JS.API.CONSUMER.CREATE.KUBELET_EVENTS.${consumer}`,
+    `$JS.API.CONSUMER.CREATE.KUBELET_EVENTS.${consumer}.>`,
+    `$JS.API.CONSUMER.DURABLE.CREATE.KUBELET_EVENTS.${consumer}`,
+    `$JS.API.CONSUMER.INFO.KUBELET_EVENTS.${consumer}`,
+    `$JS.API.CONSUMER.MSG.NEXT.KUBELET_EVENTS.${consumer}`,
+    `$JS.ACK.KUBELET_EVENTS.${consumer}.>`,
+  ];
+}
+
 /** A put, create, update, delete or purge of a key is a publish on `$KV.<bucket>.<key>`. */
 function bucketWriteSubjects(w: BucketWrite, scope: string): string[] {
   if (w.keys) return w.keys.map((k) => `$KV.${w.bucket}.${scope}.${k}`);
@@ -489,6 +519,7 @@ export function natsPermissions(user: NatsUser, node?: string, name: string = us
     ...tracePublish(user, scope),
     ...(a.readsTraces ? traceRead(scope) : []),
     ...(a.readsMonitoring ? MONITORING_READ : []),
+    ...(a.relaysEvents ? eventRelay(scope) : []),
   ];
   // What it answers under its own `service.<service>.*` (config-source's apiObject, ...) is in that entry already.
   const own = serviceSubjects(user, '*', node);
