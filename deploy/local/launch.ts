@@ -15,7 +15,15 @@
  * process and the others in their own); pod-worker replicas beyond the
  * first run in processes of their own either way.
  *
+ * Where it keeps things follows deploy/runtime.sh's variables, so that a second
+ * launcher can run beside the first with a containerd of its own (the e2e
+ * tests do): the NATS passwords under $KS_RUNTIME_STATE/nats-credentials
+ * (default /run/kubelet-split), the JetStream store under
+ * $KS_RUNTIME_ROOT/nats (default /var/lib/kubelet-split); --nats-port,
+ * --nats-monitor-port and --port-base move the ports.
+ *
  *   node dist/deploy/local/launch.js [--manifests DIR] [--pod-workers N] [--no-runtime] [--target all|LIST | --split] [--entry bundle|dist]
+ *                                    [--nats-port 4222] [--nats-monitor-port 8222] [--port-base 10310]
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -35,8 +43,25 @@ const { values: args } = parseArgs({
     target: { type: 'string', default: process.env['TARGET'] ?? '' },
     split: { type: 'boolean', default: false },
     entry: { type: 'string', default: process.env['KS_ENTRY'] ?? 'bundle' },
+    'nats-port': { type: 'string', default: '4222' },
+    'nats-monitor-port': { type: 'string', default: '8222' },
+    'port-base': { type: 'string', default: String(DEFAULT_PORTS['config-source']) },
   },
 });
+function portArg(name: 'nats-port' | 'nats-monitor-port' | 'port-base'): number {
+  const n = Number(args[name]);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) {
+    process.stderr.write(`--${name} must be a TCP port (1-65535), got "${args[name]}"\n`);
+    process.exit(2);
+  }
+  return n;
+}
+const natsPort = portArg('nats-port');
+const natsMonitorPort = portArg('nats-monitor-port');
+/** The services' HTTP ports keep their distances from config-source's (DEFAULT_PORTS); pod-worker replicas beyond the first take base+30+r. */
+const portBase = portArg('port-base');
+const portShift = portBase - DEFAULT_PORTS['config-source'];
+const portOf = (service: ServiceName) => DEFAULT_PORTS[service] + portShift;
 if (args.entry !== 'bundle' && args.entry !== 'dist') {
   process.stderr.write(`--entry must be bundle or dist, got "${args.entry}"\n`);
   process.exit(2);
@@ -59,8 +84,10 @@ try {
   process.exit(2);
 }
 const runtimeScript = join(REPO_ROOT, 'deploy', 'runtime.sh');
-/** The NATS users' passwords and the server's config for this run (mode 0700, files 0600). */
-const CREDENTIALS_DIR = '/run/kubelet-split/nats-credentials';
+/** The NATS users' passwords and the server's config for this run (mode 0700, files 0600), beside containerd's state. */
+const CREDENTIALS_DIR = join(process.env['KS_RUNTIME_STATE'] ?? '/run/kubelet-split', 'nats-credentials');
+/** The JetStream store (the KV buckets): NODE_NATS_SETTINGS's unless KS_RUNTIME_ROOT moves the node's state. */
+const NATS_STORE_DIR = process.env['KS_RUNTIME_ROOT'] ? join(process.env['KS_RUNTIME_ROOT'], 'nats') : NODE_NATS_SETTINGS.storeDir;
 const COLORS = [36, 32, 33, 35, 34, 91, 92, 93, 94, 95];
 const useColor = process.stdout.isTTY;
 
@@ -101,7 +128,7 @@ function launch(slot: Slot): ServiceProcess[] {
   const [only] = slot.services;
   const sps =
     slot.services.length === 1 && only && together.length === 0
-      ? [spawnService(only, slot.env[only] ?? {}, { port: slot.ports[only] ?? DEFAULT_PORTS[only], instance: slot.instance, sink, detached: true })]
+      ? [spawnService(only, slot.env[only] ?? {}, { port: slot.ports[only] ?? portOf(only), instance: slot.instance, sink, detached: true })]
       : spawnModules(slot.services, (s) => slot.env[s] ?? {}, { ports: slot.ports, instance: slot.instance, sink, detached: true });
   slot.current = sps;
   sps[0]?.process.once('exit', (code, signal) => {
@@ -163,10 +190,10 @@ async function main(): Promise<void> {
   rmSync(CREDENTIALS_DIR, { recursive: true, force: true });
   nats = await startNats({
     credentialsDir: CREDENTIALS_DIR,
-    storeDir: NODE_NATS_SETTINGS.storeDir,
+    storeDir: NATS_STORE_DIR,
     failOnViolations: false,
-    port: 4222,
-    monitorPort: 8222,
+    port: natsPort,
+    monitorPort: natsMonitorPort,
     sink: prefixed('nats-server', 90),
     onSpawn: (child) => (natsChild = child),
     detached: true,
@@ -190,7 +217,7 @@ async function main(): Promise<void> {
     slots.push({
       services: together,
       instance: '0',
-      ports: Object.fromEntries(together.map((s) => [s, DEFAULT_PORTS[s]])),
+      ports: Object.fromEntries(together.map((s) => [s, portOf(s)])),
       env: Object.fromEntries(together.map((s) => [s, envOf(s)])),
       color: colorOf(together[0] ?? 'config-source'),
       restarts: 0,
@@ -199,7 +226,7 @@ async function main(): Promise<void> {
   for (const service of SERVICE_NAMES) {
     const replicas = service === 'pod-worker' ? podWorkers : 1;
     for (let r = together.includes(service) ? 1 : 0; r < replicas; r++) {
-      slots.push({ services: [service], instance: String(r), ports: { [service]: r === 0 ? DEFAULT_PORTS[service] : 10340 + r }, env: { [service]: envOf(service) }, color: colorOf(service), restarts: 0 });
+      slots.push({ services: [service], instance: String(r), ports: { [service]: r === 0 ? portOf(service) : portBase + 30 + r }, env: { [service]: envOf(service) }, color: colorOf(service), restarts: 0 });
     }
   }
 
