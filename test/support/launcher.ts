@@ -5,12 +5,20 @@
  * KS_RUNTIME_ROOT), free ports, its output kept and parsed (the table of
  * who runs where), and a look through /proc for whatever of it still runs.
  * KS_SKIP_BUILD=1: the checkout is built already (the tests run from dist/).
+ * Its pods' directories, logs and cgroups are its own too (POD_ROOT_DIR,
+ * POD_LOGS_DIR, CGROUP_ROOT, which the launcher's services inherit): the
+ * orphan cleanup of a stack on another containerd of this machine would
+ * otherwise take this one's pod cgroups for orphans and kill their
+ * processes, and this one's theirs (the bench and the conformance runner
+ * have a CGROUP_ROOT of their own for the same reason).
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { REPO_ROOT, freePorts, portFree } from '../../deploy/local/stack.js';
+import { removeCgroupTree } from '../bench/harness/agent.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -97,9 +105,19 @@ export class UpRun {
     return new UpRun(mkdtempSync('/tmp/ks-up-'), pods);
   }
 
+  /** Everything the launcher printed (kept after cleanUp: under KS_E2E_LOGS when set). */
+  get logFile(): string {
+    return join(process.env['KS_E2E_LOGS'] ?? tmpdir(), `${basename(this.dir)}.log`);
+  }
+
   /** The environment deploy/runtime.sh and the launcher read for this run. */
   get runtimeEnv(): Record<string, string> {
     return { KS_RUNTIME_STATE: this.state, KS_RUNTIME_ROOT: this.root };
+  }
+
+  /** The pods' cgroups go under this (CGROUP_ROOT). */
+  get cgroupRoot(): string {
+    return `/${basename(this.dir)}`;
   }
 
   /** `bash deploy/up.sh` (or `wrap` around it, e.g. ['timeout', '-s', 'INT', '40']) with this run's directory and ports. */
@@ -108,7 +126,16 @@ export class UpRun {
     const argv = [...wrap, 'bash', join(REPO_ROOT, 'deploy', 'up.sh'), '--manifests', this.manifests, '--pod-workers', '1', '--nats-port', String(this.ports.nats), '--nats-monitor-port', String(this.ports.monitor), '--port-base', String(this.ports.base)];
     const [bin = 'bash', ...rest] = argv;
     const child = spawn(bin, rest, {
-      env: { ...process.env, ...this.runtimeEnv, KS_SKIP_BUILD: '1', NODE_NAME: this.node, KS_RUNTIME_ADDRESS: undefined },
+      env: {
+        ...process.env,
+        ...this.runtimeEnv,
+        KS_SKIP_BUILD: '1',
+        NODE_NAME: this.node,
+        KS_RUNTIME_ADDRESS: undefined,
+        CGROUP_ROOT: this.cgroupRoot,
+        POD_ROOT_DIR: join(this.dir, 'pods'),
+        POD_LOGS_DIR: join(this.dir, 'logs'),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
@@ -116,6 +143,7 @@ export class UpRun {
       if (!s) continue;
       createInterface({ input: s }).on('line', (line) => {
         this.lines.push(line);
+        appendFileSync(this.logFile, `${line}\n`);
         for (const w of [...this.waiters]) {
           const m = w.re.exec(line);
           if (m) {
@@ -183,16 +211,18 @@ export class UpRun {
   }
 
   /** The kubelet read port's GET /pods (kubelet-server: --port-base + 5), this node's pods. */
-  async pods(): Promise<{ name: string; phase: string; ready: boolean; restarts: number; startedAt: string }[]> {
+  async pods(): Promise<{ name: string; phase: string; ready: boolean; restarts: number; startedAt: string; terminated: number }[]> {
     const res = await fetch(`http://127.0.0.1:${this.ports.base + 5}/pods`, { signal: AbortSignal.timeout(5000) });
     if (res.status !== 200) throw new Error(`GET /pods answered ${res.status}`);
-    const list = (await res.json()) as { items: { metadata?: { name?: string }; status?: { phase?: string; conditions?: { type: string; status: string }[]; containerStatuses?: { restartCount?: number; state?: { running?: { startedAt?: string } } }[] } }[] };
+    const list = (await res.json()) as { items: { metadata?: { name?: string }; status?: { phase?: string; conditions?: { type: string; status: string }[]; containerStatuses?: { restartCount?: number; state?: { running?: { startedAt?: string } }; lastState?: { terminated?: unknown } }[] } }[] };
     return list.items.map((p) => ({
       name: p.metadata?.name ?? '',
       phase: p.status?.phase ?? '',
       ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
       restarts: (p.status?.containerStatuses ?? []).reduce((n, c) => n + (c.restartCount ?? 0), 0),
       startedAt: p.status?.containerStatuses?.[0]?.state?.running?.startedAt ?? '',
+      /** Containers that ran and ended (lastState.terminated): a container that was killed or restarted. */
+      terminated: (p.status?.containerStatuses ?? []).filter((c) => c.lastState?.terminated !== undefined).length,
     }));
   }
 
@@ -242,9 +272,12 @@ export class UpRun {
         // gone meanwhile
       }
     }
-    const script = join(REPO_ROOT, 'deploy', 'runtime.sh');
-    spawnSync('bash', [script, 'start'], { env, stdio: 'ignore', timeout: 60_000 });
-    spawnSync('bash', [script, 'stop'], { env, stdio: 'ignore', timeout: 60_000 });
+    // A shim or a pod's container left: the run's containerd once more, to stop its tasks.
+    if (this.remaining(pids).length > 0) {
+      const script = join(REPO_ROOT, 'deploy', 'runtime.sh');
+      spawnSync('bash', [script, 'start'], { env, stdio: 'ignore', timeout: 60_000 });
+      spawnSync('bash', [script, 'stop'], { env, stdio: 'ignore', timeout: 60_000 });
+    }
     for (const { pid } of this.remaining(pids)) {
       try {
         process.kill(pid, 'SIGKILL');
@@ -254,6 +287,7 @@ export class UpRun {
     }
     const mounts = readFileSync('/proc/mounts', 'utf8').split('\n').map((l) => l.split(' ')[1] ?? '').filter((m) => m.startsWith(`${this.dir}/`));
     for (const m of mounts.reverse()) spawnSync('umount', ['-l', m], { stdio: 'ignore' });
+    removeCgroupTree(this.cgroupRoot);
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
