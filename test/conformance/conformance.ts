@@ -47,6 +47,7 @@ import type { Node } from 'kubernetes-types/core/v1.js';
 import { REPO_ROOT, exited, freePort, freePorts, startModules, startNats, startService, stopProcess, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
 import { kubeletConfigYaml } from '../support/upstream-kubelet.js';
+import { Cleanups } from './cleanups.js';
 import { areaTable, readGinkgoReport, sideBySide, type SpecResult } from './report.js';
 
 const { values: args, positionals } = parseArgs({
@@ -207,25 +208,8 @@ function kubeletClientPki(dir: string): { ca: string; cert: string; key: string 
 }
 
 /** What was started, stopped in reverse order. */
-const cleanups: { what: string; run: () => Promise<void> | void }[] = [];
-let cleaningUp = false;
-async function cleanup(): Promise<void> {
-  if (cleaningUp) return;
-  cleaningUp = true;
-  for (const c of cleanups.reverse()) {
-    try {
-      await c.run();
-    } catch (err) {
-      say(`stopping ${c.what}: ${(err as Error).message}`);
-    }
-  }
-}
-for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(sig, () => {
-    say(`${sig}: stopping what was started`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
+const cleanups = new Cleanups(say);
+cleanups.onSignals((code) => process.exit(code));
 
 
 function killGroup(pgid: number): void {
@@ -498,5 +482,5 @@ main()
     process.stderr.write(`conformance: ${(err as Error).stack ?? String(err)}\n`);
     process.exitCode = 1;
   })
-  .finally(() => cleanup().catch(() => undefined))
+  .finally(() => cleanups.run().catch(() => undefined))
   .catch(() => undefined);
