@@ -158,10 +158,15 @@ mkdirSync(work, { recursive: true });
 // The control plane copies its logs there when it stops (test/support/control-plane.ts).
 process.env['KS_E2E_LOGS'] = logs;
 
-/** Runs a script of the repository and returns its last line of output (the scripts print their result there). */
-function script(path: string, scriptArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<string> {
+/**
+ * Runs a script of the repository and returns its last line of output (the scripts print their result there).
+ * `ownSession`: in a session of its own (setsid -w), so that a Ctrl-C to the runner's process group during the
+ * cleanup cannot cut it (the containerd stop).
+ */
+function script(path: string, scriptArgs: string[] = [], env: NodeJS.ProcessEnv = {}, ownSession = false): Promise<string> {
   return new Promise((res, rej) => {
-    const child = execFile('bash', [join(REPO_ROOT, path), ...scriptArgs], { encoding: 'utf8', maxBuffer: 16 << 20, env: { ...process.env, ...env } }, (err, stdout, stderr) =>
+    const argv = ['bash', join(REPO_ROOT, path), ...scriptArgs];
+    const child = execFile(ownSession ? 'setsid' : 'bash', ownSession ? ['-w', ...argv] : argv.slice(1), { encoding: 'utf8', maxBuffer: 16 << 20, env: { ...process.env, ...env } }, (err, stdout, stderr) =>
       err ? rej(new Error(`${path} ${scriptArgs.join(' ')} failed: ${err.message}\n${stderr.slice(-3000)}`)) : res(stdout.trim().split('\n').pop() ?? ''),
     );
     child.stderr?.on('data', (d: Buffer) => appendFileSync(join(logs, 'build.log'), d));
@@ -453,7 +458,7 @@ async function main(): Promise<void> {
     const runtimeEnv = { KS_RUNTIME_STATE: NETWORK.state, KS_RUNTIME_ROOT: NETWORK.root, KS_CNI_BRIDGE: NETWORK.bridge, KS_CNI_SUBNET: NETWORK.subnet };
     say(`starting containerd (${NETWORK.state}) on the bridge ${NETWORK.bridge} ${NETWORK.subnet}`);
     await script('deploy/runtime.sh', ['start'], runtimeEnv);
-    cleanups.push({ what: 'containerd', run: async () => void (await script('deploy/runtime.sh', ['stop'], runtimeEnv)) });
+    cleanups.push({ what: 'containerd', run: async () => void (await script('deploy/runtime.sh', ['stop'], runtimeEnv, true)) });
     sock = await script('deploy/runtime.sh', ['address'], runtimeEnv);
   } else {
     say(`starting the upstream kubelet v1.34.4 with its own containerd on the bridge ${NETWORK.bridge} ${NETWORK.subnet}`);
