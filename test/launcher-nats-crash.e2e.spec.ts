@@ -15,8 +15,7 @@
  */
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { exited } from '../deploy/local/stack.js';
-import { UpRun, alive, waitFor } from './support/launcher.js';
+import { UpRun, alive, exitedWithin, waitFor } from './support/launcher.js';
 
 const PODS = Array.from({ length: 12 }, (_, i) => `crash-${String(i + 1).padStart(2, '0')}`);
 const say = (line: string) => process.stdout.write(`# ${line}\n`);
@@ -29,7 +28,7 @@ describe('the launcher when nats-server crashes (issue 28 item 12)', () => {
     const child = run.child;
     if (child && child.exitCode === null && child.signalCode === null) {
       child.kill('SIGINT');
-      await Promise.race([exited(child), new Promise((r) => setTimeout(r, 90_000))]);
+      await exitedWithin(child, 90_000);
     }
     run.cleanUp(containerPids);
   });

@@ -18,7 +18,7 @@ import assert from 'node:assert/strict';
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { exited } from '../deploy/local/stack.js';
-import { UpRun, sleeperManifest, waitFor } from './support/launcher.js';
+import { UpRun, exitedWithin, sleeperManifest, waitFor } from './support/launcher.js';
 
 const say = (line: string) => process.stdout.write(`# ${line}\n`);
 const PODS = ['stop-a', 'stop-b'];
@@ -66,7 +66,7 @@ describe('the launcher leaves no child behind (issue 28 item 14)', () => {
     const gone = exited(child);
     const pids = collectTaskPids(run, gone);
     runs.push({ run, pids });
-    await Promise.race([gone, new Promise((r) => setTimeout(r, 150_000))]);
+    await exitedWithin(child, 150_000);
     const returned = performance.now();
     assert.ok(child.exitCode !== null || child.signalCode !== null, 'timeout ... up.sh returned within 150 s');
     const up = run.lines.some((l) => /^kubelet-split is up/.test(l));
@@ -103,7 +103,7 @@ describe('the launcher leaves no child behind (issue 28 item 14)', () => {
     const closed = performance.now();
     // Something to print: a new pod makes the services log.
     appendFileSync(join(run.manifests, 'stop-c.yaml'), sleeperManifest('stop-c'));
-    await Promise.race([exited(child), new Promise((r) => setTimeout(r, 90_000))]);
+    await exitedWithin(child, 90_000);
     const exitedAt = performance.now();
     const gone = child.exitCode !== null || child.signalCode !== null;
     say(`launcher ${gone ? `exited (${child.exitCode ?? child.signalCode}) ${((exitedAt - closed) / 1000).toFixed(1)} s after its output closed` : 'still runs 90 s after its output closed'}`);

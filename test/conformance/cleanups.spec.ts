@@ -16,6 +16,13 @@ import { fileURLToPath } from 'node:url';
 
 const fixture = join(dirname(fileURLToPath(import.meta.url)), 'cleanups-fixture.js');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** `p`, or `fallback` after `ms` (the timer cleared either way, so that it does not hold the test process). */
+async function within<T>(p: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const got = await Promise.race([p, new Promise<T>((r) => (timer = setTimeout(() => r(fallback), ms)))]);
+  clearTimeout(timer);
+  return got;
+}
 
 describe('the conformance runner\'s cleanup under signals', () => {
   const cases: { name: string; signals: NodeJS.Signals[] }[] = [
@@ -32,13 +39,14 @@ describe('the conformance runner\'s cleanup under signals', () => {
         const lines: string[] = [];
         const ready = new Promise<void>((res) => createInterface({ input: child.stdout }).on('line', (l) => (lines.push(l), l === 'ready' && res())));
         const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => child.once('exit', (code, signal) => res({ code, signal })));
-        await Promise.race([ready, sleep(30_000)]);
+        await within(ready, 30_000, undefined);
         assert.ok(lines.includes('ready'), 'the fixture is ready');
         for (const [i, sig] of tc.signals.entries()) {
           if (i > 0) await sleep(300);
           child.kill(sig);
         }
-        const { code, signal } = await Promise.race([exit, sleep(30_000).then(() => ({ code: null, signal: 'timeout' as NodeJS.Signals }))]);
+        const { code, signal } = await within<{ code: number | null; signal: NodeJS.Signals | 'timeout' | null }>(exit, 30_000, { code: null, signal: 'timeout' });
+        if (signal === 'timeout') child.kill('SIGKILL');
         let steps: string[] = [];
         try {
           steps = readFileSync(file, 'utf8').trim().split('\n');

@@ -17,7 +17,7 @@ import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSy
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { REPO_ROOT, freePorts, portFree } from '../../deploy/local/stack.js';
+import { REPO_ROOT, exited, freePorts, portFree } from '../../deploy/local/stack.js';
 import { removeCgroupTree } from '../bench/harness/agent.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -31,6 +31,14 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await sleep(everyMs);
   }
+}
+
+/** Resolves once `child` has exited or `ms` have passed (the timer cleared either way: it would hold the test process). */
+export async function exitedWithin(child: ChildProcess, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const done = await Promise.race([exited(child).then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)))]);
+  clearTimeout(timer);
+  return done;
 }
 
 /** Whether a process with this pid exists (a zombie counts as gone). */
