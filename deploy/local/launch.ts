@@ -183,6 +183,8 @@ function reaped(kind: 'service' | 'nats', child: ChildProcess): void {
 }
 
 function launch(slot: Slot): ServiceProcess[] {
+  // A stop that began while the launcher was starting: nothing new.
+  if (stopping) return [];
   const sink = prefixed(slotName(slot), slot.color);
   const [only] = slot.services;
   const sps =
@@ -301,6 +303,7 @@ async function main(): Promise<void> {
     startedRuntime = !running;
     if (startedRuntime) tellReaper('runtime');
     write(runtime('start') + '\n');
+    if (stopping) return;
     runtimeEndpoint = `unix://${runtime('address')}`;
   }
 
@@ -319,10 +322,13 @@ async function main(): Promise<void> {
     onSpawn: (child) => {
       natsChild = child;
       reaped('nats', child);
+      // Spawned after a stop began (the stop may have looked for it already).
+      if (stopping) child.kill('SIGTERM');
     },
     detached: true,
   });
 
+  if (stopping) return;
   const shared: Record<string, string> = { NODE_NAME: node, NATS_URL: nats.url, LOG_LEVEL: process.env['LOG_LEVEL'] ?? 'info' };
   // Joining a cluster: the launcher's KUBECONFIG goes to the services that talk to the apiserver.
   const kubeconfig = process.env['KUBECONFIG'] ? resolve(process.env['KUBECONFIG']) : undefined;
