@@ -266,6 +266,8 @@ export async function startNats(
     try {
       await Promise.race([waitNatsReady(`nats://127.0.0.1:${port}`, credentials.auth(NATS_ADMIN_USER), 15_000, () => child.exitCode === null), spawnError]);
     } catch (err) {
+      // Not ready in time but still running: it goes, or nobody would ever stop it.
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited(child).catch(() => undefined);
       throw new Error(`${(err as Error).message}${lastLines.length > 0 ? `; nats-server said: ${lastLines.join(' | ')}` : ''}`);
     }

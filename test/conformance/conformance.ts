@@ -47,6 +47,7 @@ import type { Node } from 'kubernetes-types/core/v1.js';
 import { REPO_ROOT, exited, freePort, freePorts, startModules, startNats, startService, stopProcess, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
 import { kubeletConfigYaml } from '../support/upstream-kubelet.js';
+import { Cleanups } from './cleanups.js';
 import { areaTable, readGinkgoReport, sideBySide, type SpecResult } from './report.js';
 
 const { values: args, positionals } = parseArgs({
@@ -157,10 +158,15 @@ mkdirSync(work, { recursive: true });
 // The control plane copies its logs there when it stops (test/support/control-plane.ts).
 process.env['KS_E2E_LOGS'] = logs;
 
-/** Runs a script of the repository and returns its last line of output (the scripts print their result there). */
-function script(path: string, scriptArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<string> {
+/**
+ * Runs a script of the repository and returns its last line of output (the scripts print their result there).
+ * `ownSession`: in a session of its own (setsid -w), so that a Ctrl-C to the runner's process group during the
+ * cleanup cannot cut it (the containerd stop).
+ */
+function script(path: string, scriptArgs: string[] = [], env: NodeJS.ProcessEnv = {}, ownSession = false): Promise<string> {
   return new Promise((res, rej) => {
-    const child = execFile('bash', [join(REPO_ROOT, path), ...scriptArgs], { encoding: 'utf8', maxBuffer: 16 << 20, env: { ...process.env, ...env } }, (err, stdout, stderr) =>
+    const argv = ['bash', join(REPO_ROOT, path), ...scriptArgs];
+    const child = execFile(ownSession ? 'setsid' : 'bash', ownSession ? ['-w', ...argv] : argv.slice(1), { encoding: 'utf8', maxBuffer: 16 << 20, env: { ...process.env, ...env } }, (err, stdout, stderr) =>
       err ? rej(new Error(`${path} ${scriptArgs.join(' ')} failed: ${err.message}\n${stderr.slice(-3000)}`)) : res(stdout.trim().split('\n').pop() ?? ''),
     );
     child.stderr?.on('data', (d: Buffer) => appendFileSync(join(logs, 'build.log'), d));
@@ -207,25 +213,8 @@ function kubeletClientPki(dir: string): { ca: string; cert: string; key: string 
 }
 
 /** What was started, stopped in reverse order. */
-const cleanups: { what: string; run: () => Promise<void> | void }[] = [];
-let cleaningUp = false;
-async function cleanup(): Promise<void> {
-  if (cleaningUp) return;
-  cleaningUp = true;
-  for (const c of cleanups.reverse()) {
-    try {
-      await c.run();
-    } catch (err) {
-      say(`stopping ${c.what}: ${(err as Error).message}`);
-    }
-  }
-}
-for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(sig, () => {
-    say(`${sig}: stopping what was started`);
-    void cleanup().finally(() => process.exit(130));
-  });
-}
+const cleanups = new Cleanups(say);
+cleanups.onSignals((code) => process.exit(code));
 
 
 function killGroup(pgid: number): void {
@@ -468,7 +457,7 @@ async function main(): Promise<void> {
     const runtimeEnv = { KS_RUNTIME_STATE: NETWORK.state, KS_RUNTIME_ROOT: NETWORK.root, KS_CNI_BRIDGE: NETWORK.bridge, KS_CNI_SUBNET: NETWORK.subnet };
     say(`starting containerd (${NETWORK.state}) on the bridge ${NETWORK.bridge} ${NETWORK.subnet}`);
     await script('deploy/runtime.sh', ['start'], runtimeEnv);
-    cleanups.push({ what: 'containerd', run: async () => void (await script('deploy/runtime.sh', ['stop'], runtimeEnv)) });
+    cleanups.push({ what: 'containerd', run: async () => void (await script('deploy/runtime.sh', ['stop'], runtimeEnv, true)) });
     sock = await script('deploy/runtime.sh', ['address'], runtimeEnv);
   } else {
     say(`starting the upstream kubelet v1.34.4 with its own containerd on the bridge ${NETWORK.bridge} ${NETWORK.subnet}`);
@@ -497,5 +486,5 @@ main()
     process.stderr.write(`conformance: ${(err as Error).stack ?? String(err)}\n`);
     process.exitCode = 1;
   })
-  .finally(() => cleanup().catch(() => undefined))
+  .finally(() => cleanups.run().catch(() => undefined))
   .catch(() => undefined);
