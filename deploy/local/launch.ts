@@ -10,7 +10,7 @@
  * and JetStream store; the services reconnect and no pod is stopped because
  * one part of the stack crashed (issue 28 item 12).
  *
- * Its children do not outlive it (docs/adr/0025-launcher-stop.md). A stop,
+ * Its children do not outlive it (docs/adr/0032-launcher-stop.md). A stop,
  * whatever asked for it (Ctrl-C, SIGINT/SIGTERM/SIGHUP/SIGPIPE, its output
  * closed: EPIPE), stops the services, then nats-server, then the containerd
  * it started with every task in the k8s.io namespace, and runs to its end:
