@@ -12,6 +12,7 @@ import { sampleMonitoring } from '@app/nats';
 import { SERVICE_NAMES, type ServiceName } from '@app/service';
 import { Subjects } from '@app/contracts';
 import { exited, freePort, runServiceToExit, startNats, startService, type NatsServer, type ServiceProcess } from '../deploy/local/stack.js';
+import { runtimeAddress } from './support/runtime.js';
 
 const NODE = 'int-node';
 const enc = new TextEncoder();
@@ -25,12 +26,17 @@ describe('the seven services on a real nats-server', { timeout: 120_000 }, () =>
   before(async () => {
     nats = await startNats();
     nc = await connect({ servers: nats.url, name: 'int-test', ...nats.auth() });
-    const started = await Promise.all(
+    // cri-gateway on the tests' containerd (KS_RUNTIME_ADDRESS), whichever that is.
+    const runtime = { CONTAINER_RUNTIME_ENDPOINT: `unix://${runtimeAddress()}` };
+    const started = await Promise.allSettled(
       SERVICE_NAMES.map(async (service) =>
-        startService(service, { NODE_NAME: NODE, NATS_URL: nats.url, LOG_LEVEL: 'warn', SHUTDOWN_GRACE_PERIOD: '5s' }, { port: await freePort(), instance: 'i0', timeoutMs: 60_000 }),
+        startService(service, { NODE_NAME: NODE, NATS_URL: nats.url, LOG_LEVEL: 'warn', SHUTDOWN_GRACE_PERIOD: '5s', ...(service === 'cri-gateway' ? runtime : {}) }, { port: await freePort(), instance: 'i0', timeoutMs: 60_000 }),
       ),
     );
-    for (const sp of started) services.set(sp.service, sp);
+    // Every one that started is stopped by after(), even when another did not start.
+    for (const r of started) if (r.status === 'fulfilled') services.set(r.value.service, r.value);
+    const failed = started.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
   });
 
   after(async () => {

@@ -374,7 +374,13 @@ export async function startService(
 ): Promise<ServiceProcess> {
   const t0 = performance.now();
   const sp = spawnService(service, env, opts);
-  await waitHttpOk(sp.readyUrl, opts.timeoutMs ?? 30_000, () => sp.process.exitCode === null);
+  try {
+    await waitHttpOk(sp.readyUrl, opts.timeoutMs ?? 30_000, () => sp.process.exitCode === null);
+  } catch (err) {
+    // Not ready in time: stopped, not left running with no one to stop it.
+    await sp.stop(2000);
+    throw err;
+  }
   sp.readyAfterMs = performance.now() - t0;
   return sp;
 }
