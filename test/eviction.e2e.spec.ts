@@ -18,7 +18,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { Kvm } from '@nats-io/kv';
 import type { Pod } from 'kubernetes-types/core/v1.js';
 import { isNotFound } from '@app/apiserver';
-import type { Node, NodePressureRecord } from '@app/contracts';
+import { nodePressureKey, type Node, type NodePressureRecord } from '@app/contracts';
 import { startControlPlane, type ControlPlane } from './support/control-plane.js';
 import { NodeStack } from './support/node-stack.js';
 
@@ -70,7 +70,7 @@ describe('eviction: under memory pressure the BestEffort pod goes first, and Bes
     (await stack.cri.runtime('ListContainers', { filter: { labelSelector: { 'io.kubernetes.pod.name': name, 'io.kubernetes.pod.namespace': NS }, state: { state: 'CONTAINER_RUNNING' } } })).containers;
   const pressureRecord = async (): Promise<NodePressureRecord | undefined> => {
     const kv = await new Kvm(stack.nc).open('pods');
-    const e = await kv.get(`${NODE}.node-pressure`);
+    const e = await kv.get(nodePressureKey(NODE));
     return e && e.value.length > 0 ? e.json<NodePressureRecord>() : undefined;
   };
 

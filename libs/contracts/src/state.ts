@@ -6,7 +6,7 @@
  */
 import type { Pod, PodStatus } from './kube.js';
 import type { ProbeResultValue } from './messages.js';
-import { SubjectTokenError, type ProbeType } from './subjects.js';
+import { SubjectTokenError, nodeToken, type ProbeType } from './subjects.js';
 
 /** `pods` bucket, key `<node>.pod.<uid>`: a desired pod in the sync loop's podManager. */
 export interface PodRecord {
@@ -50,7 +50,7 @@ export interface NodePressureRecord {
 }
 
 /** The key of the node's NodePressureRecord in the `pods` bucket. */
-export const nodePressureKey = (node: string): string => `${node}.node-pressure`;
+export const nodePressureKey = (node: string): string => `${nodeToken(node)}.node-pressure`;
 
 /**
  * `pods` bucket, key `<node>.sync-loop-monitor`: the kubelet's
@@ -70,7 +70,7 @@ export interface SyncLoopMonitorRecord {
 }
 
 /** The key of the node's SyncLoopMonitorRecord in the `pods` bucket. */
-export const syncLoopMonitorKey = (node: string): string => `${node}.sync-loop-monitor`;
+export const syncLoopMonitorKey = (node: string): string => `${nodeToken(node)}.sync-loop-monitor`;
 
 /** `workers` bucket, key `<node>.<uid>`: the pod worker's podSyncStatus. */
 export interface PodSyncStatusRecord {

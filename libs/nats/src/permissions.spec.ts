@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { SERVICE_NAMES, Subjects, type ServiceName } from '@app/contracts';
 import { BUCKETS } from './buckets.js';
+import { nodePressureKey, syncLoopMonitorKey } from '@app/contracts';
 import { NATS_ACCESS, NATS_USERS, familySubject, inboxPrefix, natsAuthorization, natsPermissions, natsUserOf, natsUsersOf, permits, type NatsUser } from './permissions.js';
 import { covers } from './topology.js';
 
@@ -235,3 +236,15 @@ describe('NATS permissions held to a node: a NATS shared by nodes (issue 28 item
     assert.equal(permits('console', 'publish', '$SYS.REQ.SERVER.PING.CONNZ'), false, 'not the server-wide one');
   });
 });
+
+describe('node-scoped keys of a node whose name has dots (ip-10-0-0-1.ec2.internal)', () => {
+  const NODE_D = 'ip-10-0-0-1.ec2.internal';
+  it('the sync loop writes its monitor and pressure records, the kubelet server and node-status read them', () => {
+    for (const key of [syncLoopMonitorKey(NODE_D), nodePressureKey(NODE_D)]) {
+      assert.ok(permits('sync-loop', 'publish', `$KV.pods.${key}`, NODE_D), `sync-loop writes ${key}`);
+    }
+    assert.ok(permits('kubelet-server', 'publish', `$JS.API.DIRECT.GET.KV_pods.$KV.pods.${syncLoopMonitorKey(NODE_D)}`, NODE_D), 'kubelet-server reads the monitor record');
+    assert.ok(permits('node-status', 'publish', `$JS.API.DIRECT.GET.KV_pods.$KV.pods.${nodePressureKey(NODE_D)}`, NODE_D), 'node-status reads the pressure record');
+  });
+});
+
