@@ -89,6 +89,7 @@ export type EventOutcome = 'done' | 'again';
 export class JetStreamEventConsumer {
   private stopped = false;
   private messages?: { stop(): void; close(): Promise<void | Error> };
+  private readonly settled = new Set<number>();
 
   constructor(
     private readonly nc: NatsConnection,
@@ -100,11 +101,23 @@ export class JetStreamEventConsumer {
     const js = jetstream(this.nc, { checkAPI: false });
     const consumer = await js.consumers.get(EVENT_STREAM, eventConsumerName(this.node));
     if (this.stopped) return;
-    const messages = await consumer.consume({ max_messages: 16 });
+    // One at a time: an event the poster retries (the apiserver down) says it is working; others pulled beside it would
+    // be handed out again every ack wait, and counted again by the correlator.
+    const messages = await consumer.consume({ max_messages: 1 });
     this.messages = messages;
+    // Stopped while the consumer was being made: nothing is read.
+    if (this.stopped) {
+      messages.stop();
+      return;
+    }
     for await (const m of messages) {
       if (this.stopped) {
         m.nak();
+        break;
+      }
+      // Settled here already (its ack lost, or handed out again meanwhile): acknowledged, not posted again.
+      if (this.settled.has(m.seq)) {
+        m.ack();
         continue;
       }
       let event: EventMessage;
@@ -116,8 +129,10 @@ export class JetStreamEventConsumer {
         continue;
       }
       const outcome = await handle({ event, seq: m.seq, working: () => m.working() }).catch(() => 'again' as const);
-      if (outcome === 'done') m.ack();
-      else m.nak();
+      if (outcome === 'done') {
+        m.ack();
+        this.remember(m.seq);
+      } else m.nak();
     }
   }
 
@@ -125,7 +140,16 @@ export class JetStreamEventConsumer {
     this.stopped = true;
     this.messages?.stop();
   }
+
+  /** The last SETTLED_KEPT settled sequence numbers. */
+  private remember(seq: number): void {
+    this.settled.add(seq);
+    if (this.settled.size > SETTLED_KEPT) this.settled.delete(this.settled.values().next().value as number);
+  }
 }
+
+/** How many settled events a consumer remembers, to acknowledge one handed out again without posting it twice. */
+const SETTLED_KEPT = 1024;
 
 /** Publishes `event` into KUBELET_EVENTS and resolves once the stream has it; `msgId` makes a second publish of it a no-op. */
 export async function publishEventDurably(nc: NatsConnection, node: string, event: EventMessage, msgId: string): Promise<void> {

@@ -248,3 +248,15 @@ describe('node-scoped keys of a node whose name has dots (ip-10-0-0-1.ec2.intern
   });
 });
 
+describe('the event relay, held to the node', () => {
+  it('node-a\'s status manager makes its own durable consumer with its own node\'s filter only', () => {
+    const create = (consumer: string, filter: string) => permits('status-manager', 'publish', `$JS.API.CONSUMER.CREATE.KUBELET_EVENTS.${consumer}.${filter}`, 'node-a');
+    assert.ok(create('status-manager_node-a', 'kubelet.node-a.events.*'));
+    assert.equal(create('status-manager_node-a', 'kubelet.*.events.*'), false, 'not redefined to read every node\'s events');
+    assert.equal(create('status-manager_node-a', 'kubelet.node-b.events.*'), false);
+    assert.equal(create('status-manager_node-b', 'kubelet.node-b.events.*'), false, 'not node-b\'s consumer');
+    assert.equal(permits('status-manager', 'publish', '$JS.API.CONSUMER.DURABLE.CREATE.KUBELET_EVENTS.status-manager_node-a', 'node-a'), false, 'no create without a filter in the subject');
+    assert.equal(permits('status-manager', 'publish', '$JS.API.CONSUMER.MSG.NEXT.KUBELET_EVENTS.status-manager_node-b', 'node-a'), false);
+  });
+});
+

@@ -444,14 +444,14 @@ export const MONITORING_READ: readonly string[] = Object.values(MONITORING_SUBJE
  * stream.
  */
 export function eventRelay(scope = '*'): string[] {
-  // The node's durable consumer only (event-stream.ts eventConsumerName): `status-manager_<node>`, any node's for `*`.
+  // The node's durable consumer only (event-stream.ts eventConsumerName): `status-manager_<node>`, any node's for `*`;
+  // made only with its own node's filter (nats.js 3.x sends `CONSUMER.CREATE.<stream>.<durable>.<filter>`), so that a
+  // node's status manager cannot redefine its consumer to read another node's events.
   const consumer = scope === '*' ? '*' : `status-manager_${scope}`;
   return [
     '$JS.API.STREAM.INFO.KUBELET_EVENTS',
     '$JS.API.STREAM.CREATE.KUBELET_EVENTS',
-    `$JS.API.CONSUMER.CREATE.KUBELET_EVENTS.${consumer}`,
-    `$JS.API.CONSUMER.CREATE.KUBELET_EVENTS.${consumer}.>`,
-    `$JS.API.CONSUMER.DURABLE.CREATE.KUBELET_EVENTS.${consumer}`,
+    `$JS.API.CONSUMER.CREATE.KUBELET_EVENTS.${consumer}.${onNode(anyNode(Subjects.events.pattern), scope)}`,
     `$JS.API.CONSUMER.INFO.KUBELET_EVENTS.${consumer}`,
     `$JS.API.CONSUMER.MSG.NEXT.KUBELET_EVENTS.${consumer}`,
     `$JS.ACK.KUBELET_EVENTS.${consumer}.>`,
