@@ -130,7 +130,7 @@ export class ShardWork {
     return [...this.following.keys()].sort((a, b) => a - b);
   }
 
-  /** A shard is ours: follow its work subject, then re-derive all its pods (the workers resume from their records). */
+  /** A shard is ours: follow its work subject at once (before the first await: the ShardManager does not wait for the rest and relies on it), then re-derive all its pods (the workers resume from their records). */
   async acquire(shard: number): Promise<void> {
     this.following.set(
       shard,
