@@ -12,9 +12,11 @@ export class MemoryDesiredPods extends DesiredPods {
   /** How many listings (`all`) and gets were made. */
   listings = 0;
   gets = 0;
+  /** When set, each listing waits for it (a listing that hangs: a promise that never resolves). */
+  holdListings?: Promise<void>;
   all(): Promise<Map<string, PodRecord>> {
     this.listings++;
-    return Promise.resolve(new Map(this.pods));
+    return this.holdListings ? this.holdListings.then(() => new Map(this.pods)) : Promise.resolve(new Map(this.pods));
   }
   mirrored(): Map<string, PodRecord> {
     return new Map(this.lagging ?? this.pods);
