@@ -60,11 +60,15 @@ export class MemoryWorkerStore extends WorkerStore implements WorkerRecords {
 
 /** Work subjects in memory: `deliver` sends a message to a followed shard. */
 export class FakeWorkSubscriptions extends WorkSubscriptions {
-  private readonly handlers = new Map<number, (subject: string, data: Uint8Array) => boolean>();
-  /** What each delivery's handler answered (true: the work was taken), in order. */
-  readonly answers: boolean[] = [];
+  private readonly handlers = new Map<number, (subject: string, data: Uint8Array) => boolean | Promise<boolean>>();
+  private readonly replies: Promise<boolean>[] = [];
 
-  follow(shard: number, onMessage: (subject: string, data: Uint8Array) => boolean): () => void {
+  /** What each delivery's handler answered once settled (true: the work was taken and stored; a rejection: false), in order. */
+  answers(): Promise<boolean[]> {
+    return Promise.all(this.replies);
+  }
+
+  follow(shard: number, onMessage: (subject: string, data: Uint8Array) => boolean | Promise<boolean>): () => void {
     this.handlers.set(shard, onMessage);
     return () => this.handlers.delete(shard);
   }
@@ -78,7 +82,8 @@ export class FakeWorkSubscriptions extends WorkSubscriptions {
   deliver(shard: number, body: unknown): boolean {
     const handler = this.handlers.get(shard);
     if (!handler) return false;
-    this.answers.push(handler(`kubelet.node-a.work.${shard}.x`, new TextEncoder().encode(typeof body === 'string' ? body : JSON.stringify(body))));
+    const taken = handler(`kubelet.node-a.work.${shard}.x`, new TextEncoder().encode(typeof body === 'string' ? body : JSON.stringify(body)));
+    this.replies.push(Promise.resolve(taken).catch(() => false));
     return true;
   }
 }
