@@ -222,6 +222,22 @@ describe('PodWorkers: a static pod\'s generations, one at a time', () => {
     assert.deepEqual(one.syncer.calls, ['terminating:new', 'terminated:new'], 'the kill went first, without a start');
   });
 
+  it('a generation no longer desired whose terminating record cannot be saved: nothing is done, it is retried after the back-off', async () => {
+    const { store, relist, one } = twoReplicas();
+    store.failSaves = new Error('not the owner of pod-worker shard 0: refused to write the workers record');
+    await one.workers.updatePod(upd('SyncPodCreate', staticPod('gone')));
+    await relist();
+    assert.deepEqual(one.syncer.calls, [], 'not terminated while its record does not say so');
+    assert.deepEqual(one.queue.enqueued, [{ uid: 'gone', afterMs: 10_000 }], 'retried after the back-off');
+    assert.equal(one.workers.state('gone')?.terminatingAt, undefined, 'the worker says what the record says');
+    store.failSaves = undefined;
+    await one.workers.updatePod(upd('SyncPodSync', staticPod('gone')));
+    await relist();
+    await relist();
+    assert.deepEqual(one.syncer.calls, ['terminating:gone', 'terminated:gone']);
+    assert.equal(store.records.get('gone')?.finished, true);
+  });
+
   it('on one replica: the old generation finishing starts the waiting one at once', async () => {
     const { pods, relist, one } = twoReplicas();
     pods.pods.set('old', desired('old', T0));

@@ -36,7 +36,10 @@ export class MemoryWorkerStore extends WorkerStore implements WorkerRecords {
     this.loads++;
     return Promise.resolve(structuredClone(this.records.get(uid)));
   }
+  /** When set, every save fails with it (KV away, the shard's fence refusing). */
+  failSaves?: Error;
   save(uid: string, record: PodSyncStatusRecord): Promise<void> {
+    if (this.failSaves) return Promise.reject(this.failSaves);
     this.records.set(uid, structuredClone(record));
     return Promise.resolve();
   }
