@@ -167,7 +167,7 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
         new PodScopedSyncer(new KubeletSync({ runtime, cri, dirs, out, probes, statuses, clock, logger: logger.child({ component: 'sync' }), hostIP: cfg.NODE_IP, observePodStart: (s) => metrics.podStarted(s), events, pcm: pcm ?? undefined }), scope),
     },
     // allowStaticPodStart over the node's buckets: the generations of a static pod may be on two replicas.
-    { provide: StaticPodStartGate, inject: [DesiredPods, WorkerRecords], useFactory: (desired: DesiredPods, records: WorkerRecords) => new StaticPodStarts({ desired, records }) },
+    { provide: StaticPodStartGate, inject: [DesiredPods, WorkerRecords, Clock], useFactory: (desired: DesiredPods, records: WorkerRecords, clock: Clock) => new StaticPodStarts({ desired, records, clock }) },
     {
       provide: PodWorkers,
       inject: [PodSyncer, WorkerStore, WorkQueue, PodCache, Clock, POD_WORKERS_LOGGER, SERVICE_CONFIG, PromPodWorkerMetrics, PlegInspections, StaticPodStartGate],

@@ -407,9 +407,19 @@ export class PodWorkers {
         // canEverStart false (cleanupUnstartedPod): gone from the podManager before it started, its kill lost or
         // still on its way. It terminates without starting, so its record finishes and is purged.
         this.deps.logger.info({ uid: w.uid, pod: podFullName(w.pod) }, 'static pod no longer desired before it started: it terminates without starting');
+        const before = w.record;
+        const terminating = { ...w.record, terminatingAt: this.deps.clock.now(), gracePeriod: this.deps.gracePeriodOf(w.pod) };
+        w.record = terminating;
+        try {
+          await this.deps.store.save(w.uid, terminating);
+        } catch (err) {
+          // Not recorded: nothing is done that the record does not say (an UpdatePod meanwhile keeps its own record); asked again after the back-off.
+          if (w.record === terminating) w.record = before;
+          this.deps.logger.warn({ uid: w.uid, err: (err as Error).message }, 'could not record that a static pod no longer desired terminates: retried after the back-off');
+          if (!w.pending) this.deps.queue.enqueue(w.uid, jitter(this.deps.options.backOffMs, BACK_OFF_JITTER_FACTOR, this.deps.options.random ?? Math.random));
+          return true;
+        }
         w.waitingToStart = undefined;
-        w.record = { ...w.record, terminatingAt: this.deps.clock.now(), gracePeriod: this.deps.gracePeriodOf(w.pod) };
-        await this.deps.store.save(w.uid, w.record);
         w.pending = coalesce(w.pending, { ...update, updateType: 'SyncPodKill' });
         return true;
       }

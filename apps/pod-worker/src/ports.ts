@@ -167,11 +167,12 @@ export abstract class DesiredPods {
 export abstract class WorkSubscriptions {
   /**
    * Delivers every message sent to the shard until the returned function is
-   * called. `onMessage` says whether this replica took the work: a request
-   * taken is answered (`kubelet.v1.work_accepted`), one not taken is left
-   * unanswered, and the sync loop sends it again.
+   * called. `onMessage` says whether this replica took the work, resolving
+   * once it is stored (UpdatePod saved the record): a request taken is
+   * answered (`kubelet.v1.work_accepted`) only then; one not taken, or whose
+   * promise rejects, is left unanswered, and the sync loop sends it again.
    */
-  abstract follow(shard: number, onMessage: (subject: string, data: Uint8Array) => boolean): () => void;
+  abstract follow(shard: number, onMessage: (subject: string, data: Uint8Array) => boolean | Promise<boolean>): () => void;
 }
 
 /** An apiserver object's payload, as config-source's watch of it holds it. */

@@ -23,9 +23,11 @@ class RecordingWorkers {
   readonly forgotten: string[] = [];
   released: string[] = [];
   hold?: Promise<void>;
+  /** When set, UpdatePod fails with it (its record could not be saved). */
+  failUpdates?: Error;
   updatePod(update: UpdatePodOptionsMessage, resumeFrom?: number): Promise<void> {
     this.updates.push({ update, resumeFrom });
-    return Promise.resolve();
+    return this.failUpdates ? Promise.reject(this.failUpdates) : Promise.resolve();
   }
   async release(owns: (uid: string) => boolean): Promise<void> {
     for (const uid of this.views.keys()) if (owns(uid)) this.released.push(uid);
@@ -100,8 +102,19 @@ describe('ShardWork: following a shard', () => {
     await clock.step(LEASE); // stalled: no round renewed the lease
     assert.ok(subs.deliver(2, update));
     assert.ok(subs.deliver(2, '{not json'));
-    assert.deepEqual(subs.answers, [true, false, false], 'taken, then refused; a malformed message is not taken either');
+    assert.deepEqual(await subs.answers(), [true, false, false], 'taken, then refused; a malformed message is not taken either');
     assert.equal(workers.updates.length, 1);
+  });
+
+  it('work is taken (and so answered) only once UpdatePod stored it: a save that failed leaves it unanswered, so the sync loop sends it again', async () => {
+    const { work, subs, workers } = setup();
+    await work.acquire(2);
+    const update: UpdatePodOptionsMessage = { type: MessageTypes.updatePodOptions, updateType: 'SyncPodCreate', startTime: new Date(0).toISOString(), pod: pod(uidIn(2)) };
+    workers.failUpdates = new Error('not the owner of pod-worker shard 2: refused to write the workers record');
+    assert.ok(subs.deliver(2, update));
+    workers.failUpdates = undefined;
+    assert.ok(subs.deliver(2, update)); // sent again
+    assert.deepEqual(await subs.answers(), [false, true]);
   });
 
   it('lose lets go of the shard\'s workers at once; handBack resolves only once their steps in flight are done', async () => {

@@ -130,7 +130,7 @@ export class ShardWork {
     return [...this.following.keys()].sort((a, b) => a - b);
   }
 
-  /** A shard is ours: follow its work subject, then re-derive all its pods (the workers resume from their records). */
+  /** A shard is ours: follow its work subject at once (before the first await: the ShardManager does not wait for the rest and relies on it), then re-derive all its pods (the workers resume from their records). */
   async acquire(shard: number): Promise<void> {
     this.following.set(
       shard,
@@ -143,8 +143,14 @@ export class ShardWork {
         }
         try {
           const update = decodeMessage(MessageTypes.updatePodOptions, parseJson(data));
-          void this.deps.workers.updatePod(update).catch((e: unknown) => this.deps.logger.error({ err: (e as Error).message }, 'UpdatePod failed'));
-          return true;
+          // Taken once UpdatePod stored it: a save that failed (KV away, the fence refused) leaves the work unanswered, and the sync loop sends it again.
+          return this.deps.workers.updatePod(update).then(
+            () => true,
+            (e: unknown) => {
+              this.deps.logger.error({ subject, err: (e as Error).message }, 'UpdatePod failed: the work is not accepted');
+              return false;
+            },
+          );
         } catch (e) {
           this.deps.logger.warn({ subject, err: (e as Error).message }, 'dropped a malformed work message');
           return false;

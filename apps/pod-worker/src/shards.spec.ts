@@ -118,6 +118,63 @@ describe('ShardManager: pod-worker shard leases', () => {
     await a.manager.stop();
   });
 
+  it('a round does not wait for a takeover\'s resync: while one hangs (a pod\'s image pull in flight), every lease is still renewed on time', async () => {
+    const { clock, store } = setup();
+    const fences = new ShardFences({ clock, leaseMs: LEASE, shardCount: 4 });
+    const followed: number[] = [];
+    const resynced: number[] = [];
+    const hung = deferred();
+    const a = new ShardManager({
+      store,
+      clock,
+      logger: silentLogger(),
+      options: { shards: 4, instance: 'a', leaseMs: LEASE, renewMs: RENEW },
+      // As ShardWork.acquire: the shard followed at once, its pods resynced after; shard 1's resync never ends.
+      onAcquire: async (s) => {
+        followed.push(s);
+        await Promise.resolve();
+        assert.deepEqual(followed, [0, 1, 2, 3], 'every shard taken is followed before any is resynced');
+        if (s === 1) await hung.promise;
+        resynced.push(s);
+      },
+      onLose: () => undefined,
+      fences,
+    });
+    a.start();
+    await clock.step(0);
+    assert.deepEqual(a.ownedShards, [0, 1, 2, 3]);
+    assert.deepEqual(resynced, [0, 2, 3], 'the others resynced, shard 1 still waits');
+    for (let i = 1; i <= 5; i++) {
+      await clock.step(RENEW);
+      for (const s of [0, 1, 2, 3]) assert.equal(store.lease(s)?.expiresAt, clock.now() + LEASE, `shard ${s} renewed at round ${i}`);
+      assert.deepEqual([0, 1, 2, 3].map((s) => fences.fence(s).fencingToken !== undefined), [true, true, true, true], `fences open at round ${i}`);
+    }
+    const b = replica(store, clock, 'b');
+    await b.manager.reconcile();
+    assert.deepEqual(b.manager.ownedShards, [], 'no lease expired for another replica to take');
+    hung.resolve();
+    await clock.step(0);
+    assert.deepEqual(resynced, [0, 2, 3, 1]);
+    await a.stop();
+  });
+
+  it('a takeover resync that fails is logged; the shard stays owned and its lease renewed', async () => {
+    const { clock, store } = setup();
+    const a = new ShardManager({
+      store,
+      clock,
+      logger: silentLogger(),
+      options: { shards: 2, instance: 'a', leaseMs: LEASE, renewMs: RENEW },
+      onAcquire: (s) => (s === 0 ? Promise.reject(new Error('listing failed')) : Promise.resolve()),
+      onLose: () => undefined,
+    });
+    a.start();
+    await clock.step(RENEW);
+    assert.deepEqual(a.ownedShards, [0, 1]);
+    assert.equal(store.lease(0)?.expiresAt, clock.now() + LEASE);
+    await a.stop();
+  });
+
   it('a replica that died: its leases expire after leaseMs and another takes its shards over and resyncs them', async () => {
     const { clock, store } = setup();
     const a = replica(store, clock, 'a');

@@ -25,6 +25,11 @@
  *    (`onLose`): the shard may already be someone else's.
  *  - When a replica dies its leases expire and the others take the shards
  *    over; the new owner re-derives every pod of the shard (shard-work.ts).
+ *    The round starts that resync (`onAcquire`) and does not wait for it:
+ *    the resync waits for the steps in flight of the shard's pods (an image
+ *    pull, a kill's grace period), and a round waiting for it would renew
+ *    no lease meanwhile. Every shard a round takes is followed (its work
+ *    subscription in place) before any of them is resynced.
  *  - A shard released is taken at once: every replica watches the shard
  *    leases and runs a round the moment one is released, and a replica
  *    whose shard's pods finished yielding after its round releases it then
@@ -59,6 +64,11 @@ export interface ShardManagerDeps {
   clock: Clock;
   logger: Logger;
   options: ShardManagerOptions;
+  /**
+   * The shard is ours: follow its work before the first await (synchronously), then resync its pods. The round
+   * does not wait for the promise (a resync can wait minutes for a pod's step in flight, and the leases must be
+   * renewed meanwhile); a rejection is logged.
+   */
   onAcquire: (shard: number) => Promise<void>;
   /** The lease is gone: stop working the shard at once. */
   onLose: (shard: number) => void;
@@ -255,9 +265,23 @@ export class ShardManager {
       this.deps.logger.info({ shard, previousOwner: current?.lease.owner || undefined }, 'took pod-worker shard');
       taken.push(shard);
     }
-    await Promise.all(taken.map((shard) => this.deps.onAcquire(shard)));
+    // Started, not awaited: a takeover's resync waits for the steps in flight of its pods (an image pull, a kill's grace
+    // period), and a round that waited for it would renew no lease meanwhile. Each onAcquire follows its shard before
+    // its first await, so every shard taken here is followed before any of them is resynced.
+    for (const shard of taken) this.acquire(shard);
     // Heartbeats of replicas long gone are removed, so the bucket does not grow with restarts.
     for (const r of replicas) if (r.owner !== instance && r.expiresAt < now - leaseMs) await this.deps.store.withdraw(r.owner, r.revision);
+  }
+
+  /** The shard is ours: its work followed now, its pods resynced in the background (a failure logged; housekeeping repairs them). */
+  private acquire(shard: number): void {
+    let resync: Promise<void>;
+    try {
+      resync = this.deps.onAcquire(shard);
+    } catch (err) {
+      resync = Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+    resync.catch((err: unknown) => this.deps.logger.warn({ shard, err: (err as Error).message }, 'resyncing the pods of a shard taken failed'));
   }
 
   /** A round now (after the one running, if any); asked again before it ran, still one. */

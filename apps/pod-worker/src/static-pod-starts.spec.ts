@@ -6,7 +6,7 @@ import { silentLogger } from '@app/observability';
 import { MemoryPodCache, type CacheResult } from '@app/pod-cache';
 import { PodSyncer, PodWorkers, type SyncPodResult } from './pod-workers.js';
 import { WorkQueue } from './ports.js';
-import { StaticPodStarts, allowStaticPodStart, podFullName, type StaticPodGeneration } from './static-pod-starts.js';
+import { STATIC_POD_LISTING_TIMEOUT_MS, StaticPodStarts, allowStaticPodStart, podFullName, type StaticPodGeneration } from './static-pod-starts.js';
 import { MemoryDesiredPods, MemoryWorkerStore } from './testing.js';
 
 const T0 = 1_000_000;
@@ -56,7 +56,7 @@ describe('StaticPodStarts: the generations from the node\'s buckets', () => {
     await records.save('other-ns', { syncedAt: T0, pod: { ...staticPod('other-ns'), metadata: { ...staticPod('other-ns').metadata, namespace: 'default' } } });
     await records.save('api', { syncedAt: T0, pod: staticPod('api', 'etcd-node', 'api') });
     await records.save('runtime-only', { syncedAt: T0 });
-    const gate = new StaticPodStarts({ desired: pods, records });
+    const gate = new StaticPodStarts({ desired: pods, records, clock: new FakeClock(T0) });
     assert.deepEqual(await gate.allowStart(staticPod('new')), { allowed: true });
     // The old generation, written by another replica: only its `workers` record is left (it is no longer desired).
     await records.save('old', { syncedAt: T0, terminatingAt: T0 + 5, pod: staticPod('old') });
@@ -67,7 +67,7 @@ describe('StaticPodStarts: the generations from the node\'s buckets', () => {
   it('checks that come together share a listing, and one asked while a listing runs gets the next one', async () => {
     const pods = new MemoryDesiredPods();
     const records = new MemoryWorkerStore();
-    const gate = new StaticPodStarts({ desired: pods, records });
+    const gate = new StaticPodStarts({ desired: pods, records, clock: new FakeClock(T0) });
     // A burst: ten checks asked at once, one listing of each bucket.
     await Promise.all(Array.from({ length: 10 }, (_, i) => gate.allowStart(staticPod(`p${i}`, `pod-${i}`))));
     assert.deepEqual([pods.listings, records.listings], [1, 1]);
@@ -80,6 +80,32 @@ describe('StaticPodStarts: the generations from the node\'s buckets', () => {
     assert.deepEqual(await second, { allowed: false, blockedBy: 'old' });
     await first;
     assert.deepEqual([pods.listings, records.listings], [3, 3]);
+  });
+});
+
+describe('StaticPodStarts: a listing that hangs', () => {
+  it('the check rejects after the timeout, and the check queued behind it gets its own listing then', async () => {
+    const clock = new FakeClock(T0);
+    const pods = new MemoryDesiredPods();
+    const records = new MemoryWorkerStore();
+    pods.pods.set('new', desired('new', T0));
+    pods.holdListings = new Promise<void>(() => undefined); // never resolves
+    const gate = new StaticPodStarts({ desired: pods, records, clock });
+    const outcome = (p: Promise<unknown>) => {
+      const o: { value: unknown } = { value: 'pending' };
+      p.then((v) => (o.value = v), (e: unknown) => (o.value = e instanceof Error ? e.message : e));
+      return o;
+    };
+    const first = outcome(gate.allowStart(staticPod('new')));
+    await clock.step(0);
+    const second = outcome(gate.allowStart(staticPod('new')));
+    await clock.step(STATIC_POD_LISTING_TIMEOUT_MS - 1);
+    assert.deepEqual([first.value, second.value], ['pending', 'pending']);
+    pods.holdListings = undefined; // the bucket answers again
+    await clock.step(1);
+    assert.match(String(first.value), /listing of the pods and workers buckets took more than 10000 ms/);
+    assert.deepEqual(second.value, { allowed: true }, 'not blocked behind the listing that hangs');
+    assert.equal(pods.listings, 2);
   });
 });
 
@@ -127,7 +153,7 @@ function twoReplicas() {
       logger: silentLogger(),
       gracePeriodOf: (p, o) => o ?? p.spec.terminationGracePeriodSeconds ?? 30,
       options: { resyncIntervalMs: 60_000, backOffMs: 10_000, random: () => 0 },
-      staticPods: new StaticPodStarts({ desired: pods, records: store }),
+      staticPods: new StaticPodStarts({ desired: pods, records: store, clock }),
     });
     return { syncer, queue, workers };
   };
@@ -166,6 +192,50 @@ describe('PodWorkers: a static pod\'s generations, one at a time', () => {
     await two.workers.updatePod(upd('SyncPodSync', staticPod('new')));
     await relist();
     assert.deepEqual(two.syncer.calls, ['sync:SyncPodSync:new']);
+  });
+
+  it('a listing that hangs: the worker waits no longer than the timeout, then is retried after the back-off', async () => {
+    const { clock, pods, relist, one } = twoReplicas();
+    pods.pods.set('new', desired('new', T0));
+    pods.holdListings = new Promise<void>(() => undefined); // never resolves
+    await one.workers.updatePod(upd('SyncPodCreate', staticPod('new')));
+    await clock.step(STATIC_POD_LISTING_TIMEOUT_MS);
+    assert.deepEqual(one.syncer.calls, [], 'not started: it could not be told whether it may');
+    assert.deepEqual(one.queue.enqueued, [{ uid: 'new', afterMs: 10_000 }], 'retried after the back-off');
+    pods.holdListings = undefined;
+    await one.workers.updatePod(upd('SyncPodSync', staticPod('new')));
+    await relist();
+    assert.deepEqual(one.syncer.calls, ['sync:SyncPodSync:new']);
+  });
+
+  it('a listing that hangs: a kill that came while the worker waited for it is done after the timeout, without a start', async () => {
+    const { clock, pods, relist, one } = twoReplicas();
+    pods.pods.set('new', desired('new', T0));
+    pods.holdListings = new Promise<void>(() => undefined); // never resolves
+    await one.workers.updatePod(upd('SyncPodCreate', staticPod('new')));
+    await one.workers.updatePod(upd('SyncPodKill', staticPod('new')));
+    await clock.step(STATIC_POD_LISTING_TIMEOUT_MS - 1);
+    assert.deepEqual([one.syncer.calls, one.queue.enqueued], [[], []], 'the check still waits for the listing');
+    await clock.step(1);
+    await relist();
+    await relist();
+    assert.deepEqual(one.syncer.calls, ['terminating:new', 'terminated:new'], 'the kill went first, without a start');
+  });
+
+  it('a generation no longer desired whose terminating record cannot be saved: nothing is done, it is retried after the back-off', async () => {
+    const { store, relist, one } = twoReplicas();
+    store.failSaves = new Error('not the owner of pod-worker shard 0: refused to write the workers record');
+    await one.workers.updatePod(upd('SyncPodCreate', staticPod('gone')));
+    await relist();
+    assert.deepEqual(one.syncer.calls, [], 'not terminated while its record does not say so');
+    assert.deepEqual(one.queue.enqueued, [{ uid: 'gone', afterMs: 10_000 }], 'retried after the back-off');
+    assert.equal(one.workers.state('gone')?.terminatingAt, undefined, 'the worker says what the record says');
+    store.failSaves = undefined;
+    await one.workers.updatePod(upd('SyncPodSync', staticPod('gone')));
+    await relist();
+    await relist();
+    assert.deepEqual(one.syncer.calls, ['terminating:gone', 'terminated:gone']);
+    assert.equal(store.records.get('gone')?.finished, true);
   });
 
   it('on one replica: the old generation finishing starts the waiting one at once', async () => {

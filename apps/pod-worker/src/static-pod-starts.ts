@@ -25,9 +25,13 @@
  * replicas then see each other's desired record, written by the one sync
  * loop in the order it added them, and agree on which goes first. Checks
  * that come together (a burst of static pods) share one listing, started
- * after each of them was asked.
+ * after each of them was asked. A listing is given up after
+ * STATIC_POD_LISTING_TIMEOUT_MS (the check rejects: the pod worker waits
+ * and tries again after its back-off), so one that hangs blocks neither
+ * the pod's worker nor the checks queued behind it.
  * docs/adr/0030-static-pod-generations.md.
  */
+import type { Clock, Timer } from '@app/clock';
 import type { Pod, PodRecord, PodSyncStatusRecord } from '@app/contracts';
 import { isStaticPod } from '@app/kube';
 import type { DesiredPods, WorkerRecords } from './ports.js';
@@ -71,6 +75,9 @@ export abstract class StaticPodStartGate {
   abstract allowStart(pod: Pod): Promise<StaticPodStartVerdict>;
 }
 
+/** How long a listing of both buckets may take before the checks that share it are answered with a failure. */
+export const STATIC_POD_LISTING_TIMEOUT_MS = 10_000;
+
 /** Both buckets, listed together. */
 type Listings = [Map<string, PodRecord>, Map<string, PodSyncStatusRecord>];
 
@@ -81,7 +88,7 @@ export class StaticPodStarts extends StaticPodStartGate {
   /** The listing in flight: the next one starts after it. */
   private tail: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly deps: { desired: Pick<DesiredPods, 'all'>; records: Pick<WorkerRecords, 'all'> }) {
+  constructor(private readonly deps: { desired: Pick<DesiredPods, 'all'>; records: Pick<WorkerRecords, 'all'>; clock: Clock; timeoutMs?: number }) {
     super();
   }
 
@@ -102,15 +109,27 @@ export class StaticPodStarts extends StaticPodStartGate {
     return allowStaticPodStart(uid, [...generations.values()]);
   }
 
-  /** A listing of both buckets that starts after this call: the one queued, or a new one queued behind the one in flight. */
+  /**
+   * A listing of both buckets that starts after this call: the one queued, or a new one queued behind the one in
+   * flight. Rejects once it took the timeout; the next one then starts (the one that hangs is left behind).
+   */
   private listings(): Promise<Listings> {
     if (this.queued) return this.queued;
     const run = this.tail.then(() => {
       this.queued = undefined;
-      return Promise.all([this.deps.desired.all(), this.deps.records.all()]);
+      return this.within(Promise.all([this.deps.desired.all(), this.deps.records.all()]));
     });
     this.queued = run;
     this.tail = run.catch(() => undefined);
     return run;
+  }
+
+  private within<T>(p: Promise<T>): Promise<T> {
+    const ms = this.deps.timeoutMs ?? STATIC_POD_LISTING_TIMEOUT_MS;
+    let timer: Timer | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = this.deps.clock.setTimer(ms, () => reject(new Error(`the listing of the pods and workers buckets took more than ${ms} ms`)));
+    });
+    return Promise.race([p, expired]).finally(() => timer?.cancel());
   }
 }

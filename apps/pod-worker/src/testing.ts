@@ -12,9 +12,11 @@ export class MemoryDesiredPods extends DesiredPods {
   /** How many listings (`all`) and gets were made. */
   listings = 0;
   gets = 0;
+  /** When set, each listing waits for it (a listing that hangs: a promise that never resolves). */
+  holdListings?: Promise<void>;
   all(): Promise<Map<string, PodRecord>> {
     this.listings++;
-    return Promise.resolve(new Map(this.pods));
+    return this.holdListings ? this.holdListings.then(() => new Map(this.pods)) : Promise.resolve(new Map(this.pods));
   }
   mirrored(): Map<string, PodRecord> {
     return new Map(this.lagging ?? this.pods);
@@ -34,7 +36,10 @@ export class MemoryWorkerStore extends WorkerStore implements WorkerRecords {
     this.loads++;
     return Promise.resolve(structuredClone(this.records.get(uid)));
   }
+  /** When set, every save fails with it (KV away, the shard's fence refusing). */
+  failSaves?: Error;
   save(uid: string, record: PodSyncStatusRecord): Promise<void> {
+    if (this.failSaves) return Promise.reject(this.failSaves);
     this.records.set(uid, structuredClone(record));
     return Promise.resolve();
   }
@@ -58,11 +63,15 @@ export class MemoryWorkerStore extends WorkerStore implements WorkerRecords {
 
 /** Work subjects in memory: `deliver` sends a message to a followed shard. */
 export class FakeWorkSubscriptions extends WorkSubscriptions {
-  private readonly handlers = new Map<number, (subject: string, data: Uint8Array) => boolean>();
-  /** What each delivery's handler answered (true: the work was taken), in order. */
-  readonly answers: boolean[] = [];
+  private readonly handlers = new Map<number, (subject: string, data: Uint8Array) => boolean | Promise<boolean>>();
+  private readonly replies: Promise<boolean>[] = [];
 
-  follow(shard: number, onMessage: (subject: string, data: Uint8Array) => boolean): () => void {
+  /** What each delivery's handler answered once settled (true: the work was taken and stored; a rejection: false), in order. */
+  answers(): Promise<boolean[]> {
+    return Promise.all(this.replies);
+  }
+
+  follow(shard: number, onMessage: (subject: string, data: Uint8Array) => boolean | Promise<boolean>): () => void {
     this.handlers.set(shard, onMessage);
     return () => this.handlers.delete(shard);
   }
@@ -76,7 +85,8 @@ export class FakeWorkSubscriptions extends WorkSubscriptions {
   deliver(shard: number, body: unknown): boolean {
     const handler = this.handlers.get(shard);
     if (!handler) return false;
-    this.answers.push(handler(`kubelet.node-a.work.${shard}.x`, new TextEncoder().encode(typeof body === 'string' ? body : JSON.stringify(body))));
+    const taken = handler(`kubelet.node-a.work.${shard}.x`, new TextEncoder().encode(typeof body === 'string' ? body : JSON.stringify(body)));
+    this.replies.push(Promise.resolve(taken).catch(() => false));
     return true;
   }
 }

@@ -3,6 +3,7 @@ import type { Logger } from '@app/observability';
 import { SERVICE_LOGGER } from '@app/service';
 import { EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
 import { MessageTypes, Subjects, decodeMessage, isRecord, type PodResyncMessage } from '@app/contracts';
+import { PodResyncs } from './pod-resyncs.js';
 import { PodStore } from './ports.js';
 import { SyncLoopRunner } from './sync-loop-runner.js';
 
@@ -12,6 +13,7 @@ export class SyncLoopChannels {
   constructor(
     private readonly runner: SyncLoopRunner,
     private readonly store: PodStore,
+    private readonly resyncs: PodResyncs,
     @Inject(SERVICE_LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -39,13 +41,15 @@ export class SyncLoopChannels {
   /**
    * Subjects.podResync: a new status-manager leader asks for every pod to be
    * synced now. A standby, or a leader still restoring, says it does not
-   * lead (the asker tries again, and reaches the leader).
+   * lead (the asker tries again, and reaches the leader). Requests are
+   * coalesced (PodResyncs): one queued at most, and one that comes just after
+   * a resync ran is answered by it.
    */
   @MessagePattern(Subjects.podResync.pattern)
   async onResync(@Payload() data: unknown): Promise<PodResyncMessage> {
     const req = decodeMessage(MessageTypes.podResyncRequest, data);
     let pods: number | undefined;
-    if (this.runner.isActive && this.runner.restored) await this.runner.run('podResync', () => void (pods = this.runner.loop.resyncAll()));
+    if (this.runner.isActive && this.runner.restored) pods = await this.resyncs.request();
     if (pods !== undefined) this.logger.info({ pods, reason: req.reason }, 'every pod synced now');
     return { type: MessageTypes.podResync, leading: pods !== undefined, pods: pods ?? 0 };
   }

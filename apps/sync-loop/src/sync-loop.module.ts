@@ -32,6 +32,7 @@ import { PeriodicPasses } from './periodic-passes.js';
 import { RuntimeCache } from './runtime-cache.js';
 import { ContainerLogFiles, ContainerLogRuntime, HostProcesses, ImageFs, ImageService, NodeHealth, NodePressureStore, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopMetrics, SyncLoopOutbox } from './ports.js';
 import { evictionThresholdsOf, imageGCPolicyOf, nodeInfoOf, syncLoopHealthThresholdOf, type SyncLoopConfig } from './sync-loop.config.js';
+import { PodResyncs } from './pod-resyncs.js';
 import { SyncLoopMonitor } from './sync-loop-monitor.js';
 import { SyncLoopChannels } from './sync-loop.controller.js';
 import { SyncLoopRunner } from './sync-loop-runner.js';
@@ -159,6 +160,19 @@ import { WORK_ACCEPT_TIMEOUT_MS, WorkDelivery } from './work-delivery.js';
       provide: SyncLoopRunner,
       inject: [SyncLoop, Clock, SERVICE_LOGGER],
       useFactory: (loop: SyncLoop, clock: Clock, logger: Logger) => new SyncLoopRunner(loop, clock, logger.child({ component: 'sync-loop' })),
+    },
+    {
+      provide: PodResyncs,
+      inject: [SyncLoopRunner, Clock],
+      useFactory: (runner: SyncLoopRunner, clock: Clock) =>
+        new PodResyncs({
+          clock,
+          resync: async () => {
+            let pods: number | undefined;
+            await runner.run('podResync', () => void (pods = runner.loop.resyncAll()));
+            return pods;
+          },
+        }),
     },
     {
       provide: SyncLoopMonitor,

@@ -18,11 +18,16 @@ function setup(options = OPTIONS) {
   const state = { owner: false, leader: true };
   const sends: string[] = [];
   const dispatch = (uid: string, what: string) =>
-    delivery.deliver(uid, what, () => {
-      if (!state.leader) throw new NotLeaderError('dispatch work');
-      sends.push(`${uid}:${what}@${clock.now()}`);
-      return Promise.resolve(state.owner);
-    });
+    delivery.deliver(
+      uid,
+      what,
+      () => {
+        if (!state.leader) throw new NotLeaderError('dispatch work');
+        sends.push(`${uid}:${what}@${clock.now()}`);
+        return Promise.resolve(state.owner);
+      },
+      { kill: what.startsWith('SyncPodKill') },
+    );
   return { clock, delivery, state, sends, counts, dispatch };
 }
 
@@ -79,6 +84,23 @@ describe('WorkDelivery: dispatchWork sent until the shard\'s owner accepts it', 
     await clock.step(1000);
     assert.deepEqual(sends.map((s) => s.split('@')[0]), ['a:1', 'a:1', 'a:3', 'a:4']);
   });
+
+  const neverDropKill: { name: string; dispatched: string[]; sent: string[]; dropped: number }[] = [
+    { name: 'a kill waiting oldest: the oldest sync behind it is dropped instead', dispatched: ['1', 'SyncPodKill(grace 0)', '3', '4'], sent: ['1', '1', 'SyncPodKill(grace 0)', '4'], dropped: 1 },
+    { name: 'syncs pushed behind a waiting kill keep pushing out syncs, never the kill', dispatched: ['1', 'SyncPodKill(grace 0)', '3', '4', '5', '6'], sent: ['1', '1', 'SyncPodKill(grace 0)', '6'], dropped: 3 },
+    { name: 'only kills waiting: none is dropped, the sync that came is', dispatched: ['1', 'SyncPodKill(grace 0)', 'SyncPodKill', '4'], sent: ['1', '1', 'SyncPodKill(grace 0)', 'SyncPodKill'], dropped: 1 },
+    { name: 'only kills: all are kept past maxQueued', dispatched: ['1', 'SyncPodKill(a)', 'SyncPodKill(b)', 'SyncPodKill(c)'], sent: ['1', '1', 'SyncPodKill(a)', 'SyncPodKill(b)', 'SyncPodKill(c)'], dropped: 0 },
+  ];
+  for (const tc of neverDropKill) {
+    it(`past maxQueued, a kill is never dropped: ${tc.name}`, async () => {
+      const { clock, state, sends, dispatch, counts } = setup();
+      for (const what of tc.dispatched) dispatch('a', what);
+      assert.equal(counts.dropped.length, tc.dropped);
+      state.owner = true;
+      await clock.step(1000);
+      assert.deepEqual(sends.map((s) => s.split('@')[0]?.slice(2)), tc.sent);
+    });
+  }
 
   it('a replica that is no longer the leader sends nothing more of the pod\'s', async () => {
     const { clock, state, sends, dispatch, counts, delivery } = setup();

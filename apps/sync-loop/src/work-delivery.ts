@@ -20,9 +20,12 @@
  *  - A message given up is left to the shard owner's reconciliation (ADR
  *    0008), as every lost message was before: the take-over of a shard
  *    re-derives every pod of it from the buckets.
- *  - At most `maxQueued` wait per pod; past it the oldest waiting (never the
- *    one being sent) is dropped: a pod whose shard has no owner for long
- *    does not hold an ever longer queue, and the newest state wins.
+ *  - At most `maxQueued` wait per pod; past it the oldest waiting that is
+ *    not a kill (never the one being sent) is dropped: a pod whose shard has
+ *    no owner for long does not hold an ever longer queue, and the newest
+ *    state wins. A kill is never dropped (it may carry an eviction's
+ *    gracePeriodOverride, which no later sync repeats): when only kills
+ *    wait, the queue holds them all (the sync loop sends a pod few).
  */
 import { Clock, type Timer } from '@app/clock';
 import type { Logger } from '@app/observability';
@@ -66,6 +69,13 @@ interface Queued {
   send: SendWork;
   what: string;
   at: number;
+  kill: boolean;
+}
+
+/** What a dispatch is, as far as dropping it goes. */
+export interface DeliverOptions {
+  /** A SyncPodKill: never dropped to make room. */
+  kill?: boolean;
 }
 
 export class WorkDelivery {
@@ -86,14 +96,17 @@ export class WorkDelivery {
   }
 
   /** Queues one dispatch for the pod `uid`; it goes out at once when none of the pod's is waiting. */
-  deliver(uid: string, what: string, send: SendWork): void {
+  deliver(uid: string, what: string, send: SendWork, options: DeliverOptions = {}): void {
     if (this.stopped) return;
     const queue = this.queues.get(uid);
-    const item = { send, what, at: this.deps.clock.now() };
+    const item: Queued = { send, what, at: this.deps.clock.now(), kill: options.kill === true };
     if (queue) {
       queue.push(item);
       if (queue.length > this.options.maxQueued) {
-        const [dropped] = queue.splice(1, 1);
+        // The oldest waiting that is not a kill (the head is being sent); only kills waiting: none is dropped.
+        const i = queue.findIndex((q, n) => n > 0 && !q.kill);
+        if (i < 0) return;
+        const [dropped] = queue.splice(i, 1);
         this.deps.metrics?.dropped('displaced');
         this.deps.logger.warn({ podUid: uid, what: dropped?.what }, 'dropped a dispatch no pod worker accepted yet: too many of the pod\'s wait');
       }

@@ -46,7 +46,7 @@ describe('NatsWorkSubscriptions: the fence on work', () => {
 });
 
 describe('NatsWorkSubscriptions: the answer to a dispatch', () => {
-  it('answers a request it took with work_accepted, and leaves one it did not take (or a plain publish) unanswered', () => {
+  it('answers a request it took with work_accepted, and leaves one it did not take (or a plain publish) unanswered', async () => {
     const nc = new FakeConnection();
     const subs = new NatsWorkSubscriptions({ nc: nc as unknown as NatsConnection, node: 'node-a', addSubjects: () => undefined, fence: new FencingTokenFilter(new FakeClock()) });
     subs.follow(2, (subject) => !subject.endsWith('.refused'));
@@ -54,6 +54,25 @@ describe('NatsWorkSubscriptions: the answer to a dispatch', () => {
     nc.deliver('kubelet.node-a.work.2.refused', messageHeaders({ leaderRevision: 3 }), '_INBOX_sync-loop.b');
     nc.deliver('kubelet.node-a.work.2.u2', messageHeaders({ leaderRevision: 3 }));
     nc.deliver('kubelet.node-a.work.2.u3', messageHeaders({ leaderRevision: 1 }), '_INBOX_sync-loop.c'); // a deposed leader's
+    await new Promise<void>((r) => setImmediate(r));
     assert.deepEqual(nc.answers, [{ reply: '_INBOX_sync-loop.a', body: { type: 'kubelet.v1.work_accepted', podUid: 'u1', shard: 2 } }]);
+  });
+
+  it('answers a request only once the work is stored (onMessage\'s promise resolved true); a promise that rejects or resolves false leaves it unanswered', async () => {
+    const nc = new FakeConnection();
+    const subs = new NatsWorkSubscriptions({ nc: nc as unknown as NatsConnection, node: 'node-a', addSubjects: () => undefined, fence: new FencingTokenFilter(new FakeClock()) });
+    const saves = new Map<string, { resolve: (taken: boolean) => void; reject: (e: Error) => void }>();
+    subs.follow(2, (subject) => new Promise<boolean>((resolve, reject) => saves.set(subject.split('.').pop() ?? '', { resolve, reject })));
+    for (const uid of ['u1', 'u2', 'u3']) nc.deliver(`kubelet.node-a.work.2.${uid}`, messageHeaders({ leaderRevision: 3 }), `_INBOX_sync-loop.${uid}`);
+    const flush = async () => {
+      for (let i = 0; i < 5; i++) await new Promise<void>((r) => setImmediate(r));
+    };
+    await flush();
+    assert.deepEqual(nc.answers, [], 'nothing answered while the records are being saved');
+    saves.get('u1')?.reject(new Error('not the owner of pod-worker shard 2: refused to write the workers record'));
+    saves.get('u2')?.resolve(false);
+    saves.get('u3')?.resolve(true);
+    await flush();
+    assert.deepEqual(nc.answers, [{ reply: '_INBOX_sync-loop.u3', body: { type: 'kubelet.v1.work_accepted', podUid: 'u3', shard: 2 } }]);
   });
 });

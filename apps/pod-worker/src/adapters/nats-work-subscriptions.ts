@@ -24,7 +24,8 @@ export interface NatsWorkSubscriptionsDeps {
  * (no queue group: a shard has one owner). Work from a sync-loop leader that
  * was deposed (a fencing token in Kubelet-Leader-Revision lower than the
  * highest seen) is dropped here, before it reaches a pod worker. Work
- * taken is answered when it came as a request (sync-loop's work delivery).
+ * taken is answered when it came as a request (sync-loop's work delivery),
+ * once the pod worker stored it: a failed save leaves it unanswered.
  */
 export class NatsWorkSubscriptions extends WorkSubscriptions {
   private readonly fence: FencingTokenFilter;
@@ -34,7 +35,7 @@ export class NatsWorkSubscriptions extends WorkSubscriptions {
     this.fence = deps.fence ?? new FencingTokenFilter(new SystemClock());
   }
 
-  follow(shard: number, onMessage: (subject: string, data: Uint8Array) => boolean): () => void {
+  follow(shard: number, onMessage: (subject: string, data: Uint8Array) => boolean | Promise<boolean>): () => void {
     const subject = Subjects.work.wildcard(this.deps.node, shard);
     const sub = this.deps.nc.subscribe(subject, {
       callback: (err, msg) => {
@@ -45,12 +46,21 @@ export class NatsWorkSubscriptions extends WorkSubscriptions {
           this.deps.logger?.warn({ subject: msg.subject, token: meta.leaderRevision, highest: verdict.highest }, 'dropped work from a deposed sync-loop leader');
           return;
         }
-        const taken = continueTrace(msg, () => onMessage(msg.subject, msg.data), this.deps.logger);
-        // A request (dispatchWork from sync-loop) is answered once the work is ours; left unanswered, it is sent again.
-        if (taken && msg.reply) {
-          const accepted: WorkAcceptedMessage = { type: MessageTypes.workAccepted, podUid: Subjects.work.parse(msg.subject)?.uid ?? meta.podUid ?? '', shard };
-          msg.respond(encoder.encode(JSON.stringify(accepted)));
+        let taken: boolean | Promise<boolean>;
+        try {
+          taken = continueTrace(msg, () => onMessage(msg.subject, msg.data), this.deps.logger);
+        } catch (e) {
+          taken = Promise.reject(e instanceof Error ? e : new Error(String(e)));
         }
+        // A request (dispatchWork from sync-loop) is answered once the work is ours and stored; left unanswered, it is sent again.
+        void Promise.resolve(taken).then(
+          (ok) => {
+            if (!ok || !msg.reply) return;
+            const accepted: WorkAcceptedMessage = { type: MessageTypes.workAccepted, podUid: Subjects.work.parse(msg.subject)?.uid ?? meta.podUid ?? '', shard };
+            msg.respond(encoder.encode(JSON.stringify(accepted)));
+          },
+          (e: unknown) => this.deps.logger?.warn({ subject: msg.subject, err: (e as Error).message }, 'work not taken: left unanswered, the sync loop sends it again'),
+        );
       },
     });
     this.deps.addSubjects([subject]);

@@ -11,7 +11,9 @@ import { FakeClock } from '@app/clock/testing';
 import type { Container, Pod, PodSpec } from '@app/contracts';
 import { RecordingEventRecorder } from '@app/contracts/testing';
 import type { ContainerConfig, PodSandboxStatus } from '@app/cri';
+import { CriError } from '@app/cri/client';
 import { FakeCri } from '@app/cri/testing';
+import { NotLeaderError } from '@app/leader-election';
 import type { RuntimeContainerState, RuntimeContainerStatus, RuntimePodStatus } from '@app/kube';
 import { runtimeContainerStatus, runtimePodStatus as status, sandboxStatus } from '@app/kube/testing';
 import { silentLogger } from '@app/observability';
@@ -346,6 +348,49 @@ describe('RuntimeManager.killPod: sidecars after the main containers, in reverse
     assert.deepEqual(stops.slice(1), ['sideA-id 23'], '30 - 4 for the hook - 3 waiting for app');
     await release('sideA-id');
     await kill;
+  });
+
+  /** As heldStops, but StopContainer of `failing` fails with `err`. */
+  function failingStop(cri: FakeCri, failing: string, err: Error) {
+    const held = heldStops(cri);
+    const release = new Map<string, () => void>();
+    cri.onRuntime('StopContainer', (r) => {
+      held.stops.push(`${r.containerId} ${r.timeout}`);
+      if (r.containerId === failing) throw err;
+      return new Promise((resolve) => release.set(r.containerId ?? '', () => resolve({})));
+    });
+    return { ...held, release: async (id: string) => (release.get(id)?.(), await held.flush()) };
+  }
+
+  it('a main container\'s StopContainer refused by the shard\'s fence (NotLeaderError): the sidecars stop waiting at once, are not stopped, and killPod fails with the refusal', async () => {
+    const { cri, manager } = setup();
+    const refusal = new NotLeaderError('call StopContainer for pod uid-1', 'the owner of pod-worker shard 0');
+    const { stops, release, flush } = failingStop(cri, 'app-id', refusal);
+    let outcome: unknown = 'pending';
+    const kill = manager.killPod(withSidecars, allRunning, 30).then(
+      () => (outcome = 'resolved'),
+      (e: unknown) => (outcome = e),
+    );
+    await flush();
+    await release('web-id');
+    assert.equal(outcome, refusal, 'failed at once with the refusal itself, no fake time passed');
+    assert.deepEqual([...stops].sort(), ['app-id 30', 'web-id 30'], 'no sidecar\'s StopContainer was tried');
+    assert.ok(!trace(cri).some((t) => t.startsWith('StopPodSandbox')), 'nor the sandbox\'s: the kill is the new owner\'s now');
+    await kill;
+  });
+
+  it('a main container\'s StopContainer that fails otherwise: it is not done, the sidecars wait out their grace period (as upstream)', async () => {
+    const { cri, clock, manager } = setup();
+    const { stops, release, flush } = failingStop(cri, 'app-id', new CriError('Unknown', 'containerd said no'));
+    const failed = assert.rejects(manager.killPod(withSidecars, allRunning, 10), /app: Unknown: containerd said no/);
+    await flush();
+    await release('web-id');
+    await clock.step(9_999);
+    assert.deepEqual([...stops].sort(), ['app-id 10', 'web-id 10'], 'the sidecars still wait');
+    await clock.step(1);
+    assert.deepEqual(stops.slice(2).sort(), ['sideA-id 2', 'sideB-id 2']);
+    for (const id of ['sideA-id', 'sideB-id']) await release(id);
+    await failed;
   });
 
   it('a pod without sidecars stops everything at once (no ordering)', async () => {

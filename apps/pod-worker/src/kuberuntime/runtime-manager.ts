@@ -29,6 +29,7 @@ import type { Container, EventRecorder, KillPodOptions, Pod } from '@app/contrac
 import type { ContainerConfig, PodSandboxConfig } from '@app/cri';
 import { CriError, type CriInput, type CriRuntime } from '@app/cri/client';
 import { KubeletLabels, findContainerStatus, getServiceEnvVarMap, hasRestartableInitContainer, isStaticPod, type RuntimeContainerStatus, type RuntimePodStatus } from '@app/kube';
+import { NotLeaderError } from '@app/leader-election';
 import type { Logger } from '@app/observability';
 import { CrashLoopBackOff } from './backoff.js';
 import { hashContainer } from './container-hash.js';
@@ -256,20 +257,26 @@ export class RuntimeManager {
    * killPodWithSyncResult: every running container at once, then the
    * sandboxes. A pod with sidecars stops them only once its main containers
    * exited, in reverse order of declaration (killContainersWithSyncResult's
-   * terminationOrdering).
+   * terminationOrdering). A call refused by the pod's shard fence
+   * (NotLeaderError: the replica lost the shard) fails the kill at once
+   * with that error; the new owner kills the pod.
    */
   async killPod(pod: Pod, status: RuntimePodStatus, gracePeriodOverride: number | undefined, kill?: KillPodOptions): Promise<void> {
     const running = status.containerStatuses.filter((c) => c.state === 'running' || c.state === 'created' || c.state === 'unknown');
     const specs = new Map([...pod.spec.containers, ...(pod.spec.initContainers ?? [])].map((c) => [c.name, c]));
     const ordering = hasRestartableInitContainer(pod) ? new TerminationOrdering(pod, running.map((c) => c.name), this.deps.clock) : undefined;
     const errors: string[] = [];
+    let refused: NotLeaderError | undefined;
     await Promise.all(
       running.map((c) =>
         this.killContainer(pod, specs.get(c.name), c.id, c.name, c, kill?.message ?? `Stopping container ${c.name}`, 'other', { gracePeriodOverride, ordering }).catch((err: unknown) => {
+          if (err instanceof NotLeaderError) refused ??= err;
           errors.push(`${c.name}: ${(err as Error).message}`);
         }),
       ),
     );
+    // The pod's shard is no longer ours: the kill is the new owner's now (its StopPodSandbox would be refused too).
+    if (refused) throw refused;
     for (const sb of status.sandboxStatuses) {
       if (sb.state !== 'SANDBOX_READY') continue;
       try {
@@ -321,6 +328,9 @@ export class RuntimeManager {
       this.deps.inspections?.mark(pod.metadata.uid);
       await this.deps.cri.runtime('StopContainer', { containerId, timeout: String(grace) });
     } catch (err) {
+      // Refused by the shard's fence: every sidecar's StopContainer would be too; they stop waiting (ours, not upstream's).
+      if (err instanceof NotLeaderError) ordering?.abort(err);
+      // Any other failure leaves the container not done, as upstream: whoever waits on it waits out its grace period.
       if (!(err instanceof CriError && err.code === 'NotFound')) throw err;
     }
     ordering?.containerTerminated(name);

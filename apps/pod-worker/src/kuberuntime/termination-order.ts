@@ -12,7 +12,11 @@
  *    truncated, at least the 2s minimum: killContainer);
  *  - a container that is not running is done from the start; one whose
  *    StopContainer failed is never done (whoever waits on it waits out its
- *    grace period), as upstream.
+ *    grace period), as upstream;
+ *  - ours: a kill refused because the replica is no longer the owner of the
+ *    pod's shard (NotLeaderError) ends the ordering (`abort`): every sidecar
+ *    still waiting fails at once with that error instead of waiting out its
+ *    grace period for a StopContainer that would be refused too.
  *
  * Time comes from the Clock: the fake clock drives the grace periods in tests.
  */
@@ -37,6 +41,10 @@ export class TerminationOrdering {
   private readonly terminated = new Map<string, Terminated>();
   /** By container name: what it waits for before it is stopped. */
   private readonly prereqs = new Map<string, Promise<void>[]>();
+  /** Why the kill was given up (abort), if it was. */
+  private abortedWith?: Error;
+  private readonly aborted: Promise<void>;
+  private abortNow: () => void = () => undefined;
 
   /** newTerminationOrdering: from the pod spec and the names of the containers that run. */
   constructor(
@@ -44,6 +52,7 @@ export class TerminationOrdering {
     runningContainerNames: readonly string[],
     private readonly clock: Clock,
   ) {
+    this.aborted = new Promise<void>((resolve) => (this.abortNow = resolve));
     const runs = new Set(runningContainerNames);
     const track = (name: string): Terminated => {
       const t = terminated();
@@ -67,19 +76,32 @@ export class TerminationOrdering {
   /**
    * waitForTurn: resolves when the container may be stopped, at the latest
    * after `gracePeriodSeconds`, with the seconds it waited. No grace left
-   * means no wait.
+   * means no wait. Rejects with the abort's error once the ordering was
+   * aborted, at once for those already waiting.
    */
   async waitForTurn(name: string, gracePeriodSeconds: number): Promise<number> {
+    this.throwIfAborted();
     if (gracePeriodSeconds <= 0) return 0;
     const started = this.clock.now();
     const prereqs = this.prereqs.get(name) ?? [];
     if (prereqs.length > 0) {
       let timer: Timer | undefined;
       const expired = new Promise<void>((resolve) => (timer = this.clock.setTimer(gracePeriodSeconds * 1000, resolve)));
-      await Promise.race([Promise.all(prereqs), expired]);
+      await Promise.race([Promise.all(prereqs), expired, this.aborted]);
       timer?.cancel();
+      this.throwIfAborted();
     }
     return (this.clock.now() - started) / 1000;
+  }
+
+  /** The kill is given up (the replica lost the pod's shard): every waiter, now and later, fails with `err`. */
+  abort(err: Error): void {
+    this.abortedWith ??= err;
+    this.abortNow();
+  }
+
+  private throwIfAborted(): void {
+    if (this.abortedWith) throw this.abortedWith;
   }
 
   /** containerTerminated: the container exited (its StopContainer returned). */

@@ -70,7 +70,7 @@ export class NatsSyncLoopOutbox extends SyncLoopOutbox {
       } catch {
         return false; // no owner (no responders), or none answered in time
       }
-    });
+    }, { kill: updateType === 'SyncPodKill' });
     this.deps.onDispatch?.(updateType);
   }
 
