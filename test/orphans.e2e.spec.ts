@@ -68,7 +68,7 @@ describe('orphaned pod directories and cgroups on the real host', { timeout: 300
     const uid = (await stack.podList()).items.find((p) => p.metadata?.name === stack.podName('keeper'))?.metadata?.uid ?? '';
     const keeperDir = join(podRoot(), uid);
     const keeperMem = join(keeperDir, 'volumes', 'kubernetes.io~empty-dir', 'mem');
-    const keeperCgroup = `/kubepods/besteffort/pod${uid}`;
+    const keeperCgroup = `${stack.cgroupRoot}/kubepods/besteffort/pod${uid}`;
     assert.ok(existsSync(keeperDir) && isMounted(keeperMem) && cgroupExists(keeperCgroup), 'the running pod has its directory, its tmpfs and its cgroup');
 
     // Left behind by pods no one knows: a directory with an emptyDir's data, one with the leftover tmpfs
@@ -88,7 +88,7 @@ describe('orphaned pod directories and cgroups on the real host', { timeout: 300
       mounts.push(m);
       writeFileSync(join(m, 'file'), 'in memory');
     }
-    const orphanCgroup = ['kubepods', 'besteffort', `pod${cgroupOnly}`];
+    const orphanCgroup = [stack.cgroupRoot.slice(1), 'kubepods', 'besteffort', `pod${cgroupOnly}`];
     await cgroups.create(orphanCgroup, {});
     const sleeper = spawn('sleep', ['600'], { stdio: 'ignore' });
     const exited = new Promise<NodeJS.Signals | null>((resolve) => sleeper.once('exit', (_code, signal) => resolve(signal)));

@@ -1,7 +1,7 @@
 /**
  * Pod cgroups and QoS on the real containerd and the host's real cgroups
  * (issue 14): a Guaranteed, a Burstable and a BestEffort pod each run in
- * `kubepods/[<qos>/]pod<uid>`, as /proc/<pid>/cgroup of its container's
+ * `<CGROUP_ROOT>/kubepods/[<qos>/]pod<uid>` (the stack's own root), as /proc/<pid>/cgroup of its container's
  * process says, limited as ResourceConfigForPod says (the kernel's own
  * files), with the QoS class in the status GET /pods serves; the Burstable
  * parent's CPU shares are its pods' requests (UpdateQOSCgroups); the pod
@@ -46,17 +46,17 @@ describe('pod cgroups and QoS on the real containerd and cgroups', { timeout: 30
         name: 'guaranteed',
         resources: '      resources:\n        limits: { cpu: 250m, memory: 64Mi }\n',
         qos: 'Guaranteed',
-        parent: '/kubepods',
+        parent: `${stack.cgroupRoot}/kubepods`,
         want: { shares: 256, quota: 25_000, memory: 64 * MI },
       },
       {
         name: 'burstable',
         resources: '      resources:\n        requests: { cpu: 100m, memory: 32Mi }\n        limits: { cpu: 500m, memory: 96Mi }\n',
         qos: 'Burstable',
-        parent: '/kubepods/burstable',
+        parent: `${stack.cgroupRoot}/kubepods/burstable`,
         want: { shares: 102, quota: 50_000, memory: 96 * MI },
       },
-      { name: 'besteffort', resources: '', qos: 'BestEffort', parent: '/kubepods/besteffort', want: { shares: 2, quota: undefined, memory: undefined } },
+      { name: 'besteffort', resources: '', qos: 'BestEffort', parent: `${stack.cgroupRoot}/kubepods/besteffort`, want: { shares: 2, quota: undefined, memory: undefined } },
     ];
     for (const c of cases) stack.writeManifest(c.name, pod(c.name, c.resources));
 
@@ -100,10 +100,10 @@ describe('pod cgroups and QoS on the real containerd and cgroups', { timeout: 30
       }
     }
     // BestEffort pods share the minimum CPU weight, as their parent has it.
-    if (!V2) assert.equal(Number(read('cpu', '/kubepods/besteffort', 'cpu.shares')), 2);
+    if (!V2) assert.equal(Number(read('cpu', `${stack.cgroupRoot}/kubepods/besteffort`, 'cpu.shares')), 2);
     // UpdateQOSCgroups: the Burstable parent's shares are its pods' CPU requests (one pod, 100m).
-    if (V2) assert.equal(Number(read('cpu', '/kubepods/burstable', 'cpu.weight')), 1 + Math.floor(((102 - 2) * 9999) / 262_142));
-    else assert.equal(Number(read('cpu', '/kubepods/burstable', 'cpu.shares')), 102);
+    if (V2) assert.equal(Number(read('cpu', `${stack.cgroupRoot}/kubepods/burstable`, 'cpu.weight')), 1 + Math.floor(((102 - 2) * 9999) / 262_142));
+    else assert.equal(Number(read('cpu', `${stack.cgroupRoot}/kubepods/burstable`, 'cpu.shares')), 102);
 
     for (const c of cases) stack.removeManifest(c.name);
     const started = Date.now();

@@ -15,6 +15,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Msg } from '@nats-io/transport-node';
+import { Kvm } from '@nats-io/kv';
 import { Subjects, shardOf } from '@app/contracts';
 import { KubeletLabels } from '@app/kube';
 import { Headers } from '@app/tracing';
@@ -57,12 +58,17 @@ describe('a pod-worker replica stalled past its shard lease does not act on the 
   const stack = new NodeStack({
     node: 'sf-e2e',
     services: ['cri-gateway', 'pleg', 'sync-loop', 'status-manager', 'config-source'],
-    // No pod cgroups: every stack on this machine shares the kubepods tree, and another stack's orphan cleanup may
-    // remove this pod's cgroup, which makes its owner kill and restart it (the first container would not survive).
-    env: { 'pod-worker': { SHARD_LEASE_DURATION: `${LEASE_MS}ms`, POD_WORKER_SHARDS: String(SHARDS), CGROUPS_PER_QOS: 'false' }, 'sync-loop': { CGROUPS_PER_QOS: 'false' } },
+    env: { 'pod-worker': { SHARD_LEASE_DURATION: `${LEASE_MS}ms`, POD_WORKER_SHARDS: String(SHARDS) } },
   });
-  /** Every message a pod worker sent in the pod's name or to the runtime: when, from whom, what. */
+  /** Every message a pod worker sent in the pod's name or to the runtime: when (wall clock, ms), from whom, what. */
   const sent: { at: number; by: string; what: string }[] = [];
+  /**
+   * Every shard lease the `leases` bucket stored: when the server stored it
+   * (its own timestamp, on this machine's clock), the shard, its owner. A
+   * write that failed its compare-and-set (a stale renewal) is not stored,
+   * so it is not here.
+   */
+  const leases: { storedAt: number; shard: number; owner: string }[] = [];
 
   const replicas = () => [...stack.procs.entries()].filter(([k]) => k.startsWith('pod-worker'));
   async function shardsOf(key: string): Promise<number[]> {
@@ -76,18 +82,31 @@ describe('a pod-worker replica stalled past its shard lease does not act on the 
     const note = (what: (m: Msg) => string | undefined) => (_e: unknown, m: Msg) => {
       const by = m.headers?.get(Headers.sender) ?? '';
       const w = by.startsWith('pod-worker') ? what(m) : undefined;
-      if (w) sent.push({ at: performance.now(), by, what: w });
+      if (w) sent.push({ at: Date.now(), by, what: w });
     };
     const node = stack.options.node;
     stack.nc.subscribe(Subjects.criRuntime.wildcard(node), { callback: note((m) => { const method = Subjects.criRuntime.parse(m.subject)?.method ?? ''; return MUTATING.has(method) ? `CRI ${method}` : undefined; }) });
     stack.nc.subscribe(`kubelet.${node}.status.*.*`, { callback: note((m) => `status ${m.subject.split('.').slice(3).join('.')}`) });
     stack.nc.subscribe(Subjects.workDone.wildcard(node), { callback: note((m) => `work done ${m.subject.split('.').at(-1) ?? ''}`) });
+    const kv = await new Kvm(stack.nc).open('leases');
+    const watch = await kv.watch({ key: `${node}.pod-worker-shard.*`, include: 'updates' });
+    void (async () => {
+      const dec = new TextDecoder();
+      for await (const e of watch) {
+        if (e.operation !== 'PUT' || e.value.length === 0) continue;
+        const owner = (JSON.parse(dec.decode(e.value)) as { owner?: string }).owner ?? '';
+        leases.push({ storedAt: e.created.getTime(), shard: Number(e.key.split('.').at(-1)), owner });
+      }
+    })();
+    stopWatch = () => watch.stop();
     await stack.nc.flush();
     await stack.startService('pod-worker', '0');
     await stack.startService('pod-worker', '1');
     await stack.waitFor('the two replicas to share the shards', async () => ((await shardsOf('pod-worker#0')).length === 2 && (await shardsOf('pod-worker#1')).length === 2 ? true : undefined), 4 * LEASE_MS);
   });
+  let stopWatch = () => {};
   after(async () => {
+    stopWatch();
     // A replica left stopped would hang the stack's stop.
     for (const [, sp] of replicas()) sp.process.kill('SIGCONT');
     await stack.stop();
@@ -109,24 +128,20 @@ describe('a pod-worker replica stalled past its shard lease does not act on the 
     console.log(`# ${other} took shard ${shard} ${Math.round(performance.now() - stoppedAt)} ms after the owner stalled`);
     await stack.waitFor('the new owner to run the pod\'s second container', async () => ((await stack.containers('stalled')).some((c) => c.metadata?.name === 'second' && c.state === 'CONTAINER_RUNNING') ? true : undefined), 60_000);
 
-    const continuedAt = performance.now();
+    const continuedAt = Date.now();
     stalled.process.kill('SIGCONT');
     // It answers again once its event loop has run what was due and what was waiting in its socket.
     await stack.waitFor(`${owner} to answer again`, () => shardsOf(owner).then(() => true), 30_000);
-    const answeredAt = performance.now();
-    // A shard the rebalancing hands back to it is its own again from then on: watched only until then.
-    let ownAgainAt = Infinity;
-    while (performance.now() < answeredAt + WATCH_MS) {
-      if ((await shardsOf(owner)).includes(shard)) {
-        ownAgainAt = performance.now();
-        break;
-      }
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const answeredAt = Date.now();
+    await new Promise((r) => setTimeout(r, WATCH_MS));
+    // A shard the rebalancing hands back to it is its own again from the moment the server stored that lease: a
+    // message it sent after that reaches this test after that moment (it waited for the write's acknowledgement).
     const instance = `#${owner.split('#')[1] ?? ''}`;
+    const ownAgainAt = leases.find((l) => l.shard === shard && l.owner.endsWith(instance) && l.storedAt >= continuedAt)?.storedAt ?? Infinity;
     const stale = sent.filter((s) => s.by.endsWith(instance) && s.at >= continuedAt && s.at < Math.min(ownAgainAt, answeredAt + WATCH_MS));
-    for (const s of stale) console.log(`# ${Math.round(s.at - continuedAt)} ms after SIGCONT, ${s.by} sent ${s.what}`);
-    console.log(`# the stalled replica answered ${Math.round(answeredAt - continuedAt)} ms after SIGCONT${ownAgainAt < Infinity ? `, owned shard ${shard} again ${Math.round(ownAgainAt - continuedAt)} ms after it` : ''}; it sent ${stale.length} message(s) that change the runtime or speak for the pod meanwhile`);
+    for (const s of stale) console.log(`# ${s.at - continuedAt} ms after SIGCONT, ${s.by} sent ${s.what}`);
+    const later = sent.filter((s) => s.by.endsWith(instance) && s.at >= ownAgainAt).length;
+    console.log(`# the stalled replica answered ${answeredAt - continuedAt} ms after SIGCONT${ownAgainAt < Infinity ? `, was given shard ${shard} back ${ownAgainAt - continuedAt} ms after it (and sent ${later} message(s) for it from then on, as its owner)` : ''}; it sent ${stale.length} message(s) that change the runtime or speak for the pod before that`);
 
     const firsts = (await stack.containers('stalled')).filter((c) => c.metadata?.name === 'first');
     console.log(`# the pod's first container: ${firsts.map((c) => `${c.id.slice(0, 12)} attempt ${c.metadata?.attempt ?? 0} ${c.state}`).join(', ')}`);

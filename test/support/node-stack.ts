@@ -8,7 +8,7 @@
  */
 import { appendFileSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { ObjectSerializer } from '@kubernetes/client-node/dist/gen/models/ObjectSerializer.js';
 import type { V1PodList, V1PodStatus } from '@kubernetes/client-node';
@@ -17,6 +17,7 @@ import { NatsCriClient, type Container } from '@app/cri';
 import { KubeletLabels } from '@app/kube';
 import { STATUS_GROUP, type ServiceName } from '@app/service';
 import { freePort, freePorts, startModules, startNats, startService, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
+import { removeCgroupTree } from '../bench/harness/agent.js';
 import { runtimeAddress } from './runtime.js';
 
 const dec = new TextDecoder();
@@ -50,6 +51,13 @@ export class NodeStack {
   nc!: NatsConnection;
   cri!: NatsCriClient;
   readonly dir = mkdtempSync(join(tmpdir(), 'ks-node-'));
+  /**
+   * The pods' cgroups go under this (CGROUP_ROOT), removed at stop: a stack
+   * on another containerd of this machine (a helper's, the launcher's, the
+   * conformance runner's) would otherwise take this one's pod cgroups under
+   * the shared /kubepods for orphans and kill their processes.
+   */
+  readonly cgroupRoot = `/${basename(this.dir)}`;
   readonly manifests = join(this.dir, 'manifests');
   /** The kubelet server's HTTPS port (KUBELET_SERVER_PORT), chosen at start. */
   kubeletPort = 0;
@@ -82,6 +90,7 @@ export class NodeStack {
       // KS_E2E_LOG_LEVEL=info (or debug), with KS_E2E_LOGS, for looking into a failure.
       LOG_LEVEL: process.env['KS_E2E_LOG_LEVEL'] ?? 'warn',
       POD_WORKER_SHARDS: '4',
+      CGROUP_ROOT: this.cgroupRoot,
       ...(service === 'cri-gateway' ? { CONTAINER_RUNTIME_ENDPOINT: `unix://${runtimeAddress()}` } : {}),
       ...(service === 'config-source' ? { POD_MANIFEST_PATH: this.manifests, FILE_CHECK_FREQUENCY: '1s' } : {}),
       ...(this.options.kubeconfig && (service === 'config-source' || grouped) ? { KUBECONFIG: this.options.kubeconfig } : {}),
@@ -283,6 +292,7 @@ export class NodeStack {
       await this.nc?.close();
       await this.nats?.stop();
       rmSync(this.dir, { recursive: true, force: true });
+      removeCgroupTree(this.cgroupRoot);
     }
     if (leaked.length > 0) throw new Error(leakMessage(this.options.node, leaked));
   }

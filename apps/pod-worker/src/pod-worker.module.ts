@@ -40,7 +40,7 @@ import { ImagePuller } from './images/image-puller.js';
 import { RuntimeManager } from './kuberuntime/runtime-manager.js';
 import { PodWorkerHousekeeping, ShardWork } from './shard-work.js';
 import { ShardFences, ShardManager } from './shards.js';
-import { PodScope, PodScopedSyncer, ShardFencedCri } from './adapters/shard-fenced-cri.js';
+import { PodScope, PodScopedSyncer, ShardFencedCri, StepFences } from './adapters/shard-fenced-cri.js';
 import { StaticPodStartGate, StaticPodStarts } from './static-pod-starts.js';
 import { VolumeManager } from './volumemanager/volumes.js';
 
@@ -82,13 +82,14 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     },
     // The ports and their adapters.
     // Everything done in a pod's name is fenced by its shard's lease (shards.ts ShardFences): the CRI calls that change the runtime made in a pod's step, its
-    // `workers` writes, its status and work-done messages.
+    // `workers` writes, its status and work-done messages; within a step, in the term of the shard the step began in (StepFences).
     { provide: ShardFences, inject: [Clock, SERVICE_CONFIG], useFactory: (clock: Clock, cfg: PodWorkerConfig) => new ShardFences({ clock, leaseMs: cfg.SHARD_LEASE_DURATION, shardCount: cfg.POD_WORKER_SHARDS }) },
-    { provide: PodScope, useFactory: () => new PodScope() },
+    { provide: PodScope, inject: [ShardFences], useFactory: (fences: ShardFences) => new PodScope((uid) => fences.termOf(uid)) },
+    { provide: StepFences, inject: [ShardFences, PodScope], useFactory: (fences: ShardFences, scope: PodScope) => new StepFences(fences, scope) },
     {
       provide: CriRuntime,
-      inject: [NATS_CONNECTION, SERVICE_CONFIG, ShardFences, PodScope],
-      useFactory: (nc: NatsConnection, cfg: PodWorkerConfig, fences: ShardFences, scope: PodScope) =>
+      inject: [NATS_CONNECTION, SERVICE_CONFIG, StepFences, PodScope],
+      useFactory: (nc: NatsConnection, cfg: PodWorkerConfig, fences: StepFences, scope: PodScope) =>
         new ShardFencedCri(new NatsCriClient(nc, cfg.NODE_NAME, 'pod-worker', { ...DEFAULT_CRI_TIMEOUTS, requestMs: cfg.RUNTIME_REQUEST_TIMEOUT, pullMs: cfg.IMAGE_PULL_TIMEOUT }), fences, scope),
     },
     { provide: EventRecorder, inject: [NatsBus, SERVICE_CONFIG, Clock], useFactory: (bus: NatsBus, cfg: PodWorkerConfig, clock: Clock) => new NatsEventRecorder(bus, cfg.NODE_NAME, clock) },
@@ -111,8 +112,8 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     },
     {
       provide: PodWorkerOutbox,
-      inject: [NatsBus, SERVICE_CONFIG, ShardFences, POD_WORKERS_LOGGER],
-      useFactory: (bus: NatsBus, cfg: PodWorkerConfig, fences: ShardFences, logger: Logger) => new NatsPodWorkerOutbox(bus, cfg.NODE_NAME, { fences, logger }),
+      inject: [NatsBus, SERVICE_CONFIG, StepFences, POD_WORKERS_LOGGER],
+      useFactory: (bus: NatsBus, cfg: PodWorkerConfig, fences: StepFences, logger: Logger) => new NatsPodWorkerOutbox(bus, cfg.NODE_NAME, { fences, logger }),
     },
     { provide: PodInspector, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PodWorkerConfig) => new NatsPodInspector(bus, cfg.NODE_NAME) },
     { provide: ProbeResultsReader, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvProbeResults(bucketOf(ctx, 'probeResults'), ctx.config.NODE_NAME) },
@@ -120,8 +121,8 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     // `workers` and `pods` are each kept in memory by one watch (docs/adr/0019-kv-mirrors.md), started in onModuleInit.
     {
       provide: KvWorkerStore,
-      inject: [SERVICE_CONTEXT, Clock, SERVICE_LOGGER, ShardFences],
-      useFactory: (ctx: ServiceContext, clock: Clock, logger: Logger, fences: ShardFences) => new KvWorkerStore({ kv: bucketOf(ctx, 'workers'), node: ctx.config.NODE_NAME, clock, logger: logger.child({ component: 'kv-mirror' }), fences }),
+      inject: [SERVICE_CONTEXT, Clock, SERVICE_LOGGER, StepFences],
+      useFactory: (ctx: ServiceContext, clock: Clock, logger: Logger, fences: StepFences) => new KvWorkerStore({ kv: bucketOf(ctx, 'workers'), node: ctx.config.NODE_NAME, clock, logger: logger.child({ component: 'kv-mirror' }), fences }),
     },
     { provide: WorkerStore, useExisting: KvWorkerStore },
     { provide: WorkerRecords, useExisting: KvWorkerStore },

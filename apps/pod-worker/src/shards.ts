@@ -89,18 +89,30 @@ export interface ShardManagerDeps {
  * refused the moment it runs again, before its next round notices.
  */
 export class ShardFences {
-  private readonly held = new Map<number, { revision: number; expiresAt: number }>();
+  /** Each shard held: its lease (renewed in place) and the term it was taken in (one per take, never reused). */
+  private readonly held = new Map<number, { lease: { revision: number; expiresAt: number }; term: number }>();
   private readonly fences = new Map<number, LeaderFence>();
+  private terms = 0;
 
   constructor(private readonly deps: { clock: Clock; leaseMs: number; shardCount: number }) {}
 
-  /** The shard is ours with this lease (renewals update `lease` in place). */
+  /** The shard is ours with this lease (renewals update `lease` in place): a new term begins. */
   hold(shard: number, lease: { revision: number; expiresAt: number }): void {
-    this.held.set(shard, lease);
+    this.held.set(shard, { lease, term: ++this.terms });
   }
 
   drop(shard: number): void {
     this.held.delete(shard);
+  }
+
+  /**
+   * The term in which this replica holds the pod's shard now, if it does. A
+   * step begun in one term is refused in any later one (stepFence): the
+   * shard lost while the step was in flight and taken again since is not
+   * the step's any more.
+   */
+  termOf(uid: string): number | undefined {
+    return this.held.get(shardOf(uid, this.deps.shardCount))?.term;
   }
 
   /** The fence of a shard. */
@@ -115,8 +127,14 @@ export class ShardFences {
     return this.fence(shardOf(uid, this.deps.shardCount));
   }
 
+  /** The fence of a step for the pod `uid` begun in `term`: it holds while the pod's shard's fence does, in that same term. */
+  stepFence(uid: string, term: number | undefined): LeaderFence {
+    const shard = shardOf(uid, this.deps.shardCount);
+    return new LeaseFence(() => (term !== undefined && this.held.get(shard)?.term === term ? this.token(shard) : undefined), `the owner of pod-worker shard ${shard} since the step began`);
+  }
+
   private token(shard: number): number | undefined {
-    const l = this.held.get(shard);
+    const l = this.held.get(shard)?.lease;
     return l && this.deps.clock.now() < l.expiresAt - this.deps.leaseMs / 4 ? l.revision : undefined;
   }
 }

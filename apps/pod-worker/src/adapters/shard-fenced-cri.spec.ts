@@ -7,7 +7,7 @@ import { NotLeaderError } from '@app/leader-election';
 import type { CacheResult } from '@app/pod-cache';
 import { PodSyncer, type SyncPodResult } from '../pod-workers.js';
 import { ShardFences } from '../shards.js';
-import { PodScope, PodScopedSyncer, ShardFencedCri } from './shard-fenced-cri.js';
+import { PodScope, PodScopedSyncer, ShardFencedCri, StepFences } from './shard-fenced-cri.js';
 
 const LEASE = 6000;
 const T0 = 1_000_000;
@@ -43,10 +43,10 @@ function setup() {
   const clock = new FakeClock(T0);
   const fences = new ShardFences({ clock, leaseMs: LEASE, shardCount: 2 });
   const inner = new FakeCri();
-  const scope = new PodScope();
-  const cri = new ShardFencedCri(inner, fences, scope);
+  const scope = new PodScope((uid) => fences.termOf(uid));
+  const cri = new ShardFencedCri(inner, new StepFences(fences, scope), scope);
   const stepping = new SteppingSyncer(cri);
-  return { clock, fences, inner, cri, syncer: new PodScopedSyncer(stepping, scope), stepping };
+  return { clock, fences, inner, cri, scope, syncer: new PodScopedSyncer(stepping, scope), stepping };
 }
 
 describe('ShardFencedCri: the CRI calls a pod\'s step makes, fenced by its shard\'s lease', () => {
@@ -65,7 +65,7 @@ describe('ShardFencedCri: the CRI calls a pod\'s step makes, fenced by its shard
     const step = syncer.syncPod('SyncPodSync', pod(uidIn(0)), CACHE);
     await clock.step(LEASE); // stalled: nobody renewed
     resume();
-    await assert.rejects(step, (e: unknown) => e instanceof NotLeaderError && /shard 0: refused to call StopContainer/.test(e.message));
+    await assert.rejects(step, (e: unknown) => e instanceof NotLeaderError && /shard 0 since the step began: refused to call StopContainer/.test(e.message));
     assert.deepEqual(inner.calls.map((c) => c.method), ['ListContainers']);
   });
 
@@ -77,5 +77,37 @@ describe('ShardFencedCri: the CRI calls a pod\'s step makes, fenced by its shard
     await assert.rejects(syncer.syncTerminatedPod(pod(uidIn(1)), CACHE, false), NotLeaderError);
     await cri.runtime('StopContainer', { containerId: 'outside', timeout: '0' });
     assert.deepEqual(inner.calls.map((c) => `${c.method} ${JSON.stringify(c.request)}`), ['StopContainer {"containerId":"c1","timeout":"2"}', 'StopContainer {"containerId":"outside","timeout":"0"}']);
+  });
+
+  it('a step in flight while its shard was lost and taken again is refused its next change: the retaken shard is a new term', async () => {
+    const { fences, inner, syncer, stepping, clock } = setup();
+    fences.hold(0, { revision: 3, expiresAt: T0 + LEASE });
+    let resume: () => void = () => undefined;
+    stepping.gate = new Promise((r) => (resume = r));
+    const step = syncer.syncPod('SyncPodSync', pod(uidIn(0)), CACHE);
+    await clock.step(LEASE); // stalled past the lease, lost, then taken again after the other replica handed it back
+    fences.drop(0);
+    fences.hold(0, { revision: 9, expiresAt: clock.now() + LEASE });
+    resume();
+    await assert.rejects(step, (e: unknown) => e instanceof NotLeaderError && /shard 0 since the step began: refused to call StopContainer/.test(e.message));
+    // A step begun in the new term acts.
+    stepping.gate = Promise.resolve();
+    await syncer.syncPod('SyncPodSync', pod(uidIn(0)), CACHE);
+    assert.deepEqual(inner.calls.map((c) => c.method), ['ListContainers', 'ListContainers', 'StopContainer']);
+  });
+
+  it('StepFences: outside a step, or for another pod, the shard\'s fence as it is now', () => {
+    const { fences, scope } = setup();
+    const steps = new StepFences(fences, scope);
+    const [a, b] = [uidIn(0), 'uid-other-' + uidIn(0)];
+    fences.hold(0, { revision: 3, expiresAt: T0 + LEASE });
+    fences.hold(1, { revision: 4, expiresAt: T0 + LEASE });
+    const inStep = scope.run(a, () => {
+      fences.drop(0);
+      fences.hold(0, { revision: 5, expiresAt: T0 + LEASE });
+      return { own: steps.forPod(a).fencingToken, other: steps.forPod(b).fencingToken };
+    });
+    assert.deepEqual(inStep, { own: undefined, other: fences.forPod(b).fencingToken });
+    assert.equal(steps.forPod(a).fencingToken, 5);
   });
 });

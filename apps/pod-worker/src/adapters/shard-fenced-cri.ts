@@ -13,20 +13,43 @@ import { CriRuntime, type CriCallOptions, type ImageMethod, type ImageRequest, t
 import { CRI_RUNTIME_CHANGES } from '@app/nats';
 import type { MessageMeta } from '@app/tracing';
 import { PodSyncer, type SyncPodResult } from '../pod-workers.js';
+import type { LeaderFence } from '@app/leader-election';
 import type { ShardFences } from '../shards.js';
 
 const CHANGES: ReadonlySet<string> = new Set(CRI_RUNTIME_CHANGES);
 
-/** Which pod the code running now acts for. */
+/** Which pod the code running now acts for, and the term of its shard the step began in. */
 export class PodScope {
-  private readonly storage = new AsyncLocalStorage<string>();
-  /** Runs `fn` (and everything it awaits) as acting for the pod `uid`. */
+  private readonly storage = new AsyncLocalStorage<{ uid: string; term: number | undefined }>();
+  /** `termOf`: the term in which this replica holds the pod's shard now (ShardFences.termOf); absent, steps are bound to no term. */
+  constructor(private readonly termOf?: (uid: string) => number | undefined) {}
+  /** Runs `fn` (and everything it awaits) as acting for the pod `uid`, in the term its shard is held in now. */
   run<T>(uid: string, fn: () => T): T {
-    return this.storage.run(uid, fn);
+    return this.storage.run({ uid, term: this.termOf?.(uid) }, fn);
   }
   /** The pod the code running now acts for, if any. */
   get current(): string | undefined {
-    return this.storage.getStore();
+    return this.storage.getStore()?.uid;
+  }
+  /** The term the step running now began in. */
+  get term(): number | undefined {
+    return this.storage.getStore()?.term;
+  }
+}
+
+/**
+ * The fences as a pod's step sees them: within a step for the pod, its
+ * shard's fence in the term the step began in (a step in flight across a
+ * lost and retaken shard is refused: the retaken shard's pods are resynced
+ * by the new term's steps); outside one, the shard's fence.
+ */
+export class StepFences {
+  constructor(
+    private readonly fences: Pick<ShardFences, 'forPod' | 'stepFence'>,
+    private readonly scope: PodScope,
+  ) {}
+  forPod(uid: string): LeaderFence {
+    return this.scope.current === uid ? this.fences.stepFence(uid, this.scope.term) : this.fences.forPod(uid);
   }
 }
 
@@ -49,11 +72,11 @@ export class PodScopedSyncer extends PodSyncer {
   }
 }
 
-/** A CriRuntime whose changing calls made for a pod are refused (NotLeaderError) unless its shard's fence holds. */
+/** A CriRuntime whose changing calls made for a pod are refused (NotLeaderError) unless its step's fence holds (StepFences). */
 export class ShardFencedCri extends CriRuntime {
   constructor(
     private readonly inner: CriRuntime,
-    private readonly fences: Pick<ShardFences, 'forPod'>,
+    private readonly fences: Pick<StepFences, 'forPod'>,
     private readonly scope: PodScope,
   ) {
     super();
