@@ -1,7 +1,7 @@
 /**
  * The contract kit (test/contract-kit/kit.ts, `npm run contract:kit`) on a
  * real node stack: nats-server, cri-gateway on the real containerd, and the
- * subsystem under test. Our PLEG passes every check, its restart included;
+ * subsystem under test. Our cri-gateway and our PLEG pass every check, its restart included;
  * a PLEG that never publishes ContainerDied (testing/broken-pleg.ts) fails
  * exactly the checks that need one, and the kit names what is missing.
  * The kit's report is printed.
@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { NodeStack } from './support/node-stack.js';
 import { kitReport, runKit, type KitTarget } from './contract-kit/kit.js';
+import { CRI_GATEWAY_CHECKS } from './contract-kit/cri-gateway.kit.js';
 import { PLEG_CHECKS } from './contract-kit/pleg.kit.js';
 import { startBrokenPleg } from './contract-kit/testing/broken-pleg.js';
 
@@ -19,6 +20,16 @@ describe('the contract kit against the PLEG on a real node stack', { timeout: 60
 
   before(() => stack.start());
   after(() => stack.stop());
+
+  it('our cri-gateway passes every check, a restart included', async () => {
+    const restart = async () => {
+      await stack.procs.get('cri-gateway#0')?.stop(10_000);
+      await stack.startService('cri-gateway');
+    };
+    const results = await runKit(CRI_GATEWAY_CHECKS, target(restart));
+    console.log(kitReport('cri-gateway', results));
+    assert.deepEqual(results.filter((r) => r.outcome !== 'passed').map((r) => `${r.name}: ${r.outcome} ${r.detail}`), []);
+  });
 
   it('our PLEG passes every check, a restart included', async () => {
     const restart = async () => {
