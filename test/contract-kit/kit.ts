@@ -112,6 +112,7 @@ export async function expectWithin<T>(what: string, probe: () => Promise<T | und
 const SUITES: Record<string, () => Promise<readonly KitCheck[]>> = {
   pleg: async () => (await import('./pleg.kit.js')).PLEG_CHECKS,
   'cri-gateway': async () => (await import('./cri-gateway.kit.js')).CRI_GATEWAY_CHECKS,
+  prober: async () => (await import('./prober.kit.js')).PROBER_CHECKS,
 };
 
 /** The services the kit has a suite for. */
