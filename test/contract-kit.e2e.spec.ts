@@ -1,7 +1,7 @@
 /**
  * The contract kit (test/contract-kit/kit.ts, `npm run contract:kit`) on a
  * real node stack: nats-server, cri-gateway on the real containerd, and the
- * subsystem under test. Our cri-gateway, prober and PLEG pass every check, its restart included;
+ * subsystem under test. Our cri-gateway, config-source, prober and PLEG pass every check, its restart included;
  * a PLEG that never publishes ContainerDied (testing/broken-pleg.ts) fails
  * exactly the checks that need one, and the kit names what is missing.
  * The kit's report is printed.
@@ -10,14 +10,15 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { NodeStack } from './support/node-stack.js';
 import { kitReport, runKit, type KitTarget } from './contract-kit/kit.js';
+import { CONFIG_SOURCE_CHECKS } from './contract-kit/config-source.kit.js';
 import { CRI_GATEWAY_CHECKS } from './contract-kit/cri-gateway.kit.js';
 import { PLEG_CHECKS } from './contract-kit/pleg.kit.js';
 import { PROBER_CHECKS } from './contract-kit/prober.kit.js';
 import { startBrokenPleg } from './contract-kit/testing/broken-pleg.js';
 
-describe('the contract kit against the PLEG on a real node stack', { timeout: 600_000 }, () => {
-  const stack = new NodeStack({ node: 'kit-e2e', services: ['cri-gateway', 'pleg', 'prober'] });
-  const target = (restart?: () => Promise<void>): KitTarget => ({ nc: stack.nc, node: stack.options.node, cri: stack.cri, timeoutMs: 30_000, ...(restart ? { restart } : {}) });
+describe('the contract kit on a real node stack', { timeout: 600_000 }, () => {
+  const stack = new NodeStack({ node: 'kit-e2e', services: ['cri-gateway', 'pleg', 'prober', 'config-source'] });
+  const target = (restart?: () => Promise<void>): KitTarget => ({ nc: stack.nc, node: stack.options.node, cri: stack.cri, timeoutMs: 30_000, manifests: stack.manifests, ...(restart ? { restart } : {}) });
 
   before(() => stack.start());
   after(() => stack.stop());
@@ -29,6 +30,16 @@ describe('the contract kit against the PLEG on a real node stack', { timeout: 60
     };
     const results = await runKit(CRI_GATEWAY_CHECKS, target(restart));
     console.log(kitReport('cri-gateway', results));
+    assert.deepEqual(results.filter((r) => r.outcome !== 'passed').map((r) => `${r.name}: ${r.outcome} ${r.detail}`), []);
+  });
+
+  it('our config-source passes every check, a restart included', async () => {
+    const restart = async () => {
+      await stack.procs.get('config-source#0')?.stop(10_000);
+      await stack.startService('config-source');
+    };
+    const results = await runKit(CONFIG_SOURCE_CHECKS, target(restart));
+    console.log(kitReport('config-source', results));
     assert.deepEqual(results.filter((r) => r.outcome !== 'passed').map((r) => `${r.name}: ${r.outcome} ${r.detail}`), []);
   });
 

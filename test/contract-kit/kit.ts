@@ -8,7 +8,7 @@
  * messages on their subjects, its KV records, its leader lease), and names
  * what is missing when something is.
  *
- *   npm run contract:kit -- --service pleg [--node NODE] [--nats URL] [--nats-password-file FILE] [--restart 'COMMAND']
+ *   npm run contract:kit -- --service pleg [--node NODE] [--nats URL] [--nats-password-file FILE] [--restart 'COMMAND'] [--manifests DIR]
  *
  * It connects as the admin user (the launcher prints where its password
  * is; compose keeps it in the nats-credentials volume). --restart is a
@@ -33,6 +33,8 @@ export interface KitTarget {
   cri: CriRuntime;
   /** Restarts the subsystem under test and resolves once it was asked to; absent: the restart checks are not run. */
   restart?: () => Promise<void>;
+  /** The node's static pod manifest directory (config-source's checks write their manifests there). */
+  manifests?: string;
   /** The longest a check waits for what it expects (default 30 s: the subsystem's 1 s relist, on a loaded machine). */
   timeoutMs: number;
 }
@@ -113,6 +115,7 @@ const SUITES: Record<string, () => Promise<readonly KitCheck[]>> = {
   pleg: async () => (await import('./pleg.kit.js')).PLEG_CHECKS,
   'cri-gateway': async () => (await import('./cri-gateway.kit.js')).CRI_GATEWAY_CHECKS,
   prober: async () => (await import('./prober.kit.js')).PROBER_CHECKS,
+  'config-source': async () => (await import('./config-source.kit.js')).CONFIG_SOURCE_CHECKS,
 };
 
 /** The services the kit has a suite for. */
@@ -133,11 +136,12 @@ async function main(argv: string[]): Promise<number> {
       nats: { type: 'string', default: process.env['KUBELET_SPLIT_NATS'] ?? 'nats://127.0.0.1:4222' },
       'nats-password-file': { type: 'string', default: process.env['KUBELET_SPLIT_NATS_PASSWORD_FILE'] },
       restart: { type: 'string' },
+      manifests: { type: 'string', default: process.env['POD_MANIFEST_PATH'] },
       timeout: { type: 'string', default: '30' },
     },
   });
   if (!values.service) {
-    process.stderr.write(`usage: npm run contract:kit -- --service ${KIT_SERVICES.join('|')} [--node NODE] [--nats URL] [--nats-password-file FILE] [--restart COMMAND] [--timeout SECONDS]\n`);
+    process.stderr.write(`usage: npm run contract:kit -- --service ${KIT_SERVICES.join('|')} [--node NODE] [--nats URL] [--nats-password-file FILE] [--restart COMMAND] [--manifests DIR] [--timeout SECONDS]\n`);
     return 2;
   }
   const checks = await checksFor(values.service);
@@ -150,6 +154,7 @@ async function main(argv: string[]): Promise<number> {
       node: values.node,
       cri: new NatsCriClient(nc, values.node, 'contract-kit'),
       timeoutMs: Number(values.timeout) * 1000,
+      ...(values.manifests ? { manifests: values.manifests } : {}),
       ...(restartCommand ? { restart: () => Promise.resolve(void execFileSync('sh', ['-c', restartCommand], { stdio: 'inherit' })) } : {}),
     });
     process.stdout.write(`${kitReport(values.service, results)}\n`);
