@@ -1,7 +1,7 @@
 /**
  * The contract kit (test/contract-kit/kit.ts, `npm run contract:kit`) on a
  * real node stack: nats-server, cri-gateway on the real containerd, and the
- * subsystem under test. Our cri-gateway, config-source, prober and PLEG pass every check, its restart included;
+ * subsystem under test. Our cri-gateway, config-source, prober, sync loop and PLEG pass every check, its restart included;
  * a PLEG that never publishes ContainerDied (testing/broken-pleg.ts) fails
  * exactly the checks that need one, and the kit names what is missing.
  * The kit's report is printed.
@@ -14,6 +14,7 @@ import { CONFIG_SOURCE_CHECKS } from './contract-kit/config-source.kit.js';
 import { CRI_GATEWAY_CHECKS } from './contract-kit/cri-gateway.kit.js';
 import { PLEG_CHECKS } from './contract-kit/pleg.kit.js';
 import { PROBER_CHECKS } from './contract-kit/prober.kit.js';
+import { SYNC_LOOP_CHECKS } from './contract-kit/sync-loop.kit.js';
 import { startBrokenPleg } from './contract-kit/testing/broken-pleg.js';
 
 describe('the contract kit on a real node stack', { timeout: 600_000 }, () => {
@@ -51,6 +52,23 @@ describe('the contract kit on a real node stack', { timeout: 600_000 }, () => {
     const results = await runKit(PROBER_CHECKS, target(restart));
     console.log(kitReport('prober', results));
     assert.deepEqual(results.filter((r) => r.outcome !== 'passed').map((r) => `${r.name}: ${r.outcome} ${r.detail}`), []);
+  });
+
+  it('our sync loop passes every check, a restart included (the kit plays the pod workers)', async () => {
+    const restart = async () => {
+      await stack.procs.get('sync-loop#0')?.stop(10_000);
+      await stack.startService('sync-loop');
+    };
+    await stack.startService('sync-loop');
+    try {
+      const results = await runKit(SYNC_LOOP_CHECKS, target(restart));
+      console.log(kitReport('sync-loop', results));
+      assert.deepEqual(results.filter((r) => r.outcome !== 'passed').map((r) => `${r.name}: ${r.outcome} ${r.detail}`), []);
+    } finally {
+      // Its housekeeping would kill the pods the next suites make behind its back.
+      await stack.procs.get('sync-loop#0')?.stop(10_000);
+      stack.procs.delete('sync-loop#0');
+    }
   });
 
   it('our PLEG passes every check, a restart included', async () => {

@@ -116,6 +116,7 @@ const SUITES: Record<string, () => Promise<readonly KitCheck[]>> = {
   'cri-gateway': async () => (await import('./cri-gateway.kit.js')).CRI_GATEWAY_CHECKS,
   prober: async () => (await import('./prober.kit.js')).PROBER_CHECKS,
   'config-source': async () => (await import('./config-source.kit.js')).CONFIG_SOURCE_CHECKS,
+  'sync-loop': async () => (await import('./sync-loop.kit.js')).SYNC_LOOP_CHECKS,
 };
 
 /** The services the kit has a suite for. */
