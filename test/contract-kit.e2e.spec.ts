@@ -1,7 +1,7 @@
 /**
  * The contract kit (test/contract-kit/kit.ts, `npm run contract:kit`) on a
  * real node stack: nats-server, cri-gateway on the real containerd, and the
- * subsystem under test. Our cri-gateway, config-source, prober, sync loop and PLEG pass every check, its restart included;
+ * subsystem under test. Our cri-gateway, config-source, prober, sync loop, pod worker and PLEG pass every check, its restart included;
  * a PLEG that never publishes ContainerDied (testing/broken-pleg.ts) fails
  * exactly the checks that need one, and the kit names what is missing.
  * The kit's report is printed.
@@ -13,6 +13,7 @@ import { kitReport, runKit, type KitTarget } from './contract-kit/kit.js';
 import { CONFIG_SOURCE_CHECKS } from './contract-kit/config-source.kit.js';
 import { CRI_GATEWAY_CHECKS } from './contract-kit/cri-gateway.kit.js';
 import { PLEG_CHECKS } from './contract-kit/pleg.kit.js';
+import { POD_WORKER_CHECKS } from './contract-kit/pod-worker.kit.js';
 import { PROBER_CHECKS } from './contract-kit/prober.kit.js';
 import { SYNC_LOOP_CHECKS } from './contract-kit/sync-loop.kit.js';
 import { startBrokenPleg } from './contract-kit/testing/broken-pleg.js';
@@ -68,6 +69,22 @@ describe('the contract kit on a real node stack', { timeout: 600_000 }, () => {
       // Its housekeeping would kill the pods the next suites make behind its back.
       await stack.procs.get('sync-loop#0')?.stop(10_000);
       stack.procs.delete('sync-loop#0');
+    }
+  });
+
+  it('our pod worker passes every check, a restart included (the kit plays the sync loop)', async () => {
+    const restart = async () => {
+      await stack.procs.get('pod-worker#0')?.stop(10_000);
+      await stack.startService('pod-worker');
+    };
+    await stack.startService('pod-worker');
+    try {
+      const results = await runKit(POD_WORKER_CHECKS, target(restart));
+      console.log(kitReport('pod-worker', results));
+      assert.deepEqual(results.filter((r) => r.outcome !== 'passed').map((r) => `${r.name}: ${r.outcome} ${r.detail}`), []);
+    } finally {
+      await stack.procs.get('pod-worker#0')?.stop(10_000);
+      stack.procs.delete('pod-worker#0');
     }
   });
 

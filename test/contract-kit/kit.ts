@@ -117,6 +117,7 @@ const SUITES: Record<string, () => Promise<readonly KitCheck[]>> = {
   prober: async () => (await import('./prober.kit.js')).PROBER_CHECKS,
   'config-source': async () => (await import('./config-source.kit.js')).CONFIG_SOURCE_CHECKS,
   'sync-loop': async () => (await import('./sync-loop.kit.js')).SYNC_LOOP_CHECKS,
+  'pod-worker': async () => (await import('./pod-worker.kit.js')).POD_WORKER_CHECKS,
 };
 
 /** The services the kit has a suite for. */
