@@ -118,6 +118,7 @@ const SUITES: Record<string, () => Promise<readonly KitCheck[]>> = {
   'config-source': async () => (await import('./config-source.kit.js')).CONFIG_SOURCE_CHECKS,
   'sync-loop': async () => (await import('./sync-loop.kit.js')).SYNC_LOOP_CHECKS,
   'pod-worker': async () => (await import('./pod-worker.kit.js')).POD_WORKER_CHECKS,
+  'status-manager': async () => (await import('./status-manager.kit.js')).STATUS_MANAGER_CHECKS,
 };
 
 /** The services the kit has a suite for. */
