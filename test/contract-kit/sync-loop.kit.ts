@@ -10,6 +10,8 @@
  *    CleanupPods on `kubelet.<node>.prober.CleanupPods`;
  * for the PLEG's ContainerStarted on `kubelet.<node>.pleg.<uid>` it
  * dispatches SyncPodSync; for a source's remove it dispatches SyncPodKill;
+ * once the kit's worker says a removed pod finished (its `workers` record),
+ * it forgets the pod (its record leaves `pods`);
  * it holds the leases key `<node>.leader.sync-loop`, keeps working after
  * bad input, and after a restart. The pods are the kit's own (source
  * `http`, a nodeName and no runtime state): no container is ever run for
@@ -56,6 +58,8 @@ class FakeWorkers {
           const accepted = !this.refuse.has(parsed.uid);
           this.dispatches.push({ at: Date.now(), shard: parsed.shard, update, accepted });
           if (accepted && m.reply) m.respond(enc.encode(JSON.stringify({ type: MessageTypes.workAccepted, podUid: parsed.uid, shard: parsed.shard })));
+          // A kill is done at once: the worker's record says the pod terminated and the worker finished, as a pod worker's does.
+          if (accepted && update.updateType === 'SyncPodKill') void this.finish(parsed.uid);
         },
       }),
       t.nc.subscribe(Subjects.prober.wildcard(t.node), {
@@ -69,6 +73,12 @@ class FakeWorkers {
         },
       }),
     );
+  }
+  private async finish(uid: string): Promise<void> {
+    const now = Date.now();
+    const kv = await new Kvm(this.t.nc).open('workers');
+    await kv.put(kvKey(this.t.node, uid), JSON.stringify({ syncedAt: now, terminatingAt: now, terminatedAt: now, gracePeriod: 0, finished: true }));
+    this.done(uid);
   }
   of(uid: string, updateType?: string): Dispatch[] {
     return this.dispatches.filter((d) => d.update.pod?.metadata?.uid === uid && (updateType === undefined || d.update.updateType === updateType));
@@ -120,6 +130,16 @@ async function withAddedPod(t: KitTarget, w: FakeWorkers, fn: (pod: Pod) => Prom
   } finally {
     source(t, 'remove', pod);
   }
+  await forgotten(t, uid);
+}
+
+/** Once its worker finished, the sync loop forgets a removed pod: its record leaves `pods`. */
+async function forgotten(t: KitTarget, uid: string): Promise<void> {
+  const kv = await new Kvm(t.nc).open('pods');
+  await expectWithin(`the removed pod's record ${kvKey(t.node, 'pod', uid)} gone from pods once its worker finished`, async () => {
+    const e = await kv.get(kvKey(t.node, 'pod', uid));
+    return !e || e.operation !== 'PUT' || e.value.length === 0 ? true : undefined;
+  }, t.timeoutMs);
 }
 
 export const SYNC_LOOP_CHECKS: readonly KitCheck[] = [
@@ -170,8 +190,10 @@ export const SYNC_LOOP_CHECKS: readonly KitCheck[] = [
           const [a, b] = w.of(uid, 'SyncPodCreate');
           note(`sent again ${(b?.at ?? 0) - (a?.at ?? 0)} ms after the first; heard: ${w.seen(uid)}`);
         } finally {
+          w.refuse.delete(uid);
           source(t, 'remove', pod);
         }
+        await forgotten(t, uid);
       });
     },
   },
@@ -190,7 +212,7 @@ export const SYNC_LOOP_CHECKS: readonly KitCheck[] = [
     },
   },
   {
-    name: 'a pod a source removes: a SyncPodKill dispatch',
+    name: 'a pod a source removes: a SyncPodKill dispatch, and the pod forgotten once its worker finished',
     async run(t, note) {
       await withWorkers(t, async (w) => {
         let uid = '';
