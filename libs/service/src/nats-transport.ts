@@ -16,7 +16,7 @@ import { RpcException, Server, NatsContext, type CustomTransportStrategy, type M
 import { lastValueFrom } from 'rxjs';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { MessageError, isRecord, parseJson, resolvePattern, type ErrorReply } from '@app/contracts';
-import { continueTrace } from '@app/tracing';
+import { continueTrace, replyHeaders } from '@app/tracing';
 import type { Logger } from '@app/observability';
 
 const encoder = new TextEncoder();
@@ -28,6 +28,8 @@ export interface TransportOptions {
   logger: Logger;
   /** A queue group for request/reply subjects, so replicas share them. */
   queue?: string;
+  /** This instance's connection name, in the Kubelet-Sender header of its replies. */
+  sender?: string;
 }
 
 /** Throw this from a handler to reply with a specific error code. */
@@ -120,7 +122,7 @@ export class KubeletNatsTransport extends Server implements CustomTransportStrat
   private reply(msg: Msg, body: unknown): void {
     if (!msg.reply) return;
     try {
-      msg.respond(encoder.encode(JSON.stringify(body)));
+      msg.respond(encoder.encode(JSON.stringify(body)), { headers: replyHeaders({ service: this.opts.service, ...(this.opts.sender ? { sender: this.opts.sender } : {}) }) });
     } catch (err) {
       this.opts.logger.error({ err, subject: msg.subject }, 'could not send a reply');
     }
