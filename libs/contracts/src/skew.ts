@@ -149,5 +149,5 @@ export function judgeRecordVersion(record: unknown, reads: readonly number[] = R
  */
 export function rewriteRecord<T extends object>(previous: unknown, next: T): T {
   if (typeof previous !== 'object' || previous === null || Array.isArray(previous)) return next;
-  return { ...(previous as Record<string, unknown>), ...next } as T;
+  return { ...previous, ...next };
 }

@@ -13,7 +13,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { MsgHdrs } from '@nats-io/transport-node';
-import { CONTRACT_VERSION } from '@app/contracts';
+import { CONTRACT_VERSION, parseContractVersion } from '@app/contracts';
 import { Headers, nextSpan, readMeta, type TraceContext } from './headers.js';
 import { NoTraceRecorder, type TraceHop, type TraceRecorder } from './trace-records.js';
 
@@ -73,9 +73,11 @@ export function heardFrom(headers: MsgHdrs | undefined, subject: string): void {
   try {
     const w = activeWitness();
     if (!w || !headers) return;
-    const meta = readMeta(headers);
-    if (meta.contract === undefined) return;
-    w.heard({ version: meta.contract, ...(meta.sender ? { sender: meta.sender } : {}), ...(meta.service ? { service: meta.service } : {}) }, subject);
+    const version = parseContractVersion(headers.get(Headers.contract) || undefined);
+    if (version === undefined) return;
+    const sender = headers.get(Headers.sender);
+    const service = headers.get(Headers.service);
+    w.heard({ version, ...(sender ? { sender } : {}), ...(service ? { service } : {}) }, subject);
   } catch {
     // a peer's headers never fail the work they carry
   }
