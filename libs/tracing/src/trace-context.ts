@@ -186,11 +186,11 @@ export function continueTrace<T>(msg: TracedMessage, fn: () => T, logger?: Trace
   let active: ActiveTrace | undefined;
   try {
     active = hopOf(msg.headers, logger, msg.subject);
+    heardFrom(msg.headers, msg.subject);
   } catch (err) {
     logger?.debug({ subject: msg.subject, err: (err as Error).message }, 'ignored unreadable trace headers; starting a new trace');
   }
   const hop = active ?? { trace: nextSpan() };
-  heardFrom(msg.headers, msg.subject);
   const { at, t0 } = hopStart();
   const done = (error?: unknown) =>
     recordHop({
