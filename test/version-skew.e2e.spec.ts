@@ -11,7 +11,8 @@
  * version never makes a service unready), and the odd one says the same
  * of them; /info states every instance's version and range; and the pods
  * keep running meanwhile — the pod that ran before is never restarted and
- * never NotReady in /pods, and a pod added while the node is skewed starts.
+ * never NotReady in /pods, and a pod added while the node is skewed starts
+ * and, deleted, is gone.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -27,6 +28,16 @@ const ODD_VERSION = 3;
 const ODD = `sync-loop@${NODE}#1`;
 /** Generous: a loaded machine starts a sync loop, wins its lease and dispatches within seconds. */
 const REFUSAL_BOUND_MS = 60_000;
+/** How long the node runs skewed after the refusals, watched: several housekeeping passes, relists and probe periods. */
+const SOAK_MS = 15_000;
+/**
+ * Who hears the sync loop, and so who must say it is outside the policy: the pod worker (its work), the
+ * cri-gateway (its CRI calls), the config source (its sources snapshot), the prober (housekeeping's
+ * CleanupPods) and the status manager (RemoveOrphanedStatuses, once a deleted pod is cleaned up).
+ */
+const HEARERS = ['pod-worker', 'cri-gateway', 'config-source', 'status-manager', 'prober'];
+/** Whom the odd sync loop hears back: the replies of the first three, and the PLEG's events of the pod it adds. */
+const HEARD = ['pod-worker', 'cri-gateway', 'config-source', 'pleg'];
 
 function manifest(name: string): string {
   return `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\nspec:\n  hostNetwork: true\n  terminationGracePeriodSeconds: 1\n  containers:\n    - name: main\n      image: ${IMAGE}\n      command: ["sleep", "3600"]\n`;
@@ -137,14 +148,20 @@ describe('a service claiming a contract version outside the skew policy is refus
       // A pod added while the node is skewed: the odd sync loop dispatches it, the pod worker takes it (their messages' types are v1 both ways).
       stack.writeManifest('during', manifest('during'));
       await stack.waitForPod('during', 'Running and Ready (added while the sync loop is outside the policy)', runningAndReady, 90_000);
+      // And deleted while skewed: gone from /pods and from containerd.
+      stack.removeManifest('during');
+      await stack.waitFor('the deleted pod to be gone from /pods and containerd', async () => {
+        const listed = (await stack.podList()).items.some((p) => p.metadata?.name === stack.podName('during'));
+        return !listed && (await stack.containers('during')).length === 0 && (await stack.sandboxes('during')).length === 0 ? true : undefined;
+      }, 90_000);
 
-      // The peers that hear the odd one: the pod worker (its work) and the cri-gateway (its CRI calls); the odd one hears them back in their replies.
-      await stack.waitFor(
-        'the pod worker and the cri-gateway to log the odd sync loop, and it to log them',
-        () => linesOf('pod-worker', ODD).length > 0 && linesOf('cri-gateway', ODD).length > 0 && linesOf('sync-loop').some((l) => l.peer.startsWith('pod-worker@')) && linesOf('sync-loop').some((l) => l.peer.startsWith('cri-gateway@')),
-        REFUSAL_BOUND_MS,
-      );
-      for (const service of ['pod-worker', 'cri-gateway']) {
+      const refused = () => HEARERS.every((s) => linesOf(s, ODD).length > 0) && HEARD.every((s) => linesOf('sync-loop', `${s}@${NODE}#0`).length > 0);
+      await stack.waitFor(`${HEARERS.join(', ')} to log the odd sync loop, and it to log ${HEARD.join(', ')}`, () => refused() || undefined, REFUSAL_BOUND_MS).catch((err: Error) => {
+        throw new Error(`${err.message}; logged so far: ${JSON.stringify(skewLines.map((l) => `${l.service}#${l.instance} on ${l.peer}`))}`);
+      });
+      // The node runs skewed a while, watched.
+      await new Promise((r) => setTimeout(r, SOAK_MS));
+      for (const service of HEARERS) {
         const [line] = linesOf(service, ODD);
         assert.deepEqual(
           { peer: line?.peer, peerContractVersion: line?.peerContractVersion, contractVersion: line?.contractVersion, accepts: line?.accepts, why: line?.why },
@@ -160,7 +177,7 @@ describe('a service claiming a contract version outside the skew policy is refus
       }
 
       // /readyz: 200 on every side, the contractVersions check degraded and naming who.
-      for (const key of ['pod-worker#0', 'cri-gateway#0']) {
+      for (const key of HEARERS.map((s) => `${s}#0`)) {
         const ready = await get<Readyz>(proc(key), '/readyz');
         assert.equal(ready.status, 200, `${key} stays ready: a peer too new must not stop it serving pods`);
         assert.deepEqual(ready.body.degraded, ['contractVersions'], `${key} /readyz degraded`);
@@ -173,7 +190,10 @@ describe('a service claiming a contract version outside the skew policy is refus
       assert.deepEqual(oddReady.body.degraded, ['contractVersions']);
       assert.match(oddReady.body.checks['contractVersions']?.detail ?? '', /^contract 3, accepts 2\.\.3; degraded: peers outside the skew policy: .*pod-worker@skew-e2e#0 speaks 1 \(peer too old\)/);
       const oddPeers = (await get<ServiceInfo>(odd, '/info')).body.contract.peersOutsidePolicy;
-      assert.ok(oddPeers.some((p) => p.peer === `cri-gateway@${NODE}#0` && p.version === 1 && p.why === 'peer too old'), JSON.stringify(oddPeers));
+      for (const s of HEARD) assert.ok(oddPeers.some((p) => p.peer === `${s}@${NODE}#0` && p.version === 1 && p.why === 'peer too old'), `the odd one's /info lists ${s}: ${JSON.stringify(oddPeers)}`);
+      // Nobody heard at the same version is listed: the PLEG never heard the sync loop, so it has nothing degraded.
+      const pleg = await get<Readyz>(proc('pleg#0'), '/readyz');
+      assert.equal(pleg.body.degraded, undefined, 'the PLEG heard no peer outside the policy');
 
       // The pod that ran before: the same container, still running, never restarted.
       const steadyAfter = await stack.containers('steady');
@@ -182,7 +202,7 @@ describe('a service claiming a contract version outside the skew policy is refus
       watching = false;
       await watcher;
     }
-    assert.ok(answers > 10, `the watcher saw /pods answers (${answers})`);
+    assert.ok(answers >= SOAK_MS / 1000, `the watcher saw /pods answers all along (${answers})`);
     assert.deepEqual(notReady, [], 'the steady pod was Running, Ready and never restarted in every /pods answer');
     const by = [...new Set(skewLines.map((l) => `${l.service}#${l.instance}`))].sort();
     report.push(`peer-outside-policy lines: ${skewLines.length}, by ${by.join(', ')}`);
