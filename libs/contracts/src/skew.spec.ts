@@ -109,10 +109,10 @@ describe('decodeMessage by the policy: unknown fields kept, unknown versions and
 
 describe('KV record versions', () => {
   const cases: { name: string; record: unknown; accepted: boolean; reason?: RegExp }[] = [
-    { name: 'a record without v (written before the policy: version 1)', record: { dueAt: 1 }, accepted: true },
-    { name: 'a record of version 1', record: { v: 1, dueAt: 1 }, accepted: true },
-    { name: 'a record of version 2', record: { v: 2, dueAt: 1 }, accepted: false, reason: /^record version 2 is not one this service reads \(1\)$/ },
-    { name: 'a record whose v is not a number', record: { v: 'two' }, accepted: false, reason: /record version "two"/ },
+    { name: 'a record without recordVersion (written before the policy: version 1)', record: { dueAt: 1, v: 7 }, accepted: true },
+    { name: 'a record of version 1', record: { recordVersion: 1, dueAt: 1 }, accepted: true },
+    { name: 'a record of version 2', record: { recordVersion: 2, dueAt: 1 }, accepted: false, reason: /^record version 2 is not one this service reads \(1\)$/ },
+    { name: 'a record whose recordVersion is not a number', record: { recordVersion: 'two' }, accepted: false, reason: /record version "two"/ },
     { name: 'not an object', record: [1], accepted: false, reason: /not a JSON object/ },
   ];
   for (const tc of cases) {

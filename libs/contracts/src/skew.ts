@@ -120,13 +120,13 @@ export function classifyTypeMismatch(expected: MessageTypeName, got: unknown, re
 }
 
 /**
- * KV records (state.ts) carry their schema version in `v`; absent means 1,
+ * KV records (state.ts) carry their schema version in `recordVersion`; absent means 1,
  * the records written before the policy. A reader reads every version from
  * its contract's oldest accepted to its own (RECORD_VERSIONS), and refuses
  * the others with a reason — keeping what it had (a refused `pods` record
  * must never read as a pod that is gone).
  */
-export const RECORD_VERSION_FIELD = 'v';
+export const RECORD_VERSION_FIELD = 'recordVersion';
 
 /** The record versions this build reads: today every record is at version 1. */
 export const RECORD_VERSIONS: readonly number[] = [1];
@@ -139,6 +139,25 @@ export function judgeRecordVersion(record: unknown, reads: readonly number[] = R
   const version = v === undefined ? 1 : v;
   if (typeof version === 'number' && reads.includes(version)) return { accepted: true, version };
   return { accepted: false, version, reason: `record version ${JSON.stringify(version)} is not one this service reads (${reads.join(', ')})` };
+}
+
+/** A KV record of a version this service does not read: refused, and the reader keeps what it had. */
+export class RecordVersionError extends Error {
+  constructor(
+    readonly key: string,
+    readonly reason: string,
+  ) {
+    super(`${key}: ${reason} (docs/adr/0034-version-skew-policy.md)`);
+    this.name = 'RecordVersionError';
+  }
+}
+
+/** Parses a KV value as a record of a version this build reads; throws RecordVersionError (or the JSON SyntaxError). */
+export function decodeRecord<T>(key: string, text: string, reads: readonly number[] = RECORD_VERSIONS): T {
+  const value: unknown = JSON.parse(text);
+  const judged = judgeRecordVersion(value, reads);
+  if (!judged.accepted) throw new RecordVersionError(key, judged.reason);
+  return value as T;
 }
 
 /**
