@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MessageError, MessageTypes, READABLE_MESSAGE_VERSIONS, decodeMessage } from './messages.js';
+import { POD_SYNC_STATUS_FIELDS } from './state.js';
 import {
   CONTRACT_VERSION,
   classifyTypeMismatch,
@@ -122,9 +123,11 @@ describe('KV record versions', () => {
       if (tc.reason) assert.match(j.accepted ? '' : j.reason, tc.reason);
     });
   }
-  it('a rewrite keeps the fields a newer writer added and this one does not know', () => {
-    const previous = { syncedAt: 1, terminatingAt: 2, addedLater: 'keep me' };
-    assert.deepEqual(rewriteRecord(previous, { syncedAt: 5, terminatingAt: 2 }), { syncedAt: 5, terminatingAt: 2, addedLater: 'keep me' });
-    assert.deepEqual(rewriteRecord(undefined, { syncedAt: 5 }), { syncedAt: 5 });
+  it('a rewrite keeps the fields a newer writer added and this one does not know, and clears the known ones it leaves out', () => {
+    const previous = { syncedAt: 1, terminatingAt: 2, restartRequested: true, addedLater: 'keep me', recordVersion: 1 };
+    assert.deepEqual(rewriteRecord(previous, { syncedAt: 5, terminatingAt: 2 }, POD_SYNC_STATUS_FIELDS), { syncedAt: 5, terminatingAt: 2, addedLater: 'keep me' });
+    assert.deepEqual(rewriteRecord(undefined, { syncedAt: 5 }, POD_SYNC_STATUS_FIELDS), { syncedAt: 5 });
+    const next = { syncedAt: 5 };
+    assert.equal(rewriteRecord({ syncedAt: 1 }, next, POD_SYNC_STATUS_FIELDS), next, 'nothing unknown: the record as the writer made it');
   });
 });

@@ -161,12 +161,15 @@ export function decodeRecord<T>(key: string, text: string, reads: readonly numbe
 }
 
 /**
- * The record a writer puts back after reading `previous`: its own fields
- * over the ones it read, so that fields a newer writer added (and this one
- * does not know) survive the rewrite. A field this writer means to clear it
- * sets to undefined explicitly in `next` (JSON drops it).
+ * The record a writer puts back where it read `previous`: `next`, plus the
+ * fields of `previous` this build does not know (not in `known`), so that
+ * what a newer writer added survives a rewrite by an older one during an
+ * upgrade or a downgrade. A field this build knows and `next` leaves out
+ * stays out: that is how a writer clears it.
  */
-export function rewriteRecord<T extends object>(previous: unknown, next: T): T {
+export function rewriteRecord<T extends object>(previous: unknown, next: T, known: Readonly<Record<string, unknown>>): T {
   if (typeof previous !== 'object' || previous === null || Array.isArray(previous)) return next;
-  return { ...previous, ...next };
+  const kept: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(previous)) if (!(field in known) && field !== RECORD_VERSION_FIELD) kept[field] = value;
+  return Object.keys(kept).length === 0 ? next : { ...kept, ...next };
 }
