@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import { contractClaim } from '@app/contracts';
 import { HealthChecks } from './health.js';
-import { PeerContracts, type PeerContractsLogger } from './peer-contracts.js';
+import { MAX_PEERS_OUTSIDE_POLICY, PeerContracts, type PeerContractsLogger } from './peer-contracts.js';
 
 /** Records what was logged, as `level: message` with its fields. */
 class RecordingLogger implements PeerContractsLogger {
@@ -84,6 +84,19 @@ describe('PeerContracts: what a service heard of its peers\' contract versions (
     peers.heard({ sender: 'pleg@n#0', version: 3 }, 's');
     peers.heard({ sender: 'pleg@n#0', version: 4 }, 's');
     assert.deepEqual(logger.lines.map((l) => l.obj['peerContractVersion']), [3, 4]);
+  });
+
+  it('remembers at most MAX_PEERS_OUTSIDE_POLICY peers: the one heard from longest ago makes room', async () => {
+    const { peers, clock } = setup(1);
+    for (let i = 0; i < MAX_PEERS_OUTSIDE_POLICY; i++) {
+      peers.heard({ sender: `p${String(i).padStart(3, '0')}@n#0`, version: 3 }, 's');
+      await clock.step(1);
+    }
+    peers.heard({ sender: 'p000@n#0', version: 3 }, 's'); // heard again: now the newest
+    peers.heard({ sender: 'late@n#0', version: 3 }, 's');
+    const names = peers.info().peersOutsidePolicy.map((p) => p.peer);
+    assert.equal(names.length, MAX_PEERS_OUTSIDE_POLICY);
+    assert.ok(names.includes('late@n#0') && names.includes('p000@n#0') && !names.includes('p001@n#0'), 'p001, heard from longest ago, made room');
   });
 
   it('its own messages and nameless ones are no peer\'s', () => {

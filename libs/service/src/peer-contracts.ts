@@ -41,6 +41,8 @@ interface Outside {
 }
 
 export const PEER_FORGET_AFTER_MS = 5 * 60_000;
+/** The most peers outside the policy remembered at once (instances that come and go must not grow it without end). */
+export const MAX_PEERS_OUTSIDE_POLICY = 256;
 
 export class PeerContracts implements ContractWitness {
   readonly version: number;
@@ -72,6 +74,7 @@ export class PeerContracts implements ContractWitness {
       known.subject = subject;
       return;
     }
+    if (!known && this.outside.size >= MAX_PEERS_OUTSIDE_POLICY) this.makeRoom(now);
     this.outside.set(name, { version: peer.version, why: verdict.why, reason: verdict.reason, firstSeen: now, lastSeen: now, subject });
     this.deps.logger.warn(
       {
@@ -85,6 +88,15 @@ export class PeerContracts implements ContractWitness {
       },
       `peer outside the contract skew policy: ${name} (${verdict.why}): ${verdict.reason}; its messages are still decoded by their types, and any type version this service does not read is refused`,
     );
+  }
+
+  /** Forgets the peers not heard from within forgetAfterMs, then, if still full, the one heard from longest ago. */
+  private makeRoom(now: number): void {
+    for (const [peer, o] of this.outside) if (now - o.lastSeen > this.forgetAfterMs) this.outside.delete(peer);
+    if (this.outside.size < MAX_PEERS_OUTSIDE_POLICY) return;
+    let oldest: [string, number] | undefined;
+    for (const [peer, o] of this.outside) if (!oldest || o.lastSeen < oldest[1]) oldest = [peer, o.lastSeen];
+    if (oldest) this.outside.delete(oldest[0]);
   }
 
   /** The peers outside the policy heard from within forgetAfterMs, by name. */
