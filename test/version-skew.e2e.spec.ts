@@ -112,6 +112,8 @@ describe('a service claiming a contract version outside the skew policy is refus
       assert.equal(ready.status, 200, `${sp.service} /readyz`);
       assert.equal(ready.body.degraded, undefined, `${sp.service} /readyz degraded`);
       assert.equal(ready.body.checks['contractVersions']?.detail, 'contract 1, accepts 1');
+      const metrics = await (await fetch(`http://127.0.0.1:${sp.port}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
+      assert.match(metrics, /^kubelet_contract_peers_outside_policy\{contract_version="1"[^}]*\} 0$/m, `${sp.service} /metrics`);
     }
     assert.deepEqual(skewLines, [], 'no peer outside the policy while every service speaks 1');
   });
@@ -182,6 +184,8 @@ describe('a service claiming a contract version outside the skew policy is refus
         assert.equal(ready.status, 200, `${key} stays ready: a peer too new must not stop it serving pods`);
         assert.deepEqual(ready.body.degraded, ['contractVersions'], `${key} /readyz degraded`);
         assert.match(ready.body.checks['contractVersions']?.detail ?? '', new RegExp(`degraded: peers outside the skew policy: .*${ODD} speaks 3 \\(peer too new\\)`));
+        const metrics = await (await fetch(`http://127.0.0.1:${proc(key).port}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
+        assert.match(metrics, /^kubelet_contract_peers_outside_policy\{contract_version="1"[^}]*\} 1$/m, `${key} /metrics`);
         const info = await get<ServiceInfo>(proc(key), '/info');
         assert.deepEqual(info.body.contract.peersOutsidePolicy.map((p) => [p.peer, p.version, p.why]), [[ODD, ODD_VERSION, 'peer too new']], `${key} /info`);
       }

@@ -15,7 +15,7 @@ import { ConfigError, parseEnv, readSecretFile, sharedSchema, type ConfigOf, typ
 import { BUCKETS, NatsBus, agreeOnSetting, connectNats, connectionName, describeViolation, ensureBuckets, grantedBuckets, inboxPrefix, installKvWatchMetrics, natsUserOf, type BucketId, type KV, type NatsConnection, type NatsCredentials, type PermissionViolation } from '@app/nats';
 import { JetStreamTraceRecorder, ensureTraceStream, installContractWitness, installTraceRecorder } from '@app/tracing';
 import { KvLeaderLeaseStore, LeaderElector, leaderElectionProblem } from '@app/leader-election';
-import { Counter, NestPinoLogger, createMetricsRegistry, type Logger } from '@app/observability';
+import { Counter, Gauge, NestPinoLogger, createMetricsRegistry, type Logger } from '@app/observability';
 import { leaderElectionOf, leaderElectionSchema, watchLeadership } from './leadership.js';
 import { CoreModule } from './core.module.js';
 import { HealthChecks } from './health.js';
@@ -151,6 +151,15 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
   const peers = new PeerContracts({ claim, clock: new SystemClock(), logger: logger.child({ component: 'contract-skew' }), self: name });
   installContractWitness(peers);
   health.addReadiness('contractVersions', () => peers.check());
+  new Gauge({
+    name: 'kubelet_contract_peers_outside_policy',
+    help: 'Peers heard in the last 5 minutes whose contract version is outside the skew policy (docs/adr/0034-version-skew-policy.md); the service speaks contract_version',
+    labelNames: ['contract_version'],
+    registers: [metrics],
+    collect() {
+      this.set({ contract_version: String(claim.version) }, peers.peersOutsidePolicy().length);
+    },
+  });
   if (claim.version !== contractClaim().version) logger.warn({ contractVersion: claim.version, buildContractVersion: contractClaim().version, accepts: formatContractRange(claim.accepts) }, 'CONTRACT_VERSION overrides the contract version this build speaks');
   installKvWatchMetrics(metrics);
 
