@@ -4,3 +4,4 @@ export type * from './kube.js';
 export * from './state.js';
 export * from './events.js';
 export * from './services.js';
+export * from './skew.js';

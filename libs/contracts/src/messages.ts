@@ -6,6 +6,7 @@
 import type { Pod, Service } from './kube.js';
 import type { PodOperation, ProbeType } from './subjects.js';
 import { POD_OPERATIONS, PROBE_TYPES } from './subjects.js';
+import { classifyTypeMismatch, parseMessageType, type ContractClaim, type TypeMismatch } from './skew.js';
 
 export const MessageTypes = {
   podUpdate: 'kubelet.v1.pod_update',
@@ -350,11 +351,48 @@ export type Message =
 
 export type MessageOf<T extends MessageType> = Extract<Message, { type: T }>;
 
-/** A message that is not what its subject promises; `reason` names the field. */
+/**
+ * A message that is not what its subject promises; `reason` names the field.
+ * `refusal` says when it is a matter of versions (docs/adr/0034): a type
+ * version this build does not read (`unsupported-version`), or a kind it
+ * does not know at all (`unknown-kind`, ignored).
+ */
 export class MessageError extends Error {
-  constructor(readonly reason: string) {
+  constructor(
+    readonly reason: string,
+    readonly refusal?: TypeMismatch['refusal'],
+  ) {
     super(reason);
     this.name = 'MessageError';
+  }
+}
+
+/** Per kind (`work_done`), the versions of it this build reads. */
+export const READABLE_MESSAGE_VERSIONS: ReadonlyMap<string, readonly number[]> = (() => {
+  const out = new Map<string, number[]>();
+  for (const type of Object.values(MessageTypes)) {
+    const name = parseMessageType(type);
+    if (name) out.set(name.kind, [...(out.get(name.kind) ?? []), name.version]);
+  }
+  return out;
+})();
+
+/** Why a message of type `got` is not read where `expected` is due. */
+function typeMismatchError(expected: MessageType, got: unknown): MessageError {
+  const wanted = parseMessageType(expected);
+  const seen = JSON.stringify(got ?? null);
+  const mismatch: TypeMismatch = wanted ? classifyTypeMismatch(wanted, got, READABLE_MESSAGE_VERSIONS) : { refusal: 'no-type' };
+  switch (mismatch.refusal) {
+    case 'unsupported-version':
+      return new MessageError(
+        `refused type ${seen}: version ${mismatch.version} of ${mismatch.kind} is not one this service reads (it reads ${mismatch.reads.map((v) => `v${v}`).join(', ')}; docs/adr/0034-version-skew-policy.md)`,
+        'unsupported-version',
+      );
+    case 'unknown-kind':
+      return new MessageError(`ignored type ${seen}: a message kind this service does not know (expected type "${expected}")`, 'unknown-kind');
+    case 'wrong-kind':
+    case 'no-type':
+      return new MessageError(`expected type "${expected}", got ${seen}`);
   }
 }
 
@@ -409,9 +447,7 @@ export function isRecord(v: unknown): v is Record<string, unknown> {
  */
 export function decodeMessage<T extends MessageType>(expected: T, value: unknown): MessageOf<T> {
   if (!isRecord(value)) throw new MessageError(`expected a JSON object of type ${expected}`);
-  if (value['type'] !== expected) {
-    throw new MessageError(`expected type "${expected}", got ${JSON.stringify(value['type'] ?? null)}`);
-  }
+  if (value['type'] !== expected) throw typeMismatchError(expected, value['type']);
   for (const check of REQUIRED[expected]) {
     const problem = check(value);
     if (problem) throw new MessageError(`${expected}: ${problem}`);
@@ -443,6 +479,22 @@ export interface ServiceInfo {
   subjects: string[];
   /** Single-active services (sync-loop, pleg, status-manager): whether this instance leads. */
   leadership?: LeadershipInfo;
+  /** The contract version it speaks and the peers' versions it accepts, and the peers it met outside them (docs/adr/0034). */
+  contract: ContractClaim & { peersOutsidePolicy: PeerOutsidePolicy[] };
+}
+
+/** A peer heard from whose contract version is outside the policy (skew.ts judgePeer). */
+export interface PeerOutsidePolicy {
+  /** Its connection name `<service>@<node>#<instance>` (Kubelet-Sender), or its service when it sent no sender. */
+  peer: string;
+  version: number;
+  why: 'peer too old' | 'peer too new';
+  reason: string;
+  /** ISO: when it was first and last heard from at this version. */
+  firstSeen: string;
+  lastSeen: string;
+  /** The subject it was last heard on. */
+  subject: string;
 }
 
 /** A single-active service instance's part in its leader election. */

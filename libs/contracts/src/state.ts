@@ -97,6 +97,21 @@ export interface PodSyncStatusRecord {
   pod?: Pod;
 }
 
+/**
+ * The fields of a PodSyncStatusRecord this build knows (a field added to the
+ * interface and not here fails to compile): a rewrite keeps any other field
+ * it read (skew.ts rewriteRecord, docs/adr/0034).
+ */
+export const POD_SYNC_STATUS_FIELDS = {
+  syncedAt: true,
+  terminatingAt: true,
+  terminatedAt: true,
+  gracePeriod: true,
+  finished: true,
+  restartRequested: true,
+  pod: true,
+} as const satisfies Record<keyof PodSyncStatusRecord, true>;
+
 /** The pod worker's state for a UID, as HandlePodCleanups classifies it (SyncKnownPods). */
 export type PodWorkerState = 'SyncPod' | 'TerminatingPod' | 'TerminatedPod';
 
