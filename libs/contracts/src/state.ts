@@ -5,8 +5,9 @@
  * by a newer version (fields are only added).
  */
 import type { Pod, PodStatus } from './kube.js';
-import type { ProbeResultValue } from './messages.js';
-import { SubjectTokenError, nodeToken, type ProbeType } from './subjects.js';
+import { PROBE_RESULTS, type ProbeResultValue } from './messages.js';
+import { S, describe, objectSchema, optional, type FieldSpec, type FieldsOf, type JsonSchema } from './schema.js';
+import { PROBE_TYPES, SubjectTokenError, nodeToken, type ProbeType } from './subjects.js';
 
 /** `pods` bucket, key `<node>.pod.<uid>`: a desired pod in the sync loop's podManager. */
 export interface PodRecord {
@@ -175,4 +176,80 @@ export function probeResultKey(podUid: string, containerName: string, probeType:
     if (value.length === 0 || /[.*>\s]/.test(value)) throw new SubjectTokenError(what, value);
   }
   return `${podUid}.${containerName}.${probeType}`;
+}
+
+/**
+ * Every record's fields (schema.ts), for the published contract: the JSON
+ * Schema of what a bucket's key holds. No decoder checks these (a reader
+ * takes what the one writer wrote); the tables are typed against the
+ * interfaces above, so they follow them.
+ */
+const nodePressureCondition = S.string<NodePressureCondition>(['MemoryPressure', 'DiskPressure', 'PIDPressure']);
+
+export const RECORD_FIELDS = {
+  PodRecord: {
+    pod: S.ref<Pod>('Pod'),
+    source: describe('the config source: "file", "http" or "api"', S.string()),
+    addedAt: S.epochMs(),
+    admitted: describe('whether canAdmitPod let it run; a rejected pod is Failed and never dispatched', S.boolean()),
+    rejection: optional(S.object<{ reason: string; message: string }>({ reason: S.string(), message: S.string() })),
+    terminationRequested: optional(describe('a DELETE (graceful deletion) or REMOVE was asked for', S.boolean())),
+  } satisfies FieldsOf<PodRecord>,
+  WorkQueueRecord: { dueAt: S.epochMs() } satisfies FieldsOf<WorkQueueRecord>,
+  NodePressureRecord: {
+    observedAt: S.epochMs(),
+    conditions: S.array(nodePressureCondition),
+    thresholdsMet: describe('`<signal><<quantity>`, e.g. memory.available<100Mi', S.array(S.string())),
+    observations: S.map(S.object<{ available: number; capacity: number }>({ available: S.number(), capacity: S.number() })),
+    lastObservedAt: optional(S.map(S.epochMs()) as FieldSpec<Partial<Record<NodePressureCondition, number>>, false>),
+  } satisfies FieldsOf<NodePressureRecord>,
+  SyncLoopMonitorRecord: {
+    latestLoopEntryTime: S.epochMs(),
+    healthThresholdMs: S.integer(),
+    writer: optional(describe('`<service>@<node>#<instance>`, for people', S.string())),
+  } satisfies FieldsOf<SyncLoopMonitorRecord>,
+  PodSyncStatusRecord: {
+    syncedAt: optional(S.epochMs()),
+    terminatingAt: optional(S.epochMs()),
+    terminatedAt: optional(S.epochMs()),
+    gracePeriod: optional(describe('seconds', S.integer())),
+    finished: optional(S.boolean()),
+    restartRequested: optional(S.boolean()),
+    pod: optional(describe('the pod the worker last took (activeUpdate.Pod)', S.ref<Pod>('Pod'))),
+  } satisfies FieldsOf<PodSyncStatusRecord>,
+  VersionedPodStatusRecord: {
+    version: S.integer(),
+    podName: S.string(),
+    podNamespace: S.string(),
+    status: S.ref<PodStatus>('PodStatus'),
+    podIsFinished: optional(S.boolean()),
+  } satisfies FieldsOf<VersionedPodStatusRecord>,
+  PodCacheEntry: {
+    uid: S.string(),
+    name: S.string(),
+    namespace: S.string(),
+    timestamp: describe('when the relist that produced it began (ms since the epoch); never goes back', S.epochMs()),
+    sandboxStatuses: describe('the CRI PodSandboxStatus of each sandbox, newest first', S.array(S.ref<unknown>('cri.PodSandboxStatus'))),
+    containerStatuses: describe('the CRI ContainerStatus of each container', S.array(S.ref<unknown>('cri.ContainerStatus'))),
+    ips: S.array(S.string()),
+  } satisfies FieldsOf<PodCacheEntry>,
+  PodCacheGlobal: {
+    timestamp: describe('the last successful relist (ms since the epoch): every pod is at least this fresh', S.epochMs()),
+    relistThresholdMs: optional(describe('the PLEG is unhealthy once `timestamp` is older than this; absent: 3 minutes', S.integer())),
+  } satisfies FieldsOf<PodCacheGlobal>,
+  ProbeResultRecord: {
+    podUid: S.string(),
+    containerName: S.string(),
+    probeType: S.string(PROBE_TYPES),
+    containerId: describe('without the runtime prefix: a reader ignores a result for another container', S.string()),
+    result: S.string(PROBE_RESULTS),
+    message: optional(S.string()),
+    time: S.epochMs(),
+  } satisfies FieldsOf<ProbeResultRecord>,
+} as const;
+export type RecordName = keyof typeof RECORD_FIELDS;
+
+/** A record's JSON Schema. */
+export function recordSchema(name: RecordName): JsonSchema {
+  return objectSchema(RECORD_FIELDS[name] as Record<string, FieldSpec<unknown>>);
 }
