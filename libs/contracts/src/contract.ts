@@ -11,7 +11,7 @@
  * its parameters made `*`, is the family's subscription wildcard, and a
  * subject the family builds is one the address matches.
  */
-import { MessageTypes, type MessageType } from './messages.js';
+import type { MessageTypes } from './messages.js';
 import { S, objectSchema, type FieldsOf, type JsonSchema } from './schema.js';
 import type { EventMessage } from './messages.js';
 import type { RecordName } from './state.js';
@@ -27,7 +27,7 @@ export const UNTYPED_BODIES = {
   /** Subjects.podEvents' reply. */
   PodEventsReply: {
     description: "the pod's latest events, oldest first",
-    schema: objectSchema({ items: S.array(S.ref<EventMessage>('kubelet.v1.event')) } satisfies FieldsOf<{ items: EventMessage[] }>),
+    schema: objectSchema({ items: S.array(S.ref<EventMessage>('event')) } satisfies FieldsOf<{ items: EventMessage[] }>),
   },
   /** The reply of every request/reply family that failed (ErrorReply). */
   ErrorReply: {
@@ -39,8 +39,11 @@ export const UNTYPED_BODIES = {
 } as const satisfies Record<string, { description: string; schema: JsonSchema }>;
 export type UntypedBody = keyof typeof UNTYPED_BODIES;
 
-/** A message a channel carries: one of MessageTypes, an untyped body, the CRI's, the service info, or a trace record. */
-export type ContractMessage = MessageType | UntypedBody | 'kubelet.v1.service_info' | 'kubelet.v1.trace_record' | 'cri.ContainerEventResponse';
+/**
+ * A message a channel carries, by its id in the contract: one of MessageTypes (by its key: `podUpdate` is
+ * `kubelet.v1.pod_update`), an untyped body, the service info, a trace record, or the CRI's event.
+ */
+export type ContractMessage = keyof typeof MessageTypes | UntypedBody | 'serviceInfo' | 'traceRecord' | 'cri_ContainerEventResponse';
 
 /** A family of subjects.ts as the contract publishes it. */
 export interface ChannelContract {
@@ -64,49 +67,49 @@ const service = { description: 'the service name', enum: SERVICE_NAMES };
 export type ContractFamily = Exclude<keyof typeof Subjects, 'serviceCommand'>;
 
 export const CHANNELS: Readonly<Record<ContractFamily, ChannelContract>> = {
-  podUpdate: { address: 'kubelet.{node}.config.{op}', parameters: { node, op: { description: 'the PodUpdate operation (kubetypes.PodOperation)', enum: POD_OPERATIONS } }, messages: [MessageTypes.podUpdate] },
-  sourcesReady: { address: 'kubelet.{node}.config.ready', parameters: { node }, messages: [MessageTypes.sourcesReady] },
-  sourcesSnapshot: { address: 'kubelet.{node}.sources.snapshot', parameters: { node }, messages: ['EmptyRequest'], reply: [MessageTypes.sourcesSnapshot] },
-  pleg: { address: 'kubelet.{node}.pleg.{uid}', parameters: { node, uid }, messages: [MessageTypes.podLifecycleEvent] },
-  plegInspect: { address: 'kubelet.{node}.pleg.inspect.{uid}', parameters: { node, uid }, messages: [MessageTypes.inspectPod] },
+  podUpdate: { address: 'kubelet.{node}.config.{op}', parameters: { node, op: { description: 'the PodUpdate operation (kubetypes.PodOperation)', enum: POD_OPERATIONS } }, messages: ['podUpdate'] },
+  sourcesReady: { address: 'kubelet.{node}.config.ready', parameters: { node }, messages: ['sourcesReady'] },
+  sourcesSnapshot: { address: 'kubelet.{node}.sources.snapshot', parameters: { node }, messages: ['EmptyRequest'], reply: ['sourcesSnapshot'] },
+  pleg: { address: 'kubelet.{node}.pleg.{uid}', parameters: { node, uid }, messages: ['podLifecycleEvent'] },
+  plegInspect: { address: 'kubelet.{node}.pleg.inspect.{uid}', parameters: { node, uid }, messages: ['inspectPod'] },
   probeResult: {
     address: 'kubelet.{node}.probe.{probeType}.{uid}',
     parameters: { node, probeType: { description: 'the probe', enum: PROBE_TYPES }, uid },
-    messages: [MessageTypes.probeResult],
+    messages: ['probeResult'],
   },
   work: {
     address: 'kubelet.{node}.work.{shard}.{uid}',
     parameters: { node, shard: { description: 'the pod-worker shard that owns the pod: shardOf(uid), FNV-1a of the UID modulo 16' }, uid },
-    messages: [MessageTypes.updatePodOptions],
-    reply: [MessageTypes.workAccepted],
+    messages: ['updatePodOptions'],
+    reply: ['workAccepted'],
   },
-  workDone: { address: 'kubelet.{node}.work.done.{uid}', parameters: { node, uid }, messages: [MessageTypes.workDone] },
+  workDone: { address: 'kubelet.{node}.work.done.{uid}', parameters: { node, uid }, messages: ['workDone'] },
   status: {
     address: 'kubelet.{node}.status.{verb}.{uid}',
     parameters: { node, verb: { description: 'the statusManager call', enum: STATUS_VERBS }, uid },
-    messages: [MessageTypes.statusCommand],
+    messages: ['statusCommand'],
   },
-  prober: { address: 'kubelet.{node}.prober.{verb}', parameters: { node, verb: { description: 'the probeManager call', enum: PROBER_VERBS } }, messages: [MessageTypes.proberCommand] },
-  events: { address: 'kubelet.{node}.events.{uid}', parameters: { node, uid: { description: 'the UID of the object the event is about (the pod, or the node)' } }, messages: [MessageTypes.event] },
+  prober: { address: 'kubelet.{node}.prober.{verb}', parameters: { node, verb: { description: 'the probeManager call', enum: PROBER_VERBS } }, messages: ['proberCommand'] },
+  events: { address: 'kubelet.{node}.events.{uid}', parameters: { node, uid: { description: 'the UID of the object the event is about (the pod, or the node)' } }, messages: ['event'] },
   criRuntime: { address: 'cri.{node}.runtime.{method}', parameters: { node, method: { description: 'the RuntimeService method' } }, messages: [], cri: 'runtime' },
   criImage: { address: 'cri.{node}.image.{method}', parameters: { node, method: { description: 'the ImageService method' } }, messages: [], cri: 'image' },
-  serviceInfo: { address: 'kubelet.{node}.service.{service}.info', parameters: { node, service }, messages: ['EmptyRequest'], reply: ['kubelet.v1.service_info'] },
-  criEvents: { address: 'cri.{node}.events', parameters: { node }, messages: ['cri.ContainerEventResponse', MessageTypes.containerEventsStatus] },
-  criEventsStatus: { address: 'kubelet.{node}.service.cri-gateway.events', parameters: { node }, messages: ['EmptyRequest'], reply: [MessageTypes.containerEventsStatus] },
-  apiObject: { address: 'kubelet.{node}.service.config-source.object', parameters: { node }, messages: [MessageTypes.apiObjectRequest], reply: [MessageTypes.apiObject] },
+  serviceInfo: { address: 'kubelet.{node}.service.{service}.info', parameters: { node, service }, messages: ['EmptyRequest'], reply: ['serviceInfo'] },
+  criEvents: { address: 'cri.{node}.events', parameters: { node }, messages: ['cri_ContainerEventResponse', 'containerEventsStatus'] },
+  criEventsStatus: { address: 'kubelet.{node}.service.cri-gateway.events', parameters: { node }, messages: ['EmptyRequest'], reply: ['containerEventsStatus'] },
+  apiObject: { address: 'kubelet.{node}.service.config-source.object', parameters: { node }, messages: ['apiObjectRequest'], reply: ['apiObject'] },
   serviceAccountToken: {
     address: 'kubelet.{node}.service.config-source.token',
     parameters: { node },
-    messages: [MessageTypes.serviceAccountTokenRequest],
-    reply: [MessageTypes.serviceAccountToken],
+    messages: ['serviceAccountTokenRequest'],
+    reply: ['serviceAccountToken'],
   },
-  serviceList: { address: 'kubelet.{node}.service.config-source.services', parameters: { node }, messages: [MessageTypes.serviceListRequest], reply: [MessageTypes.serviceList] },
-  podResync: { address: 'kubelet.{node}.service.sync-loop.resync', parameters: { node }, messages: [MessageTypes.podResyncRequest], reply: [MessageTypes.podResync] },
+  serviceList: { address: 'kubelet.{node}.service.config-source.services', parameters: { node }, messages: ['serviceListRequest'], reply: ['serviceList'] },
+  podResync: { address: 'kubelet.{node}.service.sync-loop.resync', parameters: { node }, messages: ['podResyncRequest'], reply: ['podResync'] },
   podEvents: { address: 'kubelet.{node}.service.status-manager.events', parameters: { node }, messages: ['PodEventsRequest'], reply: ['PodEventsReply'] },
   trace: {
     address: 'trace.{node}.{service}.{uid}',
     parameters: { node, service: { description: 'the service that did the hop (each may publish under its own name only)', enum: SERVICE_NAMES }, uid },
-    messages: ['kubelet.v1.trace_record'],
+    messages: ['traceRecord'],
   },
 };
 

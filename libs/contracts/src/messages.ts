@@ -552,3 +552,27 @@ export interface LeadershipInfo {
 export interface ErrorReply {
   error: { code: string; description: string };
 }
+
+/** ServiceInfo's fields (schema.ts), for the published contract (no decoder: tools read it). */
+export const SERVICE_INFO_FIELDS: FieldsOf<ServiceInfo> = {
+  service: S.string(),
+  node: S.string(),
+  instance: describe('INSTANCE_ID', S.string()),
+  connectionName: describe('`<service>@<node>#<instance>`', S.string()),
+  pid: S.integer(),
+  startedAt: S.dateTime(),
+  httpPort: S.integer(),
+  subjects: describe('the subjects this instance subscribes to', S.array(S.string())),
+  leadership: optional(
+    describe(
+      'single-active services (sync-loop, pleg, status-manager, node-status): whether this instance leads',
+      S.object<LeadershipInfo>({
+        role: S.string(['leader', 'standby'] as const),
+        identity: S.string(),
+        leader: optional(S.string()),
+        token: optional(describe('the fencing token of the current term (the lease revision that won it), while leading', S.integer())),
+        since: S.dateTime(),
+      }),
+    ),
+  ),
+};

@@ -229,8 +229,8 @@ export const RECORD_FIELDS = {
     name: S.string(),
     namespace: S.string(),
     timestamp: describe('when the relist that produced it began (ms since the epoch); never goes back', S.epochMs()),
-    sandboxStatuses: describe('the CRI PodSandboxStatus of each sandbox, newest first', S.array(S.ref<unknown>('cri.PodSandboxStatus'))),
-    containerStatuses: describe('the CRI ContainerStatus of each container', S.array(S.ref<unknown>('cri.ContainerStatus'))),
+    sandboxStatuses: describe('the CRI PodSandboxStatus of each sandbox, newest first', S.array(S.ref<unknown>('cri_PodSandboxStatus'))),
+    containerStatuses: describe('the CRI ContainerStatus of each container', S.array(S.ref<unknown>('cri_ContainerStatus'))),
     ips: S.array(S.string()),
   } satisfies FieldsOf<PodCacheEntry>,
   PodCacheGlobal: {

@@ -298,9 +298,10 @@ export interface CriMethodSchema {
  * The JSON form is the codec's: camelCase fields, enums by name (a request
  * may give the number), int64 as decimal strings (a request may give a
  * number), bytes as base64 text, maps as objects. The fields a method cannot
- * do without (REQUIRED_FIELDS) are in its request's description.
+ * do without (REQUIRED_FIELDS) are in its request's description. `also`:
+ * other messages to include (`ContainerEventResponse`, a stream's).
  */
-export function criJsonSchemas(ref: (protoName: string) => string): { methods: CriMethodSchema[]; schemas: Record<string, CriJsonSchema> } {
+export function criJsonSchemas(ref: (protoName: string) => string, also: readonly string[] = []): { methods: CriMethodSchema[]; schemas: Record<string, CriJsonSchema> } {
   const s = theSchema();
   const schemas: Record<string, CriJsonSchema> = {};
   const short = (typeName: string) => s.message(typeName).name;
@@ -349,5 +350,6 @@ export function criJsonSchemas(ref: (protoName: string) => string): { methods: C
     visit(rpc.output, `runtime.v1.${short(rpc.output)}: the reply of ${method}`);
     methods.push({ service, method, request: short(rpc.input), response: short(rpc.output) });
   }
+  for (const name of also) visit(`.runtime.v1.${name}`);
   return { methods, schemas };
 }
