@@ -20,7 +20,6 @@
 import {
   CHANNELS,
   KV_LAYOUTS,
-  MESSAGE_FIELDS,
   MessageTypes,
   RECORD_FIELDS,
   SERVICE_INFO_FIELDS,
@@ -33,12 +32,10 @@ import {
   type ChannelContract,
   type ContractFamily,
   type ContractMessage,
-  type FieldSpec,
   type FieldsOf,
   type JsonSchema,
   type KvKeyLayout,
   type KvRecordName,
-  type MessageType,
   type ServiceName,
 } from '@app/contracts';
 import { criJsonSchemas, type CriMethodSchema } from '@app/cri';
@@ -158,14 +155,14 @@ export function asyncApiDocument(info: AsyncApiInfo): Doc {
   };
   const contractMessage = (id: ContractMessage): string => {
     if (id in MessageTypes) {
-      const t = MessageTypes[id as keyof typeof MessageTypes] as MessageType;
+      const t = MessageTypes[id as keyof typeof MessageTypes];
       const refused = checkedMessageFields(t);
       addMessage(id, t, `${t}; a receiver refuses it (MessageError, logged; nothing else lost) when \`type\` is not "${t}"${refused.length > 0 ? ` or without a valid ${refused.join(', ')}` : ''}, and keeps the fields it does not know`, messageSchema(t));
     } else if (id in UNTYPED_BODIES) {
       const b = UNTYPED_BODIES[id as keyof typeof UNTYPED_BODIES];
       addMessage(id, id, b.description, b.schema);
     } else if (id === 'serviceInfo') {
-      addMessage(id, 'kubelet.v1.service_info', 'one instance of one service, as it describes itself', objectSchema(SERVICE_INFO_FIELDS as Record<string, FieldSpec<unknown>>, 'kubelet.v1.service_info'));
+      addMessage(id, 'kubelet.v1.service_info', 'one instance of one service, as it describes itself', objectSchema(SERVICE_INFO_FIELDS, 'kubelet.v1.service_info'));
     } else if (id === 'traceRecord') {
       addMessage(id, 'kubelet.v1.trace_hop', 'one hop of a pod\'s trace (docs/adr/0015-tracing.md), stored in the JetStream stream KUBELET_TRACES', TRACE_RECORD_SCHEMA);
     } else {
@@ -213,7 +210,8 @@ export function asyncApiDocument(info: AsyncApiInfo): Doc {
   const familyPlan = (service: ServiceName, how: 'publishes' | 'subscribes' | 'requests' | 'serves', f: SubjectFamily | FamilySubset): OperationPlan => {
     const family = typeof f === 'string' ? f : f.family;
     const action = how === 'publishes' || how === 'requests' ? 'send' : 'receive';
-    const isRequest = how === 'requests' || how === 'serves';
+    // A family with replies is request/reply however NATS_ACCESS lists it (work: published and subscribed, answered by work_accepted).
+    const isRequest = how === 'requests' || how === 'serves' || CHANNELS[family].reply !== undefined;
     const subset = typeof f === 'string' ? undefined : criMethodsOf(f);
     return {
       service,

@@ -481,7 +481,7 @@ const REQUIRED: Record<MessageType, Check[]> = Object.fromEntries(
 
 /** The JSON Schema of a message of type `t` (its `type` fixed), for the published contract. */
 export function messageSchema(t: MessageType): JsonSchema {
-  return objectSchema(MESSAGE_FIELDS[t] as Record<string, FieldSpec<unknown>>, t);
+  return objectSchema(MESSAGE_FIELDS[t], t);
 }
 
 /** The fields a receiver refuses a message of type `t` without (decodeMessage), for the published contract. */

@@ -77,7 +77,7 @@ export const S = {
   /** An object whose keys are free and whose values are `values`. */
   map: <V>(values: FieldSpec<V>): FieldSpec<Record<string, V>, false> => spec<Record<string, V>>({ type: 'object', additionalProperties: values.schema }),
   /** An object with these fields; fields it does not know are kept (fields are only ever added). */
-  object: <T>(fields: FieldsOf<T>): FieldSpec<T, false> => spec<T>(objectSchema(fields as Record<string, FieldSpec<unknown>>)),
+  object: <T>(fields: FieldsOf<T>): FieldSpec<T, false> => spec<T>(objectSchema(fields)),
   /** Any JSON value (the schema says no more: see the description). */
   any: <T = unknown>(): FieldSpec<T, false> => spec<T>({}),
   /** A schema of the document's components (`#/components/schemas/<name>`): a Kubernetes or CRI type. */

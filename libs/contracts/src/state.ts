@@ -251,5 +251,5 @@ export type RecordName = keyof typeof RECORD_FIELDS;
 
 /** A record's JSON Schema. */
 export function recordSchema(name: RecordName): JsonSchema {
-  return objectSchema(RECORD_FIELDS[name] as Record<string, FieldSpec<unknown>>);
+  return objectSchema(RECORD_FIELDS[name]);
 }
