@@ -13,16 +13,17 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parse } from 'yaml';
 import { asyncApiDocument, contractDifferences, renderAsyncApi } from '@app/contract-doc';
+import { readContractDocs } from './doc-comments.js';
 
 /** The repository's root, from dist/deploy/contract or deploy/contract. */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), fileURLToPath(import.meta.url).includes('/dist/') ? '../../..' : '../..');
 /** Where the document is checked in. */
 export const CONTRACT_FILE = join(REPO_ROOT, 'docs', 'contract', 'asyncapi.yaml');
 
-/** The document as the code generates it now. */
+/** The document as the code (and its doc comments) generates it now. */
 export function generatedContract(): string {
   const { version } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
-  return renderAsyncApi(asyncApiDocument({ version }));
+  return renderAsyncApi(asyncApiDocument({ version }, readContractDocs(REPO_ROOT)));
 }
 
 /** Why `file` is not the generated document (undefined: it is): each difference named, and what to run. */

@@ -52,6 +52,31 @@ export interface AsyncApiInfo {
   version: string;
 }
 
+/** The source's doc comments (deploy/contract doc-comments.ts reads them), for the descriptions. */
+export interface ContractDocs {
+  /** Each Subjects family's doc comment, by family. */
+  families: Readonly<Record<string, string>>;
+  /** Each interface's doc comment and its fields', by interface name; `messageType`: the MessageTypes key of its `type`. */
+  types: Readonly<Record<string, { doc?: string; fields: Readonly<Record<string, string>>; messageType?: string }>>;
+}
+
+const NO_DOCS: ContractDocs = { families: {}, types: {} };
+
+/** The schema with each property that has no description given its field's doc comment. */
+function withFieldDocs(schema: JsonSchema, fields: Readonly<Record<string, string>> | undefined): JsonSchema {
+  const properties = schema['properties'] as Record<string, JsonSchema> | undefined;
+  if (!fields || !properties) return schema;
+  const described = Object.fromEntries(
+    Object.entries(properties).map(([name, p]) => {
+      const doc = fields[name];
+      if (!doc || p['description'] !== undefined) return [name, p];
+      // Beside a $ref, a keyword is ignored (draft 07): the reference goes in an allOf.
+      return [name, p['$ref'] !== undefined ? { allOf: [p], description: doc } : { ...p, description: doc }];
+    }),
+  );
+  return { ...schema, properties: described };
+}
+
 type Doc = Record<string, unknown>;
 const ref = ($ref: string) => ({ $ref });
 const schemaRef = (name: string) => `#/components/schemas/${name}`;
@@ -141,7 +166,7 @@ interface OperationPlan {
 const CRI_FAMILIES = { criRuntime: 'runtime', criImage: 'image' } as const;
 
 /** Builds the document (plain data, for renderAsyncApi). */
-export function asyncApiDocument(info: AsyncApiInfo): Doc {
+export function asyncApiDocument(info: AsyncApiInfo, docs: ContractDocs = NO_DOCS): Doc {
   const cri = criJsonSchemas((name) => schemaRef(`cri_${name}`), ['ContainerEventResponse']);
   const schemas: Record<string, JsonSchema> = { ...KUBE_SCHEMAS };
   for (const [name, s] of Object.entries(cri.schemas)) schemas[`cri_${name}`] = s;
@@ -149,22 +174,25 @@ export function asyncApiDocument(info: AsyncApiInfo): Doc {
   const channels: Record<string, Doc> = {};
   const operations: Record<string, Doc> = {};
 
-  const addMessage = (id: string, name: string, description: string, schema: JsonSchema) => {
-    schemas[id] ??= schema;
-    messages[id] ??= { name, title: name, summary: description, contentType: 'application/json', payload: ref(schemaRef(id)) };
+  const interfaceOf = (id: string) => Object.entries(docs.types).find(([, t]) => t.messageType === id)?.[0];
+  /** A message and its payload's schema; `typeName`: the interface whose doc comments describe it. */
+  const addMessage = (id: string, name: string, summary: string, schema: JsonSchema, typeName?: string) => {
+    const t = typeName === undefined ? undefined : docs.types[typeName];
+    schemas[id] ??= withFieldDocs(schema, t?.fields);
+    messages[id] ??= { name, title: name, summary, ...(t?.doc ? { description: t.doc } : {}), contentType: 'application/json', payload: ref(schemaRef(id)) };
   };
   const contractMessage = (id: ContractMessage): string => {
     if (id in MessageTypes) {
       const t = MessageTypes[id as keyof typeof MessageTypes];
       const refused = checkedMessageFields(t);
-      addMessage(id, t, `${t}; a receiver refuses it (MessageError, logged; nothing else lost) when \`type\` is not "${t}"${refused.length > 0 ? ` or without a valid ${refused.join(', ')}` : ''}, and keeps the fields it does not know`, messageSchema(t));
+      addMessage(id, t, `${t}; decodeMessage refuses it (MessageError) when \`type\` is not "${t}"${refused.length > 0 ? ` or without a valid ${refused.join(', ')}` : ''}, and keeps the fields it does not know`, messageSchema(t), interfaceOf(id));
     } else if (id in UNTYPED_BODIES) {
       const b = UNTYPED_BODIES[id as keyof typeof UNTYPED_BODIES];
       addMessage(id, id, b.description, b.schema);
     } else if (id === 'serviceInfo') {
-      addMessage(id, 'kubelet.v1.service_info', 'one instance of one service, as it describes itself', objectSchema(SERVICE_INFO_FIELDS, 'kubelet.v1.service_info'));
+      addMessage(id, 'kubelet.v1.service_info', 'one instance of one service, as it describes itself', objectSchema(SERVICE_INFO_FIELDS, 'kubelet.v1.service_info'), 'ServiceInfo');
     } else if (id === 'traceRecord') {
-      addMessage(id, 'kubelet.v1.trace_hop', 'one hop of a pod\'s trace (docs/adr/0015-tracing.md), stored in the JetStream stream KUBELET_TRACES', TRACE_RECORD_SCHEMA);
+      addMessage(id, 'kubelet.v1.trace_hop', 'one hop of a pod\'s trace (docs/adr/0015-tracing.md), stored in the JetStream stream KUBELET_TRACES', TRACE_RECORD_SCHEMA, 'TraceRecord');
     } else {
       // The CRI's own message: its schema is the descriptor's, already among the schemas under this id.
       messages[id] ??= { name: 'runtime.v1.ContainerEventResponse', title: id, summary: 'a CRI container event (GetContainerEvents), relayed by cri-gateway as JSON', contentType: 'application/json', payload: ref(schemaRef(id)) };
@@ -190,6 +218,7 @@ export function asyncApiDocument(info: AsyncApiInfo): Doc {
     channels[family] = {
       address: c.address,
       title: family,
+      ...(docs.families[family] ? { description: docs.families[family] } : {}),
       ...(Object.keys(c.parameters).length > 0 ? { parameters: channelParameters(criService ? { ...c.parameters, method: { ...c.parameters['method']!, enum: methods.map((m) => m.method) } } : c.parameters) } : {}),
       messages: Object.fromEntries(sent.map((id) => [id, ref(`#/components/messages/${id}`)])),
     };
@@ -236,7 +265,7 @@ export function asyncApiDocument(info: AsyncApiInfo): Doc {
       const id = kvChannelId(bucket, layout);
       const recordId = layout.record;
       const recordDoc = layout.record in RECORD_FIELDS ? `the ${layout.record} of @app/contracts state.ts` : OTHER_RECORDS[layout.record as keyof typeof OTHER_RECORDS].description;
-      addMessage(recordId, layout.record, recordDoc, layout.record in RECORD_FIELDS ? recordSchema(layout.record as keyof typeof RECORD_FIELDS) : OTHER_RECORDS[layout.record as keyof typeof OTHER_RECORDS].schema);
+      addMessage(recordId, layout.record, recordDoc, layout.record in RECORD_FIELDS ? recordSchema(layout.record as keyof typeof RECORD_FIELDS) : OTHER_RECORDS[layout.record as keyof typeof OTHER_RECORDS].schema, layout.record);
       const bucketSpec = Object.values(BUCKETS).find((b) => b.name === bucket);
       channels[id] = {
         address: `$KV.${bucket}.${layout.key}`,
