@@ -64,7 +64,7 @@ describe('the published contract (AsyncAPI 3)', () => {
     assert.deepEqual(refs(work?.reply?.messages), ['#/channels/work_reply/messages/workAccepted', '#/channels/work_reply/messages/ErrorReply']);
     const prober = doc.operations['prober_send_criRuntime'];
     assert.deepEqual(refs(prober?.messages), ['#/channels/criRuntime/messages/cri_ExecSyncRequest']);
-    assert.deepEqual(refs(prober?.reply?.messages), ['#/channels/criRuntime_reply/messages/cri_ExecSyncResponse', '#/channels/criRuntime_reply/messages/ErrorReply']);
+    assert.deepEqual(refs(prober?.reply?.messages), ['#/channels/criRuntime_reply/messages/cri_ExecSyncResponse', '#/channels/criRuntime_reply/messages/ErrorReply', '#/channels/criRuntime_reply/messages/CriProgress']);
     assert.ok(doc.components.schemas['cri_ExecSyncRequest']?.properties?.['containerId'], 'the CRI request schema comes from the descriptor');
   });
 

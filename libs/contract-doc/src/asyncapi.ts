@@ -38,10 +38,10 @@ import {
   type KvRecordName,
   type ServiceName,
 } from '@app/contracts';
-import { criJsonSchemas, type CriMethodSchema } from '@app/cri';
+import { CRI_PROGRESS_HEADER, CRI_PROGRESS_INTERVAL_MS, CRI_PROGRESS_STALL_MS, CRI_TIMEOUT_HEADER, criJsonSchemas, type CriMethodSchema } from '@app/cri';
 import type { LeaderElectionRecord } from '@app/leader-election';
 import { BUCKETS, NATS_ACCESS, type FamilySubset, type NatsAccess, type SharedSettingRecord, type SubjectFamily } from '@app/nats';
-import type { TraceRecord } from '@app/tracing';
+import { Headers, type TraceRecord } from '@app/tracing';
 import { stringify } from 'yaml';
 
 const { S, describe, objectSchema, optional } = fieldSpecs;
@@ -151,6 +151,29 @@ const KUBE_SCHEMAS: Record<string, JsonSchema> = {
   },
 };
 
+/** The NATS headers every message may carry (@app/tracing Headers): none is required of a sender. */
+const HEADER_PROPERTIES: Record<string, JsonSchema> = {
+  [Headers.traceparent]: { type: 'string', description: 'W3C trace context (https://www.w3.org/TR/trace-context/) of the hop that sent it (docs/adr/0015-tracing.md)' },
+  [Headers.podUid]: { type: 'string', description: 'the pod the message is about' },
+  [Headers.service]: { type: 'string', description: 'the sending service' },
+  [Headers.sender]: { type: 'string', description: 'the sending instance: `<service>@<node>#<instance>`' },
+  [Headers.leaderRevision]: { type: 'string', description: "the sender's leader fencing token (its lease revision), on what a single-active service's leader sends (docs/adr/0011-leader-election.md)" },
+};
+const HEADERS: JsonSchema = { type: 'object', properties: HEADER_PROPERTIES, additionalProperties: true };
+/** A CRI request's headers besides: its deadline and its ask for signs of life (@app/cri). */
+const CRI_REQUEST_HEADERS: JsonSchema = {
+  type: 'object',
+  properties: {
+    ...HEADER_PROPERTIES,
+    [CRI_TIMEOUT_HEADER]: { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?$', description: "the call's deadline in milliseconds from when it was sent; the gateway makes it the gRPC deadline (none: the gateway's own timeouts)" },
+    [CRI_PROGRESS_HEADER]: {
+      type: 'string',
+      description: `ask for signs of life every that many milliseconds (the clients ask every ${CRI_PROGRESS_INTERVAL_MS}): the gateway sends an empty message carrying this header to the reply subject until the answer; a caller that hears nothing for ${CRI_PROGRESS_STALL_MS} ms gives the call up (Unavailable)`,
+    },
+  },
+  additionalProperties: true,
+};
+
 /** What one service does on one channel, as an AsyncAPI operation. */
 interface OperationPlan {
   service: ServiceName;
@@ -168,7 +191,7 @@ const CRI_FAMILIES = { criRuntime: 'runtime', criImage: 'image' } as const;
 /** Builds the document (plain data, for renderAsyncApi). */
 export function asyncApiDocument(info: AsyncApiInfo, docs: ContractDocs = NO_DOCS): Doc {
   const cri = criJsonSchemas((name) => schemaRef(`cri_${name}`), ['ContainerEventResponse']);
-  const schemas: Record<string, JsonSchema> = { ...KUBE_SCHEMAS };
+  const schemas: Record<string, JsonSchema> = { ...KUBE_SCHEMAS, MessageHeaders: HEADERS, CriRequestHeaders: CRI_REQUEST_HEADERS };
   for (const [name, s] of Object.entries(cri.schemas)) schemas[`cri_${name}`] = s;
   const messages: Record<string, Doc> = {};
   const channels: Record<string, Doc> = {};
@@ -179,7 +202,7 @@ export function asyncApiDocument(info: AsyncApiInfo, docs: ContractDocs = NO_DOC
   const addMessage = (id: string, name: string, summary: string, schema: JsonSchema, typeName?: string) => {
     const t = typeName === undefined ? undefined : docs.types[typeName];
     schemas[id] ??= withFieldDocs(schema, t?.fields);
-    messages[id] ??= { name, title: name, summary, ...(t?.doc ? { description: t.doc } : {}), contentType: 'application/json', payload: ref(schemaRef(id)) };
+    messages[id] ??= { name, title: name, summary, ...(t?.doc ? { description: t.doc } : {}), contentType: 'application/json', headers: ref(schemaRef('MessageHeaders')), payload: ref(schemaRef(id)) };
   };
   const contractMessage = (id: ContractMessage): string => {
     if (id in MessageTypes) {
@@ -195,14 +218,27 @@ export function asyncApiDocument(info: AsyncApiInfo, docs: ContractDocs = NO_DOC
       addMessage(id, 'kubelet.v1.trace_hop', 'one hop of a pod\'s trace (docs/adr/0015-tracing.md), stored in the JetStream stream KUBELET_TRACES', TRACE_RECORD_SCHEMA, 'TraceRecord');
     } else {
       // The CRI's own message: its schema is the descriptor's, already among the schemas under this id.
-      messages[id] ??= { name: 'runtime.v1.ContainerEventResponse', title: id, summary: 'a CRI container event (GetContainerEvents), relayed by cri-gateway as JSON', contentType: 'application/json', payload: ref(schemaRef(id)) };
+      messages[id] ??= {
+        name: 'runtime.v1.ContainerEventResponse',
+        title: id,
+        summary: 'a CRI container event (GetContainerEvents), relayed by cri-gateway as JSON',
+        contentType: 'application/json',
+        headers: ref(schemaRef('MessageHeaders')),
+        payload: ref(schemaRef(id)),
+      };
     }
     return id;
   };
   const criMessage = (m: CriMethodSchema, which: 'request' | 'response'): string => {
     const proto = which === 'request' ? m.request : m.response;
     const id = `cri_${proto}`;
-    messages[id] ??= { name: `runtime.v1.${proto}`, title: `${m.method} ${which}`, contentType: 'application/json', payload: ref(schemaRef(id)) };
+    messages[id] ??= {
+      name: `runtime.v1.${proto}`,
+      title: `${m.method} ${which}`,
+      contentType: 'application/json',
+      headers: ref(schemaRef(which === 'request' ? 'CriRequestHeaders' : 'MessageHeaders')),
+      payload: ref(schemaRef(id)),
+    };
     return id;
   };
 
@@ -224,6 +260,18 @@ export function asyncApiDocument(info: AsyncApiInfo, docs: ContractDocs = NO_DOC
     };
     if (c.reply || criService) {
       const replies = [...(criService ? methods.map((m) => criMessage(m, 'response')) : (c.reply ?? []).map(contractMessage)), contractMessage('ErrorReply')];
+      if (criService) {
+        messages['CriProgress'] ??= {
+          name: 'CriProgress',
+          title: 'CriProgress',
+          summary: `a sign of life before the answer, to a caller that asked for it (${CRI_PROGRESS_HEADER}): no payload, the header set`,
+          contentType: 'application/octet-stream',
+          headers: ref(schemaRef('CriRequestHeaders')),
+          payload: ref(schemaRef('CriProgress')),
+        };
+        schemas['CriProgress'] = { type: 'string', maxLength: 0, description: 'zero bytes' };
+        replies.push('CriProgress');
+      }
       channels[`${family}_reply`] = {
         address: null,
         title: `${family} reply`,
@@ -247,7 +295,7 @@ export function asyncApiDocument(info: AsyncApiInfo, docs: ContractDocs = NO_DOC
       action,
       channel: family,
       ...(subset ? { messages: subset.map((m) => `cri_${m.request}`) } : {}),
-      ...(isRequest ? { reply: { channel: `${family}_reply`, ...(subset ? { messages: [...new Set(subset.map((m) => `cri_${m.response}`))].concat('ErrorReply') } : {}) } } : {}),
+      ...(isRequest ? { reply: { channel: `${family}_reply`, ...(subset ? { messages: [...new Set(subset.map((m) => `cri_${m.response}`))].concat('ErrorReply', 'CriProgress') } : {}) } } : {}),
       summary: `${service} ${how === 'requests' ? 'asks' : how === 'serves' ? 'answers' : how} ${family}${subset ? ` (${subset.map((m) => m.method).join(', ')} only)` : ''}`,
     };
   };
