@@ -130,7 +130,14 @@ export class NodeStack {
     this.cri = new NatsCriClient(this.nc, this.options.node, 'e2e-test');
     this.nc.subscribe(`kubelet.${this.options.node}.status.*.*`, {
       callback: (_e, m) => {
-        const body = JSON.parse(dec.decode(m.data)) as StatusCommandMessage;
+        // A test may send bad input on these subjects (the contract kit does): a callback that throws closes the connection.
+        let body: StatusCommandMessage;
+        try {
+          body = JSON.parse(dec.decode(m.data)) as StatusCommandMessage;
+        } catch {
+          return;
+        }
+        if (typeof body.args !== 'object' || body.args === null) return;
         const pod = typeof body.args['podName'] === 'string' ? body.args['podName'] : '';
         const status = body.args['status'] as PodStatus | undefined;
         if (!pod || !status) return;
@@ -138,7 +145,15 @@ export class NodeStack {
         this.history.push({ pod, verb: m.subject.split('.')[3] ?? '', status });
       },
     });
-    this.nc.subscribe(`kubelet.${this.options.node}.events.*`, { callback: (_e, m) => void this.events.push(JSON.parse(dec.decode(m.data)) as EventMessage) });
+    this.nc.subscribe(`kubelet.${this.options.node}.events.*`, {
+      callback: (_e, m) => {
+        try {
+          this.events.push(JSON.parse(dec.decode(m.data)) as EventMessage);
+        } catch {
+          // not an event: bad input a test sent
+        }
+      },
+    });
     await this.nc.flush();
     if (this.oneProcess) await this.startModules();
     else for (const s of this.expand(this.options.services)) if (!this.procs.has(`${s}#0`)) await this.startService(s);
