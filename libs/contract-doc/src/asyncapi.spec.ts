@@ -78,6 +78,9 @@ describe('the published contract (AsyncAPI 3)', () => {
       assert.deepEqual(writers(id), [writer], id);
     }
     assert.deepEqual(writers('kv_leases_leader').sort(), ['node-status', 'pleg', 'status-manager', 'sync-loop']);
+    // The layout's {service} values are the services that may write a leader lease.
+    const leader = KV_LAYOUTS['leases']?.find((l) => l.key === '{node}.leader.{service}');
+    assert.deepEqual([...(leader?.parameters['service']?.enum ?? [])].sort(), writers('kv_leases_leader').sort());
     assert.equal(doc.operations['kubelet-server_receive_kv_pod-status']?.action, 'receive');
   });
 
