@@ -389,6 +389,30 @@ const killPodOptions = S.object<KillPodOptions>({
 });
 
 /**
+ * StatusCommandMessage's `args`, which the code types as a plain object: the
+ * keys the status manager reads (status-manager.ts handleCommand), by verb.
+ * Written here by hand, as the only place they are listed.
+ */
+const statusArgs: FieldSpec<Record<string, unknown>, false> = {
+  optional: false,
+  schema: {
+    type: 'object',
+    description:
+      "the verb's arguments (the verb is in the subject). SetPodStatus, TerminatePod: status. SetContainerReadiness: containerId, ready. SetContainerStartup: containerId, started. RemoveOrphanedStatuses: none. A pod worker adds podName, podNamespace and podAnnotations to every call (the status manager needs them when the pod's record is gone)",
+    properties: {
+      status: S.ref('PodStatus').schema,
+      containerId: { type: 'string' },
+      ready: { type: 'boolean' },
+      started: { type: 'boolean' },
+      podName: { type: 'string' },
+      podNamespace: { type: 'string' },
+      podAnnotations: { type: 'object', additionalProperties: { type: 'string' } },
+    },
+    additionalProperties: true,
+  },
+};
+
+/**
  * Every message's fields (schema.ts): what decodeMessage checks (the
  * checked builders, in this order) and what the published JSON Schema says.
  */
@@ -418,7 +442,7 @@ export const MESSAGE_FIELDS: { readonly [T in MessageType]: FieldsOf<MessageOf<T
   },
   [MessageTypes.workDone]: { podUid, requeueAfterMs: num(), error: optional(S.string()) },
   [MessageTypes.workAccepted]: { podUid, shard: num() },
-  [MessageTypes.statusCommand]: { podUid, args: obj(describe('the verb\'s arguments (the verb is in the subject): a PodStatus, a container ID and readiness, ...', S.map(S.any()))) },
+  [MessageTypes.statusCommand]: { podUid, args: obj(statusArgs) },
   [MessageTypes.proberCommand]: { pods, podUids: optional(S.array(S.string())) },
   [MessageTypes.sourcesSnapshot]: {
     sources: arr(S.object<SourcesSnapshotMessage['sources'][number]>({ source: S.string(), ready: S.boolean(), pods: S.array(S.ref<Pod>('Pod')) })),
