@@ -5,3 +5,6 @@ export * from './state.js';
 export * from './events.js';
 export * from './services.js';
 export * from './skew.js';
+export * as fieldSpecs from './schema.js';
+export type { FieldSpec, FieldsOf, JsonSchema } from './schema.js';
+export * from './contract.js';
