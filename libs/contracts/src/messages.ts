@@ -435,6 +435,8 @@ export interface ServiceInfo {
   service: string;
   node: string;
   instance: string;
+  /** The build's version (package.json's, stamped into the image at build: docs/adr/0037). */
+  version: string;
   connectionName: string;
   pid: number;
   startedAt: string;

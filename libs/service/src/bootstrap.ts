@@ -23,6 +23,7 @@ import { httpAccess, isLoopbackHost, readHttpToken } from './http-access.js';
 import { KubeletNatsTransport } from './nats-transport.js';
 import { NestModuleLogger } from './nest-logger.js';
 import { targetSchema } from './targets.js';
+import { projectVersion } from './version.js';
 import type { ServiceContext } from './context.js';
 
 export { SERVICE_NAMES, STATUS_GROUP, type ServiceName };
@@ -205,7 +206,7 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
   const extraSubjects: string[] = [];
   const transport = new KubeletNatsTransport({ connection, node, service: def.service, logger, queue: def.queue ?? def.service });
   const ctx: ServiceContext<FullConfig<S>> = {
-    identity: { service: def.service, node, instance: config.INSTANCE_ID, connectionName: name, startedAt },
+    identity: { service: def.service, node, instance: config.INSTANCE_ID, connectionName: name, startedAt, version: projectVersion() },
     config,
     logger,
     metrics,
@@ -248,7 +249,7 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
   await app.listen(config.PORT, config.HOST);
   leadership?.start();
   logger.info(
-    { port: config.PORT, host: config.HOST, http: access.summary, subjects: ctx.subjects(), startupMs: Date.now() - startedAt.getTime() },
+    { version: ctx.identity.version, port: config.PORT, host: config.HOST, http: access.summary, subjects: ctx.subjects(), startupMs: Date.now() - startedAt.getTime() },
     'service ready',
   );
 

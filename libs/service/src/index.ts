@@ -11,4 +11,5 @@ export type { Check, CheckResult, HealthReport } from './health.js';
 export { KubeletNatsTransport, rpcError, toErrorReply } from './nats-transport.js';
 export { readJsonBody } from './http-body.js';
 export { OPEN_PATHS, httpAccess, isLoopbackHost, readHttpToken } from './http-access.js';
+export { projectVersion } from './version.js';
 export { leaderElectionOf, leaderElectionSchema } from './leadership.js';
