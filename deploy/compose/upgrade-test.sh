@@ -5,7 +5,7 @@
 #   2. the stack up on A (project ks-upgrade-test, its own node name, directories, cgroup root,
 #      NATS and service ports), a steady workload of readiness-probed pods Ready
 #   3. a trickle of new and deleted static pods (one manifest added every 2 s, each removed after
-#      10 s) from before the first upgrade to after the last downgrade; GET /pods polled, the CRI
+#      20 s; every other one on the pod network) from before the first upgrade to after the last downgrade; GET /pods polled, the CRI
 #      listed and its container events followed throughout (test/compose-upgrade/watch.ts)
 #   4. every service upgraded to B one by one (deploy/compose/upgrade.sh), /info of each of its
 #      containers then says B; then every one downgraded back to A, in the reverse order
@@ -155,8 +155,17 @@ all_at() { local v; v=$(versions "$1"); [ -n "$v" ] && ! grep -qv "=$2\$" <<<"$v
 every_service_at() { local s; for s in "${SERVICES[@]}"; do all_at "$s" "$1" || return 1; done; }
 check "every service says $VERSION_A in /info: $(for s in "${SERVICES[@]}"; do versions "$s"; done | tr '\n' ' ')" every_service_at "$VERSION_A"
 
-# The steady workload: hostNetwork busybox pods, two with an httpGet readiness probe (busybox httpd on loopback), one with an exec probe.
-steady=(steady-http-1 steady-http-2 steady-exec)
+# Bad input: refused with a message naming what is wrong, and nothing replaced.
+refused() { local want=$1 out rc; shift; out=$(bash deploy/compose/upgrade.sh --env-file "$env_file" "$@" 2>&1); rc=$?; echo "   $out"; [ "$rc" = 2 ] && grep -qF -- "$want" <<<"$out"; }
+before=$(compose ps -q | sort)
+check "upgrade.sh no-such-service $TAG_B: refused, naming the service" refused "no service no-such-service" no-such-service "$TAG_B"
+check "upgrade.sh pleg no-such-tag: refused, naming the image" refused "no image kubelet-split/kubelet:no-such-tag" pleg no-such-tag
+check "upgrade.sh nats $TAG_B: refused (not a kubelet-split service)" refused "nats is not a kubelet-split service" nats "$TAG_B"
+check "  and no container was replaced" bash -c '[ "$1" = "$2" ]' _ "$before" "$(compose ps -q | sort)"
+
+# The steady workload: busybox pods with readiness probes: two hostNetwork with an httpGet probe (busybox httpd
+# on loopback), one on the pod network (the CNI bridge) with an httpGet probe to its pod IP, one with an exec probe.
+steady=(steady-http-1 steady-http-2 steady-net steady-exec)
 http_pod() {
   cat > "$work/manifests/$1.yaml" <<YAML
 apiVersion: v1
@@ -175,6 +184,19 @@ YAML
 }
 http_pod steady-http-1 18551
 http_pod steady-http-2 18552
+cat > "$work/manifests/steady-net.yaml" <<YAML
+apiVersion: v1
+kind: Pod
+metadata: { name: steady-net, namespace: default }
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+    - name: web
+      image: localhost/kubelet-split/busybox:1.35
+      imagePullPolicy: Never
+      command: ["sh", "-c", "mkdir -p /tmp/www && echo ok > /tmp/www/ready && exec httpd -f -p 8080 -h /tmp/www"]
+      readinessProbe: { httpGet: { port: 8080, path: /ready }, periodSeconds: 2, failureThreshold: 3 }
+YAML
 cat > "$work/manifests/steady-exec.yaml" <<YAML
 apiVersion: v1
 kind: Pod
@@ -209,17 +231,21 @@ trickle_log=$work/trickle.log
 : > "$trickle_log"
 node dist/test/compose-upgrade/watch.js "$READ_URL" "$sock" "$node" "$trickle_log" "${steady[@]}" > "$work/watch.out" 2>&1 &
 watch_pid=$!
+# Each trickle pod lives 20 s: a pod whose first sync fails while cri-gateway is away is retried after
+# pod-worker's POD_SYNC_BACKOFF (10 s, jittered up to 15 s, as upstream's workerBackOffPeriod), and must still be there then.
+lifetime=${KS_UPGRADE_TRICKLE_LIFETIME:-20}
 trickle() {
   local i=0 live=() keep e n
   while :; do
     if [ ! -e "$work/stop-trickle" ]; then
+      # Every other one on the pod network (a CNI set-up and tear-down each).
       i=$((i + 1)); n=trickle-$i
       cat > "$work/manifests/.$n.tmp" <<YAML
 apiVersion: v1
 kind: Pod
 metadata: { name: $n, namespace: default }
 spec:
-  hostNetwork: true
+  hostNetwork: $([ $((i % 2)) = 1 ] && echo true || echo false)
   terminationGracePeriodSeconds: 1
   containers:
     - name: sleep
@@ -233,7 +259,7 @@ YAML
     fi
     keep=()
     for e in "${live[@]}"; do
-      if [ $((SECONDS - ${e##*:})) -ge 10 ]; then rm -f "$work/manifests/${e%%:*}.yaml"; echo "del ${e%%:*} $SECONDS" >> "$trickle_log"; else keep+=("$e"); fi
+      if [ $((SECONDS - ${e##*:})) -ge "$lifetime" ]; then rm -f "$work/manifests/${e%%:*}.yaml"; echo "del ${e%%:*} $SECONDS" >> "$trickle_log"; else keep+=("$e"); fi
     done
     live=("${keep[@]}")
     [ -e "$work/stop-trickle" ] && [ ${#live[@]} -eq 0 ] && return 0
@@ -253,6 +279,7 @@ roll() {
     t=$SECONDS
     if bash deploy/compose/upgrade.sh --env-file "$env_file" "$s" "$to" > "$work/upgrade.log" 2>&1; then
       check "$s to $to in $((SECONDS - t)) s ($(grep -c 'replaced by' "$work/upgrade.log") container(s)); /info: $(versions "$s" | tr '\n' ' ')" all_at "$s" "$version"
+      grep 'replaced by' "$work/upgrade.log" | sed 's/^upgrade.sh: /     /'
     else
       fail "upgrade.sh $s $to:"; sed 's/^/   /' "$work/upgrade.log"
     fi
@@ -268,7 +295,7 @@ roll "$TAG_A" "$VERSION_A" "${reversed[@]}"
 check "every service says $VERSION_A again" every_service_at "$VERSION_A"
 echo "== downgrade: $((SECONDS - downgraded)) s"
 
-# 5. The trickle stops (each of its pods still lives its 10 s), then its pods must be gone everywhere.
+# 5. The trickle stops (each of its pods still lives its 20 s), then its pods must be gone everywhere.
 touch "$work/stop-trickle"
 wait "$trickle_pid"; trickle_pid=
 echo "== trickle: $(grep -c '^add' "$trickle_log") pods added, $(grep -c '^del' "$trickle_log") deleted"

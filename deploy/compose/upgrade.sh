@@ -104,12 +104,16 @@ for id in "${ordered[@]}"; do
   if [ -n "$surge" ]; then
     new=$(create $((count + 1))) || exit 1
     wait_ready "$new" || { say "$was ($from) left running"; exit 1; }
+    ready_s=$((SECONDS - t)); t2=$SECONDS
     retire "$id"
+    stop_s=$((SECONDS - t2))
   else
     retire "$id"
+    stop_s=$((SECONDS - t)); t2=$SECONDS
     new=$(create "$count") || exit 1
     wait_ready "$new" || { say "$was ($from) was removed: 'deploy/compose/upgrade.sh $service ${from##*:}' puts it back"; exit 1; }
+    ready_s=$((SECONDS - t2))
   fi
-  say "$service: $was ($from) replaced by $(name "$new") ($image), ready, in $((SECONDS - t)) s"
+  say "$service: $was ($from) replaced by $(name "$new") ($image), ready, in $((SECONDS - t)) s (old one stopped in $stop_s s, new one created and ready in $ready_s s)"
 done
 say "$service: every container runs $image ($((SECONDS - started)) s)"
