@@ -38,8 +38,20 @@ docker image inspect "$image" >/dev/null 2>&1 || { say "no image $image (deploy/
 case "$service" in
   nats|nats-credentials) say "$service is not a kubelet-split service (its image is not kubelet-split/kubelet)"; exit 2 ;;
 esac
-services=$(compose config --services 2>/dev/null) || { say "docker-compose config failed:"; compose config >/dev/null; exit 2; }
-grep -qx -- "$service" <<<"$services" || { say "no service $service in docker-compose.yml ($(tr '\n' ' ' <<<"$services"))"; exit 2; }
+# The service's stop_grace_period (seconds), or "-" when there is no such service, then every service's name.
+config=$(compose config 2>/dev/null) || { say "docker-compose config failed:"; compose config >/dev/null; exit 2; }
+{ read -r grace; read -r services; } < <(node -e '
+  const { parse } = require(process.argv[1]);
+  let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => {
+    const all = parse(s).services ?? {};
+    const svc = all[process.argv[2]];
+    const g = String(svc?.stop_grace_period ?? "10s");
+    const m = /^(?:(\d+)m)?(?:(\d+)s)?$/.exec(g);
+    console.log(svc ? (m ? Number(m[1] ?? 0) * 60 + Number(m[2] ?? 0) : 10) : "-");
+    console.log(Object.keys(all).join(" "));
+  });' "$PWD/node_modules/yaml" "$service" <<<"$config") || true
+[ -n "${grace:-}" ] || { say "could not read docker-compose config's services (node and $PWD/node_modules/yaml)"; exit 2; }
+[ "$grace" != - ] || { say "no service $service in docker-compose.yml ($services)"; exit 2; }
 
 running() { local id; for id in $(compose ps -q "$service" 2>/dev/null); do [ "$(docker inspect -f '{{.State.Running}}' "$id")" = true ] && echo "$id"; done; }
 # The container's compose health check (the /readyz of its port, or of every module's), run in it.
@@ -69,13 +81,6 @@ role() {
   docker exec "$1" sh -c 'p=${PORT:-$(cat /tmp/port 2>/dev/null)}; wget -q -O - "http://127.0.0.1:${p:-${STATUS_MANAGER__PORT:-10317}}/info"' 2>/dev/null \
     | node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => { try { console.log(JSON.parse(s).leadership?.role ?? ""); } catch { console.log(""); } });'
 }
-grace=$(compose config 2>/dev/null | node -e '
-  const { parse } = require(process.argv[1]);
-  let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => {
-    const g = String(parse(s).services[process.argv[2]]?.stop_grace_period ?? "10s");
-    const m = /^(?:(\d+)m)?(?:(\d+)s)?$/.exec(g); console.log(m ? Number(m[1] ?? 0) * 60 + Number(m[2] ?? 0) : 10);
-  });' "$PWD/node_modules/yaml" "$service")
-
 old=($(running))
 [ ${#old[@]} -gt 0 ] || { say "$service has no running container to replace (deploy/compose/up.sh first)"; exit 1; }
 # Standbys first, the leader last.
