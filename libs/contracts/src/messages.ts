@@ -585,6 +585,8 @@ export interface ServiceInfo {
   service: string;
   node: string;
   instance: string;
+  /** The build's version (package.json's, stamped into the image at build: docs/adr/0037). */
+  version: string;
   connectionName: string;
   pid: number;
   startedAt: string;
@@ -638,6 +640,7 @@ export const SERVICE_INFO_FIELDS: FieldsOf<ServiceInfo> = {
   pid: S.integer(),
   startedAt: S.dateTime(),
   httpPort: S.integer(),
+  version: describe("the build's version (package.json's, or the image's stamped VERSION)", S.string()),
   subjects: describe('the subjects this instance subscribes to', S.array(S.string())),
   leadership: optional(
     describe(

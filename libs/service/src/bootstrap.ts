@@ -24,6 +24,7 @@ import { KubeletNatsTransport } from './nats-transport.js';
 import { NestModuleLogger } from './nest-logger.js';
 import { PeerContracts } from './peer-contracts.js';
 import { targetSchema } from './targets.js';
+import { projectVersion } from './version.js';
 import type { ServiceContext } from './context.js';
 
 export { SERVICE_NAMES, STATUS_GROUP, type ServiceName };
@@ -221,7 +222,7 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
   const extraSubjects: string[] = [];
   const transport = new KubeletNatsTransport({ connection, node, service: def.service, logger, queue: def.queue ?? def.service, sender: name });
   const ctx: ServiceContext<FullConfig<S>> = {
-    identity: { service: def.service, node, instance: config.INSTANCE_ID, connectionName: name, startedAt },
+    identity: { service: def.service, node, instance: config.INSTANCE_ID, connectionName: name, startedAt, version: projectVersion() },
     config,
     logger,
     metrics,
@@ -265,7 +266,7 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
   await app.listen(config.PORT, config.HOST);
   leadership?.start();
   logger.info(
-    { port: config.PORT, host: config.HOST, http: access.summary, subjects: ctx.subjects(), startupMs: Date.now() - startedAt.getTime() },
+    { version: ctx.identity.version, port: config.PORT, host: config.HOST, http: access.summary, subjects: ctx.subjects(), startupMs: Date.now() - startedAt.getTime() },
     'service ready',
   );
 

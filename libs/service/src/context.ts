@@ -17,6 +17,8 @@ export interface ServiceIdentity {
   instance: string;
   connectionName: string;
   startedAt: Date;
+  /** The build's version (package.json's; the image's VERSION build argument stamps it): what a rolling upgrade changes. */
+  version: string;
 }
 
 export interface ServiceContext<C extends SharedConfig = SharedConfig> {

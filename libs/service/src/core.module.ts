@@ -61,6 +61,7 @@ export class ServiceInfoController {
       service: identity.service,
       node: identity.node,
       instance: identity.instance,
+      version: identity.version,
       connectionName: identity.connectionName,
       pid: process.pid,
       startedAt: identity.startedAt.toISOString(),
