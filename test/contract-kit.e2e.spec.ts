@@ -9,7 +9,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { NodeStack } from './support/node-stack.js';
-import { kitReport, runKit, type KitTarget } from './contract-kit/kit.js';
+import type { ServiceName } from '@app/service';
+import { kitReport, runKit, type KitCheck, type KitTarget } from './contract-kit/kit.js';
 import { CONFIG_SOURCE_CHECKS } from './contract-kit/config-source.kit.js';
 import { CRI_GATEWAY_CHECKS } from './contract-kit/cri-gateway.kit.js';
 import { PLEG_CHECKS } from './contract-kit/pleg.kit.js';
@@ -28,98 +29,44 @@ describe('the contract kit on a real node stack', { timeout: 600_000 }, () => {
   before(() => stack.start());
   after(() => stack.stop());
 
-  it('our cri-gateway passes every check, a restart included', async () => {
-    const restart = async () => {
-      await stack.procs.get('cri-gateway#0')?.stop(10_000);
-      await stack.startService('cri-gateway');
-    };
-    const results = await runKit(CRI_GATEWAY_CHECKS, target(restart));
-    console.log(kitReport('cri-gateway', results));
-    assert.deepEqual(results.filter((r) => r.outcome !== 'passed').map((r) => `${r.name}: ${r.outcome} ${r.detail}`), []);
-  });
-
-  it('our config-source passes every check, a restart included', async () => {
-    const restart = async () => {
-      await stack.procs.get('config-source#0')?.stop(10_000);
-      await stack.startService('config-source');
-    };
-    const results = await runKit(CONFIG_SOURCE_CHECKS, target(restart));
-    console.log(kitReport('config-source', results));
-    assert.deepEqual(results.filter((r) => r.outcome !== 'passed').map((r) => `${r.name}: ${r.outcome} ${r.detail}`), []);
-  });
-
-  it('our prober passes every check, a restart included', async () => {
-    const restart = async () => {
-      await stack.procs.get('prober#0')?.stop(10_000);
-      await stack.startService('prober');
-    };
-    const results = await runKit(PROBER_CHECKS, target(restart));
-    console.log(kitReport('prober', results));
-    assert.deepEqual(results.filter((r) => r.outcome !== 'passed').map((r) => `${r.name}: ${r.outcome} ${r.detail}`), []);
-  });
-
-  it('our sync loop passes every check, a restart included (the kit plays the pod workers)', async () => {
-    const restart = async () => {
-      await stack.procs.get('sync-loop#0')?.stop(10_000);
-      await stack.startService('sync-loop');
-    };
-    await stack.startService('sync-loop');
-    try {
-      const results = await runKit(SYNC_LOOP_CHECKS, target(restart));
-      console.log(kitReport('sync-loop', results));
-      assert.deepEqual(results.filter((r) => r.outcome !== 'passed').map((r) => `${r.name}: ${r.outcome} ${r.detail}`), []);
-    } finally {
-      // Its housekeeping would kill the pods the next suites make behind its back.
-      await stack.procs.get('sync-loop#0')?.stop(10_000);
-      stack.procs.delete('sync-loop#0');
+  /** Stops a service's process (every module of it), and forgets it. */
+  const stopService = async (service: string) => {
+    const keys = service === 'status-manager' ? STATUS_KEYS : [`${service}#`];
+    for (const [key, sp] of [...stack.procs].filter(([k]) => keys.some((s) => k.startsWith(s)))) {
+      await sp.stop(10_000);
+      stack.procs.delete(key);
     }
-  });
-
-  it('our pod worker passes every check, a restart included (the kit plays the sync loop)', async () => {
-    const restart = async () => {
-      await stack.procs.get('pod-worker#0')?.stop(10_000);
-      await stack.startService('pod-worker');
-    };
-    await stack.startService('pod-worker');
+  };
+  /**
+   * The kit's suite for `service` against ours, its restart a stop and a start; every check must pass. `alone`: the
+   * service runs only for its suite (a sync loop's housekeeping would kill what the other suites make behind its
+   * back; a pod worker would run the sync loop's pods).
+   */
+  const passes = async (service: ServiceName, checks: readonly KitCheck[], alone = false) => {
+    if (alone) await stack.startService(service);
     try {
-      const results = await runKit(POD_WORKER_CHECKS, target(restart));
-      console.log(kitReport('pod-worker', results));
+      const results = await runKit(checks, target(async () => {
+        await stopService(service);
+        await stack.startService(service);
+      }));
+      console.log(kitReport(service, results));
       assert.deepEqual(results.filter((r) => r.outcome !== 'passed').map((r) => `${r.name}: ${r.outcome} ${r.detail}`), []);
+      assert.equal(results.length, checks.length);
     } finally {
-      await stack.procs.get('pod-worker#0')?.stop(10_000);
-      stack.procs.delete('pod-worker#0');
+      if (alone) await stopService(service);
     }
-  });
+  };
 
-  it('our status manager passes every check, a restart included (the kit plays the pod worker and the prober)', async () => {
-    // The status group, one process: its status manager restarted with it.
-    const restart = async () => {
-      for (const [key, sp] of [...stack.procs].filter(([k]) => STATUS_KEYS.some((s) => k.startsWith(s)))) {
-        await sp.stop(10_000);
-        stack.procs.delete(key);
-      }
-      await stack.startService('status-manager');
-    };
-    await stack.startService('status-manager');
-    const results = await runKit(STATUS_MANAGER_CHECKS, target(restart));
-    console.log(kitReport('status-manager', results));
-    assert.deepEqual(results.filter((r) => r.outcome !== 'passed').map((r) => `${r.name}: ${r.outcome} ${r.detail}`), []);
-  });
-
-  it('our PLEG passes every check, a restart included', async () => {
-    const restart = async () => {
-      await stack.procs.get('pleg#0')?.stop(10_000);
-      await stack.startService('pleg');
-    };
-    const results = await runKit(PLEG_CHECKS, target(restart));
-    console.log(kitReport('pleg', results));
-    assert.deepEqual(results.filter((r) => r.outcome !== 'passed').map((r) => `${r.name}: ${r.outcome} ${r.detail}`), []);
-    assert.equal(results.length, PLEG_CHECKS.length);
-  });
+  it('our cri-gateway passes every check, a restart included', () => passes('cri-gateway', CRI_GATEWAY_CHECKS));
+  it('our config-source passes every check, a restart included', () => passes('config-source', CONFIG_SOURCE_CHECKS));
+  it('our prober passes every check, a restart included', () => passes('prober', PROBER_CHECKS));
+  it('our sync loop passes every check, a restart included (the kit plays the pod workers)', () => passes('sync-loop', SYNC_LOOP_CHECKS, true));
+  it('our pod worker passes every check, a restart included (the kit plays the sync loop)', () => passes('pod-worker', POD_WORKER_CHECKS, true));
+  it('our status manager passes every check, a restart included (the kit plays the pod worker and the prober)', () => passes('status-manager', STATUS_MANAGER_CHECKS, true));
+  it('our PLEG passes every check, a restart included', () => passes('pleg', PLEG_CHECKS));
 
   it('a PLEG that skips ContainerDied fails the checks that need it, and the kit names what is missing', async () => {
-    await stack.procs.get('pleg#0')?.stop(10_000);
-    stack.procs.delete('pleg#0');
+    await stopService('pleg');
     const broken = await startBrokenPleg(stack.nats.url, stack.nats.auth(), stack.options.node);
     try {
       // What the broken PLEG does do it does within a second or two; 10 s is plenty to say an event never came.

@@ -24,7 +24,9 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { Kvm } from '@nats-io/kv';
 import { NatsCriClient, type CriRuntime } from '@app/cri';
+import { leaderLeaseKey, type LeaderElectionRecord } from '@app/leader-election';
 
 /** What a check is given: the node's NATS as admin, the node's name, its CRI through cri-gateway. */
 export interface KitTarget {
@@ -109,6 +111,32 @@ export async function expectWithin<T>(what: string, probe: () => Promise<T | und
   }
   const saw = seen?.();
   throw new KitFailure(`${what}: not within ${timeoutMs / 1000} s${saw ? `; seen: ${saw}` : ''}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+}
+
+/** A single-active service leads: it holds the leases key `<node>.leader.<service>` and renews it within its duration. */
+export function leaderLeaseCheck(service: string): KitCheck {
+  return {
+    name: `leads: holds the leases key <node>.leader.${service}, renewed within its duration`,
+    async run(t, note) {
+      const kv = await new Kvm(t.nc).open('leases');
+      const key = leaderLeaseKey(t.node, service);
+      const read = async () => {
+        const e = await kv.get(key);
+        return e && e.operation === 'PUT' && e.value.length > 0 ? (JSON.parse(new TextDecoder().decode(e.value)) as LeaderElectionRecord) : undefined;
+      };
+      const record = await expectWithin(`a leader lease at ${key} in the leases bucket`, read, t.timeoutMs);
+      const first = Date.parse(record.renewTime);
+      const renewed = await expectWithin(
+        `the lease at ${key} renewed (renewTime later than ${record.renewTime}) within its leaseDurationMs ${record.leaseDurationMs}`,
+        async () => {
+          const r = await read();
+          return r && r.holderIdentity === record.holderIdentity && Date.parse(r.renewTime) > first ? r : undefined;
+        },
+        Math.max(record.leaseDurationMs, 1000) + 2000,
+      );
+      note(`holder ${renewed.holderIdentity}, leaseDurationMs ${renewed.leaseDurationMs}, renewed ${Date.parse(renewed.renewTime) - first} ms after first read`);
+    },
+  };
 }
 
 const SUITES: Record<string, () => Promise<readonly KitCheck[]>> = {

@@ -21,10 +21,9 @@ import type { Msg, NatsConnection } from '@nats-io/transport-node';
 import { Kvm, type KV } from '@nats-io/kv';
 import { MessageTypes, Subjects, type PodCacheEntry, type PodCacheGlobal, type PodLifecycleEventMessage } from '@app/contracts';
 import { KubeletLabels } from '@app/kube';
-import { leaderLeaseKey, type LeaderElectionRecord } from '@app/leader-election';
 import { kvKey } from '@app/nats';
 import { Headers } from '@app/tracing';
-import { KitFailure, expectWithin, type KitCheck, type KitTarget } from './kit.js';
+import { KitFailure, expectWithin, leaderLeaseCheck, type KitCheck, type KitTarget } from './kit.js';
 
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
 const dec = new TextDecoder();
@@ -163,32 +162,7 @@ async function startedAndCached(t: KitTarget, pod: KitPod, watch: PodWatch, kv: 
 const RUNS = ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done'];
 
 export const PLEG_CHECKS: readonly KitCheck[] = [
-  {
-    name: 'leads: holds the leases key <node>.leader.pleg, renewed within its duration',
-    async run(t, note) {
-      const kv = await new Kvm(t.nc).open('leases');
-      const key = leaderLeaseKey(t.node, 'pleg');
-      const record = await expectWithin(
-        `a leader lease at ${key} in the leases bucket`,
-        async () => {
-          const e = await kv.get(key);
-          return e && e.operation === 'PUT' && e.value.length > 0 ? (JSON.parse(dec.decode(e.value)) as LeaderElectionRecord) : undefined;
-        },
-        t.timeoutMs,
-      );
-      const first = Date.parse(record.renewTime);
-      const renewed = await expectWithin(
-        `the lease at ${key} renewed (renewTime later than ${record.renewTime}) within its leaseDurationMs ${record.leaseDurationMs}`,
-        async () => {
-          const e = await kv.get(key);
-          const r = e && e.value.length > 0 ? (JSON.parse(dec.decode(e.value)) as LeaderElectionRecord) : undefined;
-          return r && r.holderIdentity === record.holderIdentity && Date.parse(r.renewTime) > first ? r : undefined;
-        },
-        Math.max(record.leaseDurationMs, 1000) + 2000,
-      );
-      note(`holder ${renewed.holderIdentity}, leaseDurationMs ${renewed.leaseDurationMs}, renewed ${Date.parse(renewed.renewTime) - first} ms after first read`);
-    },
-  },
+  leaderLeaseCheck('pleg'),
   {
     name: 'relists: <node>.global in pod-cache moves forward, with a relist threshold',
     async run(t, note) {

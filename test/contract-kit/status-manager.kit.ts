@@ -14,9 +14,8 @@
 import { randomUUID } from 'node:crypto';
 import { Kvm, type KV } from '@nats-io/kv';
 import { MessageTypes, Subjects, type Pod, type PodStatus, type StatusVerb, type VersionedPodStatusRecord } from '@app/contracts';
-import { leaderLeaseKey, type LeaderElectionRecord } from '@app/leader-election';
 import { kvKey } from '@app/nats';
-import { KitFailure, expectWithin, type KitCheck, type KitTarget } from './kit.js';
+import { KitFailure, expectWithin, leaderLeaseCheck, type KitCheck, type KitTarget } from './kit.js';
 
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
 const enc = new TextEncoder();
@@ -84,18 +83,7 @@ async function withPod(t: KitTarget, fn: (p: KitPodStatus, kv: KV) => Promise<vo
 }
 
 export const STATUS_MANAGER_CHECKS: readonly KitCheck[] = [
-  {
-    name: 'leads: holds the leases key <node>.leader.status-manager',
-    async run(t, note) {
-      const kv = await new Kvm(t.nc).open('leases');
-      const key = leaderLeaseKey(t.node, 'status-manager');
-      const r = await expectWithin(`a leader lease at ${key}`, async () => {
-        const e = await kv.get(key);
-        return e && e.value.length > 0 ? (JSON.parse(dec.decode(e.value)) as LeaderElectionRecord) : undefined;
-      }, t.timeoutMs);
-      note(`holder ${r.holderIdentity}`);
-    },
-  },
+  leaderLeaseCheck('status-manager'),
   {
     name: 'SetPodStatus: stored in pod-status, and a change stored under a higher version',
     async run(t, note) {

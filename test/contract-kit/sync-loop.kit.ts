@@ -21,9 +21,8 @@ import { randomUUID } from 'node:crypto';
 import type { Msg } from '@nats-io/transport-node';
 import { Kvm } from '@nats-io/kv';
 import { MessageTypes, Subjects, type Pod, type ProberCommandMessage, type UpdatePodOptionsMessage } from '@app/contracts';
-import { leaderLeaseKey, type LeaderElectionRecord } from '@app/leader-election';
 import { kvKey } from '@app/nats';
-import { KitFailure, expectWithin, type KitCheck, type KitTarget } from './kit.js';
+import { KitFailure, expectWithin, leaderLeaseCheck, type KitCheck, type KitTarget } from './kit.js';
 
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
 const enc = new TextEncoder();
@@ -143,19 +142,7 @@ async function forgotten(t: KitTarget, uid: string): Promise<void> {
 }
 
 export const SYNC_LOOP_CHECKS: readonly KitCheck[] = [
-  {
-    name: 'leads: holds the leases key <node>.leader.sync-loop',
-    async run(t, note) {
-      const kv = await new Kvm(t.nc).open('leases');
-      const key = leaderLeaseKey(t.node, 'sync-loop');
-      const r = await expectWithin(`a leader lease at ${key}`, async () => {
-        const e = await kv.get(key);
-        return e && e.value.length > 0 ? (JSON.parse(dec.decode(e.value)) as LeaderElectionRecord) : undefined;
-      }, t.timeoutMs);
-      if (Date.now() - Date.parse(r.renewTime) > r.leaseDurationMs * 2) throw new KitFailure(`the lease at ${key} was last renewed at ${r.renewTime}, more than twice its ${r.leaseDurationMs} ms ago`);
-      note(`holder ${r.holderIdentity}`);
-    },
-  },
+  leaderLeaseCheck('sync-loop'),
   {
     name: 'a pod a source adds: stored in pods, dispatched as SyncPodCreate to its shard, and kept by the prober\'s CleanupPods',
     async run(t, note) {
