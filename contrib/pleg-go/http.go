@@ -1,0 +1,96 @@
+package main
+
+// pleg's HTTP port (libs/service): /healthz and /readyz (200 or 503 with
+// every check), /metrics, /info (the ServiceInfo), GET and POST /mode. With
+// HTTP_TOKEN_FILE every route but /healthz, /readyz and /metrics needs the
+// bearer token; off loopback without one, only those three are served.
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/kubelet-split/contrib/pleg-go/internal/pleg"
+)
+
+var openPaths = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func writeJSON(w http.ResponseWriter, status int, body any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+func errorBody(code, description string) map[string]any {
+	return map[string]any{"error": map[string]string{"code": code, "description": description}}
+}
+
+func httpHandler(h *health, m *promMetrics, info func() map[string]any, runner *pleg.Runner, host, token string) http.Handler {
+	mux := http.NewServeMux()
+	reportOf := func(ready bool) (int, map[string]any) {
+		h.mu.Lock()
+		draining := h.draining
+		h.mu.Unlock()
+		checks := h.liveness
+		if ready {
+			checks = h.readiness
+		} else {
+			draining = false
+		}
+		ok, results := h.report(checks, draining)
+		status := http.StatusOK
+		if !ok {
+			status = http.StatusServiceUnavailable
+		}
+		return status, map[string]any{"ok": ok, "checks": results}
+	}
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { s, b := reportOf(false); writeJSON(w, s, b) })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) { s, b := reportOf(true); writeJSON(w, s, b) })
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = w.Write([]byte(m.Text()))
+	})
+	mux.HandleFunc("GET /info", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, info()) })
+	mux.HandleFunc("GET /mode", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, http.StatusOK, runner.Mode()) })
+	mux.HandleFunc("POST /mode", func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			writeJSON(w, http.StatusBadRequest, errorBody("InvalidArgument", "the body must be JSON: "+err.Error()))
+			return
+		}
+		if body["mode"] != "generic" {
+			writeJSON(w, http.StatusBadRequest, errorBody("InvalidArgument", "the Go PLEG runs the generic relist only: mode must be \"generic\" (docs/adr/0035)"))
+			return
+		}
+		writeJSON(w, http.StatusOK, runner.Mode())
+	})
+	loopback := isLoopbackHost(host)
+	expected := "Bearer " + token
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !openPaths[r.URL.Path] {
+			switch {
+			case token != "":
+				if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte(expected)) != 1 {
+					w.Header().Set("WWW-Authenticate", "Bearer")
+					writeJSON(w, http.StatusUnauthorized, errorBody("Unauthenticated", strings.TrimPrefix(r.URL.Path, "/")+" needs Authorization: Bearer <HTTP_TOKEN_FILE>"))
+					return
+				}
+			case !loopback:
+				writeJSON(w, http.StatusForbidden, errorBody("PermissionDenied", "HOST "+host+" is not loopback and HTTP_TOKEN_FILE is unset: only /healthz, /readyz and /metrics are served"))
+				return
+			}
+		}
+		mux.ServeHTTP(w, r)
+	})
+}

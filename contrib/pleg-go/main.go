@@ -1,0 +1,442 @@
+// Command pleg-go is a second implementation of kubelet-split's PLEG
+// (apps/pleg), in Go, that takes its place on a node: the same environment,
+// NATS user and subjects, pod-cache records and leader lease, the same
+// HTTP endpoints (/healthz, /readyz, /info, /metrics, /mode). See
+// docs/adr/0035-pleg-in-go.md for what it does and does not do.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/kubelet-split/contrib/pleg-go/internal/leader"
+	"github.com/kubelet-split/contrib/pleg-go/internal/pleg"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+const service = "pleg"
+
+func main() {
+	cfg, err := LoadConfig(os.LookupEnv)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %s\n", service, err)
+		os.Exit(1)
+	}
+	log := newLogger(cfg.LogLevel, map[string]any{"service": service, "node": cfg.NodeName, "instance": cfg.InstanceID, "pid": os.Getpid(), "impl": "pleg-go"})
+	if err := run(cfg, log); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %s\n", service, err)
+		os.Exit(1)
+	}
+}
+
+// health is what /healthz and /readyz report, by check name.
+type health struct {
+	mu        sync.Mutex
+	readiness []namedCheck
+	liveness  []namedCheck
+	draining  bool
+}
+
+type check func() (bool, string)
+type namedCheck struct {
+	name string
+	fn   check
+}
+
+type checkResult struct {
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail,omitempty"`
+}
+
+func (h *health) report(checks []namedCheck, draining bool) (bool, map[string]checkResult) {
+	out := map[string]checkResult{}
+	ok := true
+	for _, c := range checks {
+		good, detail := c.fn()
+		out[c.name] = checkResult{good, detail}
+		ok = ok && good
+	}
+	if draining {
+		out["shutdown"] = checkResult{false, "draining after SIGTERM"}
+		ok = false
+	}
+	return ok, out
+}
+
+// inboxPrefix is libs/nats inboxPrefix: each user reads only its own inbox.
+func inboxPrefix(user string) string {
+	if user == "admin" {
+		return "_INBOX"
+	}
+	base := strings.SplitN(user, "@", 2)[0]
+	if base == "" || strings.ContainsAny(base, ".*> ") {
+		return "_INBOX_" + service
+	}
+	return "_INBOX_" + user
+}
+
+func run(cfg Config, log *jsonLogger) error {
+	startedAt := time.Now()
+	connName := fmt.Sprintf("%s@%s#%s", service, cfg.NodeName, cfg.InstanceID)
+	node := nodeToken(cfg.NodeName)
+	var violations []string
+	var vmu sync.Mutex
+	opts := []nats.Option{
+		nats.Name(connName),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(500 * time.Millisecond),
+		nats.RetryOnFailedConnect(false),
+		nats.Timeout(10 * time.Second),
+		nats.PingInterval(10 * time.Second),
+		nats.CustomInboxPrefix(inboxPrefix(cfg.NatsUser)),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("NATS disconnected", "err", fmt.Sprint(err)) }),
+		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("NATS reconnected", "server", nc.ConnectedUrl()) }),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			if errors.Is(err, nats.ErrPermissionViolation) || strings.Contains(strings.ToLower(err.Error()), "permissions violation") {
+				v := fmt.Sprintf("NATS user %q: %s (grant it in libs/nats/src/permissions.ts NATS_ACCESS, or stop using it)", cfg.NatsUser, err.Error())
+				log.Error("NATS permission violation: "+v, "natsUser", cfg.NatsUser)
+				vmu.Lock()
+				violations = append(violations, v)
+				vmu.Unlock()
+				return
+			}
+			log.Error("NATS error", "err", err.Error())
+		}),
+	}
+	if cfg.NatsPasswordFile != "" {
+		pw, err := os.ReadFile(cfg.NatsPasswordFile)
+		if err != nil {
+			return fmt.Errorf("NATS_PASSWORD_FILE %s cannot be read: %w", cfg.NatsPasswordFile, err)
+		}
+		opts = append(opts, nats.UserInfo(cfg.NatsUser, strings.TrimRight(string(pw), "\r\n")))
+	} else {
+		log.Warn("NATS_PASSWORD_FILE is not set: connecting to NATS without credentials")
+	}
+	nc, err := nats.Connect(strings.Join(cfg.NatsURL, ","), opts...)
+	if err != nil {
+		if errors.Is(err, nats.ErrAuthorization) {
+			return fmt.Errorf("NATS refused the credentials of user %q (%v): check NATS_USER and the password in NATS_PASSWORD_FILE", cfg.NatsUser, err)
+		}
+		return fmt.Errorf("cannot connect to NATS at %s: %w", strings.Join(cfg.NatsURL, ","), err)
+	}
+	defer nc.Close()
+	log.Info("connected to NATS", "server", nc.ConnectedUrl(), "connection", connName, "user", cfg.NatsUser)
+
+	ctx, cancelAll := context.WithCancel(context.Background())
+	defer cancelAll()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	bootCtx, cancelBoot := context.WithTimeout(ctx, 30*time.Second)
+	podCacheKV, err := openBucket(bootCtx, js, "pod-cache", "podCache", "pleg")
+	if err != nil {
+		cancelBoot()
+		return fmt.Errorf("cannot open the pod-cache bucket: %w%s", err, violationsSuffix(&vmu, &violations))
+	}
+	leasesKV, err := openBucket(bootCtx, js, "leases", "leases", "whoever wins the compare-and-set")
+	cancelBoot()
+	if err != nil {
+		return fmt.Errorf("cannot open the leases bucket: %w%s", err, violationsSuffix(&vmu, &violations))
+	}
+
+	h := &health{}
+	metrics := newPromMetrics(service, cfg.NodeName)
+	clock := systemClock{}
+	elector := leader.New(newKvLease(leasesKV, cfg.NodeName, service), leaderClock{}, log.child("component", "leader-election"), leader.Options{
+		Identity: cfg.InstanceID, LeaseDuration: cfg.LeaderLeaseDuration, RenewDeadline: cfg.LeaderRenewDeadline, RetryPeriod: cfg.LeaderRetryPeriod,
+	})
+	cri := newNatsCri(nc, cfg.NodeName, service, connName)
+	sink := &natsSink{nc: nc, node: node, sender: connName, fence: elector}
+	generic := pleg.NewGeneric(pleg.Deps{
+		Runtime: cri,
+		Cache:   &kvPodCache{kv: podCacheKV, node: cfg.NodeName, fence: elector},
+		Sink:    sink,
+		Clock:   clock,
+		Logger:  log.child("component", "pleg"),
+		Metrics: metrics,
+		Files:   osFiles{},
+		Traced:  podTrace,
+	}, pleg.Options{InspectTimeout: cfg.InspectTimeout, InspectConcurrency: cfg.InspectConcurrency, RelistThreshold: cfg.RelistThreshold, Node: cfg.NodeName})
+	runner := pleg.NewRunner(generic, clock, log.child("component", "pleg-mode"), cfg.RelistPeriod)
+
+	var leadMu sync.Mutex
+	leading := false
+	isLeading := func() bool { leadMu.Lock(); defer leadMu.Unlock(); return leading }
+	plegHealthy := func() (bool, string) {
+		if !isLeading() {
+			return true, "standby: not relisting"
+		}
+		return generic.Healthy()
+	}
+	metrics.healthy = func() bool { ok, _ := plegHealthy(); return ok }
+	metrics.isLeader = func() bool { _, ok := elector.FencingToken(); return ok }
+
+	elector.Subscribe(leader.Listener{
+		OnStartedLeading: func(token uint64) {
+			leadMu.Lock()
+			leading = true
+			leadMu.Unlock()
+			// The view its predecessor left, then a relist at once; without it the first relist reports every container as new.
+			rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			n, err := generic.Restore(rctx)
+			cancel()
+			if t, ok := elector.FencingToken(); !ok || t != token {
+				return // this term is over already: a later one starts its own
+			}
+			if err != nil {
+				log.Warn("leading, but the pod cache could not be read: relisting from scratch", "err", err.Error())
+			} else {
+				log.Info("leading: PLEG view restored from the pod cache", "pods", n)
+			}
+			runner.Start()
+		},
+		OnStoppedLeading: func(string) {
+			leadMu.Lock()
+			leading = false
+			leadMu.Unlock()
+			runner.Stop()
+		},
+	})
+
+	// Subscriptions, as apps/pleg's controller and CoreModule make them.
+	var subjects []string
+	var subs []*nats.Subscription
+	subscribe := func(subject, queue string, fn nats.MsgHandler) error {
+		var s *nats.Subscription
+		var err error
+		if queue == "" {
+			s, err = nc.Subscribe(subject, fn)
+		} else {
+			s, err = nc.QueueSubscribe(subject, queue, fn)
+		}
+		if err == nil {
+			subs = append(subs, s)
+			subjects = append(subjects, subject)
+		}
+		return err
+	}
+	reply := func(m *nats.Msg, body any) {
+		if m.Reply == "" {
+			return
+		}
+		b, _ := json.Marshal(body)
+		if err := m.Respond(b); err != nil {
+			log.Error("could not send a reply", "subject", m.Subject, "err", err.Error())
+		}
+	}
+	info := func() map[string]any {
+		st := elector.Status()
+		return map[string]any{
+			"type": "kubelet.v1.service_info", "service": service, "node": cfg.NodeName, "instance": cfg.InstanceID, "connectionName": connName,
+			"pid": os.Getpid(), "startedAt": startedAt.UTC().Format("2006-01-02T15:04:05.000Z"), "httpPort": cfg.Port, "subjects": subjects, "leadership": st,
+			"implementation": "pleg-go",
+		}
+	}
+	// The runtime's container events: only evented mode reads them, which pleg-go does not implement.
+	if err := subscribe("cri."+node+".events", "", func(*nats.Msg) {}); err != nil {
+		return err
+	}
+	if err := subscribe("kubelet."+node+".pleg.inspect.*", "", func(m *nats.Msg) {
+		var req struct {
+			Type    string  `json:"type"`
+			PodUID  string  `json:"podUid"`
+			SyncEnd float64 `json:"syncEnd"`
+		}
+		if err := json.Unmarshal(m.Data, &req); err != nil || req.Type != "kubelet.v1.inspect_pod" || req.PodUID == "" {
+			log.Warn("dropped an inspection request that is not a kubelet.v1.inspect_pod with a podUid", "subject", m.Subject, "type", req.Type)
+			return
+		}
+		t := traceFromHeaders(m.Header)
+		rctx := ctx
+		if t != nil {
+			if t.PodUID == "" {
+				t.PodUID = req.PodUID
+			}
+			rctx = withTrace(ctx, *t)
+		}
+		go runner.OnInspectRequest(rctx, req.PodUID, int64(req.SyncEnd))
+	}); err != nil {
+		return err
+	}
+	if err := subscribe("kubelet."+node+".service.pleg.mode", service, func(m *nats.Msg) {
+		var body map[string]any
+		_ = json.Unmarshal(m.Data, &body)
+		if mode, ok := body["mode"]; ok && mode != nil && mode != "generic" {
+			reply(m, map[string]any{"error": map[string]string{"code": "InvalidArgument", "description": fmt.Sprintf("mode %v: the Go PLEG runs the generic relist only (docs/adr/0035)", mode)}})
+			return
+		}
+		reply(m, runner.Mode())
+	}); err != nil {
+		return err
+	}
+	if err := subscribe("kubelet."+node+".service.pleg.info", service, func(m *nats.Msg) { reply(m, info()) }); err != nil {
+		return err
+	}
+	if err := nc.FlushTimeout(10 * time.Second); err != nil {
+		return err
+	}
+	time.Sleep(50 * time.Millisecond) // a refusal of our SUBs arrives as an async -ERR after the flush
+	if v := violationsSuffix(&vmu, &violations); v != "" {
+		return fmt.Errorf("the NATS server refused what this service needs%s", v)
+	}
+
+	h.readiness = []namedCheck{
+		{"nats", func() (bool, string) {
+			if nc.IsClosed() {
+				return false, "connection closed"
+			}
+			return true, nc.ConnectedUrl()
+		}},
+		{"natsPermissions", func() (bool, string) {
+			vmu.Lock()
+			defer vmu.Unlock()
+			if len(violations) == 0 {
+				return true, ""
+			}
+			return false, strings.Join(violations, "; ")
+		}},
+		{"subscriptions", func() (bool, string) { return true, strconv.Itoa(len(subjects)) + " subjects" }},
+		{"leadership", func() (bool, string) {
+			s := elector.Status()
+			if s.Role == "leader" && s.Token != nil {
+				return true, fmt.Sprintf("leader (fencing token %d)", *s.Token)
+			}
+			if s.Leader != "" {
+				return true, "standby; the leader is " + s.Leader
+			}
+			return true, "standby; no leader seen yet"
+		}},
+		{"pleg", func() (bool, string) { _, d := plegHealthy(); return true, "mode generic; " + d }},
+	}
+	h.liveness = []namedCheck{{"pleg", plegHealthy}}
+
+	token := ""
+	if cfg.HTTPTokenFile != "" {
+		b, err := os.ReadFile(cfg.HTTPTokenFile)
+		if err != nil {
+			return fmt.Errorf("HTTP_TOKEN_FILE %s cannot be read: %w", cfg.HTTPTokenFile, err)
+		}
+		token = strings.TrimSpace(string(b))
+	}
+	srv := &http.Server{Handler: httpHandler(h, metrics, info, runner, cfg.Host, token), ReadHeaderTimeout: 10 * time.Second}
+	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
+	if err != nil {
+		return fmt.Errorf("cannot listen on %s:%d: %w", cfg.Host, cfg.Port, err)
+	}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("HTTP server failed", "err", err.Error())
+		}
+	}()
+	elector.Start()
+	log.Info("service ready", "port", cfg.Port, "host", cfg.Host, "subjects", subjects, "startupMs", time.Since(startedAt).Milliseconds())
+
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	sig := <-sigs
+	log.Info("shutting down: no new work", "reason", sig.String())
+	timer := time.AfterFunc(cfg.ShutdownGrace, func() {
+		log.Error("grace period over, exiting anyway", "graceMs", cfg.ShutdownGrace.Milliseconds())
+		os.Exit(1)
+	})
+	defer timer.Stop()
+	h.mu.Lock()
+	h.draining = true
+	h.mu.Unlock()
+	stopCtx, cancelStop := context.WithTimeout(context.Background(), 2*time.Second)
+	elector.Stop(stopCtx) // stop acting, then hand the lease over: a standby leads at once
+	cancelStop()
+	runner.Stop()
+	for _, s := range subs {
+		_ = s.Unsubscribe()
+	}
+	shutCtx, cancelShut := context.WithTimeout(context.Background(), 2*time.Second)
+	_ = srv.Shutdown(shutCtx)
+	cancelShut()
+	cancelAll()
+	_ = nc.Drain()
+	for i := 0; i < 100 && !nc.IsClosed(); i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	log.Info("shut down cleanly")
+	return nil
+}
+
+func violationsSuffix(mu *sync.Mutex, v *[]string) string {
+	mu.Lock()
+	defer mu.Unlock()
+	if len(*v) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(*v, "; ")
+}
+
+// natsSink is plegCh on NATS: `kubelet.<node>.pleg.<uid>`, the leader's only, with its fencing token.
+type natsSink struct {
+	nc     *nats.Conn
+	node   string
+	sender string
+	fence  fence
+	// bytes counts the payloads published (the bench's NATS bytes).
+	mu    sync.Mutex
+	bytes int64
+}
+
+func (s *natsSink) Publish(ctx context.Context, e pleg.Event) bool {
+	token, ok := s.fence.FencingToken()
+	if !ok || e.ID == "" || strings.ContainsAny(e.ID, ".*> \t") {
+		return false
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return false
+	}
+	h := messageHeaders(ctx, service, s.sender, e.ID)
+	h.Set(hdrLeaderRevision, strconv.FormatUint(token, 10))
+	if err := s.nc.PublishMsg(&nats.Msg{Subject: "kubelet." + s.node + ".pleg." + e.ID, Header: h, Data: b}); err != nil {
+		return false
+	}
+	s.mu.Lock()
+	s.bytes += int64(len(b))
+	s.mu.Unlock()
+	return true
+}
+
+// osFiles reads the host's files (tail.ReadAtMost).
+type osFiles struct{}
+
+func (osFiles) ReadTail(path string, maxBytes int) (string, bool, bool, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", false, false, nil
+	}
+	if err != nil {
+		return "", false, false, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", false, false, err
+	}
+	size := st.Size()
+	n := min(size, int64(maxBytes))
+	buf := make([]byte, n)
+	read, err := f.ReadAt(buf, size-n)
+	if err != nil && read < int(n) && !errors.Is(err, os.ErrClosed) && err.Error() != "EOF" {
+		return "", false, false, err
+	}
+	return string(buf[:read]), size > int64(maxBytes), true, nil
+}
