@@ -101,7 +101,11 @@ func run(cfg Config, log *jsonLogger) error {
 		nats.Timeout(10 * time.Second),
 		nats.PingInterval(10 * time.Second),
 		nats.CustomInboxPrefix(inboxPrefix(cfg.NatsUser)),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("NATS disconnected", "err", fmt.Sprint(err)) }),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("NATS disconnected", "err", err.Error())
+			}
+		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("NATS reconnected", "server", nc.ConnectedUrl()) }),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 			if errors.Is(err, nats.ErrPermissionViolation) || strings.Contains(strings.ToLower(err.Error()), "permissions violation") {
