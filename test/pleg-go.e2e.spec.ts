@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import type { V1ContainerStatus, V1PodStatus } from '@kubernetes/client-node';
 import { Kvm } from '@nats-io/kv';
 import type { PodCacheEntry } from '@app/contracts';
-import { REPO_ROOT, freePort } from '../deploy/local/stack.js';
+import { REPO_ROOT, freePort, startService } from '../deploy/local/stack.js';
 import { NodeStack } from './support/node-stack.js';
 import { runtimeAddress } from './support/runtime.js';
 
@@ -177,5 +177,27 @@ describe('the Go PLEG in place of ours, split mode, on the real containerd', { t
     await stack.waitForPod('web', 'Ready again', ready, 15_000);
     const up = Date.now() - t0;
     assert.ok(down < 4000 && up < 4000, `Ready flipped after ${down}ms and ${up}ms`);
+  });
+
+  it('ours and the Go PLEG share one election: ours as standby leads when the Go PLEG stops, and goes on from the cache it wrote', async () => {
+    const goPleg = stack.procs.get('pleg#0');
+    assert.ok(goPleg);
+    const s0 = await stack.waitForPod('one', 'Running', (x) => running(x, 'main'));
+    const ours = await startService('pleg', stack.env('pleg'), { port: await freePort(), instance: '1', timeoutMs: 60_000 });
+    stack.procs.set('pleg#1', ours);
+    const infoOf = async (port: number) => (await (await fetch(`http://127.0.0.1:${port}/info`)).json()) as { leadership?: { role: string; leader?: string; token?: number } };
+    const standby = await stack.waitFor('ours to see the Go PLEG lead', async () => ((await infoOf(ours.port)).leadership?.leader === '0' ? infoOf(ours.port) : undefined), 15_000);
+    assert.equal(standby.leadership?.role, 'standby');
+    const goToken = (await infoOf(goPleg.port)).leadership?.token ?? 0;
+    await goPleg.stop(10_000); // SIGTERM: it releases the lease
+    assert.equal(goPleg.process.exitCode, 0, 'the Go PLEG exits 0 on SIGTERM');
+    const leading = await stack.waitFor('ours to lead', async () => ((await infoOf(ours.port)).leadership?.role === 'leader' ? infoOf(ours.port) : undefined), 15_000);
+    assert.ok((leading.leadership?.token ?? 0) > goToken, 'a later term, a higher fencing token');
+    // Ours relists from the Go PLEG's view: the running pod is untouched, a kill is seen and restarted.
+    const id = (cs(s0, 'main')?.containerID ?? '').replace('containerd://', '');
+    const kill = spawnSync('ctr', ['--address', runtimeAddress(), '-n', 'k8s.io', 'tasks', 'kill', '-s', 'SIGKILL', id], { encoding: 'utf8' });
+    assert.equal(kill.status, 0, kill.stderr);
+    const s = await stack.waitForPod('one', 'restarted under our PLEG', (x) => running(x, 'main') && (cs(x, 'main')?.restartCount ?? 0) > (cs(s0, 'main')?.restartCount ?? 0), 40_000);
+    assert.equal(cs(s, 'main')?.restartCount, (cs(s0, 'main')?.restartCount ?? 0) + 1, 'one restart: the takeover restarted nothing');
   });
 });
