@@ -5,7 +5,8 @@
  * prober.e2e.spec.ts): a pod starts and is Running in GET /pods, a killed
  * container is seen exited and restarted, a crash-looping container
  * restarts with its restartCount and CrashLoopBackOff, a deleted pod goes,
- * a readiness probe makes the pod Ready. First, that what runs as the pleg
+ * a readiness probe makes the pod Ready; evented mode falls back to the
+ * relist on this containerd. First, that what runs as the pleg
  * is the Go binary and it leads, and that no TypeScript PLEG runs.
  * contrib/pleg-go/build.sh builds it, or reuses the cached binary.
  */
@@ -177,6 +178,25 @@ describe('the Go PLEG in place of ours, split mode, on the real containerd', { t
     await stack.waitForPod('web', 'Ready again', ready, 15_000);
     const up = Date.now() - t0;
     assert.ok(down < 4000 && up < 4000, `Ready flipped after ${down}ms and ${up}ms`);
+  });
+
+  it('switching to evented mode on this runtime (containerd 1.6) falls back to generic by itself', async () => {
+    const pleg = stack.procs.get('pleg#0');
+    assert.ok(pleg);
+    const res = await fetch(`http://127.0.0.1:${pleg.port}/mode`, { method: 'POST', body: '{"mode":"evented"}' });
+    assert.equal(res.status, 200);
+    const deadline = Date.now() + 60_000;
+    let mode: { effective?: string; fallbackReason?: string } = {};
+    while (Date.now() < deadline) {
+      mode = (await (await fetch(`http://127.0.0.1:${pleg.port}/mode`)).json()) as typeof mode;
+      if (mode.effective === 'generic') break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.equal(mode.effective, 'generic');
+    assert.match(mode.fallbackReason ?? '', /does not stream container events/);
+    const bad = await fetch(`http://127.0.0.1:${pleg.port}/mode`, { method: 'POST', body: '{"mode":"sideways"}' });
+    assert.equal(bad.status, 400);
+    assert.deepEqual(await bad.json(), { error: { code: 'InvalidArgument', description: 'mode must be "generic" or "evented", got "sideways"' } });
   });
 
   it('ours and the Go PLEG share one election: ours as standby leads when the Go PLEG stops, and goes on from the cache it wrote', async () => {

@@ -199,9 +199,6 @@ func LoadConfig(env func(string) (string, bool)) (Config, error) {
 	c.RelistThreshold = p.duration("RELIST_THRESHOLD", 180*time.Second, "the PLEG is unhealthy when its last successful relist is older than this")
 	c.InspectTimeout = p.duration("INSPECT_TIMEOUT", 5*time.Second, "how long inspecting one pod may take before it is left for the next relist")
 	c.InspectConcurrency = p.integer("INSPECT_CONCURRENCY", 4, 1, 64, "pods inspected at once during a relist")
-	if c.PlegMode == "evented" {
-		p.problems = append(p.problems, "PLEG_MODE=evented is not implemented by the Go PLEG (contrib/pleg-go): use generic, or the TypeScript PLEG (docs/adr/0035)")
-	}
 	if len(p.problems) == 0 {
 		if problem := leader.Problem(leader.Options{LeaseDuration: c.LeaderLeaseDuration, RenewDeadline: c.LeaderRenewDeadline, RetryPeriod: c.LeaderRetryPeriod}); problem != "" {
 			p.problems = append(p.problems, "LEADER_LEASE_DURATION, LEADER_RENEW_DEADLINE and LEADER_RETRY_PERIOD do not fit: "+problem)

@@ -35,11 +35,11 @@ func TestLoadConfigDefaults(t *testing.T) {
 }
 
 func TestLoadConfigNamesEveryBadVariable(t *testing.T) {
-	_, err := LoadConfig(envOf(map[string]string{"NODE_NAME": "Node_A", "RELIST_PERIOD": "fast", "INSPECT_CONCURRENCY": "100", "NATS_URL": "http://x", "PLEG_MODE": "evented"}))
+	_, err := LoadConfig(envOf(map[string]string{"NODE_NAME": "Node_A", "RELIST_PERIOD": "fast", "INSPECT_CONCURRENCY": "100", "NATS_URL": "http://x", "PLEG_MODE": "sideways"}))
 	if err == nil {
 		t.Fatal("bad config accepted")
 	}
-	for _, want := range []string{"NODE_NAME must be a lower-case RFC 1123 subdomain", `RELIST_PERIOD must be a duration like 500ms, 10s, 2m or 1h30m, got "fast"`, "INSPECT_CONCURRENCY must be between 1 and 64", "NATS_URL must be", "PLEG_MODE=evented is not implemented by the Go PLEG"} {
+	for _, want := range []string{"NODE_NAME must be a lower-case RFC 1123 subdomain", `RELIST_PERIOD must be a duration like 500ms, 10s, 2m or 1h30m, got "fast"`, "INSPECT_CONCURRENCY must be between 1 and 64", "NATS_URL must be", `PLEG_MODE must be one of generic, evented, got "sideways"`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q not in %s", want, err)
 		}

@@ -69,10 +69,12 @@ func httpHandler(h *health, m *promMetrics, info func() map[string]any, runner *
 			writeJSON(w, http.StatusBadRequest, errorBody("InvalidArgument", "the body must be JSON: "+err.Error()))
 			return
 		}
-		if body["mode"] != "generic" {
-			writeJSON(w, http.StatusBadRequest, errorBody("InvalidArgument", "the Go PLEG runs the generic relist only: mode must be \"generic\" (docs/adr/0035)"))
+		mode, err := pleg.ParseMode(body["mode"])
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, errorBody("InvalidArgument", err.Error()))
 			return
 		}
+		runner.SetMode(mode, "requested")
 		writeJSON(w, http.StatusOK, runner.Mode())
 	})
 	loopback := isLoopbackHost(host)

@@ -174,7 +174,21 @@ func run(cfg Config, log *jsonLogger) error {
 		Files:   osFiles{},
 		Traced:  podTrace,
 	}, pleg.Options{InspectTimeout: cfg.InspectTimeout, InspectConcurrency: cfg.InspectConcurrency, RelistThreshold: cfg.RelistThreshold, Node: cfg.NodeName})
-	runner := pleg.NewRunner(generic, clock, log.child("component", "pleg-mode"), cfg.RelistPeriod)
+	askRelay := func(ctx context.Context) (*pleg.RelayStatus, bool) {
+		h := messageHeaders(ctx, service, connName, "")
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		m, err := nc.RequestMsgWithContext(rctx, &nats.Msg{Subject: "kubelet." + node + ".service.cri-gateway.events", Header: h, Data: []byte("{}")})
+		if err != nil {
+			return nil, false
+		}
+		var s pleg.RelayStatus
+		if json.Unmarshal(m.Data, &s) != nil || s.Type != pleg.RelayStatusType {
+			return nil, false
+		}
+		return &s, true
+	}
+	runner := pleg.NewRunner(generic, sink, clock, log.child("component", "pleg-mode"), pleg.RunnerOptions{RelistPeriod: cfg.RelistPeriod, EventedRelistPeriod: cfg.EventedRelist, EventedSilence: 90 * time.Second}, cfg.PlegMode, askRelay)
 
 	var leadMu sync.Mutex
 	leading := false
@@ -249,8 +263,14 @@ func run(cfg Config, log *jsonLogger) error {
 			"implementation": "pleg-go",
 		}
 	}
-	// The runtime's container events: only evented mode reads them, which pleg-go does not implement.
-	if err := subscribe("cri."+node+".events", "", func(*nats.Msg) {}); err != nil {
+	// The runtime's container events and the relay's status (evented mode), in the relay message's trace.
+	if err := subscribe("cri."+node+".events", "", func(m *nats.Msg) {
+		rctx := ctx
+		if t := traceFromHeaders(m.Header); t != nil && t.TraceID != "" {
+			rctx = withTrace(ctx, *t)
+		}
+		runner.OnRuntimeMessage(rctx, m.Data)
+	}); err != nil {
 		return err
 	}
 	if err := subscribe("kubelet."+node+".pleg.inspect.*", "", func(m *nats.Msg) {
@@ -276,11 +296,21 @@ func run(cfg Config, log *jsonLogger) error {
 		return err
 	}
 	if err := subscribe("kubelet."+node+".service.pleg.mode", service, func(m *nats.Msg) {
+		// `{}` reads the mode, `{"mode": "evented"}` switches it.
 		var body map[string]any
-		_ = json.Unmarshal(m.Data, &body)
-		if mode, ok := body["mode"]; ok && mode != nil && mode != "generic" {
-			reply(m, map[string]any{"error": map[string]string{"code": "InvalidArgument", "description": fmt.Sprintf("mode %v: the Go PLEG runs the generic relist only (docs/adr/0035)", mode)}})
-			return
+		if len(m.Data) > 0 {
+			if err := json.Unmarshal(m.Data, &body); err != nil {
+				reply(m, errorBody("InvalidArgument", "the request must be JSON: "+err.Error()))
+				return
+			}
+		}
+		if v, ok := body["mode"]; ok && v != nil {
+			mode, err := pleg.ParseMode(v)
+			if err != nil {
+				reply(m, errorBody("InvalidArgument", err.Error()))
+				return
+			}
+			runner.SetMode(mode, "requested")
 		}
 		reply(m, runner.Mode())
 	}); err != nil {
@@ -323,7 +353,15 @@ func run(cfg Config, log *jsonLogger) error {
 			}
 			return true, "standby; no leader seen yet"
 		}},
-		{"pleg", func() (bool, string) { _, d := plegHealthy(); return true, "mode generic; " + d }},
+		{"pleg", func() (bool, string) {
+			_, d := plegHealthy()
+			mode := runner.Mode()
+			fell := ""
+			if mode.FallbackReason != "" {
+				fell = " (fell back: " + mode.FallbackReason + ")"
+			}
+			return true, "mode " + mode.Effective + fell + "; " + d
+		}},
 	}
 	h.liveness = []namedCheck{{"pleg", plegHealthy}}
 
