@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"os"
+	"strconv"
 	"strings"
 
 	"github.com/kubelet-split/contrib/pleg-go/internal/pleg"
@@ -89,8 +91,23 @@ func httpHandler(h *health, m *promMetrics, info func() map[string]any, runner *
 					return
 				}
 			case !loopback:
-				writeJSON(w, http.StatusForbidden, errorBody("PermissionDenied", "HOST "+host+" is not loopback and HTTP_TOKEN_FILE is unset: only /healthz, /readyz and /metrics are served"))
+				writeJSON(w, http.StatusForbidden, errorBody("PermissionDenied", r.URL.Path+" serves pod data or acts: off loopback it needs HTTP_TOKEN_FILE set and Authorization: Bearer <token>"))
 				return
+			default:
+				local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+				remote, err := net.ResolveTCPAddr("tcp", r.RemoteAddr)
+				uid, found := 0, false
+				if local != nil && err == nil {
+					uid, found = peerUID(remote, local)
+				}
+				if !found || (uid != 0 && uid != os.Getuid()) {
+					who := "a client whose user could not be found in /proc/net/tcp"
+					if found {
+						who = "uid " + strconv.Itoa(uid)
+					}
+					writeJSON(w, http.StatusForbidden, errorBody("PermissionDenied", r.URL.Path+" serves pod data or acts: on loopback it is served to uid 0 and "+strconv.Itoa(os.Getuid())+" only, not to "+who+" (set HTTP_TOKEN_FILE to let others in with the token)"))
+					return
+				}
 			}
 		}
 		mux.ServeHTTP(w, r)

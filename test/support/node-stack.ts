@@ -52,6 +52,9 @@ export interface NodeStackOptions {
    * INSTANCE_ID and the stack's variables), and is ready when its /readyz
    * answers 200. Only a service that runs alone can be replaced: with
    * `replace`, the stack runs every service in a process of its own.
+   * Default: KS_E2E_PLEG_COMMAND, when set, replaces `pleg` in every stack
+   * (any e2e file run with the Go PLEG: KS_E2E_PLEG_COMMAND=$(bash
+   * contrib/pleg-go/build.sh)).
    */
   replace?: Partial<Record<ServiceName, ExternalCommand>>;
 }
@@ -88,7 +91,12 @@ export class NodeStack {
   readonly served: { pod: string; status: V1PodStatus }[] = [];
   private readonly lastServed = new Map<string, string>();
 
-  constructor(readonly options: NodeStackOptions) {}
+  readonly options: NodeStackOptions;
+
+  constructor(options: NodeStackOptions) {
+    const plegCommand = process.env['KS_E2E_PLEG_COMMAND']?.trim();
+    this.options = options.replace === undefined && plegCommand && options.services.includes('pleg') ? { ...options, replace: { pleg: { command: plegCommand } } } : options;
+  }
 
   /**
    * A service's environment. `status-manager` in `services` (and its options.env)
