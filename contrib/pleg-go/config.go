@@ -33,6 +33,8 @@ type Config struct {
 	InstanceID       string
 	ShutdownGrace    time.Duration
 	Tracing          string
+	TraceMaxAge      time.Duration
+	TraceMaxBytes    int
 
 	LeaderLeaseDuration time.Duration
 	LeaderRenewDeadline time.Duration
@@ -185,8 +187,8 @@ func LoadConfig(env func(string) (string, bool)) (Config, error) {
 	c.InstanceID = p.str("INSTANCE_ID", randomInstance(), "this replica, for the NATS connection name <service>@<node>#<instance>", instancePattern, `letters, digits, "-" or "_"`)
 	c.ShutdownGrace = p.duration("SHUTDOWN_GRACE_PERIOD", 10*time.Second, "how long SIGTERM may take before the process exits anyway")
 	c.Tracing = p.oneOf("TRACING", "on", []string{"on", "off"}, "record each hop of a pod's flow in the KUBELET_TRACES stream")
-	p.duration("TRACE_MAX_AGE", 24*time.Hour, "how long KUBELET_TRACES keeps a record")
-	p.integer("TRACE_MAX_BYTES", 64*1024*1024, 1024, math.MaxInt32, "the most bytes KUBELET_TRACES keeps")
+	c.TraceMaxAge = p.duration("TRACE_MAX_AGE", 24*time.Hour, "how long KUBELET_TRACES keeps a record")
+	c.TraceMaxBytes = p.integer("TRACE_MAX_BYTES", 64*1024*1024, 1024, math.MaxInt32, "the most bytes KUBELET_TRACES keeps")
 	if t := p.str("TARGET", "pleg", "the modules this process runs", targetPattern, `"all" or service names separated by ","`); t != "pleg" {
 		p.problems = append(p.problems, fmt.Sprintf("TARGET=%s, but this is the Go PLEG, which runs pleg alone: unset TARGET", t))
 	}

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/kubelet-split/contrib/pleg-go/internal/leader"
 	"github.com/kubelet-split/contrib/pleg-go/internal/pleg"
@@ -39,9 +40,10 @@ type fence interface {
 }
 
 type kvPodCache struct {
-	kv    jetstream.KeyValue
-	node  string
-	fence fence
+	kv     jetstream.KeyValue
+	node   string
+	fence  fence
+	tracer *tracer
 }
 
 func (s *kvPodCache) check() error {
@@ -94,7 +96,13 @@ func (s *kvPodCache) Set(ctx context.Context, e pleg.PodCacheEntry) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.kv.Put(ctx, nodeToken(s.node)+".pod."+e.UID, b)
+	key := nodeToken(s.node) + ".pod." + e.UID
+	t0 := time.Now()
+	rev, err := s.kv.Put(ctx, key, b)
+	// A `kv.put` hop of the pod's trace: a watcher's hop links to it by bucket, key and revision.
+	if cur := currentTrace(ctx); err == nil && cur != nil && cur.PodUID != "" {
+		s.tracer.record(traceHop{Kind: "kv.put", TraceID: cur.TraceID, SpanID: nextSpan(cur).SpanID, ParentSpanID: cur.SpanID, PodUID: cur.PodUID, Bucket: "pod-cache", Key: key, Revision: rev, At: t0.UnixMilli(), DurationMs: msSince(t0)})
+	}
 	return err
 }
 

@@ -156,17 +156,28 @@ func run(cfg Config, log *jsonLogger) error {
 		return fmt.Errorf("cannot open the leases bucket: %w%s", err, violationsSuffix(&vmu, &violations))
 	}
 
+	var traces *tracer
+	if cfg.Tracing == "on" {
+		tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := ensureTraceStream(tctx, js, cfg.TraceMaxAge, int64(cfg.TraceMaxBytes))
+		cancel()
+		if err != nil {
+			return fmt.Errorf("cannot make the %s stream (TRACING=on): %w%s", traceStream, err, violationsSuffix(&vmu, &violations))
+		}
+		traces = &tracer{nc: nc, node: node, instance: connName}
+	}
+
 	h := &health{}
 	metrics := newPromMetrics(service, cfg.NodeName)
 	clock := systemClock{}
 	elector := leader.New(newKvLease(leasesKV, cfg.NodeName, service), leaderClock{}, log.child("component", "leader-election"), leader.Options{
 		Identity: cfg.InstanceID, LeaseDuration: cfg.LeaderLeaseDuration, RenewDeadline: cfg.LeaderRenewDeadline, RetryPeriod: cfg.LeaderRetryPeriod,
 	})
-	cri := newNatsCri(nc, cfg.NodeName, service, connName)
-	sink := &natsSink{nc: nc, node: node, sender: connName, fence: elector}
+	cri := newNatsCri(nc, cfg.NodeName, service, connName, traces)
+	sink := &natsSink{nc: nc, node: node, sender: connName, fence: elector, tracer: traces}
 	generic := pleg.NewGeneric(pleg.Deps{
 		Runtime: cri,
-		Cache:   &kvPodCache{kv: podCacheKV, node: cfg.NodeName, fence: elector},
+		Cache:   &kvPodCache{kv: podCacheKV, node: cfg.NodeName, fence: elector, tracer: traces},
 		Sink:    sink,
 		Clock:   clock,
 		Logger:  log.child("component", "pleg"),
@@ -283,15 +294,24 @@ func run(cfg Config, log *jsonLogger) error {
 			log.Warn("dropped an inspection request that is not a kubelet.v1.inspect_pod with a podUid", "subject", m.Subject, "type", req.Type)
 			return
 		}
-		t := traceFromHeaders(m.Header)
-		rctx := ctx
-		if t != nil {
-			if t.PodUID == "" {
-				t.PodUID = req.PodUID
-			}
-			rctx = withTrace(ctx, *t)
+		// The handling is a hop of its own: a child span of the message's, its CRI calls and writes under it.
+		in := traceFromHeaders(m.Header)
+		hop := nextSpan(in)
+		if hop.PodUID == "" {
+			hop.PodUID = req.PodUID
 		}
-		go runner.OnInspectRequest(rctx, req.PodUID, int64(req.SyncEnd))
+		parent, from := "", ""
+		if in != nil && in.TraceID != "" {
+			parent = in.SpanID
+		}
+		if m.Header != nil {
+			from = m.Header.Get(hdrSender)
+		}
+		go func() {
+			t0 := time.Now()
+			runner.OnInspectRequest(withTrace(ctx, hop), req.PodUID, int64(req.SyncEnd))
+			traces.record(traceHop{Kind: "handle", TraceID: hop.TraceID, SpanID: hop.SpanID, ParentSpanID: parent, PodUID: hop.PodUID, From: from, Subject: m.Subject, At: t0.UnixMilli(), DurationMs: msSince(t0)})
+		}()
 	}); err != nil {
 		return err
 	}
@@ -409,6 +429,7 @@ func run(cfg Config, log *jsonLogger) error {
 	_ = srv.Shutdown(shutCtx)
 	cancelShut()
 	cancelAll()
+	traces.flush()
 	_ = nc.Drain()
 	for i := 0; i < 100 && !nc.IsClosed(); i++ {
 		time.Sleep(20 * time.Millisecond)
@@ -432,6 +453,7 @@ type natsSink struct {
 	node   string
 	sender string
 	fence  fence
+	tracer *tracer
 	// bytes counts the payloads published (the bench's NATS bytes).
 	mu    sync.Mutex
 	bytes int64
@@ -446,11 +468,18 @@ func (s *natsSink) Publish(ctx context.Context, e pleg.Event) bool {
 	if err != nil {
 		return false
 	}
-	h := messageHeaders(ctx, service, s.sender, e.ID)
+	h, span := messageHeadersSpan(ctx, service, s.sender, e.ID)
 	h.Set(hdrLeaderRevision, strconv.FormatUint(token, 10))
-	if err := s.nc.PublishMsg(&nats.Msg{Subject: "kubelet." + s.node + ".pleg." + e.ID, Header: h, Data: b}); err != nil {
+	subject := "kubelet." + s.node + ".pleg." + e.ID
+	at := time.Now().UnixMilli()
+	if err := s.nc.PublishMsg(&nats.Msg{Subject: subject, Header: h, Data: b}); err != nil {
 		return false
 	}
+	detail := map[string]any{"eventType": string(e.EventType)}
+	if e.Data != "" {
+		detail["data"] = e.Data
+	}
+	s.tracer.record(traceHop{Kind: "publish", TraceID: span.TraceID, SpanID: span.SpanID, ParentSpanID: parentSpan(ctx), PodUID: e.ID, Subject: subject, At: at, MessageType: e.Type, Detail: detail})
 	s.mu.Lock()
 	s.bytes += int64(len(b))
 	s.mu.Unlock()

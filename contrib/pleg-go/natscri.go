@@ -11,6 +11,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -35,6 +36,7 @@ type natsCri struct {
 	node    string
 	service string
 	sender  string
+	tracer  *tracer
 
 	once    sync.Once
 	subErr  error
@@ -46,8 +48,8 @@ type natsCri struct {
 	bytesOut, bytesIn atomic.Int64
 }
 
-func newNatsCri(nc *nats.Conn, node, service, sender string) *natsCri {
-	return &natsCri{nc: nc, node: node, service: service, sender: sender, waiting: map[string]chan *nats.Msg{}}
+func newNatsCri(nc *nats.Conn, node, service, sender string, t *tracer) *natsCri {
+	return &natsCri{nc: nc, node: node, service: service, sender: sender, tracer: t, waiting: map[string]chan *nats.Msg{}}
 }
 
 func (c *natsCri) subscribe() error {
@@ -77,8 +79,21 @@ type errorReply struct {
 
 var grpcCodes = map[string]bool{"OK": true, "Canceled": true, "Unknown": true, "InvalidArgument": true, "DeadlineExceeded": true, "NotFound": true, "AlreadyExists": true, "PermissionDenied": true, "ResourceExhausted": true, "FailedPrecondition": true, "Aborted": true, "OutOfRange": true, "Unimplemented": true, "Internal": true, "Unavailable": true, "DataLoss": true, "Unauthenticated": true}
 
-// Call makes one RuntimeService read with the list deadline.
+// Call makes one RuntimeService read with the list deadline, recorded as a `cri` hop of the pod's trace.
 func (c *natsCri) Call(ctx context.Context, method string, req any, resp any) error {
+	h, span := messageHeadersSpan(ctx, c.service, c.sender, "")
+	t0 := time.Now()
+	err := c.call(ctx, method, req, resp, h)
+	hop := traceHop{Kind: "cri", TraceID: span.TraceID, SpanID: span.SpanID, ParentSpanID: parentSpan(ctx), PodUID: span.PodUID, Subject: fmt.Sprintf("cri.%s.runtime.%s", nodeToken(c.node), method), Method: method, At: t0.UnixMilli(), DurationMs: msSince(t0)}
+	var ce *pleg.CriError
+	if errors.As(err, &ce) {
+		hop.Error = ce.Code
+	}
+	c.tracer.record(hop)
+	return err
+}
+
+func (c *natsCri) call(ctx context.Context, method string, req any, resp any, h nats.Header) error {
 	subject := fmt.Sprintf("cri.%s.runtime.%s", nodeToken(c.node), method)
 	if err := c.subscribe(); err != nil {
 		return &pleg.CriError{Code: "Unavailable", Description: subject + ": " + err.Error()}
@@ -97,7 +112,6 @@ func (c *natsCri) Call(ctx context.Context, method string, req any, resp any) er
 		delete(c.waiting, token)
 		c.mu.Unlock()
 	}()
-	h := messageHeaders(ctx, c.service, c.sender, "")
 	h.Set(criTimeoutHeader, strconv.FormatInt(criListTimeout.Milliseconds(), 10))
 	h.Set(criProgressHeader, strconv.FormatInt(criProgressEvery.Milliseconds(), 10))
 	msg := &nats.Msg{Subject: subject, Reply: c.prefix + token, Header: h, Data: body}

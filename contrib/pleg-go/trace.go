@@ -83,6 +83,12 @@ func traceFromHeaders(h nats.Header) *trace {
 
 // messageHeaders are an outgoing message's: a child span of the current work's trace, its pod, the sender.
 func messageHeaders(ctx context.Context, service, sender, podUID string) nats.Header {
+	h, _ := messageHeadersSpan(ctx, service, sender, podUID)
+	return h
+}
+
+// messageHeadersSpan is messageHeaders and the span they carry (its pod filled in), for the message's trace record.
+func messageHeadersSpan(ctx context.Context, service, sender, podUID string) (nats.Header, trace) {
 	h := nats.Header{}
 	cur := currentTrace(ctx)
 	span := nextSpan(cur)
@@ -101,5 +107,14 @@ func messageHeaders(ctx context.Context, service, sender, podUID string) nats.He
 	if sender != "" {
 		h.Set(hdrSender, sender)
 	}
-	return h
+	span.PodUID = podUID
+	return h, span
+}
+
+// parentSpan is the span of the work running now, the parent of its hops.
+func parentSpan(ctx context.Context) string {
+	if t := currentTrace(ctx); t != nil {
+		return t.SpanID
+	}
+	return ""
 }
