@@ -75,16 +75,20 @@ func (h *health) report(checks []namedCheck, draining bool) (bool, map[string]ch
 	return ok, out
 }
 
-// inboxPrefix is libs/nats inboxPrefix: each user reads only its own inbox.
+// natsUsers are the users of libs/nats permissions.ts: the services', and admin.
+var natsUsers = map[string]bool{"config-source": true, "sync-loop": true, "pod-worker": true, "pleg": true, "prober": true, "status-manager": true, "kubelet-server": true, "node-status": true, "console": true, "cri-gateway": true, "admin": true}
+
+// inboxPrefix is libs/nats inboxPrefix of the user this connection reads
+// replies as: NATS_USER when it is one of the users (`pleg`, or `pleg@<node>`
+// on a NATS of several nodes), else pleg's; admin keeps nats' default.
 func inboxPrefix(user string) string {
 	if user == "admin" {
 		return "_INBOX"
 	}
-	base := strings.SplitN(user, "@", 2)[0]
-	if base == "" || strings.ContainsAny(base, ".*> ") {
-		return "_INBOX_" + service
+	if base, _, _ := strings.Cut(user, "@"); natsUsers[base] && base != "admin" {
+		return "_INBOX_" + user
 	}
-	return "_INBOX_" + user
+	return "_INBOX_" + service
 }
 
 func run(cfg Config, log *jsonLogger) error {
@@ -128,7 +132,15 @@ func run(cfg Config, log *jsonLogger) error {
 	} else {
 		log.Warn("NATS_PASSWORD_FILE is not set: connecting to NATS without credentials")
 	}
-	nc, err := nats.Connect(strings.Join(cfg.NatsURL, ","), opts...)
+	// As nats.js's waitOnFirstConnect: the first connection is tried for 10 s (a NATS starting beside us), refused credentials at once.
+	var nc *nats.Conn
+	var err error
+	for first := time.Now(); ; time.Sleep(500 * time.Millisecond) {
+		nc, err = nats.Connect(strings.Join(cfg.NatsURL, ","), opts...)
+		if err == nil || errors.Is(err, nats.ErrAuthorization) || time.Since(first) > 10*time.Second {
+			break
+		}
+	}
 	if err != nil {
 		if errors.Is(err, nats.ErrAuthorization) {
 			return fmt.Errorf("NATS refused the credentials of user %q (%v): check NATS_USER and the password in NATS_PASSWORD_FILE", cfg.NatsUser, err)
