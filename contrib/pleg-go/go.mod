@@ -1,6 +1,6 @@
 module github.com/kubelet-split/contrib/pleg-go
 
-go 1.26.8
+go 1.26.0
 
 require github.com/nats-io/nats.go v1.55.0
 
