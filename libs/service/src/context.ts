@@ -8,6 +8,7 @@ import type { LeaderElector } from '@app/leader-election';
 import { NatsBus } from '@app/nats';
 import type { Logger, Registry } from '@app/observability';
 import type { SharedConfig } from '@app/config';
+import type { ContractClaim, PeerOutsidePolicy } from '@app/contracts';
 import type { HealthChecks } from './health.js';
 
 export interface ServiceIdentity {
@@ -29,6 +30,8 @@ export interface ServiceContext<C extends SharedConfig = SharedConfig> {
   health: HealthChecks;
   /** Subjects this instance subscribes to (the transport's and those added). */
   subjects: () => readonly string[];
+  /** The contract version this instance speaks, the range it accepts and the peers it heard outside it (docs/adr/0034). */
+  contract: () => ContractClaim & { peersOutsidePolicy: PeerOutsidePolicy[] };
   /** Records subjects subscribed to outside the transport (dynamic or hot-path subscriptions). */
   addSubjects: (subjects: readonly string[]) => void;
   /** Single-active services only: the leader election (also provided as LeaderElector and LeaderFence). */

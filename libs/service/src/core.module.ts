@@ -66,6 +66,7 @@ export class ServiceInfoController {
       startedAt: identity.startedAt.toISOString(),
       httpPort: config.PORT,
       subjects: [...this.ctx.subjects()],
+      contract: this.ctx.contract(),
       ...(this.ctx.leadership ? { leadership: this.ctx.leadership.status() } : {}),
     };
   }
