@@ -69,6 +69,8 @@ describe('the Go PLEG in place of ours, split mode, on the real containerd', { t
     }, 15_000);
     assert.ok((leading.leadership?.token ?? 0) > 0, 'a fencing token');
     assert.ok(info.subjects.includes('kubelet.plego-e2e.pleg.inspect.*'), info.subjects.join(', '));
+    // The contract version it speaks, as every service says it (docs/adr/0034).
+    assert.deepEqual((info as unknown as { contract: unknown }).contract, { version: 1, accepts: { oldest: 1, newest: 1 }, peersOutsidePolicy: [] });
     // The same answer over NATS, where the project's tools ask.
     const overNats = JSON.parse(new TextDecoder().decode((await stack.nc.request('kubelet.plego-e2e.service.pleg.info', new Uint8Array(), { timeout: 5000 })).data)) as typeof info;
     assert.equal(overNats.implementation, 'pleg-go');
@@ -87,6 +89,14 @@ describe('the Go PLEG in place of ours, split mode, on the real containerd', { t
   });
 
   it('a one-container pod reaches Running and its container runs in containerd', async () => {
+    // The PLEG's events as the sync loop gets them: their headers are ours.
+    const events: { eventType: string; headers: Record<string, string | undefined> }[] = [];
+    const sub = stack.nc.subscribe('kubelet.plego-e2e.pleg.*', {
+      callback: (_e, m) => {
+        const h = (k: string) => m.headers?.get(k) || undefined;
+        events.push({ eventType: (JSON.parse(new TextDecoder().decode(m.data)) as { eventType: string }).eventType, headers: { traceparent: h('traceparent'), uid: h('Kubelet-Pod-UID'), service: h('Kubelet-Service'), sender: h('Kubelet-Sender'), revision: h('Kubelet-Leader-Revision'), contract: h('Kubelet-Contract') } });
+      },
+    });
     stack.writeManifest('one', pod('one', `  containers:\n${container('main', 'sleep 3600')}`));
     const s = await stack.waitForPod('one', 'Running', (x) => x.phase === 'Running' && running(x, 'main'));
     assert.equal(cs(s, 'main')?.ready, true);
@@ -97,6 +107,13 @@ describe('the Go PLEG in place of ours, split mode, on the real containerd', { t
     assert.equal(`containerd://${cts[0]?.id ?? ''}`, cs(s, 'main')?.containerID);
     const reasons = stack.eventsOf('one').map((e) => e.reason);
     for (const r of ['Pulled', 'Created', 'Started']) assert.ok(reasons.includes(r), `${r} in ${reasons.join(',')}`);
+    sub.unsubscribe();
+    const started = events.find((e) => e.eventType === 'ContainerStarted');
+    assert.ok(started, `a ContainerStarted event among ${events.map((e) => e.eventType).join(', ')}`);
+    const uid = (await stack.podList()).items.find((p) => p.metadata?.name === stack.podName('one'))?.metadata?.uid;
+    assert.match(started.headers.traceparent ?? '', /^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    assert.deepEqual([started.headers.uid, started.headers.service, started.headers.sender, started.headers.contract], [uid, 'pleg', 'pleg@plego-e2e#0', '1']);
+    assert.ok(Number(started.headers.revision) > 0, 'the leader\'s fencing token');
   });
 
   it('the pod cache holds the pod under <node>.pod.<uid>, written by the Go PLEG, its container running', async () => {

@@ -35,6 +35,7 @@ type Config struct {
 	Tracing          string
 	TraceMaxAge      time.Duration
 	TraceMaxBytes    int
+	ContractVersion  int
 
 	LeaderLeaseDuration time.Duration
 	LeaderRenewDeadline time.Duration
@@ -189,6 +190,7 @@ func LoadConfig(env func(string) (string, bool)) (Config, error) {
 	c.Tracing = p.oneOf("TRACING", "on", []string{"on", "off"}, "record each hop of a pod's flow in the KUBELET_TRACES stream")
 	c.TraceMaxAge = p.duration("TRACE_MAX_AGE", 24*time.Hour, "how long KUBELET_TRACES keeps a record")
 	c.TraceMaxBytes = p.integer("TRACE_MAX_BYTES", 64*1024*1024, 1024, math.MaxInt32, "the most bytes KUBELET_TRACES keeps")
+	c.ContractVersion = p.integer("CONTRACT_VERSION", buildContractVersion, 1, 999_999, "the contract version the service claims (in /info and every message's Kubelet-Contract header); default this build's: set only to test the skew policy (docs/adr/0034)")
 	if t := p.str("TARGET", "pleg", "the modules this process runs", targetPattern, `"all" or service names separated by ","`); t != "pleg" {
 		p.problems = append(p.problems, fmt.Sprintf("TARGET=%s, but this is the Go PLEG, which runs pleg alone: unset TARGET", t))
 	}

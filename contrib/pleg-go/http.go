@@ -49,12 +49,16 @@ func httpHandler(h *health, m *promMetrics, info func() map[string]any, runner *
 		} else {
 			draining = false
 		}
-		ok, results := h.report(checks, draining)
+		ok, results, degraded := h.report(checks, draining)
 		status := http.StatusOK
 		if !ok {
 			status = http.StatusServiceUnavailable
 		}
-		return status, map[string]any{"ok": ok, "checks": results}
+		body := map[string]any{"ok": ok, "checks": results}
+		if len(degraded) > 0 {
+			body["degraded"] = degraded
+		}
+		return status, body
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { s, b := reportOf(false); writeJSON(w, s, b) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) { s, b := reportOf(true); writeJSON(w, s, b) })

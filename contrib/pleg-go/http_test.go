@@ -19,8 +19,8 @@ func (nopLog) Warn(string, ...any) {}
 
 func testHandler(host, token string) http.Handler {
 	h := &health{
-		readiness: []namedCheck{{"nats", func() (bool, string) { return true, "nats://x" }}, {"pleg", func() (bool, string) { return true, "mode generic" }}},
-		liveness:  []namedCheck{{"pleg", func() (bool, string) { return false, "pleg was last seen active 200s ago; threshold is 180s" }}},
+		readiness: []namedCheck{{name: "nats", fn: func() (bool, string) { return true, "nats://x" }}, {name: "pleg", fn: func() (bool, string) { return true, "mode generic" }}},
+		liveness:  []namedCheck{{name: "pleg", fn: func() (bool, string) { return false, "pleg was last seen active 200s ago; threshold is 180s" }}},
 	}
 	g := pleg.NewGeneric(pleg.Deps{Clock: systemClock{}, Logger: nopLog{}}, pleg.Options{InspectTimeout: time.Second, RelistThreshold: time.Minute})
 	runner := pleg.NewRunner(g, nil, systemClock{}, nopLog{}, pleg.RunnerOptions{RelistPeriod: time.Second, EventedRelistPeriod: time.Minute, EventedSilence: time.Minute}, "generic", nil)

@@ -53,26 +53,38 @@ type check func() (bool, string)
 type namedCheck struct {
 	name string
 	fn   check
+	// full, when set, is the check with its degraded flag (contractVersions).
+	full func() checkResult
 }
 
 type checkResult struct {
-	OK     bool   `json:"ok"`
-	Detail string `json:"detail,omitempty"`
+	OK       bool   `json:"ok"`
+	Degraded bool   `json:"degraded,omitempty"`
+	Detail   string `json:"detail,omitempty"`
 }
 
-func (h *health) report(checks []namedCheck, draining bool) (bool, map[string]checkResult) {
+func (h *health) report(checks []namedCheck, draining bool) (bool, map[string]checkResult, []string) {
 	out := map[string]checkResult{}
 	ok := true
+	var degraded []string
 	for _, c := range checks {
-		good, detail := c.fn()
-		out[c.name] = checkResult{good, detail}
-		ok = ok && good
+		var r checkResult
+		if c.full != nil {
+			r = c.full()
+		} else {
+			r.OK, r.Detail = c.fn()
+		}
+		out[c.name] = r
+		ok = ok && r.OK
+		if r.Degraded {
+			degraded = append(degraded, c.name)
+		}
 	}
 	if draining {
-		out["shutdown"] = checkResult{false, "draining after SIGTERM"}
+		out["shutdown"] = checkResult{OK: false, Detail: "draining after SIGTERM"}
 		ok = false
 	}
-	return ok, out
+	return ok, out, degraded
 }
 
 // natsUsers are the users of libs/nats permissions.ts: the services', and admin.
@@ -149,6 +161,17 @@ func run(cfg Config, log *jsonLogger) error {
 	}
 	defer nc.Close()
 	log.Info("connected to NATS", "server", nc.ConnectedUrl(), "connection", connName, "user", cfg.NatsUser)
+	// Whatever this PLEG sends carries its contract version, whatever it hears is judged (ADR 0034).
+	contractVersion = cfg.ContractVersion
+	peers := &peerContracts{claim: claimOf(cfg.ContractVersion), self: connName, log: log.child("component", "contract-skew"), outside: map[string]*peerOutside{}}
+	if cfg.ContractVersion != buildContractVersion {
+		log.Warn("CONTRACT_VERSION overrides the contract version this build speaks", "contractVersion", cfg.ContractVersion, "buildContractVersion", buildContractVersion, "accepts", peers.claim.Accepts.String())
+	}
+	heard := func(h nats.Header, subject string) {
+		if h != nil {
+			peers.heard(h.Get(hdrSender), h.Get(hdrService), h.Get(hdrContract), subject)
+		}
+	}
 
 	ctx, cancelAll := context.WithCancel(context.Background())
 	defer cancelAll()
@@ -186,6 +209,7 @@ func run(cfg Config, log *jsonLogger) error {
 		Identity: cfg.InstanceID, LeaseDuration: cfg.LeaderLeaseDuration, RenewDeadline: cfg.LeaderRenewDeadline, RetryPeriod: cfg.LeaderRetryPeriod,
 	})
 	cri := newNatsCri(nc, cfg.NodeName, service, connName, traces)
+	cri.heard = heard
 	sink := &natsSink{nc: nc, node: node, sender: connName, fence: elector, tracer: traces}
 	generic := pleg.NewGeneric(pleg.Deps{
 		Runtime: cri,
@@ -205,6 +229,7 @@ func run(cfg Config, log *jsonLogger) error {
 		if err != nil {
 			return nil, false
 		}
+		heard(m.Header, m.Subject)
 		var s pleg.RelayStatus
 		if json.Unmarshal(m.Data, &s) != nil || s.Type != pleg.RelayStatusType {
 			return nil, false
@@ -224,6 +249,7 @@ func run(cfg Config, log *jsonLogger) error {
 	}
 	metrics.healthy = func() bool { ok, _ := plegHealthy(); return ok }
 	metrics.isLeader = func() bool { _, ok := elector.FencingToken(); return ok }
+	metrics.contract = func() (int, int) { return cfg.ContractVersion, len(peers.peersOutsidePolicy()) }
 
 	elector.Subscribe(leader.Listener{
 		OnStartedLeading: func(token uint64) {
@@ -274,7 +300,7 @@ func run(cfg Config, log *jsonLogger) error {
 			return
 		}
 		b, _ := json.Marshal(body)
-		if err := m.Respond(b); err != nil {
+		if err := m.RespondMsg(&nats.Msg{Header: replyHeaders(service, connName), Data: b}); err != nil {
 			log.Error("could not send a reply", "subject", m.Subject, "err", err.Error())
 		}
 	}
@@ -283,11 +309,13 @@ func run(cfg Config, log *jsonLogger) error {
 		return map[string]any{
 			"type": "kubelet.v1.service_info", "service": service, "node": cfg.NodeName, "instance": cfg.InstanceID, "connectionName": connName,
 			"pid": os.Getpid(), "startedAt": startedAt.UTC().Format("2006-01-02T15:04:05.000Z"), "httpPort": cfg.Port, "subjects": subjects, "leadership": st,
+			"contract":       peers.info(),
 			"implementation": "pleg-go",
 		}
 	}
 	// The runtime's container events and the relay's status (evented mode), in the relay message's trace.
 	if err := subscribe("cri."+node+".events", "", func(m *nats.Msg) {
+		heard(m.Header, m.Subject)
 		rctx := ctx
 		if t := traceFromHeaders(m.Header); t != nil && t.TraceID != "" {
 			rctx = withTrace(ctx, *t)
@@ -297,6 +325,7 @@ func run(cfg Config, log *jsonLogger) error {
 		return err
 	}
 	if err := subscribe("kubelet."+node+".pleg.inspect.*", "", func(m *nats.Msg) {
+		heard(m.Header, m.Subject)
 		var req struct {
 			Type    string  `json:"type"`
 			PodUID  string  `json:"podUid"`
@@ -328,6 +357,7 @@ func run(cfg Config, log *jsonLogger) error {
 		return err
 	}
 	if err := subscribe("kubelet."+node+".service.pleg.mode", service, func(m *nats.Msg) {
+		heard(m.Header, m.Subject)
 		// `{}` reads the mode, `{"mode": "evented"}` switches it.
 		var body map[string]any
 		if len(m.Data) > 0 {
@@ -348,7 +378,7 @@ func run(cfg Config, log *jsonLogger) error {
 	}); err != nil {
 		return err
 	}
-	if err := subscribe("kubelet."+node+".service.pleg.info", service, func(m *nats.Msg) { reply(m, info()) }); err != nil {
+	if err := subscribe("kubelet."+node+".service.pleg.info", service, func(m *nats.Msg) { heard(m.Header, m.Subject); reply(m, info()) }); err != nil {
 		return err
 	}
 	if err := nc.FlushTimeout(10 * time.Second); err != nil {
@@ -360,13 +390,13 @@ func run(cfg Config, log *jsonLogger) error {
 	}
 
 	h.readiness = []namedCheck{
-		{"nats", func() (bool, string) {
+		{name: "nats", fn: func() (bool, string) {
 			if nc.IsClosed() {
 				return false, "connection closed"
 			}
 			return true, nc.ConnectedUrl()
 		}},
-		{"natsPermissions", func() (bool, string) {
+		{name: "natsPermissions", fn: func() (bool, string) {
 			vmu.Lock()
 			defer vmu.Unlock()
 			if len(violations) == 0 {
@@ -374,8 +404,8 @@ func run(cfg Config, log *jsonLogger) error {
 			}
 			return false, strings.Join(violations, "; ")
 		}},
-		{"subscriptions", func() (bool, string) { return true, strconv.Itoa(len(subjects)) + " subjects" }},
-		{"leadership", func() (bool, string) {
+		{name: "subscriptions", fn: func() (bool, string) { return true, strconv.Itoa(len(subjects)) + " subjects" }},
+		{name: "leadership", fn: func() (bool, string) {
 			s := elector.Status()
 			if s.Role == "leader" && s.Token != nil {
 				return true, fmt.Sprintf("leader (fencing token %d)", *s.Token)
@@ -385,7 +415,8 @@ func run(cfg Config, log *jsonLogger) error {
 			}
 			return true, "standby; no leader seen yet"
 		}},
-		{"pleg", func() (bool, string) {
+		{name: "contractVersions", full: peers.check},
+		{name: "pleg", fn: func() (bool, string) {
 			_, d := plegHealthy()
 			mode := runner.Mode()
 			fell := ""
@@ -395,7 +426,7 @@ func run(cfg Config, log *jsonLogger) error {
 			return true, "mode " + mode.Effective + fell + "; " + d
 		}},
 	}
-	h.liveness = []namedCheck{{"pleg", plegHealthy}}
+	h.liveness = []namedCheck{{name: "pleg", fn: plegHealthy}}
 
 	token := ""
 	if cfg.HTTPTokenFile != "" {

@@ -45,6 +45,7 @@ type promMetrics struct {
 	discards  uint64
 	healthy   func() bool
 	isLeader  func() bool
+	contract  func() (version int, outside int)
 	startTime time.Time
 }
 
@@ -124,6 +125,10 @@ func (m *promMetrics) Text() string {
 	}
 	if m.isLeader != nil {
 		gauge(&b, "gauge", "leader_election_master_status", "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.", `name="pleg",`+m.labels, boolNum(m.isLeader()))
+	}
+	if m.contract != nil {
+		v, n := m.contract()
+		gauge(&b, "gauge", "kubelet_contract_peers_outside_policy", "Peers heard in the last 5 minutes whose contract version is outside the skew policy (docs/adr/0034-version-skew-policy.md); the service speaks contract_version", fmt.Sprintf(`contract_version="%d",`, v)+m.labels, float64(n))
 	}
 	cpu, rss := procStat()
 	gauge(&b, "counter", "process_cpu_seconds_total", "Total user and system CPU time spent in seconds.", m.labels, cpu)

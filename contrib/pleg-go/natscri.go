@@ -37,6 +37,8 @@ type natsCri struct {
 	service string
 	sender  string
 	tracer  *tracer
+	// heard is told the headers of every reply (the gateway's contract version is judged there).
+	heard func(h nats.Header, subject string)
 
 	once    sync.Once
 	subErr  error
@@ -139,6 +141,9 @@ func (c *natsCri) call(ctx context.Context, method string, req any, resp any, h 
 			if m.Header.Get(criProgressHeader) != "" {
 				stall.Reset(criProgressStall)
 				continue
+			}
+			if c.heard != nil {
+				c.heard(m.Header, subject)
 			}
 			c.bytesIn.Add(int64(len(m.Data)))
 			var e errorReply

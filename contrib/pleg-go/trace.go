@@ -107,8 +107,23 @@ func messageHeadersSpan(ctx context.Context, service, sender, podUID string) (na
 	if sender != "" {
 		h.Set(hdrSender, sender)
 	}
+	h.Set(hdrContract, strconv.Itoa(contractVersion))
 	span.PodUID = podUID
 	return h, span
+}
+
+// contractVersion is the version this process claims (CONTRACT_VERSION), set once at start.
+var contractVersion = buildContractVersion
+
+// replyHeaders are a reply's: who answers and the contract version it speaks.
+func replyHeaders(service, sender string) nats.Header {
+	h := nats.Header{}
+	h.Set(hdrService, service)
+	if sender != "" {
+		h.Set(hdrSender, sender)
+	}
+	h.Set(hdrContract, strconv.Itoa(contractVersion))
+	return h
 }
 
 // parentSpan is the span of the work running now, the parent of its hops.
