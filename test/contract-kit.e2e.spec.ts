@@ -19,6 +19,7 @@ import { PROBER_CHECKS } from './contract-kit/prober.kit.js';
 import { STATUS_MANAGER_CHECKS } from './contract-kit/status-manager.kit.js';
 import { SYNC_LOOP_CHECKS } from './contract-kit/sync-loop.kit.js';
 import { startBrokenPleg } from './contract-kit/testing/broken-pleg.js';
+import { buildPlegGo } from './support/pleg-go.js';
 
 const STATUS_KEYS = ['status-manager#', 'node-status#', 'kubelet-server#', 'console#'];
 
@@ -84,5 +85,23 @@ describe('the contract kit on a real node stack', { timeout: 600_000 }, () => {
     } finally {
       await broken.stop();
     }
+  });
+});
+
+describe('the contract kit against the Go PLEG (contrib/pleg-go) in place of ours', { timeout: 600_000 }, () => {
+  const stack = new NodeStack({ node: 'kit-go-e2e', services: ['cri-gateway', 'pleg'], replace: { pleg: { command: buildPlegGo() } } });
+
+  before(() => stack.start());
+  after(() => stack.stop());
+
+  it('passes every check, a restart included', async () => {
+    const restart = async () => {
+      await stack.procs.get('pleg#0')?.stop(10_000);
+      await stack.startService('pleg');
+    };
+    const results = await runKit(PLEG_CHECKS, { nc: stack.nc, node: stack.options.node, cri: stack.cri, timeoutMs: 30_000, restart });
+    console.log(kitReport('pleg (Go)', results));
+    assert.deepEqual(results.filter((r) => r.outcome !== 'passed').map((r) => `${r.name}: ${r.outcome} ${r.detail}`), []);
+    assert.equal(results.length, PLEG_CHECKS.length);
   });
 });

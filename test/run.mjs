@@ -26,6 +26,8 @@ function step(name, cmd, args) {
 step('generated code', 'npm', ['run', '--silent', 'gen:check']);
 step('lint', 'npx', ['eslint', '.']);
 step('type-check and build', 'npm', ['run', '--silent', 'build']);
+// The Go PLEG's own unit tests (contrib/pleg-go, docs/adr/0035), where there is a Go to run them.
+if (spawnSync('go', ['version']).status === 0) step('pleg-go unit tests', 'bash', ['-c', 'cd contrib/pleg-go && go vet ./... && go test ./...']);
 
 const runtime = join(root, 'deploy', 'runtime.sh');
 const runtimeUp = () => spawnSync('bash', [runtime, 'status']).status === 0;

@@ -6,6 +6,7 @@
  * manager, the events, and containerd's own view. Its stop() fails the test
  * that leaks a sandbox or container.
  */
+import { spawn } from 'node:child_process';
 import { appendFileSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
@@ -16,7 +17,7 @@ import type { EventMessage, PodStatus, StatusCommandMessage } from '@app/contrac
 import { NatsCriClient, type Container } from '@app/cri';
 import { KubeletLabels } from '@app/kube';
 import { STATUS_GROUP, type ServiceName } from '@app/service';
-import { freePort, freePorts, startModules, startNats, startService, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
+import { freePort, freePorts, pipeLines, startModules, startNats, startService, stopProcess, waitHttpOk, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
 import { removeCgroupTree } from '../bench/harness/agent.js';
 import { runtimeAddress } from './runtime.js';
 
@@ -46,6 +47,24 @@ export interface NodeStackOptions {
   target?: 'all' | 'split' | 'group';
   /** Told every log line a process of the stack prints, with its `<service>#<instance>` (the first module's, for one of several). */
   onLogLine?: (proc: string, line: string) => void;
+  /**
+   * Another implementation in a service's place (contrib/pleg-go for
+   * `pleg`): `command` with `args` runs instead of ours, with the
+   * environment ours would get (its NATS user and password file, PORT,
+   * INSTANCE_ID and the stack's variables), and is ready when its /readyz
+   * answers 200. Only a service that runs alone can be replaced: with
+   * `replace`, the stack runs every service in a process of its own.
+   * Default: KS_E2E_PLEG_COMMAND, when set, replaces `pleg` in every stack
+   * (any e2e file run with the Go PLEG: KS_E2E_PLEG_COMMAND=$(bash
+   * contrib/pleg-go/build.sh)).
+   */
+  replace?: Partial<Record<ServiceName, ExternalCommand>>;
+}
+
+/** A service's replacement: a program that honours the service's environment and serves its /readyz on PORT. */
+export interface ExternalCommand {
+  command: string;
+  args?: readonly string[];
 }
 
 export class NodeStack {
@@ -74,7 +93,12 @@ export class NodeStack {
   readonly served: { pod: string; status: V1PodStatus }[] = [];
   private readonly lastServed = new Map<string, string>();
 
-  constructor(readonly options: NodeStackOptions) {}
+  readonly options: NodeStackOptions;
+
+  constructor(options: NodeStackOptions) {
+    const plegCommand = process.env['KS_E2E_PLEG_COMMAND']?.trim();
+    this.options = options.replace === undefined && plegCommand && options.services.includes('pleg') ? { ...options, replace: { pleg: { command: plegCommand } } } : options;
+  }
 
   /**
    * A service's environment. `status-manager` in `services` (and its options.env)
@@ -118,7 +142,7 @@ export class NodeStack {
 
   /** Whether every service runs in a process of its own (options.target, or KS_TARGET=split). */
   get split(): boolean {
-    return (this.options.target ?? process.env['KS_TARGET']) === 'split';
+    return this.options.replace !== undefined || (this.options.target ?? process.env['KS_TARGET']) === 'split';
   }
 
   async start(): Promise<void> {
@@ -163,7 +187,7 @@ export class NodeStack {
 
   /** Whether the services run as modules of one process (options.target, or KS_TARGET=all). */
   get oneProcess(): boolean {
-    return (this.options.target ?? process.env['KS_TARGET']) === 'all';
+    return this.options.replace === undefined && (this.options.target ?? process.env['KS_TARGET']) === 'all';
   }
 
   /**
@@ -198,8 +222,32 @@ export class NodeStack {
     // KS_E2E_LOGS=<dir> keeps each service's log lines there, for looking into a failure.
     const logDir = process.env['KS_E2E_LOGS'];
     const sink = this.sink(logDir ? join(logDir, `${this.options.node}-${service}-${instance}.log`) : undefined, `${service}#${instance}`);
-    const sp = await startService(service, this.env(service), { port: await freePort(), instance, timeoutMs: 60_000, ...(sink ? { sink } : {}) });
+    const external = this.options.replace?.[service];
+    const sp = external
+      ? await this.startExternal(service, external, instance, sink)
+      : await startService(service, this.env(service), { port: await freePort(), instance, timeoutMs: 60_000, ...(sink ? { sink } : {}) });
     this.procs.set(`${service}#${instance}`, sp);
+    return sp;
+  }
+
+  /** Runs `external` in `service`'s place with the environment ours gets, and waits for its /readyz. */
+  private async startExternal(service: ServiceName, external: ExternalCommand, instance: string, sink: ((line: string) => void) | undefined): Promise<ServiceProcess> {
+    const port = await freePort();
+    const env = { ...process.env, TARGET: undefined, ...this.nats.credentials.env(service), ...this.env(service), PORT: String(port), INSTANCE_ID: instance };
+    const child = spawn(external.command, [...(external.args ?? [])], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const stderr: string[] = [];
+    child.stderr.on('data', (b: Buffer) => void stderr.push(b.toString()));
+    if (sink) pipeLines(child, sink);
+    else child.stdout.resume();
+    const sp: ServiceProcess = { service, instance, port, process: child, readyUrl: `http://127.0.0.1:${port}/readyz`, stop: (graceMs = 15_000) => stopProcess(child, graceMs) };
+    const t0 = performance.now();
+    try {
+      await waitHttpOk(sp.readyUrl, 60_000, () => child.exitCode === null);
+    } catch (err) {
+      await sp.stop(2000);
+      throw new Error(`${external.command} in ${service}'s place did not get ready: ${(err as Error).message}${stderr.length ? `; its stderr: ${stderr.join('').trim()}` : ''}`);
+    }
+    sp.readyAfterMs = performance.now() - t0;
     return sp;
   }
 
