@@ -234,11 +234,12 @@ echo "== built on the host (npm run build, the control plane's cache) in $((SECO
 t=$SECONDS
 KS_COMPOSE_IMAGE_TAG=ks-compose-test KS_RUNTIME_ADDRESS=$sock KS_COMPOSE_RUNTIME_ROOT=$runtime_root KS_CONTROL_PLANE_BIN=$cp_bin \
   node --enable-source-maps --test --test-concurrency=1 --test-reporter=spec dist/test/compose-cluster.lane.js > .tmp-compose-cluster.log 2>&1
+code=$?
 sed -n '/^[▶✔✖ ]*[✔✖]\|^# /p' .tmp-compose-cluster.log | sed 's/^/   /'
 n_pass=$(sed -n 's/^ℹ pass \([0-9]*\)$/\1/p' .tmp-compose-cluster.log); n_fail=$(sed -n 's/^ℹ fail \([0-9]*\)$/\1/p' .tmp-compose-cluster.log)
-if [ -n "$n_pass" ] && [ "${n_fail:-1}" = 0 ]; then
+if [ "$code" = 0 ] && [ "${n_pass:-0}" -gt 0 ] && [ "${n_fail:-1}" = 0 ]; then
   ok "a cluster node (test/compose-cluster.lane.ts): $n_pass passed in $((SECONDS - t)) s"; rm -f .tmp-compose-cluster.log
 else
-  fail "a cluster node (test/compose-cluster.lane.ts): ${n_pass:-0} passed, ${n_fail:-?} failed in $((SECONDS - t)) s (log: .tmp-compose-cluster.log)"
+  fail "a cluster node (test/compose-cluster.lane.ts): ${n_pass:-0} passed, ${n_fail:-?} failed, exit $code, in $((SECONDS - t)) s (log: .tmp-compose-cluster.log)"
 fi
 finish

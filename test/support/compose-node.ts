@@ -79,7 +79,7 @@ export class ComposeNode {
 
   /** Writes the env file, runs deploy/compose/up.sh with it, and waits until every container is healthy. */
   async start(timeoutMs = 240_000): Promise<void> {
-    for (const d of ['manifests', 'logs', 'containers', 'pods', 'kube']) mkdirSync(join(this.dir, d), { recursive: true });
+    for (const d of ['manifests', 'logs', 'containers', 'pods', 'kube', 'var-log']) mkdirSync(join(this.dir, d), { recursive: true });
     const [nats, kubelet, configSource, syncLoop, pleg, prober, read, cri, status, nodeStatus, consolePort] = await freePorts(11);
     const range = await freeRange(2);
     Object.assign(this.settings, {
@@ -103,7 +103,7 @@ export class ComposeNode {
       POD_MANIFEST_PATH: join(this.dir, 'manifests'),
       POD_LOGS_DIR: join(this.dir, 'logs'),
       LEGACY_CONTAINER_LOGS_DIR: join(this.dir, 'containers'),
-      SYSTEM_LOG_DIR: join(this.dir, 'logs'),
+      SYSTEM_LOG_DIR: join(this.dir, 'var-log'),
       POD_ROOT_DIR: join(this.dir, 'pods'),
       CGROUP_ROOT: this.opts.cgroupRoot ?? `/${this.opts.node}`,
       POD_WORKER_REPLICAS: '2',
