@@ -210,6 +210,16 @@ describe('docker-compose.yml', () => {
       }
     });
   });
+  it("sets every service's port from .env (KS_PORT_<SERVICE>, defaults the services' own), so that two projects run side by side", () => {
+    const example = readFileSync(join(REPO_ROOT, '.env.example'), 'utf8');
+    const group = compose.services['status-manager']?.environment ?? {};
+    for (const service of SERVICE_NAMES.filter((s) => s !== 'pod-worker')) {
+      const variable = `KS_PORT_${service.toUpperCase().replace(/-/g, '_')}`;
+      const set = (STATUS_GROUP as readonly string[]).includes(service) ? group[`${moduleEnvPrefix(service)}PORT`] : compose.services[service]?.environment?.['PORT'];
+      assert.equal(set, `\${${variable}:-${DEFAULT_PORTS[service]}}`, service);
+      assert.match(example, new RegExp(`^${variable}=${DEFAULT_PORTS[service]}$`, 'm'), `.env.example's ${variable}`);
+    }
+  });
   it('mounts the manifest directory into config-source', () => {
     assert.ok((compose.services['config-source']?.volumes ?? []).some((v) => v.includes('/etc/kubernetes/manifests')));
   });

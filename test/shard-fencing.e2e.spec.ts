@@ -120,6 +120,10 @@ describe('a pod-worker replica stalled past its shard lease does not act on the 
     const [owner, other] = (await shardsOf('pod-worker#0')).includes(shard) ? ['pod-worker#0', 'pod-worker#1'] : ['pod-worker#1', 'pod-worker#0'];
     const stalled = stack.procs.get(owner);
     assert.ok(stalled);
+    // Stopped once the hook's ExecSync has left it: stopped between the fence's check and the write to its socket, the
+    // request would go out when it runs again (a call in flight past the lease: docs/adr/0028, what it does not guarantee).
+    const ownerInstance = `#${owner.split('#')[1] ?? ''}`;
+    await stack.waitFor(`${owner} to send the postStart hook's ExecSync`, () => (sent.some((s) => s.by.endsWith(ownerInstance) && s.what === 'CRI ExecSync') ? true : undefined), 30_000);
     stalled.process.kill('SIGSTOP');
     const stoppedAt = performance.now();
     console.log(`# ${owner} (owner of shard ${shard}) stopped while the postStart hook of ${first.id.slice(0, 12)} runs`);

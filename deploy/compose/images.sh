@@ -11,10 +11,15 @@
 #   kubelet-split/kubelet     the Dockerfile: every service (the command picks one)
 # usage: deploy/compose/images.sh [TAG]   (TAG default: local; KS_IMAGE_TAG too;
 #        KS_IMAGE_NO_CACHE=1: every layer built again, none taken from the cache)
+# kubelet-split/kubelet and kubelet-split/nats are tagged TAG and the project's version
+# too (package.json's; KS_IMAGE_VERSION=V: V instead, stamped into the image as
+# the version /info reports: a second build of one tree, for a rolling upgrade's test).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 tag=${1:-${KS_IMAGE_TAG:-local}}
+version=${KS_IMAGE_VERSION:-$(node -p 'require(process.argv[1]).version' "$repo/package.json")}
+[[ "$version" =~ ^[0-9A-Za-z][0-9A-Za-z._-]{0,127}$ ]] || { echo "images.sh: version $version is not a Docker tag (KS_IMAGE_VERSION or package.json)" >&2; exit 1; }
 started=$SECONDS
 nocache=(); [ -n "${KS_IMAGE_NO_CACHE:-}" ] && nocache=(--no-cache)
 ctx=$(mktemp -d)
@@ -95,10 +100,11 @@ RUN ["/bin/busybox", "chown", "65532:65532", "/data"]
 ENV PATH=/bin
 ENTRYPOINT ["/bin/nats-server"]
 DOCKERFILE
-docker build "${nocache[@]}" -q -t "kubelet-split/nats:$tag" "$ctx/nats" >/dev/null
+docker build "${nocache[@]}" -q -t "kubelet-split/nats:$tag" -t "kubelet-split/nats:$version" "$ctx/nats" >/dev/null
 echo "images.sh: base images built in $((SECONDS - started)) s" >&2
 
 # Every service: the repository's Dockerfile (npm ci and the build in its build stage).
-nice -n 19 docker build "${nocache[@]}" --network host --build-arg "BASE_TAG=$tag" -t "kubelet-split/kubelet:$tag" "$repo" >&2
-echo "images.sh: every image built in $((SECONDS - started)) s" >&2
-docker images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep "^kubelet-split/.*:$tag " >&2
+nice -n 19 docker build "${nocache[@]}" --network host --build-arg "BASE_TAG=$tag" --build-arg "VERSION=$version" \
+  -t "kubelet-split/kubelet:$tag" -t "kubelet-split/kubelet:$version" "$repo" >&2
+echo "images.sh: every image built in $((SECONDS - started)) s (version $version)" >&2
+docker images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep -E "^kubelet-split/.*:($tag|$version) " >&2

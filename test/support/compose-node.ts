@@ -71,7 +71,7 @@ export class ComposeNode {
 
   /** The read port (kubelet-server's GET /pods) and the kubelet server's HTTPS port, once started. */
   get readPort(): number {
-    return Number(this.settings['KUBELET_READ_PORT']);
+    return Number(this.settings['KS_PORT_KUBELET_SERVER']);
   }
   get kubeletPort(): number {
     return Number(this.settings['KUBELET_SERVER_PORT']);
@@ -89,15 +89,15 @@ export class ComposeNode {
       LOG_LEVEL: 'info',
       KS_IMAGE_TAG: this.opts.imageTag,
       NATS_PORT: String(nats),
-      CONFIG_SOURCE_PORT: String(configSource),
-      SYNC_LOOP_PORT: String(syncLoop),
-      PLEG_PORT: String(pleg),
-      PROBER_PORT: String(prober),
-      KUBELET_READ_PORT: String(read),
-      CRI_GATEWAY_PORT: String(cri),
-      STATUS_MANAGER_PORT: String(status),
-      NODE_STATUS_PORT: String(nodeStatus),
-      CONSOLE_PORT: String(consolePort),
+      KS_PORT_CONFIG_SOURCE: String(configSource),
+      KS_PORT_SYNC_LOOP: String(syncLoop),
+      KS_PORT_PLEG: String(pleg),
+      KS_PORT_PROBER: String(prober),
+      KS_PORT_KUBELET_SERVER: String(read),
+      KS_PORT_CRI_GATEWAY: String(cri),
+      KS_PORT_STATUS_MANAGER: String(status),
+      KS_PORT_NODE_STATUS: String(nodeStatus),
+      KS_PORT_CONSOLE: String(consolePort),
       CONTAINERD_SOCKET_DIR: join(this.opts.runtimeSocket, '..'),
       CONTAINERD_ROOT_DIR: this.opts.runtimeRoot,
       POD_MANIFEST_PATH: join(this.dir, 'manifests'),

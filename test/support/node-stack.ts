@@ -44,6 +44,8 @@ export interface NodeStackOptions {
    * as modules of one process); `group` says so whatever KS_TARGET is.
    */
   target?: 'all' | 'split' | 'group';
+  /** Told every log line a process of the stack prints, with its `<service>#<instance>` (the first module's, for one of several). */
+  onLogLine?: (proc: string, line: string) => void;
 }
 
 export class NodeStack {
@@ -130,7 +132,14 @@ export class NodeStack {
     this.cri = new NatsCriClient(this.nc, this.options.node, 'e2e-test');
     this.nc.subscribe(`kubelet.${this.options.node}.status.*.*`, {
       callback: (_e, m) => {
-        const body = JSON.parse(dec.decode(m.data)) as StatusCommandMessage;
+        // A test may send bad input on these subjects (the contract kit does): a callback that throws closes the connection.
+        let body: StatusCommandMessage;
+        try {
+          body = JSON.parse(dec.decode(m.data)) as StatusCommandMessage;
+        } catch {
+          return;
+        }
+        if (typeof body.args !== 'object' || body.args === null) return;
         const pod = typeof body.args['podName'] === 'string' ? body.args['podName'] : '';
         const status = body.args['status'] as PodStatus | undefined;
         if (!pod || !status) return;
@@ -138,7 +147,15 @@ export class NodeStack {
         this.history.push({ pod, verb: m.subject.split('.')[3] ?? '', status });
       },
     });
-    this.nc.subscribe(`kubelet.${this.options.node}.events.*`, { callback: (_e, m) => void this.events.push(JSON.parse(dec.decode(m.data)) as EventMessage) });
+    this.nc.subscribe(`kubelet.${this.options.node}.events.*`, {
+      callback: (_e, m) => {
+        try {
+          this.events.push(JSON.parse(dec.decode(m.data)) as EventMessage);
+        } catch {
+          // not an event: bad input a test sent
+        }
+      },
+    });
     await this.nc.flush();
     if (this.oneProcess) await this.startModules();
     else for (const s of this.expand(this.options.services)) if (!this.procs.has(`${s}#0`)) await this.startService(s);
@@ -156,7 +173,7 @@ export class NodeStack {
    */
   async startModules(services: ServiceName[] = this.expand(this.options.services), instance = '0'): Promise<ServiceProcess[]> {
     const logDir = process.env['KS_E2E_LOGS'];
-    const sink = logDir ? (line: string) => appendFileSync(join(logDir, `${this.options.node}-modules-${instance}.log`), `${line}\n`) : undefined;
+    const sink = this.sink(logDir ? join(logDir, `${this.options.node}-modules-${instance}.log`) : undefined, `${services[0] ?? 'modules'}#${instance}`);
     const ports: Partial<Record<ServiceName, number>> = {};
     const free = await freePorts(services.length);
     services.forEach((s, i) => (ports[s] = free[i]));
@@ -180,10 +197,20 @@ export class NodeStack {
     }
     // KS_E2E_LOGS=<dir> keeps each service's log lines there, for looking into a failure.
     const logDir = process.env['KS_E2E_LOGS'];
-    const sink = logDir ? (line: string) => appendFileSync(join(logDir, `${this.options.node}-${service}-${instance}.log`), `${line}\n`) : undefined;
+    const sink = this.sink(logDir ? join(logDir, `${this.options.node}-${service}-${instance}.log`) : undefined, `${service}#${instance}`);
     const sp = await startService(service, this.env(service), { port: await freePort(), instance, timeoutMs: 60_000, ...(sink ? { sink } : {}) });
     this.procs.set(`${service}#${instance}`, sp);
     return sp;
+  }
+
+  /** Where a process's lines go: the KS_E2E_LOGS file and the test's onLogLine, when either is set. */
+  private sink(file: string | undefined, proc: string): ((line: string) => void) | undefined {
+    const onLine = this.options.onLogLine;
+    if (!file && !onLine) return undefined;
+    return (line: string) => {
+      if (file) appendFileSync(file, `${line}\n`);
+      onLine?.(proc, line);
+    };
   }
 
   /** The static pod's name on this node. */

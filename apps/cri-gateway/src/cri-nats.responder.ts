@@ -14,7 +14,8 @@ import { headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection, ty
 import { Clock, SystemClock, type Timer } from '@app/clock';
 import { MessageError, Subjects, parseJson } from '@app/contracts';
 import { CRI_PROGRESS_HEADER, CRI_TIMEOUT_HEADER, CriError, parseCriProgress, parseCriTimeout, type CriService } from '@app/cri';
-import { continueTrace } from '@app/tracing';
+import { continueTrace, replyHeaders } from '@app/tracing';
+import { senderOf } from '@app/nats';
 import type { Logger } from '@app/observability';
 import { toErrorReply } from '@app/service';
 import type { CriGateway } from './gateway.js';
@@ -89,7 +90,8 @@ export class CriNatsResponder {
     }
     if (!msg.reply) return;
     try {
-      msg.respond(enc.encode(JSON.stringify(body)));
+      const sender = senderOf(this.nc);
+      msg.respond(enc.encode(JSON.stringify(body)), { headers: replyHeaders({ service: 'cri-gateway', ...(sender ? { sender } : {}) }) });
     } catch (err) {
       this.logger.error({ err, subject: msg.subject }, 'could not send a reply');
     }

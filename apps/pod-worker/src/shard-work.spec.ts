@@ -144,6 +144,8 @@ describe('ShardWork: following a shard', () => {
   const malformed = [
     { name: 'not JSON', body: '{nope' },
     { name: 'not an UpdatePodOptions', body: { type: 'kubelet.v1.something_else' } },
+    // docs/adr/0034-version-skew-policy.md: a type version this build does not read is refused, never half-read.
+    { name: 'an UpdatePodOptions of a version this build does not read', body: { type: 'kubelet.v2.update_pod_options', updateType: 'SyncPodSync', startTime: new Date(0).toISOString(), pod: pod('uid-v2') } },
   ];
   for (const tc of malformed) {
     it(`a work message that is ${tc.name} is dropped and the shard keeps working`, async () => {

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { CONTRACT_VERSION } from '@app/contracts';
 
 /** What one variable parses into, or why it could not. */
 export type FieldResult<T> = { ok: true; value: T } | { ok: false; reason: string };
@@ -246,6 +247,12 @@ export function sharedSchema(defaultPort: number, service = 'admin') {
     TRACING: env.oneOf(['on', 'off'], { default: 'on', describe: 'record each hop of a pod\'s flow in the KUBELET_TRACES stream (kubelet-split trace POD)' }),
     TRACE_MAX_AGE: env.duration({ default: 24 * 3600_000, describe: 'how long KUBELET_TRACES keeps a record' }),
     TRACE_MAX_BYTES: env.int({ default: 64 * 1024 * 1024, min: 1024, describe: 'the most bytes KUBELET_TRACES keeps (the oldest records go first)' }),
+    CONTRACT_VERSION: env.int({
+      default: CONTRACT_VERSION,
+      min: 1,
+      max: 999_999,
+      describe: "the contract version the service claims (in /info and every message's Kubelet-Contract header); default this build's: set only to test the skew policy (docs/adr/0034)",
+    }),
   };
 }
 export type SharedConfig = ConfigOf<ReturnType<typeof sharedSchema>>;

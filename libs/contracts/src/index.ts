@@ -4,3 +4,7 @@ export type * from './kube.js';
 export * from './state.js';
 export * from './events.js';
 export * from './services.js';
+export * from './skew.js';
+export * as fieldSpecs from './schema.js';
+export type { FieldSpec, FieldsOf, JsonSchema } from './schema.js';
+export * from './contract.js';

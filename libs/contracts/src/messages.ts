@@ -6,6 +6,8 @@
 import type { Pod, Service } from './kube.js';
 import type { PodOperation, ProbeType } from './subjects.js';
 import { POD_OPERATIONS, PROBE_TYPES } from './subjects.js';
+import { classifyTypeMismatch, parseMessageType, type ContractClaim, type ContractRange, type TypeMismatch } from './skew.js';
+import { S, among, arr, bool, checkField, checkedFields, describe, num, obj, objectSchema, optional, str, type FieldSpec, type FieldsOf, type JsonSchema } from './schema.js';
 
 export const MessageTypes = {
   podUpdate: 'kubelet.v1.pod_update',
@@ -350,24 +352,53 @@ export type Message =
 
 export type MessageOf<T extends MessageType> = Extract<Message, { type: T }>;
 
-/** A message that is not what its subject promises; `reason` names the field. */
+/**
+ * A message that is not what its subject promises; `reason` names the field.
+ * `refusal` says when it is a matter of versions (docs/adr/0034): a type
+ * version this build does not read (`unsupported-version`), or a kind it
+ * does not know at all (`unknown-kind`, ignored).
+ */
 export class MessageError extends Error {
-  constructor(readonly reason: string) {
+  constructor(
+    readonly reason: string,
+    readonly refusal?: TypeMismatch['refusal'],
+  ) {
     super(reason);
     this.name = 'MessageError';
   }
 }
 
+/** Per kind (`work_done`), the versions of it this build reads. */
+export const READABLE_MESSAGE_VERSIONS: ReadonlyMap<string, readonly number[]> = (() => {
+  const out = new Map<string, number[]>();
+  for (const type of Object.values(MessageTypes)) {
+    const name = parseMessageType(type);
+    if (name) out.set(name.kind, [...(out.get(name.kind) ?? []), name.version]);
+  }
+  return out;
+})();
+
+/** Why a message of type `got` is not read where `expected` is due. */
+function typeMismatchError(expected: MessageType, got: unknown): MessageError {
+  const wanted = parseMessageType(expected);
+  const seen = JSON.stringify(got ?? null);
+  const mismatch: TypeMismatch = wanted ? classifyTypeMismatch(wanted, got, READABLE_MESSAGE_VERSIONS) : { refusal: 'no-type' };
+  switch (mismatch.refusal) {
+    case 'unsupported-version':
+      return new MessageError(
+        `refused type ${seen}: version ${mismatch.version} of ${mismatch.kind} is not one this service reads (it reads ${mismatch.reads.map((v) => `v${v}`).join(', ')}; docs/adr/0034-version-skew-policy.md)`,
+        'unsupported-version',
+      );
+    case 'unknown-kind':
+      return new MessageError(`ignored type ${seen}: a message kind this service does not know (expected type "${expected}")`, 'unknown-kind');
+    case 'wrong-kind':
+    case 'no-type':
+      return new MessageError(`expected type "${expected}", got ${seen}`);
+  }
+}
+
 type Check = (m: Record<string, unknown>) => string | undefined;
 
-const str = (f: string): Check => (m) => (typeof m[f] === 'string' && (m[f]).length > 0 ? undefined : `field "${f}" must be a non-empty string`);
-const num = (f: string): Check => (m) => (typeof m[f] === 'number' && Number.isFinite(m[f]) ? undefined : `field "${f}" must be a number`);
-const arr = (f: string): Check => (m) => (Array.isArray(m[f]) ? undefined : `field "${f}" must be an array`);
-const obj = (f: string): Check => (m) => (isRecord(m[f]) ? undefined : `field "${f}" must be an object`);
-const among = (f: string, values: readonly string[]): Check => (m) =>
-  typeof m[f] === 'string' && values.includes(m[f]) ? undefined : `field "${f}" must be one of ${values.join(', ')}`;
-
-const bool = (f: string): Check => (m) => (typeof m[f] === 'boolean' ? undefined : `field "${f}" must be a boolean`);
 /** A namespaced kind names its namespace; a cluster-scoped one has none. */
 const namespaceOfKind: Check = (m) => {
   const namespaced = isNamespacedKind(m['kind'] as ApiObjectKind);
@@ -375,29 +406,150 @@ const namespaceOfKind: Check = (m) => {
   return m['namespace'] === undefined || m['namespace'] === '' ? undefined : `field "namespace" must be absent for a ${String(m['kind'])}`;
 };
 
-const REQUIRED: Record<MessageType, Check[]> = {
-  [MessageTypes.podUpdate]: [among('op', POD_OPERATIONS), str('source'), arr('pods')],
-  [MessageTypes.sourcesReady]: [arr('sources')],
-  [MessageTypes.podLifecycleEvent]: [str('id'), among('eventType', POD_LIFECYCLE_EVENT_TYPES)],
-  [MessageTypes.probeResult]: [among('probeType', PROBE_TYPES), str('podUid'), str('containerId'), among('result', PROBE_RESULTS)],
-  [MessageTypes.updatePodOptions]: [among('updateType', SYNC_POD_TYPES), str('startTime'), obj('pod')],
-  [MessageTypes.workDone]: [str('podUid'), num('requeueAfterMs')],
-  [MessageTypes.workAccepted]: [str('podUid'), num('shard')],
-  [MessageTypes.statusCommand]: [str('podUid'), obj('args')],
-  [MessageTypes.proberCommand]: [arr('pods')],
-  [MessageTypes.sourcesSnapshot]: [arr('sources')],
-  [MessageTypes.containerEventsStatus]: [str('state')],
-  [MessageTypes.apiObjectRequest]: [among('kind', API_OBJECT_KINDS), str('name'), namespaceOfKind],
-  [MessageTypes.apiObject]: [among('kind', API_OBJECT_KINDS), str('name'), bool('found')],
-  [MessageTypes.serviceAccountTokenRequest]: [str('namespace'), str('serviceAccountName'), str('podName'), str('podUid'), num('expirationSeconds')],
-  [MessageTypes.serviceAccountToken]: [str('token'), str('expirationTimestamp')],
-  [MessageTypes.inspectPod]: [str('podUid'), num('syncEnd')],
-  [MessageTypes.serviceListRequest]: [str('namespace')],
-  [MessageTypes.serviceList]: [arr('services')],
-  [MessageTypes.podResyncRequest]: [str('reason')],
-  [MessageTypes.podResync]: [bool('leading'), num('pods')],
-  [MessageTypes.event]: [obj('involvedObject'), among('eventType', ['Normal', 'Warning']), str('reason'), str('message'), obj('source'), str('timestamp')],
+const pods = arr(S.ref<Pod>('Pod'));
+const podUid = describe('the pod UID', str());
+
+const killPodOptions = S.object<KillPodOptions>({
+  gracePeriodOverride: optional(describe('PodTerminationGracePeriodSecondsOverride, seconds', S.integer())),
+  reason: optional(S.string()),
+  message: optional(S.string()),
+  podStatus: optional(
+    describe(
+      'PodStatusFunc as data: the status the pod ends with (an eviction)',
+      S.object<NonNullable<KillPodOptions['podStatus']>>({
+        phase: S.string(['Failed'] as const),
+        reason: S.string(),
+        message: S.string(),
+        disruptionTarget: optional(S.object<{ reason: string; message: string }>({ reason: S.string(), message: S.string() })),
+      }),
+    ),
+  ),
+});
+
+/**
+ * StatusCommandMessage's `args`, which the code types as a plain object: the
+ * keys the status manager reads (status-manager.ts handleCommand), by verb.
+ * Written here by hand, as the only place they are listed.
+ */
+const statusArgs: FieldSpec<Record<string, unknown>, false> = {
+  optional: false,
+  schema: {
+    type: 'object',
+    description:
+      "the verb's arguments (the verb is in the subject). SetPodStatus, TerminatePod: status. SetContainerReadiness: containerId, ready. SetContainerStartup: containerId, started. RemoveOrphanedStatuses: none. A pod worker adds podName, podNamespace and podAnnotations to every call (the status manager needs them when the pod's record is gone)",
+    properties: {
+      status: S.ref('PodStatus').schema,
+      containerId: { type: 'string' },
+      ready: { type: 'boolean' },
+      started: { type: 'boolean' },
+      podName: { type: 'string' },
+      podNamespace: { type: 'string' },
+      podAnnotations: { type: 'object', additionalProperties: { type: 'string' } },
+    },
+    additionalProperties: true,
+  },
 };
+
+/**
+ * Every message's fields (schema.ts): what decodeMessage checks (the
+ * checked builders, in this order) and what the published JSON Schema says.
+ */
+export const MESSAGE_FIELDS: { readonly [T in MessageType]: FieldsOf<MessageOf<T>> } = {
+  [MessageTypes.podUpdate]: { op: among(POD_OPERATIONS), source: describe('the kubetypes source: "file", "http" or "api"', str()), pods },
+  [MessageTypes.sourcesReady]: { sources: arr(S.string()) },
+  [MessageTypes.podLifecycleEvent]: {
+    id: describe('the pod UID', str()),
+    eventType: among(POD_LIFECYCLE_EVENT_TYPES),
+    data: optional(describe('the container ID, where there is one', S.string())),
+  },
+  [MessageTypes.probeResult]: {
+    probeType: among(PROBE_TYPES),
+    podUid,
+    containerId: str(),
+    result: among(PROBE_RESULTS),
+    containerName: optional(S.string()),
+    message: optional(S.string()),
+    terminationGracePeriodSeconds: optional(S.integer()),
+  },
+  [MessageTypes.updatePodOptions]: {
+    updateType: among(SYNC_POD_TYPES),
+    startTime: str(),
+    pod: obj(S.ref<Pod>('Pod')),
+    killPodOptions: optional(killPodOptions),
+    runningPodOnly: optional(S.boolean()),
+  },
+  [MessageTypes.workDone]: { podUid, requeueAfterMs: num(), error: optional(S.string()) },
+  [MessageTypes.workAccepted]: { podUid, shard: num() },
+  [MessageTypes.statusCommand]: { podUid, args: obj(statusArgs) },
+  [MessageTypes.proberCommand]: { pods, podUids: optional(S.array(S.string())) },
+  [MessageTypes.sourcesSnapshot]: {
+    sources: arr(S.object<SourcesSnapshotMessage['sources'][number]>({ source: S.string(), ready: S.boolean(), pods: S.array(S.ref<Pod>('Pod')) })),
+  },
+  [MessageTypes.containerEventsStatus]: { state: str(['starting', 'streaming', 'unsupported', 'reconnecting', 'stopped'] as const), detail: S.string() },
+  [MessageTypes.apiObjectRequest]: { kind: among(API_OBJECT_KINDS), name: str(), namespace: optional(describe('for the namespaced kinds (ConfigMap, Secret) only', S.string())) },
+  [MessageTypes.apiObject]: {
+    kind: among(API_OBJECT_KINDS),
+    name: str(),
+    found: bool(),
+    namespace: optional(S.string()),
+    data: optional(describe('ConfigMap: its data (text). Secret: its data, base64', S.map(S.string()))),
+    binaryData: optional(S.map(S.string())),
+    secretType: optional(S.string()),
+    handler: optional(S.string()),
+  },
+  [MessageTypes.serviceAccountTokenRequest]: {
+    namespace: str(),
+    serviceAccountName: str(),
+    podName: str(),
+    podUid,
+    expirationSeconds: num(),
+    audiences: optional(S.array(S.string())),
+  },
+  [MessageTypes.serviceAccountToken]: { token: str(), expirationTimestamp: describe('RFC 3339', str()) },
+  [MessageTypes.inspectPod]: { podUid, syncEnd: describe("when the sync that changed the pod ended: ms since the epoch, the pod worker's clock", num()) },
+  [MessageTypes.serviceListRequest]: { namespace: str() },
+  [MessageTypes.serviceList]: { services: arr(S.ref<Service>('Service')) },
+  [MessageTypes.podResyncRequest]: { reason: str() },
+  [MessageTypes.podResync]: { leading: bool(), pods: num() },
+  [MessageTypes.event]: {
+    involvedObject: obj(
+      S.object<EventMessage['involvedObject']>({
+        kind: S.string(),
+        name: S.string(),
+        namespace: optional(S.string()),
+        uid: optional(S.string()),
+        fieldPath: optional(S.string()),
+      }),
+    ),
+    eventType: among(['Normal', 'Warning'] as const),
+    reason: str(),
+    message: str(),
+    source: obj(S.object<EventMessage['source']>({ component: S.string(), host: S.string() })),
+    timestamp: describe('RFC 3339', str()),
+  },
+};
+
+/** Checks beyond one field's: decodeMessage runs them after the fields'. */
+const MESSAGE_RULES: Partial<Record<MessageType, Check[]>> = {
+  [MessageTypes.apiObjectRequest]: [namespaceOfKind],
+};
+
+const REQUIRED: Record<MessageType, Check[]> = Object.fromEntries(
+  (Object.keys(MESSAGE_FIELDS) as MessageType[]).map((t) => [
+    t,
+    [...checkedFields(MESSAGE_FIELDS[t] as Record<string, FieldSpec<unknown>>).map(({ name, check }): Check => (m) => checkField(name, check, m[name])), ...(MESSAGE_RULES[t] ?? [])],
+  ]),
+) as Record<MessageType, Check[]>;
+
+/** The JSON Schema of a message of type `t` (its `type` fixed), for the published contract. */
+export function messageSchema(t: MessageType): JsonSchema {
+  return objectSchema(MESSAGE_FIELDS[t], t);
+}
+
+/** The fields a receiver refuses a message of type `t` without (decodeMessage), for the published contract. */
+export function checkedMessageFields(t: MessageType): string[] {
+  return checkedFields(MESSAGE_FIELDS[t] as Record<string, FieldSpec<unknown>>).map((f) => f.name);
+}
 
 export function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -409,9 +561,7 @@ export function isRecord(v: unknown): v is Record<string, unknown> {
  */
 export function decodeMessage<T extends MessageType>(expected: T, value: unknown): MessageOf<T> {
   if (!isRecord(value)) throw new MessageError(`expected a JSON object of type ${expected}`);
-  if (value['type'] !== expected) {
-    throw new MessageError(`expected type "${expected}", got ${JSON.stringify(value['type'] ?? null)}`);
-  }
+  if (value['type'] !== expected) throw typeMismatchError(expected, value['type']);
   for (const check of REQUIRED[expected]) {
     const problem = check(value);
     if (problem) throw new MessageError(`${expected}: ${problem}`);
@@ -435,6 +585,8 @@ export interface ServiceInfo {
   service: string;
   node: string;
   instance: string;
+  /** The build's version (package.json's, stamped into the image at build: docs/adr/0037). */
+  version: string;
   connectionName: string;
   pid: number;
   startedAt: string;
@@ -443,6 +595,22 @@ export interface ServiceInfo {
   subjects: string[];
   /** Single-active services (sync-loop, pleg, status-manager): whether this instance leads. */
   leadership?: LeadershipInfo;
+  /** The contract version it speaks and the peers' versions it accepts, and the peers it met outside them (docs/adr/0034). */
+  contract: ContractClaim & { peersOutsidePolicy: PeerOutsidePolicy[] };
+}
+
+/** A peer heard from whose contract version is outside the policy (skew.ts judgePeer). */
+export interface PeerOutsidePolicy {
+  /** Its connection name `<service>@<node>#<instance>` (Kubelet-Sender), or its service when it sent no sender. */
+  peer: string;
+  version: number;
+  why: 'peer too old' | 'peer too new';
+  reason: string;
+  /** ISO: when it was first and last heard from at this version. */
+  firstSeen: string;
+  lastSeen: string;
+  /** The subject it was last heard on. */
+  subject: string;
 }
 
 /** A single-active service instance's part in its leader election. */
@@ -462,3 +630,46 @@ export interface LeadershipInfo {
 export interface ErrorReply {
   error: { code: string; description: string };
 }
+
+/** ServiceInfo's fields (schema.ts), for the published contract (no decoder: tools read it). */
+export const SERVICE_INFO_FIELDS: FieldsOf<ServiceInfo> = {
+  service: S.string(),
+  node: S.string(),
+  instance: describe('INSTANCE_ID', S.string()),
+  connectionName: describe('`<service>@<node>#<instance>`', S.string()),
+  pid: S.integer(),
+  startedAt: S.dateTime(),
+  httpPort: S.integer(),
+  version: describe("the build's version (package.json's, or the image's stamped VERSION)", S.string()),
+  subjects: describe('the subjects this instance subscribes to', S.array(S.string())),
+  leadership: optional(
+    describe(
+      'single-active services (sync-loop, pleg, status-manager, node-status): whether this instance leads',
+      S.object<LeadershipInfo>({
+        role: S.string(['leader', 'standby'] as const),
+        identity: S.string(),
+        leader: optional(S.string()),
+        token: optional(describe('the fencing token of the current term (the lease revision that won it), while leading', S.integer())),
+        since: S.dateTime(),
+      }),
+    ),
+  ),
+  contract: describe(
+    'the contract version it speaks, the peer versions it accepts, and the peers it met outside them (docs/adr/0034-version-skew-policy.md)',
+    S.object<ContractClaim & { peersOutsidePolicy: PeerOutsidePolicy[] }>({
+      version: S.integer(),
+      accepts: S.object<ContractRange>({ oldest: S.integer(), newest: S.integer() }),
+      peersOutsidePolicy: S.array(
+        S.object<PeerOutsidePolicy>({
+          peer: describe('its connection name `<service>@<node>#<instance>` (Kubelet-Sender)', S.string()),
+          version: S.integer(),
+          why: S.string(['peer too old', 'peer too new'] as const),
+          reason: S.string(),
+          firstSeen: S.dateTime(),
+          lastSeen: S.dateTime(),
+          subject: describe('the subject it was last heard on', S.string()),
+        }),
+      ),
+    }),
+  ),
+};

@@ -5,8 +5,9 @@
  * by a newer version (fields are only added).
  */
 import type { Pod, PodStatus } from './kube.js';
-import type { ProbeResultValue } from './messages.js';
-import { SubjectTokenError, nodeToken, type ProbeType } from './subjects.js';
+import { PROBE_RESULTS, type ProbeResultValue } from './messages.js';
+import { S, describe, objectSchema, optional, type FieldSpec, type FieldsOf, type JsonSchema } from './schema.js';
+import { PROBE_TYPES, SubjectTokenError, nodeToken, type ProbeType } from './subjects.js';
 
 /** `pods` bucket, key `<node>.pod.<uid>`: a desired pod in the sync loop's podManager. */
 export interface PodRecord {
@@ -97,6 +98,21 @@ export interface PodSyncStatusRecord {
   pod?: Pod;
 }
 
+/**
+ * The fields of a PodSyncStatusRecord this build knows (a field added to the
+ * interface and not here fails to compile): a rewrite keeps any other field
+ * it read (skew.ts rewriteRecord, docs/adr/0034).
+ */
+export const POD_SYNC_STATUS_FIELDS = {
+  syncedAt: true,
+  terminatingAt: true,
+  terminatedAt: true,
+  gracePeriod: true,
+  finished: true,
+  restartRequested: true,
+  pod: true,
+} as const satisfies Record<keyof PodSyncStatusRecord, true>;
+
 /** The pod worker's state for a UID, as HandlePodCleanups classifies it (SyncKnownPods). */
 export type PodWorkerState = 'SyncPod' | 'TerminatingPod' | 'TerminatedPod';
 
@@ -175,4 +191,80 @@ export function probeResultKey(podUid: string, containerName: string, probeType:
     if (value.length === 0 || /[.*>\s]/.test(value)) throw new SubjectTokenError(what, value);
   }
   return `${podUid}.${containerName}.${probeType}`;
+}
+
+/**
+ * Every record's fields (schema.ts), for the published contract: the JSON
+ * Schema of what a bucket's key holds. No decoder checks these (a reader
+ * takes what the one writer wrote); the tables are typed against the
+ * interfaces above, so they follow them.
+ */
+const nodePressureCondition = S.string<NodePressureCondition>(['MemoryPressure', 'DiskPressure', 'PIDPressure']);
+
+export const RECORD_FIELDS = {
+  PodRecord: {
+    pod: S.ref<Pod>('Pod'),
+    source: S.string(),
+    addedAt: S.epochMs(),
+    admitted: S.boolean(),
+    rejection: optional(S.object<{ reason: string; message: string }>({ reason: S.string(), message: S.string() })),
+    terminationRequested: optional(S.boolean()),
+  } satisfies FieldsOf<PodRecord>,
+  WorkQueueRecord: { dueAt: S.epochMs() } satisfies FieldsOf<WorkQueueRecord>,
+  NodePressureRecord: {
+    observedAt: S.epochMs(),
+    conditions: S.array(nodePressureCondition),
+    thresholdsMet: describe('`<signal><<quantity>`, e.g. memory.available<100Mi', S.array(S.string())),
+    observations: S.map(S.object<{ available: number; capacity: number }>({ available: S.number(), capacity: S.number() })),
+    lastObservedAt: optional(S.map(S.epochMs()) as FieldSpec<Partial<Record<NodePressureCondition, number>>, false>),
+  } satisfies FieldsOf<NodePressureRecord>,
+  SyncLoopMonitorRecord: {
+    latestLoopEntryTime: S.epochMs(),
+    healthThresholdMs: S.integer(),
+    writer: optional(S.string()),
+  } satisfies FieldsOf<SyncLoopMonitorRecord>,
+  PodSyncStatusRecord: {
+    syncedAt: optional(S.epochMs()),
+    terminatingAt: optional(S.epochMs()),
+    terminatedAt: optional(S.epochMs()),
+    gracePeriod: optional(S.integer()),
+    finished: optional(S.boolean()),
+    restartRequested: optional(S.boolean()),
+    pod: optional(S.ref<Pod>('Pod')),
+  } satisfies FieldsOf<PodSyncStatusRecord>,
+  VersionedPodStatusRecord: {
+    version: S.integer(),
+    podName: S.string(),
+    podNamespace: S.string(),
+    status: S.ref<PodStatus>('PodStatus'),
+    podIsFinished: optional(S.boolean()),
+  } satisfies FieldsOf<VersionedPodStatusRecord>,
+  PodCacheEntry: {
+    uid: S.string(),
+    name: S.string(),
+    namespace: S.string(),
+    timestamp: S.epochMs(),
+    sandboxStatuses: S.array(S.ref<unknown>('cri_PodSandboxStatus')),
+    containerStatuses: S.array(S.ref<unknown>('cri_ContainerStatus')),
+    ips: S.array(S.string()),
+  } satisfies FieldsOf<PodCacheEntry>,
+  PodCacheGlobal: {
+    timestamp: describe('the last successful relist (ms since the epoch): every pod is at least this fresh', S.epochMs()),
+    relistThresholdMs: optional(S.integer()),
+  } satisfies FieldsOf<PodCacheGlobal>,
+  ProbeResultRecord: {
+    podUid: S.string(),
+    containerName: S.string(),
+    probeType: S.string(PROBE_TYPES),
+    containerId: S.string(),
+    result: S.string(PROBE_RESULTS),
+    message: optional(S.string()),
+    time: S.epochMs(),
+  } satisfies FieldsOf<ProbeResultRecord>,
+} as const;
+export type RecordName = keyof typeof RECORD_FIELDS;
+
+/** A record's JSON Schema. */
+export function recordSchema(name: RecordName): JsonSchema {
+  return objectSchema(RECORD_FIELDS[name]);
 }

@@ -26,7 +26,7 @@
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { Clock, SystemClock, untilAborted, type Timer } from '@app/clock';
 import { Subjects, isRecord, parseJson } from '@app/contracts';
-import { Headers, currentTrace, hopStart, messageHeaders, msSince, parseTraceparent, recordHop, type MessageMeta } from '@app/tracing';
+import { Headers, currentTrace, heardFrom, hopStart, messageHeaders, msSince, parseTraceparent, recordHop, type MessageMeta } from '@app/tracing';
 import { newInbox, senderOf } from '@app/nats';
 import { CriError, isCriErrorCode } from './errors.js';
 import type { ImageMethod, ImageRequest, ImageResponse, RuntimeMethod, RuntimeRequest, RuntimeResponse } from './messages.js';
@@ -190,6 +190,7 @@ export class NatsCriClient extends CriRuntime {
         if (err) return finish(natsFailure(err, subject, wait));
         if (msg.headers?.code === 503) return finish(new CriError('Unavailable', `no cri-gateway answers on ${subject}`));
         if (msg.headers?.get(CRI_PROGRESS_HEADER)) return expectProgress();
+        heardFrom(msg.headers, subject);
         try {
           finish(undefined, decodeReply(msg.data));
         } catch (e) {

@@ -277,3 +277,79 @@ function checkInteger(type: number, v: unknown, path: string): string | undefine
   if (min === undefined || max === undefined) return undefined;
   return n < min || n > max ? `${path} must be an integer in the ${kind} range (${min}..${max})` : undefined;
 }
+
+/** A JSON Schema (draft 07), as plain data. */
+export type CriJsonSchema = { readonly [keyword: string]: unknown };
+
+/** One unary CRI method as it travels over NATS: its request and reply messages by their proto names (`PodSandboxStatusRequest`). */
+export interface CriMethodSchema {
+  service: CriService;
+  method: string;
+  request: string;
+  response: string;
+}
+
+/**
+ * The CRI over NATS as JSON Schemas, generated from the descriptor the codec
+ * checks requests against (so the published contract says what
+ * checkRequest accepts): every unary method's request and reply, and every
+ * message they reach, each named by its proto name. `ref(name)` says how a
+ * schema refers to another (the AsyncAPI document's `#/components/schemas/...`).
+ * The JSON form is the codec's: camelCase fields, enums by name (a request
+ * may give the number), int64 as decimal strings (a request may give a
+ * number), bytes as base64 text, maps as objects. The fields a method cannot
+ * do without (REQUIRED_FIELDS) are in its request's description. `also`:
+ * other messages to include (`ContainerEventResponse`, a stream's).
+ */
+export function criJsonSchemas(ref: (protoName: string) => string, also: readonly string[] = []): { methods: CriMethodSchema[]; schemas: Record<string, CriJsonSchema> } {
+  const s = theSchema();
+  const schemas: Record<string, CriJsonSchema> = {};
+  const short = (typeName: string) => s.message(typeName).name;
+  const fieldSchema = (f: Field): CriJsonSchema => {
+    const entry = f.type === TYPE.message ? s.message(f.typeName) : undefined;
+    if (entry?.mapEntry) {
+      const v = entry.fields.get('value');
+      return { type: 'object', additionalProperties: v ? valueSchema(v) : {} };
+    }
+    return f.repeated ? { type: 'array', items: valueSchema(f) } : valueSchema(f);
+  };
+  const valueSchema = (f: Field): CriJsonSchema => {
+    switch (f.type) {
+      case TYPE.message:
+        visit(f.typeName);
+        return { $ref: ref(short(f.typeName)) };
+      case TYPE.enum: {
+        const e = s.enums.get(f.typeName);
+        return e ? { type: ['string', 'integer'], enum: [...e.names, ...e.numbers], description: `${e.name}: by name (a request may give its number)` } : { type: ['string', 'integer'] };
+      }
+      case TYPE.string:
+        return { type: 'string' };
+      case TYPE.bool:
+        return { type: 'boolean' };
+      case TYPE.bytes:
+        return { type: 'string', contentEncoding: 'base64' };
+      case TYPE.double:
+      case TYPE.float:
+        return { type: 'number' };
+      default:
+        return INT64.has(f.type) || UINT64.has(f.type) ? { type: ['string', 'integer'], pattern: '^-?[0-9]+$', description: '64-bit integer: a decimal string (a request may give a number)' } : { type: 'integer' };
+    }
+  };
+  const visit = (typeName: string, description?: string): void => {
+    const m = s.message(typeName);
+    if (schemas[m.name] !== undefined || m.mapEntry) return;
+    const properties: Record<string, CriJsonSchema> = {};
+    schemas[m.name] = { type: 'object', properties, description: description ?? `runtime.v1.${m.name}` };
+    for (const f of [...m.fields.values()].sort((a, b) => a.name.localeCompare(b.name))) properties[f.name] = fieldSchema(f);
+  };
+  const methods: CriMethodSchema[] = [];
+  for (const [key, rpc] of [...s.methods.entries()].sort(([a], [b]) => a.localeCompare(b))) {
+    const [service, method] = key.split('/') as [CriService, string];
+    const required = REQUIRED_FIELDS[method];
+    visit(rpc.input, `runtime.v1.${short(rpc.input)}: the request of ${method}${required ? `; required non-empty: ${required.join(', ')}` : ''}; a field it does not know is refused`);
+    visit(rpc.output, `runtime.v1.${short(rpc.output)}: the reply of ${method}`);
+    methods.push({ service, method, request: short(rpc.input), response: short(rpc.output) });
+  }
+  for (const name of also) visit(`.runtime.v1.${name}`);
+  return { methods, schemas };
+}

@@ -1,7 +1,8 @@
 export { CriRuntime, NatsCriClient, REPLY_MARGIN_MS, canceledCall, raceCancel } from './client.js';
 export type { CriCallOptions } from './client.js';
 export { containerLogFile } from './container-log.js';
-export { REQUIRED_FIELDS, checkRequest, decodeRequest, encodeResponse } from './codec.js';
+export { REQUIRED_FIELDS, checkRequest, criJsonSchemas, decodeRequest, encodeResponse } from './codec.js';
+export type { CriJsonSchema, CriMethodSchema } from './codec.js';
 export { CriError, GRPC_CODE_NAMES, grpcCodeName, httpStatusOf, isCriErrorCode, isDeadlineExceeded, isNotFound, isUnavailable } from './errors.js';
 export type { CriErrorCode } from './errors.js';
 export type { CriInput, CriService, ImageMethod, ImageRequest, ImageResponse, ImageServiceMethods, Json, RuntimeMethod, RuntimeRequest, RuntimeResponse, RuntimeServiceMethods } from './messages.js';

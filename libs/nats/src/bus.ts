@@ -6,7 +6,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { isRecord, parseJson, type ErrorReply } from '@app/contracts';
 import { senderOf } from './connection.js';
 import { Headers, messageHeaders, parseTraceparent, type MessageMeta } from '@app/tracing';
-import { currentTrace, hopStart, msSince, recordHop } from '@app/tracing';
+import { currentTrace, heardFrom, hopStart, msSince, recordHop } from '@app/tracing';
 import { messageFacts } from '@app/tracing';
 import type { MsgHdrs } from '@nats-io/transport-node';
 
@@ -56,6 +56,7 @@ export class NatsBus {
     let error: string | undefined;
     try {
       const reply = await this.nc.request(subject, encoder.encode(JSON.stringify(payload)), { timeout: opts.timeoutMs, headers });
+      heardFrom(reply.headers, subject);
       const body = parseJson(reply.data);
       if (isErrorReply(body)) {
         error = body.error.code;

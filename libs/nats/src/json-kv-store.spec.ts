@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeKv } from './testing.js';
+import { RecordVersionError } from '@app/contracts';
 import { JsonKvStore } from './json-kv-store.js';
 
 interface Rec {
@@ -55,6 +56,16 @@ describe('JsonKvStore', () => {
     assert.deepEqual(await pods.entries(), new Map([['u1', { n: 1 }], ['u3', { n: 3 }]]));
     assert.deepEqual(await pods.values(), [{ n: 1 }, { n: 3 }]);
     assert.deepEqual(await new JsonKvStore<Rec>(kv, 'node-a').entries(), new Map([['pod.u1', { n: 1 }], ['pod.u3', { n: 3 }], ['queue.u1', { n: 10 }]]));
+  });
+
+  it('a record of a version this build does not read is refused (RecordVersionError naming the key), never read as absent (docs/adr/0034)', async () => {
+    const kv = new FakeKv();
+    const store = new JsonKvStore<Rec>(kv, 'node-a', 'pod');
+    await kv.put('node-a.pod.u1', JSON.stringify({ n: 1, recordVersion: 2 }));
+    await assert.rejects(store.get('u1'), (err: unknown) => err instanceof RecordVersionError && /^node-a\.pod\.u1: record version 2 is not one this service reads \(1\)/.test(err.message));
+    await assert.rejects(store.entries(), RecordVersionError);
+    await kv.put('node-a.pod.u1', JSON.stringify({ n: 1, recordVersion: 1, later: true }));
+    assert.deepEqual(await store.get('u1'), { n: 1, recordVersion: 1, later: true }, 'version 1, and the field it does not know kept');
   });
 
   it('a failing bucket rejects, it is not read as absent', async () => {

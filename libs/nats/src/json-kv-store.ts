@@ -5,7 +5,7 @@
  * the statuses) are this class with a type and a prefix, not copies of it.
  */
 import type { KV } from '@nats-io/kv';
-import type { PodSyncStatusRecord, ProbeResultRecord, VersionedPodStatusRecord } from '@app/contracts';
+import { decodeRecord, type PodSyncStatusRecord, type ProbeResultRecord, type VersionedPodStatusRecord } from '@app/contracts';
 import { kvKey } from './buckets.js';
 import { nextSpan } from '@app/tracing';
 import { KvMirror, type KvMirrorOptions } from './kv-mirror.js';
@@ -42,7 +42,8 @@ export class JsonKvStore<T> {
   /** The live value of `id`, or undefined when it is absent or deleted. */
   async get(id: string): Promise<T | undefined> {
     const e = await this.kv.get(this.key(id));
-    return e && e.operation === 'PUT' && e.value.length > 0 ? (JSON.parse(decoder.decode(e.value)) as T) : undefined;
+    // A record of a version this build does not read throws RecordVersionError: the caller's step fails and is retried, never reads it as absent.
+    return e && e.operation === 'PUT' && e.value.length > 0 ? decodeRecord<T>(e.key, decoder.decode(e.value)) : undefined;
   }
 
   /**
@@ -88,7 +89,7 @@ export class JsonKvStore<T> {
   async entries(): Promise<Map<string, T>> {
     const out = new Map<string, T>();
     for (const e of await kvSnapshot(this.kv, `${this.prefix}.>`)) {
-      if (e.value.length > 0) out.set(e.key.slice(this.prefix.length + 1), JSON.parse(decoder.decode(e.value)) as T);
+      if (e.value.length > 0) out.set(e.key.slice(this.prefix.length + 1), decodeRecord<T>(e.key, decoder.decode(e.value)));
     }
     return out;
   }

@@ -65,6 +65,23 @@ describe('KvMirror', () => {
     { name: 'a key deleted', write: (kv) => kv.delete('n1.a'), want: new Map() },
     { name: "another prefix's key", write: (kv) => kv.put('n2.a', JSON.stringify({ v: 5 })), want: new Map([['a', { v: 1 }]]) },
   ];
+  it('refuses a record of a version this build does not read with a logged reason, and keeps the value it had (docs/adr/0034)', async () => {
+    const { kv, mirror, logger } = await setup({ 'n1.a': { v: 1 } });
+    await mirror.start();
+    await kv.put('n1.a', JSON.stringify({ v: 2, recordVersion: 2 }));
+    await kv.put('n1.b', JSON.stringify({ v: 3, recordVersion: 9 }));
+    await settle();
+    assert.deepEqual(mirror.entries(), new Map([['a', { v: 1 }]]), 'a keeps what it had; b, never readable, is not there');
+    assert.deepEqual(
+      logger.lines.filter((l) => l.level === 'warn').map((l) => [l.msg, l.obj['key']]),
+      [['KV mirror: refused a record of a version this service does not read: kept the previous value', 'n1.a'], ['KV mirror: refused a record of a version this service does not read: kept the previous value', 'n1.b']],
+    );
+    await kv.put('n1.a', JSON.stringify({ v: 4 }));
+    await settle();
+    assert.deepEqual(mirror.get('a'), { v: 4 }, 'a record it reads is taken again');
+    mirror.stop();
+  });
+
   for (const tc of updates) {
     it(`follows ${tc.name} without reading the bucket again`, async () => {
       const { kv, mirror } = await setup({ 'n1.a': { v: 1 } });

@@ -25,6 +25,7 @@
  * Revisions order the writes: a watch entry older than what the mirror has
  * for its key (its own write noted first) is ignored.
  */
+import { RecordVersionError, decodeRecord } from '@app/contracts';
 import type { Clock } from '@app/clock';
 import type { Logger } from '@app/observability';
 import type { KvWatchEntry } from '@nats-io/kv';
@@ -181,8 +182,13 @@ export class KvMirror<T> {
     if ((map.get(id)?.revision ?? 0) > e.revision) return;
     let value: T | undefined;
     try {
-      value = e.operation === 'PUT' && e.value.length > 0 ? (JSON.parse(decoder.decode(e.value)) as T) : undefined;
+      value = e.operation === 'PUT' && e.value.length > 0 ? decodeRecord<T>(e.key, decoder.decode(e.value)) : undefined;
     } catch (err) {
+      if (err instanceof RecordVersionError) {
+        // docs/adr/0034: refused, and what the mirror had stays (a refused pods record must never read as a pod that is gone).
+        this.options.logger.warn({ bucket: this.options.bucket, key: e.key, revision: e.revision, err: err.message }, 'KV mirror: refused a record of a version this service does not read: kept the previous value');
+        return;
+      }
       // A document no reader can parse is as good as absent (JsonKvStore.entries would throw on it every pass).
       this.options.logger.warn({ bucket: this.options.bucket, key: e.key, err: (err as Error).message }, 'KV mirror: a value is not JSON: left out');
     }

@@ -188,6 +188,25 @@ describe('KvPodCache on its bucket', () => {
     cache.stop();
   });
 
+  it('a record of a version this build does not read is refused with a logged reason; the cache keeps the entry it had (docs/adr/0034)', async () => {
+    const bucket = new FakeKv('pod-cache');
+    await bucket.put(podCacheKey(NODE, 'a'), JSON.stringify(entry('a', 100)));
+    await bucket.put(podCacheGlobalKey(NODE), JSON.stringify({ timestamp: 120 }));
+    const warnings: string[] = [];
+    const logger = { info: () => undefined, warn: (obj: Record<string, unknown>, msg: string) => void warnings.push(`${msg}: ${String(obj['err'])}`) };
+    const cache = new KvPodCache({ kv: asKv(bucket), node: NODE, clock: new FakeClock(), logger: logger as never });
+    await cache.start();
+    await bucket.put(podCacheKey(NODE, 'a'), JSON.stringify({ ...entry('a', 130), recordVersion: 2 }));
+    await tick();
+    assert.deepEqual(cache.get('a'), { entry: entry('a', 100), timestamp: 120 }, 'the entry it had, not the refused one, and not absent');
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0] ?? '', /^pod cache: refused a record of a version this service does not read: kept the previous entry: n1\.pod\.a: record version 2 is not one this service reads \(1\)/);
+    await bucket.put(podCacheKey(NODE, 'a'), JSON.stringify(entry('a', 140)));
+    await tick();
+    assert.equal(cache.get('a')?.entry?.timestamp, 140, 'a record it reads is taken again');
+    cache.stop();
+  });
+
   it('an empty bucket: start resolves at once (nothing to catch up with)', async () => {
     const cache = new KvPodCache({ kv: asKv(new FakeKv('pod-cache')), node: NODE, clock: new FakeClock(), logger: silentLogger() });
     const first = await Promise.race([cache.start().then(() => 'started'), new Promise((r) => setTimeout(r, 1000).unref()).then(() => 'still waiting')]);

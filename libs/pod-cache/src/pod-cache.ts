@@ -10,7 +10,7 @@
  * it, so a pod that did not change is released too; its entry may then be
  * absent: the runtime has nothing for it).
  */
-import type { PodCacheEntry, PodCacheGlobal } from '@app/contracts';
+import { RecordVersionError, decodeRecord, type PodCacheEntry, type PodCacheGlobal } from '@app/contracts';
 import { hopStart, recordKvWatch } from '@app/tracing';
 import type { Clock, Timer } from '@app/clock';
 import { KvReflector, kvKey, type KvWatchEntry, type ReflectorKv } from '@app/nats';
@@ -163,13 +163,19 @@ export class KvPodCache extends MemoryPodCache {
   private apply(e: KvWatchEntry): string | undefined {
     const rest = e.key.slice(this.prefix.length + 1);
     const deleted = e.operation !== 'PUT' || e.value.length === 0;
-    if (rest === 'global') {
-      if (!deleted) this.updateTime((JSON.parse(this.dec.decode(e.value)) as PodCacheGlobal).timestamp);
-      return undefined;
+    try {
+      if (rest === 'global') {
+        if (!deleted) this.updateTime(decodeRecord<PodCacheGlobal>(e.key, this.dec.decode(e.value)).timestamp);
+        return undefined;
+      }
+      if (!rest.startsWith('pod.')) return undefined;
+      if (deleted) this.delete(rest.slice(4));
+      else this.set(decodeRecord<PodCacheEntry>(e.key, this.dec.decode(e.value)));
+    } catch (err) {
+      if (!(err instanceof RecordVersionError)) throw err;
+      // docs/adr/0034: refused, and the cache keeps what it had for the pod (still counted as relisted, so not dropped).
+      this.deps.logger.warn({ bucket: 'pod-cache', key: e.key, revision: e.revision, err: err.message }, 'pod cache: refused a record of a version this service does not read: kept the previous entry');
     }
-    if (!rest.startsWith('pod.')) return undefined;
-    if (deleted) this.delete(rest.slice(4));
-    else this.set(JSON.parse(this.dec.decode(e.value)) as PodCacheEntry);
-    return rest.slice(4);
+    return rest.startsWith('pod.') ? rest.slice(4) : undefined;
   }
 }

@@ -10,19 +10,21 @@ import { Module, type DynamicModule, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplication } from '@nestjs/common';
 import { SystemClock } from '@app/clock';
-import { SERVICE_NAMES, STATUS_GROUP, type ServiceName } from '@app/contracts';
+import { SERVICE_NAMES, STATUS_GROUP, contractClaim, formatContractRange, type ServiceName } from '@app/contracts';
 import { ConfigError, parseEnv, readSecretFile, sharedSchema, type ConfigOf, type EnvSchema, type SharedConfig } from '@app/config';
 import { BUCKETS, NatsBus, agreeOnSetting, connectNats, connectionName, describeViolation, ensureBuckets, grantedBuckets, inboxPrefix, installKvWatchMetrics, natsUserOf, type BucketId, type KV, type NatsConnection, type NatsCredentials, type PermissionViolation } from '@app/nats';
-import { JetStreamTraceRecorder, ensureTraceStream, installTraceRecorder } from '@app/tracing';
+import { JetStreamTraceRecorder, ensureTraceStream, installContractWitness, installTraceRecorder } from '@app/tracing';
 import { KvLeaderLeaseStore, LeaderElector, leaderElectionProblem } from '@app/leader-election';
-import { Counter, NestPinoLogger, createMetricsRegistry, type Logger } from '@app/observability';
+import { Counter, Gauge, NestPinoLogger, createMetricsRegistry, type Logger } from '@app/observability';
 import { leaderElectionOf, leaderElectionSchema, watchLeadership } from './leadership.js';
 import { CoreModule } from './core.module.js';
 import { HealthChecks } from './health.js';
 import { httpAccess, isLoopbackHost, readHttpToken } from './http-access.js';
 import { KubeletNatsTransport } from './nats-transport.js';
 import { NestModuleLogger } from './nest-logger.js';
+import { PeerContracts } from './peer-contracts.js';
 import { targetSchema } from './targets.js';
+import { projectVersion } from './version.js';
 import type { ServiceContext } from './context.js';
 
 export { SERVICE_NAMES, STATUS_GROUP, type ServiceName };
@@ -145,6 +147,21 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
   const name = connectionName(def.service, node, config.INSTANCE_ID);
   const health = new HealthChecks();
   const metrics = createMetricsRegistry({ service: def.service, node });
+  // Before the connection: whatever this service sends carries its contract version, whatever it hears is judged (ADR 0034).
+  const claim = contractClaim(config.CONTRACT_VERSION);
+  const peers = new PeerContracts({ claim, clock: new SystemClock(), logger: logger.child({ component: 'contract-skew' }), self: name });
+  installContractWitness(peers);
+  health.addReadiness('contractVersions', () => peers.check());
+  new Gauge({
+    name: 'kubelet_contract_peers_outside_policy',
+    help: 'Peers heard in the last 5 minutes whose contract version is outside the skew policy (docs/adr/0034-version-skew-policy.md); the service speaks contract_version',
+    labelNames: ['contract_version'],
+    registers: [metrics],
+    collect() {
+      this.set({ contract_version: String(claim.version) }, peers.peersOutsidePolicy().length);
+    },
+  });
+  if (claim.version !== contractClaim().version) logger.warn({ contractVersion: claim.version, buildContractVersion: contractClaim().version, accepts: formatContractRange(claim.accepts) }, 'CONTRACT_VERSION overrides the contract version this build speaks');
   installKvWatchMetrics(metrics);
 
   const singleActive = SINGLE_ACTIVE_SERVICES.includes(def.service);
@@ -203,9 +220,9 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
   if (leadership) watchLeadership(leadership, def.service, health, metrics);
 
   const extraSubjects: string[] = [];
-  const transport = new KubeletNatsTransport({ connection, node, service: def.service, logger, queue: def.queue ?? def.service });
+  const transport = new KubeletNatsTransport({ connection, node, service: def.service, logger, queue: def.queue ?? def.service, sender: name });
   const ctx: ServiceContext<FullConfig<S>> = {
-    identity: { service: def.service, node, instance: config.INSTANCE_ID, connectionName: name, startedAt },
+    identity: { service: def.service, node, instance: config.INSTANCE_ID, connectionName: name, startedAt, version: projectVersion() },
     config,
     logger,
     metrics,
@@ -214,6 +231,7 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
     buckets,
     health,
     subjects: () => [...transport.subjects, ...extraSubjects],
+    contract: () => peers.info(),
     addSubjects: (subjects) => void extraSubjects.push(...subjects),
     ...(leadership ? { leadership } : {}),
   };
@@ -248,7 +266,7 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
   await app.listen(config.PORT, config.HOST);
   leadership?.start();
   logger.info(
-    { port: config.PORT, host: config.HOST, http: access.summary, subjects: ctx.subjects(), startupMs: Date.now() - startedAt.getTime() },
+    { version: ctx.identity.version, port: config.PORT, host: config.HOST, http: access.summary, subjects: ctx.subjects(), startupMs: Date.now() - startedAt.getTime() },
     'service ready',
   );
 

@@ -8,6 +8,7 @@ import type { LeaderElector } from '@app/leader-election';
 import { NatsBus } from '@app/nats';
 import type { Logger, Registry } from '@app/observability';
 import type { SharedConfig } from '@app/config';
+import type { ContractClaim, PeerOutsidePolicy } from '@app/contracts';
 import type { HealthChecks } from './health.js';
 
 export interface ServiceIdentity {
@@ -16,6 +17,8 @@ export interface ServiceIdentity {
   instance: string;
   connectionName: string;
   startedAt: Date;
+  /** The build's version (package.json's; the image's VERSION build argument stamps it): what a rolling upgrade changes. */
+  version: string;
 }
 
 export interface ServiceContext<C extends SharedConfig = SharedConfig> {
@@ -29,6 +32,8 @@ export interface ServiceContext<C extends SharedConfig = SharedConfig> {
   health: HealthChecks;
   /** Subjects this instance subscribes to (the transport's and those added). */
   subjects: () => readonly string[];
+  /** The contract version this instance speaks, the range it accepts and the peers it heard outside it (docs/adr/0034). */
+  contract: () => ContractClaim & { peersOutsidePolicy: PeerOutsidePolicy[] };
   /** Records subjects subscribed to outside the transport (dynamic or hot-path subscriptions). */
   addSubjects: (subjects: readonly string[]) => void;
   /** Single-active services only: the leader election (also provided as LeaderElector and LeaderFence). */

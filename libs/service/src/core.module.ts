@@ -61,11 +61,13 @@ export class ServiceInfoController {
       service: identity.service,
       node: identity.node,
       instance: identity.instance,
+      version: identity.version,
       connectionName: identity.connectionName,
       pid: process.pid,
       startedAt: identity.startedAt.toISOString(),
       httpPort: config.PORT,
       subjects: [...this.ctx.subjects()],
+      contract: this.ctx.contract(),
       ...(this.ctx.leadership ? { leadership: this.ctx.leadership.status() } : {}),
     };
   }

@@ -6,12 +6,16 @@
 export interface CheckResult {
   ok: boolean;
   detail?: string;
+  /** Passing, but something is wrong that a person should see (a peer outside the contract skew policy). */
+  degraded?: boolean;
 }
 export type Check = () => CheckResult;
 
 export interface HealthReport {
   ok: boolean;
   checks: Record<string, CheckResult>;
+  /** The checks that pass but say they are degraded, by name; absent when none. */
+  degraded?: string[];
 }
 
 export class HealthChecks {
@@ -47,6 +51,7 @@ export class HealthChecks {
 
 function run(checks: Map<string, Check>): HealthReport {
   const out: Record<string, CheckResult> = {};
+  const degraded: string[] = [];
   let ok = true;
   for (const [name, check] of checks) {
     let r: CheckResult;
@@ -57,6 +62,7 @@ function run(checks: Map<string, Check>): HealthReport {
     }
     out[name] = r;
     ok &&= r.ok;
+    if (r.degraded) degraded.push(name);
   }
-  return { ok, checks: out };
+  return degraded.length > 0 ? { ok, checks: out, degraded } : { ok, checks: out };
 }

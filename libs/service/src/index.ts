@@ -11,4 +11,7 @@ export type { Check, CheckResult, HealthReport } from './health.js';
 export { KubeletNatsTransport, rpcError, toErrorReply } from './nats-transport.js';
 export { readJsonBody } from './http-body.js';
 export { OPEN_PATHS, httpAccess, isLoopbackHost, readHttpToken } from './http-access.js';
+export { projectVersion } from './version.js';
 export { leaderElectionOf, leaderElectionSchema } from './leadership.js';
+export { MAX_PEERS_OUTSIDE_POLICY, PEER_FORGET_AFTER_MS, PeerContracts } from './peer-contracts.js';
+export type { PeerContractsDeps, PeerContractsLogger } from './peer-contracts.js';

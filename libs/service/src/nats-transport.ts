@@ -16,7 +16,7 @@ import { RpcException, Server, NatsContext, type CustomTransportStrategy, type M
 import { lastValueFrom } from 'rxjs';
 import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
 import { MessageError, isRecord, parseJson, resolvePattern, type ErrorReply } from '@app/contracts';
-import { continueTrace } from '@app/tracing';
+import { continueTrace, readMeta, replyHeaders } from '@app/tracing';
 import type { Logger } from '@app/observability';
 
 const encoder = new TextEncoder();
@@ -28,6 +28,8 @@ export interface TransportOptions {
   logger: Logger;
   /** A queue group for request/reply subjects, so replicas share them. */
   queue?: string;
+  /** This instance's connection name, in the Kubelet-Sender header of its replies. */
+  sender?: string;
 }
 
 /** Throw this from a handler to reply with a specific error code. */
@@ -45,6 +47,30 @@ export function toErrorReply(err: unknown): ErrorReply {
   if (inner instanceof Error) return { error: { code: 'Internal', description: inner.message } };
   if (isRecord(inner) && typeof inner['message'] === 'string') return { error: { code: 'Internal', description: inner['message'] } };
   return { error: { code: 'Internal', description: String(inner) } };
+}
+
+/** A refusal by version (docs/adr/0034) names the sender and its contract version, so the log says who is out of step. */
+function versionRefusal(err: unknown): MessageError | undefined {
+  const inner = err instanceof RpcException ? err.getError() : err;
+  return inner instanceof MessageError && inner.refusal !== undefined ? inner : undefined;
+}
+
+function versionFacts(err: unknown, msg: Msg): Record<string, unknown> {
+  const refused = versionRefusal(err);
+  if (!refused) return {};
+  const meta = readMeta(msg.headers);
+  return { refusal: refused.refusal, ...(meta.sender ? { peer: meta.sender } : {}), ...(meta.contract !== undefined ? { peerContractVersion: meta.contract } : {}) };
+}
+
+function failureMessage(err: unknown): string {
+  switch (versionRefusal(err)?.refusal) {
+    case 'unsupported-version':
+      return 'refused a message of a type version this service does not read';
+    case 'unknown-kind':
+      return 'ignored a message of a kind this service does not know';
+    default:
+      return 'handler failed';
+  }
 }
 
 export class KubeletNatsTransport extends Server implements CustomTransportStrategy {
@@ -112,7 +138,7 @@ export class KubeletNatsTransport extends Server implements CustomTransportStrat
       if (!handler.isEventHandler) this.reply(msg, result ?? {});
     } catch (err) {
       const reply = toErrorReply(err);
-      this.opts.logger.warn({ subject: msg.subject, code: reply.error.code, err: reply.error.description }, 'handler failed');
+      this.opts.logger.warn({ subject: msg.subject, code: reply.error.code, err: reply.error.description, ...versionFacts(err, msg) }, failureMessage(err));
       this.reply(msg, reply);
     }
   }
@@ -120,7 +146,7 @@ export class KubeletNatsTransport extends Server implements CustomTransportStrat
   private reply(msg: Msg, body: unknown): void {
     if (!msg.reply) return;
     try {
-      msg.respond(encoder.encode(JSON.stringify(body)));
+      msg.respond(encoder.encode(JSON.stringify(body)), { headers: replyHeaders({ service: this.opts.service, ...(this.opts.sender ? { sender: this.opts.sender } : {}) }) });
     } catch (err) {
       this.opts.logger.error({ err, subject: msg.subject }, 'could not send a reply');
     }

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { Headers, formatTraceparent, messageHeaders, nextSpan, parseTraceparent, readMeta } from './headers.js';
+import { Headers, formatTraceparent, messageHeaders, nextSpan, parseTraceparent, readMeta, replyHeaders } from './headers.js';
+import { continueTrace, heardFrom, installContractWitness, withTraceRecorderScope, type ContractWitness } from './trace-context.js';
 
 describe('traceparent', () => {
   it('round-trips', () => {
@@ -59,5 +60,47 @@ describe('traceparent', () => {
     const bad = messageHeaders({});
     bad.set(Headers.leaderRevision, 'x');
     assert.equal(readMeta(bad).leaderRevision, undefined);
+  });
+});
+
+describe('Kubelet-Contract: the sender\'s contract version (docs/adr/0034-version-skew-policy.md)', () => {
+  it('every message carries this build\'s version unless told another, and readMeta reads it back', () => {
+    assert.equal(messageHeaders().get(Headers.contract), '1');
+    assert.equal(readMeta(messageHeaders({ contract: 3 })).contract, 3);
+    assert.equal(replyHeaders({ service: 'pod-worker', sender: 'pod-worker@n#0' }).get(Headers.contract), '1');
+  });
+
+  it('a header that is not a positive integer is read as no announcement', () => {
+    for (const raw of ['', 'two', '0', '-3', '1e3']) {
+      const h = messageHeaders();
+      h.set(Headers.contract, raw);
+      assert.equal(readMeta(h).contract, undefined, raw);
+    }
+  });
+
+  it('what a module sends carries its witness\'s version, and what it receives is told to that witness (never to another module\'s)', async () => {
+    const heard: string[] = [];
+    const witness = (version: number, name: string): ContractWitness => ({ version, heard: (p, subject) => void heard.push(`${name} heard ${p.sender ?? '?'} v${p.version} on ${subject}`) });
+    const sent = await withTraceRecorderScope(async () => {
+      installContractWitness(witness(3, 'a'));
+      await Promise.resolve();
+      const h = messageHeaders({ sender: 'sync-loop@n#1' });
+      continueTrace({ subject: 'kubelet.n.work.0.u', headers: messageHeaders({ sender: 'pod-worker@n#0', contract: 1 }) }, () => undefined);
+      return h.get(Headers.contract);
+    });
+    assert.equal(sent, '3');
+    withTraceRecorderScope(() => {
+      installContractWitness(witness(1, 'b'));
+      heardFrom(messageHeaders({ sender: 'sync-loop@n#1', contract: 3 }), 'kubelet.n.cri.runtime.Version');
+    });
+    assert.deepEqual(heard, ['a heard pod-worker@n#0 v1 on kubelet.n.work.0.u', 'b heard sync-loop@n#1 v3 on kubelet.n.cri.runtime.Version']);
+  });
+
+  it('a witness that throws never fails the work the message carries', () => {
+    const out = withTraceRecorderScope(() => {
+      installContractWitness({ version: 1, heard: () => { throw new Error('boom'); } });
+      return continueTrace({ subject: 's', headers: messageHeaders({ contract: 9 }) }, () => 'handled');
+    });
+    assert.equal(out, 'handled');
   });
 });

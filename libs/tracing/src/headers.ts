@@ -5,7 +5,8 @@
  */
 import { randomFillSync } from 'node:crypto';
 import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
-import { currentTrace } from './trace-context.js';
+import { parseContractVersion } from '@app/contracts';
+import { activeContractVersion, currentTrace } from './trace-context.js';
 
 export const Headers = {
   traceparent: 'traceparent',
@@ -15,6 +16,8 @@ export const Headers = {
   leaderRevision: 'Kubelet-Leader-Revision',
   /** The sending instance, its connection name `<service>@<node>#<instance>` (docs/adr/0015-tracing.md). */
   sender: 'Kubelet-Sender',
+  /** The contract version the sender speaks (docs/adr/0034-version-skew-policy.md), on every message and reply. */
+  contract: 'Kubelet-Contract',
 } as const;
 
 export interface TraceContext {
@@ -70,6 +73,8 @@ export interface MessageMeta {
   sender?: string;
   /** The fencing token of the sender's leadership term. */
   leaderRevision?: number;
+  /** The contract version the sender speaks (sent: the process's or module's, installContractWitness). */
+  contract?: number;
 }
 
 /**
@@ -85,6 +90,16 @@ export function messageHeaders(meta: MessageMeta = {}): MsgHdrs {
   if (meta.service) h.set(Headers.service, meta.service);
   if (meta.sender) h.set(Headers.sender, meta.sender);
   if (meta.leaderRevision !== undefined) h.set(Headers.leaderRevision, String(meta.leaderRevision));
+  h.set(Headers.contract, String(meta.contract ?? activeContractVersion()));
+  return h;
+}
+
+/** Headers for a reply: who answers and the contract version it speaks, so a requester learns its peer's version too. */
+export function replyHeaders(meta: Pick<MessageMeta, 'service' | 'sender'>): MsgHdrs {
+  const h = natsHeaders();
+  if (meta.service) h.set(Headers.service, meta.service);
+  if (meta.sender) h.set(Headers.sender, meta.sender);
+  h.set(Headers.contract, String(activeContractVersion()));
   return h;
 }
 
@@ -102,5 +117,7 @@ export function readMeta(h: MsgHdrs | undefined): MessageMeta {
   if (sender) meta.sender = sender;
   const revision = Number(h.get(Headers.leaderRevision) || Number.NaN);
   if (Number.isSafeInteger(revision) && revision > 0) meta.leaderRevision = revision;
+  const contract = parseContractVersion(h.get(Headers.contract) || undefined);
+  if (contract !== undefined) meta.contract = contract;
   return meta;
 }

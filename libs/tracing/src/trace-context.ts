@@ -13,6 +13,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { MsgHdrs } from '@nats-io/transport-node';
+import { CONTRACT_VERSION, parseContractVersion } from '@app/contracts';
 import { Headers, nextSpan, readMeta, type TraceContext } from './headers.js';
 import { NoTraceRecorder, type TraceHop, type TraceRecorder } from './trace-records.js';
 
@@ -31,9 +32,55 @@ export interface ActiveTrace {
 const storage = new AsyncLocalStorage<ActiveTrace>();
 let recorder: TraceRecorder = new NoTraceRecorder();
 
-/** Where one module of a several-module process records (its recorder, once installed). */
+/** Where one module of a several-module process records (its recorder, once installed), and its contract witness. */
 interface RecorderScope {
   recorder?: TraceRecorder;
+  witness?: ContractWitness;
+}
+
+/**
+ * What a service says and hears of contract versions (docs/adr/0034):
+ * `version` goes in the Kubelet-Contract header of everything it sends and
+ * replies, and `heard` is told the version of every message and reply it
+ * receives that carries one. Process-wide like the recorder, or the
+ * module's own inside withTraceRecorderScope.
+ */
+export interface ContractWitness {
+  readonly version: number;
+  heard(peer: { sender?: string; service?: string; version: number }, subject: string): void;
+}
+let witness: ContractWitness | undefined;
+
+/** The contract witness of this process (or of the module whose scope this runs in). */
+export function installContractWitness(w: ContractWitness): void {
+  const scope = scopes.getStore();
+  if (scope) scope.witness = w;
+  else witness = w;
+}
+
+function activeWitness(): ContractWitness | undefined {
+  const scope = scopes.getStore();
+  return scope ? scope.witness : witness;
+}
+
+/** The contract version stamped on what is sent now: the witness's, else this build's. */
+export function activeContractVersion(): number {
+  return activeWitness()?.version ?? CONTRACT_VERSION;
+}
+
+/** Tells the witness the contract version a received message or reply carries (when it carries one). Never throws. */
+export function heardFrom(headers: MsgHdrs | undefined, subject: string): void {
+  try {
+    const w = activeWitness();
+    if (!w || !headers) return;
+    const version = parseContractVersion(headers.get(Headers.contract) || undefined);
+    if (version === undefined) return;
+    const sender = headers.get(Headers.sender);
+    const service = headers.get(Headers.service);
+    w.heard({ version, ...(sender ? { sender } : {}), ...(service ? { service } : {}) }, subject);
+  } catch {
+    // a peer's headers never fail the work they carry
+  }
 }
 const scopes = new AsyncLocalStorage<RecorderScope>();
 
@@ -139,6 +186,7 @@ export function continueTrace<T>(msg: TracedMessage, fn: () => T, logger?: Trace
   let active: ActiveTrace | undefined;
   try {
     active = hopOf(msg.headers, logger, msg.subject);
+    heardFrom(msg.headers, msg.subject);
   } catch (err) {
     logger?.debug({ subject: msg.subject, err: (err as Error).message }, 'ignored unreadable trace headers; starting a new trace');
   }

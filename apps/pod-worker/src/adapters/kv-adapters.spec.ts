@@ -31,6 +31,16 @@ describe('KvWorkerStore', () => {
     assert.equal(await store.load('u1'), undefined);
   });
 
+  it('a rewrite keeps the fields a newer pod worker wrote that this one does not know, and clears the known ones it leaves out (docs/adr/0034)', async () => {
+    const kv = new FakeKv('workers');
+    await kv.put('node-a.u1', JSON.stringify({ syncedAt: 1, terminatingAt: 2, fromANewerWorker: { x: 1 } }));
+    const store = new KvWorkerStore({ kv, node: 'node-a', clock: new FakeClock(), logger: silentLogger() });
+    await store.start();
+    await store.save('u1', { syncedAt: 9 });
+    assert.deepEqual(JSON.parse(kv.text('node-a.u1') ?? ''), { syncedAt: 9, fromANewerWorker: { x: 1 } });
+    store.stop();
+  });
+
   it('writes and deletes a record only while the fence of the pod\'s shard holds (its lease, as last written, not run out)', async () => {
     const kv = new FakeKv('workers');
     const clock = new FakeClock(1000);

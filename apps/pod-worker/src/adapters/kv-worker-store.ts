@@ -1,5 +1,5 @@
 import type { Clock } from '@app/clock';
-import type { PodSyncStatusRecord } from '@app/contracts';
+import { POD_SYNC_STATUS_FIELDS, rewriteRecord, type PodSyncStatusRecord } from '@app/contracts';
 import { podWorkersStore, type JsonKv, type JsonKvStore, type KvMirror } from '@app/nats';
 import type { Logger } from '@app/observability';
 import { WorkerStore, type WorkerRecords } from '../ports.js';
@@ -43,8 +43,8 @@ export class KvWorkerStore extends WorkerStore implements WorkerRecords {
   }
   async save(uid: string, record: PodSyncStatusRecord): Promise<void> {
     this.fences?.forPod(uid).check(`write the workers record of pod ${uid}`);
-    // A copy: the caller may change its record before the next save.
-    const saved = structuredClone(record);
+    // A copy: the caller may change its record before the next save. Fields a newer pod worker wrote and this one does not know are kept (ADR 0034).
+    const saved = rewriteRecord(this.mirror.ready ? this.mirror.get(uid) : undefined, structuredClone(record), POD_SYNC_STATUS_FIELDS);
     this.mirror.noteWrite(uid, saved, await this.records.write(uid, saved));
   }
   async delete(uid: string): Promise<void> {

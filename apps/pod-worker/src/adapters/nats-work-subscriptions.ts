@@ -1,8 +1,8 @@
 import { SystemClock } from '@app/clock';
 import { MessageTypes, Subjects, type WorkAcceptedMessage } from '@app/contracts';
 import { FencingTokenFilter } from '@app/leader-election';
-import { continueTrace, readMeta } from '@app/tracing';
-import type { NatsConnection } from '@app/nats';
+import { continueTrace, readMeta, replyHeaders } from '@app/tracing';
+import { senderOf, type NatsConnection } from '@app/nats';
 import type { Logger } from '@app/observability';
 import { WorkSubscriptions } from '../ports.js';
 
@@ -57,7 +57,8 @@ export class NatsWorkSubscriptions extends WorkSubscriptions {
           (ok) => {
             if (!ok || !msg.reply) return;
             const accepted: WorkAcceptedMessage = { type: MessageTypes.workAccepted, podUid: Subjects.work.parse(msg.subject)?.uid ?? meta.podUid ?? '', shard };
-            msg.respond(encoder.encode(JSON.stringify(accepted)));
+            const sender = senderOf(this.deps.nc);
+            msg.respond(encoder.encode(JSON.stringify(accepted)), { headers: replyHeaders({ service: 'pod-worker', ...(sender ? { sender } : {}) }) });
           },
           (e: unknown) => this.deps.logger?.warn({ subject: msg.subject, err: (e as Error).message }, 'work not taken: left unanswered, the sync loop sends it again'),
         );
