@@ -13,10 +13,10 @@
  *                                  cluster: { server: cp.url, caFile: cp.caFile, token: cp.token('n1'), clientCaFile: cp.caFile } });
  *   await node.start();   // every container healthy
  *   node.listeners();     // what its processes listen on
- *   await node.stop();    // down -v, the directory removed
+ *   await node.stop();    // down -v, the mounts below the directory and the directory removed
  */
 import { execFile } from 'node:child_process';
-import { chmodSync, chownSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -205,7 +205,9 @@ export class ComposeNode {
     try {
       await this.compose(['down', '-v', '--remove-orphans'], 180_000);
     } finally {
-      await this.run('umount', [join(this.dir, 'pods')]).catch(() => undefined);
+      // The shared mount up.sh made of the pod directory, and what pods left mounted in it (volumes of pods
+      // that were still there), deepest first: rm would otherwise stop at a busy mountpoint.
+      for (const m of mountsUnder(this.dir)) await this.run('umount', [m]).catch(() => this.run('umount', ['-l', m]).catch(() => undefined));
       rmSync(this.dir, { recursive: true, force: true });
     }
   }
@@ -217,6 +219,15 @@ export class ComposeNode {
       );
     });
   }
+}
+
+/** The mount points at or below `dir` (/proc/self/mountinfo's fifth field, octal escapes decoded), deepest first. */
+function mountsUnder(dir: string): string[] {
+  return readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((line) => (line.split(' ')[4] ?? '').replace(/\\(\d{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))))
+    .filter((m) => m === dir || m.startsWith(`${dir}/`))
+    .sort((a, b) => b.length - a.length);
 }
 
 /** The first of `n` consecutive free loopback ports (pod-worker's PORT_RANGE), from a random start in 20000-29999. */
