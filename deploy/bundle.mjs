@@ -8,7 +8,8 @@
 // Nest's decorator metadata is already there. Left out: packages Nest or
 // pino load only when asked for (optional transports and pretty-printing),
 // and @kubernetes/client-node, imported only when a node joins a cluster
-// (from node_modules then, as without the bundle).
+// (from node_modules then, as without the bundle: a runtime dependency, which
+// the image's `npm prune --omit=dev` keeps; test/dependencies.spec.ts).
 import { build } from 'esbuild';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';

@@ -182,6 +182,34 @@ describe('docker-compose.yml', () => {
     const used = new Set([...composeText.matchAll(/(?<!\$)\$\{([A-Z_]+)/g)].map((m) => m[1]));
     assert.deepEqual([...used].filter((v) => !set.has(v)), []);
   });
+  describe('joining a cluster (docs/adr/0036)', () => {
+    const raw = (name: string) => compose.services[name]?.environment ?? {};
+    const kubeDir = '${NODE_KUBE_DIR:-/etc/kubelet-split/kube}';
+    it('gives the services that talk to the apiserver (config-source and the status group) NODE_KUBECONFIG as KUBECONFIG, and no other', () => {
+      const joined = Object.entries(compose.services).filter(([, svc]) => 'KUBECONFIG' in (svc.environment ?? {})).map(([name]) => name).sort();
+      assert.deepEqual(joined, ['config-source', 'status-manager']);
+      for (const name of joined) assert.equal(raw(name)['KUBECONFIG'], '${NODE_KUBECONFIG:-}', name);
+    });
+    it('mounts NODE_KUBE_DIR read-only, at its host path, into those two only', () => {
+      for (const [name, svc] of Object.entries(compose.services)) {
+        const mounts = (svc.volumes ?? []).filter((v) => v.includes('NODE_KUBE_DIR'));
+        assert.deepEqual(mounts, name === 'config-source' || name === 'status-manager' ? [`${kubeDir}:${kubeDir}:ro`] : [], name);
+      }
+    });
+    it('serves the kubelet API on NODE_IP:KUBELET_SERVER_PORT with the certificates of .env; every other port on 127.0.0.1, each a setting', () => {
+      const group = raw('status-manager');
+      assert.equal(group['KUBELET_SERVER_PORT'], '${KUBELET_SERVER_PORT:-10250}');
+      assert.equal(group['NODE_IP'], '${NODE_IP:-127.0.0.1}');
+      assert.ok(!('KUBELET_SERVER_ADDRESS' in group), 'the kubelet server binds NODE_IP (KUBELET_SERVER_ADDRESS unset)');
+      for (const v of ['KUBELET_CLIENT_CA_FILE', 'KUBELET_TLS_CERT_FILE', 'KUBELET_TLS_PRIVATE_KEY_FILE']) assert.equal(group[v], `\${${v}:-}`, v);
+      for (const [name, svc] of Object.entries(compose.services)) {
+        const env = svc.environment ?? {};
+        if (name === 'nats-credentials' || name === 'nats' || name === 'kubelet') continue;
+        assert.equal(env['HOST'] ?? '127.0.0.1', '127.0.0.1', name);
+        for (const [k, v] of Object.entries(env)) if (/(^|__)PORT(_RANGE)?$/.test(k)) assert.match(String(v), /^\$\{[A-Z_]+:-\d+(-\d+)?\}$/, `${name} ${k}=${String(v)}: a setting of .env`);
+      }
+    });
+  });
   it("sets every service's port from .env (KS_PORT_<SERVICE>, defaults the services' own), so that two projects run side by side", () => {
     const example = readFileSync(join(REPO_ROOT, '.env.example'), 'utf8');
     const group = compose.services['status-manager']?.environment ?? {};

@@ -13,6 +13,11 @@
  * kube-controller-manager, agnhost and nonewprivs (deploy/conformance/build.sh,
  * about 7 minutes with a cold Go cache) and the suite's images (fetching
  * three Debian packages once): the bound below allows for that.
+ *
+ * KS_CONFORMANCE_DEPLOY picks the node under test: `launcher` (the default:
+ * the services as the launcher runs them), `compose` (`--deploy compose`: the
+ * compose stack, its images built locally; a Docker engine of its own,
+ * deploy/compose/dockerd.sh), or `launcher,compose` for both, one after the other.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -46,13 +51,16 @@ export const CI_SUBSET = [
 
 const escape = (s: string) => s.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
 
-describe('npm run conformance on the CI subset', { timeout: 40 * 60_000 }, () => {
+const DEPLOYS = (process.env['KS_CONFORMANCE_DEPLOY'] || 'launcher').split(',').map((d) => d.trim());
+for (const d of DEPLOYS) if (d !== 'launcher' && d !== 'compose') throw new Error(`KS_CONFORMANCE_DEPLOY: "${d}" is neither launcher nor compose`);
+
+for (const deploy of DEPLOYS) describe(`npm run conformance${deploy === 'compose' ? ' -- --deploy compose' : ''} on the CI subset`, { timeout: 40 * 60_000 }, () => {
   it(`passes each of the ${CI_SUBSET.length} specs, every one of them in the report`, async () => {
     const out = mkdtempSync(join(tmpdir(), 'ks-conformance-'));
     {
       // Not anchored: ginkgo matches the focus against its own form of the text (the spec's labels appended, and not starting where ours does).
       const focus = CI_SUBSET.map(escape).join('|');
-      const child = spawn(process.execPath, [join(REPO_ROOT, 'dist', 'test', 'conformance', 'conformance.js'), '--focus', focus, '--procs', '2', '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [join(REPO_ROOT, 'dist', 'test', 'conformance', 'conformance.js'), '--deploy', deploy, '--focus', focus, '--procs', '2', '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
       let output = '';
       for (const s of [child.stdout, child.stderr]) s.on('data', (d: Buffer) => (output += d.toString()));
       const code = await new Promise<number | null>((res) => child.once('exit', (c) => res(c)));

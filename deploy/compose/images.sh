@@ -3,7 +3,8 @@
 # registry (docker build against $DOCKER_HOST; deploy/compose/dockerd.sh):
 #   kubelet-split/node-base   Node.js (the install step's, deploy/install.sh), the
 #                             shared libraries it links, busybox-static (sh, wget,
-#                             mount), util-linux's flock, users root and node (65532)
+#                             mount), util-linux's flock, openssl (the kubelet server's
+#                             self-signed certificate), users root and node (65532)
 #   kubelet-split/node-build  node-base with npm: the Dockerfile's build stage
 #   kubelet-split/nats        the nats-server the install step leaves (deploy/nats/build.sh)
 #                             and busybox for its health check
@@ -38,7 +39,14 @@ cp "$node_bin" "$rootfs/usr/local/bin/node"
 cp "$busybox" "$rootfs/bin/busybox"
 # flock (util-linux; Debian's busybox has none): the entry point's port locks (entrypoint.sh).
 cp /usr/bin/flock "$rootfs/usr/local/bin/flock"
-{ ldd "$node_bin"; ldd /usr/bin/flock; } | grep -o '/[^ ]*' | while read -r lib; do
+# openssl and its config: the kubelet server makes its self-signed serving certificate with it
+# (KUBELET_CERT_DIR) when the node has joined a cluster and .env names no KUBELET_TLS_* (docs/adr/0036).
+openssl_bin=$(command -v openssl) || { echo "images.sh: no openssl: run deploy/install.sh" >&2; exit 1; }
+cp "$openssl_bin" "$rootfs/usr/local/bin/openssl"
+openssl_dir=$(openssl version -d | sed 's/^OPENSSLDIR: "\(.*\)"$/\1/')
+mkdir -p "$rootfs$openssl_dir"
+cp -L "$openssl_dir/openssl.cnf" "$rootfs$openssl_dir/openssl.cnf"
+{ ldd "$node_bin"; ldd /usr/bin/flock; ldd "$openssl_bin"; } | grep -o '/[^ ]*' | while read -r lib; do
   mkdir -p "$rootfs$(dirname "$lib")"
   cp -L "$lib" "$rootfs$lib"
 done

@@ -8,8 +8,16 @@
 #   5. scaling pod-worker to 3 does too, and the third replica becomes healthy
 #   6. `down` leaves no service container behind, and the pod still runs in containerd
 #   7. up again: the pod is adopted (same container IDs); its manifest removed, it is stopped
+#   8. the image loads what a node joining a cluster loads (@kubernetes/client-node); the stack
+#      joined to a real control plane (etcd and kube-apiserver, test/support/control-plane.ts):
+#      the Node registers, an API pod runs, kubectl logs, exec, attach and port-forward reach it
+#      through the node's kubelet server, and no port but that one is off loopback
+#      (test/compose-cluster.lane.ts, built on the host: npm run build; kubectl and the control
+#      plane from deploy/control-plane/build.sh's cache)
 # The stack is the project ks-compose-test with its own NODE_NAME, manifest, log and
-# pod directories, cgroup root and NATS ports, on the containerd of deploy/runtime.sh,
+# pod directories, cgroup root and ports (KS_COMPOSE_TEST_PORT_BASE, default 10310: the
+# services' ports from there, pod-worker's 20 after them; KS_COMPOSE_TEST_NATS_PORT, default
+# 14222), on the containerd of deploy/runtime.sh (KS_RUNTIME_* move it, as for the e2e tests),
 # which the e2e tests share: the lane holds /tmp/e2e.lock while it uses it, and
 # removes its pod and its project (containers, volumes) whatever happens, and stops
 # the containerd and dockerd it started. KS_COMPOSE_LOCK=none: the caller holds the
@@ -49,6 +57,8 @@ sock=$(bash deploy/runtime.sh address)
 runtime_root=${KS_RUNTIME_ROOT:-/var/lib/kubelet-split}/containerd
 
 node=ks-compose-$(head -c 4 /dev/urandom | od -An -tx1 | tr -d ' \n')
+base=${KS_COMPOSE_TEST_PORT_BASE:-10310}
+read_port=$((base + 5))
 work=$(mktemp -d /tmp/ks-compose-test.XXXXXX)
 mkdir -p "$work"/{manifests,logs,containers,pods}
 env_file=$work/compose.env
@@ -58,7 +68,16 @@ COMPOSE_PROFILES=services
 NODE_NAME=$node
 LOG_LEVEL=info
 KS_IMAGE_TAG=ks-compose-test
-NATS_PORT=14222
+NATS_PORT=${KS_COMPOSE_TEST_NATS_PORT:-14222}
+KS_PORT_CONFIG_SOURCE=$base
+KS_PORT_SYNC_LOOP=$((base + 1))
+KS_PORT_PLEG=$((base + 3))
+KS_PORT_PROBER=$((base + 4))
+KS_PORT_KUBELET_SERVER=$read_port
+KS_PORT_CRI_GATEWAY=$((base + 6))
+KS_PORT_STATUS_MANAGER=$((base + 7))
+KS_PORT_NODE_STATUS=$((base + 8))
+KS_PORT_CONSOLE=$((base + 9))
 CONTAINERD_SOCKET_DIR=$(dirname "$sock")
 CONTAINERD_ROOT_DIR=$runtime_root
 POD_MANIFEST_PATH=$work/manifests
@@ -67,7 +86,7 @@ LEGACY_CONTAINER_LOGS_DIR=$work/containers
 POD_ROOT_DIR=$work/pods
 CGROUP_ROOT=/$node
 POD_WORKER_REPLICAS=2
-POD_WORKER_PORT_RANGE=10320-10339
+POD_WORKER_PORT_RANGE=$((base + 10))-$((base + 29))
 IMAGE_GC_HIGH_THRESHOLD_PERCENT=100
 ENV
 compose() { docker-compose --env-file "$env_file" --project-directory "$repo" -f "$repo/docker-compose.yml" "$@"; }
@@ -100,7 +119,7 @@ trap 'exit 1' TERM INT
 pod_task_ids() { ctr --address "$sock" -n k8s.io containers ls "labels.\"io.kubernetes.pod.name\"==$pod" -q 2>/dev/null; }
 pod_containers() { ctr --address "$sock" -n k8s.io containers ls "labels.\"io.kubernetes.pod.name\"==$pod,labels.\"io.cri-containerd.kind\"==container" -q 2>/dev/null | sort; }
 running_tasks() { ctr --address "$sock" -n k8s.io tasks ls 2>/dev/null | awk '$3 == "RUNNING" { print $1 }' | sort; }
-pods_json() { wget -q -O - http://127.0.0.1:10315/pods 2>/dev/null || curl -sf http://127.0.0.1:10315/pods; }
+pods_json() { wget -q -O - "http://127.0.0.1:$read_port/pods" 2>/dev/null || curl -sf "http://127.0.0.1:$read_port/pods"; }
 # The pod's phase and its containers' IDs as GET /pods shows them: "Running <id> ...".
 pod_view() {
   pods_json | node -e '
@@ -197,4 +216,30 @@ wait_for 180 all_healthy 9 && wait_for 60 pod_running
 check "up again: healthy, the pod adopted (same container IDs, running)" same_pod
 rm -f "$work/manifests/sleeper.yaml"
 check "its manifest removed: the stack removes its containers from containerd" wait_for 90 bash -c '[ -z "$(ctr --address "$1" -n k8s.io containers ls "labels.\"io.kubernetes.pod.name\"==$2,labels.\"io.cri-containerd.kind\"==container" -q)" ]' _ "$sock" "$pod"
+compose down -v >/dev/null 2>&1
+
+# 8. A cluster node. What a joined node loads, in the image: its production dependencies only.
+check "the image loads @kubernetes/client-node (a runtime dependency: npm prune --omit=dev keeps it)" \
+  docker run --rm --network none --entrypoint node kubelet-split/kubelet:ks-compose-test -e "import('@kubernetes/client-node').then((m) => process.exit(typeof m.KubeConfig === 'function' ? 0 : 1))"
+t=$SECONDS
+if ! npm run --silent build > .tmp-compose-build.log 2>&1; then
+  tail -30 .tmp-compose-build.log; fail "npm run build (the cluster node's test, on the host; log: .tmp-compose-build.log)"; finish
+fi
+rm -f .tmp-compose-build.log
+if ! cp_bin=$(bash deploy/control-plane/build.sh kubectl 2>.tmp-compose-cp.log | tail -n 1) || [ ! -x "$cp_bin/kubectl" ]; then
+  tail -30 .tmp-compose-cp.log; fail "the control plane and kubectl (deploy/control-plane/build.sh kubectl; log: .tmp-compose-cp.log)"; finish
+fi
+rm -f .tmp-compose-cp.log
+echo "== built on the host (npm run build, the control plane's cache) in $((SECONDS - t)) s"
+t=$SECONDS
+KS_COMPOSE_IMAGE_TAG=ks-compose-test KS_RUNTIME_ADDRESS=$sock KS_COMPOSE_RUNTIME_ROOT=$runtime_root KS_CONTROL_PLANE_BIN=$cp_bin \
+  node --enable-source-maps --test --test-concurrency=1 --test-reporter=spec dist/test/compose-cluster.lane.js > .tmp-compose-cluster.log 2>&1
+code=$?
+sed -n '/^[▶✔✖ ]*[✔✖]\|^# /p' .tmp-compose-cluster.log | sed 's/^/   /'
+n_pass=$(sed -n 's/^ℹ pass \([0-9]*\)$/\1/p' .tmp-compose-cluster.log); n_fail=$(sed -n 's/^ℹ fail \([0-9]*\)$/\1/p' .tmp-compose-cluster.log)
+if [ "$code" = 0 ] && [ "${n_pass:-0}" -gt 0 ] && [ "${n_fail:-1}" = 0 ]; then
+  ok "a cluster node (test/compose-cluster.lane.ts): $n_pass passed in $((SECONDS - t)) s"; rm -f .tmp-compose-cluster.log
+else
+  fail "a cluster node (test/compose-cluster.lane.ts): ${n_pass:-0} passed, ${n_fail:-?} failed, exit $code, in $((SECONDS - t)) s (log: .tmp-compose-cluster.log)"
+fi
 finish

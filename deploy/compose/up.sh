@@ -6,7 +6,8 @@
 # settings of .env (copied from .env.example when there is none) and any
 # extra arguments (e.g. --scale pod-worker=3). containerd must run on the
 # host: the node's, or `deploy/runtime.sh start` (CONTAINERD_SOCKET_DIR then
-# /run/kubelet-split/containerd in .env).
+# /run/kubelet-split/containerd in .env). With NODE_KUBECONFIG in .env the
+# node joins that cluster (docs/compose.md, docs/adr/0036).
 #   deploy/compose/up.sh [--env-file FILE] [docker-compose up arguments]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -30,6 +31,18 @@ if ! awk -v d="$pods" '$5 == d && / shared:/ { found = 1 } END { exit !found }' 
   mountpoint -q "$pods" || mount --bind "$pods" "$pods"
   mount --make-rshared "$pods"
 fi
+# Joining a cluster (docs/adr/0036): the kubeconfig and the kubelet server's certificates must be in
+# NODE_KUBE_DIR, the one directory mounted (read-only) for them; a path elsewhere would not be there inside.
+kube_dir=$(setting NODE_KUBE_DIR /etc/kubelet-split/kube)
+mkdir -p "$kube_dir"
+for var in NODE_KUBECONFIG KUBELET_CLIENT_CA_FILE KUBELET_TLS_CERT_FILE KUBELET_TLS_PRIVATE_KEY_FILE; do
+  file=$(setting "$var" "")
+  [ -n "$file" ] || continue
+  case "$file" in
+    "${kube_dir%/}"/*) [ -r "$file" ] || { echo "up.sh: $var=$file (in $env_file) cannot be read" >&2; exit 1; } ;;
+    *) echo "up.sh: $var=$file (in $env_file) is not in NODE_KUBE_DIR=$kube_dir, the directory mounted for it" >&2; exit 1 ;;
+  esac
+done
 socket_dir=$(setting CONTAINERD_SOCKET_DIR /run/containerd)
 [ -S "$socket_dir/containerd.sock" ] || echo "up.sh: no containerd socket at $socket_dir/containerd.sock (CONTAINERD_SOCKET_DIR in $env_file): cri-gateway will not be ready" >&2
 

@@ -20,8 +20,12 @@
  *     (deploy/runtime.sh with KS_RUNTIME_STATE/ROOT and KS_CNI_BRIDGE/SUBNET),
  *     with the suite's images imported (deploy/conformance/images.sh);
  *  4. joins the node: kubelet-split's seven services on a nats-server of their
- *     own (two pod-worker replicas), or the upstream kubelet in its private
- *     mount namespace (deploy/upstream-kubelet/run.sh), and waits for the Node to be Ready;
+ *     own (two pod-worker replicas) as the launcher runs them, or (`--deploy
+ *     compose`) the compose stack with its images built locally as the compose
+ *     lane builds them (deploy/compose/images.sh, docker-compose.yml joined with
+ *     NODE_KUBECONFIG: test/support/compose-node.ts, docs/adr/0036), or the
+ *     upstream kubelet in its private mount namespace
+ *     (deploy/upstream-kubelet/run.sh), and waits for the Node to be Ready;
  *  5. runs the focus with ginkgo in `--procs` parallel processes, keeps the
  *     JSON and JUnit reports, and prints a table by area: passed, failed,
  *     skipped, then each failure's first line.
@@ -31,7 +35,7 @@
  * report.json, junit.xml, summary.md, ginkgo.log and logs/ (every service's,
  * the control plane's, the kubelet's).
  *
- *   npm run conformance -- [--kubelet split|upstream] [--focus RE] [--skip RE]
+ *   npm run conformance -- [--kubelet split|upstream] [--deploy launcher|compose] [--focus RE] [--skip RE]
  *                          [--procs N] [--out DIR] [--timeout 4h]
  *   npm run conformance -- --compare SPLIT_RUN[,RUN...] UPSTREAM_RUN[,RUN...]
  *
@@ -45,6 +49,7 @@ import { parseArgs } from 'node:util';
 import { SERVICE_NAMES, STATUS_GROUP, type ServiceName } from '@app/service';
 import type { Node } from 'kubernetes-types/core/v1.js';
 import { REPO_ROOT, exited, freePort, freePorts, startModules, startNats, startService, stopProcess, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
+import { ComposeNode } from '../support/compose-node.js';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
 import { kubeletConfigYaml } from '../support/upstream-kubelet.js';
 import { Cleanups } from './cleanups.js';
@@ -55,6 +60,7 @@ const { values: args, positionals } = parseArgs({
   options: {
     compare: { type: 'boolean', default: false },
     kubelet: { type: 'string', default: 'split' },
+    deploy: { type: 'string', default: 'launcher' },
     focus: { type: 'string', default: '\\[NodeConformance\\]' },
     skip: { type: 'string', default: '' },
     procs: { type: 'string', default: '3' },
@@ -83,7 +89,11 @@ try {
 } catch (err) {
   fail(`--focus / --skip: ${(err as Error).message}`);
 }
+if (args.deploy !== 'launcher' && args.deploy !== 'compose') fail(`--deploy must be launcher or compose, got "${args.deploy}"`);
+if (args.deploy === 'compose' && args.kubelet !== 'split') fail('--deploy compose deploys kubelet-split: not with --kubelet upstream');
 const kubeletKind = args.kubelet;
+/** What runs as the node: kubelet-split by the launcher's way or by compose, or the upstream kubelet. */
+const nodeKind = args.deploy === 'compose' ? 'compose' : kubeletKind;
 
 /**
  * `--compare RUNS RUNS`: two agents' results side by side. Each RUNS is a
@@ -119,7 +129,8 @@ function compareRuns(sides: string[]): void {
 const NETWORK = {
   split: { node: 'ks-conformance', bridge: 'ks-conf0', subnet: '10.88.78.0/24', ip: '10.88.78.1', state: '/run/kubelet-split-conformance', root: '/var/lib/kubelet-split-conformance' },
   upstream: { node: 'ks-conformance-upstream', bridge: 'ks-confu0', subnet: '10.88.79.0/24', ip: '10.88.79.1', state: '', root: '' },
-}[kubeletKind];
+  compose: { node: 'ks-conformance-compose', bridge: 'ks-confc0', subnet: '10.88.143.0/24', ip: '10.88.143.1', state: '/run/kubelet-split-conformance-compose', root: '/var/lib/kubelet-split-conformance-compose' },
+}[nodeKind];
 const NODE = NETWORK.node;
 
 /**
@@ -127,7 +138,7 @@ const NODE = NETWORK.node;
  * directory holding the runner's pid; one left by a runner that is gone is taken over.
  */
 function takeLock(): void {
-  const lock = `/run/kubelet-split-conformance-${kubeletKind}.lock`;
+  const lock = `/run/kubelet-split-conformance-${nodeKind}.lock`;
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       mkdirSync(lock);
@@ -143,14 +154,14 @@ function takeLock(): void {
       } catch {
         alive = false;
       }
-      if (alive) fail(`another npm run conformance --kubelet ${kubeletKind} is running (pid ${pid}, ${lock}): one at a time, the node and its network are the same`);
+      if (alive) fail(`another npm run conformance of ${nodeKind} is running (pid ${pid}, ${lock}): one at a time, the node and its network are the same`);
       rmSync(lock, { recursive: true, force: true });
     }
   }
 }
 
 const stamp = new Date().toISOString().replace(/[:.]/g, '-').replace(/-\d+Z$/, 'Z');
-const out = resolve(args.out || join('/var/tmp/kubelet-split/conformance', `${kubeletKind}-${stamp}`));
+const out = resolve(args.out || join('/var/tmp/kubelet-split/conformance', `${nodeKind}-${stamp}`));
 const logs = join(out, 'logs');
 const work = join(out, 'work');
 mkdirSync(logs, { recursive: true });
@@ -310,6 +321,44 @@ async function startSplitNode(cp: ControlPlane, clientCa: string, runtimeSock: s
   say(`kubelet-split: ${started.map((s) => `${s.service}#${s.instance} :${s.port}`).join(', ')}`);
 }
 
+/**
+ * kubelet-split as compose deploys it (docker-compose.yml, deploy/compose/up.sh): the images built locally
+ * (deploy/compose/images.sh, as the compose lane does), on a Docker engine of its own (deploy/compose/dockerd.sh,
+ * KS_DOCKER_STATE/ROOT), the node's kubeconfig and the kubelet server's client CA in NODE_KUBE_DIR, the kubelet
+ * server on the bridge's address (NODE_IP).
+ */
+async function startComposeNode(cp: ControlPlane, clientCa: string, runtimeSock: string): Promise<void> {
+  const dockerEnv = { KS_DOCKER_STATE: process.env['KS_DOCKER_STATE'] ?? '/run/kubelet-split-conformance-docker', KS_DOCKER_ROOT: process.env['KS_DOCKER_ROOT'] ?? '/var/lib/kubelet-split-conformance-docker' };
+  const dockerUp = await script('deploy/compose/dockerd.sh', ['status'], dockerEnv).then(() => true, () => false);
+  await script('deploy/compose/dockerd.sh', ['start'], dockerEnv);
+  if (!dockerUp) cleanups.push({ what: 'dockerd', run: async () => void (await script('deploy/compose/dockerd.sh', ['stop'], dockerEnv, true)) });
+  const dockerHost = await script('deploy/compose/dockerd.sh', ['host'], dockerEnv);
+  const tag = 'ks-conformance';
+  say(`building the compose images (deploy/compose/images.sh ${tag})`);
+  await script('deploy/compose/images.sh', [tag], { DOCKER_HOST: dockerHost });
+  const node = new ComposeNode({
+    project: 'ks-conformance',
+    node: NODE,
+    imageTag: tag,
+    runtimeSocket: runtimeSock,
+    runtimeRoot: join(NETWORK.root, 'containerd'),
+    nodeIp: NETWORK.ip,
+    cluster: { server: cp.url, caFile: cp.caFile, token: cp.token(NODE), clientCaFile: clientCa },
+    cgroupRoot: '/kubelet-split-conformance-compose',
+    parentDir: work,
+    dockerHost,
+  });
+  cleanups.push({
+    what: 'the compose node',
+    run: async () => {
+      writeFileSync(join(logs, 'compose.log'), await node.compose(['logs', '--no-color', '--timestamps']).catch((e: unknown) => (e as Error).message));
+      await node.stop();
+    },
+  });
+  await node.start();
+  say(`the compose node: ${(await node.containers()).map((c) => c.service).join(', ')} healthy (${node.envFile})`);
+}
+
 /** The upstream kubelet v1.34.4, in its private mount namespace with its own containerd (deploy/upstream-kubelet/run.sh). */
 async function startUpstreamNode(cp: ControlPlane, clientCa: string): Promise<string> {
   const kubelet = await script('deploy/upstream-kubelet/build.sh');
@@ -411,8 +460,8 @@ async function runSuite(cp: ControlPlane, conformanceBin: string, controlPlaneBi
 }
 
 function printResults(results: SpecResult[]): void {
-  const { table, failures } = areaTable(results, kubeletKind === 'split' ? 'kubelet-split' : 'upstream kubelet v1.34.4');
-  const text = [`# npm run conformance -- --kubelet ${kubeletKind}`, '', `focus \`${args.focus}\`${args.skip ? `, skip \`${args.skip}\`` : ''}, ${procs} processes, ${new Date().toISOString()}`, '', table, '', failures].join('\n');
+  const { table, failures } = areaTable(results, nodeKind === 'compose' ? 'kubelet-split (compose)' : kubeletKind === 'split' ? 'kubelet-split' : 'upstream kubelet v1.34.4');
+  const text = [`# npm run conformance -- --kubelet ${kubeletKind}${nodeKind === 'compose' ? ' --deploy compose' : ''}`, '', `focus \`${args.focus}\`${args.skip ? `, skip \`${args.skip}\`` : ''}, ${procs} processes, ${new Date().toISOString()}`, '', table, '', failures].join('\n');
   writeFileSync(join(out, 'summary.md'), `${text}\n`);
   process.stdout.write(`\n${text}\n`);
 }
@@ -465,7 +514,10 @@ async function main(): Promise<void> {
   }
   say('importing the suite\'s images (deploy/conformance/images.sh)');
   await script('deploy/conformance/images.sh', ['--address', sock]);
-  if (kubeletKind === 'split') {
+  if (nodeKind === 'compose') {
+    say('starting kubelet-split with compose');
+    await startComposeNode(cp, clientPki.ca, sock);
+  } else if (kubeletKind === 'split') {
     say('starting kubelet-split');
     await startSplitNode(cp, clientPki.ca, sock);
   }
