@@ -9,6 +9,7 @@
 #   kubelet-split/nats        the nats-server the install step leaves (deploy/nats/build.sh)
 #                             and busybox for its health check
 #   kubelet-split/kubelet     the Dockerfile: every service (the command picks one)
+#   kubelet-split/pleg-go     with KS_IMAGE_PLEG_GO=1: the Go PLEG (contrib/pleg-go), for deploy/compose/pleg-go.yml
 # usage: deploy/compose/images.sh [TAG]   (TAG default: local; KS_IMAGE_TAG too;
 #        KS_IMAGE_NO_CACHE=1: every layer built again, none taken from the cache)
 # kubelet-split/kubelet and kubelet-split/nats are tagged TAG and the project's version
@@ -80,6 +81,24 @@ ENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
 RUN ln -s /usr/local/lib/npm/bin/npm-cli.js /usr/local/bin/npm && ln -s /usr/local/lib/npm/bin/npx-cli.js /usr/local/bin/npx
 DOCKERFILE
 docker build "${nocache[@]}" -q -t "kubelet-split/node-build:$tag" "$ctx/build" >/dev/null
+
+# pleg-go (KS_IMAGE_PLEG_GO=1 only): the Go PLEG (contrib/pleg-go, docs/adr/0035), a static binary from
+# contrib/pleg-go/build.sh, on node-base (busybox: the health check's wget); deploy/compose/pleg-go.yml runs it
+# as the stack's pleg.
+if [ -n "${KS_IMAGE_PLEG_GO:-}" ]; then
+  pleg_go=$(bash "$repo/contrib/pleg-go/build.sh" | tail -n 1)
+  [ -x "$pleg_go" ] || { echo "images.sh: contrib/pleg-go/build.sh gave no binary" >&2; exit 1; }
+  mkdir -p "$ctx/pleg-go"
+  cp "$pleg_go" "$ctx/pleg-go/pleg-go"
+  cat > "$ctx/pleg-go/Dockerfile" <<DOCKERFILE
+FROM kubelet-split/node-base:$tag
+COPY pleg-go /usr/local/bin/pleg-go
+USER 65532:65532
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["/usr/local/bin/pleg-go"]
+DOCKERFILE
+  docker build "${nocache[@]}" -q -t "kubelet-split/pleg-go:$tag" "$ctx/pleg-go" >/dev/null
+fi
 
 # nats: the server the install step leaves in use (v2.14.9 from the Go module proxy, or Debian's).
 nats=$(bash "$repo/deploy/nats/build.sh" 2>/dev/null | tail -n 1)

@@ -14,6 +14,9 @@
 #      through the node's kubelet server, and no port but that one is off loopback
 #      (test/compose-cluster.lane.ts, built on the host: npm run build; kubectl and the control
 #      plane from deploy/control-plane/build.sh's cache)
+#   9. the Go PLEG (contrib/pleg-go) as the stack's pleg (deploy/compose/pleg-go.yml): a pod with a
+#      readiness probe Running and Ready, a crash loop restarted, both gone once removed
+#      (test/compose-pleg-go.lane.ts)
 # The stack is the project ks-compose-test with its own NODE_NAME, manifest, log and
 # pod directories, cgroup root and ports (KS_COMPOSE_TEST_PORT_BASE, default 10310: the
 # services' ports from there, pod-worker's 20 after them; KS_COMPOSE_TEST_NATS_PORT, default
@@ -39,7 +42,7 @@ DOCKER_HOST=$(bash deploy/compose/dockerd.sh host); export DOCKER_HOST
 
 # 1. The images.
 t=$SECONDS
-if KS_IMAGE_NO_CACHE=${KS_COMPOSE_NO_CACHE:-} bash deploy/compose/images.sh ks-compose-test > .tmp-compose-images.log 2>&1; then
+if KS_IMAGE_PLEG_GO=1 KS_IMAGE_NO_CACHE=${KS_COMPOSE_NO_CACHE:-} bash deploy/compose/images.sh ks-compose-test > .tmp-compose-images.log 2>&1; then
   ok "every image builds locally in $((SECONDS - t)) s: $(docker images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep ':ks-compose-test ' | tr '\n' ' ')"
   rm -f .tmp-compose-images.log
 else
@@ -231,15 +234,24 @@ if ! cp_bin=$(bash deploy/control-plane/build.sh kubectl 2>.tmp-compose-cp.log |
 fi
 rm -f .tmp-compose-cp.log
 echo "== built on the host (npm run build, the control plane's cache) in $((SECONDS - t)) s"
-t=$SECONDS
-KS_COMPOSE_IMAGE_TAG=ks-compose-test KS_RUNTIME_ADDRESS=$sock KS_COMPOSE_RUNTIME_ROOT=$runtime_root KS_CONTROL_PLANE_BIN=$cp_bin \
-  node --enable-source-maps --test --test-concurrency=1 --test-reporter=spec dist/test/compose-cluster.lane.js > .tmp-compose-cluster.log 2>&1
-code=$?
-sed -n '/^[▶✔✖ ]*[✔✖]\|^# /p' .tmp-compose-cluster.log | sed 's/^/   /'
-n_pass=$(sed -n 's/^ℹ pass \([0-9]*\)$/\1/p' .tmp-compose-cluster.log); n_fail=$(sed -n 's/^ℹ fail \([0-9]*\)$/\1/p' .tmp-compose-cluster.log)
-if [ "$code" = 0 ] && [ "${n_pass:-0}" -gt 0 ] && [ "${n_fail:-1}" = 0 ]; then
-  ok "a cluster node (test/compose-cluster.lane.ts): $n_pass passed in $((SECONDS - t)) s"; rm -f .tmp-compose-cluster.log
-else
-  fail "a cluster node (test/compose-cluster.lane.ts): ${n_pass:-0} passed, ${n_fail:-?} failed, exit $code, in $((SECONDS - t)) s (log: .tmp-compose-cluster.log)"
-fi
+# A test file the lane runs on the host against its images and containerd: one check, its lines shown.
+lane_file() { # WHAT FILE [VAR=VALUE...]
+  local what=$1 file=$2 log=.tmp-compose-$(basename "$2" .lane.js).log t=$SECONDS code n_pass n_fail
+  shift 2
+  env KS_COMPOSE_IMAGE_TAG=ks-compose-test KS_RUNTIME_ADDRESS="$sock" KS_COMPOSE_RUNTIME_ROOT="$runtime_root" "$@" \
+    node --enable-source-maps --test --test-concurrency=1 --test-reporter=spec "$file" > "$log" 2>&1
+  code=$?
+  sed -n '/^[▶✔✖ ]*[✔✖]\|^# /p' "$log" | sed 's/^/   /'
+  n_pass=$(sed -n 's/^ℹ pass \([0-9]*\)$/\1/p' "$log"); n_fail=$(sed -n 's/^ℹ fail \([0-9]*\)$/\1/p' "$log")
+  # By the exit code too: a failed before() reports 0 failed and its tests cancelled.
+  if [ "$code" = 0 ] && [ "${n_pass:-0}" -gt 0 ] && [ "${n_fail:-1}" = 0 ]; then
+    ok "$what ($file): $n_pass passed in $((SECONDS - t)) s"; rm -f "$log"
+  else
+    fail "$what ($file): ${n_pass:-0} passed, ${n_fail:-?} failed, exit $code, in $((SECONDS - t)) s (log: $log)"
+  fi
+}
+lane_file "a cluster node" dist/test/compose-cluster.lane.js KS_CONTROL_PLANE_BIN="$cp_bin"
+
+# 9. The Go PLEG in place of ours.
+lane_file "the Go PLEG as the stack's pleg" dist/test/compose-pleg-go.lane.js
 finish
