@@ -1,7 +1,7 @@
 /**
  * The contract kit (test/contract-kit/kit.ts, `npm run contract:kit`) on a
  * real node stack: nats-server, cri-gateway on the real containerd, and the
- * subsystem under test. Our cri-gateway, config-source, prober, sync loop, pod worker, status manager and PLEG pass every check, its restart included;
+ * subsystem under test. Our cri-gateway, config-source, prober, sync loop, pod worker, status manager, kubelet server and PLEG pass every check, its restart included;
  * a PLEG that never publishes ContainerDied (testing/broken-pleg.ts) fails
  * exactly the checks that need one, and the kit names what is missing.
  * The kit's report is printed.
@@ -9,10 +9,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { NodeStack } from './support/node-stack.js';
-import type { ServiceName } from '@app/service';
+import { STATUS_GROUP, type ServiceName } from '@app/service';
 import { kitReport, runKit, type KitCheck, type KitTarget } from './contract-kit/kit.js';
 import { CONFIG_SOURCE_CHECKS } from './contract-kit/config-source.kit.js';
 import { CRI_GATEWAY_CHECKS } from './contract-kit/cri-gateway.kit.js';
+import { KUBELET_SERVER_CHECKS } from './contract-kit/kubelet-server.kit.js';
 import { PLEG_CHECKS } from './contract-kit/pleg.kit.js';
 import { POD_WORKER_CHECKS } from './contract-kit/pod-worker.kit.js';
 import { PROBER_CHECKS } from './contract-kit/prober.kit.js';
@@ -25,7 +26,18 @@ const STATUS_KEYS = ['status-manager#', 'node-status#', 'kubelet-server#', 'cons
 
 describe('the contract kit on a real node stack', { timeout: 600_000 }, () => {
   const stack = new NodeStack({ node: 'kit-e2e', services: ['cri-gateway', 'pleg', 'prober', 'config-source'] });
-  const target = (restart?: () => Promise<void>): KitTarget => ({ nc: stack.nc, node: stack.options.node, cri: stack.cri, timeoutMs: 30_000, manifests: stack.manifests, ...(restart ? { restart } : {}) });
+  const target = (restart?: () => Promise<void>): KitTarget => ({
+    nc: stack.nc,
+    node: stack.options.node,
+    cri: stack.cri,
+    timeoutMs: 30_000,
+    manifests: stack.manifests,
+    // The read port of the status group running now (a restart gives it new ports).
+    get readUrl() {
+      return stack.api;
+    },
+    ...(restart ? { restart } : {}),
+  });
 
   before(() => stack.start());
   after(() => stack.stop());
@@ -44,17 +56,19 @@ describe('the contract kit on a real node stack', { timeout: 600_000 }, () => {
    * back; a pod worker would run the sync loop's pods).
    */
   const passes = async (service: ServiceName, checks: readonly KitCheck[], alone = false) => {
-    if (alone) await stack.startService(service);
+    // A module of the status group runs, stops and restarts with the group (one process).
+    const unit: ServiceName = (STATUS_GROUP as readonly ServiceName[]).includes(service) ? 'status-manager' : service;
+    if (alone) await stack.startService(unit);
     try {
       const results = await runKit(checks, target(async () => {
-        await stopService(service);
-        await stack.startService(service);
+        await stopService(unit);
+        await stack.startService(unit);
       }));
       console.log(kitReport(service, results));
       assert.deepEqual(results.filter((r) => r.outcome !== 'passed').map((r) => `${r.name}: ${r.outcome} ${r.detail}`), []);
       assert.equal(results.length, checks.length);
     } finally {
-      if (alone) await stopService(service);
+      if (alone) await stopService(unit);
     }
   };
 
@@ -64,6 +78,7 @@ describe('the contract kit on a real node stack', { timeout: 600_000 }, () => {
   it('our sync loop passes every check, a restart included (the kit plays the pod workers)', () => passes('sync-loop', SYNC_LOOP_CHECKS, true));
   it('our pod worker passes every check, a restart included (the kit plays the sync loop)', () => passes('pod-worker', POD_WORKER_CHECKS, true));
   it('our status manager passes every check, a restart included (the kit plays the pod worker and the prober)', () => passes('status-manager', STATUS_MANAGER_CHECKS, true));
+  it('our kubelet server passes every check, a restart included (the kit writes the records it reads)', () => passes('kubelet-server', KUBELET_SERVER_CHECKS, true));
   it('our PLEG passes every check, a restart included', () => passes('pleg', PLEG_CHECKS));
 
   it('a PLEG that skips ContainerDied fails the checks that need it, and the kit names what is missing', async () => {

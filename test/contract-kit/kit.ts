@@ -8,7 +8,7 @@
  * messages on their subjects, its KV records, its leader lease), and names
  * what is missing when something is.
  *
- *   npm run contract:kit -- --service pleg [--node NODE] [--nats URL] [--nats-password-file FILE] [--restart 'COMMAND'] [--manifests DIR]
+ *   npm run contract:kit -- --service pleg [--node NODE] [--nats URL] [--nats-password-file FILE] [--restart 'COMMAND'] [--manifests DIR] [--read-url URL]
  *
  * It connects as the admin user (the launcher prints where its password
  * is; compose keeps it in the nats-credentials volume). --restart is a
@@ -35,6 +35,8 @@ export interface KitTarget {
   cri: CriRuntime;
   /** Restarts the subsystem under test and resolves once it was asked to; absent: the restart checks are not run. */
   restart?: () => Promise<void>;
+  /** The node's read port (the kubelet server's /pods, /containerLogs; its suite needs it). */
+  readUrl?: string;
   /** The node's static pod manifest directory (config-source's checks write their manifests there). */
   manifests?: string;
   /** The longest a check waits for what it expects (default 30 s: the subsystem's 1 s relist, on a loaded machine). */
@@ -147,6 +149,7 @@ const SUITES: Record<string, () => Promise<readonly KitCheck[]>> = {
   'sync-loop': async () => (await import('./sync-loop.kit.js')).SYNC_LOOP_CHECKS,
   'pod-worker': async () => (await import('./pod-worker.kit.js')).POD_WORKER_CHECKS,
   'status-manager': async () => (await import('./status-manager.kit.js')).STATUS_MANAGER_CHECKS,
+  'kubelet-server': async () => (await import('./kubelet-server.kit.js')).KUBELET_SERVER_CHECKS,
 };
 
 /** The services the kit has a suite for. */
@@ -168,11 +171,12 @@ async function main(argv: string[]): Promise<number> {
       'nats-password-file': { type: 'string', default: process.env['KUBELET_SPLIT_NATS_PASSWORD_FILE'] },
       restart: { type: 'string' },
       manifests: { type: 'string', default: process.env['POD_MANIFEST_PATH'] },
+      'read-url': { type: 'string', default: process.env['KUBELET_SPLIT_SERVER'] ?? 'http://127.0.0.1:10315' },
       timeout: { type: 'string', default: '30' },
     },
   });
   if (!values.service) {
-    process.stderr.write(`usage: npm run contract:kit -- --service ${KIT_SERVICES.join('|')} [--node NODE] [--nats URL] [--nats-password-file FILE] [--restart COMMAND] [--manifests DIR] [--timeout SECONDS]\n`);
+    process.stderr.write(`usage: npm run contract:kit -- --service ${KIT_SERVICES.join('|')} [--node NODE] [--nats URL] [--nats-password-file FILE] [--restart COMMAND] [--manifests DIR] [--read-url URL] [--timeout SECONDS]\n`);
     return 2;
   }
   const checks = await checksFor(values.service);
@@ -186,6 +190,7 @@ async function main(argv: string[]): Promise<number> {
       cri: new NatsCriClient(nc, values.node, 'contract-kit'),
       timeoutMs: Number(values.timeout) * 1000,
       ...(values.manifests ? { manifests: values.manifests } : {}),
+      readUrl: values['read-url'],
       ...(restartCommand ? { restart: () => Promise.resolve(void execFileSync('sh', ['-c', restartCommand], { stdio: 'inherit' })) } : {}),
     });
     process.stdout.write(`${kitReport(values.service, results)}\n`);
