@@ -37,6 +37,8 @@ export interface KitTarget {
   restart?: () => Promise<void>;
   /** The node's read port (the kubelet server's /pods, /containerLogs; its suite needs it). */
   readUrl?: string;
+  /** The console's URL (its suite needs it). */
+  consoleUrl?: string;
   /** The node's static pod manifest directory (config-source's checks write their manifests there). */
   manifests?: string;
   /** The longest a check waits for what it expects (default 30 s: the subsystem's 1 s relist, on a loaded machine). */
@@ -150,6 +152,8 @@ const SUITES: Record<string, () => Promise<readonly KitCheck[]>> = {
   'pod-worker': async () => (await import('./pod-worker.kit.js')).POD_WORKER_CHECKS,
   'status-manager': async () => (await import('./status-manager.kit.js')).STATUS_MANAGER_CHECKS,
   'kubelet-server': async () => (await import('./kubelet-server.kit.js')).KUBELET_SERVER_CHECKS,
+  'node-status': async () => (await import('./node-status.kit.js')).NODE_STATUS_CHECKS,
+  console: async () => (await import('./console.kit.js')).CONSOLE_CHECKS,
 };
 
 /** The services the kit has a suite for. */
@@ -172,11 +176,12 @@ async function main(argv: string[]): Promise<number> {
       restart: { type: 'string' },
       manifests: { type: 'string', default: process.env['POD_MANIFEST_PATH'] },
       'read-url': { type: 'string', default: process.env['KUBELET_SPLIT_SERVER'] ?? 'http://127.0.0.1:10315' },
+      'console-url': { type: 'string', default: 'http://127.0.0.1:10319' },
       timeout: { type: 'string', default: '30' },
     },
   });
   if (!values.service) {
-    process.stderr.write(`usage: npm run contract:kit -- --service ${KIT_SERVICES.join('|')} [--node NODE] [--nats URL] [--nats-password-file FILE] [--restart COMMAND] [--manifests DIR] [--read-url URL] [--timeout SECONDS]\n`);
+    process.stderr.write(`usage: npm run contract:kit -- --service ${KIT_SERVICES.join('|')} [--node NODE] [--nats URL] [--nats-password-file FILE] [--restart COMMAND] [--manifests DIR] [--read-url URL] [--console-url URL] [--timeout SECONDS]\n`);
     return 2;
   }
   const checks = await checksFor(values.service);
@@ -191,6 +196,7 @@ async function main(argv: string[]): Promise<number> {
       timeoutMs: Number(values.timeout) * 1000,
       ...(values.manifests ? { manifests: values.manifests } : {}),
       readUrl: values['read-url'],
+      consoleUrl: values['console-url'],
       ...(restartCommand ? { restart: () => Promise.resolve(void execFileSync('sh', ['-c', restartCommand], { stdio: 'inherit' })) } : {}),
     });
     process.stdout.write(`${kitReport(values.service, results)}\n`);
