@@ -44,7 +44,7 @@ describe('the contract kit on a real node stack', { timeout: 600_000 }, () => {
     },
     get consoleUrl() {
       const c = [...stack.procs.entries()].reverse().find(([k, p]) => k.startsWith('console#') && p.process.exitCode === null && p.process.signalCode === null)?.[1];
-      return c ? `http://127.0.0.1:${c.port}` : undefined;
+      return c ? `http://127.0.0.1:${c.port}/console` : undefined;
     },
     ...(restart ? { restart } : {}),
   });

@@ -14,7 +14,7 @@ import { KitFailure, expectWithin, type KitCheck, type KitTarget } from './kit.j
 const enc = new TextEncoder();
 
 function consoleUrl(t: KitTarget): string {
-  if (!t.consoleUrl) throw new KitFailure('the console\'s suite needs its URL (--console-url http://127.0.0.1:10319)');
+  if (!t.consoleUrl) throw new KitFailure('the console\'s suite needs its URL (--console-url http://127.0.0.1:10319/console)');
   return t.consoleUrl;
 }
 
@@ -122,7 +122,7 @@ export const CONSOLE_CHECKS: readonly KitCheck[] = [
     needsRestart: true,
     async run(t, note) {
       await t.restart?.();
-      await expectWithin('GET /events answering after the restart', async () => ((await fetch(`${consoleUrl(t)}/`).catch(() => undefined))?.status === 200 ? true : undefined), t.timeoutMs);
+      await expectWithin('GET /events answering after the restart', async () => ((await fetch(consoleUrl(t)).catch(() => undefined))?.status === 200 ? true : undefined), t.timeoutMs);
       await withFeed(t, async (feed) => {
         const uid = randomUUID();
         await expectWithin('an event in GET /events after the restart', async () => {

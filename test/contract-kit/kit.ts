@@ -176,7 +176,7 @@ async function main(argv: string[]): Promise<number> {
       restart: { type: 'string' },
       manifests: { type: 'string', default: process.env['POD_MANIFEST_PATH'] },
       'read-url': { type: 'string', default: process.env['KUBELET_SPLIT_SERVER'] ?? 'http://127.0.0.1:10315' },
-      'console-url': { type: 'string', default: 'http://127.0.0.1:10319' },
+      'console-url': { type: 'string', default: 'http://127.0.0.1:10319/console' },
       timeout: { type: 'string', default: '30' },
     },
   });
