@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Kvm } from '@nats-io/kv';
-import { MessageTypes, Subjects, type Pod } from '@app/contracts';
+import { MessageTypes, Subjects, type EventMessage, type Pod } from '@app/contracts';
 import { kvKey } from '@app/nats';
 import { KitFailure, expectWithin, type KitCheck, type KitTarget } from './kit.js';
 
@@ -63,8 +63,18 @@ async function withFeed(t: KitTarget, fn: (feed: Feed) => Promise<void>): Promis
   }
 }
 
+/** An event as recorder.Eventf sends it (the contract's event message, every field it requires). */
 function sendEvent(t: KitTarget, uid: string, reason: string): void {
-  t.nc.publish(Subjects.events.build(t.node, uid), enc.encode(JSON.stringify({ type: MessageTypes.event, involvedObject: { kind: 'Pod', namespace: 'contract-kit', name: `kit-${uid.slice(0, 8)}`, uid }, eventType: 'Normal', reason, message: `the contract kit's ${reason}` })));
+  const event: EventMessage = {
+    type: MessageTypes.event,
+    involvedObject: { kind: 'Pod', namespace: 'contract-kit', name: `kit-${uid.slice(0, 8)}`, uid },
+    eventType: 'Normal',
+    reason,
+    message: `the contract kit's ${reason}`,
+    source: { component: 'contract-kit', host: t.node },
+    timestamp: new Date().toISOString(),
+  };
+  t.nc.publish(Subjects.events.build(t.node, uid), enc.encode(JSON.stringify(event)));
 }
 
 export const CONSOLE_CHECKS: readonly KitCheck[] = [
