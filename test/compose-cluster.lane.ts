@@ -25,7 +25,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Node, Pod, PodList } from '@app/contracts';
 import { freePort } from '../deploy/local/stack.js';
-import { ComposeNode } from './support/compose-node.js';
+import { ComposeNode, laneEnv, waitFor } from './support/compose-node.js';
 import { controlPlaneBinaries, startControlPlane, type ControlPlane } from './support/control-plane.js';
 
 const NODE = `ks-compose-node-${Math.random().toString(16).slice(2, 8)}`;
@@ -33,26 +33,7 @@ const NODE_IP = '127.0.0.2';
 const NS = 'compose-node';
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
 
-function need(name: string): string {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set (deploy/compose/test.sh sets it)`);
-  return v;
-}
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${last ? ` (last: ${(last as Error).message})` : ''}`);
-}
 
 describe('compose as a cluster node: the Node, an API pod, kubectl logs and exec through its kubelet server', { timeout: 420_000 }, () => {
   let cp: ControlPlane;
@@ -77,8 +58,8 @@ describe('compose as a cluster node: the Node, an API pod, kubectl logs and exec
       project: 'ks-compose-cluster',
       node: NODE,
       imageTag: process.env['KS_COMPOSE_IMAGE_TAG'] ?? 'ks-compose-test',
-      runtimeSocket: need('KS_RUNTIME_ADDRESS'),
-      runtimeRoot: need('KS_COMPOSE_RUNTIME_ROOT'),
+      runtimeSocket: laneEnv('KS_RUNTIME_ADDRESS'),
+      runtimeRoot: laneEnv('KS_COMPOSE_RUNTIME_ROOT'),
       nodeIp: NODE_IP,
       cluster: { server: cp.url, caFile: cp.caFile, token: cp.token(NODE), clientCaFile: cp.caFile },
     });

@@ -22,31 +22,12 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { V1ContainerStatus, V1PodList } from '@kubernetes/client-node';
 import { REPO_ROOT } from '../deploy/local/stack.js';
-import { ComposeNode } from './support/compose-node.js';
+import { ComposeNode, laneEnv, waitFor } from './support/compose-node.js';
 
 const NODE = `ks-compose-pleg-go-${Math.random().toString(16).slice(2, 8)}`;
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
 
-function need(name: string): string {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set (deploy/compose/test.sh sets it)`);
-  return v;
-}
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${last ? ` (last: ${(last as Error).message})` : ''}`);
-}
 
 const manifest = (name: string, container: string) => `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${name}\nspec:\n  hostNetwork: true\n  terminationGracePeriodSeconds: 1\n  containers:\n${container}`;
 
@@ -63,8 +44,8 @@ describe('compose with the Go PLEG in place of ours: pods start, probe Ready, cr
       project: 'ks-compose-pleg-go',
       node: NODE,
       imageTag: process.env['KS_COMPOSE_IMAGE_TAG'] ?? 'ks-compose-test',
-      runtimeSocket: need('KS_RUNTIME_ADDRESS'),
-      runtimeRoot: need('KS_COMPOSE_RUNTIME_ROOT'),
+      runtimeSocket: laneEnv('KS_RUNTIME_ADDRESS'),
+      runtimeRoot: laneEnv('KS_COMPOSE_RUNTIME_ROOT'),
       settings: { COMPOSE_FILE: `${join(REPO_ROOT, 'docker-compose.yml')}:${join(REPO_ROOT, 'deploy', 'compose', 'pleg-go.yml')}` },
     });
     await node.start();

@@ -247,3 +247,26 @@ function isFree(port: number): Promise<boolean> {
     srv.listen(port, '0.0.0.0', () => srv.close(() => resolve(true)));
   });
 }
+
+/** A setting the compose lane gives its test files (deploy/compose/test.sh sets it), or an error naming it. */
+export function laneEnv(name: string): string {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set (deploy/compose/test.sh sets it)`);
+  return v;
+}
+
+/** Polls `fn` every 0.5 s until it returns a value (its errors are retried, the last one named), or throws after `timeoutMs`. */
+export async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${last ? ` (last: ${(last as Error).message})` : ''}`);
+}
