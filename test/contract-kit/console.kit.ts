@@ -6,10 +6,8 @@
  * bad input and a restart. Needs its URL (--console-url).
  */
 import { randomUUID } from 'node:crypto';
-import { Kvm } from '@nats-io/kv';
 import { MessageTypes, Subjects, type EventMessage, type Pod } from '@app/contracts';
-import { kvKey } from '@app/nats';
-import { KitFailure, expectWithin, type KitCheck, type KitTarget } from './kit.js';
+import { KitFailure, desirePod, expectWithin, type KitCheck, type KitTarget } from './kit.js';
 
 const enc = new TextEncoder();
 
@@ -84,15 +82,14 @@ export const CONSOLE_CHECKS: readonly KitCheck[] = [
       const uid = randomUUID();
       const name = `kit-console-${uid.slice(0, 8)}`;
       const pod: Pod = { metadata: { uid, name, namespace: 'contract-kit' }, spec: { containers: [{ name: 'main', image: 'localhost/kubelet-split/busybox:1.35' }] } };
-      const kv = await new Kvm(t.nc).open('pods');
-      await kv.put(kvKey(t.node, 'pod', uid), JSON.stringify({ pod, source: 'api', addedAt: Date.now(), admitted: true }));
+      await desirePod(t, pod, true);
       try {
         await withFeed(t, async (feed) => {
           await expectWithin(`a pods message in GET /events naming ${name}`, () => (feed.messages.some((m) => m.event === 'pods' && m.data.includes(name)) ? true : undefined), t.timeoutMs, () => feed.messages.map((m) => m.event).join(', ') || 'nothing on the feed');
           note(`${feed.messages.length} message(s) on the feed`);
         });
       } finally {
-        await kv.delete(kvKey(t.node, 'pod', uid)).catch(() => undefined);
+        await desirePod(t, pod, false).catch(() => undefined);
       }
     },
   },

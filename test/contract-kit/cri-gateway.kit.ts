@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { CriError, type CriInput, type PodSandboxConfig } from '@app/cri';
 import { KubeletLabels } from '@app/kube';
-import { KitFailure, expectWithin, type KitCheck, type KitTarget } from './kit.js';
+import { KitFailure, expectWithin, kitSandboxConfig, type KitCheck, type KitTarget } from './kit.js';
 
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
 const enc = new TextEncoder();
@@ -19,13 +19,7 @@ const dec = new TextDecoder();
 
 function sandboxConfig(t: KitTarget, name: string): CriInput<PodSandboxConfig> {
   const uid = randomUUID();
-  return {
-    metadata: { name: `kit-${name}-${uid.slice(0, 8)}`, namespace: 'contract-kit', uid, attempt: 0 },
-    logDirectory: `/tmp/ks-contract-kit/${uid}`,
-    labels: { [KubeletLabels.podName]: `kit-${name}`, [KubeletLabels.podNamespace]: 'contract-kit', [KubeletLabels.podUid]: uid, [KubeletLabels.node]: t.node },
-    annotations: {},
-    linux: { securityContext: { namespaceOptions: { network: 'NODE', pid: 'CONTAINER', ipc: 'POD' } } },
-  };
+  return kitSandboxConfig(t, uid, `kit-${name}-${uid.slice(0, 8)}`);
 }
 
 /** The error a call must fail with: its code, and its description matching `re`. */

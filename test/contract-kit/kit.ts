@@ -25,7 +25,10 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Kvm } from '@nats-io/kv';
-import { NatsCriClient, type CriRuntime } from '@app/cri';
+import { NatsCriClient, type CriInput, type CriRuntime, type PodSandboxConfig } from '@app/cri';
+import type { Pod } from '@app/contracts';
+import { KubeletLabels } from '@app/kube';
+import { podManagerStore } from '@app/pod-manager';
 import { leaderLeaseKey, type LeaderElectionRecord } from '@app/leader-election';
 
 /** What a check is given: the node's NATS as admin, the node's name, its CRI through cri-gateway. */
@@ -115,6 +118,32 @@ export async function expectWithin<T>(what: string, probe: () => Promise<T | und
   }
   const saw = seen?.();
   throw new KitFailure(`${what}: not within ${timeoutMs / 1000} s${saw ? `; seen: ${saw}` : ''}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+}
+
+/** The namespace of every pod the kit makes. */
+export const KIT_NAMESPACE = 'contract-kit';
+
+/**
+ * A hostNetwork sandbox of the node for a kit pod `uid` named `name`,
+ * labelled as the kubelet labels its own (the PLEG and housekeeping look at
+ * their node's only).
+ */
+export function kitSandboxConfig(t: Pick<KitTarget, 'node'>, uid: string, name: string): CriInput<PodSandboxConfig> {
+  return {
+    metadata: { name, namespace: KIT_NAMESPACE, uid, attempt: 0 },
+    logDirectory: `/tmp/ks-contract-kit/${uid}`,
+    labels: { [KubeletLabels.podName]: name, [KubeletLabels.podNamespace]: KIT_NAMESPACE, [KubeletLabels.podUid]: uid, [KubeletLabels.node]: t.node },
+    annotations: {},
+    linux: { securityContext: { namespaceOptions: { network: 'NODE', pid: 'CONTAINER', ipc: 'POD' } } },
+  };
+}
+
+/** The podManager's record of `pod` in `pods`, written (admitted, source api) or deleted, as the sync loop keeps it (podManagerStore). */
+export async function desirePod(t: Pick<KitTarget, 'nc' | 'node'>, pod: Pod, desired: boolean): Promise<void> {
+  const store = podManagerStore(await new Kvm(t.nc).open('pods'), t.node);
+  const uid = pod.metadata.uid ?? '';
+  if (desired) await store.put(uid, { pod, source: 'api', addedAt: Date.now(), admitted: true });
+  else await store.delete(uid);
 }
 
 /** A single-active service leads: it holds the leases key `<node>.leader.<service>` and renews it within its duration. */

@@ -14,13 +14,13 @@
  * port (--read-url).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { Kvm } from '@nats-io/kv';
 import type { V1PodList } from '@kubernetes/client-node';
 import { probeResultKey, type Pod } from '@app/contracts';
 import { KubeletLabels } from '@app/kube';
 import { kvKey } from '@app/nats';
-import { KitFailure, expectWithin, type KitCheck, type KitTarget } from './kit.js';
+import { KIT_NAMESPACE, KitFailure, desirePod, expectWithin, kitSandboxConfig, type KitCheck, type KitTarget } from './kit.js';
 
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
 
@@ -40,7 +40,7 @@ class RecordedPod {
   }
   async write(ready: boolean | undefined): Promise<void> {
     const kvm = new Kvm(this.t.nc);
-    await (await kvm.open('pods')).put(kvKey(this.t.node, 'pod', this.uid), JSON.stringify({ pod: this.pod, source: 'api', addedAt: Date.now(), admitted: true }));
+    await desirePod(this.t, this.pod, true);
     const status = {
       phase: 'Running',
       conditions: [{ type: 'Ready', status: 'False' }],
@@ -53,7 +53,7 @@ class RecordedPod {
   }
   async remove(): Promise<void> {
     const kvm = new Kvm(this.t.nc);
-    await (await kvm.open('pods')).delete(kvKey(this.t.node, 'pod', this.uid)).catch(() => undefined);
+    await desirePod(this.t, this.pod, false).catch(() => undefined);
     await (await kvm.open('pod-status')).delete(kvKey(this.t.node, this.uid)).catch(() => undefined);
     await (await kvm.open('probe-results')).delete(kvKey(this.t.node, probeResultKey(this.uid, 'main', 'readiness'))).catch(() => undefined);
   }
@@ -107,13 +107,11 @@ export const KUBELET_SERVER_CHECKS: readonly KitCheck[] = [
     async run(t, note) {
       const uid = randomUUID();
       const name = `kit-logs-${uid.slice(0, 8)}`;
-      const logDirectory = `/tmp/ks-contract-kit/${uid}`;
-      mkdirSync(logDirectory, { recursive: true });
-      const pod: Pod = { metadata: { uid, name, namespace: 'contract-kit' }, spec: { containers: [{ name: 'main', image: IMAGE }] } };
-      const kv = await new Kvm(t.nc).open('pods');
-      await kv.put(kvKey(t.node, 'pod', uid), JSON.stringify({ pod, source: 'api', addedAt: Date.now(), admitted: true }));
-      const labels = { [KubeletLabels.podName]: name, [KubeletLabels.podNamespace]: 'contract-kit', [KubeletLabels.podUid]: uid, [KubeletLabels.node]: t.node };
-      const config = { metadata: { name, namespace: 'contract-kit', uid, attempt: 0 }, logDirectory, labels, annotations: {}, linux: { securityContext: { namespaceOptions: { network: 'NODE' as const, pid: 'CONTAINER' as const, ipc: 'POD' as const } } } };
+      const pod: Pod = { metadata: { uid, name, namespace: KIT_NAMESPACE }, spec: { containers: [{ name: 'main', image: IMAGE }] } };
+      await desirePod(t, pod, true);
+      const config = kitSandboxConfig(t, uid, name);
+      mkdirSync(config.logDirectory ?? '', { recursive: true });
+      const labels = config.labels ?? {};
       const { podSandboxId } = await t.cri.runtime('RunPodSandbox', { config });
       try {
         const { containerId } = await t.cri.runtime('CreateContainer', {
@@ -133,8 +131,7 @@ export const KUBELET_SERVER_CHECKS: readonly KitCheck[] = [
       } finally {
         await t.cri.runtime('StopPodSandbox', { podSandboxId }).catch(() => undefined);
         await t.cri.runtime('RemovePodSandbox', { podSandboxId }).catch(() => undefined);
-        await kv.delete(kvKey(t.node, 'pod', uid)).catch(() => undefined);
-        writeFileSync(`${logDirectory}/.done`, '');
+        await desirePod(t, pod, false).catch(() => undefined);
       }
     },
   },

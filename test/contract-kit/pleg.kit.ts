@@ -23,7 +23,7 @@ import { MessageTypes, Subjects, type PodCacheEntry, type PodCacheGlobal, type P
 import { KubeletLabels } from '@app/kube';
 import { kvKey } from '@app/nats';
 import { Headers } from '@app/tracing';
-import { KitFailure, expectWithin, leaderLeaseCheck, type KitCheck, type KitTarget } from './kit.js';
+import { KitFailure, expectWithin, kitSandboxConfig, leaderLeaseCheck, type KitCheck, type KitTarget } from './kit.js';
 
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
 const dec = new TextDecoder();
@@ -71,13 +71,7 @@ class KitPod {
     this.name = `kit-${name}-${this.uid.slice(0, 8)}`;
   }
   private get config() {
-    return {
-      metadata: { name: this.name, namespace: 'contract-kit', uid: this.uid, attempt: 0 },
-      logDirectory: `/tmp/ks-contract-kit/${this.uid}`,
-      labels: { [KubeletLabels.podName]: this.name, [KubeletLabels.podNamespace]: 'contract-kit', [KubeletLabels.podUid]: this.uid, [KubeletLabels.node]: this.t.node },
-      annotations: {},
-      linux: { securityContext: { namespaceOptions: { network: 'NODE' as const, pid: 'CONTAINER' as const, ipc: 'POD' as const } } },
-    };
+    return kitSandboxConfig(this.t, this.uid, this.name);
   }
   async run(command: string[]): Promise<void> {
     const config = this.config;

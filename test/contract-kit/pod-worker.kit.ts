@@ -27,7 +27,7 @@ import { Kvm } from '@nats-io/kv';
 import { MessageTypes, Subjects, shardOf, type Pod, type PodStatus, type StatusCommandMessage, type SyncPodType, type WorkAcceptedMessage } from '@app/contracts';
 import { KubeletLabels } from '@app/kube';
 import { kvKey, sharedSettingKey } from '@app/nats';
-import { KitFailure, expectWithin, type KitCheck, type KitTarget } from './kit.js';
+import { KitFailure, desirePod, expectWithin, type KitCheck, type KitTarget } from './kit.js';
 
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
 const enc = new TextEncoder();
@@ -70,10 +70,8 @@ class FakeSyncLoop {
     return shardOf(this.uid, this.shards);
   }
   /** The podManager's record of the pod, as the sync loop keeps it in `pods` (`<node>.pod.<uid>`); removed at the end. */
-  async desire(desired: boolean): Promise<void> {
-    const kv = await new Kvm(this.t.nc).open('pods');
-    if (desired) await kv.put(kvKey(this.t.node, 'pod', this.uid), JSON.stringify({ pod: this.pod, source: 'api', addedAt: Date.now(), admitted: true }));
-    else await kv.delete(kvKey(this.t.node, 'pod', this.uid));
+  desire(desired: boolean): Promise<void> {
+    return desirePod(this.t, this.pod, desired);
   }
   /** dispatchWork: a request to the pod's shard, sent again each second until a replica accepts it. */
   async dispatch(updateType: SyncPodType, extra: Record<string, unknown> = {}): Promise<WorkAcceptedMessage> {

@@ -20,7 +20,7 @@ import { Kvm, type KV } from '@nats-io/kv';
 import { MessageTypes, Subjects, probeResultKey, type EventMessage, type Pod, type ProbeResultMessage, type ProbeResultRecord, type ProbeType } from '@app/contracts';
 import { KubeletLabels } from '@app/kube';
 import { kvKey } from '@app/nats';
-import { KitFailure, expectWithin, type KitCheck, type KitTarget } from './kit.js';
+import { KitFailure, expectWithin, kitSandboxConfig, type KitCheck, type KitTarget } from './kit.js';
 
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
 const enc = new TextEncoder();
@@ -61,13 +61,7 @@ class ProbedPod {
       }),
     );
     await this.t.nc.flush();
-    const config = {
-      metadata: { name: this.name, namespace: 'contract-kit', uid: this.uid, attempt: 0 },
-      logDirectory: `/tmp/ks-contract-kit/${this.uid}`,
-      labels: { [KubeletLabels.podName]: this.name, [KubeletLabels.podNamespace]: 'contract-kit', [KubeletLabels.podUid]: this.uid, [KubeletLabels.node]: this.t.node },
-      annotations: {},
-      linux: { securityContext: { namespaceOptions: { network: 'NODE' as const, pid: 'CONTAINER' as const, ipc: 'POD' as const } } },
-    };
+    const config = kitSandboxConfig(this.t, this.uid, this.name);
     this.sandboxId = (await this.t.cri.runtime('RunPodSandbox', { config })).podSandboxId;
     this.containerId = (
       await this.t.cri.runtime('CreateContainer', {

@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { Kvm, type KV } from '@nats-io/kv';
 import { MessageTypes, Subjects, type Pod, type PodStatus, type StatusVerb, type VersionedPodStatusRecord } from '@app/contracts';
 import { kvKey } from '@app/nats';
-import { KitFailure, expectWithin, leaderLeaseCheck, type KitCheck, type KitTarget } from './kit.js';
+import { KitFailure, desirePod, expectWithin, leaderLeaseCheck, type KitCheck, type KitTarget } from './kit.js';
 
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
 const enc = new TextEncoder();
@@ -28,10 +28,8 @@ class KitPodStatus {
   constructor(private readonly t: KitTarget) {
     this.pod = { metadata: { uid: this.uid, name: `kit-status-${this.uid.slice(0, 8)}`, namespace: 'contract-kit' }, spec: { containers: [{ name: 'main', image: IMAGE }] } };
   }
-  async desire(desired: boolean): Promise<void> {
-    const kv = await new Kvm(this.t.nc).open('pods');
-    if (desired) await kv.put(kvKey(this.t.node, 'pod', this.uid), JSON.stringify({ pod: this.pod, source: 'api', addedAt: Date.now(), admitted: true }));
-    else await kv.delete(kvKey(this.t.node, 'pod', this.uid));
+  desire(desired: boolean): Promise<void> {
+    return desirePod(this.t, this.pod, desired);
   }
   status(running: boolean, message?: string): PodStatus {
     const startedAt = new Date(Date.now() - 5000).toISOString();
