@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { connect } from '@nats-io/transport-node';
 import { NATS_ADMIN_USER } from '@app/nats';
 import { ALL_TARGET, SERVICE_NAMES, moduleEnvPrefix, type ServiceName } from '@app/service';
-import { writeNatsCredentials, type NatsCredentials } from '../nats/server-config.js';
+import { writeNatsCredentials, type NatsCredentials, type NatsServerSettings } from '../nats/server-config.js';
 
 /** The repository root (this file is dist/deploy/local/stack.js or deploy/local/stack.ts). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), fileURLToPath(import.meta.url).includes('/dist/') ? '../../..' : '../..');
@@ -233,6 +233,11 @@ export async function startNats(
     failOnViolations?: boolean;
     /** The nats-server to run (default natsServerBinary()). */
     binary?: string;
+    /** A fleet node's: its JetStream domain and its leaf link to the hub (deploy/nats/server-config.ts NatsServerSettings). */
+    domain?: string;
+    leaf?: NatsServerSettings['leaf'];
+    /** The server's name (default `kubelet-split`). */
+    serverName?: string;
   } = {},
 ): Promise<NatsServer> {
   if (opts.port !== undefined && !(await portFree(opts.port))) throw new Error(`port ${opts.port} is in use: is another nats-server running?`);
@@ -249,7 +254,14 @@ export async function startNats(
   const configure = async (): Promise<void> => {
     const [p] = await freePorts(1);
     port = opts.port ?? p ?? 0;
-    credentials = writeNatsCredentials(credentialsDir, { serverName: 'kubelet-split', listen: `127.0.0.1:${port}`, storeDir, ...(opts.nodes ? { nodes: opts.nodes } : {}) });
+    credentials = writeNatsCredentials(credentialsDir, {
+      serverName: opts.serverName ?? 'kubelet-split',
+      listen: `127.0.0.1:${port}`,
+      storeDir,
+      ...(opts.nodes ? { nodes: opts.nodes } : {}),
+      ...(opts.domain ? { domain: opts.domain } : {}),
+      ...(opts.leaf ? { leaf: opts.leaf } : {}),
+    });
   };
   /** One nats-server process on the config, ready once its JetStream is. */
   const spawnServer = async (): Promise<ChildProcess> => {

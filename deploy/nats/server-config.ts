@@ -31,6 +31,13 @@ export interface NatsServerSettings {
    * checked-in config, which does not know the node's name).
    */
   nodes?: readonly string[];
+  /** The server's JetStream domain: a fleet node's own (@app/nats nodeDomain), so that its buckets and streams stay on it. */
+  domain?: string;
+  /**
+   * A fleet node: the hub it connects to as a leaf node (every hub server's
+   * leaf listener, `nats-leaf://host:port`), as `user` (@app/nats leafUserName) with `password`.
+   */
+  leaf?: { urls: readonly string[]; user: string; password: string };
 }
 
 /** A node's nats-server: clients on loopback only, no monitoring port. */
@@ -52,13 +59,25 @@ export function renderNatsServerConfig(settings: NatsServerSettings, password: (
     `listen: ${JSON.stringify(settings.listen)}`,
     'jetstream {',
     `  store_dir: ${JSON.stringify(settings.storeDir)}`,
+    ...(settings.domain ? [`  domain: ${JSON.stringify(settings.domain)}`] : []),
     '  max_memory_store: 256MB',
     '  max_file_store: 2GB',
     '}',
     'max_payload: 8MB',
+    ...(settings.leaf ? leafRemote(settings.leaf) : []),
     '',
     natsAuthorization(password, settings.nodes),
   ].join('\n');
+}
+
+/**
+ * A fleet node's link to the hub: one remote listing every hub server (the
+ * leaf node reconnects to another when one goes), credentials in the URL
+ * (the config file is its owner's only, mode 0600).
+ */
+function leafRemote(leaf: NonNullable<NatsServerSettings['leaf']>): string[] {
+  const withAuth = (url: string) => url.replace(/^(nats-leaf:\/\/)/, `$1${encodeURIComponent(leaf.user)}:${encodeURIComponent(leaf.password)}@`);
+  return ['leafnodes {', '  reconnect: "1s"', '  remotes: [', `    { urls: [${leaf.urls.map((u) => JSON.stringify(withAuth(u))).join(', ')}] }`, '  ]', '}'];
 }
 
 /** The checked-in deploy/nats/nats-server.conf: passwords from the server's environment. */

@@ -43,14 +43,13 @@
  * Node 24; the first build takes about 10 minutes of Go.
  */
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { SERVICE_NAMES, STATUS_GROUP, type ServiceName } from '@app/service';
-import type { Node } from 'kubernetes-types/core/v1.js';
-import { REPO_ROOT, exited, freePort, freePorts, startModules, startNats, startService, stopProcess, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
+import { REPO_ROOT, exited, freePort, startNats, stopProcess, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
 import { ComposeNode } from '../support/compose-node.js';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
+import { deleteBridge, ensureBridge, lineSink as sharedLineSink, spawnLogged as sharedSpawnLogged, startControllers as startControllers_, startSplitNode as startSplitServices, waitNodeReady } from '../support/cluster-node.js';
 import { kubeletConfigYaml } from '../support/upstream-kubelet.js';
 import { Cleanups } from './cleanups.js';
 import { areaTable, readGinkgoReport, sideBySide, type SpecResult } from './report.js';
@@ -184,32 +183,6 @@ function script(path: string, scriptArgs: string[] = [], env: NodeJS.ProcessEnv 
   });
 }
 
-function lineSink(file: string): (line: string) => void {
-  return (line) => appendFileSync(join(logs, file), `${line}\n`);
-}
-
-function spawnLogged(bin: string, argv: string[], log: string, env: NodeJS.ProcessEnv = process.env): ChildProcess {
-  const fd = openSync(join(logs, log), 'a');
-  try {
-    return spawn(bin, argv, { stdio: ['ignore', fd, fd], env });
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** The bridge and the node's IP on it, made before the node starts: the kubelet's server binds that IP. */
-function ensureBridge(): void {
-  const ip = (...a: string[]) => execFileSync('ip', a, { stdio: ['ignore', 'pipe', 'pipe'] });
-  try {
-    ip('link', 'show', NETWORK.bridge);
-  } catch {
-    ip('link', 'add', NETWORK.bridge, 'type', 'bridge');
-  }
-  const have = execFileSync('ip', ['-o', '-4', 'addr', 'show', 'dev', NETWORK.bridge], { encoding: 'utf8' });
-  if (!have.includes(`${NETWORK.ip}/`)) ip('addr', 'add', `${NETWORK.ip}/${NETWORK.subnet.split('/')[1] ?? '24'}`, 'dev', NETWORK.bridge);
-  ip('link', 'set', NETWORK.bridge, 'up');
-}
-
 /** A CA for the kubelet's clients and the apiserver's client certificate (CN kube-apiserver-kubelet-client, O system:masters). */
 function kubeletClientPki(dir: string): { ca: string; cert: string; key: string } {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -234,91 +207,6 @@ function killGroup(pgid: number): void {
   } catch {
     // already gone
   }
-}
-
-async function startControllers(cp: ControlPlane, bin: string): Promise<void> {
-  const kubeconfig = cp.kubeconfig('admin');
-  const pki = join(cp.dir, 'pki');
-  const cm = spawnLogged(join(bin, 'kube-controller-manager'), [
-    `--kubeconfig=${kubeconfig}`,
-    `--authentication-kubeconfig=${kubeconfig}`,
-    `--authorization-kubeconfig=${kubeconfig}`,
-    '--bind-address=127.0.0.1',
-    `--secure-port=${await freePort()}`,
-    `--service-account-private-key-file=${join(pki, 'sa.key')}`,
-    `--root-ca-file=${cp.caFile}`,
-    '--use-service-account-credentials=false',
-    '--leader-elect=false',
-    '--v=1',
-  ], 'kube-controller-manager.log');
-  cleanups.push({ what: 'kube-controller-manager', run: () => stopProcess(cm, 10_000) });
-  const scheduler = spawnLogged(join(bin, 'kube-scheduler'), [
-    `--kubeconfig=${kubeconfig}`,
-    `--authentication-kubeconfig=${kubeconfig}`,
-    `--authorization-kubeconfig=${kubeconfig}`,
-    '--bind-address=127.0.0.1',
-    `--secure-port=${await freePort()}`,
-    '--leader-elect=false',
-    '--v=1',
-  ], 'kube-scheduler.log');
-  cleanups.push({ what: 'kube-scheduler', run: () => stopProcess(scheduler, 10_000) });
-  await new Promise((r) => setTimeout(r, 2000));
-  for (const [name, child] of [['kube-controller-manager', cm], ['kube-scheduler', scheduler]] as const) {
-    if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}); see ${join(logs, `${name}.log`)}`);
-  }
-}
-
-/**
- * kubelet-split joined to the control plane as the launcher runs it: one process per service (two pod-worker
- * replicas) but the status group (STATUS_GROUP), which is one process of four modules.
- */
-async function startSplitNode(cp: ControlPlane, clientCa: string, runtimeSock: string): Promise<void> {
-  const nats: NatsServer = await startNats({ nodes: [NODE], sink: lineSink('nats-server.log') });
-  cleanups.push({ what: 'nats-server', run: () => nats.stop() });
-  const dirs = { POD_ROOT_DIR: join(work, 'pods'), POD_LOGS_DIR: join(work, 'pod-logs'), LEGACY_CONTAINER_LOGS_DIR: join(work, 'containers') };
-  const group: readonly ServiceName[] = STATUS_GROUP;
-  const ports: Partial<Record<ServiceName, number>> = {};
-  const free = await freePorts(group.length);
-  group.forEach((s, i) => (ports[s] = free[i]));
-  // The group's modules as once one service: the kubeconfig, the node's address, the kubelet server's certificates,
-  // the pod directories (logs and stats), and where each finds the others' ports.
-  const groupEnv = {
-    KUBECONFIG: cp.kubeconfig(NODE),
-    KUBELET_CLIENT_CA_FILE: clientCa,
-    KUBELET_CERT_DIR: join(work, 'pki'),
-    NODE_IP: NETWORK.ip,
-    CONSOLE_URL: `http://127.0.0.1:${ports.console ?? 0}`,
-    KUBELET_READ_URL: `http://127.0.0.1:${ports['kubelet-server'] ?? 0}`,
-    ...dirs,
-  };
-  const envOf = (service: ServiceName): Record<string, string> => ({
-    NODE_NAME: NODE,
-    NATS_URL: nats.url,
-    LOG_LEVEL: 'info',
-    ...(service === 'config-source' ? { KUBECONFIG: cp.kubeconfig(NODE) } : {}),
-    ...(group.includes(service) ? groupEnv : {}),
-    ...(service === 'cri-gateway' ? { CONTAINER_RUNTIME_ENDPOINT: `unix://${runtimeSock}` } : {}),
-    ...(service === 'pod-worker' || service === 'sync-loop' ? { CGROUP_ROOT: '/kubelet-split-conformance' } : {}),
-    ...(service === 'pod-worker' || service === 'sync-loop' ? dirs : {}),
-    ...(service === 'pod-worker' || service === 'prober' ? { NODE_IP: NETWORK.ip } : {}),
-  });
-  const started: ServiceProcess[] = [];
-  cleanups.push({
-    what: 'kubelet-split',
-    run: async () => {
-      // Dependents first, cri-gateway last, as the launcher stops them (the group's modules share one process).
-      for (const sp of [...started].reverse()) await sp.stop(15_000);
-    },
-  });
-  const order: ServiceName[] = ['cri-gateway', ...SERVICE_NAMES.filter((s) => s !== 'cri-gateway' && !group.includes(s))];
-  for (const service of order) {
-    const replicas = service === 'pod-worker' ? 2 : 1;
-    for (let r = 0; r < replicas; r++) {
-      started.push(await startService(service, envOf(service), { port: await freePort(), instance: String(r), sink: lineSink(`${service}-${r}.log`), timeoutMs: 60_000 }));
-    }
-  }
-  started.push(...(await startModules(group, envOf, { ports, instance: '0', sink: lineSink('status-group-0.log'), timeoutMs: 60_000 })));
-  say(`kubelet-split: ${started.map((s) => `${s.service}#${s.instance} :${s.port}`).join(', ')}`);
 }
 
 /**
@@ -359,6 +247,35 @@ async function startComposeNode(cp: ControlPlane, clientCa: string, runtimeSock:
   say(`the compose node: ${(await node.containers()).map((c) => c.service).join(', ')} healthy (${node.envFile})`);
 }
 
+const lineSink = (file: string) => sharedLineSink(logs, file);
+const spawnLogged = (bin: string, argv: string[], log: string, env: NodeJS.ProcessEnv = process.env) => sharedSpawnLogged(bin, argv, logs, log, env);
+
+async function startControllers(cp: ControlPlane, bin: string): Promise<void> {
+  const stop = await startControllers_(cp, bin, logs);
+  cleanups.push({ what: 'kube-controller-manager and kube-scheduler', run: stop });
+}
+
+/**
+ * kubelet-split joined to the control plane as the launcher runs it: one process per service (two pod-worker
+ * replicas) but the status group (STATUS_GROUP), which is one process of four modules.
+ */
+async function startSplitNode(cp: ControlPlane, clientCa: string, runtimeSock: string): Promise<void> {
+  const nats: NatsServer = await startNats({ nodes: [NODE], sink: lineSink('nats-server.log') });
+  cleanups.push({ what: 'nats-server', run: () => nats.stop() });
+  const started: ServiceProcess[] = [];
+  cleanups.push({
+    what: 'kubelet-split',
+    run: async () => {
+      // Dependents first, cri-gateway last, as the launcher stops them (the group's modules share one process).
+      for (const sp of [...started].reverse()) await sp.stop(15_000);
+    },
+  });
+  started.push(
+    ...(await startSplitServices({ node: NODE, natsUrl: nats.url, kubeconfig: cp.kubeconfig(NODE), clientCaFile: clientCa, ip: NETWORK.ip, runtimeSocket: runtimeSock, work, logs, cgroupRoot: '/kubelet-split-conformance' })),
+  );
+  say(`kubelet-split: ${started.map((s) => `${s.service}#${s.instance} :${s.port}`).join(', ')}`);
+}
+
 /** The upstream kubelet v1.34.4, in its private mount namespace with its own containerd (deploy/upstream-kubelet/run.sh). */
 async function startUpstreamNode(cp: ControlPlane, clientCa: string): Promise<string> {
   const kubelet = await script('deploy/upstream-kubelet/build.sh');
@@ -392,23 +309,6 @@ async function startUpstreamNode(cp: ControlPlane, clientCa: string): Promise<st
     await new Promise((r) => setTimeout(r, 500));
   }
   return sock;
-}
-
-async function waitNodeReady(cp: ControlPlane, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = 'not registered';
-  while (Date.now() < deadline) {
-    try {
-      const node = await cp.admin.request<Node>(`/api/v1/nodes/${NODE}`);
-      const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
-      if (ready?.status === 'True' && !(node.spec?.taints ?? []).some((t) => t.effect === 'NoSchedule')) return;
-      last = `Ready=${ready?.status ?? '?'} (${ready?.message ?? ''}), taints ${JSON.stringify(node.spec?.taints ?? [])}`;
-    } catch (err) {
-      last = (err as Error).message;
-    }
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-  throw new Error(`the Node ${NODE} was not Ready and schedulable within ${timeoutMs / 1000} s: ${last}`);
 }
 
 async function runSuite(cp: ControlPlane, conformanceBin: string, controlPlaneBin: string): Promise<number> {
@@ -487,8 +387,8 @@ async function main(): Promise<void> {
   const controlPlaneBin = await script('deploy/control-plane/build.sh', ['kubectl']);
   process.env['KS_CONTROL_PLANE_BIN'] = controlPlaneBin;
 
-  ensureBridge();
-  cleanups.push({ what: `the bridge ${NETWORK.bridge}`, run: () => void execFileSync('ip', ['link', 'del', NETWORK.bridge], { stdio: 'ignore' }) });
+  ensureBridge(NETWORK);
+  cleanups.push({ what: `the bridge ${NETWORK.bridge}`, run: () => deleteBridge(NETWORK) });
   const clientPki = kubeletClientPki(join(work, 'kubelet-client-pki'));
 
   say('starting the control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler)');
@@ -522,7 +422,7 @@ async function main(): Promise<void> {
     await startSplitNode(cp, clientPki.ca, sock);
   }
   say(`waiting for the Node ${NODE} (InternalIP ${NETWORK.ip}) to be Ready`);
-  await waitNodeReady(cp, 180_000);
+  await waitNodeReady(cp, NODE, 180_000);
   say(`the node is Ready after ${((Date.now() - t0) / 1000).toFixed(0)} s; running the suite`);
 
   const code = await runSuite(cp, conformanceBin, controlPlaneBin);
