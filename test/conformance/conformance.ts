@@ -49,7 +49,7 @@ import { parseArgs } from 'node:util';
 import { REPO_ROOT, exited, freePort, startNats, stopProcess, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
 import { ComposeNode } from '../support/compose-node.js';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
-import { deleteBridge, ensureBridge, lineSink as sharedLineSink, spawnLogged as sharedSpawnLogged, startControllers as startControllers_, startSplitNode as startSplitServices, waitNodeReady } from '../support/cluster-node.js';
+import { deleteBridge, ensureBridge, lineSink as sharedLineSink, spawnLogged as sharedSpawnLogged, startControllers as startControllers_, startSplitNode as startSplitServices, unmountUnder, waitNodeReady } from '../support/cluster-node.js';
 import { kubeletConfigYaml } from '../support/upstream-kubelet.js';
 import { Cleanups } from './cleanups.js';
 import { areaTable, readGinkgoReport, sideBySide, type SpecResult } from './report.js';
@@ -364,16 +364,6 @@ function printResults(results: SpecResult[]): void {
   const text = [`# npm run conformance -- --kubelet ${kubeletKind}${nodeKind === 'compose' ? ' --deploy compose' : ''}`, '', `focus \`${args.focus}\`${args.skip ? `, skip \`${args.skip}\`` : ''}, ${procs} processes, ${new Date().toISOString()}`, '', table, '', failures].join('\n');
   writeFileSync(join(out, 'summary.md'), `${text}\n`);
   process.stdout.write(`\n${text}\n`);
-}
-
-/** The mounts left under the run's directory (the volumes of pods still there when the node stopped), deepest first. */
-function unmountUnder(dir: string): void {
-  const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
-    .split('\n')
-    .map((line) => (line.split(' ')[4] ?? '').replace(/\\(\d{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))))
-    .filter((m) => m.startsWith(`${dir}/`))
-    .sort((a, b) => b.length - a.length);
-  for (const m of mounts) execFileSync('umount', [m], { stdio: 'ignore' });
 }
 
 async function main(): Promise<void> {

@@ -6,7 +6,7 @@
  * joined as the launcher runs them, and the wait for a Node to be Ready.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, closeSync, openSync } from 'node:fs';
+import { appendFileSync, closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SERVICE_NAMES, STATUS_GROUP, type ServiceName } from '@app/service';
 import type { Node } from 'kubernetes-types/core/v1.js';
@@ -179,4 +179,14 @@ export async function waitNodeReady(cp: ControlPlane, node: string, timeoutMs: n
     await new Promise((r) => setTimeout(r, 1000));
   }
   throw new Error(`the Node ${node} was not Ready and schedulable within ${timeoutMs / 1000} s: ${last}`);
+}
+
+/** Unmounts what is left mounted under `dir` (the volumes of pods still there when a node stopped), deepest first. */
+export function unmountUnder(dir: string): void {
+  const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((line) => (line.split(' ')[4] ?? '').replace(/\\(\d{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))))
+    .filter((m) => m.startsWith(`${dir}/`))
+    .sort((a, b) => b.length - a.length);
+  for (const m of mounts) execFileSync('umount', [m], { stdio: 'ignore' });
 }
