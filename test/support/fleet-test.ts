@@ -134,3 +134,46 @@ export async function until<T>(what: string, probe: () => Promise<T | undefined>
   }
   throw new Error(`${what}: not within ${timeoutMs / 1000} s${last ? ` (last: ${last})` : ''}`);
 }
+
+/** The node's own view of its pods: its status manager's /pods, asked over its leaf nats-server (as its admin). */
+export async function nodePods(node: FleetNode): Promise<Pod[]> {
+  const nc = await connectLeaf(node);
+  try {
+    const m = await nc.request(`kubelet.${node.name}.service.status-manager.pods`, new TextEncoder().encode('{}'), { timeout: 5000 });
+    return (JSON.parse(new TextDecoder().decode(m.data)) as { items: Pod[] }).items;
+  } finally {
+    await nc.close();
+  }
+}
+
+/** Stops a running container of pod `uid` in the node's containerd directly (not through the pod worker): a kill behind the node's back. */
+export async function killContainerBehindItsBack(node: FleetNode, uid: string): Promise<string> {
+  const nc = await connectLeaf(node);
+  try {
+    const cri = new NatsCriClient(nc, node.name, 'fleet-test');
+    const { containers } = await cri.runtime('ListContainers', { filter: { state: { state: 'CONTAINER_RUNNING' }, labelSelector: { [KubeletLabels.podUid]: uid } } });
+    const c = containers[0];
+    if (!c) throw new Error(`no running container of pod ${uid} on ${node.name}`);
+    await cri.runtime('StopContainer', { containerId: c.id, timeout: '0' });
+    return c.id;
+  } finally {
+    await nc.close();
+  }
+}
+
+/** The node's sandboxes and containers of the pods `uids`, whatever their state. */
+export async function remainsOf(node: FleetNode, uids: ReadonlySet<string>): Promise<string[]> {
+  const nc = await connectLeaf(node);
+  try {
+    const cri = new NatsCriClient(nc, node.name, 'fleet-test');
+    const [{ items }, { containers }] = await Promise.all([cri.runtime('ListPodSandbox', {}), cri.runtime('ListContainers', {})]);
+    return [
+      ...items.filter((s) => uids.has(s.metadata?.uid ?? '')).map((s) => `sandbox ${s.metadata?.name} (${s.state})`),
+      ...containers.filter((c) => uids.has(c.labels[KubeletLabels.podUid] ?? '')).map((c) => `container ${c.labels[KubeletLabels.podName]}/${c.metadata?.name} (${c.state})`),
+    ];
+  } finally {
+    await nc.close();
+  }
+}
+
+export const restartsOf = (p: Pod): number => (p.status?.containerStatuses ?? []).reduce((n, c) => n + c.restartCount, 0);
