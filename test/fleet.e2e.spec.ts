@@ -12,7 +12,7 @@
  *    nor read node B's buckets: the real servers refuse (node A's own leaf
  *    for its users, the hub for node A's leaf link).
  *
- * The CI subset of the fleet's tests; the faults are in fleet-faults.e2e.spec.ts
+ * The CI subset of the fleet's tests; the faults are in fleet-faults.fleet.ts
  * (`npm run fleet -- --test` runs both).
  */
 import assert from 'node:assert/strict';

@@ -4,7 +4,7 @@
  * (fleet-cluster.ts, docs/adr/0038-fleet-nats-fabric.md).
  *
  *   npm run fleet -- [--nodes N] [--out DIR]   up until Ctrl-C, then everything it started is stopped
- *   npm run fleet -- --test                   the fleet's end-to-end tests (test/fleet*.e2e.spec.ts), each on a fleet of its own
+ *   npm run fleet -- --test                   the fleet's end-to-end tests (test/fleet.e2e.spec.ts and test/fleet-faults.fleet.ts), each on a fleet of its own
  *
  * Needs root (containerd, bridges, cgroups, iptables), openssl, iproute2; the
  * first start builds the control plane and the controllers (minutes of Go, once).
@@ -64,7 +64,7 @@ function takeLock(cleanups: Cleanups): void {
 }
 
 async function runTests(): Promise<number> {
-  const files = ['fleet.e2e.spec.js', 'fleet-faults.e2e.spec.js'].map((f) => join(REPO_ROOT, 'dist', 'test', f));
+  const files = ['fleet.e2e.spec.js', 'fleet-faults.fleet.js'].map((f) => join(REPO_ROOT, 'dist', 'test', f));
   say(`node --test ${files.join(' ')} (one at a time: each starts a fleet of its own)`);
   const child = spawn(process.execPath, ['--enable-source-maps', '--test', '--test-concurrency=1', ...files], { stdio: 'inherit' });
   return new Promise((res) => child.once('exit', (code) => res(code ?? 1)));

@@ -1,5 +1,5 @@
 /**
- * What the fleet's tests share (test/fleet.e2e.spec.ts, test/fleet-faults.e2e.spec.ts):
+ * What the fleet's tests share (test/fleet.e2e.spec.ts, test/fleet-faults.fleet.ts):
  * a fleet of their own in a temporary directory, a Deployment, where its
  * pods run, kubectl against the control plane, the CLI against the hub.
  */
