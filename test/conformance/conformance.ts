@@ -42,7 +42,7 @@
  * Needs root (containerd, the bridge, cgroups), openssl, iproute2 and jq-free
  * Node 24; the first build takes about 10 minutes of Go.
  */
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';

@@ -88,7 +88,7 @@ export async function startHub(opts: { dir: string; nodes: readonly string[]; si
     credentials,
     fleetAuth,
     async stop() {
-      await Promise.all(servers.map((s) => (s.process ? stopProcess(s.process, 10_000) : undefined)));
+      await Promise.all(servers.flatMap((s) => (s.process ? [stopProcess(s.process, 10_000)] : [])));
     },
   };
 }
