@@ -151,6 +151,43 @@ export interface FleetOptions {
 
 const IPTABLES_TAG = 'kubelet-split-fleet';
 
+/** One fleet at a time on this machine: its nodes' bridges, subnets and runtimes have fixed names. */
+export const FLEET_LOCK = '/run/kubelet-split-fleet.lock';
+
+/**
+ * Takes FLEET_LOCK (a directory holding the holder's pid; one left by a
+ * process that is gone is taken over). Returns its release, which does
+ * nothing when this process held it already (a caller that took it itself).
+ */
+export function takeFleetLock(): () => void {
+  const pidFile = join(FLEET_LOCK, 'pid');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      mkdirSync(FLEET_LOCK);
+      writeFileSync(pidFile, String(process.pid));
+      return () => rmSync(FLEET_LOCK, { recursive: true, force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      let pid = 0;
+      try {
+        pid = Number(readFileSync(pidFile, 'utf8').trim() || 0);
+      } catch {
+        pid = 0;
+      }
+      if (pid === process.pid) return () => undefined;
+      let alive = false;
+      try {
+        alive = pid > 0 && (process.kill(pid, 0), true);
+      } catch {
+        alive = false;
+      }
+      if (alive) throw new Error(`another fleet is running (pid ${pid}, ${FLEET_LOCK}): one at a time, the nodes' bridges and runtimes are the same`);
+      rmSync(FLEET_LOCK, { recursive: true, force: true });
+    }
+  }
+  throw new Error(`cannot take ${FLEET_LOCK}`);
+}
+
 /** The host's forwarding between the fleet's bridges: ip_forward on, FORWARD accepted between them; undone by undo(). */
 class HostForwarding {
   private ipForwardWas: string | undefined;
@@ -189,6 +226,7 @@ export class Fleet {
   private stopControllers?: () => Promise<void>;
   private readonly forwarding = new HostForwarding();
   private stopped = false;
+  private releaseLock?: () => void;
 
   private constructor(private readonly opts: FleetOptions) {
     this.logs = join(opts.dir, 'logs');
@@ -208,8 +246,10 @@ export class Fleet {
 
   private async up(): Promise<void> {
     const { say } = this.opts;
+    this.releaseLock = takeFleetLock();
     mkdirSync(this.logs, { recursive: true });
-    process.env['KS_E2E_LOGS'] = this.logs;
+    // The control plane copies its logs there when it stops (a test run's own directory when it has one).
+    process.env['KS_E2E_LOGS'] ??= this.logs;
     const nets = Array.from({ length: this.opts.nodes }, (_, i) => fleetNodeNetwork(i + 1));
     say('building what is missing (deploy/conformance/build.sh: kube-scheduler, kube-controller-manager; deploy/control-plane/build.sh: etcd, kube-apiserver)');
     const conformanceBin = await runScript('deploy/conformance/build.sh');
@@ -236,7 +276,7 @@ export class Fleet {
     return n;
   }
 
-  /** Every node (services, nats, containerd, bridge), the hub, the controllers, the control plane; once. */
+  /** Every node (services, nats, containerd, bridge), the hub, the controllers, the control plane; once. What stays in the run's directory is logs/. */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
@@ -245,11 +285,17 @@ export class Fleet {
     await this.hub?.stop().catch(() => undefined);
     await this.stopControllers?.().catch(() => undefined);
     await this.cp?.stop().catch(() => undefined);
-    for (const node of this.nodes) unmountUnder(node.work);
+    for (const node of this.nodes) {
+      try {
+        unmountUnder(node.work);
+        // Pods' directories, the node's JetStream store and credentials: the logs stay.
+        rmSync(node.work, { recursive: true, force: true });
+      } catch (err) {
+        this.opts.say(`cleaning ${node.work}: ${(err as Error).message}`);
+      }
+    }
+    rmSync(join(this.opts.dir, 'hub'), { recursive: true, force: true });
+    this.releaseLock?.();
   }
 
-  /** Removes the run's directory (the fleet must be stopped). */
-  removeDir(): void {
-    rmSync(this.opts.dir, { recursive: true, force: true });
-  }
 }

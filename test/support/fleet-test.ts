@@ -4,7 +4,7 @@
  * pods run, kubectl against the control plane, the CLI against the hub.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -20,7 +20,9 @@ export const BUSYBOX = 'localhost/kubelet-split/busybox:1.35';
 
 /** A fleet of `nodes` for a test file, its output in KS_E2E_LOGS (or the temporary directory) for a failure's post-mortem. */
 export async function testFleet(nodes: number, extra: { controllerArgs?: string[] } = {}): Promise<Fleet> {
-  const dir = mkdtempSync(join(tmpdir(), 'ks-fleet-'));
+  const logs = process.env['KS_E2E_LOGS'];
+  if (logs) mkdirSync(logs, { recursive: true });
+  const dir = mkdtempSync(join(logs ?? tmpdir(), 'ks-fleet-'));
   return Fleet.start({ nodes, dir, say: (line) => process.stdout.write(`fleet | ${line}\n`), ...extra });
 }
 
