@@ -10,13 +10,16 @@
  * first start builds the control plane and the controllers (minutes of Go, once).
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { FLEET_READER_USER } from '@app/nats';
 import { REPO_ROOT } from '../../deploy/local/stack.js';
 import { Cleanups } from '../conformance/cleanups.js';
 import { Fleet } from './fleet-cluster.js';
+import { FleetLockHeld, takeLock } from './fleet-lock.js';
+
+export { FLEET_LOCK } from './fleet-lock.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -38,31 +41,6 @@ if (args.help) {
   process.exit(0);
 }
 
-/** One fleet at a time on this machine: its nodes' bridges, subnets and runtimes have fixed names. */
-export const FLEET_LOCK = '/run/kubelet-split-fleet.lock';
-
-function takeLock(cleanups: Cleanups): void {
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      mkdirSync(FLEET_LOCK);
-      writeFileSync(join(FLEET_LOCK, 'pid'), String(process.pid));
-      cleanups.push({ what: 'the lock', run: () => rmSync(FLEET_LOCK, { recursive: true, force: true }) });
-      return;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const pid = Number(readFileSync(join(FLEET_LOCK, 'pid'), 'utf8').trim() || 0);
-      let alive = false;
-      try {
-        alive = pid > 0 && (process.kill(pid, 0), true);
-      } catch {
-        alive = false;
-      }
-      if (alive) fail(`another fleet is running (pid ${pid}, ${FLEET_LOCK}): one at a time, the nodes' bridges and runtimes are the same`);
-      rmSync(FLEET_LOCK, { recursive: true, force: true });
-    }
-  }
-}
-
 async function runTests(): Promise<number> {
   const files = ['fleet.e2e.spec.js', 'fleet-faults.fleet.js'].map((f) => join(REPO_ROOT, 'dist', 'test', f));
   say(`node --test ${files.join(' ')} (one at a time: each starts a fleet of its own)`);
@@ -80,7 +58,12 @@ async function main(): Promise<void> {
   const nodes = Number(args.nodes);
   if (!Number.isInteger(nodes) || nodes < 1 || nodes > 100) fail(`--nodes must be a whole number from 1 to 100, got "${args.nodes}"`);
   cleanups.onSignals((code) => process.exit(code));
-  takeLock(cleanups);
+  try {
+    takeLock(cleanups);
+  } catch (err) {
+    if (err instanceof FleetLockHeld) fail(err.message);
+    throw err;
+  }
   const stamp = new Date().toISOString().replace(/[:.]/g, '-').replace(/-\d+Z$/, 'Z');
   const dir = resolve(args.out || join('/var/tmp/kubelet-split/fleet', stamp));
   mkdirSync(dir, { recursive: true, mode: 0o700 });
