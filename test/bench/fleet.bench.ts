@@ -64,8 +64,11 @@ function childrenRunning(binary: string): number[] {
   return out;
 }
 
+/** The node's processes, each once: services grouped in one process (the status group) under one name `a+b+...`. */
 function nodeProcesses(node: FleetNode): AgentProcess[] {
-  const procs: AgentProcess[] = node.services.filter((sp) => alive(sp.process.pid)).map((sp) => ({ name: `${node.name}/${sp.service}#${sp.instance}`, pid: sp.process.pid ?? 0 }));
+  const byPid = new Map<number, string[]>();
+  for (const sp of node.services) if (alive(sp.process.pid)) byPid.set(sp.process.pid, [...(byPid.get(sp.process.pid) ?? []), `${sp.service}#${sp.instance}`]);
+  const procs: AgentProcess[] = [...byPid].map(([pid, names]) => ({ name: `${node.name}/${names.join('+')}`, pid }));
   if (alive(node.nats.process.pid)) procs.push({ name: `${node.name}/nats-server`, pid: node.nats.process.pid });
   const containerd = Number(readFileSync(join(node.net.state, 'containerd.pid'), 'utf8').trim());
   if (alive(containerd)) procs.push({ name: `${node.name}/containerd`, pid: containerd });
@@ -83,21 +86,52 @@ function parts(fleet: Fleet): { nodes: Part[]; hub: Part; controlPlane: Part } {
   return { nodes: fleet.nodes.map((n) => ({ part: n.name, procs: nodeProcesses(n) })), hub: { part: 'hub', procs: hub }, controlPlane: { part: 'control plane', procs: controlPlane } };
 }
 
-/** Each hub server's subscription count in the KUBELET account, asked as the system user. */
-async function hubSubscriptions(fleet: Fleet): Promise<number[]> {
+/** Each hub server's subscription count in the KUBELET account, and the first server's subjects, asked as the system user. */
+async function hubSubscriptions(fleet: Fleet): Promise<{ counts: number[]; subjects: string[] }> {
   const nc = await connect({ servers: fleet.hub.credentials.clientUrls, user: HUB_SYSTEM_USER, pass: fleet.hub.credentials.password(HUB_SYSTEM_USER) });
   try {
-    const byServer: [string, number][] = [];
-    const ask = new TextEncoder().encode(JSON.stringify({ account: HUB_ACCOUNT }));
+    const byServer: [string, number, string[]][] = [];
+    const ask = new TextEncoder().encode(JSON.stringify({ account: HUB_ACCOUNT, subscriptions: true, limit: 100_000 }));
     for await (const m of await nc.requestMany('$SYS.REQ.SERVER.PING.SUBSZ', ask, { maxWait: 2000, maxMessages: fleet.hub.servers.length })) {
-      const r = JSON.parse(new TextDecoder().decode(m.data)) as { server?: { name?: string }; data?: { num_subscriptions?: number }; error?: { description?: string } };
+      const r = JSON.parse(new TextDecoder().decode(m.data)) as { server?: { name?: string }; data?: { num_subscriptions?: number; subscriptions_list?: { subject: string }[] }; error?: { description?: string } };
       if (r.error) throw new Error(r.error.description ?? 'SUBSZ failed');
-      byServer.push([r.server?.name ?? '', r.data?.num_subscriptions ?? Number.NaN]);
+      byServer.push([r.server?.name ?? '', r.data?.num_subscriptions ?? Number.NaN, (r.data?.subscriptions_list ?? []).map((x) => x.subject).sort()]);
     }
-    return byServer.sort(([a], [b]) => a.localeCompare(b)).map(([, n]) => n);
+    byServer.sort(([a], [b]) => a.localeCompare(b));
+    return { counts: byServer.map(([, n]) => n), subjects: byServer[0]?.[2] ?? [] };
   } finally {
     await nc.close();
   }
+}
+
+/** kube-apiserver's apiserver_request_total, by `VERB resource[/subresource]` (its /metrics, as the admin). */
+function apiserverRequests(fleet: Fleet): Map<string, number> {
+  const text = execFileSync('curl', ['-sfk', '--max-time', '10', '-H', `Authorization: Bearer ${fleet.cp.token('admin')}`, `${fleet.cp.url}/metrics`], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    const label = (k: string) => new RegExp(`[{,]${k}="([^"]*)"`).exec(line)?.[1] ?? '';
+    const key = `${label('verb')} ${label('resource')}${label('subresource') ? `/${label('subresource')}` : ''}`;
+    out.set(key, (out.get(key) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return out;
+}
+
+const WRITE_VERBS = new Set(['POST', 'PUT', 'PATCH', 'DELETE', 'APPLY']);
+
+/** Requests per second between two apiserverRequests, by kind; the writes' total. */
+function requestRates(a: Map<string, number>, b: Map<string, number>, seconds: number): FleetRun['apiserver'] {
+  const byKind: Record<string, number> = {};
+  let writes = 0;
+  let all = 0;
+  for (const [k, v] of b) {
+    const rate = (v - (a.get(k) ?? 0)) / seconds;
+    if (rate <= 0) continue;
+    byKind[k] = rate;
+    all += rate;
+    if (WRITE_VERBS.has(k.split(' ')[0] ?? '')) writes += rate;
+  }
+  return { requestsPerSecond: all, writesPerSecond: writes, byKind };
 }
 
 const ticksOf = (procs: readonly AgentProcess[]) => procs.reduce((s, p) => s + (cpuTicks(p.pid) ?? 0), 0);
@@ -147,11 +181,15 @@ async function measureFleet(nodes: number, o: FleetBenchOptions, cleanups: Clean
     await sleep(o.settleSeconds * 1000);
     const p = parts(fleet);
     const all = [...p.nodes, p.hub, p.controlPlane];
+    const requests0 = apiserverRequests(fleet);
+    const w0 = performance.now();
     const measured = await footprint(all.flatMap((x) => x.procs), o.idleSeconds);
+    const apiserver = requestRates(requests0, apiserverRequests(fleet), (performance.now() - w0) / 1000);
     const byPid = new Map(measured.map((m) => [m.pid, m]));
     const costOf = (x: Part) => partCost(x.procs.flatMap((q) => byPid.get(q.pid) ?? []));
     const nodeCosts = p.nodes.map(costOf);
     const subs = await hubSubscriptions(fleet).catch((err: unknown) => ({ error: (err as Error).message }));
+    const hubSubjects = 'error' in subs ? [] : subs.subjects;
     const idle: FleetRun['idle'] = {
       perNode: meanCost(nodeCosts),
       nodes: nodeCosts,
@@ -161,7 +199,7 @@ async function measureFleet(nodes: number, o: FleetBenchOptions, cleanups: Clean
     };
     o.log(`${nodes} node(s) idle: per node ${idle.perNode.cpuPercent.toFixed(1)} % ${idle.perNode.pssMb.toFixed(0)} MB PSS; hub ${idle.hub.cpuPercent.toFixed(1)} %; control plane ${idle.controlPlane.cpuPercent.toFixed(1)} %`);
     const ro = await rollout(fleet, o.podsPerNode * nodes, o.log).catch((err: unknown) => ({ error: (err as Error).message }));
-    return { nodes, settleSeconds: o.settleSeconds, idleSeconds: o.idleSeconds, startMs, idle, hubSubscriptions: subs, rollout: ro };
+    return { nodes, settleSeconds: o.settleSeconds, idleSeconds: o.idleSeconds, startMs, idle, apiserver, hubSubscriptions: 'error' in subs ? subs : subs.counts, hubSubjects, rollout: ro };
   } finally {
     o.log(`${nodes} node(s): stopping the fleet`);
     await fleet.stop();

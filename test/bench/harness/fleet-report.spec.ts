@@ -25,6 +25,8 @@ describe('fleet bench report', () => {
     const run = (nodes: number, rollout: FleetRun['rollout']): FleetRun => ({
       nodes, settleSeconds: 20, idleSeconds: 30, startMs: 1000,
       idle: { perNode: part, nodes: [part], hub: part, controlPlane: part, processes: [] },
+      apiserver: { requestsPerSecond: 4.04, writesPerSecond: 0.25, byKind: {} },
+      hubSubjects: [],
       hubSubscriptions: [12, 12, 13],
       rollout,
     });
@@ -36,7 +38,7 @@ describe('fleet bench report', () => {
     };
     const rows = fleetTable(result).split('\n').filter((l) => l.startsWith('| '));
     assert.equal(rows.length, 4);
-    assert.match(rows[1] ?? '', /^\| 1 \| 1\.3 % · 100 \/ 61 MB \|.*\| 12 \/ 12 \/ 13 \|.*\| 10 pods in 12\.3 s \| 3\.0 \/ 0\.1 \/ 2\.0 \|$/);
+    assert.match(rows[1] ?? '', /^\| 1 \| 1\.3 % · 100 \/ 61 MB \|.*\| 12 \/ 12 \/ 13 \|.*\| 4\.0 \(0\.3\) \| 10 pods in 12\.3 s \| 3\.0 \/ 0\.1 \/ 2\.0 \|$/);
     assert.match(rows[2] ?? '', /\| failed: timed out \| - \|$/);
     assert.match(rows[3] ?? '', /^\| 3 \| failed: containerd did not start \|/);
   });

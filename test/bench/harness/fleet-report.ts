@@ -34,6 +34,10 @@ export interface FleetRun {
     controlPlane: PartCost;
     processes: (ProcessFootprint & { part: string })[];
   };
+  /** kube-apiserver's requests over the idle window (apiserver_request_total), per second: all, the writes, by `VERB resource[/subresource]`. */
+  apiserver: { requestsPerSecond: number; writesPerSecond: number; byKind: Record<string, number> };
+  /** The first hub server's subscriptions in the KUBELET account, by subject. */
+  hubSubjects: string[];
   /** The hub's subscriptions in the KUBELET account (what crosses the leaf links as interest), per hub server; an error when it could not be asked. */
   hubSubscriptions: number[] | { error: string };
   rollout: {
@@ -84,16 +88,16 @@ const cost = (c: PartCost) => `${f1(c.cpuPercent)} % · ${f0(c.rssMb)} / ${f0(c.
 /** The markdown table: a row per node count; CPU as % of one core, memory as RSS / PSS. */
 export function fleetTable(result: FleetBenchResult): string {
   const lines = [
-    '| nodes | per node: CPU · RSS / PSS | hub (3 servers): CPU · RSS / PSS | hub subscriptions (KUBELET, per server) | control plane: CPU · RSS / PSS | 10 pods per node: create → all Ready | rollout CPU s: node (mean) / hub / control plane |',
-    '|---|---|---|---|---|---|---|',
+    '| nodes | per node: CPU · RSS / PSS | hub (3 servers): CPU · RSS / PSS | hub subscriptions (KUBELET, per server) | control plane: CPU · RSS / PSS | apiserver idle: requests/s (writes/s) | 10 pods per node: create → all Ready | rollout CPU s: node (mean) / hub / control plane |',
+    '|---|---|---|---|---|---|---|---|',
   ];
   for (const r of result.runs) {
     const subs = Array.isArray(r.hubSubscriptions) ? r.hubSubscriptions.join(' / ') : `(${r.hubSubscriptions.error})`;
     const ro = 'error' in r.rollout ? `failed: ${r.rollout.error}` : `${r.rollout.pods} pods in ${f1(r.rollout.readyMs / 1000)} s`;
     const roCpu = 'error' in r.rollout ? '-' : `${f1(r.rollout.cpuSeconds.perNode)} / ${f1(r.rollout.cpuSeconds.hub)} / ${f1(r.rollout.cpuSeconds.controlPlane)}`;
-    lines.push(`| ${r.nodes} | ${cost(r.idle.perNode)} | ${cost(r.idle.hub)} | ${subs} | ${cost(r.idle.controlPlane)} | ${ro} | ${roCpu} |`);
+    lines.push(`| ${r.nodes} | ${cost(r.idle.perNode)} | ${cost(r.idle.hub)} | ${subs} | ${cost(r.idle.controlPlane)} | ${f1(r.apiserver.requestsPerSecond)} (${f1(r.apiserver.writesPerSecond)}) | ${ro} | ${roCpu} |`);
   }
-  for (const f of result.failures) lines.push(`| ${f.nodes} | failed: ${f.reason.replace(/\|/g, '\\|').split('\n')[0] ?? ''} | | | | | |`);
+  for (const f of result.failures) lines.push(`| ${f.nodes} | failed: ${f.reason.replace(/\|/g, '\\|').split('\n')[0] ?? ''} | | | | | | |`);
   const r0 = result.runs[0];
   const note = r0 ? `Idle: ${r0.settleSeconds} s after every node Ready, then a ${r0.idleSeconds} s window; ` : '';
   return `${lines.join('\n')}\n\n${note}${result.machine.cpus} CPUs, node ${result.machine.node}, commit ${result.commit}.\n`;
