@@ -36,7 +36,7 @@ export interface FleetRun {
   };
   /** kube-apiserver's requests over the idle window (apiserver_request_total), per second: all, the writes, by `VERB resource[/subresource]`. */
   apiserver: { requestsPerSecond: number; writesPerSecond: number; byKind: Record<string, number> };
-  /** The first hub server's subscriptions in the KUBELET account, by subject. */
+  /** The first hub server's own clients' subscriptions in the KUBELET account, by subject (SUBSZ lists only local ones: the leafs' interest is in the counts alone). */
   hubSubjects: string[];
   /** The hub's subscriptions in the KUBELET account (what crosses the leaf links as interest), per hub server; an error when it could not be asked. */
   hubSubscriptions: number[] | { error: string };
