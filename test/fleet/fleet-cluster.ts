@@ -19,6 +19,7 @@ import { nodeDomain } from '@app/nats';
 import { REPO_ROOT, exited, startNats, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
 import { deleteBridge, ensureBridge, lineSink, unmountUnder, startControllers, startSplitNode, waitNodeReady, type NodeNetwork } from '../support/cluster-node.js';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
+import { takeFleetLock } from './fleet-lock.js';
 import { LeafLink, startHub, type Hub } from './hub.js';
 
 /** Runs a script of the repository and returns its last line of output. */
@@ -150,43 +151,6 @@ export interface FleetOptions {
 }
 
 const IPTABLES_TAG = 'kubelet-split-fleet';
-
-/** One fleet at a time on this machine: its nodes' bridges, subnets and runtimes have fixed names. */
-export const FLEET_LOCK = '/run/kubelet-split-fleet.lock';
-
-/**
- * Takes FLEET_LOCK (a directory holding the holder's pid; one left by a
- * process that is gone is taken over). Returns its release, which does
- * nothing when this process held it already (a caller that took it itself).
- */
-export function takeFleetLock(): () => void {
-  const pidFile = join(FLEET_LOCK, 'pid');
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      mkdirSync(FLEET_LOCK);
-      writeFileSync(pidFile, String(process.pid));
-      return () => rmSync(FLEET_LOCK, { recursive: true, force: true });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      let pid = 0;
-      try {
-        pid = Number(readFileSync(pidFile, 'utf8').trim() || 0);
-      } catch {
-        pid = 0;
-      }
-      if (pid === process.pid) return () => undefined;
-      let alive = false;
-      try {
-        alive = pid > 0 && (process.kill(pid, 0), true);
-      } catch {
-        alive = false;
-      }
-      if (alive) throw new Error(`another fleet is running (pid ${pid}, ${FLEET_LOCK}): one at a time, the nodes' bridges and runtimes are the same`);
-      rmSync(FLEET_LOCK, { recursive: true, force: true });
-    }
-  }
-  throw new Error(`cannot take ${FLEET_LOCK}`);
-}
 
 /** The host's forwarding between the fleet's bridges: ip_forward on, FORWARD accepted between them; undone by undo(). */
 class HostForwarding {

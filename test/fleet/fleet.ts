@@ -17,6 +17,9 @@ import { FLEET_READER_USER } from '@app/nats';
 import { REPO_ROOT } from '../../deploy/local/stack.js';
 import { Cleanups } from '../conformance/cleanups.js';
 import { Fleet } from './fleet-cluster.js';
+import { FleetLockHeld } from './fleet-lock.js';
+
+export { FLEET_LOCK } from './fleet-lock.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -60,7 +63,10 @@ async function main(): Promise<void> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   say(`the run's files in ${dir}`);
   const t0 = Date.now();
-  const fleet = await Fleet.start({ nodes, dir, say });
+  const fleet = await Fleet.start({ nodes, dir, say }).catch((err: unknown) => {
+    if (err instanceof FleetLockHeld) fail(err.message);
+    throw err;
+  });
   cleanups.push({ what: 'the fleet', run: () => fleet.stop() });
   const hub = fleet.hub.credentials;
   say(`${nodes} node(s) Ready after ${((Date.now() - t0) / 1000).toFixed(0)} s: ${fleet.nodes.map((n) => `${n.name} (${n.net.ip}, pods ${n.net.subnet})`).join(', ')}`);

@@ -8,6 +8,7 @@
  * latency distributions, one line per agent) to --out.
  *
  *   npm run build && node dist/test/bench/harness/bench.js [--smoke] [--agents kubelet-split,kubelet-split-one-process,kubelet] [--out .tmp/bench]
+ *   npm run bench -- --fleet [--fleet-nodes 1,2,3] [--out .tmp/bench]   the fleet's figure instead (../fleet.bench.ts): fleet.json, fleet.md
  *
  * It uses the project's containerd (deploy/runtime.sh, started here when it
  * is not running, and stopped again): run it under the e2e lock on a shared
@@ -43,6 +44,8 @@ const { values: args } = parseArgs({
     'p1-pods': { type: 'string' },
     'p2-pods': { type: 'string' },
     'p3-seconds': { type: 'string' },
+    fleet: { type: 'boolean', default: false },
+    'fleet-nodes': { type: 'string', default: '1,2,3' },
   },
 });
 const smoke = args.smoke === true;
@@ -64,111 +67,127 @@ for (const a of agentNames) {
 const out = resolve(args.out ?? '.tmp/bench');
 const log = (line: string) => process.stderr.write(`bench ${new Date().toISOString().slice(11, 19)} ${line}\n`);
 
-const runtimeScript = join(REPO_ROOT, 'deploy', 'runtime.sh');
-const runtime = (cmd: string) => spawnSync('bash', [runtimeScript, cmd], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-
-async function agentFor(name: AgentName): Promise<Agent> {
-  switch (name) {
-    case 'kubelet-split':
-      return new KubeletSplitAgent(`ks-bench-${process.pid}`, 'split');
-    case 'kubelet-split-one-process':
-      return new KubeletSplitAgent(`ks-bench-${process.pid}-one`, 'one-process');
-    case 'kubelet': {
-      const { UpstreamKubeletAgent } = await import('./kubelet-agent.js');
-      return UpstreamKubeletAgent.create(log);
-    }
+if (args.fleet) {
+  const nodeCounts = (args['fleet-nodes'] ?? '').split(',').map((s) => Number(s.trim()));
+  if (nodeCounts.length === 0 || nodeCounts.some((n) => !Number.isInteger(n) || n < 1 || n > 100)) {
+    process.stderr.write(`bench: --fleet-nodes takes node counts from 1 to 100, comma-separated, got "${args['fleet-nodes']}"\n`);
+    process.exit(2);
   }
+  const { runFleetBench } = await import('../fleet.bench.js');
+  const table = await runFleetBench({ nodeCounts, out, settleSeconds: 20, idleSeconds: 30, podsPerNode: 10, log });
+  process.stdout.write(`${table}\nwrote ${join(out, 'fleet.json')} and fleet.md\n`);
+} else {
+  await nodeFigures();
 }
 
-const measureOptions: MeasureOptions = { ...settings, p5Runs: smoke ? 1 : 3, log };
-const startedAt = new Date().toISOString();
-let startedRuntime = false;
-let current: Agent | undefined;
+/** The node figures (the file's header): the raw CRI floor, P4, then each agent. */
+async function nodeFigures(): Promise<void> {
+  const runtimeScript = join(REPO_ROOT, 'deploy', 'runtime.sh');
+  const runtime = (cmd: string) => spawnSync('bash', [runtimeScript, cmd], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
 
-async function onSignal(signal: string) {
-  log(`${signal}: stopping`);
-  await current?.stop().catch(() => undefined);
-  if (startedRuntime) runtime('stop');
-  process.exit(130);
-}
-process.once('SIGINT', () => void onSignal('SIGINT'));
-process.once('SIGTERM', () => void onSignal('SIGTERM'));
-
-if (runtime('status').status !== 0) {
-  log('starting containerd (deploy/runtime.sh)');
-  startedRuntime = true;
-}
-if (runtime('start').status !== 0) throw new Error('deploy/runtime.sh start failed');
-const address = runtimeAddress();
-
-const git = (...a: string[]) => spawnSync('git', ['-C', REPO_ROOT, ...a], { encoding: 'utf8' });
-const result: BenchResult = {
-  commit: `${git('rev-parse', 'HEAD').stdout.trim() || 'unknown'}${git('status', '--porcelain', '--untracked-files=no').stdout.trim() ? '+dirty' : ''}`,
-  startedAt,
-  finishedAt: '',
-  smoke,
-  machine: {
-    cpus: cpus().length,
-    node: process.version,
-    kernel: release(),
-    loadavg: { start: loadavg(), end: [] },
-    containerd: (() => {
-      try {
-        return execFileSync('containerd', ['--version'], { encoding: 'utf8' }).trim().split(' ')[2] ?? '';
-      } catch {
-        return '';
+  async function agentFor(name: AgentName): Promise<Agent> {
+    switch (name) {
+      case 'kubelet-split':
+        return new KubeletSplitAgent(`ks-bench-${process.pid}`, 'split');
+      case 'kubelet-split-one-process':
+        return new KubeletSplitAgent(`ks-bench-${process.pid}-one`, 'one-process');
+      case 'kubelet': {
+        const { UpstreamKubeletAgent } = await import('./kubelet-agent.js');
+        return UpstreamKubeletAgent.create(log);
       }
-    })(),
-  },
-  settings,
-  floor: { error: 'not measured' },
-  p4: { error: 'not measured' },
-  agents: {},
-};
-
-try {
-  log(`raw CRI floor on ${address}`);
-  try {
-    result.floor = await measureFloor(`unix://${address}`, settings.p1Pods, settings.p2Pods, 4);
-  } catch (err) {
-    result.floor = { error: (err as Error).message };
-  }
-  log('P4: the NATS hop to cri-gateway against direct gRPC');
-  try {
-    const { calls, rows } = await measureNatsHop(address, smoke ? 200 : 1000);
-    result.p4 = { calls, rows };
-  } catch (err) {
-    result.p4 = { error: (err as Error).message };
+    }
   }
 
-  for (const name of agentNames as AgentName[]) {
-    let r: AgentResult;
-    try {
-      log(`${name}: starting`);
-      current = await agentFor(name);
-      const coldStart = await current.start();
-      r = { ok: true, ...(await measureAgent(current, coldStart, measureOptions)) };
-    } catch (err) {
-      r = { ok: false, reason: (err as Error).message };
-      log(`${name}: ${r.reason}`);
-    }
-    try {
-      await current?.stop();
-    } catch (err) {
-      if (r.ok) r = { ok: false, reason: `stopping it failed: ${(err as Error).message}` };
-    }
-    current = undefined;
-    result.agents[name] = r;
+  const measureOptions: MeasureOptions = { ...settings, p5Runs: smoke ? 1 : 3, log };
+  const startedAt = new Date().toISOString();
+  let startedRuntime = false;
+  let current: Agent | undefined;
+
+  async function onSignal(signal: string) {
+    log(`${signal}: stopping`);
+    await current?.stop().catch(() => undefined);
+    if (startedRuntime) runtime('stop');
+    process.exit(130);
   }
-} finally {
-  if (startedRuntime) runtime('stop');
+  process.once('SIGINT', () => void onSignal('SIGINT'));
+  process.once('SIGTERM', () => void onSignal('SIGTERM'));
+
+  if (runtime('status').status !== 0) {
+    log('starting containerd (deploy/runtime.sh)');
+    startedRuntime = true;
+  }
+  if (runtime('start').status !== 0) throw new Error('deploy/runtime.sh start failed');
+  const address = runtimeAddress();
+
+  const git = (...a: string[]) => spawnSync('git', ['-C', REPO_ROOT, ...a], { encoding: 'utf8' });
+  const result: BenchResult = {
+    commit: `${git('rev-parse', 'HEAD').stdout.trim() || 'unknown'}${git('status', '--porcelain', '--untracked-files=no').stdout.trim() ? '+dirty' : ''}`,
+    startedAt,
+    finishedAt: '',
+    smoke,
+    machine: {
+      cpus: cpus().length,
+      node: process.version,
+      kernel: release(),
+      loadavg: { start: loadavg(), end: [] },
+      containerd: (() => {
+        try {
+          return execFileSync('containerd', ['--version'], { encoding: 'utf8' }).trim().split(' ')[2] ?? '';
+        } catch {
+          return '';
+        }
+      })(),
+    },
+    settings,
+    floor: { error: 'not measured' },
+    p4: { error: 'not measured' },
+    agents: {},
+  };
+
+  try {
+    log(`raw CRI floor on ${address}`);
+    try {
+      result.floor = await measureFloor(`unix://${address}`, settings.p1Pods, settings.p2Pods, 4);
+    } catch (err) {
+      result.floor = { error: (err as Error).message };
+    }
+    log('P4: the NATS hop to cri-gateway against direct gRPC');
+    try {
+      const { calls, rows } = await measureNatsHop(address, smoke ? 200 : 1000);
+      result.p4 = { calls, rows };
+    } catch (err) {
+      result.p4 = { error: (err as Error).message };
+    }
+
+    for (const name of agentNames as AgentName[]) {
+      let r: AgentResult;
+      try {
+        log(`${name}: starting`);
+        current = await agentFor(name);
+        const coldStart = await current.start();
+        r = { ok: true, ...(await measureAgent(current, coldStart, measureOptions)) };
+      } catch (err) {
+        r = { ok: false, reason: (err as Error).message };
+        log(`${name}: ${r.reason}`);
+      }
+      try {
+        await current?.stop();
+      } catch (err) {
+        if (r.ok) r = { ok: false, reason: `stopping it failed: ${(err as Error).message}` };
+      }
+      current = undefined;
+      result.agents[name] = r;
+    }
+  } finally {
+    if (startedRuntime) runtime('stop');
+  }
+
+  result.finishedAt = new Date().toISOString();
+  result.machine.loadavg.end = loadavg();
+  mkdirSync(out, { recursive: true });
+  const table = markdownTable(result);
+  writeFileSync(join(out, 'bench.json'), `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(join(out, 'bench.md'), table);
+  writeFileSync(join(out, 'p1.svg'), p1Chart(result));
+  process.stdout.write(`${table}\nwrote ${join(out, 'bench.json')}, bench.md and p1.svg\n`);
 }
-
-result.finishedAt = new Date().toISOString();
-result.machine.loadavg.end = loadavg();
-mkdirSync(out, { recursive: true });
-const table = markdownTable(result);
-writeFileSync(join(out, 'bench.json'), `${JSON.stringify(result, null, 2)}\n`);
-writeFileSync(join(out, 'bench.md'), table);
-writeFileSync(join(out, 'p1.svg'), p1Chart(result));
-process.stdout.write(`${table}\nwrote ${join(out, 'bench.json')}, bench.md and p1.svg\n`);

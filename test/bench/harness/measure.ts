@@ -31,7 +31,7 @@ import {
 } from '@app/cri';
 import { KubeletLabels } from '@app/kube';
 import { GrpcRuntimeConnection } from '../../../apps/cri-gateway/src/adapters/grpc-runtime-connection.js';
-import { CriObserver, cpuTicks, machineTicks, pssBytes, rssBytes, type Agent, type PodView } from './agent.js';
+import { CriObserver, cpuTicks, machineTicks, pssBytes, rssBytes, type Agent, type AgentProcess, type PodView } from './agent.js';
 import { distribution, type AgentFigures, type CpuShare, type FloorFigures, type ProcessFootprint } from './report.js';
 
 export const BENCH_IMAGE = 'localhost/kubelet-split/busybox:1.35';
@@ -133,7 +133,8 @@ async function removeAll(agent: Agent, cri: CriObserver, names: string[], pollMs
   return { perPod, totalMs: Math.max(...perPod) };
 }
 
-const CLK_TCK = (() => {
+/** Clock ticks per second (USER_HZ), the unit of /proc/<pid>/stat's utime and stime. */
+export const CLK_TCK = (() => {
   try {
     return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
   } catch {
@@ -141,9 +142,8 @@ const CLK_TCK = (() => {
   }
 })();
 
-/** CPU % of one core over `seconds` and mean RSS, per process, sampling RSS every second. */
-async function footprint(agent: Agent, seconds: number): Promise<ProcessFootprint[]> {
-  const procs = agent.processes();
+/** CPU % of one core over `seconds` and mean RSS and PSS, per process, sampling the memory every second (also the fleet bench's). */
+export async function footprint(procs: readonly AgentProcess[], seconds: number): Promise<ProcessFootprint[]> {
   const t0 = performance.now();
   const cpu0 = procs.map((p) => cpuTicks(p.pid));
   const rss: number[][] = procs.map(() => []);
@@ -223,7 +223,7 @@ export async function measureAgent(agent: Agent, coldStart: Record<string, numbe
     o.log(`${agent.name}: P2 ${Math.round(p2.totalMs)} ms; P3, ${o.p3Seconds} s with ${o.p2Pods} pods running`);
 
     await sleep(Math.min(5000, o.p3Seconds * 200)); // past the burst's tail (status writes, first probes of the runtime)
-    const processes = await footprint(agent, o.p3Seconds);
+    const processes = await footprint(agent.processes(), o.p3Seconds);
     const sum = (f: (p: ProcessFootprint) => number) => processes.reduce((s, p) => s + (Number.isFinite(f(p)) ? f(p) : 0), 0);
 
     o.log(`${agent.name}: P6, ${o.p2Pods} manifests removed at once`);
