@@ -19,20 +19,20 @@ export function timelineRow(h: TimelineHop, slowestSpanId: string | undefined): 
 
 export const TIMELINE_HEADER = ['OFFSET', 'DURATION', 'INSTANCE', 'HOP', 'SUBJECT', ''].join('\t');
 
-/** The timeline as a table, with the total and the slowest hop under it. */
-export function printTimeline(t: Timeline): string {
+/** The timeline as a table, with the total and the slowest hop under it; `node`: the node it was read from (--fleet). */
+export function printTimeline(t: Timeline, node?: string): string {
   const rows = [TIMELINE_HEADER, ...t.hops.map((h) => timelineRow(h, t.slowestSpanId))];
   const slowest = t.hops.find((h) => h.spanId === t.slowestSpanId);
   const summary = [
-    `pod ${t.podUid}: ${t.hops.length} hops in ${t.traceIds.length} trace${t.traceIds.length === 1 ? '' : 's'}, total ${formatMs(t.totalMs)}`,
+    `pod ${t.podUid}${node !== undefined ? ` on node ${node}` : ''}: ${t.hops.length} hops in ${t.traceIds.length} trace${t.traceIds.length === 1 ? '' : 's'}, total ${formatMs(t.totalMs)}`,
     ...(slowest ? [`slowest: ${slowest.what} by ${slowest.instance}, ${formatMs(slowest.durationMs)}`] : []),
   ];
   return `${tabwrite(rows.join('\n'), TABLE_TABWRITER).replace(/ +$/gm, '')}\n${summary.join('\n')}\n`;
 }
 
-/** `-o json`. */
-export function timelineJson(t: Timeline): string {
-  return `${JSON.stringify(t, null, 2)}\n`;
+/** `-o json` (with --fleet, the node it was read from). */
+export function timelineJson(t: Timeline, node?: string): string {
+  return `${JSON.stringify(node !== undefined ? { node, ...t } : t, null, 2)}\n`;
 }
 
 const UID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
