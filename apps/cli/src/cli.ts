@@ -19,9 +19,10 @@
  * --nats-trace adds what nats-server (2.11 or later) sees of each hop, from its message tracing.
  *
  * --fleet (get pods, topology, trace): --nats is the fleet hub's client URLs, the CLI connects as the
- * fleet reader (user `fleet`, --nats-user overrides; replies on _INBOX_fleet) and asks every node at once
- * (request-many over the leaf links: fleet-reader.ts, waiting up to --timeout, default 5s, for the first
- * answer and then until 1 s passes without one); trace reads the pod's records in its node's JetStream domain.
+ * fleet reader (user `fleet`, --nats-user overrides; replies on _INBOX_fleet), finds the nodes behind the
+ * hub's leaf links (LEAFZ; --node adds more) and asks each at once (request-many over its leaf link:
+ * fleet-reader.ts, waiting up to --timeout, default 5s, for the first answer and then until 1 s passes
+ * without one); trace reads the pod's records in its node's JetStream domain.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -47,10 +48,11 @@ const USAGE = `usage:
   kubelet-split trace POD|UID [-n NAMESPACE] [-o json] [-f|--follow] [--nats-trace] [--nats URL] [--nats-password-file FILE] [--server URL] [--token-file FILE]
 
 fleet-wide, over the hub (--nats HUB_URLS, comma-separated; as the fleet user, --nats-user to override):
-  kubelet-split get pods --fleet [-o wide|yaml|json] [-n NAMESPACE | -A] [--timeout DURATION] --nats HUB_URLS --nats-password-file FILE
-  kubelet-split topology --fleet [-o table|json] [--timeout DURATION] --nats HUB_URLS --nats-password-file FILE
-  kubelet-split trace POD|UID --fleet [-n NAMESPACE] [-o json] [-f|--follow] [--timeout DURATION] --nats HUB_URLS --nats-password-file FILE
-  (each asks every node at once: replies are taken until 1s passes without one, the first awaited up to --timeout, default 5s)`;
+  kubelet-split get pods --fleet [-o wide|yaml|json] [-n NAMESPACE | -A] [--node NODE,...] [--timeout DURATION] --nats HUB_URLS --nats-password-file FILE
+  kubelet-split topology --fleet [-o table|json] [--node NODE,...] [--timeout DURATION] --nats HUB_URLS --nats-password-file FILE
+  kubelet-split trace POD|UID --fleet [-n NAMESPACE] [-o json] [-f|--follow] [--node NODE,...] [--timeout DURATION] --nats HUB_URLS --nats-password-file FILE
+  (the nodes are those behind the hub's leaf links, and --node's; each is asked at once: replies are taken
+   until 1s passes without one, the first awaited up to --timeout, default 5s)`;
 
 /** The bearer token, when --token-file is given. */
 let token: string | undefined;
@@ -110,7 +112,7 @@ async function main(argv: string[]): Promise<number> {
   const now = Date.now();
   if (values.fleet && verb !== 'get' && verb !== 'topology' && verb !== 'trace') throw new Error(`--fleet is for get pods, topology and trace, not ${verb}`);
   if (verb === 'get' && (kind === 'pods' || kind === 'pod' || kind === 'po') && values.fleet) {
-    await getFleetPods(natsSource(values), fleetTiming(values.timeout), { namespace: values.namespace ?? 'default', allNamespaces: values['all-namespaces'] ?? false, output: values.output ?? '', now, ...(name !== undefined ? { name } : {}) });
+    await getFleetPods(natsSource(values), fleetTiming(values.timeout), namedNodes(values.node), { namespace: values.namespace ?? 'default', allNamespaces: values['all-namespaces'] ?? false, output: values.output ?? '', now, ...(name !== undefined ? { name } : {}) });
     return 0;
   }
   if (verb === 'get' && (kind === 'pods' || kind === 'pod' || kind === 'po')) {
@@ -135,7 +137,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (verb === 'topology' && values.fleet) {
-    await topologyOfFleet(natsSource(values), fleetTiming(values.timeout), values.output ?? 'table');
+    await topologyOfFleet(natsSource(values), fleetTiming(values.timeout), namedNodes(values.node), values.output ?? 'table');
     return 0;
   }
   if (verb === 'topology') {
@@ -171,7 +173,7 @@ async function main(argv: string[]): Promise<number> {
       natsTrace: values['nats-trace'] ?? false,
       pods: () => fetchJson<PodList>(`${server}/pods`),
       nats: natsSource(values),
-      ...(values.fleet ? { fleet: fleetTiming(values.timeout) } : {}),
+      ...(values.fleet ? { fleet: { timing: fleetTiming(values.timeout), nodes: namedNodes(values.node) } } : {}),
       out: (s) => process.stdout.write(s),
       warn: (s) => process.stderr.write(s),
     });
@@ -203,32 +205,38 @@ function fleetTiming(timeout: string | undefined): RequestManyTiming {
   return { ...DEFAULT_FLEET_TIMING, firstMs: seconds * 1000 };
 }
 
+/** --node with --fleet: nodes to ask besides those behind the hub's leaf links (comma-separated). */
+function namedNodes(node: string | undefined): string[] {
+  return (node ?? '').split(',').filter((n) => n !== '');
+}
+
 /** `get pods --fleet`: every node's pods, NODE always shown. */
-async function getFleetPods(source: TraceSource, timing: RequestManyTiming, opts: { namespace: string; allNamespaces: boolean; name?: string; output: string; now: number }): Promise<void> {
+async function getFleetPods(source: TraceSource, timing: RequestManyTiming, nodes: string[], opts: { namespace: string; allNamespaces: boolean; name?: string; output: string; now: number }): Promise<void> {
   if (!['', 'wide', 'json', 'yaml'].includes(opts.output)) throw new Error(`unknown output format "${opts.output}" (want wide, yaml or json)`);
   const nc = await connectCliNats(source);
   let merged: Awaited<ReturnType<typeof fleetPods>>;
   try {
-    merged = await fleetPods(new NatsFleetReader(nc, source.servers.join(','), timing));
+    merged = await fleetPods(new NatsFleetReader(nc, source.servers.join(','), timing), nodes);
   } finally {
     await nc.close();
   }
-  for (const e of merged.errors) process.stderr.write(`warning: a node answered with ${e}\n`);
+  for (const e of merged.errors) process.stderr.write(`warning: ${e}\n`);
+  for (const n of merged.silent) process.stderr.write(`warning: node ${n} is linked to the hub, but its status manager did not answer\n`);
   const items = selectFleetPods(merged.pods, opts).map((p) => p.pod);
-  if (opts.name !== undefined && items.length === 0) throw new Error(`pods "${opts.name}" not found on any of the ${merged.answered} node(s) that answered`);
+  if (opts.name !== undefined && items.length === 0) throw new Error(`pods "${opts.name}" not found on any of the ${merged.answered.length} node(s) that answered`);
   const list: PodList = { apiVersion: 'v1', kind: 'PodList', metadata: {}, items };
   if (opts.output === 'json') process.stdout.write(`${JSON.stringify(opts.name !== undefined ? items[0] : list, null, 2)}\n`);
   else if (opts.output === 'yaml') process.stdout.write(stringify(opts.name !== undefined ? items[0] : list));
-  else if (items.length === 0) process.stderr.write(`No resources found in ${opts.allNamespaces ? 'any' : opts.namespace} namespace on ${merged.answered} node(s).\n`);
+  else if (items.length === 0) process.stderr.write(`No resources found in ${opts.allNamespaces ? 'any' : opts.namespace} namespace on ${merged.answered.length} node(s) (${merged.answered.join(', ')}).\n`);
   else process.stdout.write(printPodTable(items, opts.now, { wide: opts.output === 'wide', namespace: opts.allNamespaces, node: true }));
 }
 
 /** `topology --fleet`: every node's services and the hub's leaf links. */
-async function topologyOfFleet(source: TraceSource, timing: RequestManyTiming, output: string): Promise<void> {
+async function topologyOfFleet(source: TraceSource, timing: RequestManyTiming, nodes: string[], output: string): Promise<void> {
   if (output !== 'table' && output !== 'json') throw new Error(`unknown output format "${output}" with --fleet (want table or json)`);
   const nc = await connectCliNats(source);
   try {
-    const t = await fleetTopology(new NatsFleetReader(nc, source.servers.join(','), timing));
+    const t = await fleetTopology(new NatsFleetReader(nc, source.servers.join(','), timing), nodes);
     process.stdout.write(output === 'json' ? `${JSON.stringify(t, null, 2)}\n` : printFleetTopology(t));
   } finally {
     await nc.close();

@@ -1,8 +1,10 @@
 /**
  * The FleetReader over the hub (fleet-commands.ts): a connection to the hub
  * as the fleet reader (@app/nats FLEET_READER_USER, its replies on
- * FLEET_INBOX_PREFIX), request-many to every node's services and to the hub
- * servers' LEAFZ, and a node's trace stream read in its JetStream domain.
+ * FLEET_INBOX_PREFIX), request-many to the hub servers' LEAFZ and to each
+ * node's services on its own subjects (a publish carries no wildcard: the
+ * permission `kubelet.*.service.*.info` lets the reader ask any one node),
+ * and a node's trace stream read in its JetStream domain.
  *
  * A request-many waits up to `firstMs` (--timeout, default 5 s) for the first
  * reply, then takes replies until `stallMs` (1 s) pass without one: a node's
@@ -14,7 +16,8 @@ import { errors, type NatsConnection } from '@nats-io/transport-node';
 import { nodeDomain } from '@app/nats';
 import { readPodTrace, type TraceRecord } from '@app/tracing';
 import { DomainUnreachableError, FleetReader } from './fleet-commands.js';
-import { FLEET_INFO_SUBJECT, FLEET_LEAFZ_SUBJECT, FLEET_PODS_SUBJECT } from './fleet.js';
+import { Subjects } from '@app/contracts';
+import { FLEET_LEAFZ_SUBJECT, fleetPodsSubject } from './fleet.js';
 
 export interface RequestManyTiming {
   /** How long to wait for the first reply. */
@@ -55,12 +58,13 @@ export class NatsFleetReader extends FleetReader {
     super();
   }
 
-  podLists(): Promise<unknown[]> {
-    return requestMany(this.nc, FLEET_PODS_SUBJECT, {}, this.timing);
+  podLists(node: string): Promise<unknown[]> {
+    return requestMany(this.nc, fleetPodsSubject(node), {}, this.timing);
   }
 
-  serviceInfos(): Promise<unknown[]> {
-    return requestMany(this.nc, FLEET_INFO_SUBJECT, {}, this.timing);
+  /** One request-many per service, all at once (a service not deployed there has no responders: none). */
+  async serviceInfos(node: string, services: readonly string[]): Promise<unknown[]> {
+    return (await Promise.all(services.map((s) => requestMany(this.nc, Subjects.serviceInfo.build(node, s), {}, this.timing)))).flat();
   }
 
   /** With their subscriptions: a leaf's `$JS.<domain>.API` interest tells its node. */

@@ -1,45 +1,70 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Pod, PodList } from '@app/contracts';
-import { buildFleetTopology, findFleetPods, fleetNodes, leafLinksOf, mergeFleetPods, printFleetTopology, selectFleetPods, serviceInfosOf } from './fleet.js';
+import { buildFleetTopology, findFleetPods, fleetNodesOf, leafLinksOf, mergeFleetPods, printFleetTopology, selectFleetPods, serviceInfosOf, type NodeReplies } from './fleet.js';
 import { info, leafz, onNode } from './testing.js';
 
 const list = (...items: Pod[]): PodList => ({ apiVersion: 'v1', kind: 'PodList', metadata: {}, items });
 
 describe('get pods --fleet: the status managers\' answers merged', () => {
-  const cases: { name: string; replies: unknown[]; pods: string[]; answered: number; nodes: string[]; errors: string[] }[] = [
-    { name: 'no answer', replies: [], pods: [], answered: 0, nodes: [], errors: [] },
+  const cases: { name: string; replies: NodeReplies[]; pods: string[]; answered: string[]; silent: string[]; errors: string[] }[] = [
+    { name: 'no node asked', replies: [], pods: [], answered: [], silent: [], errors: [] },
     {
       name: 'two nodes, sorted by node then namespace and name',
-      replies: [list(onNode('node-b', 'web', 'u3'), onNode('node-b', 'api', 'u2', 'kube-system')), list(onNode('node-a', 'db', 'u1'))],
+      replies: [
+        { node: 'node-b', replies: [list(onNode('node-b', 'web', 'u3'), onNode('node-b', 'api', 'u2', 'kube-system'))] },
+        { node: 'node-a', replies: [list(onNode('node-a', 'db', 'u1'))] },
+      ],
       pods: ['node-a default/db', 'node-b default/web', 'node-b kube-system/api'],
-      answered: 2,
-      nodes: ['node-a', 'node-b'],
+      answered: ['node-a', 'node-b'],
+      silent: [],
       errors: [],
     },
-    { name: 'a pod two replies carry is listed once', replies: [list(onNode('node-a', 'db', 'u1')), list(onNode('node-a', 'db', 'u1'))], pods: ['node-a default/db'], answered: 2, nodes: ['node-a'], errors: [] },
-    { name: 'a node with no pods answers, and names no node', replies: [list(), list(onNode('node-a', 'db', 'u1'))], pods: ['node-a default/db'], answered: 2, nodes: ['node-a'], errors: [] },
     {
-      name: 'an error reply and a foreign reply are counted apart',
-      replies: [{ error: { code: 'Unavailable', description: 'not leading' } }, { hello: 1 }, list(onNode('node-a', 'db', 'u1'))],
+      name: 'a pod two replies carry (two replicas answered) is listed once',
+      replies: [{ node: 'node-a', replies: [list(onNode('node-a', 'db', 'u1')), list(onNode('node-a', 'db', 'u1'))] }],
       pods: ['node-a default/db'],
-      answered: 1,
-      nodes: ['node-a'],
-      errors: ['Unavailable: not leading', 'a reply that is no PodList'],
+      answered: ['node-a'],
+      silent: [],
+      errors: [],
+    },
+    {
+      name: 'a node with no pods answered; a node that did not is silent',
+      replies: [{ node: 'node-a', replies: [list()] }, { node: 'node-b', replies: [] }],
+      pods: [],
+      answered: ['node-a'],
+      silent: ['node-b'],
+      errors: [],
+    },
+    {
+      name: 'a pod without spec.nodeName is on the node asked',
+      replies: [{ node: 'node-a', replies: [list({ ...onNode('', 'db', 'u1') })] }],
+      pods: ['node-a default/db'],
+      answered: ['node-a'],
+      silent: [],
+      errors: [],
+    },
+    {
+      name: 'an error reply and a foreign reply are said, by node',
+      replies: [{ node: 'node-a', replies: [{ error: { code: 'Unavailable', description: 'not leading' } }, { hello: 1 }] }, { node: 'node-b', replies: [list(onNode('node-b', 'db', 'u1'))] }],
+      pods: ['node-b default/db'],
+      answered: ['node-b'],
+      silent: ['node-a'],
+      errors: ['node node-a: Unavailable: not leading', 'node node-a: a reply that is no PodList'],
     },
   ];
   for (const tc of cases) {
     it(tc.name, () => {
       const m = mergeFleetPods(tc.replies);
       assert.deepEqual(m.pods.map((p) => `${p.node} ${p.pod.metadata.namespace}/${p.pod.metadata.name}`), tc.pods);
-      assert.equal(m.answered, tc.answered);
-      assert.deepEqual(m.nodes, tc.nodes);
+      assert.deepEqual(m.answered, tc.answered);
+      assert.deepEqual(m.silent, tc.silent);
       assert.deepEqual(m.errors, tc.errors);
     });
   }
 
   it('finds a pod by UID or by namespace and name; selects by namespace, all of them, or one name', () => {
-    const { pods } = mergeFleetPods([list(onNode('node-a', 'db', 'u1'), onNode('node-b', 'web', 'u2'), onNode('node-b', 'dns', 'u3', 'kube-system'))]);
+    const { pods } = mergeFleetPods([{ node: 'node-a', replies: [list(onNode('node-a', 'db', 'u1'), onNode('node-b', 'web', 'u2'), onNode('node-b', 'dns', 'u3', 'kube-system'))] }]);
     assert.deepEqual(findFleetPods(pods, { uid: 'u2' }).map((p) => p.node), ['node-b']);
     assert.deepEqual(findFleetPods(pods, { namespace: 'kube-system', name: 'dns' }).map((p) => p.node), ['node-b']);
     assert.deepEqual(findFleetPods(pods, { namespace: 'default', name: 'dns' }), []);
@@ -48,11 +73,22 @@ describe('get pods --fleet: the status managers\' answers merged', () => {
     assert.deepEqual(selectFleetPods(pods, { namespace: 'default', allNamespaces: false, name: 'web' }).map((p) => p.node), ['node-b']);
   });
 
-  it('the nodes: those whose services answer and those the pods name, once each', () => {
-    const infos = serviceInfosOf([info('node-b', 'pleg'), info('node-b', 'status-manager'), { error: { code: 'x', description: 'y' } }, info('node-c', 'pleg')]);
-    assert.equal(infos.length, 3);
-    assert.deepEqual(fleetNodes(infos, mergeFleetPods([list(onNode('node-a', 'db', 'u1'))])), ['node-a', 'node-b', 'node-c']);
+  it('the ServiceInfo replies among others', () => {
+    const infos = serviceInfosOf([info('node-b', 'pleg'), { error: { code: 'x', description: 'y' } }, { type: 'kubelet.v1.other' }, info('node-c', 'pleg')]);
+    assert.deepEqual(infos.map((i) => i.node), ['node-b', 'node-c']);
   });
+});
+
+describe('the nodes to ask', () => {
+  const cases: { name: string; leafz: unknown[]; named?: string[]; want: string[] }[] = [
+    { name: 'none: no hub server answered', leafz: [], want: [] },
+    { name: 'one per leaf link\'s JetStream domain, sorted', leafz: [leafz('h0', [{ name: 'lb', domain: 'node-b' }]), leafz('h1', [{ name: 'la', domain: 'node-a' }])], want: ['node-a', 'node-b'] },
+    { name: 'a node linked to two hub servers, once', leafz: [leafz('h0', [{ name: 'la', domain: 'node-a' }]), leafz('h1', [{ name: 'la', domain: 'node-a' }])], want: ['node-a'] },
+    { name: 'a leaf without JetStream is no node to ask', leafz: [leafz('h0', [{ name: 'lx' }])], want: [] },
+    { name: 'a domain is a node token: the node name has its dots back', leafz: [leafz('h0', [{ name: 'l', domain: 'n1_example_com' }])], want: ['n1.example.com'] },
+    { name: 'and the nodes --node names, once', leafz: [leafz('h0', [{ name: 'la', domain: 'node-a' }])], named: ['node-a', 'node-z'], want: ['node-a', 'node-z'] },
+  ];
+  for (const tc of cases) it(tc.name, () => assert.deepEqual(fleetNodesOf(tc.leafz, tc.named), tc.want));
 });
 
 describe('topology --fleet', () => {

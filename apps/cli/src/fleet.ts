@@ -1,21 +1,21 @@
 /**
  * The CLI's fleet views (`--fleet`, docs/cli.md): what the nodes' answers to
- * a fleet reader's request-many say, merged, as pure functions of the
- * replies. The replies come from the hub (fleet-reader.ts): every node's
- * status manager's PodList (`kubelet.*.service.status-manager.pods`), every
- * service instance's ServiceInfo (`kubelet.*.service.*.info`), and every hub
- * server's leaf links (`$SYS.REQ.SERVER.PING.LEAFZ`). A reply that is not
- * what its subject promises (an error reply, a foreign shape) is counted,
- * never trusted.
+ * a fleet reader say, merged, as pure functions of the replies. NATS has no
+ * wildcard publish, so the fleet is found first: every hub server's leaf
+ * links (`$SYS.REQ.SERVER.PING.LEAFZ`), each leaf's node told by the
+ * JetStream domain of its `$JS.<domain>.API` interest (@app/nats
+ * nodeDomain); then each node is asked on its own subjects (fleet-reader.ts):
+ * its status manager's PodList (`kubelet.<node>.service.status-manager.pods`)
+ * and each service's ServiceInfo (`kubelet.<node>.service.<service>.info`).
+ * A reply that is not what its subject promises (an error reply, a foreign
+ * shape) is counted, never trusted.
  */
-import { Subjects, type Pod, type PodList, type ServiceInfo } from '@app/contracts';
+import { Subjects, nodeFromToken, type Pod, type PodList, type ServiceInfo } from '@app/contracts';
 import { HUB_LEAFZ_SUBJECT, nodeDomain } from '@app/nats';
 import { TABLE_TABWRITER, tabwrite } from './tabwriter.js';
 
-/** Every node's status manager's pods (a fleet read: @app/nats fleetServiceReads). */
-export const FLEET_PODS_SUBJECT = Subjects.serviceCommand.pattern('pods').replace('{node}', '*').replace('{service}', 'status-manager');
-/** Every node's every service instance's ServiceInfo. */
-export const FLEET_INFO_SUBJECT = Subjects.serviceInfo.pattern.replace('{node}', '*').replace('{service}', '*');
+/** A node's status manager's pods (a fleet read: @app/nats fleetServiceReads). */
+export const fleetPodsSubject = (node: string): string => Subjects.serviceCommand.build(node, 'status-manager', 'pods');
 /** Every hub server's leaf connections. */
 export const FLEET_LEAFZ_SUBJECT = HUB_LEAFZ_SUBJECT;
 
@@ -38,12 +38,18 @@ export interface FleetPod {
 export interface FleetPods {
   /** Every pod once (by UID: a pod two replies carry is listed once), by node, namespace, name. */
   pods: FleetPod[];
-  /** How many status managers answered with a PodList. */
-  answered: number;
-  /** The nodes those answers name (their pods' nodes): a node with no pod names none. */
-  nodes: string[];
-  /** What the other replies said (error replies, replies that are no PodList). */
+  /** The nodes whose status manager answered with a PodList. */
+  answered: string[];
+  /** The nodes asked that did not (none answered, or not with a PodList). */
+  silent: string[];
+  /** What the other replies said (error replies, replies that are no PodList), by node. */
   errors: string[];
+}
+
+/** What one node's status manager answered (no reply: an empty list). */
+export interface NodeReplies {
+  node: string;
+  replies: unknown[];
 }
 
 function isPodList(v: unknown): v is PodList {
@@ -53,29 +59,32 @@ function isPodList(v: unknown): v is PodList {
 const byNodeThenName = (a: FleetPod, b: FleetPod) =>
   a.node.localeCompare(b.node) || (a.pod.metadata.namespace ?? '').localeCompare(b.pod.metadata.namespace ?? '') || (a.pod.metadata.name ?? '').localeCompare(b.pod.metadata.name ?? '');
 
-/** Merges the replies to `kubelet.*.service.status-manager.pods`. */
-export function mergeFleetPods(replies: readonly unknown[]): FleetPods {
+/** Merges each node's answers to `kubelet.<node>.service.status-manager.pods`; a pod's node is its spec.nodeName, else the node asked. */
+export function mergeFleetPods(perNode: readonly NodeReplies[]): FleetPods {
   const seen = new Set<string>();
   const pods: FleetPod[] = [];
   const errors: string[] = [];
-  const nodes = new Set<string>();
-  let answered = 0;
-  for (const reply of replies) {
-    if (!isPodList(reply)) {
-      errors.push(errorReply(reply) ?? 'a reply that is no PodList');
-      continue;
+  const answered: string[] = [];
+  const silent: string[] = [];
+  for (const { node: asked, replies } of perNode) {
+    let listed = false;
+    for (const reply of replies) {
+      if (!isPodList(reply)) {
+        errors.push(`node ${asked}: ${errorReply(reply) ?? 'a reply that is no PodList'}`);
+        continue;
+      }
+      listed = true;
+      for (const pod of reply.items) {
+        const node = pod.spec.nodeName || asked;
+        const key = pod.metadata.uid ?? `${node}/${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        pods.push({ node, pod });
+      }
     }
-    answered++;
-    for (const pod of reply.items) {
-      const key = pod.metadata.uid ?? `${pod.spec.nodeName ?? ''}/${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      const node = pod.spec.nodeName ?? '';
-      if (node) nodes.add(node);
-      pods.push({ node, pod });
-    }
+    (listed ? answered : silent).push(asked);
   }
-  return { pods: pods.sort(byNodeThenName), answered, nodes: [...nodes].sort(), errors };
+  return { pods: pods.sort(byNodeThenName), answered: answered.sort(), silent: silent.sort(), errors };
 }
 
 /** The ServiceInfo replies among `replies` (others dropped). */
@@ -83,11 +92,6 @@ export function serviceInfosOf(replies: readonly unknown[]): ServiceInfo[] {
   return replies.filter(
     (r): r is ServiceInfo => isRecord(r) && r['type'] === 'kubelet.v1.service_info' && typeof r['node'] === 'string' && typeof r['service'] === 'string' && typeof r['instance'] === 'string',
   );
-}
-
-/** The nodes that `infos` and `pods` name, once each, sorted. */
-export function fleetNodes(infos: readonly ServiceInfo[], pods?: FleetPods): string[] {
-  return [...new Set([...infos.map((i) => i.node), ...(pods?.nodes ?? [])])].sort();
 }
 
 /** The pod `ref` names among the fleet's pods: by UID, or by namespace and name. */
@@ -167,6 +171,19 @@ export function leafLinksOf(replies: readonly unknown[]): { hubServers: string[]
 }
 
 /**
+ * The nodes to ask: one per JetStream domain the leaf links carry (a node's
+ * domain is its node token: nodeFromToken gives its name back), and the
+ * nodes named with --node, once each, sorted.
+ */
+export function fleetNodesOf(leafzReplies: readonly unknown[], named: readonly string[] = []): string[] {
+  const domains = leafLinksOf(leafzReplies).leafs.flatMap((l) => (l.domain !== undefined ? [l.domain] : []));
+  const nodes = new Map<string, string>();
+  for (const d of domains) nodes.set(d, nodeFromToken(d));
+  for (const n of named) nodes.set(nodeDomain(n), n);
+  return [...nodes.values()].sort();
+}
+
+/**
  * The fleet as its services and the hub see it. A leaf link belongs to the
  * node whose JetStream domain (nodeDomain) it carries; a node whose services
  * answered but that has no link, and a link behind which no service
@@ -175,9 +192,10 @@ export function leafLinksOf(replies: readonly unknown[]): { hubServers: string[]
 export function buildFleetTopology(infoReplies: readonly unknown[], leafzReplies: readonly unknown[]): FleetTopology {
   const infos = serviceInfosOf(infoReplies);
   const { hubServers, leafs: links } = leafLinksOf(leafzReplies);
-  const byDomain = new Map(fleetNodes(infos).map((n) => [nodeDomain(n), n]));
+  const answering = [...new Set(infos.map((i) => i.node))].sort();
+  const byDomain = new Map(answering.map((n) => [nodeDomain(n), n]));
   const leafs: LeafLinkRow[] = links.map((l) => ({ ...l, node: l.domain !== undefined ? byDomain.get(l.domain) : undefined }));
-  const nodes: FleetNodeRow[] = fleetNodes(infos).map((node) => ({
+  const nodes: FleetNodeRow[] = answering.map((node) => ({
     node,
     domain: nodeDomain(node),
     services: infos

@@ -115,26 +115,28 @@ export const leafz = (server: string, leafs: { name: string; domain?: string }[]
 export class FakeFleetReader extends FleetReader {
   readonly where = 'nats://hub-0:4222';
   readonly asked: string[] = [];
-  podReplies: unknown[] = [];
-  infoReplies: unknown[] = [];
   leafzReplies: unknown[] = [];
+  /** Each node's status manager's replies. */
+  podReplies = new Map<string, unknown[]>();
+  /** Each node's service instances' ServiceInfo replies. */
+  infoReplies = new Map<string, unknown[]>();
   /** The records each node's domain holds, by `<node> <uid>`. */
   records = new Map<string, TraceRecord[]>();
   unreachable = new Set<string>();
 
-  podLists(): Promise<unknown[]> {
-    this.asked.push('pods');
-    return Promise.resolve(this.podReplies);
-  }
-
-  serviceInfos(): Promise<unknown[]> {
-    this.asked.push('info');
-    return Promise.resolve(this.infoReplies);
-  }
-
   leafLinks(): Promise<unknown[]> {
     this.asked.push('leafz');
     return Promise.resolve(this.leafzReplies);
+  }
+
+  podLists(node: string): Promise<unknown[]> {
+    this.asked.push(`pods ${node}`);
+    return Promise.resolve(this.podReplies.get(node) ?? []);
+  }
+
+  serviceInfos(node: string, services: readonly string[]): Promise<unknown[]> {
+    this.asked.push(`info ${node} (${services.length} services)`);
+    return Promise.resolve(this.infoReplies.get(node) ?? []);
   }
 
   podTrace(uid: string, node: string): Promise<{ records: TraceRecord[]; rejected: number }> {

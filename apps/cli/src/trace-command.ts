@@ -18,8 +18,8 @@ export interface TraceCommand {
   /** The status manager's /pods. */
   pods: () => Promise<PodList>;
   nats: TraceSource;
-  /** --fleet: `nats` is the hub, the pod is looked for on every node (fleet-commands.ts fleetTrace); the request-many timing. */
-  fleet?: RequestManyTiming;
+  /** --fleet: `nats` is the hub, the pod is looked for on every node (fleet-commands.ts fleetTrace); the request-many timing, the nodes --node adds. */
+  fleet?: { timing: RequestManyTiming; nodes: string[] };
   out: (s: string) => void;
   /** Where a warning goes (stderr): records dropped because their sender is not the one they claim. */
   warn: (s: string) => void;
@@ -65,11 +65,11 @@ export async function tracePod(cmd: TraceCommand): Promise<number> {
 }
 
 /** `trace --fleet`: the pod found on whichever node runs it, its records read in that node's JetStream domain. */
-async function traceInFleet(cmd: TraceCommand, timing: RequestManyTiming): Promise<number> {
+async function traceInFleet(cmd: TraceCommand, fleet: { timing: RequestManyTiming; nodes: string[] }): Promise<number> {
   if (cmd.natsTrace) throw new Error('--nats-trace does not combine with --fleet (the fleet reader may not publish on the nodes\' subjects)');
   const nc = await connectCliNats(cmd.nats);
   try {
-    const found = await fleetTrace(new NatsFleetReader(nc, cmd.nats.servers.join(','), timing), cmd.arg, cmd.namespace);
+    const found = await fleetTrace(new NatsFleetReader(nc, cmd.nats.servers.join(','), fleet.timing), cmd.arg, cmd.namespace, fleet.nodes);
     if (found.rejected > 0) cmd.warn(rejectedWarning(found.rejected));
     const domain = nodeDomain(found.node);
     if (cmd.follow) {
