@@ -185,6 +185,14 @@ describe('the CLI across a fleet: a hub of three, two leaf nodes', { timeout: 18
     assert.equal(r.err.trim(), `error: pods "nowhere" not found in namespace "default" on any of the 2 node(s) that answered (${A}, ${B})`);
   });
 
+  it('trace UID --fleet, a node named with --node that has no leaf link: its domain is said to be unreachable', async () => {
+    const uid = '0c0c0c0c-3333-4333-8333-000000000003';
+    const r = await cli(hub, ['trace', uid, '--node', 'node-z']);
+    assert.equal(r.code, 1);
+    assert.match(r.err, new RegExp(`^error: no trace records for pod ${uid} on any of 3 node\\(s\\) \\(${A}, ${B}, node-z\\)`));
+    assert.match(r.err, /\n {2}node node-z's JetStream domain "node-z" is unreachable from the hub: /);
+  });
+
   it('get pods -A --fleet: both nodes\' pods, with their nodes', async () => {
     const r = await cli(hub, ['get', 'pods', '-A']);
     assert.equal(r.code, 0, r.err);
