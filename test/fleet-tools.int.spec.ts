@@ -173,9 +173,11 @@ describe('the CLI across a fleet: a hub of three, two leaf nodes', { timeout: 18
   it('trace UID --fleet -o json: the node, and the same hops', async () => {
     const r = await cli(hub, ['trace', UID[A], '-o', 'json']);
     assert.equal(r.code, 0, r.err);
-    const t = JSON.parse(r.out) as { node: string; podUid: string; hops: { instance: string; what: string }[] };
+    const t = JSON.parse(r.out) as { node: string; uid: string; podUid: string; hops: { service: string; instance: string; what: string }[] };
     assert.equal(t.node, A);
+    assert.equal(t.uid, UID[A]);
     assert.equal(t.podUid, UID[A]);
+    assert.deepEqual(t.hops.map((h) => h.service), ['pod-worker', 'pod-worker', 'status-manager']);
     assert.deepEqual(t.hops.map((h) => `${h.instance} ${h.what}`), [`pod-worker@${A}#i0 CRI RunPodSandbox`, `pod-worker@${A}#i0 CRI StartContainer`, `status-manager@${A}#i0 KV put pod-status ${UID[A]} @3 status v2`]);
   });
 

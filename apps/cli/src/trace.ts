@@ -30,9 +30,14 @@ export function printTimeline(t: Timeline, node?: string): string {
   return `${tabwrite(rows.join('\n'), TABLE_TABWRITER).replace(/ +$/gm, '')}\n${summary.join('\n')}\n`;
 }
 
-/** `-o json` (with --fleet, the node it was read from). */
+/**
+ * `-o json`. With --fleet (`node`: the node it was read from), also `uid`
+ * (the pod's, as `podUid`) and each hop's `service` (its instance's), what
+ * a reader of many nodes' timelines groups by.
+ */
 export function timelineJson(t: Timeline, node?: string): string {
-  return `${JSON.stringify(node !== undefined ? { node, ...t } : t, null, 2)}\n`;
+  const fleet = () => ({ node, uid: t.podUid, ...t, hops: t.hops.map((h) => ({ service: h.instance.split('@')[0] ?? '', ...h })) });
+  return `${JSON.stringify(node !== undefined ? fleet() : t, null, 2)}\n`;
 }
 
 const UID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
