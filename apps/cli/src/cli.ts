@@ -17,25 +17,42 @@
  * account's monitoring ($SYS.REQ.ACCOUNT.PING.CONNZ; nats-server has no monitoring port, docs/adr/0029),
  * trace the KUBELET_TRACES stream;
  * --nats-trace adds what nats-server (2.11 or later) sees of each hop, from its message tracing.
+ *
+ * --fleet (get pods, topology, trace): --nats is the fleet hub's client URLs, the CLI connects as the
+ * fleet reader (user `fleet`, --nats-user overrides; replies on _INBOX_fleet), finds the nodes behind the
+ * hub's leaf links (LEAFZ; --node adds more) and asks each at once (request-many over its leaf link:
+ * fleet-reader.ts, waiting up to --timeout, default 5s, for the first answer and then until 1 s passes
+ * without one); trace reads the pod's records in its node's JetStream domain.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import type { EventMessage, Pod, PodList } from '@app/contracts';
 import { describePod } from './describe.js';
+import { fleetPods, fleetTopology } from './fleet-commands.js';
+import { printFleetTopology, selectFleetPods } from './fleet.js';
+import { DEFAULT_FLEET_TIMING, NatsFleetReader, type RequestManyTiming } from './fleet-reader.js';
 import { printPodTable } from './get.js';
 import { chooseContainer, logsQuery, parseGoDuration } from './logs.js';
 import { fetchTopology, printTopologyDot, printTopologyMermaid, topologyOfNode, type Topology } from '@app/nats';
 import { printTopologyTable } from './topology.js';
 import { tracePod } from './trace-command.js';
 import { connectCliNats, type TraceSource } from './trace-reader.js';
+import { FLEET_INBOX_PREFIX, FLEET_READER_USER } from '@app/nats';
 
 const USAGE = `usage:
   kubelet-split get pods [-o wide|yaml|json] [-n NAMESPACE | -A] [--server URL] [--token-file FILE]
   kubelet-split describe pod NAME [-n NAMESPACE] [--server URL] [--token-file FILE]
   kubelet-split logs POD [-c CONTAINER] [-f] [--previous] [--tail N] [--since DURATION | --since-time TIME] [--timestamps] [--limit-bytes N] [-n NAMESPACE] [--server URL] [--token-file FILE]
   kubelet-split topology [-o table|mermaid|dot|json] [--interval DURATION] [--node NODE] [--nats URL] [--nats-password-file FILE]
-  kubelet-split trace POD|UID [-n NAMESPACE] [-o json] [-f|--follow] [--nats-trace] [--nats URL] [--nats-password-file FILE] [--server URL] [--token-file FILE]`;
+  kubelet-split trace POD|UID [-n NAMESPACE] [-o json] [-f|--follow] [--nats-trace] [--nats URL] [--nats-password-file FILE] [--server URL] [--token-file FILE]
+
+fleet-wide, over the hub (--nats HUB_URLS, comma-separated; as the fleet user, --nats-user to override):
+  kubelet-split get pods --fleet [-o wide|yaml|json] [-n NAMESPACE | -A] [--node NODE,...] [--timeout DURATION] --nats HUB_URLS --nats-password-file FILE
+  kubelet-split topology --fleet [-o table|json] [--node NODE,...] [--timeout DURATION] --nats HUB_URLS --nats-password-file FILE
+  kubelet-split trace POD|UID --fleet [-n NAMESPACE] [-o json] [-f|--follow] [--node NODE,...] [--timeout DURATION] --nats HUB_URLS --nats-password-file FILE
+  (the nodes are those behind the hub's leaf links, and --node's; each is asked at once: replies are taken
+   until 1s passes without one, the first awaited up to --timeout, default 5s)`;
 
 /** The bearer token, when --token-file is given. */
 let token: string | undefined;
@@ -80,6 +97,9 @@ async function main(argv: string[]): Promise<number> {
       node: { type: 'string' },
       nats: { type: 'string', default: process.env['KUBELET_SPLIT_NATS'] ?? 'nats://127.0.0.1:4222' },
       'nats-password-file': { type: 'string', default: process.env['KUBELET_SPLIT_NATS_PASSWORD_FILE'] },
+      'nats-user': { type: 'string' },
+      fleet: { type: 'boolean', default: false },
+      timeout: { type: 'string' },
     },
   });
   const [verb, kind, name] = positionals;
@@ -90,6 +110,11 @@ async function main(argv: string[]): Promise<number> {
   const server = (values.server ?? '').replace(/\/$/, '');
   if (values['token-file']) token = readFileSync(values['token-file'], 'utf8').trim();
   const now = Date.now();
+  if (values.fleet && verb !== 'get' && verb !== 'topology' && verb !== 'trace') throw new Error(`--fleet is for get pods, topology and trace, not ${verb}`);
+  if (verb === 'get' && (kind === 'pods' || kind === 'pod' || kind === 'po') && values.fleet) {
+    await getFleetPods(natsSource(values), fleetTiming(values.timeout), namedNodes(values.node), { namespace: values.namespace ?? 'default', allNamespaces: values['all-namespaces'] ?? false, output: values.output ?? '', now, ...(name !== undefined ? { name } : {}) });
+    return 0;
+  }
   if (verb === 'get' && (kind === 'pods' || kind === 'pod' || kind === 'po')) {
     const list = await fetchJson<PodList>(`${server}/pods`);
     const namespace = values.namespace ?? 'default';
@@ -109,6 +134,10 @@ async function main(argv: string[]): Promise<number> {
     const pod = await fetchJson<Pod>(`${server}/pods/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}`);
     const { items } = await fetchJson<{ items: EventMessage[] }>(`${server}/pods/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}/events`);
     process.stdout.write(describePod(pod, items, now));
+    return 0;
+  }
+  if (verb === 'topology' && values.fleet) {
+    await topologyOfFleet(natsSource(values), fleetTiming(values.timeout), namedNodes(values.node), values.output ?? 'table');
     return 0;
   }
   if (verb === 'topology') {
@@ -144,6 +173,7 @@ async function main(argv: string[]): Promise<number> {
       natsTrace: values['nats-trace'] ?? false,
       pods: () => fetchJson<PodList>(`${server}/pods`),
       nats: natsSource(values),
+      ...(values.fleet ? { fleet: { timing: fleetTiming(values.timeout), nodes: namedNodes(values.node) } } : {}),
       out: (s) => process.stdout.write(s),
       warn: (s) => process.stderr.write(s),
     });
@@ -152,9 +182,65 @@ async function main(argv: string[]): Promise<number> {
   return 1;
 }
 
-/** --nats and --nats-password-file: where the CLI reads NATS, as the admin user. */
-function natsSource(values: { nats?: string; 'nats-password-file'?: string }): TraceSource {
-  return { servers: (values.nats ?? '').split(','), ...(values['nats-password-file'] ? { passwordFile: values['nats-password-file'] } : {}) };
+/** --nats, --nats-password-file and --nats-user: where the CLI reads NATS, as the admin user (with --fleet, the hub as the fleet reader). */
+function natsSource(values: { nats?: string; 'nats-password-file'?: string; 'nats-user'?: string; fleet?: boolean }): TraceSource {
+  const user = values['nats-user'] ?? (values.fleet ? FLEET_READER_USER : undefined);
+  return {
+    servers: (values.nats ?? '').split(','),
+    ...(values['nats-password-file'] ? { passwordFile: values['nats-password-file'] } : {}),
+    ...(user !== undefined ? { user } : {}),
+    ...(values.fleet ? { inboxPrefix: FLEET_INBOX_PREFIX } : {}),
+  };
+}
+
+/** --timeout: how long a fleet request-many waits for its first reply (the silence that ends it stays 1 s). */
+function fleetTiming(timeout: string | undefined): RequestManyTiming {
+  if (timeout === undefined) return DEFAULT_FLEET_TIMING;
+  let seconds: number;
+  try {
+    seconds = parseGoDuration(timeout);
+  } catch {
+    throw new Error(`invalid --timeout "${timeout}" (a duration like 5s or 500ms)`);
+  }
+  return { ...DEFAULT_FLEET_TIMING, firstMs: seconds * 1000 };
+}
+
+/** --node with --fleet: nodes to ask besides those behind the hub's leaf links (comma-separated). */
+function namedNodes(node: string | undefined): string[] {
+  return (node ?? '').split(',').filter((n) => n !== '');
+}
+
+/** `get pods --fleet`: every node's pods, NODE always shown. */
+async function getFleetPods(source: TraceSource, timing: RequestManyTiming, nodes: string[], opts: { namespace: string; allNamespaces: boolean; name?: string; output: string; now: number }): Promise<void> {
+  if (!['', 'wide', 'json', 'yaml'].includes(opts.output)) throw new Error(`unknown output format "${opts.output}" (want wide, yaml or json)`);
+  const nc = await connectCliNats(source);
+  let merged: Awaited<ReturnType<typeof fleetPods>>;
+  try {
+    merged = await fleetPods(new NatsFleetReader(nc, source.servers.join(','), timing), nodes);
+  } finally {
+    await nc.close();
+  }
+  for (const e of merged.errors) process.stderr.write(`warning: ${e}\n`);
+  for (const n of merged.silent) process.stderr.write(`warning: node ${n} is linked to the hub, but its status manager did not answer\n`);
+  const items = selectFleetPods(merged.pods, opts).map((p) => p.pod);
+  if (opts.name !== undefined && items.length === 0) throw new Error(`pods "${opts.name}" not found on any of the ${merged.answered.length} node(s) that answered`);
+  const list: PodList = { apiVersion: 'v1', kind: 'PodList', metadata: {}, items };
+  if (opts.output === 'json') process.stdout.write(`${JSON.stringify(opts.name !== undefined ? items[0] : list, null, 2)}\n`);
+  else if (opts.output === 'yaml') process.stdout.write(stringify(opts.name !== undefined ? items[0] : list));
+  else if (items.length === 0) process.stderr.write(`No resources found in ${opts.allNamespaces ? 'any' : opts.namespace} namespace on ${merged.answered.length} node(s) (${merged.answered.join(', ')}).\n`);
+  else process.stdout.write(printPodTable(items, opts.now, { wide: opts.output === 'wide', namespace: opts.allNamespaces, node: true }));
+}
+
+/** `topology --fleet`: every node's services and the hub's leaf links. */
+async function topologyOfFleet(source: TraceSource, timing: RequestManyTiming, nodes: string[], output: string): Promise<void> {
+  if (output !== 'table' && output !== 'json') throw new Error(`unknown output format "${output}" with --fleet (want table or json)`);
+  const nc = await connectCliNats(source);
+  try {
+    const t = await fleetTopology(new NatsFleetReader(nc, source.servers.join(','), timing), nodes);
+    process.stdout.write(output === 'json' ? `${JSON.stringify(t, null, 2)}\n` : printFleetTopology(t));
+  } finally {
+    await nc.close();
+  }
 }
 
 /** `topology`: two connz samples `interval` apart and the account's totals, over NATS, printed as asked. */

@@ -171,6 +171,20 @@ describe('get pods: printPodTable', () => {
     );
   });
 
+  it('the fleet view: NAMESPACE first with -A, NODE after AGE (and only once with -o wide)', () => {
+    const other = pod({ name: 'db', created: now - 2 * MIN, spec: { nodeName: 'node2' }, status: { phase: 'Pending' } });
+    assert.equal(
+      printPodTable([web, other], now, { namespace: true, node: true }),
+      [
+        'NAMESPACE   NAME        READY   STATUS    RESTARTS   AGE   NODE',
+        'default     web-node1   1/1     Running   0          5m    node1',
+        'default     db          0/1     Pending   0          2m    node2',
+        '',
+      ].join('\n'),
+    );
+    assert.equal(printPodTable([web], now, { wide: true, node: true }).split('\n')[0], 'NAME        READY   STATUS    RESTARTS   AGE   IP           NODE    NOMINATED NODE   READINESS GATES');
+  });
+
   it('--no-headers, and the minimal column width of 6', () => {
     assert.equal(printPodTable([pod({ name: 'a', created: now - 5 * S, status: { phase: 'Pending' } })], now, { noHeaders: true }), 'a     0/1   Pending   0     5s\n');
   });

@@ -148,17 +148,21 @@ const POD_WIDE_COLUMNS = ['IP', 'NODE', 'NOMINATED NODE', 'READINESS GATES'];
 /**
  * `kubectl get pods` ([-o wide], [--no-headers]) in the given order. No
  * pods print nothing (kubectl says "No resources found" on stderr).
+ * `namespace` puts kubectl's NAMESPACE column first (its -A); `node` adds
+ * NODE after AGE without -o wide (the fleet view: which node runs it).
  */
-export function printPodTable(pods: Pod[], now: number, opts: { wide?: boolean; noHeaders?: boolean }): string {
+export function printPodTable(pods: Pod[], now: number, opts: { wide?: boolean; noHeaders?: boolean; namespace?: boolean; node?: boolean }): string {
   if (pods.length === 0) return '';
   const rows: string[][] = [];
-  if (!opts.noHeaders) rows.push(opts.wide ? [...POD_COLUMNS, ...POD_WIDE_COLUMNS] : POD_COLUMNS);
+  const nodeColumn = opts.node === true && opts.wide !== true;
+  if (!opts.noHeaders) rows.push([...(opts.namespace ? ['NAMESPACE'] : []), ...POD_COLUMNS, ...(opts.wide ? POD_WIDE_COLUMNS : nodeColumn ? ['NODE'] : [])]);
   for (const pod of pods) {
     const row = [pod.metadata.name ?? '', podReadyColumn(pod), podStatusColumn(pod), podRestartsColumn(pod, now), since(pod.metadata.creationTimestamp, now)];
+    if (opts.namespace) row.unshift(pod.metadata.namespace ?? '');
     if (opts.wide) {
       // The status has no nominatedNodeName: the scheduler sets it, and we have none.
       row.push(pod.status?.podIPs?.[0]?.ip || '<none>', pod.spec.nodeName || '<none>', '<none>', readinessGatesColumn(pod));
-    }
+    } else if (nodeColumn) row.push(pod.spec.nodeName || '<none>');
     rows.push(row);
   }
   return tabwrite(rows.map((r) => `${r.join('\t')}\n`).join(''), TABLE_TABWRITER);

@@ -1,6 +1,9 @@
 /** `kubelet-split trace POD`: resolves the pod, reads its records, prints the timeline (or follows it). */
 import { Subjects, type PodList } from '@app/contracts';
+import { nodeDomain } from '@app/nats';
 import { buildTimeline, readPodTrace, readTraceRecords } from '@app/tracing';
+import { fleetTrace } from './fleet-commands.js';
+import { NatsFleetReader, type RequestManyTiming } from './fleet-reader.js';
 import { TIMELINE_HEADER, looksLikeUid, podRef, printTimeline, timelineJson, timelineRow } from './trace.js';
 import { joinServerViews, natsTraceProbes, printServerViews } from './nats-trace.js';
 import { askServerTraces, connectCliNats, type TraceSource } from './trace-reader.js';
@@ -15,6 +18,8 @@ export interface TraceCommand {
   /** The status manager's /pods. */
   pods: () => Promise<PodList>;
   nats: TraceSource;
+  /** --fleet: `nats` is the hub, the pod is looked for on every node (fleet-commands.ts fleetTrace); the request-many timing, the nodes --node adds. */
+  fleet?: { timing: RequestManyTiming; nodes: string[] };
   out: (s: string) => void;
   /** Where a warning goes (stderr): records dropped because their sender is not the one they claim. */
   warn: (s: string) => void;
@@ -37,6 +42,7 @@ export async function resolvePodUid(arg: string, namespace: string, pods: () => 
 export async function tracePod(cmd: TraceCommand): Promise<number> {
   if (cmd.output !== '' && cmd.output !== 'json') throw new Error(`unknown output format "${cmd.output}" (want json)`);
   if (cmd.natsTrace && cmd.follow) throw new Error('--nats-trace does not combine with --follow');
+  if (cmd.fleet) return traceInFleet(cmd, cmd.fleet);
   const uid = await resolvePodUid(cmd.arg, cmd.namespace, cmd.pods);
   const nc = await connectCliNats(cmd.nats);
   try {
@@ -58,8 +64,28 @@ export async function tracePod(cmd: TraceCommand): Promise<number> {
   }
 }
 
-/** Prints each hop as it is recorded, until ^C; offsets from the pod's first hop. */
-async function follow(cmd: TraceCommand, uid: string, nc: Awaited<ReturnType<typeof connectCliNats>>): Promise<number> {
+/** `trace --fleet`: the pod found on whichever node runs it, its records read in that node's JetStream domain. */
+async function traceInFleet(cmd: TraceCommand, fleet: { timing: RequestManyTiming; nodes: string[] }): Promise<number> {
+  if (cmd.natsTrace) throw new Error('--nats-trace does not combine with --fleet (the fleet reader may not publish on the nodes\' subjects)');
+  const nc = await connectCliNats(cmd.nats);
+  try {
+    const found = await fleetTrace(new NatsFleetReader(nc, cmd.nats.servers.join(','), fleet.timing), cmd.arg, cmd.namespace, fleet.nodes);
+    if (found.rejected > 0) cmd.warn(rejectedWarning(found.rejected));
+    const domain = nodeDomain(found.node);
+    if (cmd.follow) {
+      if (cmd.output !== 'json') cmd.out(`node ${found.node}, JetStream domain "${domain}"\n`);
+      return await follow(cmd, found.uid, nc, domain);
+    }
+    const timeline = buildTimeline(found.uid, found.records);
+    cmd.out(cmd.output === 'json' ? timelineJson(timeline, found.node) : `node ${found.node}, JetStream domain "${domain}"\n${printTimeline(timeline, found.node)}`);
+    return 0;
+  } finally {
+    await nc.close();
+  }
+}
+
+/** Prints each hop as it is recorded, until ^C; offsets from the pod's first hop. `domain`: the JetStream domain read (--fleet). */
+async function follow(cmd: TraceCommand, uid: string, nc: Awaited<ReturnType<typeof connectCliNats>>, domain?: string): Promise<number> {
   const abort = new AbortController();
   process.once('SIGINT', () => abort.abort());
   let first: number | undefined;
@@ -77,7 +103,7 @@ async function follow(cmd: TraceCommand, uid: string, nc: Awaited<ReturnType<typ
       if (isSlowest) slowest = r.durationMs;
       cmd.out(cmd.output === 'json' ? `${JSON.stringify(hop)}\n` : `${timelineRow(hop, isSlowest ? hop.spanId : undefined).replaceAll('\t', '  ').replace('<- slowest', '<- slowest so far')}\n`);
     },
-    { follow: true, signal: abort.signal, onRejected: () => cmd.warn(rejectedWarning(1)) },
+    { follow: true, signal: abort.signal, onRejected: () => cmd.warn(rejectedWarning(1)), ...(domain !== undefined ? { domain } : {}) },
   );
   return 0;
 }

@@ -1,6 +1,7 @@
 /**
  * The CLI's NATS connection, as the admin user: to read trace records
- * (@app/tracing readTraceRecords) and the topology (@app/nats sampleMonitoring).
+ * (@app/tracing readTraceRecords) and the topology (@app/nats sampleMonitoring);
+ * with --fleet, to the hub as the fleet reader (its own inbox prefix).
  */
 import { readFileSync } from 'node:fs';
 import { connect, createInbox, headers, type NatsConnection } from '@nats-io/transport-node';
@@ -8,16 +9,24 @@ import { MIN_TRACING_SERVER, NatsTraceHeaders, serverTraces, serverView, type Na
 
 export interface TraceSource {
   servers: string[];
+  /** Default `admin` (with a password file). */
   user?: string;
   passwordFile?: string;
+  /** Where replies come (the fleet reader's FLEET_INBOX_PREFIX; default nats.js's `_INBOX`). */
+  inboxPrefix?: string;
 }
 
 export async function connectCliNats(src: TraceSource): Promise<NatsConnection> {
   const password = src.passwordFile ? readFileSync(src.passwordFile, 'utf8').trim() : undefined;
   try {
-    return await connect({ servers: src.servers, name: 'kubelet-split-cli', ...(password ? { user: src.user ?? 'admin', pass: password } : {}) });
+    return await connect({
+      servers: src.servers,
+      name: 'kubelet-split-cli',
+      ...(password ? { user: src.user ?? 'admin', pass: password } : {}),
+      ...(src.inboxPrefix ? { inboxPrefix: src.inboxPrefix } : {}),
+    });
   } catch (err) {
-    throw new Error(`cannot reach NATS at ${src.servers.join(',')}: ${(err as Error).message} (--nats sets its URL, --nats-password-file the admin password)`);
+    throw new Error(`cannot reach NATS at ${src.servers.join(',')}: ${(err as Error).message} (--nats sets its URL, --nats-password-file the ${src.user ?? 'admin'} password)`);
   }
 }
 

@@ -77,6 +77,15 @@ describe('trace timeline', () => {
     assert.deepEqual(json.hops.find((h) => h.spanId === 's5'), { ...json.hops.find((h) => h.spanId === 's5'), offsetMs: 40, method: 'RunPodSandbox' });
   });
 
+  it('--fleet: the node in the summary line, and node, uid and each hop\'s service in -o json', () => {
+    assert.match(printTimeline(t, 'node-b'), new RegExp(`^pod ${UID} on node node-b: 9 hops in 1 trace, total 506\\.0ms$`, 'm'));
+    const json = JSON.parse(timelineJson(t, 'node-b')) as { node: string; uid: string; podUid: string; hops: { service: string; instance: string }[] };
+    assert.deepEqual([json.node, json.uid, json.podUid], ['node-b', UID, UID]);
+    assert.ok(json.hops.every((h) => h.instance.startsWith(`${h.service}@`)), 'each hop\'s service is its instance\'s');
+    assert.equal(json.hops.find((h) => h.instance.startsWith('cri-gateway@'))?.service, 'cri-gateway');
+    assert.equal((JSON.parse(timelineJson(t)) as { node?: string }).node, undefined, 'no node without --fleet');
+  });
+
   it('no records, no hops', () => assert.deepEqual(buildTimeline(UID, []).hops, []));
 });
 

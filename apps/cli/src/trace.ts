@@ -19,20 +19,25 @@ export function timelineRow(h: TimelineHop, slowestSpanId: string | undefined): 
 
 export const TIMELINE_HEADER = ['OFFSET', 'DURATION', 'INSTANCE', 'HOP', 'SUBJECT', ''].join('\t');
 
-/** The timeline as a table, with the total and the slowest hop under it. */
-export function printTimeline(t: Timeline): string {
+/** The timeline as a table, with the total and the slowest hop under it; `node`: the node it was read from (--fleet). */
+export function printTimeline(t: Timeline, node?: string): string {
   const rows = [TIMELINE_HEADER, ...t.hops.map((h) => timelineRow(h, t.slowestSpanId))];
   const slowest = t.hops.find((h) => h.spanId === t.slowestSpanId);
   const summary = [
-    `pod ${t.podUid}: ${t.hops.length} hops in ${t.traceIds.length} trace${t.traceIds.length === 1 ? '' : 's'}, total ${formatMs(t.totalMs)}`,
+    `pod ${t.podUid}${node !== undefined ? ` on node ${node}` : ''}: ${t.hops.length} hops in ${t.traceIds.length} trace${t.traceIds.length === 1 ? '' : 's'}, total ${formatMs(t.totalMs)}`,
     ...(slowest ? [`slowest: ${slowest.what} by ${slowest.instance}, ${formatMs(slowest.durationMs)}`] : []),
   ];
   return `${tabwrite(rows.join('\n'), TABLE_TABWRITER).replace(/ +$/gm, '')}\n${summary.join('\n')}\n`;
 }
 
-/** `-o json`. */
-export function timelineJson(t: Timeline): string {
-  return `${JSON.stringify(t, null, 2)}\n`;
+/**
+ * `-o json`. With --fleet (`node`: the node it was read from), also `uid`
+ * (the pod's, as `podUid`) and each hop's `service` (its instance's), what
+ * a reader of many nodes' timelines groups by.
+ */
+export function timelineJson(t: Timeline, node?: string): string {
+  const fleet = () => ({ node, uid: t.podUid, ...t, hops: t.hops.map((h) => ({ service: h.instance.split('@')[0] ?? '', ...h })) });
+  return `${JSON.stringify(node !== undefined ? fleet() : t, null, 2)}\n`;
 }
 
 const UID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -13,8 +13,8 @@ import { TRACE_STREAM, parseTraceRecord, sentByItsService, type TraceRecord } fr
 const dec = new TextDecoder();
 
 /** How many records the stream holds on `subject`, a filter (0 when there is no stream). */
-async function countRecords(nc: NatsConnection, subject: string): Promise<number> {
-  const jsm = await jetstreamManager(nc, { checkAPI: false });
+async function countRecords(nc: NatsConnection, subject: string, domain: string | undefined): Promise<number> {
+  const jsm = await jetstreamManager(nc, { checkAPI: false, ...(domain !== undefined ? { domain } : {}) });
   try {
     const info = await jsm.streams.info(TRACE_STREAM, { subjects_filter: subject });
     return Object.values(info.state.subjects ?? {}).reduce((a, b) => a + b, 0);
@@ -34,16 +34,18 @@ export interface TraceReadCount {
  * Every record on `subject`, in stream order; with `follow`, `onRecord`
  * then goes on getting new ones until `signal` aborts. `onRejected` hears
  * each record dropped because its subject's service is not its claimed sender.
+ * `domain`: the JetStream domain whose stream is read (a fleet node's,
+ * @app/nats nodeDomain, read from the hub); absent, the connection's own.
  */
 export async function readTraceRecords(
   nc: NatsConnection,
   subject: string,
   onRecord: (r: TraceRecord) => void,
-  opts: { follow: boolean; signal?: AbortSignal; onRejected?: (r: TraceRecord, subject: string) => void },
+  opts: { follow: boolean; signal?: AbortSignal; onRejected?: (r: TraceRecord, subject: string) => void; domain?: string },
 ): Promise<TraceReadCount> {
-  const stored = await countRecords(nc, subject);
+  const stored = await countRecords(nc, subject, opts.domain);
   if (stored === 0 && !opts.follow) return { read: 0, rejected: 0 };
-  const js = jetstream(nc);
+  const js = jetstream(nc, opts.domain !== undefined ? { domain: opts.domain } : {});
   const consumer = await js.consumers.get(TRACE_STREAM, { filter_subjects: subject, deliver_policy: DeliverPolicy.All });
   const messages = await consumer.consume();
   const stop = () => void messages.close();
@@ -77,10 +79,11 @@ export async function readTraceRecords(
 /**
  * The pod's records stored so far, in stream order (none: an unknown pod, TRACING=off, or older than TRACE_MAX_AGE),
  * and how many were dropped for a sender that is not the one they claim. With `node`, only that node's records (a
- * service's user held to its node may read no others: the console's).
+ * service's user held to its node may read no others: the console's). With `domain`, the stream of that JetStream
+ * domain (a fleet node's, read from the hub).
  */
-export async function readPodTrace(nc: NatsConnection, uid: string, node?: string): Promise<{ records: TraceRecord[]; rejected: number }> {
+export async function readPodTrace(nc: NatsConnection, uid: string, node?: string, domain?: string): Promise<{ records: TraceRecord[]; rejected: number }> {
   const records: TraceRecord[] = [];
-  const { rejected } = await readTraceRecords(nc, Subjects.trace.forPod(uid, node), (r) => void records.push(r), { follow: false });
+  const { rejected } = await readTraceRecords(nc, Subjects.trace.forPod(uid, node), (r) => void records.push(r), { follow: false, ...(domain !== undefined ? { domain } : {}) });
   return { records, rejected };
 }
