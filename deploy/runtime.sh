@@ -15,7 +15,10 @@
 # and KS_RUNTIME_ROOT (default /var/lib/kubelet-split), e.g. for a second,
 # throw-away containerd in a test; KS_SKIP_IMAGES=1 skips the image import.
 # KS_CNI_BRIDGE and KS_CNI_SUBNET (default ks-cni0, 10.88.77.0/24) give a
-# second containerd a pod network of its own (npm run conformance does).
+# second containerd a pod network of its own (npm run conformance does);
+# KS_CNI_ROUTES (comma-separated CIDRs, default none) gives its pods routes
+# through the bridge to other pod subnets on this host (npm run fleet: the
+# other nodes'; never a default route, so a pod reaches no outside address).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,14 +32,26 @@ cni_dir="$state/cni/net.d"
 
 answers() { [ -S "$sock" ] && timeout 5 ctr --address "$sock" version >/dev/null 2>&1; }
 
+# KS_CNI_ROUTES as the host-local IPAM's routes: {"dst": "10.88.101.0/24"}, ...
+cni_routes() {
+  local out="" cidr
+  for cidr in ${KS_CNI_ROUTES//,/ }; do
+    [[ "$cidr" =~ ^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+/[0-9]+$ ]] || { echo "runtime.sh: KS_CNI_ROUTES: \"$cidr\" is not a CIDR" >&2; exit 2; }
+    out+="${out:+, }{ \"dst\": \"$cidr\" }"
+  done
+  printf '%s' "$out"
+}
+
 render() {
-  local snapshotter=$1
+  local snapshotter=$1 routes
+  routes=$(cni_routes) || exit 2
   mkdir -p "$state/containerd" "$root/containerd" "$cni_dir" "$root/cni/networks"
   sed -e "s#@ROOT@#$root/containerd#g" -e "s#@STATE@#$state/containerd#g" \
       -e "s#@CNI_CONF_DIR@#$cni_dir#g" -e "s#@SNAPSHOTTER@#$snapshotter#g" \
       "$here/containerd/config.toml.in" > "$conf"
   sed -e "s#/var/lib/kubelet-split/cni/networks#$root/cni/networks#" \
       -e "s#\"ks-cni0\"#\"${KS_CNI_BRIDGE:-ks-cni0}\"#" -e "s#\"10.88.77.0/24\"#\"${KS_CNI_SUBNET:-10.88.77.0/24}\"#" \
+      -e "s#\"routes\": \[\]#\"routes\": [$routes]#" \
       "$here/cni/10-kubelet-split.conflist" > "$cni_dir/10-kubelet-split.conflist"
 }
 

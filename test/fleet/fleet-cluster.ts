@@ -57,7 +57,7 @@ export class FleetNode {
   constructor(
     readonly index: number,
     readonly net: ReturnType<typeof fleetNodeNetwork>,
-    private readonly fleet: { cp: ControlPlane; hub: Hub; dir: string; logs: string; podWorkerReplicas: number },
+    private readonly fleet: { cp: ControlPlane; hub: Hub; dir: string; logs: string; podWorkerReplicas: number; subnets: readonly string[] },
   ) {}
 
   get name(): string {
@@ -69,7 +69,9 @@ export class FleetNode {
   }
 
   private get runtimeEnv(): NodeJS.ProcessEnv {
-    return { KS_RUNTIME_STATE: this.net.state, KS_RUNTIME_ROOT: this.net.root, KS_CNI_BRIDGE: this.net.bridge, KS_CNI_SUBNET: this.net.subnet };
+    // Its pods' routes to the other nodes' pod subnets, through the bridge (the host forwards between them).
+    const others = this.fleet.subnets.filter((s) => s !== this.net.subnet);
+    return { KS_RUNTIME_STATE: this.net.state, KS_RUNTIME_ROOT: this.net.root, KS_CNI_BRIDGE: this.net.bridge, KS_CNI_SUBNET: this.net.subnet, KS_CNI_ROUTES: others.join(',') };
   }
 
   /** The bridge, containerd with the images, the leaf nats-server and its link, the services. */
@@ -225,7 +227,7 @@ export class Fleet {
     this.hub = await startHub({ dir: join(this.opts.dir, 'hub'), nodes: nets.map((n) => n.node), sink: (server) => lineSink(this.logs, `${server}.log`) });
     this.forwarding.open(nets.map((n) => n.bridge));
     for (const [i, net] of nets.entries()) {
-      const node = new FleetNode(i + 1, net, { cp: this.cp, hub: this.hub, dir: this.opts.dir, logs: this.logs, podWorkerReplicas: this.opts.podWorkerReplicas ?? 1 });
+      const node = new FleetNode(i + 1, net, { cp: this.cp, hub: this.hub, dir: this.opts.dir, logs: this.logs, podWorkerReplicas: this.opts.podWorkerReplicas ?? 1, subnets: nets.map((n) => n.subnet) });
       this.nodes.push(node);
       say(`starting ${net.node}: containerd on ${net.bridge} ${net.subnet}, its leaf nats-server (domain ${nodeDomain(net.node)}), its services`);
       await node.start();
