@@ -24,6 +24,7 @@ import { Subjects, contractClaim, type Pod, type PodList, type ServiceInfo, type
 import { FLEET_READER_USER, inboxPrefix, nodeDomain } from '@app/nats';
 import { JetStreamTraceRecorder, TRACE_STREAM, ensureTraceStream, type TraceHop } from '@app/tracing';
 import { REPO_ROOT, startNats, type NatsServer } from '../deploy/local/stack.js';
+import { until } from './support/fleet-test.js';
 import { startHub, type Hub } from './fleet/hub.js';
 
 const A = 'node-a';
@@ -84,20 +85,6 @@ function cli(hub: Hub, argv: string[]): Promise<{ code: number; out: string; err
   });
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last = '';
-  while (Date.now() < deadline) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = (err as Error).message;
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`${what}: not within ${timeoutMs / 1000} s${last ? ` (last: ${last})` : ''}`);
-}
 
 describe('the CLI across a fleet: a hub of three, two leaf nodes', { timeout: 180_000 }, () => {
   let dir: string;

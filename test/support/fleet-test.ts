@@ -122,7 +122,7 @@ export async function connectLeaf(node: FleetNode, user?: string): Promise<NatsC
 }
 
 /** Polls `probe` until it gives a value (the wait ends on the condition the caller then asserts). */
-export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number, everyMs = 1000): Promise<T> {
+export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000, everyMs = 250): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   while (Date.now() < deadline) {
