@@ -14,17 +14,16 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { Subjects, contractClaim, type Pod, type PodList, type ServiceInfo, type ServiceName } from '@app/contracts';
-import { FLEET_READER_USER, inboxPrefix, nodeDomain } from '@app/nats';
+import { inboxPrefix, nodeDomain } from '@app/nats';
 import { JetStreamTraceRecorder, TRACE_STREAM, ensureTraceStream, type TraceHop } from '@app/tracing';
-import { REPO_ROOT, startNats, type NatsServer } from '../deploy/local/stack.js';
-import { until } from './support/fleet-test.js';
+import { startNats, type NatsServer } from '../deploy/local/stack.js';
+import { fleetCli, until } from './support/fleet-test.js';
 import { startHub, type Hub } from './fleet/hub.js';
 
 const A = 'node-a';
@@ -78,12 +77,6 @@ async function record(nc: NatsConnection, node: string, service: ServiceName, ho
   await nc.flush();
 }
 
-function cli(hub: Hub, argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const args = [join(REPO_ROOT, 'dist', 'apps', 'cli', 'src', 'cli.js'), ...argv, '--fleet', '--nats', hub.credentials.clientUrls.join(','), '--nats-password-file', hub.credentials.passwordFile(FLEET_READER_USER)];
-  return new Promise((res) => {
-    execFile(process.execPath, args, { encoding: 'utf8', timeout: 60_000 }, (error, stdout, stderr) => res({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out: stdout, err: stderr }));
-  });
-}
 
 
 describe('the CLI across a fleet: a hub of three, two leaf nodes', { timeout: 180_000 }, () => {
@@ -146,7 +139,7 @@ describe('the CLI across a fleet: a hub of three, two leaf nodes', { timeout: 18
   });
 
   it('trace POD --fleet: finds the pod on node b and prints its hops, read in node b\'s domain', async () => {
-    const r = await cli(hub, ['trace', POD[B]]);
+    const r = await fleetCli(hub, ['trace', POD[B]]);
     assert.equal(r.code, 0, r.err);
     const lines = r.out.split('\n');
     assert.equal(lines[0], `node ${B}, JetStream domain "${nodeDomain(B)}"`);
@@ -158,7 +151,7 @@ describe('the CLI across a fleet: a hub of three, two leaf nodes', { timeout: 18
   });
 
   it('trace UID --fleet -o json: the node, and the same hops', async () => {
-    const r = await cli(hub, ['trace', UID[A], '-o', 'json']);
+    const r = await fleetCli(hub, ['trace', UID[A], '-o', 'json']);
     assert.equal(r.code, 0, r.err);
     const t = JSON.parse(r.out) as { node: string; uid: string; podUid: string; hops: { service: string; instance: string; what: string }[] };
     assert.equal(t.node, A);
@@ -169,39 +162,39 @@ describe('the CLI across a fleet: a hub of three, two leaf nodes', { timeout: 18
   });
 
   it('trace --fleet of a pod no node runs: the error names the nodes asked', async () => {
-    const r = await cli(hub, ['trace', 'nowhere']);
+    const r = await fleetCli(hub, ['trace', 'nowhere']);
     assert.equal(r.code, 1);
     assert.equal(r.err.trim(), `error: pods "nowhere" not found in namespace "default" on any of the 2 node(s) that answered (${A}, ${B})`);
   });
 
   it('trace UID --fleet, a node named with --node that has no leaf link: its domain is said to be unreachable', async () => {
     const uid = '0c0c0c0c-3333-4333-8333-000000000003';
-    const r = await cli(hub, ['trace', uid, '--node', 'node-z']);
+    const r = await fleetCli(hub, ['trace', uid, '--node', 'node-z']);
     assert.equal(r.code, 1);
     assert.match(r.err, new RegExp(`^error: no trace records for pod ${uid} on any of 3 node\\(s\\) \\(${A}, ${B}, node-z\\)`));
     assert.match(r.err, /\n {2}node node-z's JetStream domain "node-z" is unreachable from the hub: /);
   });
 
   it('get pods -A --fleet: both nodes\' pods, with their nodes', async () => {
-    const r = await cli(hub, ['get', 'pods', '-A']);
+    const r = await fleetCli(hub, ['get', 'pods', '-A']);
     assert.equal(r.code, 0, r.err);
     const rows = r.out.trim().split('\n').map((l) => l.split(/ {2,}/));
     assert.deepEqual(rows[0], ['NAMESPACE', 'NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE', 'NODE']);
     assert.deepEqual(rows.slice(1).map((c) => [c[1], c[2], c[3], c[6]]), [['db', '0/1', 'Running', A], ['web', '0/1', 'Running', B]]);
-    const wide = await cli(hub, ['get', 'pods', '-o', 'wide']);
+    const wide = await fleetCli(hub, ['get', 'pods', '-o', 'wide']);
     assert.equal(wide.code, 0, wide.err);
     assert.match(wide.out, new RegExp(`^web .* 10\\.88\\.2\\.7 +${B} +<none> +<none>$`, 'm'));
-    const json = await cli(hub, ['get', 'pods', '-o', 'json']);
+    const json = await fleetCli(hub, ['get', 'pods', '-o', 'json']);
     assert.deepEqual((JSON.parse(json.out) as PodList).items.map((p) => `${p.spec.nodeName}/${p.metadata.name}`), [`${A}/db`, `${B}/web`]);
   });
 
   it('topology --fleet: both nodes with their services, and two leaf links', async () => {
-    const r = await cli(hub, ['topology']);
+    const r = await fleetCli(hub, ['topology']);
     assert.equal(r.code, 0, r.err);
     for (const n of [A, B]) assert.match(r.out, new RegExp(`^${n} +${nodeDomain(n)} +status-manager +i0 +0\\.0\\.0-fleet-tools +leader +ks-hub-\\d$`, 'm'));
     for (const n of [A, B]) assert.match(r.out, new RegExp(`^ks-hub-\\d +ks-leaf-${n} +${n} +KUBELET +127\\.0\\.0\\.1:\\d+ `, 'm'));
     assert.match(r.out, /^2 nodes, 2 leaf links, 3 hub servers answered \(ks-hub-0, ks-hub-1, ks-hub-2\)$/m);
-    const json = await cli(hub, ['topology', '-o', 'json']);
+    const json = await fleetCli(hub, ['topology', '-o', 'json']);
     const t = JSON.parse(json.out) as { leafs: { node?: string }[]; notes: string[] };
     assert.deepEqual(t.leafs.map((l) => l.node).sort(), [A, B]);
     assert.deepEqual(t.notes, []);

@@ -77,7 +77,7 @@ describe('a fleet of two kubelet-split nodes on one NATS fabric', { timeout: 900
     assert.equal(fetched.out.trim().split('\n').pop()?.trim(), onB.metadata?.name, 'the page of the pod on node B, fetched from node A');
 
     // The trace of the pod on B, read from the hub as the fleet reader.
-    const trace = await fleetCli(fleet, ['trace', onB.metadata?.name ?? '', '-n', NS, '-o', 'json']);
+    const trace = await fleetCli(fleet.hub, ['trace', onB.metadata?.name ?? '', '-n', NS, '-o', 'json']);
     assert.equal(trace.code, 0, `trace --fleet: ${trace.err}`);
     const timeline = JSON.parse(trace.out) as { uid: string; hops: { service: string; op?: string; name?: string }[] };
     assert.equal(timeline.uid, onB.metadata?.uid);

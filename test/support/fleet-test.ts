@@ -15,6 +15,7 @@ import type { Pod, PodList } from 'kubernetes-types/core/v1.js';
 import type { Deployment } from 'kubernetes-types/apps/v1.js';
 import { REPO_ROOT } from '../../deploy/local/stack.js';
 import { Fleet, type FleetNode } from '../fleet/fleet-cluster.js';
+import type { Hub } from '../fleet/hub.js';
 
 export const BUSYBOX = 'localhost/kubelet-split/busybox:1.35';
 
@@ -111,8 +112,8 @@ export function kubectl(fleet: Fleet, argv: string[]): Promise<{ code: number; o
 }
 
 /** The kubelet-split CLI against the hub, as the fleet reader. */
-export function fleetCli(fleet: Fleet, argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  const hub = fleet.hub.credentials;
+export function fleetCli(hubOf: Hub, argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const hub = hubOf.credentials;
   return run(process.execPath, [join(REPO_ROOT, 'dist', 'apps', 'cli', 'src', 'cli.js'), ...argv, '--fleet', '--nats', hub.clientUrls.join(','), '--nats-password-file', hub.passwordFile(FLEET_READER_USER)]);
 }
 
