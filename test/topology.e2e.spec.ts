@@ -28,7 +28,7 @@ const DESIGN_SUBSCRIBES: Record<ServiceName, readonly string[]> = {
   prober: ['prober'],
   'status-manager': ['status', 'probeResult', 'events', 'podEvents'],
   'kubelet-server': [],
-  'node-status': [],
+  'node-status': ['nodeConditions'],
   console: ['events'],
   'cri-gateway': ['criRuntime', 'criImage', 'criEventsStatus'],
 };

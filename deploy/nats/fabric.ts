@@ -25,6 +25,12 @@ export interface HubServerAddress {
   client: string;
   cluster: string;
   leaf: string;
+  /**
+   * The leaf address it tells its leaf nodes (`leafnodes.advertise`; default its `leaf`): a leaf node adds it to
+   * the remotes it reconnects to. Where leaf nodes reach the hub through something else (a proxy; the tests'
+   * LeafLink relay), that address, or one that refuses, so that a leaf cannot reconnect around it.
+   */
+  leafAdvertise?: string;
 }
 
 export interface HubSettings {
@@ -77,6 +83,7 @@ export function renderHubServerConfig(settings: HubSettings, self: HubServerAddr
     '}',
     'leafnodes {',
     `  listen: ${q(self.leaf)}`,
+    ...(self.leafAdvertise ? [`  advertise: ${q(self.leafAdvertise)}`] : []),
     '}',
     'jetstream {',
     `  store_dir: ${q(join(settings.storeRoot, self.name))}`,

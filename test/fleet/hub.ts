@@ -56,6 +56,9 @@ export async function startHub(opts: { dir: string; nodes: readonly string[]; si
     client: `127.0.0.1:${ports[i * 3]}`,
     cluster: `127.0.0.1:${ports[i * 3 + 1]}`,
     leaf: `127.0.0.1:${ports[i * 3 + 2]}`,
+    // The leaf nodes reach the hub through their LeafLink only: a hub server's own leaf address, which it tells the
+    // leaf node it accepted, would let the leaf reconnect around a cut link. Port 1 refuses.
+    leafAdvertise: '127.0.0.1:1',
   }));
   mkdirSync(join(opts.dir, 'store'), { recursive: true, mode: 0o700 });
   const credentials = writeHubCredentials(join(opts.dir, 'auth'), { servers: addresses, nodes: opts.nodes, storeRoot: join(opts.dir, 'store') });

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { Clock, type Timer } from '@app/clock';
 import { ConsoleFeed, serverSentEvent } from './console-feed.js';
+import { ConsoleFleet } from './console-fleet.js';
 import { ConsoleTimelines, ConsoleTopology, PodNotFoundError } from './console-views.js';
 
 /**
@@ -36,6 +37,7 @@ export class ConsoleController {
     @Inject(Clock) private readonly clock: Clock,
     private readonly timelines: ConsoleTimelines,
     private readonly topology: ConsoleTopology,
+    private readonly fleet: ConsoleFleet,
   ) {}
 
   @Get()
@@ -90,6 +92,19 @@ export class ConsoleController {
     } catch (err) {
       json(res, 503, { statusCode: 503, message: (err as Error).message });
     }
+  }
+
+  /** The fleet page: the page's own route (`#/fleet`), where a bookmark of /console/fleet lands. */
+  @Get('fleet')
+  fleetPage(@Res() res: ServerResponse): void {
+    res.writeHead(302, { location: '/console#/fleet', 'cache-control': 'no-store' });
+    res.end();
+  }
+
+  /** The fleet's nodes from the hub (console-fleet.ts): `{enabled: false, message}` when FLEET_NATS_URL is unset. */
+  @Get('fleet/nodes')
+  async fleetNodes(@Res() res: ServerResponse): Promise<void> {
+    json(res, 200, await this.fleet.view());
   }
 
   private async file(res: ServerResponse, name: string, type: string): Promise<void> {

@@ -195,3 +195,25 @@ describe('NodeStatusManager: the status every 10 s, patched when changed or ever
     assert.equal(clock.waiting, 0);
   });
 });
+
+describe('NodeStatusManager: the conditions it computed, for the fleet (Subjects.nodeConditions)', () => {
+  it('none before it leads; Ready as computed, even when the patch fails (the apiserver cut off); none once stopped', async () => {
+    const { clock, api, runtime, manager } = setup();
+    const readyOf = () => manager.conditions.find((c) => c.type === 'Ready');
+    assert.equal(manager.conditions.length, 0);
+    const pleg: { unhealthy?: string } = {};
+    runtime.addHealthCheck('PLEG', () => pleg.unhealthy);
+    manager.start();
+    await clock.step(100);
+    assert.deepEqual([readyOf()?.status, readyOf()?.reason], ['True', 'KubeletReady']);
+    assert.deepEqual(manager.conditions.map((c) => c.type).sort(), ['DiskPressure', 'MemoryPressure', 'PIDPressure', 'Ready']);
+    api.fail['patchNodeStatus'] = [1, 2, 3, 4, 5].map(() => new ApiError(0, 'ConnectionFailed', 'down'));
+    pleg.unhealthy = 'pleg was last seen active 181s ago; threshold is 180s';
+    manager.kick();
+    await clock.step(0);
+    assert.deepEqual([readyOf()?.status, readyOf()?.reason], ['False', 'KubeletNotReady'], 'what the node says, patched or not');
+    assert.equal(api.nodes.get('n1')?.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True', 'the apiserver still has the old status');
+    manager.stop();
+    assert.equal(manager.conditions.length, 0);
+  });
+});

@@ -21,7 +21,7 @@
  *    the sync loop's gate (@app/kube RuntimeState).
  */
 import type { Clock, Timer } from '@app/clock';
-import type { Node } from '@app/contracts';
+import type { Node, NodeCondition } from '@app/contracts';
 import { configuredCapacity, goArch, nodeAllocatable, nodeReservationsFrom, type NodeReservations, type NodeResourceSettings, type ResourceAmounts, type RuntimeState } from '@app/kube';
 import { isAlreadyExists, ApiError } from '@app/apiserver';
 import type { Logger } from '@app/observability';
@@ -73,6 +73,7 @@ export class NodeStatusManager {
   private podCIDR = '';
   private readonly reservations: NodeReservations;
   private pressureConditions: readonly string[] = [];
+  private lastConditions: NodeCondition[] = [];
 
   constructor(
     private readonly api: NodeApi,
@@ -92,6 +93,16 @@ export class NodeStatusManager {
     return this.registered;
   }
 
+  /**
+   * The Node's conditions as this term last computed them (the setters'
+   * result, patched or not: what the node itself says), none before the
+   * first computation and none once stopped. Read by the fleet
+   * (Subjects.nodeConditions).
+   */
+  get conditions(): readonly NodeCondition[] {
+    return this.running ? this.lastConditions : [];
+  }
+
   /** Leading: register, then sync every updateFrequency. */
   start(): void {
     if (this.running) return;
@@ -108,6 +119,7 @@ export class NodeStatusManager {
   /** No longer leading: nothing more is written. */
   stop(): void {
     this.running = false;
+    this.lastConditions = [];
     this.timer?.cancel();
     this.abort?.abort();
   }
@@ -138,6 +150,7 @@ export class NodeStatusManager {
       const events: string[] = [];
       try {
         node = initialNode(this.options.nodeName, this.options.labels, await this.inputs(), this.clock.now(), events);
+        this.lastConditions = node.status?.conditions ?? [];
       } catch (err) {
         this.logger.error({ err: (err as Error).message }, 'Unable to construct v1.Node object for kubelet');
         continue;
@@ -208,6 +221,7 @@ export class NodeStatusManager {
     const node = structuredClone(original);
     const labelsMissing = ensureRequiredLabels(node, 'linux', goArch());
     const events = setNodeStatus(node, inputs, now);
+    this.lastConditions = node.status?.conditions ?? [];
     const changed = labelsMissing || nodeStatusHasChanged(original.status, node.status);
     const reportFrequency = this.options.reportFrequencyMs ?? NODE_STATUS_REPORT_FREQUENCY_MS;
     if (!changed && this.lastStatusReportTime !== undefined && now - this.lastStatusReportTime < reportFrequency) return;

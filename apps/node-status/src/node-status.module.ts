@@ -17,7 +17,7 @@
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { ReflectorApiPods, connectApiServer, type ApiServer } from '@app/apiserver';
 import { Clock, SystemClock } from '@app/clock';
-import type { PodRecord } from '@app/contracts';
+import type { NodeCondition, PodRecord } from '@app/contracts';
 import { DEFAULT_CRI_TIMEOUTS, NatsCriClient, type CriRuntime } from '@app/cri/client';
 import { NodeHealth, RUNTIME_UP_PERIOD_MS, RuntimeState, RuntimeStateUpdater, nodeLabels, parseMapStringString } from '@app/kube';
 import { LeaderElector, LeaderFence } from '@app/leader-election';
@@ -35,10 +35,11 @@ import { KvDesiredPodsView } from './adapters/kv-desired-pods-view.js';
 import { KvPodWorkers } from './adapters/kv-pod-workers.js';
 import type { NodeStatusConfig } from './node-status.config.js';
 import { MirrorPodReconciler } from './mirror-pods.js';
+import { NodeConditionsController } from './node-conditions.controller.js';
 import { NodeLeaseController } from './node-lease.js';
 import { NodeStatusManager } from './node-status-manager.js';
 import { KernelLog, OomWatcher } from './oom-watcher.js';
-import { ApiPods, DesiredPodsWatch, LeaseApi, Machine, MirrorPodApi, NodeApi, NodePressureView, PodWorkers, RuntimeNetworkConfig, RuntimeVersion } from './ports.js';
+import { ApiPods, DesiredPodsWatch, LeaseApi, Machine, MirrorPodApi, NodeApi, NodePressureView, PodWorkers, RuntimeNetworkConfig, RuntimeVersion, NodeConditionsReader } from './ports.js';
 
 const API_SERVER = Symbol('API_SERVER');
 
@@ -142,9 +143,15 @@ export class NodeAgent implements OnModuleInit, OnApplicationShutdown {
   onApplicationShutdown(): void {
     this.stop();
   }
+
+  /** The Node's conditions as this instance knows them: the leader's last computed, a standby's none. */
+  nodeConditions(): { leading: boolean; conditions: readonly NodeCondition[] } {
+    return { leading: this.leading, conditions: this.leading ? this.status.conditions : [] };
+  }
 }
 
 @Module({
+  controllers: [NodeConditionsController],
   providers: [
   { provide: Clock, useClass: SystemClock },
   { provide: API_SERVER, inject: [SERVICE_CONFIG], useFactory: (cfg: NodeStatusConfig) => connectApiServer(cfg.KUBECONFIG, 'node-status') },
@@ -244,6 +251,14 @@ export class NodeAgent implements OnModuleInit, OnApplicationShutdown {
       );
       return new NodeAgent(runtime, status, lease, mirrors, { apiPods, desired: desiredWatch, followed }, leadership, checks, log);
     },
+  },
+  {
+    provide: NodeConditionsReader,
+    inject: [NodeAgent, LeaderElector],
+    useFactory: (agent: NodeAgent | null, leadership: LeaderElector): NodeConditionsReader => ({
+      // No apiserver, no Node: whether it leads, and no conditions.
+      read: () => agent?.nodeConditions() ?? { leading: leadership.isLeader, conditions: [] },
+    }),
   },
   ],
 })

@@ -4,7 +4,7 @@
  * port whose adapter checks the leader fence first: only the leading
  * node-status writes the Node, its Lease and the mirror pods.
  */
-import type { Lease, Node, NodePressureRecord, Pod, PodRecord, PodSyncStatusRecord } from '@app/contracts';
+import type { Lease, Node, NodeCondition, NodePressureRecord, Pod, PodRecord, PodSyncStatusRecord } from '@app/contracts';
 
 /**
  * The node's pods in the apiserver (`spec.nodeName=<node>`), as a list +
@@ -107,4 +107,9 @@ export abstract class DesiredPodsWatch {
    * resolves with the stop once first loaded.
    */
   abstract watch(onChange: (pods: PodRecord[]) => void, onLost: () => void): Promise<() => void>;
+}
+
+/** The Node's conditions as this instance knows them (Subjects.nodeConditions): the leader's last computed, a standby's none. */
+export abstract class NodeConditionsReader {
+  abstract read(): { leading: boolean; conditions: readonly NodeCondition[] };
 }

@@ -141,6 +141,12 @@ export const env = {
     };
   },
 
+  /** Comma-separated URLs with one of the given schemes, or unset (undefined: the feature is off). */
+  optionalUrls(schemes: readonly string[], opts: { describe: string }): EnvField<readonly string[] | undefined> {
+    const list = env.urls(schemes, { describe: opts.describe });
+    return { describe: opts.describe, parse: (raw) => (raw === undefined || raw.trim() === '' ? ok(undefined) : list.parse(raw)) };
+  },
+
   url(schemes: readonly string[], opts: FieldOptions<string>): EnvField<string> {
     return {
       describe: opts.describe,

@@ -144,6 +144,13 @@ const KUBE_SCHEMAS: Record<string, JsonSchema> = {
     description: 'a core/v1 PodStatus (Kubernetes v1.34 API); a condition\'s lastProbeTime may be null. See https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/pod-v1/#PodStatus',
     additionalProperties: true,
   },
+  NodeCondition: {
+    type: 'object',
+    description: "a core/v1 NodeCondition (Kubernetes v1.34 API): type, status, reason, message, lastHeartbeatTime, lastTransitionTime. See https://kubernetes.io/docs/reference/kubernetes-api/cluster-resources/node-v1/#NodeStatus",
+    properties: { type: { type: 'string' }, status: { type: 'string', enum: ['True', 'False', 'Unknown'] } },
+    required: ['type', 'status'],
+    additionalProperties: true,
+  },
   Service: {
     type: 'object',
     description: 'a core/v1 Service (Kubernetes v1.34 API): metadata and spec. See https://kubernetes.io/docs/reference/kubernetes-api/service-resources/service-v1/',

@@ -31,6 +31,7 @@ const built: Record<ContractFamily, string> = {
   serviceList: Subjects.serviceList.build('n'),
   podResync: Subjects.podResync.build('n'),
   podEvents: Subjects.podEvents.build('n'),
+  nodeConditions: Subjects.nodeConditions.build('n'),
   trace: Subjects.trace.build('n', 'pleg', 'u1'),
 };
 

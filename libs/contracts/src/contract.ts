@@ -106,6 +106,7 @@ export const CHANNELS: Readonly<Record<ContractFamily, ChannelContract>> = {
   serviceList: { address: 'kubelet.{node}.service.config-source.services', parameters: { node }, messages: ['serviceListRequest'], reply: ['serviceList'] },
   podResync: { address: 'kubelet.{node}.service.sync-loop.resync', parameters: { node }, messages: ['podResyncRequest'], reply: ['podResync'] },
   podEvents: { address: 'kubelet.{node}.service.status-manager.events', parameters: { node }, messages: ['PodEventsRequest'], reply: ['PodEventsReply'] },
+  nodeConditions: { address: 'kubelet.{node}.service.node-status.conditions', parameters: { node }, messages: ['EmptyRequest'], reply: ['nodeConditions'] },
   trace: {
     address: 'trace.{node}.{service}.{uid}',
     parameters: { node, service: { description: 'the service that did the hop (each may publish under its own name only)', enum: SERVICE_NAMES }, uid },

@@ -3,7 +3,7 @@
  * its name (`kubelet.v1.pod_update`); fields are only ever added, never
  * repurposed, so a v1 reader keeps working when a field appears.
  */
-import type { Pod, Service } from './kube.js';
+import type { NodeCondition, Pod, Service } from './kube.js';
 import type { PodOperation, ProbeType } from './subjects.js';
 import { POD_OPERATIONS, PROBE_TYPES } from './subjects.js';
 import { classifyTypeMismatch, parseMessageType, type ContractClaim, type ContractRange, type TypeMismatch } from './skew.js';
@@ -31,6 +31,7 @@ export const MessageTypes = {
   serviceList: 'kubelet.v1.service_list',
   podResyncRequest: 'kubelet.v1.pod_resync_request',
   podResync: 'kubelet.v1.pod_resync',
+  nodeConditions: 'kubelet.v1.node_conditions',
 } as const;
 export type MessageType = (typeof MessageTypes)[keyof typeof MessageTypes];
 
@@ -327,6 +328,20 @@ export interface PodResyncMessage {
   pods: number;
 }
 
+/**
+ * Subjects.nodeConditions' reply: the Node's conditions as node-status last
+ * computed them (nodestatus.go's setters: MemoryPressure, DiskPressure,
+ * PIDPressure, Ready). A standby, or a node that has not computed them yet
+ * (no apiserver to keep a Node in), answers none.
+ */
+export interface NodeConditionsMessage {
+  type: typeof MessageTypes.nodeConditions;
+  node: string;
+  /** Whether the answering instance leads (only the leader keeps the Node). */
+  leading: boolean;
+  conditions: NodeCondition[];
+}
+
 export type Message =
   | PodUpdateMessage
   | SourcesReadyMessage
@@ -348,7 +363,8 @@ export type Message =
   | ServiceListRequestMessage
   | ServiceListMessage
   | PodResyncRequestMessage
-  | PodResyncMessage;
+  | PodResyncMessage
+  | NodeConditionsMessage;
 
 export type MessageOf<T extends MessageType> = Extract<Message, { type: T }>;
 
@@ -511,6 +527,7 @@ export const MESSAGE_FIELDS: { readonly [T in MessageType]: FieldsOf<MessageOf<T
   [MessageTypes.serviceList]: { services: arr(S.ref<Service>('Service')) },
   [MessageTypes.podResyncRequest]: { reason: str() },
   [MessageTypes.podResync]: { leading: bool(), pods: num() },
+  [MessageTypes.nodeConditions]: { node: str(), leading: bool(), conditions: arr(S.ref<NodeCondition>('NodeCondition')) },
   [MessageTypes.event]: {
     involvedObject: obj(
       S.object<EventMessage['involvedObject']>({

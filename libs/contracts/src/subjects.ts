@@ -394,6 +394,23 @@ export const Subjects = {
   },
 
   /**
+   * The Node's conditions as the node itself computes them, request/reply:
+   * node-status answers (every instance: the leader with the conditions of
+   * its last status update, nodestatus.go's setters; a standby with none and
+   * `leading: false`), the console's fleet page asks from the hub. Read-only,
+   * so a fleet reader may ask (libs/nats fleetServiceReads). Upstream reads
+   * them from the apiserver's Node (`kubectl get nodes`); ours also answers
+   * a node whose link to the apiserver is down. EmptyRequest in,
+   * NodeConditionsMessage out. `kubelet.<node>.service.node-status.conditions`.
+   */
+  nodeConditions: {
+    pattern: 'kubelet.{node}.service.node-status.conditions',
+    wildcard: (node: string) => serviceRequestSubject(node, 'node-status', 'conditions'),
+    build: (node: string) => serviceRequestSubject(node, 'node-status', 'conditions'),
+    parse: (subject: string): { node: string } | undefined => parseServiceRequest(subject, 'node-status', 'conditions'),
+  },
+
+  /**
    * A pod's trace records (docs/adr/0015-tracing.md): every service
    * publishes one per hop (core NATS, no reply), into the JetStream stream
    * KUBELET_TRACES, which holds the whole family; nobody subscribes: the CLI

@@ -57,15 +57,28 @@ function traceReads(domain: string): string[] {
   ];
 }
 
-/** The requests a fleet reader makes of a node's services (`*`: every node's): who is there, the status manager's pods and events. */
-export function fleetServiceReads(node: string): string[] {
+/** What a fleet reader asks of a node's services, by name: who is there, the status manager's pods and events, the Node's conditions. */
+export type FleetServiceRead = 'serviceInfo' | 'pods' | 'podEvents' | 'nodeConditions';
+
+/** The subject of one of the fleet reader's requests for `node` (`*`: every node's, a request-many on the hub). */
+export function fleetReadSubject(read: FleetServiceRead, node: string): string {
   const n = node === '*' ? '*' : nodeToken(node);
   const on = (pattern: string) => pattern.replace('{node}', n);
-  return [
-    on(Subjects.serviceInfo.pattern).replace('{service}', '*'),
-    on(Subjects.serviceCommand.pattern('pods')).replace('{service}', 'status-manager'),
-    on(Subjects.podEvents.pattern),
-  ];
+  switch (read) {
+    case 'serviceInfo':
+      return on(Subjects.serviceInfo.pattern).replace('{service}', '*');
+    case 'pods':
+      return on(Subjects.serviceCommand.pattern('pods')).replace('{service}', 'status-manager');
+    case 'podEvents':
+      return on(Subjects.podEvents.pattern);
+    case 'nodeConditions':
+      return on(Subjects.nodeConditions.pattern);
+  }
+}
+
+/** The requests a fleet reader makes of a node's services (`*`: every node's): each of FleetServiceRead. */
+export function fleetServiceReads(node: string): string[] {
+  return (['serviceInfo', 'pods', 'podEvents', 'nodeConditions'] as const).map((read) => fleetReadSubject(read, node));
 }
 
 /** The fleet reader's permissions on the hub. */

@@ -263,7 +263,8 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     // The Node's Ready condition (runtimeState: Status), nodeInfo.containerRuntimeVersion (Version), the Node's pod
     // CIDRs to the runtime (updatePodCIDR: UpdateRuntimeConfig): nothing else.
     requests: [{ family: 'criRuntime', only: ['Status', 'Version', 'UpdateRuntimeConfig'] }],
-    serves: [],
+    // The Node's conditions as it computed them, read-only: asked by the console's fleet page from the hub.
+    serves: ['nodeConditions'],
     writes: [{ bucket: 'leases', keys: ['leader.node-status'] }],
     // pods: the mirror pods' static pods and the pressure record; pod-cache: the PLEG's last relist (`<node>.global`);
     // workers: whether a static pod's worker still has it (a mirror pod's deletion waits for it).
@@ -322,6 +323,7 @@ const FAMILY_SUBJECTS: Readonly<Record<SubjectFamily, { subject: string; except?
   serviceList: { subject: anyNode(Subjects.serviceList.pattern) },
   podResync: { subject: anyNode(Subjects.podResync.pattern) },
   podEvents: { subject: anyNode(Subjects.podEvents.pattern) },
+  nodeConditions: { subject: anyNode(Subjects.nodeConditions.pattern) },
   trace: { subject: anyNode(Subjects.trace.pattern) },
 };
 

@@ -102,7 +102,7 @@ export function parseConnectionName(name: string | undefined): { service: string
 }
 
 /** Every family of the design's table; a family added to libs/contracts without a line here is a compile error. */
-const FAMILY_SET: Record<SubjectFamily, true> = { podUpdate: true, sourcesReady: true, sourcesSnapshot: true, pleg: true, plegInspect: true, probeResult: true, work: true, workDone: true, status: true, prober: true, events: true, criRuntime: true, criImage: true, criEvents: true, criEventsStatus: true, apiObject: true, serviceAccountToken: true, serviceList: true, podResync: true, podEvents: true, trace: true };
+const FAMILY_SET: Record<SubjectFamily, true> = { podUpdate: true, sourcesReady: true, sourcesSnapshot: true, pleg: true, plegInspect: true, probeResult: true, work: true, workDone: true, status: true, prober: true, events: true, criRuntime: true, criImage: true, criEvents: true, criEventsStatus: true, apiObject: true, serviceAccountToken: true, serviceList: true, podResync: true, podEvents: true, nodeConditions: true, trace: true };
 const FAMILIES = Object.keys(FAMILY_SET) as SubjectFamily[];
 
 /** Each family's any-node subject (libs/nats familySubject, from the contracts' patterns). */

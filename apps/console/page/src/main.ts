@@ -2,7 +2,8 @@
  * The web console of a kubelet-split node (issue 15), served by
  * status-manager at /console: the node's pods, and a pod's status, events,
  * logs and timeline (timeline.ts), kept live by the server-sent events of
- * /console/events; the node's topology as a graph (topology.ts).
+ * /console/events; the node's topology as a graph (topology.ts); the
+ * fleet's nodes from the hub (fleet.ts, `#/fleet`).
  * Preact with htm templates, bundled by esbuild at build time (build.mjs).
  */
 import { html, render } from 'htm/preact';
@@ -11,6 +12,7 @@ import type { ContainerStatus, Pod } from 'kubernetes-types/core/v1';
 import { age, podReady, podRestarts, podStatusReason } from './pod-columns.js';
 import { usePoll } from './poll.js';
 import { PodTimeline } from './timeline.js';
+import { FleetPage } from './fleet.js';
 import { TopologyPage } from './topology.js';
 import './app.css';
 
@@ -25,13 +27,14 @@ interface PodEvent {
 }
 
 interface Route {
-  page: 'pods' | 'pod' | 'topology';
+  page: 'pods' | 'pod' | 'topology' | 'fleet';
   namespace?: string;
   name?: string;
 }
 
 function routeOf(hash: string): Route {
   if (hash === '#/topology') return { page: 'topology' };
+  if (hash === '#/fleet') return { page: 'fleet' };
   const m = /^#\/pods\/([^/]+)\/([^/]+)$/.exec(hash);
   return m ? { page: 'pod', namespace: decodeURIComponent(m[1] ?? ''), name: decodeURIComponent(m[2] ?? '') } : { page: 'pods' };
 }
@@ -75,13 +78,19 @@ function App() {
   return html`
     <header>
       <a href="#/">kubelet-split</a>
-      <nav><a href="#/" class=${route.page === 'topology' ? '' : 'here'}>Pods</a><a href="#/topology" data-testid="nav-topology" class=${route.page === 'topology' ? 'here' : ''}>Topology</a></nav>
+      <nav>
+        <a href="#/" class=${route.page === 'pods' || route.page === 'pod' ? 'here' : ''}>Pods</a>
+        <a href="#/topology" data-testid="nav-topology" class=${route.page === 'topology' ? 'here' : ''}>Topology</a>
+        <a href="#/fleet" data-testid="nav-fleet" class=${route.page === 'fleet' ? 'here' : ''}>Fleet</a>
+      </nav>
       ${node ? html`<span class="node" data-testid="node">node ${node}</span>` : null}
       <span class=${`live ${feed.live ? 'on' : 'off'}`} data-testid="live">${feed.live ? 'live' : 'reconnecting'}</span>
     </header>
     <main>
       ${route.page === 'topology'
         ? html`<${TopologyPage} />`
+        : route.page === 'fleet'
+        ? html`<${FleetPage} />`
         : route.page === 'pod' && route.namespace && route.name
         ? html`<${PodPage} namespace=${route.namespace} name=${route.name} pods=${feed.pods} heard=${feed.events} now=${now} />`
         : html`<${PodsPage} pods=${feed.pods} now=${now} />`}
