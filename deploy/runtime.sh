@@ -35,7 +35,7 @@ answers() { [ -S "$sock" ] && timeout 5 ctr --address "$sock" version >/dev/null
 # KS_CNI_ROUTES as the host-local IPAM's routes: {"dst": "10.88.101.0/24"}, ...
 cni_routes() {
   local out="" cidr
-  for cidr in ${KS_CNI_ROUTES//,/ }; do
+  for cidr in ${KS_CNI_ROUTES:+${KS_CNI_ROUTES//,/ }}; do
     [[ "$cidr" =~ ^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+/[0-9]+$ ]] || { echo "runtime.sh: KS_CNI_ROUTES: \"$cidr\" is not a CIDR" >&2; exit 2; }
     out+="${out:+, }{ \"dst\": \"$cidr\" }"
   done

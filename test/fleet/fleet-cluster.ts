@@ -15,7 +15,7 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { nodeDomain } from '@app/nats';
+import { FLEET_READER_USER, nodeDomain } from '@app/nats';
 import { REPO_ROOT, exited, startNats, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
 import { deleteBridge, ensureBridge, lineSink, unmountUnder, startControllers, startSplitNode, waitNodeReady, type NodeNetwork } from '../support/cluster-node.js';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
@@ -59,6 +59,12 @@ export class FleetNode {
     readonly net: ReturnType<typeof fleetNodeNetwork>,
     private readonly fleet: { cp: ControlPlane; hub: Hub; dir: string; logs: string; podWorkerReplicas: number; subnets: readonly string[] },
   ) {}
+
+  /** The node's web console (the status group's console module). */
+  get consoleUrl(): string | undefined {
+    const c = this.services.find((sp) => sp.service === 'console');
+    return c ? `http://127.0.0.1:${c.port}/console` : undefined;
+  }
 
   get name(): string {
     return this.net.node;
@@ -108,6 +114,8 @@ export class FleetNode {
       logPrefix: `${this.name}.`,
       cgroupRoot: `/kubelet-split-fleet-${this.index}`,
       podWorkerReplicas: this.fleet.podWorkerReplicas,
+      // The first node's console has the fleet page, as the fleet reader (a connection of its own to the hub).
+      ...(this.index === 1 ? { fleet: { urls: this.fleet.hub.credentials.clientUrls, passwordFile: this.fleet.hub.credentials.passwordFile(FLEET_READER_USER) } } : {}),
     });
   }
 

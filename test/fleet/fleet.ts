@@ -73,6 +73,8 @@ async function main(): Promise<void> {
   say(`kubectl:  KUBECONFIG=${join(dir, 'kubeconfig-admin.yaml')} ${join(process.env['KS_CONTROL_PLANE_BIN'] ?? '', 'kubectl')} get nodes -o wide`);
   say(`the hub:  ${hub.clientUrls.join(',')} (the fleet reader: user ${FLEET_READER_USER}, password file ${hub.passwordFile(FLEET_READER_USER)})`);
   say(`fleet-wide: node dist/apps/cli/src/cli.js get pods -A --fleet --nats ${hub.clientUrls.join(',')} --nats-password-file ${hub.passwordFile(FLEET_READER_USER)}`);
+  const console0 = fleet.nodes[0]?.consoleUrl;
+  if (console0) say(`the console's fleet page: ${console0}/fleet (${fleet.nodes[0]?.name}'s console, reading the fleet as the fleet reader)`);
   say('Ctrl-C stops everything it started');
   await new Promise<void>(() => undefined);
 }

@@ -104,6 +104,8 @@ export interface SplitNodeSettings {
   logPrefix?: string;
   cgroupRoot: string;
   podWorkerReplicas?: number;
+  /** The console's fleet page: the hub's client URLs and the fleet reader's password file (FLEET_NATS_URL, FLEET_NATS_PASSWORD_FILE). */
+  fleet?: { urls: readonly string[]; passwordFile: string };
 }
 
 /**
@@ -128,6 +130,7 @@ export async function startSplitNode(s: SplitNodeSettings): Promise<ServiceProce
     NODE_IP: s.ip,
     CONSOLE_URL: `http://127.0.0.1:${ports.console ?? 0}`,
     KUBELET_READ_URL: `http://127.0.0.1:${ports['kubelet-server'] ?? 0}`,
+    ...(s.fleet ? { FLEET_NATS_URL: s.fleet.urls.join(','), FLEET_NATS_PASSWORD_FILE: s.fleet.passwordFile } : {}),
     ...dirs,
   };
   const envOf = (service: ServiceName): Record<string, string> => ({
