@@ -11,7 +11,7 @@
  * shape) is counted, never trusted.
  */
 import { Subjects, nodeFromToken, type Pod, type PodList, type ServiceInfo } from '@app/contracts';
-import { HUB_LEAFZ_SUBJECT, nodeDomain } from '@app/nats';
+import { HUB_LEAFZ_SUBJECT, leafNodeOf, nodeDomain } from '@app/nats';
 import { TABLE_TABWRITER, tabwrite } from './tabwriter.js';
 
 /** A node's status manager's pods (a fleet read: @app/nats fleetServiceReads). */
@@ -142,14 +142,10 @@ export interface FleetTopology {
 const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
-/** The leaf's JetStream domain: the `<domain>` of the `$JS.<domain>.API.…` subjects it is interested in. */
+/** The leaf's JetStream domain: its node's (@app/nats leafNodeOf, nodeDomain). */
 function leafDomain(subscriptions: unknown): string | undefined {
-  if (!Array.isArray(subscriptions)) return undefined;
-  for (const s of subscriptions) {
-    const m = typeof s === 'string' ? /^\$JS\.([^.]+)\.API\./.exec(s) : null;
-    if (m?.[1]) return m[1];
-  }
-  return undefined;
+  const node = leafNodeOf(subscriptions);
+  return node === undefined ? undefined : nodeDomain(node);
 }
 
 /** The leaf links the LEAFZ replies list (`{server:{name}, data:{leafs:[…]}}`, asked with subscriptions), by hub server. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Subjects, subjectMatches } from '@app/contracts';
-import { FLEET_INBOX_PREFIX, fleetReaderPermissions, leafPermissions, leafUserName, nodeDomain } from './fleet.js';
+import { FLEET_INBOX_PREFIX, fleetReaderPermissions, leafNodeOf, leafPermissions, leafUserName, nodeDomain } from './fleet.js';
 import type { SubjectPermission } from './permissions.js';
 
 const allows = (p: SubjectPermission, subject: string) => p.allow.some((a) => subjectMatches(a, subject)) && !p.deny.some((d) => subjectMatches(d, subject));
@@ -45,5 +45,19 @@ describe('the fleet fabric permissions', () => {
       assert.ok(!allows(f.publish, s), `fleet must not publish ${s}`);
     }
     assert.deepEqual(f.subscribe.allow, [`${FLEET_INBOX_PREFIX}.>`]);
+  });
+});
+
+describe('leafNodeOf', () => {
+  it("tells a leaf's node from the interest it sends the hub", () => {
+    assert.equal(leafNodeOf(['_INBOX_fleet.x', `$JS.${nodeDomain('node-a.example')}.API.>`]), 'node-a.example');
+    assert.equal(leafNodeOf([Subjects.serviceInfo.build('node-b', 'pleg')]), 'node-b');
+    assert.equal(leafNodeOf(['foo.bar']), undefined);
+    assert.equal(leafNodeOf(undefined), undefined);
+  });
+
+  it("lets a node's leaf receive the fleet reader's request for its Node's conditions, and only its own", () => {
+    assert.ok(allows(leafPermissions('node-a').subscribe, 'kubelet.node-a.service.node-status.conditions'));
+    assert.ok(!allows(leafPermissions('node-a').subscribe, 'kubelet.node-b.service.node-status.conditions'));
   });
 });

@@ -20,7 +20,7 @@
  *    system account). It cannot write a key, publish work, call the CRI, or
  *    create anything but the trace stream's ephemeral consumers.
  */
-import { Subjects, nodeToken } from '@app/contracts';
+import { Subjects, nodeFromToken, nodeToken } from '@app/contracts';
 import type { SubjectPermission } from './permissions.js';
 
 /** The fleet reader's user name on the hub (trace, topology --fleet, get pods --fleet, the console's fleet page). */
@@ -99,4 +99,20 @@ export function leafPermissions(node: string): { publish: SubjectPermission; sub
     publish: { allow: [`${FLEET_INBOX_PREFIX}.>`], deny: [] },
     subscribe: { allow: [...fleetServiceReads(node), `$JS.${nodeDomain(node)}.API.>`], deny: [] },
   };
+}
+
+/**
+ * The node behind a leaf link, from the interest it sends the hub (LEAFZ with
+ * `subscriptions`: `subscriptions_list`): the node token of its
+ * `$JS.<domain>.API.>` (nodeDomain) or `kubelet.<node>.service.` subjects
+ * (leafPermissions lets nothing else cross). Undefined when it sends neither.
+ */
+export function leafNodeOf(subscriptions: unknown): string | undefined {
+  if (!Array.isArray(subscriptions)) return undefined;
+  for (const s of subscriptions) {
+    if (typeof s !== 'string') continue;
+    const m = /^\$JS\.([^.*>]+)\.API\./.exec(s) ?? /^kubelet\.([^.*>]+)\.service\./.exec(s);
+    if (m?.[1]) return nodeFromToken(m[1]);
+  }
+  return undefined;
 }

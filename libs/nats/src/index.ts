@@ -40,4 +40,4 @@ export {
   serviceSubjects,
 } from './permissions.js';
 export type { BucketWrite, FamilySubset, NatsAccess, NatsUser, NatsUserEntry, SubjectFamily, SubjectPermission, UserPermissions } from './permissions.js';
-export { FLEET_INBOX_PREFIX, FLEET_READER_USER, HUB_DOMAIN, HUB_LEAFZ_SUBJECT, fleetReadSubject, fleetReaderPermissions, fleetServiceReads, type FleetServiceRead, leafPermissions, leafUserName, nodeDomain } from './fleet.js';
+export { FLEET_INBOX_PREFIX, FLEET_READER_USER, HUB_DOMAIN, HUB_LEAFZ_SUBJECT, fleetReadSubject, fleetReaderPermissions, fleetServiceReads, type FleetServiceRead, leafNodeOf, leafPermissions, leafUserName, nodeDomain } from './fleet.js';

@@ -14,8 +14,8 @@
  */
 import { errors, type Msg } from '@nats-io/transport-node';
 import { Headers } from '@app/tracing';
-import { MessageTypes, SERVICE_NAMES, Subjects, nodeFromToken, type NodeConditionsMessage, type PodList, type ServiceInfo } from '@app/contracts';
-import { FLEET_INBOX_PREFIX, FLEET_READER_USER, HUB_LEAFZ_SUBJECT, connectNats, fleetReadSubject, isErrorReply, type NatsConnection } from '@app/nats';
+import { MessageTypes, SERVICE_NAMES, Subjects, type NodeConditionsMessage, type PodList, type ServiceInfo } from '@app/contracts';
+import { FLEET_INBOX_PREFIX, FLEET_READER_USER, HUB_LEAFZ_SUBJECT, connectNats, leafNodeOf, fleetReadSubject, isErrorReply, type NatsConnection } from '@app/nats';
 import type { Logger } from '@app/observability';
 import { FleetReads, type FleetAnswer } from '../ports.js';
 
@@ -56,15 +56,13 @@ interface LeafzAnswer {
   data?: { leafs?: { name?: string; subscriptions_list?: string[] }[] };
 }
 
-/** The nodes of the leaf links in LEAFZ answers: the node token of each leaf's `kubelet.<node>.service.` or `$JS.<node>.API.` subscriptions. */
+/** The nodes of the leaf links in LEAFZ answers (@app/nats leafNodeOf). */
 export function nodesOfLeafz(answers: readonly unknown[]): string[] {
   const nodes = new Set<string>();
   for (const a of answers as LeafzAnswer[]) {
     for (const leaf of a.data?.leafs ?? []) {
-      for (const subject of leaf.subscriptions_list ?? []) {
-        const m = /^kubelet\.([^.*>]+)\.service\./.exec(subject) ?? /^\$JS\.([^.*>]+)\.API\./.exec(subject);
-        if (m?.[1]) nodes.add(nodeFromToken(m[1]));
-      }
+      const node = leafNodeOf(leaf.subscriptions_list);
+      if (node !== undefined) nodes.add(node);
     }
   }
   return [...nodes].sort();
