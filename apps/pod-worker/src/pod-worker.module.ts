@@ -1,6 +1,6 @@
 import { availableParallelism, totalmem } from 'node:os';
 import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { CgroupfsManager } from '@app/cm';
+import { CgroupfsManager, killHostProcess } from '@app/cm';
 import { Clock, SystemClock } from '@app/clock';
 import { EventRecorder } from '@app/contracts';
 import { CriRuntime, DEFAULT_CRI_TIMEOUTS, NatsCriClient } from '@app/cri/client';
@@ -61,6 +61,7 @@ const podContainerManagerOf = (cgroups: CgroupManager, cfg: PodWorkerConfig, des
       activePods: async () => [...(await desired.all()).values()].filter((r) => r.admitted && !r.terminationRequested && r.pod.status?.phase !== 'Succeeded' && r.pod.status?.phase !== 'Failed').map((r) => r.pod),
       onUpdateError: (err) => logger.debug({ err: err.message }, 'Failed to update QoS cgroups'),
     },
+    killHostProcess,
   );
 
 /** The sandbox's cgroup parent: the pod's cgroup, as the manager names it (GetPodCgroupParent). */

@@ -198,6 +198,8 @@ export class FakeLeaseStore extends LeaseStore {
  */
 export class FakeCgroupManager extends CgroupManager {
   readonly cgroups = new Map<string, ResourceConfig>();
+  /** Processes by the literal name of the cgroup they are in. */
+  readonly procs = new Map<string, number[]>();
   fail?: string;
   constructor(readonly calls: string[] = []) {
     super();
@@ -217,8 +219,9 @@ export class FakeCgroupManager extends CgroupManager {
     if (this.cgroups.delete(key)) this.calls.push(`cgroup destroy ${key}`);
     return Promise.resolve();
   }
-  pids(): Promise<number[]> {
-    return Promise.resolve([]);
+  pids(name: CgroupName): Promise<number[]> {
+    const key = `/${name.join('/')}`;
+    return Promise.resolve([...this.procs].filter(([k]) => k === key || k.startsWith(`${key}/`)).flatMap(([, p]) => p));
   }
   children(name: CgroupName): Promise<string[]> {
     const prefix = `/${name.join('/')}/`;

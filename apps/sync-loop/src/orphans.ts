@@ -23,7 +23,7 @@
  * first: a pod removed before its worker wrote a record is not raced.
  */
 import type { Clock } from '@app/clock';
-import { CgroupManager, QOS_CLASSES, podUidOfCgroup, qosCgroupName, type CgroupName } from '@app/cm';
+import { CgroupManager, QOS_CLASSES, destroyKillingProcesses, podUidOfCgroup, qosCgroupName, type CgroupName } from '@app/cm';
 import { podWorkerState, type PodRecord, type PodSyncStatusRecord } from '@app/contracts';
 import type { Logger } from '@app/observability';
 import type { HostProcesses, NodeState, PodDirectoriesOnDisk, RuntimePod } from './ports.js';
@@ -220,27 +220,9 @@ export class OrphanedPodCleaner {
     return 'removed';
   }
 
-  /** podContainerManagerImpl.Destroy: tryKillingCgroupProcesses (5 rounds), then the cgroup. */
+  /** podContainerManagerImpl.Destroy: tryKillingCgroupProcesses (5 rounds), then the cgroup (@app/cm destroyKillingProcesses). */
   private async destroyCgroup(name: CgroupName): Promise<'removed'> {
-    const cgroups = this.cgroups;
-    if (!cgroups) return 'removed';
-    const pids = await cgroups.pids(name);
-    const killed = new Set<number>();
-    let failures: string[] = [];
-    for (let round = 0; round < 5 && killed.size < pids.length; round++) {
-      failures = [];
-      for (const pid of pids) {
-        if (killed.has(pid)) continue;
-        try {
-          await this.processes.kill(pid);
-          killed.add(pid);
-        } catch (err) {
-          failures.push(`${pid}: ${(err as Error).message}`);
-        }
-      }
-    }
-    if (killed.size < pids.length) throw new Error(`failed to kill all the processes attached to the cgroup: ${failures.join('; ')}`);
-    await cgroups.destroy(name);
+    if (this.cgroups) await destroyKillingProcesses(this.cgroups, name, (pid) => this.processes.kill(pid));
     return 'removed';
   }
 

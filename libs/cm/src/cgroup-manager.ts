@@ -120,3 +120,30 @@ export abstract class CgroupManager {
   /** The names of the cgroup's child cgroups, in any controller (none for a missing one). */
   abstract children(name: CgroupName): Promise<string[]>;
 }
+
+/**
+ * podContainerManagerImpl.Destroy: tryKillingCgroupProcesses (every process
+ * in the cgroup and below SIGKILLed by `kill`, 5 rounds for the ones that
+ * fail), then the cgroup itself. A process left in a pod's cgroup would
+ * keep it busy for ever: a `runc init` of a sandbox whose RunPodSandbox was
+ * cut by a containerd restart waits on its exec fifo until killed.
+ */
+export async function destroyKillingProcesses(cgroups: CgroupManager, name: CgroupName, kill: (pid: number) => Promise<void>): Promise<void> {
+  const pids = await cgroups.pids(name);
+  const killed = new Set<number>();
+  let failures: string[] = [];
+  for (let round = 0; round < 5 && killed.size < pids.length; round++) {
+    failures = [];
+    for (const pid of pids) {
+      if (killed.has(pid)) continue;
+      try {
+        await kill(pid);
+        killed.add(pid);
+      } catch (err) {
+        failures.push(`${pid}: ${(err as Error).message}`);
+      }
+    }
+  }
+  if (killed.size < pids.length) throw new Error(`failed to kill all the processes attached to the cgroup: ${failures.join('; ')}`);
+  await cgroups.destroy(name);
+}

@@ -8,9 +8,11 @@ export {
   cgroupFiles,
   cgroupfsName,
   cpuSharesToWeight,
+  destroyKillingProcesses,
   podUidOfCgroup,
   qosCgroupName,
   type CgroupName,
   type ResourceConfig,
 } from './cgroup-manager.js';
 export { CgroupfsManager } from './cgroupfs-manager.js';
+export { killHostProcess } from './host-processes.js';

@@ -160,6 +160,31 @@ describe('PodContainerManager', () => {
     assert.deepEqual(cgroups.calls, ['cgroup create /kubepods/podu1', 'cgroup destroy /kubepods/podu1']);
     assert.deepEqual([...cgroups.cgroups.keys()], ['/kubepods', '/kubepods/burstable', '/kubepods/besteffort']);
   });
+
+  it("Destroy kills what is left in the pod's cgroup first (a runc init a cut RunPodSandbox left), retrying a failed kill, then removes it", async () => {
+    const cgroups = new FakeCgroupManager();
+    const killed: number[] = [];
+    let fails = 1;
+    const pcm = new PodContainerManager(cgroups, options, undefined, (pid) => {
+      if (pid === 42 && fails-- > 0) return Promise.reject(new Error('EPERM'));
+      killed.push(pid);
+      return Promise.resolve();
+    });
+    await pcm.ensureExists(pod([c('a')]));
+    cgroups.procs.set('/kubepods/besteffort/podu1/sandbox1', [41, 42]);
+    await pcm.destroy(pod([]));
+    assert.deepEqual(killed, [41, 42]);
+    assert.ok(cgroups.calls.includes('cgroup destroy /kubepods/besteffort/podu1'));
+  });
+
+  it('Destroy leaves the cgroup when a process cannot be killed, and says which', async () => {
+    const cgroups = new FakeCgroupManager();
+    const pcm = new PodContainerManager(cgroups, options, undefined, () => Promise.reject(new Error('EPERM')));
+    await pcm.ensureExists(pod([c('a')]));
+    cgroups.procs.set('/kubepods/besteffort/podu1', [7]);
+    await assert.rejects(pcm.destroy(pod([])), /failed to kill all the processes attached to the cgroup: 7: EPERM/);
+    assert.ok(!cgroups.calls.includes('cgroup destroy /kubepods/besteffort/podu1'));
+  });
 });
 
 describe('qosCpuShares (qosContainerManager.setCPUCgroupConfig)', () => {

@@ -17,7 +17,7 @@
  * What to write (the names and the limits) is pure; the files are behind
  * the CgroupManager port (@app/cm, cgroup v1 and v2).
  */
-import { CgroupManager, DEFAULT_CPU_PERIOD_US, MAX_SHARES, MIN_SHARES, cgroupfsName, qosCgroupName, type CgroupName, type ResourceConfig } from '@app/cm';
+import { CgroupManager, DEFAULT_CPU_PERIOD_US, MAX_SHARES, MIN_SHARES, cgroupfsName, destroyKillingProcesses, qosCgroupName, type CgroupName, type ResourceConfig } from '@app/cm';
 import type { Container, Pod } from '@app/contracts';
 import { getPodQOS, isRestartableInitContainer, nanosToMillis, nanosToUnits, parseQuantityNanos } from '@app/kube';
 
@@ -178,6 +178,8 @@ export class PodContainerManager {
     private readonly cgroups: CgroupManager,
     private readonly options: PodContainerManagerOptions,
     private readonly qos?: QosInputs,
+    /** SIGKILL to a process left in a pod's cgroup before it is removed (@app/cm killHostProcess); none: the cgroup is removed as it is. */
+    private readonly kill?: (pid: number) => Promise<void>,
   ) {}
 
   /**
@@ -269,7 +271,12 @@ export class PodContainerManager {
    */
   async destroy(pod: Pod): Promise<void> {
     const leaf = `pod${pod.metadata.uid ?? ''}`;
-    for (const qos of ['Guaranteed', 'Burstable', 'BestEffort'] as const) await this.cgroups.destroy([...qosCgroupName(this.options.cgroupRoot, qos), leaf]);
+    for (const qos of ['Guaranteed', 'Burstable', 'BestEffort'] as const) {
+      const name = [...qosCgroupName(this.options.cgroupRoot, qos), leaf];
+      // podContainerManagerImpl.Destroy: the processes still in it killed first (a runc init a cut RunPodSandbox left).
+      if (this.kill) await destroyKillingProcesses(this.cgroups, name, this.kill);
+      else await this.cgroups.destroy(name);
+    }
     await this.updateQOSCgroups();
   }
 }
