@@ -70,7 +70,7 @@ describe('a fleet of two nodes under faults', { timeout: 1_200_000 }, () => {
     const during = await until('the fleet view without node B', async () => {
       const r = await fleetCli(fleet.hub, ['get', 'pods', '-A', '-o', 'json']);
       const items = r.code === 0 ? (JSON.parse(r.out) as { items: { spec?: { nodeName?: string } }[] }).items : undefined;
-      return items && !items.some((p) => p.spec?.nodeName === b.name) ? items : undefined;
+      return items && items.length > 0 && !items.some((p) => p.spec?.nodeName === b.name) ? items : undefined;
     }, 15_000);
     assert.ok(during.length > 0, "node A's pods are still in the fleet view");
     const restarts0 = restartsOf(victim);
