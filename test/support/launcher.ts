@@ -17,7 +17,7 @@ import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSy
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { REPO_ROOT, exited, freePorts, portFree } from '../../deploy/local/stack.js';
+import { REPO_ROOT, exited, portFree } from '../../deploy/local/stack.js';
 import { removeCgroupTree } from '../bench/harness/agent.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -74,16 +74,19 @@ export interface LaunchedProcess {
   pid: number;
 }
 
-/** Ports for one launcher: NATS's and 40 in a row for the services (--port-base). */
+/**
+ * Ports for one launcher: 40 in a row for the services (--port-base) and NATS's right after them,
+ * below the kernel's ephemeral range (32768-60999 here): a port in it can be taken between this
+ * check and the service's listen by any outgoing connection (a service's own NATS connection,
+ * for the whole run), and that service would never be ready.
+ */
 async function launcherPorts(): Promise<{ nats: number; base: number }> {
-  const [nats = 0] = await freePorts(1);
   for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 400) * 100;
-    const free = await Promise.all(Array.from({ length: 40 }, (_, i) => portFree(base + i)));
-    const clash = nats >= base && nats < base + 40;
-    if (!clash && free.every(Boolean)) return { nats, base };
+    const base = 20_000 + Math.floor(Math.random() * 120) * 100;
+    const free = await Promise.all(Array.from({ length: 41 }, (_, i) => portFree(base + i)));
+    if (free.every(Boolean)) return { nats: base + 40, base };
   }
-  throw new Error('no 40 free ports in a row for --port-base');
+  throw new Error('no 41 free ports in a row below 32000 for --port-base and --nats-port');
 }
 
 export class UpRun {
@@ -174,7 +177,7 @@ export class UpRun {
       const w = { re, resolve: (m: RegExpMatchArray) => (clearTimeout(timer), resolve(m)) };
       const timer = setTimeout(() => {
         this.waiters.splice(this.waiters.indexOf(w), 1);
-        reject(new Error(`no line matching ${re} within ${timeoutMs} ms; the last lines:\n${this.lines.slice(-30).join('\n')}`));
+        reject(new Error(`no line matching ${re} within ${timeoutMs} ms; the launcher's own lines:\n${this.lines.filter((l) => /^launcher\s+\||exited \(code/.test(l)).slice(-20).join('\n')}\nthe last lines:\n${this.lines.slice(-30).join('\n')}`));
       }, timeoutMs);
       this.waiters.push(w);
     });
