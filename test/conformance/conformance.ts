@@ -35,9 +35,21 @@
  * report.json, junit.xml, summary.md, ginkgo.log and logs/ (every service's,
  * the control plane's, the kubelet's).
  *
- *   npm run conformance -- [--kubelet split|upstream] [--deploy launcher|compose] [--focus RE] [--skip RE]
- *                          [--procs N] [--out DIR] [--timeout 4h]
- *   npm run conformance -- --compare SPLIT_RUN[,RUN...] UPSTREAM_RUN[,RUN...]
+ * `--suite conformance` runs upstream's whole `[Conformance]` set instead, on a
+ * cluster of `--nodes` nodes (default 2): the fleet runner's nodes
+ * (test/fleet/fleet-cluster.ts), kubelet-split's or, with `--kubelet upstream`,
+ * upstream kubelets (each in its private mount namespace with its own
+ * containerd), made a conformant cluster: the apiserver on the control plane's
+ * own bridge (pods reach it through the `kubernetes` Service), kube-proxy in
+ * iptables mode, CoreDNS as `kube-dns` (10.96.0.10, cluster.local, the
+ * kubelets' clusterDNS/clusterDomain), every node's containerd with the
+ * wider suite's images (deploy/conformance/images.sh --cluster). It reads
+ * the machine's iptables rules and sysctls before and checks them after
+ * (summary.md's last line). docs/adr/0039-conformance-cluster.md.
+ *
+ *   npm run conformance -- [--suite node|conformance] [--nodes N] [--kubelet split|upstream] [--deploy launcher|compose]
+ *                          [--focus RE] [--skip RE] [--procs N] [--out DIR] [--timeout 4h]
+ *   npm run conformance -- [--suite conformance] --compare SPLIT_RUN[,RUN...] UPSTREAM_RUN[,RUN...]
  *
  * Needs root (containerd, the bridge, cgroups), openssl, iproute2 and jq-free
  * Node 24; the first build takes about 10 minutes of Go.
@@ -46,11 +58,12 @@ import { execFile, execFileSync, spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { REPO_ROOT, exited, freePort, startNats, stopProcess, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
+import { REPO_ROOT, exited, startNats, stopProcess, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
 import { ComposeNode } from '../support/compose-node.js';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
-import { deleteBridge, ensureBridge, lineSink as sharedLineSink, spawnLogged as sharedSpawnLogged, startControllers as startControllers_, startSplitNode as startSplitServices, unmountUnder, waitNodeReady } from '../support/cluster-node.js';
-import { kubeletConfigYaml } from '../support/upstream-kubelet.js';
+import { deleteBridge, ensureBridge, lineSink as sharedLineSink, startControllers as startControllers_, startSplitNode as startSplitServices, unmountUnder, waitNodeReady } from '../support/cluster-node.js';
+import { startUpstreamNode } from '../support/upstream-kubelet.js';
+import { Fleet } from '../fleet/fleet-cluster.js';
 import { Cleanups } from './cleanups.js';
 import { areaTable, readGinkgoReport, sideBySide, type SpecResult } from './report.js';
 
@@ -60,7 +73,9 @@ const { values: args, positionals } = parseArgs({
     compare: { type: 'boolean', default: false },
     kubelet: { type: 'string', default: 'split' },
     deploy: { type: 'string', default: 'launcher' },
-    focus: { type: 'string', default: '\\[NodeConformance\\]' },
+    suite: { type: 'string', default: 'node' },
+    nodes: { type: 'string', default: '2' },
+    focus: { type: 'string', default: '' },
     skip: { type: 'string', default: '' },
     procs: { type: 'string', default: '3' },
     out: { type: 'string', default: '' },
@@ -73,6 +88,12 @@ function fail(message: string): never {
   process.stderr.write(`conformance: ${message}\n`);
   process.exit(2);
 }
+
+if (args.suite !== 'node' && args.suite !== 'conformance') fail(`--suite must be node ([NodeConformance] on one node) or conformance ([Conformance] on a cluster of --nodes nodes), got "${args.suite}"`);
+const suite = args.suite;
+args.focus ||= suite === 'node' ? '\\[NodeConformance\\]' : '\\[Conformance\\]';
+const clusterNodes = Number(args.nodes);
+if (!Number.isInteger(clusterNodes) || clusterNodes < 1 || clusterNodes > 10) fail(`--nodes must be 1 to 10, got "${args.nodes}"`);
 
 if (args.compare) {
   compareRuns(positionals);
@@ -90,6 +111,7 @@ try {
 }
 if (args.deploy !== 'launcher' && args.deploy !== 'compose') fail(`--deploy must be launcher or compose, got "${args.deploy}"`);
 if (args.deploy === 'compose' && args.kubelet !== 'split') fail('--deploy compose deploys kubelet-split: not with --kubelet upstream');
+if (args.deploy === 'compose' && suite === 'conformance') fail('--suite conformance runs on a fleet of launcher-run nodes: not with --deploy compose');
 const kubeletKind = args.kubelet;
 /** What runs as the node: kubelet-split by the launcher's way or by compose, or the upstream kubelet. */
 const nodeKind = args.deploy === 'compose' ? 'compose' : kubeletKind;
@@ -248,7 +270,6 @@ async function startComposeNode(cp: ControlPlane, clientCa: string, runtimeSock:
 }
 
 const lineSink = (file: string) => sharedLineSink(logs, file);
-const spawnLogged = (bin: string, argv: string[], log: string, env: NodeJS.ProcessEnv = process.env) => sharedSpawnLogged(bin, argv, logs, log, env);
 
 async function startControllers(cp: ControlPlane, bin: string): Promise<void> {
   const stop = await startControllers_(cp, bin, logs);
@@ -277,38 +298,12 @@ async function startSplitNode(cp: ControlPlane, clientCa: string, runtimeSock: s
 }
 
 /** The upstream kubelet v1.34.4, in its private mount namespace with its own containerd (deploy/upstream-kubelet/run.sh). */
-async function startUpstreamNode(cp: ControlPlane, clientCa: string): Promise<string> {
+async function startUpstream(cp: ControlPlane, clientCa: string): Promise<string> {
   const kubelet = await script('deploy/upstream-kubelet/build.sh');
   const dir = join(work, 'kubelet');
-  mkdirSync(join(dir, 'manifests'), { recursive: true });
-  const config = {
-    staticPodPath: join(dir, 'manifests'),
-    address: NETWORK.ip,
-    port: 10250,
-    readOnlyPort: 0,
-    healthzBindAddress: '127.0.0.1',
-    healthzPort: await freePort(),
-    authentication: { anonymous: { enabled: false }, webhook: { enabled: true }, x509: { clientCAFile: clientCa } },
-    authorization: { mode: 'Webhook' },
-    podLogsDir: join(dir, 'pod-logs'),
-    volumePluginDir: join(dir, 'volume-plugins'),
-    containerRuntimeEndpoint: `unix://${join(dir, 'containerd.sock')}`,
-  };
-  writeFileSync(join(dir, 'kubelet-config.yaml'), kubeletConfigYaml(config));
-  const child = spawnLogged('bash', [join(REPO_ROOT, 'deploy', 'upstream-kubelet', 'run.sh'), dir, kubelet, NODE, `--kubeconfig=${cp.kubeconfig(NODE)}`, `--node-ip=${NETWORK.ip}`], 'kubelet.log', {
-    ...process.env,
-    KS_CNI_BRIDGE: NETWORK.bridge,
-    KS_CNI_SUBNET: NETWORK.subnet,
-  });
+  const { child, socket } = await startUpstreamNode({ kubelet, node: NODE, dir, kubeconfig: cp.kubeconfig(NODE), clientCaFile: clientCa, ip: NETWORK.ip, bridge: NETWORK.bridge, subnet: NETWORK.subnet, log: join(logs, 'kubelet.log') });
   cleanups.push({ what: 'the upstream kubelet and its containerd', run: () => stopProcess(child, 60_000) });
-  const sock = join(dir, 'containerd.sock');
-  const deadline = Date.now() + 120_000;
-  while (!existsSync(sock)) {
-    if (child.exitCode !== null) throw new Error(`deploy/upstream-kubelet/run.sh exited (${child.exitCode}); see ${join(logs, 'kubelet.log')}`);
-    if (Date.now() > deadline) throw new Error(`no containerd socket at ${sock} after 120 s; see ${join(logs, 'kubelet.log')}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  return sock;
+  return socket;
 }
 
 async function runSuite(cp: ControlPlane, conformanceBin: string, controlPlaneBin: string): Promise<number> {
@@ -359,15 +354,87 @@ async function runSuite(cp: ControlPlane, conformanceBin: string, controlPlaneBi
   return child.exitCode ?? 1;
 }
 
+/** Lines the summary ends with (the cluster run's check of the machine). */
+const extraSummary: string[] = [];
+
 function printResults(results: SpecResult[]): void {
   const { table, failures } = areaTable(results, nodeKind === 'compose' ? 'kubelet-split (compose)' : kubeletKind === 'split' ? 'kubelet-split' : 'upstream kubelet v1.34.4');
-  const text = [`# npm run conformance -- --kubelet ${kubeletKind}${nodeKind === 'compose' ? ' --deploy compose' : ''}`, '', `focus \`${args.focus}\`${args.skip ? `, skip \`${args.skip}\`` : ''}, ${procs} processes, ${new Date().toISOString()}`, '', table, '', failures].join('\n');
+  const where = suite === 'conformance' ? `${clusterNodes} nodes, ` : '';
+  const text = [
+    `# npm run conformance -- --kubelet ${kubeletKind}${nodeKind === 'compose' ? ' --deploy compose' : ''}${suite === 'conformance' ? ' --suite conformance' : ''}`,
+    '',
+    `focus \`${args.focus}\`${args.skip ? `, skip \`${args.skip}\`` : ''}, ${where}${procs} processes, ${new Date().toISOString()}`,
+    '',
+    table,
+    '',
+    failures,
+    ...extraSummary,
+  ].join('\n');
   writeFileSync(join(out, 'summary.md'), `${text}\n`);
   process.stdout.write(`\n${text}\n`);
 }
 
+/** Runs a script of the repository and returns all its output (images.sh prints an image a line). */
+function scriptLines(path: string, scriptArgs: string[]): Promise<string[]> {
+  return new Promise((res, rej) => {
+    execFile('bash', [join(REPO_ROOT, path), ...scriptArgs], { encoding: 'utf8', maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+      appendFileSync(join(logs, 'build.log'), stderr);
+      if (err) rej(new Error(`${path} ${scriptArgs.join(' ')} failed: ${err.message}\n${stderr.slice(-3000)}`));
+      else res(stdout.trim().split('\n').filter((l) => l !== ''));
+    });
+  });
+}
+
+/**
+ * `--suite conformance`: the whole [Conformance] suite on a fleet (test/fleet/fleet-cluster.ts) of
+ * `--nodes` nodes, kubelet-split's or upstream kubelets, made a conformant cluster (docs/adr/0039):
+ * the apiserver on the control plane's bridge, kube-proxy, CoreDNS, the suite's images on every node.
+ */
+async function mainCluster(t0: number): Promise<void> {
+  say(`results in ${out}`);
+  say('building what is missing (deploy/conformance/build.sh with kube-proxy, deploy/control-plane/build.sh kubectl, the suite\'s images)');
+  const conformanceBin = await script('deploy/conformance/build.sh');
+  await script('deploy/conformance/build.sh', ['kube-proxy']);
+  const controlPlaneBin = await script('deploy/control-plane/build.sh', ['kubectl']);
+  process.env['KS_CONTROL_PLANE_BIN'] = controlPlaneBin;
+  const images = await scriptLines('deploy/conformance/images.sh', ['--cluster', '--no-import']);
+  const coreDnsImage = images.find((i) => /\/coredns\/coredns:/.test(i));
+  if (!coreDnsImage) throw new Error(`deploy/conformance/images.sh --cluster made no CoreDNS image (it made: ${images.join(', ')})`);
+  const kubelet = kubeletKind === 'upstream' ? { kind: 'upstream' as const, bin: await script('deploy/upstream-kubelet/build.sh') } : { kind: 'split' as const };
+  const fleet = await Fleet.start({
+    nodes: clusterNodes,
+    dir: out,
+    say,
+    kubelet,
+    podWorkerReplicas: 2,
+    conformant: {
+      images: async (socket) => void (await scriptLines('deploy/conformance/images.sh', ['--cluster', '--address', socket])),
+      coreDnsImage,
+      kubeProxyBin: conformanceBin,
+    },
+  });
+  let stopped = false;
+  const stopFleet = async () => {
+    if (stopped) return;
+    stopped = true;
+    await fleet.stop();
+    extraSummary.push('', fleet.leftovers.length === 0 ? "After the run the machine's iptables rules (iptables-save, both families) and the watched sysctls were as before it." : `Left changed on the machine after the run: ${fleet.leftovers.join('; ')}`);
+  };
+  cleanups.push({ what: 'the cluster', run: stopFleet });
+  writeFileSync(join(out, 'kubeconfig-admin.yaml'), readFileSync(fleet.cp.kubeconfig('admin')), { mode: 0o600 });
+  say(`the cluster is up after ${((Date.now() - t0) / 1000).toFixed(0)} s: ${fleet.members.map((m) => `${m.name} (${m.net.ip})`).join(', ')}; running the suite`);
+  const code = await runSuite(fleet.cp, conformanceBin, controlPlaneBin);
+  await stopFleet();
+  const reportFile = join(out, 'report.json');
+  if (!existsSync(reportFile)) throw new Error(`ginkgo exited ${code} and wrote no report (${join(out, 'ginkgo.log')})`);
+  printResults(readGinkgoReport(readFileSync(reportFile, 'utf8'), new RegExp(args.focus), args.skip ? new RegExp(args.skip) : undefined));
+  say(`done in ${((Date.now() - t0) / 60_000).toFixed(1)} min; results in ${out}`);
+  process.exitCode = code === 0 && fleet.leftovers.length === 0 ? 0 : 1;
+}
+
 async function main(): Promise<void> {
   const t0 = Date.now();
+  if (suite === 'conformance') return mainCluster(t0);
   takeLock();
   // Last of all: whatever the node left mounted in the run's directory (it goes on without them).
   cleanups.push({ what: `the mounts under ${work}`, run: () => unmountUnder(work) });
@@ -400,7 +467,7 @@ async function main(): Promise<void> {
     sock = await script('deploy/runtime.sh', ['address'], runtimeEnv);
   } else {
     say(`starting the upstream kubelet v1.34.4 with its own containerd on the bridge ${NETWORK.bridge} ${NETWORK.subnet}`);
-    sock = await startUpstreamNode(cp, clientPki.ca);
+    sock = await startUpstream(cp, clientPki.ca);
   }
   say('importing the suite\'s images (deploy/conformance/images.sh)');
   await script('deploy/conformance/images.sh', ['--address', sock]);

@@ -16,9 +16,12 @@ import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FLEET_READER_USER, nodeDomain } from '@app/nats';
-import { REPO_ROOT, exited, startNats, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
+import { REPO_ROOT, exited, startNats, stopProcess, type NatsServer, type ServiceProcess } from '../../deploy/local/stack.js';
+import type { ChildProcess } from 'node:child_process';
 import { deleteBridge, ensureBridge, lineSink, unmountUnder, startControllers, startSplitNode, waitNodeReady, type NodeNetwork } from '../support/cluster-node.js';
 import { startControlPlane, type ControlPlane } from '../support/control-plane.js';
+import { CLUSTER_NETWORK, HostNetState, KUBE_PROXY_USER, deployCoreDns, startKubeProxy } from '../support/cluster-addons.js';
+import { startUpstreamNode } from '../support/upstream-kubelet.js';
 import { takeFleetLock } from './fleet-lock.js';
 import { LeafLink, startHub, type Hub } from './hub.js';
 
@@ -45,8 +48,36 @@ export function fleetNodeNetwork(i: number): NodeNetwork & { node: string; state
   };
 }
 
+/** A conformant fleet's control plane has a bridge of its own (no pods on it): the apiserver binds its IP, which pods reach. */
+export const CONTROL_PLANE_NETWORK: NodeNetwork = { bridge: 'ks-fleet0', subnet: '10.88.100.0/24', ip: '10.88.100.1' };
+
+/** What every kind of node of the fleet does for the fleet. */
+export interface FleetMember {
+  readonly name: string;
+  readonly net: ReturnType<typeof fleetNodeNetwork>;
+  /** Its containerd's socket, once started. */
+  readonly runtimeSocket: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** What a node is given by the fleet. */
+interface MemberContext {
+  cp: ControlPlane;
+  hub?: Hub;
+  dir: string;
+  logs: string;
+  podWorkerReplicas: number;
+  /** Its pods' routes through the bridge: the other nodes' subnets, and in a conformant fleet the Services' and the control plane's. */
+  routes: readonly string[];
+  /** The kubelet's clusterDNS and clusterDomain (a conformant fleet). */
+  dns?: { ip: string; domain: string };
+  /** Called with the node's containerd socket once it answers, before the node joins (the suite's images). */
+  images?: (socket: string) => Promise<void>;
+}
+
 /** One node of the fleet: its runtime, its leaf nats-server and link, its services. */
-export class FleetNode {
+export class FleetNode implements FleetMember {
   nats!: NatsServer;
   link!: LeafLink;
   services: ServiceProcess[] = [];
@@ -57,7 +88,7 @@ export class FleetNode {
   constructor(
     readonly index: number,
     readonly net: ReturnType<typeof fleetNodeNetwork>,
-    private readonly fleet: { cp: ControlPlane; hub: Hub; dir: string; logs: string; podWorkerReplicas: number; subnets: readonly string[] },
+    private readonly fleet: MemberContext & { hub: Hub },
   ) {}
 
   /** The node's web console (the status group's console module). */
@@ -76,8 +107,7 @@ export class FleetNode {
 
   private get runtimeEnv(): NodeJS.ProcessEnv {
     // Its pods' routes to the other nodes' pod subnets, through the bridge (the host forwards between them).
-    const others = this.fleet.subnets.filter((s) => s !== this.net.subnet);
-    return { KS_RUNTIME_STATE: this.net.state, KS_RUNTIME_ROOT: this.net.root, KS_CNI_BRIDGE: this.net.bridge, KS_CNI_SUBNET: this.net.subnet, KS_CNI_ROUTES: others.join(',') };
+    return { KS_RUNTIME_STATE: this.net.state, KS_RUNTIME_ROOT: this.net.root, KS_CNI_BRIDGE: this.net.bridge, KS_CNI_SUBNET: this.net.subnet, KS_CNI_ROUTES: this.fleet.routes.join(',') };
   }
 
   /** The bridge, containerd with the images, the leaf nats-server and its link, the services. */
@@ -87,6 +117,7 @@ export class FleetNode {
     await runScript('deploy/runtime.sh', ['start'], this.runtimeEnv);
     this.runtimeStarted = true;
     this.runtimeSocket = await runScript('deploy/runtime.sh', ['address'], this.runtimeEnv);
+    await this.fleet.images?.(this.runtimeSocket);
     mkdirSync(this.work, { recursive: true });
     this.link = await LeafLink.start(this.fleet.hub.credentials.leafUrls);
     this.nats = await startNats({
@@ -114,6 +145,7 @@ export class FleetNode {
       logPrefix: `${this.name}.`,
       cgroupRoot: `/kubelet-split-fleet-${this.index}`,
       podWorkerReplicas: this.fleet.podWorkerReplicas,
+      ...(this.fleet.dns ? { clusterDns: { servers: [this.fleet.dns.ip], domain: this.fleet.dns.domain } } : {}),
       // The first node's console has the fleet page, as the fleet reader (a connection of its own to the hub).
       ...(this.index === 1 ? { fleet: { urls: this.fleet.hub.credentials.clientUrls, passwordFile: this.fleet.hub.credentials.passwordFile(FLEET_READER_USER) } } : {}),
     });
@@ -149,6 +181,70 @@ export class FleetNode {
   }
 }
 
+/** An upstream kubelet v1.34.4 node of the fleet (the baseline): its private mount namespace, its own containerd on its bridge. */
+export class UpstreamFleetNode implements FleetMember {
+  runtimeSocket = '';
+  private child?: ChildProcess;
+  private bridgeMade = false;
+
+  constructor(
+    readonly net: ReturnType<typeof fleetNodeNetwork>,
+    private readonly kubelet: string,
+    private readonly fleet: MemberContext,
+  ) {}
+
+  get name(): string {
+    return this.net.node;
+  }
+
+  get work(): string {
+    return join(this.fleet.dir, this.name);
+  }
+
+  async start(): Promise<void> {
+    ensureBridge(this.net);
+    this.bridgeMade = true;
+    mkdirSync(this.work, { recursive: true });
+    const { child, socket } = await startUpstreamNode({
+      kubelet: this.kubelet,
+      node: this.name,
+      dir: this.work,
+      kubeconfig: this.fleet.cp.kubeconfig(this.name),
+      clientCaFile: this.fleet.cp.caFile,
+      ip: this.net.ip,
+      bridge: this.net.bridge,
+      subnet: this.net.subnet,
+      routes: this.fleet.routes,
+      ...(this.fleet.dns ? { clusterDns: [this.fleet.dns.ip], clusterDomain: this.fleet.dns.domain } : {}),
+      log: join(this.fleet.logs, `${this.name}.kubelet.log`),
+    });
+    this.child = child;
+    this.runtimeSocket = socket;
+    await this.fleet.images?.(socket);
+  }
+
+  async stop(): Promise<void> {
+    if (this.child) await stopProcess(this.child, 60_000).catch(() => undefined);
+    if (this.bridgeMade) {
+      try {
+        deleteBridge(this.net);
+      } catch {
+        // already gone
+      }
+    }
+  }
+}
+
+/** A cluster the whole conformance suite judges: the parts a conformant cluster has that a node does not bring. */
+export interface ConformantCluster {
+  /** Called with each node's containerd socket before the node joins: the suite's images, CoreDNS's. */
+  images: (socket: string) => Promise<void>;
+  /** The CoreDNS image (imported by `images`). */
+  coreDnsImage: string;
+  /** Where deploy/conformance/build.sh put kube-proxy. */
+  kubeProxyBin: string;
+}
+
 export interface FleetOptions {
   nodes: number;
   /** The run's directory: logs/, the control plane's kubeconfigs, each node's work directory. */
@@ -158,6 +254,13 @@ export interface FleetOptions {
   podWorkerReplicas?: number;
   /** More kube-controller-manager flags (the node-monitor grace period in tests). */
   controllerArgs?: string[];
+  /** Which kubelet the nodes run: kubelet-split (default) or the upstream kubelet v1.34.4 (deploy/upstream-kubelet/build.sh's, the baseline). */
+  kubelet?: { kind: 'split' } | { kind: 'upstream'; bin: string };
+  /**
+   * A conformant cluster (docs/adr/0039): the apiserver on a bridge of its own which pods reach through
+   * the `kubernetes` Service, kube-proxy, CoreDNS as the cluster DNS every kubelet names, the images.
+   */
+  conformant?: ConformantCluster;
 }
 
 const IPTABLES_TAG = 'kubelet-split-fleet';
@@ -195,8 +298,16 @@ class HostForwarding {
 export class Fleet {
   cp!: ControlPlane;
   hub!: Hub;
+  /** kubelet-split's nodes (none when the fleet runs upstream kubelets). */
   readonly nodes: FleetNode[] = [];
+  /** Every node, whichever kubelet it runs. */
+  readonly members: FleetMember[] = [];
   readonly logs: string;
+  /** What the run changed of the machine's iptables rules and sysctls and did not undo (a conformant fleet checks, at stop). */
+  leftovers: string[] = [];
+  private hostNet?: HostNetState;
+  private controlBridge = false;
+  private stopKubeProxy?: () => Promise<void>;
   private stopControllers?: () => Promise<void>;
   private readonly forwarding = new HostForwarding();
   private stopped = false;
@@ -228,20 +339,62 @@ export class Fleet {
     say('building what is missing (deploy/conformance/build.sh: kube-scheduler, kube-controller-manager; deploy/control-plane/build.sh: etcd, kube-apiserver)');
     const conformanceBin = await runScript('deploy/conformance/build.sh');
     process.env['KS_CONTROL_PLANE_BIN'] = await runScript('deploy/control-plane/build.sh', ['kubectl']);
-    say('starting the control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler)');
-    this.cp = await startControlPlane({ nodes: nets.map((n) => n.node), kubeletClient: true, readyTimeoutMs: 120_000 });
-    this.stopControllers = await startControllers(this.cp, conformanceBin, this.logs, this.opts.controllerArgs);
-    say('starting the NATS hub (three servers, JetStream domain hub)');
-    this.hub = await startHub({ dir: join(this.opts.dir, 'hub'), nodes: nets.map((n) => n.node), sink: (server) => lineSink(this.logs, `${server}.log`) });
-    this.forwarding.open(nets.map((n) => n.bridge));
-    for (const [i, net] of nets.entries()) {
-      const node = new FleetNode(i + 1, net, { cp: this.cp, hub: this.hub, dir: this.opts.dir, logs: this.logs, podWorkerReplicas: this.opts.podWorkerReplicas ?? 1, subnets: nets.map((n) => n.subnet) });
-      this.nodes.push(node);
-      say(`starting ${net.node}: containerd on ${net.bridge} ${net.subnet}, its leaf nats-server (domain ${nodeDomain(net.node)}), its services`);
-      await node.start();
+    const conformant = this.opts.conformant;
+    if (conformant) {
+      // Before anything of the run touches them: compared at stop.
+      this.hostNet = HostNetState.read();
+      ensureBridge(CONTROL_PLANE_NETWORK);
+      this.controlBridge = true;
     }
-    for (const node of this.nodes) await waitNodeReady(this.cp, node.name, 180_000);
+    say(`starting the control plane (etcd, kube-apiserver${conformant ? ` on ${CONTROL_PLANE_NETWORK.ip}` : ''}, kube-controller-manager, kube-scheduler)`);
+    this.cp = await startControlPlane({
+      nodes: nets.map((n) => n.node),
+      kubeletClient: true,
+      readyTimeoutMs: 120_000,
+      ...(conformant ? { address: CONTROL_PLANE_NETWORK.ip, users: [KUBE_PROXY_USER] } : {}),
+    });
+    this.stopControllers = await startControllers(this.cp, conformanceBin, this.logs, this.opts.controllerArgs);
+    const kubelet = this.opts.kubelet ?? { kind: 'split' as const };
+    if (kubelet.kind === 'split') {
+      say('starting the NATS hub (three servers, JetStream domain hub)');
+      this.hub = await startHub({ dir: join(this.opts.dir, 'hub'), nodes: nets.map((n) => n.node), sink: (server) => lineSink(this.logs, `${server}.log`) });
+    }
+    this.forwarding.open([...(conformant ? [CONTROL_PLANE_NETWORK.bridge] : []), ...nets.map((n) => n.bridge)]);
+    for (const [i, net] of nets.entries()) {
+      const others = nets.filter((n) => n !== net).map((n) => n.subnet);
+      const context: MemberContext = {
+        cp: this.cp,
+        dir: this.opts.dir,
+        logs: this.logs,
+        podWorkerReplicas: this.opts.podWorkerReplicas ?? 1,
+        routes: conformant ? [...others, CLUSTER_NETWORK.serviceCidr, CONTROL_PLANE_NETWORK.subnet] : others,
+        ...(conformant ? { dns: { ip: CLUSTER_NETWORK.dnsIp, domain: CLUSTER_NETWORK.domain }, images: conformant.images } : {}),
+      };
+      if (kubelet.kind === 'split') {
+        const node = new FleetNode(i + 1, net, { ...context, hub: this.hub });
+        this.nodes.push(node);
+        this.members.push(node);
+        say(`starting ${net.node}: containerd on ${net.bridge} ${net.subnet}, its leaf nats-server (domain ${nodeDomain(net.node)}), its services`);
+        await node.start();
+      } else {
+        const node = new UpstreamFleetNode(net, kubelet.bin, context);
+        this.members.push(node);
+        say(`starting ${net.node}: the upstream kubelet v1.34.4 with its own containerd on ${net.bridge} ${net.subnet}`);
+        await node.start();
+      }
+    }
+    for (const node of this.members) await waitNodeReady(this.cp, node.name, 180_000);
     writeFileSync(join(this.opts.dir, 'kubeconfig-admin.yaml'), readFileSync(this.cp.kubeconfig('admin')), { mode: 0o600 });
+    if (conformant) {
+      const first = nets[0];
+      if (!first) throw new Error('a conformant fleet has at least one node');
+      say(`starting kube-proxy (iptables mode) for ${nets.map((n) => n.node).join(', ')}: NodePorts on ${nets.map((n) => n.ip).join(', ')}`);
+      const proxy = await startKubeProxy({ cp: this.cp, bin: conformant.kubeProxyBin, logs: this.logs, node: first.node, nodeIps: nets.map((n) => n.ip), clusterCidr: '10.88.0.0/16' });
+      this.stopKubeProxy = proxy.stop;
+      say(`deploying CoreDNS (${conformant.coreDnsImage}) as kube-dns ${CLUSTER_NETWORK.dnsIp}, domain ${CLUSTER_NETWORK.domain}`);
+      const ready = await deployCoreDns(this.cp, conformant.coreDnsImage);
+      say(`CoreDNS: ${ready} replicas ready`);
+    }
   }
 
   node(name: string): FleetNode {
@@ -254,19 +407,34 @@ export class Fleet {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    for (const node of [...this.nodes].reverse()) await node.stop();
+    await this.stopKubeProxy?.().catch((err: unknown) => this.opts.say(`stopping kube-proxy: ${(err as Error).message}`));
+    for (const node of [...this.members].reverse()) await node.stop();
     this.forwarding.undo();
+    if (this.controlBridge) {
+      try {
+        deleteBridge(CONTROL_PLANE_NETWORK);
+      } catch {
+        // already gone
+      }
+    }
     await this.hub?.stop().catch(() => undefined);
     await this.stopControllers?.().catch(() => undefined);
     await this.cp?.stop().catch(() => undefined);
-    for (const node of this.nodes) {
+    for (const node of this.members) {
+      const work = join(this.opts.dir, node.name);
       try {
-        unmountUnder(node.work);
+        unmountUnder(work);
         // Pods' directories, the node's JetStream store and credentials: the logs stay.
-        rmSync(node.work, { recursive: true, force: true });
+        rmSync(work, { recursive: true, force: true });
       } catch (err) {
-        this.opts.say(`cleaning ${node.work}: ${(err as Error).message}`);
+        this.opts.say(`cleaning ${work}: ${(err as Error).message}`);
       }
+    }
+    if (this.hostNet) {
+      const restored = this.hostNet.restoreSysctls();
+      if (restored.length > 0) this.opts.say(`sysctls written back: ${restored.join(', ')}`);
+      this.leftovers = this.hostNet.differences();
+      this.opts.say(this.leftovers.length === 0 ? "the machine's iptables rules and sysctls are as before the run" : `left changed on the machine: ${this.leftovers.join('; ')}`);
     }
     rmSync(join(this.opts.dir, 'hub'), { recursive: true, force: true });
     this.releaseLock?.();

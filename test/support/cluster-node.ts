@@ -104,6 +104,8 @@ export interface SplitNodeSettings {
   logPrefix?: string;
   cgroupRoot: string;
   podWorkerReplicas?: number;
+  /** The kubelet's clusterDNS and clusterDomain, for the pod workers (CLUSTER_DNS, CLUSTER_DOMAIN); none: the node's DNS. */
+  clusterDns?: { servers: readonly string[]; domain: string };
   /** The console's fleet page: the hub's client URLs and the fleet reader's password file (FLEET_NATS_URL, FLEET_NATS_PASSWORD_FILE). */
   fleet?: { urls: readonly string[]; passwordFile: string };
 }
@@ -142,6 +144,7 @@ export async function startSplitNode(s: SplitNodeSettings): Promise<ServiceProce
     ...(service === 'cri-gateway' ? { CONTAINER_RUNTIME_ENDPOINT: `unix://${s.runtimeSocket}` } : {}),
     ...(service === 'pod-worker' || service === 'sync-loop' ? { CGROUP_ROOT: s.cgroupRoot, ...dirs } : {}),
     ...(service === 'pod-worker' || service === 'prober' ? { NODE_IP: s.ip } : {}),
+    ...(service === 'pod-worker' && s.clusterDns ? { CLUSTER_DNS: s.clusterDns.servers.join(','), CLUSTER_DOMAIN: s.clusterDns.domain } : {}),
   });
   const started: ServiceProcess[] = [];
   try {

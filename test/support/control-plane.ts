@@ -52,10 +52,16 @@ export interface ControlPlaneOptions {
    * CA, at the Node's InternalIP (`--kubelet-preferred-address-types=InternalIP`).
    */
   kubeletClient?: boolean;
+  /**
+   * The address the apiserver binds and advertises (the `kubernetes` Service's endpoint), in its
+   * serving certificate: an address on a bridge of the run's, so that pods reach it through the
+   * Service (kube-proxy). Default 127.0.0.1.
+   */
+  address?: string;
 }
 
 export interface ControlPlane {
-  /** `https://127.0.0.1:<port>` */
+  /** `https://<address>:<port>` (127.0.0.1 unless `address`) */
   readonly url: string;
   /** The temporary directory: certificates, tokens, kubeconfigs, etcd's data, the logs. */
   readonly dir: string;
@@ -119,7 +125,8 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   let etcd: ChildProcess | undefined;
   let apiserver: ChildProcess | undefined;
   try {
-    const pki = makePki(join(dir, 'pki'));
+    const address = opts.address ?? '127.0.0.1';
+    const pki = makePki(join(dir, 'pki'), address);
     const users = opts.users ?? [];
     const tokens = new Map<string, string>([
       ['admin', randomBytes(24).toString('hex')],
@@ -156,12 +163,12 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     ], etcdLog);
     await waitReady('etcd', () => httpOk(`${etcdUrl}/health`), etcd, etcdLog, 30_000);
 
-    const url = `https://127.0.0.1:${port}`;
+    const url = `https://${address}:${port}`;
     const apiserverLog = join(dir, 'kube-apiserver.log');
     const apiserverArgs = [
       `--etcd-servers=${etcdUrl}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
+      `--bind-address=${address}`,
+      `--advertise-address=${address}`,
       `--secure-port=${port}`,
       `--cert-dir=${join(dir, 'apiserver')}`,
       `--tls-cert-file=${pki.serverCert}`,
@@ -304,7 +311,7 @@ interface Pki {
  * DNS localhost and the in-cluster names), and the service-account signing
  * key pair; P-256 keys, valid two days.
  */
-function makePki(dir: string): Pki {
+function makePki(dir: string, address: string): Pki {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const f = (name: string) => join(dir, name);
   writeFileSync(
@@ -322,7 +329,7 @@ function makePki(dir: string): Pki {
       'keyUsage = critical,digitalSignature,keyEncipherment',
       'extendedKeyUsage = serverAuth',
       'authorityKeyIdentifier = keyid',
-      'subjectAltName = IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local',
+      `subjectAltName = IP:127.0.0.1,${address === '127.0.0.1' ? '' : `IP:${address},`}IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local`,
       '[client]',
       'basicConstraints = critical,CA:FALSE',
       'keyUsage = critical,digitalSignature,keyEncipherment',
