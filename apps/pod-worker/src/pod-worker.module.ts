@@ -79,7 +79,18 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     {
       provide: NODE_FACTS,
       inject: [SERVICE_CONFIG],
-      useFactory: (cfg: PodWorkerConfig): NodeFacts => ({ nodeName: cfg.NODE_NAME, hostIP: cfg.NODE_IP, logRoot: cfg.POD_LOGS_DIR, podRoot: cfg.POD_ROOT_DIR, hostDns: readHostDns(), hostMaskedPaths: thermalThrottlePaths(), allocatable: { memoryBytes: totalmem(), cpuMillis: availableParallelism() * 1000 }, ...podCgroupParentOf(cfg) }),
+      useFactory: (cfg: PodWorkerConfig): NodeFacts => ({
+        nodeName: cfg.NODE_NAME,
+        hostIP: cfg.NODE_IP,
+        logRoot: cfg.POD_LOGS_DIR,
+        podRoot: cfg.POD_ROOT_DIR,
+        hostDns: readHostDns(),
+        clusterDns: cfg.CLUSTER_DNS,
+        ...(cfg.CLUSTER_DOMAIN ? { clusterDomain: cfg.CLUSTER_DOMAIN } : {}),
+        hostMaskedPaths: thermalThrottlePaths(),
+        allocatable: { memoryBytes: totalmem(), cpuMillis: availableParallelism() * 1000 },
+        ...podCgroupParentOf(cfg),
+      }),
     },
     // The ports and their adapters.
     // Everything done in a pod's name is fenced by its shard's lease (shards.ts ShardFences): the CRI calls that change the runtime made in a pod's step, its

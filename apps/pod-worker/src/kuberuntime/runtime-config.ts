@@ -29,7 +29,9 @@ export interface NodeFacts {
   hostDns: { servers: string[]; searches: string[]; options: string[] };
   /** runtimeHelper.GetPodCgroupParent: the pod's cgroup (`/kubepods/burstable/pod<uid>`), the sandbox's cgroup parent; none: the runtime's default. */
   podCgroupParent?: (pod: Pod) => string;
-  /** --cluster-domain, for a pod's subdomain in its /etc/hosts; none here: no cluster DNS. */
+  /** --cluster-dns (clusterDNS): the nameservers of ClusterFirst pods; none or empty: they use the node's DNS (MissingClusterDNS). */
+  clusterDns?: readonly string[];
+  /** --cluster-domain (clusterDomain): ClusterFirst pods' search paths, a pod's subdomain in its /etc/hosts; none: neither. */
   clusterDomain?: string;
   /** Where Localhost seccomp profiles are (the kubelet's <root-dir>/seccomp); default: `seccomp` beside podRoot. */
   seccompProfileRoot?: string;
