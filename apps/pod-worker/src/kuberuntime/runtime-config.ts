@@ -9,6 +9,7 @@ import type { Container, Pod } from '@app/contracts';
 import type { ContainerConfig, CriInput, KeyValue, PodSandboxConfig, PortMapping } from '@app/cri';
 import { KubeletAnnotations, KubeletLabels, cpuMillis, expand, extractFieldPathAsString, isObjectFieldPath, mappingFuncFor, memoryBytes, normalizeSysctlName } from '@app/kube';
 import { ETC_HOSTS_PATH, containerMountsEtcHosts, podHostnameAndDomain } from '../etc-hosts.js';
+import { getPodDNS, type DNSConfig } from '../network/dns.js';
 import type { ApiObjectPayload } from '../ports.js';
 import { containerSecurityContext, podSupplementalGroups, type ImageUser } from './security-context.js';
 import { resourceFieldValue, volumeHostPath, type NodeAllocatable } from '../volumemanager/volumes.js';
@@ -25,8 +26,8 @@ export interface NodeFacts {
   logRoot: string;
   /** Where each pod's directory is (the kubelet's /var/lib/kubelet/pods). */
   podRoot: string;
-  /** The host's resolv.conf, for pods that use the node's DNS. */
-  hostDns: { servers: string[]; searches: string[]; options: string[] };
+  /** The host's resolv.conf, for pods that use the node's DNS (and the search paths after the cluster's). */
+  hostDns: DNSConfig;
   /** runtimeHelper.GetPodCgroupParent: the pod's cgroup (`/kubepods/burstable/pod<uid>`), the sandbox's cgroup parent; none: the runtime's default. */
   podCgroupParent?: (pod: Pod) => string;
   /** --cluster-dns (clusterDNS): the nameservers of ClusterFirst pods; none or empty: they use the node's DNS (MissingClusterDNS). */
@@ -74,8 +75,8 @@ function namespaceOptions(pod: Pod) {
   };
 }
 
-/** generatePodSandboxConfig */
-export function generatePodSandboxConfig(pod: Pod, attempt: number, node: NodeFacts): CriInput<PodSandboxConfig> {
+/** generatePodSandboxConfig; `dns`: the pod's (GetPodDNS), made here when the caller has not (it records GetPodDNS's warnings). */
+export function generatePodSandboxConfig(pod: Pod, attempt: number, node: NodeFacts, dns: DNSConfig = getPodDNS(pod, node).config): CriInput<PodSandboxConfig> {
   const portMappings: CriInput<PortMapping>[] = [];
   for (const c of pod.spec.containers) {
     for (const p of c.ports ?? []) {
@@ -83,7 +84,6 @@ export function generatePodSandboxConfig(pod: Pod, attempt: number, node: NodeFa
       portMappings.push({ protocol: toRuntimeProtocol(p.protocol), containerPort: p.containerPort, hostPort: p.hostPort, ...(p.hostIP ? { hostIp: p.hostIP } : {}) });
     }
   }
-  const dns = podDns(pod, node);
   // HasPrivilegedContainer: every kind of container, ephemeral ones included.
   const privileged = [...pod.spec.containers, ...(pod.spec.initContainers ?? []), ...(pod.spec.ephemeralContainers ?? [])].some((c) => c.securityContext?.privileged === true);
   const psc = pod.spec.securityContext;
@@ -92,7 +92,7 @@ export function generatePodSandboxConfig(pod: Pod, attempt: number, node: NodeFa
     // A hostNetwork sandbox shares the node's UTS namespace: runc refuses a hostname there, and so does the kubelet.
     ...(pod.spec.hostNetwork ? {} : { hostname: podHostnameAndDomain(pod, node.clusterDomain).hostname }),
     logDirectory: podLogDirectory(pod, node.logRoot),
-    ...(dns ? { dnsConfig: dns } : {}),
+    dnsConfig: dns,
     portMappings,
     labels: podLabels(pod, node.nodeName),
     annotations: { ...(pod.metadata.annotations ?? {}) },
@@ -117,22 +117,6 @@ export function generatePodSandboxConfig(pod: Pod, attempt: number, node: NodeFa
 /** kuberuntime toRuntimeProtocol: validation admits only these three; the API defaults to TCP. */
 function toRuntimeProtocol(protocol: string | undefined): NonNullable<PortMapping['protocol']> {
   return protocol === 'UDP' || protocol === 'SCTP' ? protocol : 'TCP';
-}
-
-/** The pod's DNS (GetPodDNS): no cluster DNS here, so ClusterFirst falls back to the node's, as the kubelet does. */
-function podDns(pod: Pod, node: NodeFacts): { servers: string[]; searches: string[]; options: string[] } | undefined {
-  const extra = pod.spec.dnsConfig;
-  const fromSpec = {
-    servers: extra?.nameservers ?? [],
-    searches: extra?.searches ?? [],
-    options: (extra?.options ?? []).map((o) => (o.value !== undefined ? `${o.name ?? ''}:${o.value}` : (o.name ?? ''))),
-  };
-  if (pod.spec.dnsPolicy === 'None') return fromSpec;
-  return {
-    servers: [...node.hostDns.servers, ...fromSpec.servers].slice(0, 3),
-    searches: [...node.hostDns.searches, ...fromSpec.searches].slice(0, 32),
-    options: [...node.hostDns.options, ...fromSpec.options],
-  };
 }
 
 /**
