@@ -75,7 +75,10 @@ function namespaceOptions(pod: Pod) {
   };
 }
 
-/** generatePodSandboxConfig; `dns`: the pod's (GetPodDNS), made here when the caller has not (it records GetPodDNS's warnings). */
+/**
+ * generatePodSandboxConfig; `dns`: the pod's (GetPodDNS), made here when the caller has not (it records GetPodDNS's warnings).
+ * Throws when the pod's FQDN hostname is too long (GetNodenameForKernel).
+ */
 export function generatePodSandboxConfig(pod: Pod, attempt: number, node: NodeFacts, dns: DNSConfig = getPodDNS(pod, node).config): CriInput<PodSandboxConfig> {
   const portMappings: CriInput<PortMapping>[] = [];
   for (const c of pod.spec.containers) {
@@ -90,7 +93,7 @@ export function generatePodSandboxConfig(pod: Pod, attempt: number, node: NodeFa
   return {
     metadata: { name: pod.metadata.name ?? '', namespace: pod.metadata.namespace ?? '', uid: pod.metadata.uid ?? '', attempt },
     // A hostNetwork sandbox shares the node's UTS namespace: runc refuses a hostname there, and so does the kubelet.
-    ...(pod.spec.hostNetwork ? {} : { hostname: podHostnameAndDomain(pod, node.clusterDomain).hostname }),
+    ...(pod.spec.hostNetwork ? {} : { hostname: nodenameForKernel(pod, node.clusterDomain) }),
     logDirectory: podLogDirectory(pod, node.logRoot),
     dnsConfig: dns,
     portMappings,
@@ -112,6 +115,21 @@ export function generatePodSandboxConfig(pod: Pod, attempt: number, node: NodeFa
       sysctls: Object.fromEntries((psc?.sysctls ?? []).map((s) => [normalizeSysctlName(s.name), s.value])),
     },
   };
+}
+
+/** FQDN has to fit the Linux nodename kernel field (64 characters and the terminating NUL). */
+const FQDN_MAX_LEN = 64;
+
+/**
+ * GetNodenameForKernel: the sandbox's hostname, `<hostname>.<subdomain>.<ns>.svc.<cluster domain>`
+ * with setHostnameAsFQDN and a subdomain. Throws when that FQDN is over 64 characters.
+ */
+function nodenameForKernel(pod: Pod, clusterDomain: string | undefined): string {
+  const { hostname, domain } = podHostnameAndDomain(pod, clusterDomain);
+  if (!domain || pod.spec.setHostnameAsFQDN !== true) return hostname;
+  const fqdn = `${hostname}.${domain}`;
+  if (fqdn.length > FQDN_MAX_LEN) throw new Error(`failed to construct FQDN from pod hostname and cluster domain, FQDN ${fqdn} is too long (${FQDN_MAX_LEN} characters is the max, ${fqdn.length} characters requested)`);
+  return fqdn;
 }
 
 /** kuberuntime toRuntimeProtocol: validation admits only these three; the API defaults to TCP. */

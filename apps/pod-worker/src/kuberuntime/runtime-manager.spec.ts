@@ -148,6 +148,15 @@ describe('RuntimeManager.syncPod: the steps of kuberuntime_manager.go SyncPod, i
     assert.deepEqual(missing.events.events.filter((e) => e.reason === 'MissingClusterDNS').map((e) => [e.uid, e.type]), [['', 'Warning'], ['uid-1', 'Warning']]);
   });
 
+  it('a sandbox config that cannot be made (an FQDN hostname over 64 characters): FailedCreatePodSandBox, no sandbox', async () => {
+    const { cri, events, manager } = setup({ clusterDomain: 'cluster.local' });
+    const r = await manager.syncPod(pod({ hostNetwork: false, hostname: 'h'.repeat(40), subdomain: 'sub', setHostnameAsFQDN: true }), status([], []), noProbes);
+    assert.deepEqual(trace(cri), []);
+    assert.equal(r.podError?.reason, 'FailedCreatePodSandBox');
+    assert.match(r.podError?.message ?? '', /^Failed to create pod sandbox: failed to construct FQDN/);
+    assert.ok(events.events.some((e) => e.type === 'Warning' && e.reason === 'FailedCreatePodSandBox'));
+  });
+
   it('an ephemeral container added to a running pod: created once in the pod\'s sandbox, with stdin and tty, its events at spec.ephemeralContainers', async () => {
     const { cri, events, manager } = setup();
     const p = pod({ ephemeralContainers: [{ name: 'debugger', image: IMAGE, command: ['sh', '-c', 'echo polo'], stdin: true, tty: true }] });

@@ -31,6 +31,7 @@ import { CriError, type CriInput, type CriRuntime } from '@app/cri/client';
 import { KubeletLabels, findContainerStatus, getServiceEnvVarMap, hasRestartableInitContainer, isStaticPod, type RuntimeContainerStatus, type RuntimePodStatus } from '@app/kube';
 import { NotLeaderError } from '@app/leader-election';
 import type { Logger } from '@app/observability';
+import { formatPod } from '@app/probe';
 import { CrashLoopBackOff } from './backoff.js';
 import { hashContainer } from './container-hash.js';
 import { graceReasonOf, killContainerGracePeriod, preStopHookTimeoutSeconds, remainingGracePeriodSeconds, type KillReasonInput } from './grace-period.js';
@@ -203,7 +204,19 @@ export class RuntimeManager {
     // 5. Create the sandbox.
     let sandboxId = actions.sandboxId;
     let podIPs = status.ips;
-    const sandboxConfig = generatePodSandboxConfig(pod, actions.attempt, this.deps.node, this.podDNS(pod));
+    let sandboxConfig: CriInput<PodSandboxConfig>;
+    try {
+      sandboxConfig = generatePodSandboxConfig(pod, actions.attempt, this.deps.node, this.podDNS(pod));
+    } catch (err) {
+      // createPodSandbox's failure when it makes the config (FailedCreatePodSandBox); otherwise SyncPod's ConfigPodSandbox one.
+      if (actions.createSandbox) {
+        const message = `Failed to create pod sandbox: ${(err as Error).message}`;
+        this.deps.events.event(pod, 'Warning', 'FailedCreatePodSandBox', message);
+        result.podError = { reason: 'FailedCreatePodSandBox', message };
+        this.deps.metrics?.startedPod(true);
+      } else result.podError = { reason: 'ConfigPodSandboxError', message: `GeneratePodSandboxConfig for pod "${formatPod(pod)}" failed: ${(err as Error).message}` };
+      return result;
+    }
     if (actions.createSandbox) {
       const created = await this.createSandbox(pod, sandboxConfig);
       if ('error' in created) {
