@@ -18,6 +18,12 @@ export const podWorkerConfigSchema = {
   ...cgroupsSchema,
   POD_PIDS_LIMIT: env.int({ default: -1, min: -1, describe: 'pids.max of every pod cgroup, like --pod-max-pids (-1: unlimited)' }),
   CPU_CFS_QUOTA: env.string({ default: 'true', pattern: /^(true|false)$/, patternHint: 'true or false', describe: 'enforce CPU limits with a CFS quota, like --cpu-cfs-quota' }),
+  CLUSTER_DNS: env.ips({ describe: 'the cluster DNS servers of ClusterFirst pods, comma-separated IPs, like --cluster-dns (clusterDNS); unset: those pods use the node\'s DNS' }),
+  CLUSTER_DOMAIN: env.optionalMatch({
+    describe: 'the cluster\'s DNS domain (cluster.local), like --cluster-domain (clusterDomain): ClusterFirst pods\' search paths, a pod\'s subdomain FQDN',
+    pattern: /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/,
+    patternHint: 'a lower-case RFC 1123 subdomain like cluster.local',
+  }),
   NODE_IP: env.string({ default: '127.0.0.1', describe: 'the node\'s IP (status.hostIP, hooks of hostNetwork pods)' }),
   RUNTIME_REQUEST_TIMEOUT: env.duration({ default: 120_000, describe: 'deadline of the CRI calls that change the runtime, like --runtime-request-timeout (sent to cri-gateway with each call)' }),
   IMAGE_PULL_TIMEOUT: env.duration({ default: 120_000, describe: 'deadline of PullImage (sent to cri-gateway with each call)' }),

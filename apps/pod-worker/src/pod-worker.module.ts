@@ -13,7 +13,7 @@ import { FsContainerLogLinks } from './adapters/fs-container-log-links.js';
 import { FsContainerFiles } from './adapters/fs-container-files.js';
 import { FsPodDirectories } from './adapters/fs-pod-directories.js';
 import { FsVolumeHost } from './adapters/fs-volume-host.js';
-import { readHostDns, thermalThrottlePaths } from './adapters/host-dns.js';
+import { HOST_RESOLV_CONF, readHostDns, thermalThrottlePaths } from './adapters/host-dns.js';
 import { KvDesiredPods } from './adapters/kv-desired-pods.js';
 import { KvLeaseStore } from './adapters/kv-lease-store.js';
 import { KvWorkerStore } from './adapters/kv-worker-store.js';
@@ -36,6 +36,7 @@ import { CgroupManager, PodContainerManager, podCgroupParent } from './cm/pod-co
 import { ApiObjects, DesiredPods, HookRunner, ServiceAccountTokens, LeaseStore, PodDirectories, PodInspector, PodStatusProvider, PodWorkerOutbox, ProbeResultsReader, WorkQueue, WorkSubscriptions, WorkerRecords, WorkerStore } from './ports.js';
 import { PlegInspections } from './pleg-inspections.js';
 import type { NodeFacts } from './kuberuntime/runtime-config.js';
+import { checkLimitsForResolvConf } from './network/dns.js';
 import { ImagePuller } from './images/image-puller.js';
 import { RuntimeManager } from './kuberuntime/runtime-manager.js';
 import { PodWorkerHousekeeping, ShardWork } from './shard-work.js';
@@ -79,7 +80,18 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
     {
       provide: NODE_FACTS,
       inject: [SERVICE_CONFIG],
-      useFactory: (cfg: PodWorkerConfig): NodeFacts => ({ nodeName: cfg.NODE_NAME, hostIP: cfg.NODE_IP, logRoot: cfg.POD_LOGS_DIR, podRoot: cfg.POD_ROOT_DIR, hostDns: readHostDns(), hostMaskedPaths: thermalThrottlePaths(), allocatable: { memoryBytes: totalmem(), cpuMillis: availableParallelism() * 1000 }, ...podCgroupParentOf(cfg) }),
+      useFactory: (cfg: PodWorkerConfig): NodeFacts => ({
+        nodeName: cfg.NODE_NAME,
+        hostIP: cfg.NODE_IP,
+        logRoot: cfg.POD_LOGS_DIR,
+        podRoot: cfg.POD_ROOT_DIR,
+        hostDns: readHostDns(),
+        clusterDns: cfg.CLUSTER_DNS,
+        ...(cfg.CLUSTER_DOMAIN ? { clusterDomain: cfg.CLUSTER_DOMAIN } : {}),
+        hostMaskedPaths: thermalThrottlePaths(),
+        allocatable: { memoryBytes: totalmem(), cpuMillis: availableParallelism() * 1000 },
+        ...podCgroupParentOf(cfg),
+      }),
     },
     // The ports and their adapters.
     // Everything done in a pod's name is fenced by its shard's lease (shards.ts ShardFences): the CRI calls that change the runtime made in a pod's step, its
@@ -208,9 +220,14 @@ export class PodWorkerModule implements OnModuleInit, OnApplicationShutdown {
     private readonly workerRecords: KvWorkerStore,
     private readonly desiredPods: KvDesiredPods,
     @Inject(HealthChecks) private readonly health: HealthChecks,
+    @Inject(NODE_FACTS) private readonly node: NodeFacts,
+    private readonly events: EventRecorder,
   ) {}
 
   async onModuleInit(): Promise<void> {
+    // CheckLimitsForResolvConf, which the kubelet's syncLoop does once as it starts.
+    const resolvConfProblem = checkLimitsForResolvConf(HOST_RESOLV_CONF, this.node.hostDns.searches, this.node.clusterDomain);
+    if (resolvConfProblem) this.events.nodeEvent('Warning', 'CheckLimitsForResolvConf', resolvConfProblem);
     this.metrics.collectWorking(this.workers);
     this.health.addReadiness('shards', () => ({ ok: true, detail: `owns shards [${this.shards.ownedShards.join(', ')}]` }));
     await Promise.all([this.cache.start(), this.workerRecords.start(), this.desiredPods.start()]);

@@ -7,6 +7,8 @@ const schema = {
   RELIST_PERIOD: env.duration({ default: 1000, describe: 'relist period' }),
   ENDPOINT: env.url(['unix'], { default: 'unix:///run/x.sock', describe: 'socket' }),
   REPLICAS: env.int({ default: 1, min: 1, max: 8, describe: 'replicas' }),
+  DNS_IPS: env.ips({ describe: 'DNS servers' }),
+  DOMAIN: env.optionalMatch({ describe: 'a domain', pattern: /^[a-z]+(\.[a-z]+)*$/, patternHint: 'a domain' }),
 };
 
 describe('parseEnv: good environments', () => {
@@ -16,6 +18,8 @@ describe('parseEnv: good environments', () => {
     { name: 'several NATS servers', env: { NATS_URL: 'nats://a:4222, nats://b:4222' }, check: { NATS_URL: ['nats://a:4222', 'nats://b:4222'] } },
     { name: 'an FQDN node name', env: { NODE_NAME: 'ip-10-0-0-1.ec2.internal' }, check: { NODE_NAME: 'ip-10-0-0-1.ec2.internal' } },
     { name: 'blank is unset', env: { PORT: '  ' }, check: { PORT: 10313 } },
+    { name: 'IPs unset: none', env: {}, check: { DNS_IPS: [], DOMAIN: undefined } },
+    { name: 'IPv4 and IPv6, spaces trimmed', env: { DNS_IPS: '10.96.0.10, fd00::10', DOMAIN: 'cluster.local' }, check: { DNS_IPS: ['10.96.0.10', 'fd00::10'], DOMAIN: 'cluster.local' } },
   ];
   for (const tc of cases) {
     it(tc.name, () => {
@@ -37,6 +41,8 @@ describe('parseEnv: bad environments name the variable and why', () => {
     { name: 'malformed duration', env: { RELIST_PERIOD: '10 seconds' }, want: [/^RELIST_PERIOD must be a duration like 500ms/] },
     { name: 'endpoint not a unix socket', env: { ENDPOINT: 'tcp://127.0.0.1:1' }, want: [/^ENDPOINT must use the scheme unix, got "tcp"/] },
     { name: 'int below its minimum', env: { REPLICAS: '0' }, want: [/^REPLICAS must be at least 1, got 0/] },
+    { name: 'an IP that is not one', env: { DNS_IPS: '10.96.0.10,10.96.0.300' }, want: [/^DNS_IPS must be comma-separated IP addresses, got "10.96.0.300"/] },
+    { name: 'a string that does not match', env: { DOMAIN: 'Cluster Local' }, want: [/^DOMAIN must be a domain, got "Cluster Local"/] },
     { name: 'every problem at once', env: { PORT: '0', LOG_LEVEL: 'x' }, want: [/^PORT /, /^LOG_LEVEL /] },
   ];
   for (const tc of cases) {

@@ -5,6 +5,7 @@
  * once, and the service exits 1 (see `loadConfigOrExit`).
  */
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { CONTRACT_VERSION } from '@app/contracts';
 
@@ -145,6 +146,23 @@ export const env = {
   optionalUrls(schemes: readonly string[], opts: { describe: string }): EnvField<readonly string[] | undefined> {
     const list = env.urls(schemes, { describe: opts.describe });
     return { describe: opts.describe, parse: (raw) => (raw === undefined || raw.trim() === '' ? ok(undefined) : list.parse(raw)) };
+  },
+
+  /** Comma-separated IPv4 or IPv6 addresses; unset: none (an empty list). */
+  ips(opts: { describe: string }): EnvField<readonly string[]> {
+    return {
+      describe: opts.describe,
+      parse: (raw) => {
+        const list = (raw ?? '').split(',').map((ip) => ip.trim()).filter((ip) => ip.length > 0);
+        const wrong = list.find((ip) => isIP(ip) === 0);
+        return wrong === undefined ? ok(list) : bad(`must be comma-separated IP addresses, got "${wrong}"`);
+      },
+    };
+  },
+
+  /** A string that must match `pattern` when set; unset: undefined. */
+  optionalMatch(opts: { describe: string; pattern: RegExp; patternHint: string }): EnvField<string | undefined> {
+    return { describe: opts.describe, parse: (raw) => (raw === undefined || opts.pattern.test(raw) ? ok(raw) : bad(`must be ${opts.patternHint}, got "${raw}"`)) };
   },
 
   url(schemes: readonly string[], opts: FieldOptions<string>): EnvField<string> {

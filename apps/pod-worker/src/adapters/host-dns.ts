@@ -1,12 +1,14 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import type { NodeFacts } from '../kuberuntime/runtime-config.js';
+import { parseResolvConf, type DNSConfig } from '../network/dns.js';
 
-/** The host's resolv.conf (nameserver, search, options), for pods on the node's DNS; empty when it cannot be read. */
-export function readHostDns(path = '/etc/resolv.conf'): NodeFacts['hostDns'] {
+/** The node's resolv.conf (the kubelet's default --resolv-conf). */
+export const HOST_RESOLV_CONF = '/etc/resolv.conf';
+
+/** The host's resolv.conf as the kubelet parses it (parseResolvConf), for pods on the node's DNS; empty when it cannot be read. */
+export function readHostDns(path = HOST_RESOLV_CONF): DNSConfig {
   try {
-    const lines = readFileSync(path, 'utf8').split('\n');
-    const words = (k: string) => lines.filter((l) => l.startsWith(`${k} `)).flatMap((l) => l.split(/\s+/).slice(1)).filter(Boolean);
-    return { servers: words('nameserver'), searches: words('search'), options: words('options') };
+    const { servers, searches, options } = parseResolvConf(readFileSync(path, 'utf8'));
+    return { servers, searches, options };
   } catch {
     return { servers: [], searches: [], options: [] };
   }

@@ -15,7 +15,8 @@ import { RuntimeManager } from './runtime-manager.js';
 import type { NodeFacts } from './runtime-config.js';
 import { HookRunner } from '../ports.js';
 
-const node: NodeFacts = { nodeName: 'node-1', hostIP: '192.168.1.2', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] } };
+// With a cluster DNS, so that the only warnings are the hooks' (no MissingClusterDNS).
+const node: NodeFacts = { nodeName: 'node-1', hostIP: '192.168.1.2', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] }, clusterDns: ['10.96.0.10'] };
 
 function podWith(lifecycle: Container['lifecycle'], o: { hostNetwork?: boolean } = {}): Pod {
   return {

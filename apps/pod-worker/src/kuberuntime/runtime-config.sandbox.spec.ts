@@ -24,6 +24,18 @@ describe('generatePodSandboxConfig: the sandbox\'s security context (generatePod
     const p = pod({ ephemeralContainers: [{ name: 'debug', image: 'busybox', securityContext: { privileged: true } }] });
     assert.equal(linux(p)?.securityContext?.privileged, true);
   });
+  describe('setHostnameAsFQDN: the hostname is the FQDN with a subdomain and the cluster domain (GetNodenameForKernel)', () => {
+    const withDomain = { ...node, clusterDomain: 'cluster.local' };
+    const cases = [
+      { name: 'the FQDN', spec: { hostname: 'h1', subdomain: 'sub', setHostnameAsFQDN: true }, want: 'h1.sub.default.svc.cluster.local' },
+      { name: 'without setHostnameAsFQDN: the short name', spec: { hostname: 'h1', subdomain: 'sub' }, want: 'h1' },
+      { name: 'without a subdomain: the short name', spec: { hostname: 'h1', setHostnameAsFQDN: true }, want: 'h1' },
+    ];
+    for (const tc of cases) it(tc.name, () => assert.equal(generatePodSandboxConfig(pod(tc.spec), 0, withDomain).hostname, tc.want));
+    it('an FQDN over 64 characters: refused', () => {
+      assert.throws(() => generatePodSandboxConfig(pod({ hostname: 'h'.repeat(40), subdomain: 'sub', setHostnameAsFQDN: true }), 0, withDomain), /FQDN h{40}\.sub\.default\.svc\.cluster\.local is too long \(64 characters is the max, 70 characters requested\)/);
+    });
+  });
   it('the hostname is the pod\'s, cut to 63 characters without a trailing dash', () => {
     assert.equal(generatePodSandboxConfig(pod({}, `${'a'.repeat(62)}-x`), 0, node).hostname, 'a'.repeat(62));
     assert.equal(generatePodSandboxConfig(pod({ hostname: 'h1' }), 0, node).hostname, 'h1');

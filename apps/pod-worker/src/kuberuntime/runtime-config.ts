@@ -9,6 +9,7 @@ import type { Container, Pod } from '@app/contracts';
 import type { ContainerConfig, CriInput, KeyValue, PodSandboxConfig, PortMapping } from '@app/cri';
 import { KubeletAnnotations, KubeletLabels, cpuMillis, expand, extractFieldPathAsString, isObjectFieldPath, mappingFuncFor, memoryBytes, normalizeSysctlName } from '@app/kube';
 import { ETC_HOSTS_PATH, containerMountsEtcHosts, podHostnameAndDomain } from '../etc-hosts.js';
+import { getPodDNS, type DNSConfig } from '../network/dns.js';
 import type { ApiObjectPayload } from '../ports.js';
 import { containerSecurityContext, podSupplementalGroups, type ImageUser } from './security-context.js';
 import { resourceFieldValue, volumeHostPath, type NodeAllocatable } from '../volumemanager/volumes.js';
@@ -25,11 +26,13 @@ export interface NodeFacts {
   logRoot: string;
   /** Where each pod's directory is (the kubelet's /var/lib/kubelet/pods). */
   podRoot: string;
-  /** The host's resolv.conf, for pods that use the node's DNS. */
-  hostDns: { servers: string[]; searches: string[]; options: string[] };
+  /** The host's resolv.conf, for pods that use the node's DNS (and the search paths after the cluster's). */
+  hostDns: DNSConfig;
   /** runtimeHelper.GetPodCgroupParent: the pod's cgroup (`/kubepods/burstable/pod<uid>`), the sandbox's cgroup parent; none: the runtime's default. */
   podCgroupParent?: (pod: Pod) => string;
-  /** --cluster-domain, for a pod's subdomain in its /etc/hosts; none here: no cluster DNS. */
+  /** --cluster-dns (clusterDNS): the nameservers of ClusterFirst pods; none or empty: they use the node's DNS (MissingClusterDNS). */
+  clusterDns?: readonly string[];
+  /** --cluster-domain (clusterDomain): ClusterFirst pods' search paths, a pod's subdomain in its /etc/hosts; none: neither. */
   clusterDomain?: string;
   /** Where Localhost seccomp profiles are (the kubelet's <root-dir>/seccomp); default: `seccomp` beside podRoot. */
   seccompProfileRoot?: string;
@@ -72,8 +75,11 @@ function namespaceOptions(pod: Pod) {
   };
 }
 
-/** generatePodSandboxConfig */
-export function generatePodSandboxConfig(pod: Pod, attempt: number, node: NodeFacts): CriInput<PodSandboxConfig> {
+/**
+ * generatePodSandboxConfig; `dns`: the pod's (GetPodDNS), made here when the caller has not (it records GetPodDNS's warnings).
+ * Throws when the pod's FQDN hostname is too long (GetNodenameForKernel).
+ */
+export function generatePodSandboxConfig(pod: Pod, attempt: number, node: NodeFacts, dns: DNSConfig = getPodDNS(pod, node).config): CriInput<PodSandboxConfig> {
   const portMappings: CriInput<PortMapping>[] = [];
   for (const c of pod.spec.containers) {
     for (const p of c.ports ?? []) {
@@ -81,16 +87,15 @@ export function generatePodSandboxConfig(pod: Pod, attempt: number, node: NodeFa
       portMappings.push({ protocol: toRuntimeProtocol(p.protocol), containerPort: p.containerPort, hostPort: p.hostPort, ...(p.hostIP ? { hostIp: p.hostIP } : {}) });
     }
   }
-  const dns = podDns(pod, node);
   // HasPrivilegedContainer: every kind of container, ephemeral ones included.
   const privileged = [...pod.spec.containers, ...(pod.spec.initContainers ?? []), ...(pod.spec.ephemeralContainers ?? [])].some((c) => c.securityContext?.privileged === true);
   const psc = pod.spec.securityContext;
   return {
     metadata: { name: pod.metadata.name ?? '', namespace: pod.metadata.namespace ?? '', uid: pod.metadata.uid ?? '', attempt },
     // A hostNetwork sandbox shares the node's UTS namespace: runc refuses a hostname there, and so does the kubelet.
-    ...(pod.spec.hostNetwork ? {} : { hostname: podHostnameAndDomain(pod, node.clusterDomain).hostname }),
+    ...(pod.spec.hostNetwork ? {} : { hostname: nodenameForKernel(pod, node.clusterDomain) }),
     logDirectory: podLogDirectory(pod, node.logRoot),
-    ...(dns ? { dnsConfig: dns } : {}),
+    dnsConfig: dns,
     portMappings,
     labels: podLabels(pod, node.nodeName),
     annotations: { ...(pod.metadata.annotations ?? {}) },
@@ -112,25 +117,24 @@ export function generatePodSandboxConfig(pod: Pod, attempt: number, node: NodeFa
   };
 }
 
+/** FQDN has to fit the Linux nodename kernel field (64 characters and the terminating NUL). */
+const FQDN_MAX_LEN = 64;
+
+/**
+ * GetNodenameForKernel: the sandbox's hostname, `<hostname>.<subdomain>.<ns>.svc.<cluster domain>`
+ * with setHostnameAsFQDN and a subdomain. Throws when that FQDN is over 64 characters.
+ */
+function nodenameForKernel(pod: Pod, clusterDomain: string | undefined): string {
+  const { hostname, domain } = podHostnameAndDomain(pod, clusterDomain);
+  if (!domain || pod.spec.setHostnameAsFQDN !== true) return hostname;
+  const fqdn = `${hostname}.${domain}`;
+  if (fqdn.length > FQDN_MAX_LEN) throw new Error(`failed to construct FQDN from pod hostname and cluster domain, FQDN ${fqdn} is too long (${FQDN_MAX_LEN} characters is the max, ${fqdn.length} characters requested)`);
+  return fqdn;
+}
+
 /** kuberuntime toRuntimeProtocol: validation admits only these three; the API defaults to TCP. */
 function toRuntimeProtocol(protocol: string | undefined): NonNullable<PortMapping['protocol']> {
   return protocol === 'UDP' || protocol === 'SCTP' ? protocol : 'TCP';
-}
-
-/** The pod's DNS (GetPodDNS): no cluster DNS here, so ClusterFirst falls back to the node's, as the kubelet does. */
-function podDns(pod: Pod, node: NodeFacts): { servers: string[]; searches: string[]; options: string[] } | undefined {
-  const extra = pod.spec.dnsConfig;
-  const fromSpec = {
-    servers: extra?.nameservers ?? [],
-    searches: extra?.searches ?? [],
-    options: (extra?.options ?? []).map((o) => (o.value !== undefined ? `${o.name ?? ''}:${o.value}` : (o.name ?? ''))),
-  };
-  if (pod.spec.dnsPolicy === 'None') return fromSpec;
-  return {
-    servers: [...node.hostDns.servers, ...fromSpec.servers].slice(0, 3),
-    searches: [...node.hostDns.searches, ...fromSpec.searches].slice(0, 32),
-    options: [...node.hostDns.options, ...fromSpec.options],
-  };
 }
 
 /**

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import type { Container, Pod, PodSpec } from '@app/contracts';
 import { RecordingEventRecorder } from '@app/contracts/testing';
-import type { ContainerConfig, PodSandboxStatus } from '@app/cri';
+import type { ContainerConfig, PodSandboxConfig, PodSandboxStatus } from '@app/cri';
 import { CriError } from '@app/cri/client';
 import { FakeCri } from '@app/cri/testing';
 import { NotLeaderError } from '@app/leader-election';
@@ -21,6 +21,7 @@ import { CrashLoopBackOff } from './backoff.js';
 import { hashContainer } from './container-hash.js';
 import { ImagePuller } from '../images/image-puller.js';
 import { RuntimeManager } from './runtime-manager.js';
+import type { NodeFacts } from './runtime-config.js';
 import { PlegInspections } from '../pleg-inspections.js';
 import { FakeHookRunner, FakePodInspector } from '../testing.js';
 
@@ -58,7 +59,7 @@ function trace(cri: FakeCri): string[] {
     });
 }
 
-function setup() {
+function setup(nodeFacts: Partial<NodeFacts> = {}) {
   const clock = new FakeClock(1_000_000);
   const events = new RecordingEventRecorder();
   const hooks = new FakeHookRunner();
@@ -71,7 +72,7 @@ function setup() {
     .onRuntime('CreateContainer', (r) => ({ containerId: `${r.config?.metadata?.name ?? ''}-new` }));
   const images = new ImagePuller({ cri, events, clock, pullBackOff: { initialMs: 10_000, maxMs: 300_000 } });
   const backOff = new CrashLoopBackOff({ initialMs: 10_000, maxMs: 300_000 });
-  const node = { nodeName: 'n1', hostIP: '10.0.0.1', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] } };
+  const node = { nodeName: 'n1', hostIP: '10.0.0.1', logRoot: '/var/log/pods', podRoot: '/var/lib/kubelet/pods', hostDns: { servers: [], searches: [], options: [] }, ...nodeFacts };
   const inspector = new FakePodInspector();
   const inspections = new PlegInspections(inspector);
   const manager = new RuntimeManager({ cri, images, backOff, hooks, events, node, clock, logger: silentLogger(), inspections });
@@ -132,6 +133,29 @@ describe('RuntimeManager.syncPod: the steps of kuberuntime_manager.go SyncPod, i
       if (tc.events) for (const e of tc.events) assert.ok(events.events.some((x) => `${x.type}/${x.reason}` === e), `${e} in ${events.reasons().join(', ')}`);
     });
   }
+
+  it('the sandbox\'s DNS (GetPodDNS): a ClusterFirst pod on the cluster DNS; without CLUSTER_DNS the node\'s, MissingClusterDNS on the node and the pod', async () => {
+    const hostDns = { servers: ['192.0.2.1'], searches: ['example.com'], options: ['edns0'] };
+    const sandboxDns = (cri: FakeCri) => (cri.callsOf('RunPodSandbox')[0] as { config: PodSandboxConfig }).config.dnsConfig;
+    const p = pod({ hostNetwork: false, dnsPolicy: 'ClusterFirst' });
+    const cluster = setup({ hostDns, clusterDns: ['10.96.0.10'], clusterDomain: 'cluster.local' });
+    await cluster.manager.syncPod(p, status([], []), noProbes);
+    assert.deepEqual(sandboxDns(cluster.cri), { servers: ['10.96.0.10'], searches: ['default.svc.cluster.local', 'svc.cluster.local', 'cluster.local', 'example.com'], options: ['ndots:5'] });
+    assert.ok(!cluster.events.reasons().includes('MissingClusterDNS'));
+    const missing = setup({ hostDns, clusterDomain: 'cluster.local' });
+    await missing.manager.syncPod(p, status([], []), noProbes);
+    assert.deepEqual(sandboxDns(missing.cri), hostDns);
+    assert.deepEqual(missing.events.events.filter((e) => e.reason === 'MissingClusterDNS').map((e) => [e.uid, e.type]), [['', 'Warning'], ['uid-1', 'Warning']]);
+  });
+
+  it('a sandbox config that cannot be made (an FQDN hostname over 64 characters): FailedCreatePodSandBox, no sandbox', async () => {
+    const { cri, events, manager } = setup({ clusterDomain: 'cluster.local' });
+    const r = await manager.syncPod(pod({ hostNetwork: false, hostname: 'h'.repeat(40), subdomain: 'sub', setHostnameAsFQDN: true }), status([], []), noProbes);
+    assert.deepEqual(trace(cri), []);
+    assert.equal(r.podError?.reason, 'FailedCreatePodSandBox');
+    assert.match(r.podError?.message ?? '', /^Failed to create pod sandbox: failed to construct FQDN/);
+    assert.ok(events.events.some((e) => e.type === 'Warning' && e.reason === 'FailedCreatePodSandBox'));
+  });
 
   it('an ephemeral container added to a running pod: created once in the pod\'s sandbox, with stdin and tty, its events at spec.ephemeralContainers', async () => {
     const { cri, events, manager } = setup();

@@ -31,11 +31,13 @@ import { CriError, type CriInput, type CriRuntime } from '@app/cri/client';
 import { KubeletLabels, findContainerStatus, getServiceEnvVarMap, hasRestartableInitContainer, isStaticPod, type RuntimeContainerStatus, type RuntimePodStatus } from '@app/kube';
 import { NotLeaderError } from '@app/leader-election';
 import type { Logger } from '@app/observability';
+import { formatPod } from '@app/probe';
 import { CrashLoopBackOff } from './backoff.js';
 import { hashContainer } from './container-hash.js';
 import { graceReasonOf, killContainerGracePeriod, preStopHookTimeoutSeconds, remainingGracePeriodSeconds, type KillReasonInput } from './grace-period.js';
 import { computePodActions, type ProbeResults } from './pod-actions.js';
 import { TerminationOrdering } from './termination-order.js';
+import { getPodDNS, type DNSConfig } from '../network/dns.js';
 import { envObjectNames, generateContainerConfig, generatePodSandboxConfig, podContainerDirectory, withNamespaceTarget, type EnvObjects, type NodeFacts } from './runtime-config.js';
 import { containerMountsEtcHosts, etcHostsPath, managedHostsFileContent, nodeHostsFileContent, shouldMountHostsFile } from '../etc-hosts.js';
 import { ApiObjects, ApiObjectsError, ContainerFiles, ContainerLogLinks, HookRunner } from '../ports.js';
@@ -202,7 +204,19 @@ export class RuntimeManager {
     // 5. Create the sandbox.
     let sandboxId = actions.sandboxId;
     let podIPs = status.ips;
-    const sandboxConfig = generatePodSandboxConfig(pod, actions.attempt, this.deps.node);
+    let sandboxConfig: CriInput<PodSandboxConfig>;
+    try {
+      sandboxConfig = generatePodSandboxConfig(pod, actions.attempt, this.deps.node, this.podDNS(pod));
+    } catch (err) {
+      // createPodSandbox's failure when it makes the config (FailedCreatePodSandBox); otherwise SyncPod's ConfigPodSandbox one.
+      if (actions.createSandbox) {
+        const message = `Failed to create pod sandbox: ${(err as Error).message}`;
+        this.deps.events.event(pod, 'Warning', 'FailedCreatePodSandBox', message);
+        result.podError = { reason: 'FailedCreatePodSandBox', message };
+        this.deps.metrics?.startedPod(true);
+      } else result.podError = { reason: 'ConfigPodSandboxError', message: `GeneratePodSandboxConfig for pod "${formatPod(pod)}" failed: ${(err as Error).message}` };
+      return result;
+    }
     if (actions.createSandbox) {
       const created = await this.createSandbox(pod, sandboxConfig);
       if ('error' in created) {
@@ -334,6 +348,17 @@ export class RuntimeManager {
       if (!(err instanceof CriError && err.code === 'NotFound')) throw err;
     }
     ordering?.containerTerminated(name);
+  }
+
+  /** GetPodDNS, its warnings recorded as upstream's Configurer does (MissingClusterDNS on the node and the pod, DNSConfigForming on the pod). */
+  private podDNS(pod: Pod): DNSConfig {
+    const { config, events } = getPodDNS(pod, this.deps.node);
+    for (const e of events) {
+      if (e.on === 'node') this.deps.events.nodeEvent('Warning', e.reason, e.message);
+      else this.deps.events.event(pod, 'Warning', e.reason, e.message);
+      if (e.reason === 'DNSConfigForming') this.deps.logger.warn({ podUid: pod.metadata.uid, err: e.message }, 'DNS config limits exceeded');
+    }
+    return config;
   }
 
   /** createPodSandbox: config, log directory (made by the caller), the RuntimeClass's handler, RunPodSandbox, then its IPs. */
