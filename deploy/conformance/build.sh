@@ -12,6 +12,23 @@
 #   ginkgo                   the ginkgo CLI (github.com/onsi/ginkgo/v2, the version
 #                            e2e.test is built with): runs e2e.test in parallel
 #                            processes and merges their reports
+# and, for the whole [Conformance] suite on a cluster (not built by default:
+# name them, or pass --cluster for all of the above and these):
+#   kube-proxy               cmd/kube-proxy, Services' ClusterIPs and NodePorts
+#   sample-apiserver         k8s.io/sample-apiserver v0.34.4 (the staging module of
+#                            the same release; the sample-apiserver:1.29.2 image's
+#                            /apiserver, which the aggregator spec runs)
+#   coredns                  github.com/coredns/coredns v1.13.2, COREDNS_VERSION (the cluster's DNS,
+#                            the coredns image's /coredns). NOT in this directory's module: it
+#                            needs newer grpc, otel, prometheus, x/net and etcd client
+#                            than k8s.io/kubernetes v1.34.4 pins, which would change
+#                            every other binary here; it is built as its own main module
+#                            (`go install github.com/coredns/coredns@VERSION`, into coredns-VERSION/,
+#                            CoreDNS's own go.mod and go.sum, checked by the Go checksum
+#                            database), with the ldflags of CoreDNS's Makefile.
+#   nautilus-html            not a binary: test/images/nautilus/html of k8s.io/kubernetes
+#                            (nautilus.jpg and data.json, the nautilus:1.7 image's files)
+#                            copied into the cache, so that images.sh needs no Go for them
 # The binaries are cached outside the repository, keyed by version, in
 # $KS_CONFORMANCE_CACHE (default /var/cache/kubelet-split/conformance); a
 # cache that already holds them is reused, and then no Go is needed. Go's own
@@ -23,22 +40,46 @@
 # cache already held the packages, a few milliseconds when everything is
 # built; the binaries are the same bit for bit (-trimpath). Prints the binary
 # directory as its last line. Arguments name a subset of the binaries to build
-# (default: all).
-#   bash deploy/conformance/build.sh [e2e.test kube-scheduler ...]
+# (default: the node suite's, i.e. all but the cluster ones); --cluster adds
+# the cluster ones to the default. The cluster ones, measured the same way
+# with the node suite's packages already in Go's build cache: kube-proxy 12 s,
+# sample-apiserver 5 s, coredns 181 s (with the download of its own modules,
+# none of them shared with the rest).
+#   bash deploy/conformance/build.sh [--cluster] [e2e.test kube-scheduler coredns ...]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 KUBERNETES_VERSION=v1.34.4
 AGNHOST_VERSION=2.56
+# The newest CoreDNS of 1.12 and 1.13 the Go module proxy serves (v1.13.3 and
+# later 1.13 are not there; 1.14 is a newer minor than asked for).
+COREDNS_VERSION=v1.13.2
 cache=${KS_CONFORMANCE_CACHE:-/var/cache/kubelet-split/conformance}
 bin="$cache/kubernetes-$KUBERNETES_VERSION"
-all=(e2e.test kube-scheduler kube-controller-manager agnhost nonewprivs ginkgo)
-[ $# -gt 0 ] && wanted=("$@") || wanted=("${all[@]}")
+node=(e2e.test kube-scheduler kube-controller-manager agnhost nonewprivs ginkgo)
+cluster=(kube-proxy sample-apiserver coredns nautilus-html)
+all=("${node[@]}" "${cluster[@]}")
+wanted=()
+with_cluster=0
+for a in "$@"; do
+  if [ "$a" = --cluster ]; then with_cluster=1; else wanted+=("$a"); fi
+done
+if [ ${#wanted[@]} = 0 ]; then
+  wanted=("${node[@]}")
+  [ "$with_cluster" = 0 ] || wanted+=("${cluster[@]}")
+elif [ "$with_cluster" = 1 ]; then
+  wanted+=("${cluster[@]}")
+fi
 for w in "${wanted[@]}"; do
-  case " ${all[*]} " in *" $w "*) ;; *) echo "conformance/build.sh: unknown binary $w (one of: ${all[*]})" >&2; exit 2 ;; esac
+  case " ${all[*]} " in *" $w "*) ;; *) echo "conformance/build.sh: unknown binary $w (one of: ${all[*]}, or --cluster)" >&2; exit 2 ;; esac
 done
 
 # Everything already built: nothing to do, no Go needed.
-built() { [ -x "$bin/$1" ] && { [ "$1" != agnhost ] || [ -f "$bin/agnhost-porter/localhost.key" ]; }; }
+# CoreDNS is kept under its version, so that another COREDNS_VERSION is built anew.
+built() {
+  [ "$1" = coredns ] && { [ -x "$bin/coredns-$COREDNS_VERSION/coredns" ]; return; }
+  [ "$1" = nautilus-html ] && { [ -f "$bin/nautilus-html/data.json" ]; return; }
+  [ -x "$bin/$1" ] && { [ "$1" != agnhost ] || [ -f "$bin/agnhost-porter/localhost.key" ]; }
+}
 missing=()
 for w in "${wanted[@]}"; do built "$w" || missing+=("$w"); done
 if [ ${#missing[@]} = 0 ]; then
@@ -96,6 +137,29 @@ for w in "${missing[@]}"; do
       ;;
     nonewprivs) build nonewprivs k8s.io/kubernetes/test/images/nonewprivs -ldflags "-s -w" ;;
     ginkgo) build ginkgo github.com/onsi/ginkgo/v2/ginkgo -ldflags "-s -w" ;;
+    kube-proxy) build kube-proxy k8s.io/kubernetes/cmd/kube-proxy -ldflags "-s -w $version_ldflags" ;;
+    # The staging module's main package; version.gitVersion as the other components'.
+    sample-apiserver) build sample-apiserver k8s.io/sample-apiserver -ldflags "-s -w $version_ldflags" ;;
+    coredns)
+      # Its own main module (see above): go install PACKAGE@VERSION, outside this
+      # directory's module, into a scratch GOBIN.
+      echo "conformance/build.sh: building coredns (github.com/coredns/coredns $COREDNS_VERSION, its own module)" >&2
+      started=$SECONDS
+      gobin="$bin/coredns-$COREDNS_VERSION.tmp"
+      rm -rf "$gobin"; mkdir -p "$gobin"
+      commit=$(cd / && GOFLAGS='' "$GO" mod download -json "github.com/coredns/coredns@$COREDNS_VERSION" | sed -n 's/.*"Hash": "\([0-9a-f]*\)".*/\1/p' | cut -c1-7)
+      (cd / && GOFLAGS=-buildvcs=false GOBIN="$gobin" nice -n 19 "$GO" install -trimpath \
+        -ldflags "-s -w -X github.com/coredns/coredns/coremain.GitCommit=$commit" "github.com/coredns/coredns@$COREDNS_VERSION")
+      rm -rf "$bin/coredns-$COREDNS_VERSION"; mv "$gobin" "$bin/coredns-$COREDNS_VERSION"
+      echo "conformance/build.sh: coredns built in $((SECONDS - started)) s" >&2
+      ;;
+    nautilus-html)
+      src=$(cd "$here" && "$GO" list -m -f '{{.Dir}}' k8s.io/kubernetes)/test/images/nautilus/html
+      rm -rf "$bin/nautilus-html.tmp"; mkdir -p "$bin/nautilus-html.tmp"
+      cp "$src/nautilus.jpg" "$src/data.json" "$bin/nautilus-html.tmp/"
+      chmod 644 "$bin/nautilus-html.tmp"/*
+      rm -rf "$bin/nautilus-html"; mv "$bin/nautilus-html.tmp" "$bin/nautilus-html"
+      ;;
   esac
 done
 echo "$bin"
