@@ -6,7 +6,7 @@
 # images are used as they are:
 #   registry.k8s.io/pause:3.10.1                        pause.c of deploy/images (User 65535)
 #   registry.k8s.io/e2e-test-images/busybox:1.37.0-1    busybox-static, /bin/sh busybox's own ash
-#   registry.k8s.io/e2e-test-images/agnhost:2.56        /agnhost (ENTRYPOINT, CMD pause), curl, nc (openbsd), bash
+#   registry.k8s.io/e2e-test-images/agnhost:2.56        /agnhost (ENTRYPOINT, CMD pause), curl, nc (openbsd), bash, dig, host, nslookup, getent
 #   registry.k8s.io/e2e-test-images/nonroot:1.4         USER 1234
 #   registry.k8s.io/e2e-test-images/nonewprivs:1.3      /usr/local/bin/nnp setuid root (CMD nnp)
 #   registry.k8s.io/e2e-test-images/nginx:1.14-4        busybox httpd on port 80
@@ -160,8 +160,10 @@ fetch_debs() {
 }
 debs="$cache/debs"
 fetch_debs "$debs" bash curl netcat-openbsd
+# The agnhost image has dig, host, nslookup and getent too (upstream's alpine one has bind-tools:
+# the DNS specs' querier runs the same probe in agnhost as in jessie-dnsutils).
 dns_debs="$cache/debs-dnsutils"
-[ "$cluster" = 0 ] || fetch_debs "$dns_debs" bash bind9-dnsutils bind9-host libc-bin
+fetch_debs "$dns_debs" bash bind9-dnsutils bind9-host libc-bin
 # unpack_debs DIR ROOT: the packages of DIR unpacked into ROOT (never installed).
 unpack_debs() {
   [ -d "$2" ] && return 0
@@ -272,6 +274,14 @@ agnhost_root() {
   ln -sfn /bin/nc.openbsd "$root/bin/nc"; ln -sfn /bin/nc.openbsd "$root/usr/bin/nc"
   cp "$bin/agnhost" "$root/agnhost"; ln -sfn agnhost "$root/agnhost-2"
   cp "$bin/agnhost-porter/localhost.crt" "$bin/agnhost-porter/localhost.key" "$root/"
+  # dig, host, nslookup (bind-tools on alpine) and getent, from the packages of debs-dnsutils.
+  local tool
+  deb_root=$dns_deb_root
+  for tool in dig host nslookup getent; do
+    rm -f "$root/bin/$tool" "$root/usr/bin/$tool"
+    copy_elf "$root" "/usr/bin/$tool"
+  done
+  deb_root=$node_deb_root
 }
 build_images() {
   local root
@@ -363,7 +373,7 @@ build_cluster_images() {
 # The archives are rebuilt only when what goes into them changed.
 inputs() {
   sha256sum "$here/images.sh" "$here/../images/docker-archive.sh" "$here/../images/pause.c" "$file_of_busybox" \
-    "$bin/agnhost" "$bin/nonewprivs" "$bin"/agnhost-porter/* "$debs"/*.deb | sed "s#  .*/#  #"
+    "$bin/agnhost" "$bin/nonewprivs" "$bin"/agnhost-porter/* "$debs"/*.deb "$dns_debs"/*.deb | sed "s#  .*/#  #"
   gcc --version | head -1
 }
 cluster_inputs() {
@@ -386,6 +396,7 @@ if up_to_date inputs inputs "${ARCHIVES[@]}"; then
 else
   rm -f "$out/inputs"
   unpack_debs "$debs" "$node_deb_root"
+  unpack_debs "$dns_debs" "$dns_deb_root"
   build_images
   inputs > "$out/inputs"
 fi

@@ -54,15 +54,76 @@ function readSysctls(): Map<string, string> {
   return values;
 }
 
-/** The rules of every iptables table, without counters or the save's comments and dates. */
+const BUILTIN_CHAINS = new Set(['PREROUTING', 'INPUT', 'FORWARD', 'OUTPUT', 'POSTROUTING']);
+
+/**
+ * The rules of every iptables table, each line prefixed with its table, without counters or the
+ * save's comments. A table with no rule and only its built-in chains at ACCEPT is left out: it is
+ * what an absent one is (iptables-nft makes a table when anything lists it).
+ */
+export function iptablesLines(save: string): string[] {
+  const out: string[] = [];
+  let table = '';
+  let lines: string[] = [];
+  const flush = () => {
+    const meaningful = lines.some((l) => l.startsWith('-A ') || (l.startsWith(':') && (!BUILTIN_CHAINS.has(l.slice(1).split(' ')[0] ?? '') || !/^:\S+ ACCEPT$/.test(l))));
+    if (table && meaningful) out.push(...lines.map((l) => `${table} ${l}`));
+    lines = [];
+  };
+  for (const raw of save.split('\n')) {
+    const l = raw.replace(/ \[\d+:\d+\]$/, '').trim();
+    if (l === '' || l.startsWith('#')) continue;
+    if (l.startsWith('*')) {
+      flush();
+      table = l.slice(1);
+    } else if (l === 'COMMIT') {
+      flush();
+      table = '';
+    } else lines.push(l);
+  }
+  flush();
+  return out;
+}
+
 function iptablesRules(bin: 'iptables' | 'ip6tables'): string[] {
   try {
-    return execFileSync(`${bin}-save`, [], { encoding: 'utf8' })
-      .split('\n')
-      .filter((l) => l !== '' && !l.startsWith('#'))
-      .map((l) => l.replace(/\[\d+:\d+\]$/, '').trim());
+    return iptablesLines(execFileSync(`${bin}-save`, [], { encoding: 'utf8' }));
   } catch {
     return [];
+  }
+}
+
+/** Whether `chain` exists in the filter table of `bin`. */
+function chainExists(bin: 'iptables' | 'ip6tables', chain: string): boolean {
+  try {
+    execFileSync(bin, ['-w', '-t', 'filter', '-S', chain], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * KUBE-FIREWALL, which kube-proxy's iptables mode makes in the filter table (its INPUT and OUTPUT
+ * jumps, the drop of martian traffic to 127.0.0.0/8) and `--cleanup` leaves: removed when the
+ * machine did not have it before.
+ */
+function removeKubeFirewall(bin: 'iptables' | 'ip6tables'): void {
+  for (const parent of ['INPUT', 'OUTPUT']) {
+    for (let i = 0; i < 10; i++) {
+      try {
+        execFileSync(bin, ['-w', '-t', 'filter', '-D', parent, '-j', 'KUBE-FIREWALL'], { stdio: 'ignore' });
+      } catch {
+        break;
+      }
+    }
+  }
+  for (const op of ['-F', '-X']) {
+    try {
+      execFileSync(bin, ['-w', '-t', 'filter', op, 'KUBE-FIREWALL'], { stdio: 'ignore' });
+    } catch {
+      // not there
+    }
   }
 }
 
@@ -101,6 +162,7 @@ export class HostNetState {
       const is = now.sysctls.get(name);
       if (is !== was) out.push(`sysctl ${name.replaceAll('/', '.')}: ${was} before, ${is ?? 'gone'} after`);
     }
+    // Set differences of table-prefixed lines (a rule's order within its chain is not compared).
     for (const family of ['v4', 'v6'] as const) {
       const before = new Set(this.rules[family]);
       const after = new Set(now.rules[family]);
@@ -165,6 +227,8 @@ export async function startKubeProxy(s: KubeProxySettings): Promise<{ child: Chi
   const healthzPort = await freePort();
   const argv = kubeProxyArgs({ kubeconfig: s.cp.kubeconfig(KUBE_PROXY_USER), node: s.node, nodeIps: s.nodeIps, clusterCidr: s.clusterCidr, healthzPort, metricsPort: await freePort() });
   const bin = join(s.bin, 'kube-proxy');
+  const families = ['iptables', 'ip6tables'] as const;
+  const firewallBefore = new Map(families.map((f) => [f, chainExists(f, 'KUBE-FIREWALL')]));
   const child = spawnLogged(bin, argv, s.logs, 'kube-proxy.log');
   const stop = async () => {
     await stopProcess(child, 10_000);
@@ -174,6 +238,7 @@ export async function startKubeProxy(s: KubeProxySettings): Promise<{ child: Chi
     } catch {
       // --cleanup exits non-zero when something was already gone
     }
+    for (const f of families) if (!firewallBefore.get(f)) removeKubeFirewall(f);
   };
   const deadline = Date.now() + 120_000;
   for (;;) {
@@ -263,6 +328,10 @@ export function coreDnsObjects(image: string, dnsIp: string, domain: string): { 
               affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { labelSelector: { matchExpressions: [{ key: 'k8s-app', operator: 'In', values: ['kube-dns'] }] }, topologyKey: 'kubernetes.io/hostname' } }] } },
               nodeSelector: { 'kubernetes.io/os': 'linux' },
               dnsPolicy: 'Default',
+              // Port 53 as user 65532: the image's file capability is ignored under allowPrivilegeEscalation: false
+              // (no_new_privs), and containerd 1.6 does not open the low ports to unprivileged users (2.x's
+              // enable_unprivileged_ports does): the pod's own network namespace does, with this safe sysctl.
+              securityContext: { sysctls: [{ name: 'net.ipv4.ip_unprivileged_port_start', value: '53' }] },
               containers: [
                 {
                   name: 'coredns',
