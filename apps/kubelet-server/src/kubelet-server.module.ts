@@ -93,10 +93,11 @@ const KUBELET_CRI = Symbol('KUBELET_CRI');
     },
     {
       provide: NodeStats,
-      inject: [SummaryProvider],
-      useFactory: (provider: SummaryProvider): NodeStats => ({
+      inject: [SummaryProvider, SERVICE_CONTEXT],
+      useFactory: (provider: SummaryProvider, ctx: ServiceContext): NodeStats => ({
         summary: () => provider.summary(),
         resourceMetrics: async () => renderResourceMetrics(await provider.summary().catch(() => undefined)),
+        metrics: () => ctx.metrics.metrics(),
       }),
     },
     {

@@ -149,6 +149,9 @@ describe('KubeletServer', () => {
   it('stats and resource metrics; an unknown path is 404', async () => {
     assert.equal((await get('/stats/summary', 'admin-token')).status, 200);
     assert.equal((await get('/metrics/resource', 'admin-token')).status, 200);
+    const metrics = await get('/metrics', 'admin-token');
+    assert.deepEqual([metrics.status, metrics.body.split('\n')[0]], [200, '# HELP kubelet_running_pods Number of pods that have a running pod sandbox']);
+    assert.equal((await get('/metrics/cadvisor', 'admin-token')).status, 404);
     assert.equal((await get('/configz', 'admin-token')).status, 404);
   });
 });

@@ -13,6 +13,7 @@
  *   GET|POST /portForward/<ns>/<pod>[/<uid>]            /  (CRI Exec / Attach / PortForward), proxied to
  *   POST /run/<ns>/<pod>[/<uid>]/<container>            CRI ExecSync, stdout then stderr
  *   GET  /stats/summary, /metrics/resource              as the plain port's
+ *   GET  /metrics                                       the kubelet's own metrics (this process's registry)
  *   GET  /logs/[<path>]                                 the node's /var/log (logServer: a listing or a file)
  *
  * Streaming (exec, attach, port-forward), as the upstream kubelet since the
@@ -175,10 +176,11 @@ export class KubeletServer {
         allow('GET');
         return plain(ex, async (res) => sendJson(res, 200, JSON.stringify(await this.deps.stats.summary())));
       case 'metrics':
-        if (rest.length !== 1 || rest[0] !== 'resource') break;
+        // /metrics (the kubelet's, which the e2e framework reads through the apiserver's node proxy) and /metrics/resource.
+        if (rest.length > 1 || (rest.length === 1 && rest[0] !== 'resource')) break;
         allow('GET');
         return plain(ex, async (res) => {
-          const text = await this.deps.stats.resourceMetrics();
+          const text = rest.length === 0 ? await this.deps.stats.metrics() : await this.deps.stats.resourceMetrics();
           res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
           res.end(text);
         });

@@ -92,11 +92,13 @@ export abstract class SystemLogServer {
   abstract serve(path: readonly string[], directory: boolean, req: IncomingMessage, res: ServerResponse): Promise<void>;
 }
 
-/** `/stats/summary` and `/metrics/resource`, as the plain port serves them. */
+/** `/stats/summary` and `/metrics/resource`, as the plain port serves them, and `/metrics`. */
 export abstract class NodeStats {
   /** The Summary as JSON text. */
   abstract summary(): Promise<unknown>;
   abstract resourceMetrics(): Promise<string>;
+  /** `/metrics`: the kubelet's own metrics in the Prometheus text format (this process's registry: the status group's kubelet metrics). */
+  abstract metrics(): Promise<string>;
 }
 
 /**

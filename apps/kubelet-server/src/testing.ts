@@ -80,6 +80,9 @@ export class FakeNodeStats extends NodeStats {
   resourceMetrics(): Promise<string> {
     return Promise.resolve('# HELP scrape_error\n');
   }
+  metrics(): Promise<string> {
+    return Promise.resolve('# HELP kubelet_running_pods Number of pods that have a running pod sandbox\n');
+  }
 }
 
 /** Records where each stream would go, and answers the client 101 then closes. */
