@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Container, EnvVar, Pod, PodSpec } from '@app/contracts';
-import { expandContainerCommandOnlyStatic, parseContainerID, shouldContainerBeRestarted } from './container-helpers.js';
+import { checkSubPath, expandContainerCommandOnlyStatic, expandContainerVolumeMounts, parseContainerID, shouldContainerBeRestarted } from './container-helpers.js';
 import type { RuntimeContainerState, RuntimeContainerStatus, RuntimePodStatus } from './runtime-status.js';
 import { runtimeContainerStatus, runtimePodStatus } from './testing.js';
 
@@ -69,4 +69,21 @@ describe('expandContainerCommandOnlyStatic', () => {
     { name: 'no command', command: [], env, want: [] },
   ];
   for (const tc of cases) it(tc.name, () => assert.deepEqual(expandContainerCommandOnlyStatic(tc.command, tc.env), tc.want));
+});
+
+describe('ExpandContainerVolumeMounts and the subPath checks of makeMounts', () => {
+  const envs = new Map([['POD_NAME', 'foo'], ['EMPTY', ''], ['ANNOTATION', 'mypath']]);
+  it('expands the variables of a subPathExpr', () => {
+    assert.equal(expandContainerVolumeMounts('$(ANNOTATION)/$(POD_NAME)', envs), 'mypath/foo');
+    assert.equal(expandContainerVolumeMounts('$$(POD_NAME)', envs), '$(POD_NAME)');
+  });
+  it('a missing or empty variable is an error naming them, sorted', () => {
+    assert.throws(() => expandContainerVolumeMounts('$(NOPE)/$(EMPTY)/$(POD_NAME)', envs), { message: 'missing value for EMPTY, NOPE' });
+  });
+  it('an absolute subPath or one with a .. element is refused with upstream\'s text; a name with dots is not', () => {
+    assert.throws(() => checkSubPath('/foo'), { message: 'error SubPath `/foo` must not be an absolute path' });
+    assert.throws(() => checkSubPath('a/../b'), { message: "unable to provision SubPath `a/../b`: must not contain '..'" });
+    assert.throws(() => checkSubPath('..'), { message: "unable to provision SubPath `..`: must not contain '..'" });
+    assert.doesNotThrow(() => checkSubPath('a..b/c'));
+  });
 });

@@ -62,3 +62,29 @@ export function expandContainerCommandOnlyStatic(containerCommand: readonly stri
   const mapping = mappingFuncFor(new Map((envs ?? []).map((e) => [e.name, e.value ?? ''])));
   return containerCommand.map((cmd) => expand(cmd, mapping));
 }
+
+/**
+ * ExpandContainerVolumeMounts: a mount's subPathExpr with the container's
+ * variables; a variable it names that is missing or empty is an error
+ * ("missing value for A, B", sorted), not an empty path element.
+ */
+export function expandContainerVolumeMounts(subPathExpr: string, envs: ReadonlyMap<string, string>): string {
+  const missing = new Set<string>();
+  const expanded = expand(subPathExpr, (key) => {
+    const value = envs.get(key);
+    if (value === undefined || value === '') missing.add(key);
+    return value ?? '';
+  });
+  if (missing.size > 0) throw new Error(`missing value for ${[...missing].sort().join(', ')}`);
+  return expanded;
+}
+
+/**
+ * makeMounts' checks of a mount's subPath (after expansion): not absolute,
+ * and no `..` element (volumevalidation.ValidatePathNoBacksteps); the error
+ * is upstream's text.
+ */
+export function checkSubPath(subPath: string): void {
+  if (subPath.startsWith('/')) throw new Error(`error SubPath \`${subPath}\` must not be an absolute path`);
+  if (subPath.split('/').includes('..')) throw new Error(`unable to provision SubPath \`${subPath}\`: must not contain '..'`);
+}

@@ -40,7 +40,7 @@ export { getPodQOS } from './qos.js';
 export type { PodQOSClass } from './qos.js';
 export { terminatePodStatus } from './terminate.js';
 export { rfc3339 } from './api-time.js';
-export { expandContainerCommandOnlyStatic, parseContainerID, shouldContainerBeRestarted } from './container-helpers.js';
+export { checkSubPath, expandContainerCommandOnlyStatic, expandContainerVolumeMounts, parseContainerID, shouldContainerBeRestarted } from './container-helpers.js';
 export type { ContainerID } from './container-helpers.js';
 export { expand, mappingFuncFor } from './expansion.js';
 export { fromServices, getServiceEnvVarMap, isServiceIPSet } from './envvars.js';

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import type { Container, Pod } from '@app/contracts';
 import type { ContainerConfig, CriInput, KeyValue, PodSandboxConfig, PortMapping } from '@app/cri';
-import { KubeletAnnotations, KubeletLabels, cpuMillis, expand, extractFieldPathAsString, isObjectFieldPath, mappingFuncFor, memoryBytes, normalizeSysctlName } from '@app/kube';
+import { KubeletAnnotations, KubeletLabels, checkSubPath, cpuMillis, expand, expandContainerVolumeMounts, extractFieldPathAsString, isObjectFieldPath, mappingFuncFor, memoryBytes, normalizeSysctlName } from '@app/kube';
 import { ETC_HOSTS_PATH, containerMountsEtcHosts, podHostnameAndDomain } from '../etc-hosts.js';
 import { getPodDNS, type DNSConfig } from '../network/dns.js';
 import type { ApiObjectPayload } from '../ports.js';
@@ -298,13 +298,17 @@ export interface ContainerConfigInput {
 export function generateContainerConfig(input: ContainerConfigInput): CriInput<ContainerConfig> {
   const { pod, container: c, restartCount, node } = input;
   const envs = containerEnv(pod, c, input.podIPs, node, input.envObjects);
-  const mapping = mappingFuncFor(new Map(envs.map((e) => [e.key ?? '', e.value ?? ''])));
+  const envMap = new Map(envs.map((e) => [e.key ?? '', e.value ?? '']));
+  const mapping = mappingFuncFor(envMap);
   const volumes = new Map((pod.spec.volumes ?? []).map((v) => [v.name, v]));
   const mounts = (c.volumeMounts ?? []).map((m) => {
     const v = volumes.get(m.name);
     // volumeHostPath is undefined only for a volume the volume manager refused: the container is never started then.
     const hostPath = (v ? volumeHostPath(pod, v, node.podRoot) : undefined) ?? emptyDirPath(pod, m.name, node.podRoot);
-    return { containerPath: m.mountPath, hostPath: m.subPath ? join(hostPath, m.subPath) : hostPath, readonly: m.readOnly === true };
+    // makeMounts: subPathExpr expanded with the container's variables, then the subPath checked (CreateContainerConfigError).
+    const subPath = m.subPathExpr ? expandContainerVolumeMounts(m.subPathExpr, envMap) : (m.subPath ?? '');
+    if (subPath) checkSubPath(subPath);
+    return { containerPath: m.mountPath, hostPath: subPath ? join(hostPath, subPath) : hostPath, readonly: m.readOnly === true };
   });
   if (input.etcHostsFile && !containerMountsEtcHosts(c)) mounts.push({ containerPath: ETC_HOSTS_PATH, hostPath: input.etcHostsFile, readonly: false });
   if (input.terminationMessageFile && c.terminationMessagePath) mounts.push({ containerPath: c.terminationMessagePath, hostPath: input.terminationMessageFile, readonly: false });
