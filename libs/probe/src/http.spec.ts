@@ -95,6 +95,12 @@ describe('doHttpGet (FakeHttpClient, FakeClock): RedirectChecker(false)', () => 
     });
   }
 
+  it('on the scheme\'s default port, the error still names the port, as Go\'s formatURL and dialer do', async () => {
+    const req = newRequestForHttpGetAction({ port: 443, scheme: 'HTTPS', path: '/readyz' }, container, '10.0.0.5', KUBE_PROBE_USER_AGENT);
+    const got = await doHttpGet(new FakeHttpClient().answer({ error: 'ECONNREFUSED' }), new FakeClock(), req, 1000);
+    assert.deepEqual(got, { ok: false, error: 'Get "https://10.0.0.5:443/readyz": dial tcp 10.0.0.5:443: connect: connection refused' });
+  });
+
   it('the body is read with the 10 KiB limit', async () => {
     const client = new FakeHttpClient({ status: 200, body: 'y'.repeat(20_000) });
     const got = await doHttpGet(client, new FakeClock(), request(), 1000);

@@ -74,6 +74,16 @@ export type HttpGetResult = { ok: true; status: number; body: string } | { ok: f
  * final response, or the error as Go's client words it
  * (`Get "<url>": <reason>`).
  */
+/** host:port as Go's URL and dialer write it: the default port of the scheme spelt out (WHATWG URL drops it). */
+function hostWithPort(u: URL): string {
+  return u.port ? u.host : `${u.host}:${u.protocol === 'https:' ? '443' : '80'}`;
+}
+
+/** The URL as Go prints the probe's: formatURL always writes the port, which WHATWG's href leaves out when it is the scheme's. */
+function goHref(u: URL): string {
+  return `${u.protocol}//${hostWithPort(u)}${u.pathname}${u.search}`;
+}
+
 export async function doHttpGet(client: HttpClient, clock: Clock, request: HttpRequest, timeoutMs: number, cancel?: AbortSignal): Promise<HttpGetResult> {
   const abort = new AbortController();
   const timer = clock.setTimer(timeoutMs, () => abort.abort());
@@ -82,6 +92,8 @@ export async function doHttpGet(client: HttpClient, clock: Clock, request: HttpR
   if (cancel?.aborted) abort.abort();
   else cancel?.addEventListener('abort', onCancel, { once: true });
   const first = request.url;
+  // The first URL is formatURL's, port and all; a redirect's is as its Location says.
+  const shown = (u: URL) => (u === first ? goHref(u) : u.href);
   const customHost = request.host;
   let url = first;
   let hostHeader = customHost;
@@ -96,7 +108,7 @@ export async function doHttpGet(client: HttpClient, clock: Clock, request: HttpR
           next = new URL(location, url);
         } catch {
           res.discard();
-          return { ok: false, error: `Get ${JSON.stringify(url.href)}: failed to parse Location header ${JSON.stringify(location)}` };
+          return { ok: false, error: `Get ${JSON.stringify(shown(url))}: failed to parse Location header ${JSON.stringify(location)}` };
         }
         // RedirectChecker(false): a redirect to another host is not followed, its response is the answer.
         if (next.hostname === first.hostname) {
@@ -115,9 +127,9 @@ export async function doHttpGet(client: HttpClient, clock: Clock, request: HttpR
   } catch (err) {
     if (abort.signal.aborted) {
       const what = readingBody ? 'Client.Timeout or context cancellation while reading body' : 'Client.Timeout exceeded while awaiting headers';
-      return { ok: false, error: `Get ${JSON.stringify(url.href)}: context deadline exceeded (${what})` };
+      return { ok: false, error: `Get ${JSON.stringify(shown(url))}: context deadline exceeded (${what})` };
     }
-    return { ok: false, error: `Get ${JSON.stringify(url.href)}: ${dialErrorText(err, url.host)}` };
+    return { ok: false, error: `Get ${JSON.stringify(shown(url))}: ${dialErrorText(err, hostWithPort(url))}` };
   } finally {
     timer.cancel();
     cancel?.removeEventListener('abort', onCancel);
