@@ -48,7 +48,7 @@
  * (summary.md's last line). docs/adr/0039-conformance-cluster.md.
  *
  *   npm run conformance -- [--suite node|conformance] [--nodes N] [--kubelet split|upstream] [--deploy launcher|compose]
- *                          [--focus RE] [--skip RE] [--procs N] [--out DIR] [--timeout 4h]
+ *                          [--focus RE] [--skip RE] [--procs N] [--out DIR] [--timeout 4h] [--e2e-arg=--FLAG=V ...]
  *   npm run conformance -- [--suite conformance] --compare SPLIT_RUN[,RUN...] UPSTREAM_RUN[,RUN...]
  *
  * Needs root (containerd, the bridge, cgroups), openssl, iproute2 and jq-free
@@ -80,6 +80,8 @@ const { values: args, positionals } = parseArgs({
     procs: { type: 'string', default: '3' },
     out: { type: 'string', default: '' },
     timeout: { type: 'string', default: '4h' },
+    // More flags for e2e.test, e.g. --e2e-arg=--delete-namespace-on-failure=false to keep a failed spec's pods.
+    'e2e-arg': { type: 'string', multiple: true, default: [] },
   },
 });
 
@@ -321,6 +323,7 @@ async function runSuite(cp: ControlPlane, conformanceBin: string, controlPlaneBi
     `--kubeconfig=${cp.kubeconfig('admin')}`,
     '--provider=skeleton',
     `--report-dir=${join(out, 'e2e')}`,
+    ...(args['e2e-arg'] ?? []),
   ];
   say(`ginkgo ${ginkgoArgs.join(' ')}`);
   // A process group of its own: ginkgo's parallel e2e.test processes are stopped with it.
