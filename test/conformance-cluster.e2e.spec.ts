@@ -7,7 +7,8 @@
  * to a node: Services (ClusterIP, NodePort, the apiserver's), DNS,
  * Deployments, ReplicaSets, Jobs, DaemonSets, an admission webhook served by
  * a pod, kubectl logs and describe and apiserver proxying to pods, exec and
- * port-forward through the apiserver, projected service account tokens,
+ * port-forward through the apiserver, projected service account tokens, a
+ * volume subpath from a variable (subPathExpr),
  * pods talking across nodes, and preemption. Every spec of the subset must
  * be in ginkgo's report, and pass; the run must leave the machine's iptables
  * rules and sysctls as they were. The whole suite (424 specs, beside the
@@ -41,6 +42,7 @@ export const CLUSTER_CI_SUBSET = [
   '[sig-cli] Kubectl Port forwarding With a server listening on localhost should support forwarding over websockets',
   '[sig-node] Pods should support remote command execution over websockets [NodeConformance] [Conformance]',
   '[sig-auth] ServiceAccounts should mount projected service account token [Conformance]',
+  '[sig-node] Variable Expansion should allow substituting values in a volume subpath [Conformance]',
   '[sig-scheduling] SchedulerPreemption [Serial] validates basic preemption works [Conformance]',
 ];
 
