@@ -5,7 +5,7 @@ import { FakeClock } from '@app/clock/testing';
 import { RuntimeState, nodeLabels } from '@app/kube';
 import { silentLogger } from '@app/observability';
 import { NodeStatusManager } from './node-status-manager.js';
-import { RuntimeNetworkConfig } from './ports.js';
+import { NodeLabelsSink, RuntimeNetworkConfig } from './ports.js';
 import { FakeKubeApi, FakeMachine, FakeNodePressure, FakeRuntimeVersion } from './testing.js';
 
 const Gi = 2 ** 30;
@@ -14,6 +14,7 @@ const Mi = 2 ** 20;
 function setup(opts: { memory?: string } = {}) {
   const events: string[] = [];
   const network = new FakeRuntimeNetwork();
+  const published = new RecordingLabels();
   const clock = new FakeClock();
   const api = new FakeKubeApi();
   const machine = new FakeMachine();
@@ -30,9 +31,10 @@ function setup(opts: { memory?: string } = {}) {
     kubeletPort: 10250,
     recordEvent: (reason, message) => events.push(`${reason}: ${message}`),
     runtimeNetwork: network,
+    nodeLabels: published,
   });
   const ready = () => api.nodes.get('n1')?.status?.conditions?.find((c) => c.type === 'Ready');
-  return { clock, api, machine, pressure, runtime, manager, ready, events, network };
+  return { clock, api, machine, pressure, runtime, manager, ready, events, network, published };
 }
 
 /** The runtime's UpdateRuntimeConfig calls; `fail` makes the next one fail. */
@@ -48,6 +50,34 @@ class FakeRuntimeNetwork extends RuntimeNetworkConfig {
     return Promise.resolve();
   }
 }
+
+/** The labels published for admission. */
+class RecordingLabels extends NodeLabelsSink {
+  published: Record<string, string>[] = [];
+  publish(labels: Record<string, string>): Promise<void> {
+    this.published.push({ ...labels });
+    return Promise.resolve();
+  }
+}
+
+describe("NodeStatusManager: the Node's labels for admission", () => {
+  it('publishes the API Node\'s labels as read, a label someone else set included, and again only when they change', async () => {
+    const { clock, api, manager, published } = setup();
+    manager.start();
+    await clock.step(10_100);
+    assert.equal(published.published.at(-1)?.['team'], 'a');
+    const count = published.published.length;
+    await clock.step(20_000);
+    assert.equal(published.published.length, count, 'unchanged: not written again');
+    const node = api.nodes.get('n1');
+    assert.ok(node);
+    node.metadata.labels = { ...node.metadata.labels, color: 'blue' };
+    await clock.step(10_000);
+    assert.equal(published.published.at(-1)?.['color'], 'blue');
+    assert.equal(published.published.length, count + 1);
+    manager.stop();
+  });
+});
 
 describe('NodeStatusManager: updatePodCIDR', () => {
   it('gives the runtime the Node\'s spec.podCIDRs once set, once (not at every tick), again when they change, and after a failure', async () => {

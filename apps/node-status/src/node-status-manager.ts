@@ -26,7 +26,7 @@ import { configuredCapacity, goArch, nodeAllocatable, nodeReservationsFrom, type
 import { isAlreadyExists, ApiError } from '@app/apiserver';
 import type { Logger } from '@app/observability';
 import { ensureRequiredLabels, initialNode, nodeStatusHasChanged, reconcileExistingNode, setNodeStatus, type NodeStatusInputs } from './node-status.js';
-import { Machine, NodeApi, NodePressureView, RuntimeVersion, type MachineInfo, type RuntimeNetworkConfig } from './ports.js';
+import { Machine, NodeApi, NodeLabelsSink, NodePressureView, RuntimeVersion, type MachineInfo, type RuntimeNetworkConfig } from './ports.js';
 
 /** kubelet config defaults: nodeStatusUpdateFrequency and nodeStatusReportFrequency. */
 export const NODE_STATUS_UPDATE_FREQUENCY_MS = 10_000;
@@ -58,11 +58,15 @@ export interface NodeStatusOptions {
   recordEvent?: (reason: string, message: string) => void;
   /** Where the Node's spec.podCIDRs go once they are set or change (updatePodCIDR); none: nowhere. */
   runtimeNetwork?: RuntimeNetworkConfig;
+  /** Where the Node's labels go as the API has them, when they change (the sync loop's admission); none: nowhere. */
+  nodeLabels?: NodeLabelsSink;
 }
 
 export class NodeStatusManager {
   private registered = false;
   private lastStatusReportTime?: number;
+  /** The labels last published (JSON), so that only a change is written. */
+  private publishedLabels?: string;
   private running = false;
   private timer?: Timer;
   private abort?: AbortController;
@@ -216,6 +220,7 @@ export class NodeStatusManager {
     if (!original) throw new Error(`error getting node "${this.options.nodeName}": not found`);
     const podCIDRs = original.spec?.podCIDRs;
     if (podCIDRs && podCIDRs.length > 0) await this.updatePodCIDR(podCIDRs.join(','));
+    await this.publishLabels(original.metadata.labels ?? {});
     const inputs = await this.inputs();
     const now = this.clock.now();
     const node = structuredClone(original);
@@ -229,6 +234,19 @@ export class NodeStatusManager {
     await this.api.patchNodeStatus(this.options.nodeName, mergePatch(original, node));
     this.lastStatusReportTime = now;
     this.recordEvents(events);
+  }
+
+  /** The Node's labels to the sync loop's admission when they changed; a failure is logged, tried again at the next read. */
+  private async publishLabels(labels: Record<string, string>): Promise<void> {
+    const sink = this.options.nodeLabels;
+    const text = JSON.stringify(Object.fromEntries(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b))));
+    if (!sink || text === this.publishedLabels) return;
+    try {
+      await sink.publish(labels);
+      this.publishedLabels = text;
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, "publishing the Node's labels for admission failed; tried again at the next status update");
+    }
   }
 
   /** updatePodCIDR: the runtime told when the CIDRs differ from what it was last given; a failure is logged, tried again next time. */

@@ -73,6 +73,11 @@ export abstract class NodePressureView {
   abstract read(): Promise<NodePressureRecord | undefined>;
 }
 
+/** Where the Node's labels go as the API has them (`<node>.node-labels` in the `leases` bucket), for the sync loop's admission. */
+export abstract class NodeLabelsSink {
+  abstract publish(labels: Record<string, string>): Promise<void>;
+}
+
 /** The runtime's Version call: `<runtimeName>://<runtimeVersion>` (nodeInfo.containerRuntimeVersion). */
 export abstract class RuntimeVersion {
   abstract containerRuntimeVersion(): Promise<string>;

@@ -164,6 +164,12 @@ export abstract class NodePressureStore {
   abstract put(record: NodePressureRecord): Promise<void>;
 }
 
+/** The `leases` bucket's `<node>.node-labels`: the API Node's labels, as node-status last read them (admission matches against them). */
+export abstract class NodeLabelsView {
+  /** The labels, or undefined while node-status has written none (no cluster, or not registered yet). */
+  abstract read(): Promise<Record<string, string> | undefined>;
+}
+
 /** The `pods` bucket's `<node>.sync-loop-monitor`: the loop's latest entry time, for the kubelet server's `/healthz`. */
 export abstract class SyncLoopMonitorStore {
   /** Writes the record (the leader's only: NotLeaderError otherwise). */

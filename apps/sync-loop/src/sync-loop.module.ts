@@ -13,6 +13,7 @@ import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVIC
 import { CriRuntimeView } from './adapters/cri-runtime-view.js';
 import { KvNodeState } from './adapters/kv-node-state.js';
 import { KvNodePressureStore } from './adapters/kv-node-pressure.js';
+import { KvNodeLabelsView } from './adapters/kv-node-labels.js';
 import { KvSyncLoopMonitorStore } from './adapters/kv-sync-loop-monitor.js';
 import { KvPodStore } from './adapters/kv-pod-store.js';
 import { NatsSyncLoopOutbox } from './adapters/nats-sync-loop-outbox.js';
@@ -30,7 +31,7 @@ import { ImageGarbageCollector, RealImageGCManager } from './images/image-gc-man
 import { OrphanedPodCleaner } from './orphans.js';
 import { PeriodicPasses } from './periodic-passes.js';
 import { RuntimeCache } from './runtime-cache.js';
-import { ContainerLogFiles, ContainerLogRuntime, HostProcesses, ImageFs, ImageService, NodeHealth, NodePressureStore, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopMetrics, SyncLoopOutbox } from './ports.js';
+import { ContainerLogFiles, ContainerLogRuntime, HostProcesses, ImageFs, ImageService, NodeHealth, NodeLabelsView, NodePressureStore, NodeState, PodDirectoriesOnDisk, PodLogs, PodStore, RuntimeView, SyncLoopMetrics, SyncLoopOutbox } from './ports.js';
 import { evictionThresholdsOf, imageGCPolicyOf, nodeInfoOf, syncLoopHealthThresholdOf, type SyncLoopConfig } from './sync-loop.config.js';
 import { PodResyncs } from './pod-resyncs.js';
 import { SyncLoopMonitor } from './sync-loop-monitor.js';
@@ -75,12 +76,13 @@ import { WORK_ACCEPT_TIMEOUT_MS, WorkDelivery } from './work-delivery.js';
     },
     { provide: EventRecorder, inject: [NatsBus, SERVICE_CONFIG, Clock], useFactory: (bus: NatsBus, cfg: SyncLoopConfig, clock: Clock) => new NatsEventRecorder(bus, cfg.NODE_NAME, clock) },
     { provide: PodLogs, inject: [SERVICE_CONFIG], useFactory: (cfg: SyncLoopConfig) => new FsPodLogs(cfg.POD_LOGS_DIR, cfg.LEGACY_CONTAINER_LOGS_DIR) },
+    { provide: NodeLabelsView, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvNodeLabelsView(bucketOf(ctx, 'leases'), ctx.config.NODE_NAME) },
     { provide: NodePressureStore, inject: [SERVICE_CONTEXT, LeaderFence], useFactory: (ctx: ServiceContext, fence: LeaderFence) => new KvNodePressureStore(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME, fence) },
     {
       provide: SyncLoop,
-      inject: [PodStore, NodeState, RuntimeView, SyncLoopOutbox, EventRecorder, SERVICE_CONFIG, Clock, SERVICE_LOGGER, PodLogs, RuntimeCache],
-      useFactory: (store: PodStore, state: NodeState, runtime: RuntimeView, out: SyncLoopOutbox, events: EventRecorder, cfg: SyncLoopConfig, clock: Clock, logger: Logger, podLogs: PodLogs, runtimePods: RuntimeCache) =>
-        new SyncLoop({ store, nodeState: state, runtime, out, events, clock, logger: logger.child({ component: 'sync-loop' }), podLogs, runtimePods }, nodeInfoOf(cfg), { resyncIntervalMs: cfg.SYNC_FREQUENCY }),
+      inject: [PodStore, NodeState, RuntimeView, SyncLoopOutbox, EventRecorder, SERVICE_CONFIG, Clock, SERVICE_LOGGER, PodLogs, RuntimeCache, NodeLabelsView],
+      useFactory: (store: PodStore, state: NodeState, runtime: RuntimeView, out: SyncLoopOutbox, events: EventRecorder, cfg: SyncLoopConfig, clock: Clock, logger: Logger, podLogs: PodLogs, runtimePods: RuntimeCache, nodeLabels: NodeLabelsView) =>
+        new SyncLoop({ store, nodeState: state, runtime, out, events, clock, logger: logger.child({ component: 'sync-loop' }), podLogs, runtimePods, nodeLabels }, nodeInfoOf(cfg), { resyncIntervalMs: cfg.SYNC_FREQUENCY }),
     },
     {
       // The eviction manager's summaryProvider: the status manager's /stats/summary reader, over the desired pods.

@@ -31,14 +31,14 @@ function pod(uid: string, opts: { image?: string; cpu?: string; created?: string
 
 const update = (op: PodOperation, ...pods: Pod[]): PodUpdateMessage => ({ type: MessageTypes.podUpdate, op, source: 'file', pods });
 
-function setup(store = new MemoryPodStore()) {
+function setup(store = new MemoryPodStore(), nodeLabels?: { read(): Promise<Record<string, string> | undefined> }) {
   const clock = new FakeClock(T0);
   const nodeState = new FakeNodeState();
   const runtime = new FakeRuntimeView();
   const out = new RecordingOutbox();
   const events = new RecordingEventRecorder();
   const node = nodeInfoFrom({ name: 'node-a', cpu: '2', memory: '4Gi', maxPods: 3 });
-  const loop = new SyncLoop({ store, nodeState, runtime, out, events, clock, logger: silentLogger() }, node);
+  const loop = new SyncLoop({ store, nodeState, runtime, out, events, clock, logger: silentLogger(), ...(nodeLabels ? { nodeLabels } : {}) }, node);
   return { loop, store, clock, nodeState, runtime, out, events };
 }
 
@@ -575,6 +575,20 @@ describe('SyncLoop: pods from the apiserver (source "api")', () => {
       },
     ]);
     assert.deepEqual(events.events.map((e) => `${e.type}/${e.reason}/${e.message}`), ["Warning/NodeAffinity/Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"]);
+  });
+
+  it("the API Node's labels (node-status's record) are what a nodeSelector is matched against: a label set on the Node admits the pod; none yet or a failed read: the configured ones", async () => {
+    const node: { labels?: Record<string, string>; fail?: boolean } = {};
+    const view = { read: () => (node.fail ? Promise.reject(new Error('kv down')) : Promise.resolve(node.labels)) };
+    const { loop, out } = setup(new MemoryPodStore(), view);
+    await loop.handlePodUpdate(api('add', apiPod('before', 'b1', { nodeSelector: { color: 'blue' } })));
+    assert.deepEqual(out.take(), [], 'no record yet: the configured labels, no color');
+    node.labels = { 'kubernetes.io/hostname': 'node-a', color: 'blue' };
+    await loop.handlePodUpdate(api('add', apiPod('after', 'b2', { nodeSelector: { color: 'blue' } })));
+    assert.deepEqual(out.take(), ['b2:SyncPodCreate']);
+    node.fail = true;
+    await loop.handlePodUpdate(api('add', apiPod('unread', 'b3', { nodeSelector: { color: 'blue' } })));
+    assert.deepEqual(out.take(), []);
   });
 
   it('an API pod asking for more cpu than allocatable is rejected OutOfcpu with its QoS class', async () => {

@@ -39,7 +39,7 @@ import type { Logger } from '@app/observability';
 import { decideHousekeeping, isTerminalPhase } from './housekeeping.js';
 import { removeContainerWithLog } from './gc/container-gc.js';
 import { RuntimeCache, type RuntimePods } from './runtime-cache.js';
-import { NodeState, PodStore, RuntimeView, SyncLoopOutbox, type PodLogs } from './ports.js';
+import { NodeState, PodStore, RuntimeView, SyncLoopOutbox, type NodeLabelsView, type PodLogs } from './ports.js';
 
 /** The kubelet keeps one dead container per container name (MaxPerPodContainer, at least 1). */
 export const DEAD_CONTAINERS_TO_KEEP = 1;
@@ -60,6 +60,8 @@ export interface SyncLoopDeps {
   runtimePods?: RuntimePods;
   /** Where removed containers' log files go with them (removeContainerLog). */
   podLogs?: PodLogs;
+  /** The API Node's labels (node-status's `<node>.node-labels`), which admission matches node selectors against; none: the configured ones. */
+  nodeLabels?: NodeLabelsView;
 }
 
 export interface SyncLoopOptions {
@@ -90,6 +92,7 @@ export class SyncLoop {
   private readonly logger: Logger;
   private readonly runtimePods: RuntimePods;
   private readonly podLogs: PodLogs | undefined;
+  private readonly nodeLabels: NodeLabelsView | undefined;
 
   constructor(
     deps: SyncLoopDeps,
@@ -97,7 +100,7 @@ export class SyncLoop {
     private readonly node: NodeInfo,
     private readonly options: SyncLoopOptions = { resyncIntervalMs: 60_000 },
   ) {
-    ({ store: this.store, nodeState: this.nodeState, runtime: this.runtime, out: this.out, events: this.events, clock: this.clock, logger: this.logger, podLogs: this.podLogs } = deps);
+    ({ store: this.store, nodeState: this.nodeState, runtime: this.runtime, out: this.out, events: this.events, clock: this.clock, logger: this.logger, podLogs: this.podLogs, nodeLabels: this.nodeLabels } = deps);
     this.runtimePods = deps.runtimePods ?? new RuntimeCache(deps.runtime, deps.clock, 0);
   }
 
@@ -201,6 +204,23 @@ export class SyncLoop {
     }
   }
 
+  /**
+   * The node admission checks a pod against: the configured one, with the API Node's labels once
+   * node-status has read them (upstream's getNodeAnyWay: the node lister's Node, a label someone
+   * set on it included). A failed read is the configured labels, logged.
+   */
+  private async admissionNode(): Promise<NodeInfo> {
+    const view = this.nodeLabels;
+    if (!view) return this.node;
+    try {
+      const labels = await view.read();
+      return labels ? { ...this.node, labels } : this.node;
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, "reading the Node's labels failed: admission uses the configured ones");
+      return this.node;
+    }
+  }
+
   /** HandlePodAdditions (one pod): admit and dispatch SyncPodCreate, unless it is already known. */
   private async handleAdd(source: string, pod: Pod, start: Date): Promise<void> {
     const uid = pod.metadata.uid ?? '';
@@ -212,7 +232,7 @@ export class SyncLoop {
     const record: PodRecord = { pod, source, addedAt: this.clock.now(), admitted: true };
     // Upstream admits neither a pod whose termination was requested nor one already in a terminal phase.
     if (!pod.metadata.deletionTimestamp && !isTerminalPhase(pod.status)) {
-      const verdict = this.admitHandlers.map((h) => h.admit(pod)).find((v) => !v.admit) ?? admit(this.activePods(), pod, this.node);
+      const verdict = this.admitHandlers.map((h) => h.admit(pod)).find((v) => !v.admit) ?? admit(this.activePods(), pod, await this.admissionNode());
       if (!verdict.admit) {
         record.admitted = false;
         record.rejection = { reason: verdict.reason ?? 'UnexpectedAdmissionError', message: verdict.message ?? '' };

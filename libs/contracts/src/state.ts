@@ -54,6 +54,24 @@ export interface NodePressureRecord {
 export const nodePressureKey = (node: string): string => `${nodeToken(node)}.node-pressure`;
 
 /**
+ * `leases` bucket (a key of one writer, as the leader keys are), key `<node>.node-labels` (nodeLabelsKey): the Node's labels
+ * as the API has them (its metadata.labels, a label someone else set
+ * included), written by node-status whenever it reads the Node and they
+ * changed; the sync loop's admission matches pods' node selectors and
+ * affinity against them, as upstream's kubelet matches against its node
+ * lister's Node. None yet (no cluster, or not registered): the node's own
+ * labels.
+ */
+export interface NodeLabelsRecord {
+  /** When node-status read them (ms since the epoch). */
+  observedAt: number;
+  labels: Record<string, string>;
+}
+
+/** The key of the node's NodeLabelsRecord in the `leases` bucket. */
+export const nodeLabelsKey = (node: string): string => `${nodeToken(node)}.node-labels`;
+
+/**
  * `pods` bucket, key `<node>.sync-loop-monitor`: the kubelet's
  * syncLoopMonitor (kubelet.go syncLoop stores the time before and after each
  * syncLoopIteration), written by the leading sync loop as its syncCh tick

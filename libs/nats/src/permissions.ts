@@ -265,7 +265,8 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     requests: [{ family: 'criRuntime', only: ['Status', 'Version', 'UpdateRuntimeConfig'] }],
     // The Node's conditions as it computed them, read-only: asked by the console's fleet page from the hub.
     serves: ['nodeConditions'],
-    writes: [{ bucket: 'leases', keys: ['leader.node-status'] }],
+    // leases' node-labels: the API Node's labels, for the sync loop's admission (`<node>.node-labels`).
+    writes: [{ bucket: 'leases', keys: ['leader.node-status', 'node-labels'] }],
     // pods: the mirror pods' static pods and the pressure record; pod-cache: the PLEG's last relist (`<node>.global`);
     // workers: whether a static pod's worker still has it (a mirror pod's deletion waits for it).
     reads: ['pods', 'pod-cache', 'workers'],
