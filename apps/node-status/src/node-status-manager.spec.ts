@@ -5,7 +5,8 @@ import { FakeClock } from '@app/clock/testing';
 import { RuntimeState, nodeLabels } from '@app/kube';
 import { silentLogger } from '@app/observability';
 import { NodeStatusManager } from './node-status-manager.js';
-import { NodeLabelsSink, RuntimeNetworkConfig } from './ports.js';
+import { NodeLabelsSink, NodeWatch, RuntimeNetworkConfig } from './ports.js';
+import type { Node } from '@app/contracts';
 import { FakeKubeApi, FakeMachine, FakeNodePressure, FakeRuntimeVersion } from './testing.js';
 
 const Gi = 2 ** 30;
@@ -15,6 +16,7 @@ function setup(opts: { memory?: string } = {}) {
   const events: string[] = [];
   const network = new FakeRuntimeNetwork();
   const published = new RecordingLabels();
+  const watch = new FakeNodeWatch();
   const clock = new FakeClock();
   const api = new FakeKubeApi();
   const machine = new FakeMachine();
@@ -32,9 +34,10 @@ function setup(opts: { memory?: string } = {}) {
     recordEvent: (reason, message) => events.push(`${reason}: ${message}`),
     runtimeNetwork: network,
     nodeLabels: published,
+    nodeWatch: watch,
   });
   const ready = () => api.nodes.get('n1')?.status?.conditions?.find((c) => c.type === 'Ready');
-  return { clock, api, machine, pressure, runtime, manager, ready, events, network, published };
+  return { clock, api, machine, pressure, runtime, manager, ready, events, network, published, watch };
 }
 
 /** The runtime's UpdateRuntimeConfig calls; `fail` makes the next one fail. */
@@ -60,7 +63,29 @@ class RecordingLabels extends NodeLabelsSink {
   }
 }
 
+/** The Node watch: `emit` plays a change. */
+class FakeNodeWatch extends NodeWatch {
+  onNode?: (node: Node | undefined) => void;
+  start(onNode: (node: Node | undefined) => void): void {
+    this.onNode = onNode;
+  }
+  stop(): void {
+    this.onNode = undefined;
+  }
+}
+
 describe("NodeStatusManager: the Node's labels for admission", () => {
+  it('a label set on the Node is published as the watch sees it, before the next status update; not once stopped', async () => {
+    const { clock, manager, published, watch } = setup();
+    manager.start();
+    await clock.step(100);
+    watch.onNode?.({ metadata: { name: 'n1', labels: { color: 'blue' } } });
+    await clock.step(1);
+    assert.deepEqual(published.published.at(-1), { color: 'blue' });
+    manager.stop();
+    assert.equal(watch.onNode, undefined, 'the watch stops with the term');
+  });
+
   it('publishes the API Node\'s labels as read, a label someone else set included, and again only when they change', async () => {
     const { clock, api, manager, published } = setup();
     manager.start();

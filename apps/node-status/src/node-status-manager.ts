@@ -26,7 +26,7 @@ import { configuredCapacity, goArch, nodeAllocatable, nodeReservationsFrom, type
 import { isAlreadyExists, ApiError } from '@app/apiserver';
 import type { Logger } from '@app/observability';
 import { ensureRequiredLabels, initialNode, nodeStatusHasChanged, reconcileExistingNode, setNodeStatus, type NodeStatusInputs } from './node-status.js';
-import { Machine, NodeApi, NodeLabelsSink, NodePressureView, RuntimeVersion, type MachineInfo, type RuntimeNetworkConfig } from './ports.js';
+import { Machine, NodeApi, NodeLabelsSink, NodePressureView, NodeWatch, RuntimeVersion, type MachineInfo, type RuntimeNetworkConfig } from './ports.js';
 
 /** kubelet config defaults: nodeStatusUpdateFrequency and nodeStatusReportFrequency. */
 export const NODE_STATUS_UPDATE_FREQUENCY_MS = 10_000;
@@ -60,6 +60,8 @@ export interface NodeStatusOptions {
   runtimeNetwork?: RuntimeNetworkConfig;
   /** Where the Node's labels go as the API has them, when they change (the sync loop's admission); none: nowhere. */
   nodeLabels?: NodeLabelsSink;
+  /** The Node watched while leading, so that a label set on it reaches admission at once, not at the next status update. */
+  nodeWatch?: NodeWatch;
 }
 
 export class NodeStatusManager {
@@ -118,6 +120,9 @@ export class NodeStatusManager {
       if (this.running) this.timer = this.clock.setTimer(this.options.updateFrequencyMs ?? NODE_STATUS_UPDATE_FREQUENCY_MS, () => void tick());
     };
     void tick();
+    this.options.nodeWatch?.start((node) => {
+      if (node && this.running) void this.publishLabels(node.metadata.labels ?? {});
+    });
   }
 
   /** No longer leading: nothing more is written. */
@@ -126,6 +131,7 @@ export class NodeStatusManager {
     this.lastConditions = [];
     this.timer?.cancel();
     this.abort?.abort();
+    this.options.nodeWatch?.stop();
   }
 
   /** A condition's input turned (runtime, network, PLEG health): compute and patch now, not at the next tick. */

@@ -32,6 +32,7 @@ import { DevKmsg } from './adapters/dev-kmsg.js';
 import { HostMachine } from './adapters/host-machine.js';
 import { KvNodePressureView } from './adapters/kv-node-pressure.js';
 import { KvNodeLabelsSink } from './adapters/kv-node-labels.js';
+import { ReflectorNodeWatch } from './adapters/reflector-node-watch.js';
 import { KvDesiredPodsView } from './adapters/kv-desired-pods-view.js';
 import { KvPodWorkers } from './adapters/kv-pod-workers.js';
 import type { NodeStatusConfig } from './node-status.config.js';
@@ -40,7 +41,7 @@ import { NodeConditionsController } from './node-conditions.controller.js';
 import { NodeLeaseController } from './node-lease.js';
 import { NodeStatusManager } from './node-status-manager.js';
 import { KernelLog, OomWatcher } from './oom-watcher.js';
-import { ApiPods, DesiredPodsWatch, LeaseApi, Machine, MirrorPodApi, NodeApi, NodeLabelsSink, NodePressureView, PodWorkers, RuntimeNetworkConfig, RuntimeVersion, NodeConditionsReader } from './ports.js';
+import { ApiPods, DesiredPodsWatch, LeaseApi, Machine, MirrorPodApi, NodeApi, NodeLabelsSink, NodePressureView, NodeWatch, PodWorkers, RuntimeNetworkConfig, RuntimeVersion, NodeConditionsReader } from './ports.js';
 
 const API_SERVER = Symbol('API_SERVER');
 
@@ -181,6 +182,11 @@ export class NodeAgent implements OnModuleInit, OnApplicationShutdown {
   { provide: RuntimeNetworkConfig, inject: [NODE_CRI], useFactory: (cri: CriRuntime) => new CriRuntimeNetworkConfig(cri) },
   { provide: Machine, inject: [SERVICE_CONFIG], useFactory: (cfg: NodeStatusConfig) => new HostMachine(cfg.POD_ROOT_DIR) },
   { provide: NodePressureView, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvNodePressureView(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME) },
+  {
+    provide: NodeWatch,
+    inject: [API_SERVER, Clock, SERVICE_LOGGER, SERVICE_CONFIG],
+    useFactory: (api: ApiServer | null, clock: Clock, logger: Logger, cfg: NodeStatusConfig) => api && new ReflectorNodeWatch(api, clock, logger.child({ component: 'node-watch' }), cfg.NODE_NAME),
+  },
   { provide: NodeLabelsSink, inject: [SERVICE_CONTEXT, Clock], useFactory: (ctx: ServiceContext, clock: Clock) => new KvNodeLabelsSink(bucketOf(ctx, 'leases'), ctx.config.NODE_NAME, clock) },
   {
     provide: DesiredPodsWatch,
@@ -189,7 +195,7 @@ export class NodeAgent implements OnModuleInit, OnApplicationShutdown {
   },
   {
     provide: NodeAgent,
-    inject: [NodeApi, LeaseApi, MirrorPodApi, ApiPods, PodManager, DesiredPodsWatch, PodWorkers, NatsEventRecorder, NodeHealth, RuntimeVersion, RuntimeNetworkConfig, Machine, NodePressureView, NodeLabelsSink, SERVICE_CONFIG, Clock, SERVICE_LOGGER, LeaderElector, HealthChecks],
+    inject: [NodeApi, LeaseApi, MirrorPodApi, ApiPods, PodManager, DesiredPodsWatch, PodWorkers, NatsEventRecorder, NodeHealth, RuntimeVersion, RuntimeNetworkConfig, Machine, NodePressureView, NodeLabelsSink, NodeWatch, SERVICE_CONFIG, Clock, SERVICE_LOGGER, LeaderElector, HealthChecks],
     useFactory: (
       nodes: NodeApi | null,
       leases: LeaseApi | null,
@@ -205,6 +211,7 @@ export class NodeAgent implements OnModuleInit, OnApplicationShutdown {
       machine: Machine,
       pressure: NodePressureView,
       labelsSink: NodeLabelsSink,
+      nodeWatch: NodeWatch | null,
       cfg: NodeStatusConfig,
       clock: Clock,
       logger: Logger,
@@ -231,6 +238,7 @@ export class NodeAgent implements OnModuleInit, OnApplicationShutdown {
         recordEvent: (reason, message) => events.nodeEvent('Normal', reason, message),
         runtimeNetwork,
         nodeLabels: labelsSink,
+        ...(nodeWatch ? { nodeWatch } : {}),
       });
       // Ready follows the runtime's and the PLEG's health at once, not at the next 10 s tick.
       const runtime = new RuntimeStateUpdater(state, health, clock, log, { unhealthyMeans: 'the Node is NotReady until it is', onChange: () => status.kick() });

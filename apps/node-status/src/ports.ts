@@ -73,6 +73,13 @@ export abstract class NodePressureView {
   abstract read(): Promise<NodePressureRecord | undefined>;
 }
 
+/** A watch of the node's own Node in the API (the kubelet's node informer): each change as it comes. */
+export abstract class NodeWatch {
+  /** Starts watching; `onNode` gets the Node after the first list and after each change (undefined: it does not exist). */
+  abstract start(onNode: (node: Node | undefined) => void): void;
+  abstract stop(): void;
+}
+
 /** Where the Node's labels go as the API has them (`<node>.node-labels` in the `leases` bucket), for the sync loop's admission. */
 export abstract class NodeLabelsSink {
   abstract publish(labels: Record<string, string>): Promise<void>;
