@@ -431,6 +431,9 @@ export class Fleet {
       }
     }
     if (this.hostNet) {
+      // The CNI portmap plugin's chains, made on the nodes' first hostPort pod and never removed by it.
+      const undone = this.hostNet.undoAddedChains(/CNI-HOSTPORT-/);
+      if (undone.length > 0) this.opts.say(`removed the CNI portmap chains the run made (${undone.length} lines)`);
       const restored = this.hostNet.restoreSysctls();
       if (restored.length > 0) this.opts.say(`sysctls written back: ${restored.join(', ')}`);
       this.leftovers = this.hostNet.differences();

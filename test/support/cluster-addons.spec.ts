@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { corefile, coreDnsObjects, iptablesLines, kubeProxyArgs } from './cluster-addons.js';
+import { corefile, coreDnsObjects, iptablesLines, kubeProxyArgs, splitRule } from './cluster-addons.js';
 
 describe('the conformant cluster\'s parts', () => {
   it('iptables-save: lines by table; an empty table (built-in chains at ACCEPT, no rule) is as absent', () => {
@@ -22,6 +22,10 @@ describe('the conformant cluster\'s parts', () => {
     ].join('\n');
     assert.deepEqual(iptablesLines(save), ['filter :INPUT ACCEPT', 'filter :FORWARD ACCEPT', 'filter :KUBE-FIREWALL -', 'filter -A INPUT -j KUBE-FIREWALL', 'nat :PREROUTING DROP']);
     assert.deepEqual(iptablesLines(''), []);
+  });
+
+  it('a saved rule splits as a shell would: a quoted comment is one argument', () => {
+    assert.deepEqual(splitRule('nat -A POSTROUTING -m comment --comment "CNI portfwd requiring masquerade" -j CNI-HOSTPORT-MASQ'), ['nat', '-A', 'POSTROUTING', '-m', 'comment', '--comment', 'CNI portfwd requiring masquerade', '-j', 'CNI-HOSTPORT-MASQ']);
   });
 
   it('kube-proxy: iptables mode, NodePorts on the nodes\' IPs only, health and metrics on loopback, no conntrack sysctl', () => {

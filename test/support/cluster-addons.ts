@@ -54,6 +54,13 @@ function readSysctls(): Map<string, string> {
   return values;
 }
 
+/** A table-prefixed iptables-save line split as a shell would (double quotes keep a comment whole). */
+export function splitRule(line: string): string[] {
+  const out: string[] = [];
+  for (const m of line.matchAll(/"((?:[^"\\]|\\.)*)"|(\S+)/g)) out.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : (m[2] ?? ''));
+  return out;
+}
+
 const BUILTIN_CHAINS = new Set(['PREROUTING', 'INPUT', 'FORWARD', 'OUTPUT', 'POSTROUTING']);
 
 /**
@@ -152,6 +159,45 @@ export class HostNetState {
       }
     }
     return restored;
+  }
+
+  /**
+   * Undoes what was added since read() to chains whose name matches `chains` (the CNI portmap
+   * plugin's CNI-HOSTPORT-* chains, which it makes on a node's first hostPort pod and never removes):
+   * their jumps and rules deleted, then the chains flushed and deleted. The lines undone.
+   */
+  undoAddedChains(chains: RegExp): string[] {
+    const undone: string[] = [];
+    for (const family of ['v4', 'v6'] as const) {
+      const bin = family === 'v4' ? 'iptables' : 'ip6tables';
+      const before = new Set(this.rules[family]);
+      const added = iptablesRules(bin).filter((l) => !before.has(l));
+      // Rules in such a chain, or jumping to one.
+      const rules = added.filter((l) => l.split(' ')[1] === '-A' && chains.test(l));
+      const declared = added.filter((l) => /^\S+ :/.test(l) && chains.test(l.split(' ')[1] ?? ''));
+      for (const l of rules) {
+        const [table = '', , chain = '', ...rest] = splitRule(l);
+        try {
+          execFileSync(bin, ['-w', '-t', table, '-D', chain, ...rest], { stdio: 'ignore' });
+          undone.push(`${bin}: ${l}`);
+        } catch {
+          // gone already
+        }
+      }
+      for (const l of declared) {
+        const [table = '', decl = ''] = l.split(' ');
+        const chain = decl.slice(1);
+        for (const op of ['-F', '-X']) {
+          try {
+            execFileSync(bin, ['-w', '-t', table, op, chain], { stdio: 'ignore' });
+          } catch {
+            // gone already
+          }
+        }
+        undone.push(`${bin}: ${l}`);
+      }
+    }
+    return undone;
   }
 
   /** What differs now from read(): a line per sysctl or rule added or removed (empty: the same). */
