@@ -182,6 +182,14 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       `--service-account-signing-key-file=${pki.saKey}`,
       '--service-cluster-ip-range=10.96.0.0/16',
       '--allow-privileged=true',
+      // The aggregation layer (an APIService served by a pod): the front proxy's client certificate, as kubeadm sets it.
+      `--requestheader-client-ca-file=${pki.frontProxyCa}`,
+      '--requestheader-allowed-names=front-proxy-client',
+      '--requestheader-username-headers=X-Remote-User',
+      '--requestheader-group-headers=X-Remote-Group',
+      '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+      `--proxy-client-cert-file=${pki.frontProxyClientCert}`,
+      `--proxy-client-key-file=${pki.frontProxyClientKey}`,
       '--profiling=false',
       '--v=1',
       ...(opts.kubeletClient
@@ -304,6 +312,9 @@ interface Pki {
   saPub: string;
   kubeletClientCert: string;
   kubeletClientKey: string;
+  frontProxyCa: string;
+  frontProxyClientCert: string;
+  frontProxyClientKey: string;
 }
 
 /**
@@ -353,9 +364,25 @@ function makePki(dir: string, address: string): Pki {
   // The apiserver's client certificate to kubelets (kubeadm's apiserver-kubelet-client).
   openssl('req', '-new', ...ec, '-keyout', f('kubelet-client.key'), '-out', f('kubelet-client.csr'), '-subj', '/O=system:masters/CN=kube-apiserver-kubelet-client', '-config', f('openssl.cnf'));
   openssl('x509', '-req', '-in', f('kubelet-client.csr'), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-CAcreateserial', '-out', f('kubelet-client.crt'), '-days', '2', '-extfile', f('openssl.cnf'), '-extensions', 'client');
+  // The aggregation layer's front proxy (kubeadm's front-proxy-ca and front-proxy-client): the apiserver's
+  // client certificate to extension apiservers, which they trust through the requestheader client CA.
+  openssl('req', '-x509', ...ec, '-keyout', f('front-proxy-ca.key'), '-out', f('front-proxy-ca.crt'), '-days', '2', '-subj', '/CN=front-proxy-ca', '-config', f('openssl.cnf'), '-extensions', 'ca');
+  openssl('req', '-new', ...ec, '-keyout', f('front-proxy-client.key'), '-out', f('front-proxy-client.csr'), '-subj', '/CN=front-proxy-client', '-config', f('openssl.cnf'));
+  openssl('x509', '-req', '-in', f('front-proxy-client.csr'), '-CA', f('front-proxy-ca.crt'), '-CAkey', f('front-proxy-ca.key'), '-CAcreateserial', '-out', f('front-proxy-client.crt'), '-days', '2', '-extfile', f('openssl.cnf'), '-extensions', 'client');
   openssl('genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', f('sa.key'));
   openssl('pkey', '-in', f('sa.key'), '-pubout', '-out', f('sa.pub'));
-  return { caCert: f('ca.crt'), serverCert: f('server.crt'), serverKey: f('server.key'), saKey: f('sa.key'), saPub: f('sa.pub'), kubeletClientCert: f('kubelet-client.crt'), kubeletClientKey: f('kubelet-client.key') };
+  return {
+    caCert: f('ca.crt'),
+    serverCert: f('server.crt'),
+    serverKey: f('server.key'),
+    saKey: f('sa.key'),
+    saPub: f('sa.pub'),
+    kubeletClientCert: f('kubelet-client.crt'),
+    kubeletClientKey: f('kubelet-client.key'),
+    frontProxyCa: f('front-proxy-ca.crt'),
+    frontProxyClientCert: f('front-proxy-client.crt'),
+    frontProxyClientKey: f('front-proxy-client.key'),
+  };
 }
 
 /** Spawns a binary with stdout and stderr appended to `log`. */
