@@ -122,7 +122,8 @@ const nodeKind = args.deploy === 'compose' ? 'compose' : kubeletKind;
  * `--compare RUNS RUNS`: two agents' results side by side. Each RUNS is a
  * run's `--out` directory, or several separated by commas whose reports are
  * merged (a spec a run left out, e.g. by `--skip '\[Slow\]'`, takes its
- * outcome from the run that ran it). The agent's name is the run's
+ * outcome from the run that ran it; a spec run again in a later run takes
+ * the later outcome). The agent's name is the run's
  * (`summary.md`'s first line).
  */
 function compareRuns(sides: string[]): void {
@@ -140,7 +141,8 @@ function compareRuns(sides: string[]): void {
       agent ||= /--kubelet upstream/.test(summary.split('\n')[0] ?? '') ? 'upstream kubelet v1.34.4' : 'kubelet-split';
       for (const r of readGinkgoReport(readFileSync(report, 'utf8'), focus, skip)) {
         const have = merged.get(r.name);
-        if (!have || (have.outcome === 'skipped' && r.outcome !== 'skipped')) merged.set(r.name, r);
+        // A later run of a spec (a rerun after a fix) replaces an earlier one's outcome; a skip replaces nothing.
+        if (!have || r.outcome !== 'skipped') merged.set(r.name, r);
       }
     }
     return { agent, results: [...merged.values()] };
