@@ -16,12 +16,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { REPO_ROOT } from '../deploy/local/stack.js';
-import { readGinkgoReport } from './conformance/report.js';
+import { runSubset } from './conformance/subset.js';
 
 /** The subset: upstream's full spec texts, as `npm run conformance` lists them. */
 export const CLUSTER_CI_SUBSET = [
@@ -46,29 +41,12 @@ export const CLUSTER_CI_SUBSET = [
   '[sig-scheduling] SchedulerPreemption [Serial] validates basic preemption works [Conformance]',
 ];
 
-const escape = (s: string) => s.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
-
 describe('npm run conformance -- --suite conformance on the CI subset (two kubelet-split nodes)', { timeout: 45 * 60_000 }, () => {
   it(`passes each of the ${CLUSTER_CI_SUBSET.length} specs, every one in the report, and leaves the machine's iptables rules and sysctls as they were`, async () => {
-    const out = mkdtempSync(join(tmpdir(), 'ks-conformance-cluster-'));
-    // Not anchored: ginkgo matches the focus against its own form of the text.
-    const focus = CLUSTER_CI_SUBSET.map(escape).join('|');
-    const child = spawn(process.execPath, [join(REPO_ROOT, 'dist', 'test', 'conformance', 'conformance.js'), '--suite', 'conformance', '--nodes', '2', '--focus', focus, '--procs', '3', '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    for (const s of [child.stdout, child.stderr]) s.on('data', (d: Buffer) => (output += d.toString()));
-    const code = await new Promise<number | null>((res) => child.once('exit', (c) => res(c)));
-    const reportFile = join(out, 'report.json');
-    assert.ok(existsSync(reportFile), `npm run conformance exited ${code} with no report:\n${output.slice(-6000)}`);
-    const results = readGinkgoReport(readFileSync(reportFile, 'utf8'), new RegExp(focus));
-    const byName = new Map(results.map((r) => [r.name, r]));
-    const missing = CLUSTER_CI_SUBSET.filter((s) => !byName.has(s));
-    assert.deepEqual(missing, [], 'every spec of the subset ran (a renamed spec would otherwise pass unseen)');
-    const notPassed = results.filter((r) => r.outcome !== 'passed').map((r) => `${r.name}: ${r.state}: ${r.message}`);
-    const summary = existsSync(join(out, 'summary.md')) ? readFileSync(join(out, 'summary.md'), 'utf8') : '(no summary)';
-    assert.deepEqual(notPassed, [], `failed or skipped specs (the reports and every log are kept in ${out}):\n${summary}`);
+    const { code, output, summary, cleanUp } = await runSubset(CLUSTER_CI_SUBSET, ['--suite', 'conformance', '--nodes', '2', '--procs', '3']);
     assert.match(summary, /the machine's iptables rules \(iptables-save, both families\) and the watched sysctls were as before it/, `the run left the machine changed:\n${summary}`);
     assert.equal(code, 0, `npm run conformance exited ${code}:\n${output.slice(-3000)}`);
     // Kept when an assertion failed, for looking into it.
-    rmSync(out, { recursive: true, force: true });
+    cleanUp();
   });
 });

@@ -21,12 +21,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { REPO_ROOT } from '../deploy/local/stack.js';
-import { readGinkgoReport } from './conformance/report.js';
+import { runSubset } from './conformance/subset.js';
 
 /** The subset: upstream's full spec texts (ginkgo's, as `npm run conformance` lists them). */
 export const CI_SUBSET = [
@@ -49,37 +44,14 @@ export const CI_SUBSET = [
   '[sig-network] Networking Granular Checks: Pods should function for intra-pod communication: http [NodeConformance] [Conformance]',
 ];
 
-const escape = (s: string) => s.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
-
 const DEPLOYS = (process.env['KS_CONFORMANCE_DEPLOY'] || 'launcher').split(',').map((d) => d.trim());
 for (const d of DEPLOYS) if (d !== 'launcher' && d !== 'compose') throw new Error(`KS_CONFORMANCE_DEPLOY: "${d}" is neither launcher nor compose`);
 
 for (const deploy of DEPLOYS) describe(`npm run conformance${deploy === 'compose' ? ' -- --deploy compose' : ''} on the CI subset`, { timeout: 40 * 60_000 }, () => {
   it(`passes each of the ${CI_SUBSET.length} specs, every one of them in the report`, async () => {
-    const out = mkdtempSync(join(tmpdir(), 'ks-conformance-'));
-    {
-      // Not anchored: ginkgo matches the focus against its own form of the text (the spec's labels appended, and not starting where ours does).
-      const focus = CI_SUBSET.map(escape).join('|');
-      const child = spawn(process.execPath, [join(REPO_ROOT, 'dist', 'test', 'conformance', 'conformance.js'), '--deploy', deploy, '--focus', focus, '--procs', '2', '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
-      let output = '';
-      for (const s of [child.stdout, child.stderr]) s.on('data', (d: Buffer) => (output += d.toString()));
-      const code = await new Promise<number | null>((res) => child.once('exit', (c) => res(c)));
-      const reportFile = join(out, 'report.json');
-      assert.ok(existsSync(reportFile), `npm run conformance exited ${code} with no report:\n${output.slice(-6000)}`);
-      const results = readGinkgoReport(readFileSync(reportFile, 'utf8'), new RegExp(focus));
-      const byName = new Map(results.map((r) => [r.name, r]));
-      const missing = CI_SUBSET.filter((s) => !byName.has(s));
-      assert.deepEqual(missing, [], 'every spec of the subset ran (a renamed spec would otherwise pass unseen)');
-      const notPassed = results.filter((r) => r.outcome !== 'passed').map((r) => `${r.name}: ${r.state}: ${r.message}`);
-      assert.deepEqual(notPassed, [], `failed or skipped specs (the reports and every log are kept in ${out}):\n${readSummary(out)}`);
-      assert.equal(code, 0, `npm run conformance exited ${code}`);
-      // Kept when an assertion failed, for looking into it.
-      rmSync(out, { recursive: true, force: true });
-    }
+    const { code, cleanUp } = await runSubset(CI_SUBSET, ['--deploy', deploy, '--procs', '2']);
+    assert.equal(code, 0, `npm run conformance exited ${code}`);
+    // Kept when an assertion failed, for looking into it.
+    cleanUp();
   });
 });
-
-function readSummary(out: string): string {
-  const file = join(out, 'summary.md');
-  return existsSync(file) ? readFileSync(file, 'utf8') : '(no summary)';
-}
