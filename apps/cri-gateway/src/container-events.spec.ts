@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import { CriError, type ContainerEventResponse, type CriService } from '@app/cri';
 import { silentLogger } from '@app/observability';
-import { ContainerEventsRelay, UNSUPPORTED_RETRY_MS } from './container-events.js';
+import { ContainerEventsRelay, STREAM_SETTLE_MS, UNSUPPORTED_RETRY_MS } from './container-events.js';
 import { RuntimeConnection, type EventStream } from './ports.js';
 
 /** Each call to containerEvents opens a stream the test controls. */
@@ -36,7 +36,7 @@ async function startRelay() {
   published.length = 0;
   const conn = new StreamingConnection();
   const clock = new FakeClock(0);
-  const relay = new ContainerEventsRelay(conn, bus, 'node-a', clock, silentLogger());
+  const relay = new ContainerEventsRelay(conn, bus, 'node-a', clock, silentLogger(), 'gw');
   relay.start();
   await clock.step(0);
   return { conn, clock, relay };
@@ -85,6 +85,41 @@ describe('ContainerEventsRelay', () => {
     assert.equal(conn.opened.length, 2);
     await clock.step(1);
     assert.equal(conn.opened.length, 3);
+    await relay.stop();
+  });
+
+  it('counts a stream open for a second without an error as streaming, before any event (containerd sends nothing until one)', async () => {
+    const { clock, relay } = await startRelay();
+    await clock.step(STREAM_SETTLE_MS - 1);
+    assert.equal(relay.state, 'starting');
+    await clock.step(1);
+    assert.equal(relay.state, 'streaming');
+    assert.equal(relay.status().stream, 'gw-1');
+    await relay.stop();
+  });
+
+  it('names every stream it opens anew, so that a PLEG can tell events may have been missed between two', async () => {
+    const { conn, clock, relay } = await startRelay();
+    await clock.step(STREAM_SETTLE_MS);
+    assert.equal(relay.status().stream, 'gw-1');
+    conn.opened[0]?.fail(new CriError('Unavailable', 'runtime restarting'));
+    await clock.step(0);
+    assert.equal(relay.state, 'reconnecting');
+    await clock.step(1000);
+    assert.equal(conn.opened.length, 2);
+    await clock.step(STREAM_SETTLE_MS);
+    assert.deepEqual([relay.state, relay.status().stream], ['streaming', 'gw-2']);
+    await relay.stop();
+  });
+
+  it('does not call a stream that fails within its first second streaming', async () => {
+    const { conn, clock, relay } = await startRelay();
+    await clock.step(STREAM_SETTLE_MS / 2);
+    conn.opened[0]?.fail(new CriError('Unavailable', 'connection refused'));
+    await clock.step(STREAM_SETTLE_MS);
+    assert.notEqual(relay.state, 'streaming');
+    const said = published.filter((p) => (p.payload as { type?: string }).type === 'kubelet.v1.container_events_status').map((p) => (p.payload as { state: string }).state);
+    assert.ok(!said.includes('streaming'), `published ${said.join(', ')}`);
     await relay.stop();
   });
 });

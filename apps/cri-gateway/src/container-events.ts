@@ -3,7 +3,11 @@
  * containerd 1.6 (Debian 12) does not implement it: the relay then says
  * "unsupported by this runtime" (in /readyz and /info) and asks again only
  * rarely, in case the runtime was upgraded underneath. Other stream errors
- * are retried with a backoff.
+ * are retried with a backoff. A stream counts as streaming once it has been
+ * open STREAM_SETTLE_MS without an error (containerd sends nothing, not even
+ * headers, before its first event). Each stream has its own name in the
+ * status, so that a PLEG can tell that events may have been missed between
+ * two (a reconnect, a restarted gateway) and relist.
  */
 import { Clock, type Timer } from '@app/clock';
 import { MessageTypes, Subjects, type ContainerEventsStatusMessage } from '@app/contracts';
@@ -18,6 +22,8 @@ export type RelayState = 'starting' | 'streaming' | 'unsupported' | 'reconnectin
 export const UNSUPPORTED_RETRY_MS = 5 * 60_000;
 /** How often the relay's state is repeated on `cri.<node>.events`. */
 export const STATUS_HEARTBEAT_MS = 30_000;
+/** How long a new stream must stay open without an error to count as streaming. */
+export const STREAM_SETTLE_MS = 1000;
 
 export class ContainerEventsRelay {
   private state_: RelayState = 'starting';
@@ -27,13 +33,17 @@ export class ContainerEventsRelay {
   private readonly abort = new AbortController();
   private loop?: Promise<void>;
   private cancelStream?: () => void;
+  private streams = 0;
+  private stream = '';
 
+  /** `streamPrefix` names this relay's streams (the gateway's instance and start time): unique per process. */
   constructor(
     private readonly connection: RuntimeConnection,
     private readonly bus: Pick<NatsBus, 'publish'>,
     private readonly node: string,
     private readonly clock: Clock,
     private readonly logger: Logger,
+    private readonly streamPrefix = 'relay',
   ) {}
 
   get state(): RelayState {
@@ -50,7 +60,7 @@ export class ContainerEventsRelay {
 
   /** The relay's state, as published on the events subject and answered on request. */
   status(): ContainerEventsStatusMessage {
-    return { type: MessageTypes.containerEventsStatus, state: this.state_, detail: this.detail };
+    return { type: MessageTypes.containerEventsStatus, state: this.state_, detail: this.detail, ...(this.stream ? { stream: this.stream } : {}) };
   }
 
   /** The relay's state on the events subject, for an evented PLEG. */
@@ -93,18 +103,22 @@ export class ContainerEventsRelay {
     let backoff = 1000;
     const subject = Subjects.criEvents.build(this.node);
     while (!this.abort.signal.aborted) {
+      const streaming = () => {
+        if (this.state_ === 'streaming') return;
+        this.setState('streaming', '');
+        backoff = 1000;
+      };
+      this.stream = `${this.streamPrefix}-${++this.streams}`;
       const stream = this.connection.containerEvents((event) => {
-        if (this.state_ !== 'streaming') {
-          this.setState('streaming', '');
-          backoff = 1000;
-        }
+        streaming();
         this.relayed++;
         this.bus.publish(subject, event, event.podSandboxStatus?.metadata?.uid ? { podUid: event.podSandboxStatus.metadata.uid } : {});
       });
       this.cancelStream = () => stream.cancel();
+      const settled = this.clock.setTimer(STREAM_SETTLE_MS, streaming);
       let wait: number;
       try {
-        await stream.done;
+        await stream.done.finally(() => settled.cancel());
         this.setState('reconnecting', 'the stream ended');
         wait = backoff;
       } catch (err) {

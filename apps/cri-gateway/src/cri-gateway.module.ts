@@ -17,7 +17,7 @@ import { RuntimeConnection, RuntimeMetrics } from './ports.js';
 import { RuntimeStatusPoller } from './runtime-status.js';
 import type { CriGatewayOwnConfig } from './cri-gateway.config.js';
 
-type Config = CriGatewayOwnConfig & { NODE_NAME: string };
+type Config = CriGatewayOwnConfig & { NODE_NAME: string; INSTANCE_ID: string };
 
 /** kuberuntime's remote runtime and image clients: the only process on the CRI socket. */
 @Module({
@@ -59,7 +59,7 @@ type Config = CriGatewayOwnConfig & { NODE_NAME: string };
       provide: ContainerEventsRelay,
       inject: [RuntimeConnection, NatsBus, SERVICE_CONFIG, Clock, SERVICE_LOGGER],
       useFactory: (conn: RuntimeConnection, bus: NatsBus, cfg: Config, clock: Clock, logger: Logger) =>
-        new ContainerEventsRelay(conn, bus, cfg.NODE_NAME, clock, logger.child({ component: 'container-events' })),
+        new ContainerEventsRelay(conn, bus, cfg.NODE_NAME, clock, logger.child({ component: 'container-events' }), `${cfg.INSTANCE_ID}.${clock.now()}`),
     },
   ],
 })

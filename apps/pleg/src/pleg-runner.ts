@@ -2,23 +2,32 @@
  * The PLEG's two modes and the switch between them.
  *  - generic: relist every RELIST_PERIOD (1s);
  *  - evented: the runtime's container events (GetContainerEvents, relayed
- *    by cri-gateway on `cri.<node>.events`) update the cache and send the
- *    events; a relist every EVENTED_RELIST_PERIOD (300s) is the safety net.
- *    When the relay says events do not flow (unsupported, or reconnecting
- *    three times in a row) or says nothing for 90s, it falls back to
- *    generic by itself.
- * The mode can be switched while running. Cache timestamps come from the
- * PLEG's own monotonic clock in both modes, never from the runtime's
- * events, so a pod worker never sees the cache go back in time
- * (kubernetes#121003, #123087).
+ *    by cri-gateway on `cri.<node>.events`) each make the PLEG inspect that
+ *    pod at once; a relist every EVENTED_RELIST_PERIOD (300s) is the safety
+ *    net (KEP-3386).
+ * An event is a hint, not a state: the pod is read from the runtime after
+ * the event arrived and written with the same monotonic writer as an
+ * immediate inspection, stamped with the PLEG's own clock, never the
+ * runtime's. So an event for an older state that arrives after a newer
+ * inspection cannot move the cache back, and a pod worker never sees it go
+ * back in time (docs/adr/0040, kubernetes#121003, #123087).
+ * Evented mode falls back to the 1s relist at once, and says so (the log,
+ * `mode`, the PlegModeReporter: metrics and an event on the Node), when the
+ * relay says its stream broke, is not offered or stopped, when it says
+ * nothing for 90s, or when events arrive more than eventedLagMs after the
+ * runtime made them. It returns to events, with a relist at once, once the
+ * relay has said it streams for eventedReturnAfterMs (doubling with each
+ * fallback soon after a return, up to 5 minutes). A new stream (a reconnect,
+ * a restarted cri-gateway) seen while evented means events may have been
+ * missed between the two: a relist at once.
  */
 import { Clock, type Timer } from '@app/clock';
-import { MessageTypes, type ContainerEventsStatusMessage, type InspectPodMessage, type PodLifecycleEventMessage, type PodLifecycleEventType } from '@app/contracts';
+import { MessageTypes, type ContainerEventsStatusMessage, type InspectPodMessage } from '@app/contracts';
 import type { ContainerEventResponse } from '@app/cri';
 import { currentTrace, nextSpan, runInTrace } from '@app/tracing';
 import type { Logger } from '@app/observability';
 import type { GenericPleg } from './generic-pleg.js';
-import { PlegEventSink } from './ports.js';
+import type { PlegModeReporter } from './ports.js';
 
 export type PlegMode = 'generic' | 'evented';
 
@@ -27,26 +36,34 @@ export interface PlegRunnerOptions {
   eventedRelistPeriodMs: number;
   /** Silence from the relay after which evented mode gives up. */
   eventedSilenceMs: number;
+  /** An event arriving later than this after the runtime made it: the stream lags, and evented mode falls back. Default 10s. */
+  eventedLagMs?: number;
+  /** After a fallback, how long the relay must say it streams before events are used again. Default 30s. */
+  eventedReturnAfterMs?: number;
 }
+
+const DEFAULT_LAG_MS = 10_000;
+const DEFAULT_RETURN_AFTER_MS = 30_000;
+/** The longest wait before events are used again, however often they failed. */
+const MAX_RETURN_AFTER_MS = 300_000;
+/** A fallback this long after a return starts the doubling of the wait over. */
+const STABLE_MS = 300_000;
 
 /** How often evented mode checks that the relay still speaks. */
 const EVENTED_CHECK_MS = 10_000;
 
-const EVENT_TYPES: Partial<Record<string, PodLifecycleEventType>> = {
-  CONTAINER_STARTED_EVENT: 'ContainerStarted',
-  CONTAINER_STOPPED_EVENT: 'ContainerDied',
-  CONTAINER_DELETED_EVENT: 'ContainerRemoved',
-};
-
 /** What the PLEG's modes work with. */
 export interface PlegRunnerDeps {
   pleg: GenericPleg;
-  sink: PlegEventSink;
   clock: Clock;
   logger: Logger;
   /** Asks cri-gateway how its event relay is doing; undefined when it does not answer. Default: it never answers. */
   askRelay?: () => Promise<ContainerEventsStatusMessage | undefined>;
+  /** Told of each fallback and return, and of events' latency. Default: nobody. */
+  reporter?: PlegModeReporter;
 }
+
+const NO_REPORTER: PlegModeReporter = { connected: () => undefined, fellBack: () => undefined, latency: () => undefined };
 
 export class PlegRunner {
   private desired: PlegMode;
@@ -54,23 +71,34 @@ export class PlegRunner {
   private fallbackReason = '';
   private timer?: Timer;
   private stopped = true;
-  private badStatuses = 0;
   private lastRelayMessageAt = 0;
   private lastRelistAt?: number;
+  /** The relay's stream last heard of (ContainerEventsStatusMessage.stream). */
+  private relayStream?: string;
+  /** Since when the relay has said it streams, while fallen back; undefined once it says otherwise. */
+  private streamingSince?: number;
+  private lastReturnAt?: number;
+  private fallbacksInARow = 0;
+  /** Pods being inspected for an event, and whether another event for the pod came meanwhile. */
+  private readonly inspecting = new Map<string, { again: boolean }>();
 
   private readonly pleg: GenericPleg;
-  private readonly sink: PlegEventSink;
   private readonly clock: Clock;
   private readonly logger: Logger;
   private readonly askRelay: () => Promise<ContainerEventsStatusMessage | undefined>;
+  private readonly reporter: PlegModeReporter;
+  private readonly lagMs: number;
+  private readonly returnAfterMs: number;
 
   constructor(
     deps: PlegRunnerDeps,
     private readonly options: PlegRunnerOptions,
     mode: PlegMode,
   ) {
-    ({ pleg: this.pleg, sink: this.sink, clock: this.clock, logger: this.logger, askRelay: this.askRelay = () => Promise.resolve(undefined) } = deps);
+    ({ pleg: this.pleg, clock: this.clock, logger: this.logger, askRelay: this.askRelay = () => Promise.resolve(undefined), reporter: this.reporter = NO_REPORTER } = deps);
     this.desired = mode;
+    this.lagMs = options.eventedLagMs ?? DEFAULT_LAG_MS;
+    this.returnAfterMs = options.eventedReturnAfterMs ?? DEFAULT_RETURN_AFTER_MS;
   }
 
   get mode(): { desired: PlegMode; effective: PlegMode; fallbackReason?: string } {
@@ -92,12 +120,14 @@ export class PlegRunner {
     this.desired = mode;
     this.effective = mode;
     this.fallbackReason = '';
-    this.badStatuses = 0;
+    this.streamingSince = undefined;
+    this.fallbacksInARow = 0;
     this.lastRelayMessageAt = this.clock.now();
     this.lastRelistAt = undefined; // relist at once in the new mode
     this.pleg.relistPeriodChanged(mode === 'evented' ? this.options.eventedRelistPeriodMs : this.options.relistPeriodMs);
     this.logger.info({ mode, why }, 'PLEG mode');
     this.schedule(0);
+    if (mode === 'evented') this.reporter.connected(false);
     // Evented mode on a runtime that does not stream events falls back at once, not at the relay's next heartbeat.
     if (mode === 'evented') {
       void this.askRelay().then(
@@ -134,49 +164,110 @@ export class PlegRunner {
   }
 
   private onRelayStatus(s: ContainerEventsStatusMessage): void {
-    if (this.effective !== 'evented') return;
-    if (s.state === 'streaming') {
-      this.badStatuses = 0;
-      return;
+    if (this.desired !== 'evented') return;
+    const newStream = s.stream !== undefined && this.relayStream !== undefined && s.stream !== this.relayStream;
+    if (s.stream !== undefined) this.relayStream = s.stream;
+    switch (s.state) {
+      case 'streaming':
+        if (this.effective === 'generic') {
+          this.streamingSince ??= this.clock.now();
+        } else if (newStream) {
+          // A stream this PLEG did not see open: what happened between the two was never relayed.
+          this.logger.info({ stream: s.stream }, 'a new container event stream: relisting now for what the last one missed');
+          this.relistNow();
+        }
+        return;
+      case 'starting':
+        return;
+      case 'unsupported':
+        this.streamingSince = undefined;
+        this.fallBack(`the runtime does not stream container events: ${s.detail}`, false);
+        return;
+      case 'reconnecting':
+      case 'stopped':
+        this.streamingSince = undefined;
+        this.fallBack(`the container event stream ${s.state === 'stopped' ? 'stopped (cri-gateway shutting down)' : `broke: ${s.detail}`}`);
+        return;
     }
-    if (s.state === 'unsupported') this.fallBack(`the runtime does not stream container events: ${s.detail}`);
-    else if (s.state === 'reconnecting' && ++this.badStatuses >= 3) this.fallBack(`the container event stream keeps failing: ${s.detail}`);
   }
 
   private async onContainerEvent(e: ContainerEventResponse): Promise<void> {
-    const sandbox = e.podSandboxStatus;
-    const uid = sandbox?.metadata?.uid;
-    if (!sandbox || !uid) return;
-    // The cache write and the event are hops of this pod (in the relay message's trace, when it carried one).
-    await runInTrace({ ...(currentTrace() ?? { trace: nextSpan() }), podUid: uid }, () => this.applyContainerEvent(e, sandbox, uid));
+    const uid = e.podSandboxStatus?.metadata?.uid;
+    if (!uid) return;
+    const madeAt = runtimeTimeMs(e.createdAt);
+    if (madeAt !== undefined) {
+      const lag = this.clock.now() - madeAt;
+      this.reporter.latency(Math.max(0, lag) / 1000);
+      if (lag > this.lagMs) {
+        this.fallBack(`container events arrive ${Math.round(lag / 1000)}s after the runtime made them (more than ${Math.round(this.lagMs / 1000)}s)`);
+        return;
+      }
+    }
+    // The inspection, its cache write and its events are hops of this pod (in the relay message's trace, when it carried one).
+    await runInTrace({ ...(currentTrace() ?? { trace: nextSpan() }), podUid: uid }, () => this.inspectForEvent(uid));
   }
 
-  private async applyContainerEvent(e: ContainerEventResponse, sandbox: NonNullable<ContainerEventResponse['podSandboxStatus']>, uid: string): Promise<void> {
-    const entry = {
-      uid,
-      name: sandbox.metadata?.name ?? '',
-      namespace: sandbox.metadata?.namespace ?? '',
-      timestamp: this.pleg.nextTimestamp(),
-      sandboxStatuses: [sandbox],
-      containerStatuses: e.containersStatuses,
-      ips: sandbox.network?.ip ? [sandbox.network.ip] : [],
-    };
-    const written =
-      e.containerEventType === 'CONTAINER_DELETED_EVENT' && e.containerId === sandbox.id ? await this.pleg.forget(uid, entry.timestamp) : await this.pleg.observe(entry);
-    const type = EVENT_TYPES[e.containerEventType];
-    if (written && type) {
-      const event: PodLifecycleEventMessage = { type: MessageTypes.podLifecycleEvent, id: uid, eventType: type, data: e.containerId };
-      this.sink.publish(event);
+  /**
+   * The pod read from the runtime now (inspectPod: the same monotonic writer
+   * and the same events as an immediate inspection). Events for a pod being
+   * inspected are folded into one more inspection after it, so a burst costs
+   * two reads and the last read is after the last event.
+   */
+  private async inspectForEvent(uid: string): Promise<void> {
+    const running = this.inspecting.get(uid);
+    if (running) {
+      running.again = true;
+      return;
+    }
+    const state = { again: true };
+    this.inspecting.set(uid, state);
+    try {
+      while (state.again && this.effective === 'evented' && !this.stopped) {
+        state.again = false;
+        try {
+          await this.pleg.inspectPod(uid);
+        } catch (err) {
+          this.logger.warn({ uid, err: (err as Error).message }, 'PLEG: the inspection a container event asked for failed; the next relist will see the pod');
+        }
+      }
+    } finally {
+      this.inspecting.delete(uid);
     }
   }
 
-  private fallBack(reason: string): void {
+  private fallBack(reason: string, fault = true): void {
     if (this.effective === 'generic') return;
-    this.logger.warn({ reason }, 'evented PLEG falls back to the generic relist');
+    const now = this.clock.now();
+    this.fallbacksInARow = this.lastReturnAt !== undefined && now - this.lastReturnAt < STABLE_MS ? this.fallbacksInARow + 1 : 1;
+    this.logger.warn({ reason, retryAfterMs: this.returnWaitMs() }, 'evented PLEG falls back to the generic relist');
     this.effective = 'generic';
     this.fallbackReason = reason;
-    this.lastRelistAt = undefined;
+    this.streamingSince = undefined;
     this.pleg.relistPeriodChanged(this.options.relistPeriodMs);
+    this.reporter.fellBack(reason, fault);
+    this.relistNow();
+  }
+
+  /** Events flow again: used again, with a relist at once for what happened while they did not. */
+  private resume(): void {
+    const was = this.fallbackReason;
+    this.effective = 'evented';
+    this.fallbackReason = '';
+    this.streamingSince = undefined;
+    this.lastReturnAt = this.clock.now();
+    this.pleg.relistPeriodChanged(this.options.eventedRelistPeriodMs);
+    this.logger.info({ after: was }, 'evented PLEG uses the container events again');
+    this.reporter.connected(true);
+    this.relistNow();
+  }
+
+  /** How long the relay must stream before events are used again: doubled for each fallback soon after a return. */
+  private returnWaitMs(): number {
+    return Math.min(this.returnAfterMs * 2 ** Math.max(0, this.fallbacksInARow - 1), MAX_RETURN_AFTER_MS);
+  }
+
+  private relistNow(): void {
+    this.lastRelistAt = undefined;
     this.schedule(0);
   }
 
@@ -191,6 +282,9 @@ export class PlegRunner {
     if (this.effective === 'evented' && this.clock.now() - this.lastRelayMessageAt > this.options.eventedSilenceMs) {
       this.fallBack(`no word from the container event relay for ${Math.round(this.options.eventedSilenceMs / 1000)}s`);
     }
+    if (this.desired === 'evented' && this.effective === 'generic' && this.streamingSince !== undefined && this.clock.now() - this.streamingSince >= this.returnWaitMs()) {
+      this.resume();
+    }
     const now = this.clock.now();
     const period = this.effective === 'evented' ? this.options.eventedRelistPeriodMs : this.options.relistPeriodMs;
     if (this.lastRelistAt === undefined || now - this.lastRelistAt >= period) {
@@ -203,6 +297,17 @@ export class PlegRunner {
     }
     // In evented mode, wake up often enough to notice a silent relay.
     this.schedule(this.effective === 'evented' ? Math.min(period, EVENTED_CHECK_MS) : period);
+  }
+}
+
+/** The runtime's event time (nanoseconds since the epoch, as a decimal string) in milliseconds; undefined when absent or not a time. */
+function runtimeTimeMs(createdAt: string | undefined): number | undefined {
+  if (!createdAt || createdAt === '0') return undefined;
+  try {
+    const ms = Number(BigInt(createdAt) / 1_000_000n);
+    return ms > 0 ? ms : undefined;
+  } catch {
+    return undefined;
   }
 }
 

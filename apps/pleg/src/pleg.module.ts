@@ -2,9 +2,11 @@ import { Inject, Module, type OnApplicationShutdown, type OnModuleInit } from '@
 import { Clock, SystemClock } from '@app/clock';
 import { CriRuntime, NatsCriClient } from '@app/cri/client';
 import { LeaderElector, LeaderFence, restoreThenLead } from '@app/leader-election';
-import { NatsBus, type NatsConnection } from '@app/nats';
-import type { Logger, Registry } from '@app/observability';
+import { EventRecorder } from '@app/contracts';
+import { NatsBus, NatsEventRecorder, type NatsConnection } from '@app/nats';
+import { Gauge, type Logger, type Registry } from '@app/observability';
 import { HealthChecks, METRICS_REGISTRY, NATS_CONNECTION, SERVICE_CONFIG, SERVICE_CONTEXT, SERVICE_LOGGER, bucketOf, type ServiceContext } from '@app/service';
+import { EventedPlegReporter } from './adapters/evented-pleg-reporter.js';
 import { FsContainerFileReader } from './adapters/fs-container-file-reader.js';
 import { KvPodCacheStore } from './adapters/kv-pod-cache-store.js';
 import { NatsPlegEventSink } from './adapters/nats-pleg-event-sink.js';
@@ -14,7 +16,7 @@ import { GenericPleg } from './generic-pleg.js';
 import type { PlegConfig } from './pleg.config.js';
 import { PlegController } from './pleg.controller.js';
 import { PlegRunner } from './pleg-runner.js';
-import { PlegEventSink, PlegMetrics, PodCacheStore, RelayStatus } from './ports.js';
+import { PlegEventSink, PlegMetrics, PlegModeReporter, PodCacheStore, RelayStatus } from './ports.js';
 
 /** GenericPLEG (and Evented PLEG where the runtime streams events) and the pod cache. One provider per port; the adapters are in adapters/. */
 @Module({
@@ -31,6 +33,12 @@ import { PlegEventSink, PlegMetrics, PodCacheStore, RelayStatus } from './ports.
     { provide: RelayStatus, inject: [NatsBus, SERVICE_CONFIG], useFactory: (bus: NatsBus, cfg: PlegConfig) => new NatsRelayStatus(bus, cfg.NODE_NAME) },
     { provide: PromPlegMetrics, inject: [METRICS_REGISTRY], useFactory: (r: Registry) => new PromPlegMetrics(r) },
     { provide: PlegMetrics, useExisting: PromPlegMetrics },
+    { provide: EventRecorder, inject: [NatsBus, SERVICE_CONFIG, Clock], useFactory: (bus: NatsBus, cfg: PlegConfig, clock: Clock) => new NatsEventRecorder(bus, cfg.NODE_NAME, clock) },
+    {
+      provide: PlegModeReporter,
+      inject: [METRICS_REGISTRY, EventRecorder, SERVICE_CONFIG],
+      useFactory: (r: Registry, events: EventRecorder, cfg: PlegConfig) => new EventedPlegReporter(r, events, { generic: cfg.RELIST_PERIOD / 1000, evented: cfg.EVENTED_RELIST_PERIOD / 1000 }),
+    },
     {
       provide: GenericPleg,
       inject: [CriRuntime, PodCacheStore, PlegEventSink, Clock, SERVICE_LOGGER, SERVICE_CONFIG, PlegMetrics],
@@ -42,10 +50,10 @@ import { PlegEventSink, PlegMetrics, PodCacheStore, RelayStatus } from './ports.
     },
     {
       provide: PlegRunner,
-      inject: [GenericPleg, PlegEventSink, Clock, SERVICE_LOGGER, SERVICE_CONFIG, RelayStatus],
-      useFactory: (pleg: GenericPleg, sink: PlegEventSink, clock: Clock, logger: Logger, cfg: PlegConfig, relay: RelayStatus) =>
+      inject: [GenericPleg, Clock, SERVICE_LOGGER, SERVICE_CONFIG, RelayStatus, PlegModeReporter],
+      useFactory: (pleg: GenericPleg, clock: Clock, logger: Logger, cfg: PlegConfig, relay: RelayStatus, reporter: PlegModeReporter) =>
         new PlegRunner(
-          { pleg, sink, clock, logger: logger.child({ component: 'pleg-mode' }), askRelay: () => relay.ask() },
+          { pleg, clock, logger: logger.child({ component: 'pleg-mode' }), askRelay: () => relay.ask(), reporter },
           { relistPeriodMs: cfg.RELIST_PERIOD, eventedRelistPeriodMs: cfg.EVENTED_RELIST_PERIOD, eventedSilenceMs: 90_000 },
           cfg.PLEG_MODE,
         ),
@@ -70,6 +78,10 @@ export class PlegModule implements OnModuleInit, OnApplicationShutdown {
     this.health.addLiveness('pleg', healthy);
     this.health.addReadiness('pleg', () => ({ ok: true, detail: `mode ${this.runner.mode.effective}${this.runner.mode.fallbackReason ? ` (fell back: ${this.runner.mode.fallbackReason})` : ''}; ${healthy().detail}` }));
     this.metrics.collectHealth(() => healthy().ok, this.registry);
+    const runner = this.runner;
+    new Gauge({ name: 'kubelet_split_pleg_evented', help: "1 while the PLEG uses the runtime's container events (evented mode, not fallen back to the relist).", registers: [this.registry], collect() {
+      this.set(runner.mode.effective === 'evented' ? 1 : 0);
+    } });
     this.leadership.subscribe({
       onStartedLeading: (token) => this.lead(token),
       onStoppedLeading: () => {

@@ -10,7 +10,7 @@ import { MemoryPodCache } from '@app/pod-cache';
 import { generateEvents, groupByPod, type PlegContainerState } from './events.js';
 import { GenericPleg } from './generic-pleg.js';
 import { PlegRunner, type PlegMode } from './pleg-runner.js';
-import { PlegEventSink, PodCacheStore } from './ports.js';
+import { PlegEventSink, PlegModeReporter, PodCacheStore } from './ports.js';
 
 describe('generateEvents: old state -> new state', () => {
   const cases: { old: PlegContainerState; now: PlegContainerState; want: string[] }[] = [
@@ -407,11 +407,41 @@ describe('GenericPleg.inspectPod: one pod inspected at once, outside the relist'
   });
 });
 
+/** What the runner told of its mode: each fallback (with whether it was a fault), each connection, each latency. */
+class Reporter extends PlegModeReporter {
+  told: string[] = [];
+  latencies: number[] = [];
+  connected(resumed: boolean): void {
+    this.told.push(resumed ? 'resumed' : 'connected');
+  }
+  fellBack(reason: string, fault: boolean): void {
+    this.told.push(`${fault ? 'fault' : 'fell back'}: ${reason}`);
+  }
+  latency(seconds: number): void {
+    this.latencies.push(seconds);
+  }
+}
+
+const STATUS = 'kubelet.v1.container_events_status' as const;
+const streaming = (stream = 'gw-1'): ContainerEventsStatusMessage => ({ type: STATUS, state: 'streaming', detail: '', stream });
+
 describe('PlegRunner', () => {
   /** A PLEG and its runner, relisting every second in generic mode and every 5 minutes in evented mode, falling back after 90s of relay silence. */
   const setupRunner = (mode: PlegMode, askRelay?: () => Promise<ContainerEventsStatusMessage | undefined>) => {
     const s = setup();
-    return { ...s, runner: new PlegRunner({ pleg: s.pleg, sink: s.sink, clock: s.clock, logger: silentLogger(), askRelay }, { relistPeriodMs: 1000, eventedRelistPeriodMs: 300_000, eventedSilenceMs: 90_000 }, mode) };
+    const reporter = new Reporter();
+    const runner = new PlegRunner({ pleg: s.pleg, clock: s.clock, logger: silentLogger(), askRelay, reporter }, { relistPeriodMs: 1000, eventedRelistPeriodMs: 300_000, eventedSilenceMs: 90_000 }, mode);
+    /** A container event as containerd sends it, made `agoMs` before now by the runtime's clock, carrying what the runtime said then. */
+    const event = (uid: string, containerId: string, type: string, state: string, agoMs = 0) => ({
+      containerId,
+      containerEventType: type,
+      createdAt: String(BigInt(s.clock.now() - agoMs) * 1_000_000n),
+      podSandboxStatus: { id: `sb-${uid}`, state: 'SANDBOX_READY', createdAt: '1', metadata: { name: uid, namespace: 'default', uid, attempt: 0 } },
+      containersStatuses: [{ id: containerId, state }],
+    });
+    /** How many relists have run: each one advances the cache's clock. */
+    const relists = () => s.cache.global;
+    return { ...s, runner, reporter, event, relists };
   };
 
   it('relists every period in generic mode', async () => {
@@ -424,52 +454,180 @@ describe('PlegRunner', () => {
     runner.stop();
   });
 
-  it('evented mode: events update the cache with the PLEG\'s own monotonic time; an unsupported relay makes it fall back', async () => {
-    const { clock, cache, sink, runner } = setupRunner('evented');
+  it('evented mode: an event makes the PLEG read that pod from the runtime; the entry has the PLEG\'s own time, and each lifecycle event is sent once', async () => {
+    const { clock, cache, sink, runtime, runner, reporter, event } = setupRunner('evented', () => Promise.resolve(streaming()));
     runner.start();
     await clock.step(0);
     const afterFirstRelist = cache.global;
     await clock.step(5000);
     assert.equal(cache.global, afterFirstRelist, 'no relist every second in evented mode');
-    await runner.onRuntimeMessage({
-      containerId: 'c9',
-      containerEventType: 'CONTAINER_STARTED_EVENT',
-      createdAt: '1', // an old runtime timestamp must not move the cache back
-      podSandboxStatus: { id: 'sb-z', state: 'SANDBOX_READY', createdAt: '1', metadata: { name: 'z', namespace: 'default', uid: 'z', attempt: 0 } },
-      containersStatuses: [{ id: 'c9', state: 'CONTAINER_RUNNING' }],
-    });
-    assert.deepEqual(sink.take(), ['z/ContainerStarted/c9']);
+    runtime.sandboxes.set('sb-z', { uid: 'z', state: 'SANDBOX_READY' });
+    runtime.containers.set('c9', { uid: 'z', state: 'CONTAINER_RUNNING' });
+    await runner.onRuntimeMessage(event('z', 'c9', 'CONTAINER_STARTED_EVENT', 'CONTAINER_RUNNING', 40));
+    assert.deepEqual(sink.take().sort(), ['z/ContainerStarted/c9', 'z/ContainerStarted/sb-z']);
     assert.ok((cache.entries.get('z')?.timestamp ?? 0) > afterFirstRelist);
-    await runner.onRuntimeMessage({ type: 'kubelet.v1.container_events_status', state: 'unsupported', detail: 'unknown method GetContainerEvents' });
+    assert.deepEqual(reporter.latencies, [0.04]);
+    await runner.onRuntimeMessage(event('z', 'c9', 'CONTAINER_STARTED_EVENT', 'CONTAINER_RUNNING'));
+    assert.deepEqual(sink.take(), [], 'the same state again: no event');
+    runtime.containers.set('c9', { uid: 'z', state: 'CONTAINER_EXITED' });
+    await runner.onRuntimeMessage(event('z', 'c9', 'CONTAINER_STOPPED_EVENT', 'CONTAINER_EXITED'));
+    assert.deepEqual(sink.take(), ['z/ContainerDied/c9']);
+    runtime.containers.delete('c9');
+    await runner.onRuntimeMessage(event('z', 'c9', 'CONTAINER_DELETED_EVENT', 'CONTAINER_EXITED'));
+    assert.deepEqual(sink.take(), ['z/ContainerRemoved/c9']);
+    runtime.sandboxes.delete('sb-z');
+    await runner.onRuntimeMessage(event('z', 'sb-z', 'CONTAINER_DELETED_EVENT', 'CONTAINER_EXITED'));
+    assert.equal(cache.entries.has('z'), false, 'the sandbox deleted: the pod leaves the cache');
+    assert.deepEqual(reporter.told, ['connected']);
+    runner.stop();
+  });
+
+  it('an event for an older state arriving after a newer inspection does not go back in time', async () => {
+    const { clock, cache, sink, runtime, runner, event } = setupRunner('evented', () => Promise.resolve(streaming()));
+    runtime.sandboxes.set('sb-a', { uid: 'a', state: 'SANDBOX_READY' });
+    runner.start();
+    await clock.step(0);
+    sink.take();
+    // The container started and then exited; a pod worker's inspection saw it exited.
+    runtime.containers.set('c1', { uid: 'a', state: 'CONTAINER_EXITED' });
+    await runner.onInspectRequest({ type: 'kubelet.v1.inspect_pod', podUid: 'a', syncEnd: clock.now() });
+    assert.deepEqual(sink.take(), ['a/ContainerDied/c1']);
+    const inspected = cache.entries.get('a')!;
+    // Only now does the event for its start arrive, saying "running".
+    await runner.onRuntimeMessage(event('a', 'c1', 'CONTAINER_STARTED_EVENT', 'CONTAINER_RUNNING', 500));
+    const after = cache.entries.get('a')!;
+    assert.equal((after.containerStatuses[0] as { state?: string } | undefined)?.state, 'CONTAINER_EXITED', 'the cache still says exited');
+    assert.ok(after.timestamp >= inspected.timestamp, 'and its time did not go back');
+    assert.deepEqual(sink.take(), [], 'no ContainerStarted for a container that has exited');
+    runner.stop();
+  });
+
+  it('events for a pod already being read are folded into one more read, which comes after the last of them', async () => {
+    const { clock, runtime, runner, event } = setupRunner('evented', () => Promise.resolve(streaming()));
+    runtime.sandboxes.set('sb-b', { uid: 'b', state: 'SANDBOX_READY' });
+    runner.start();
+    await clock.step(0);
+    let reads = 0;
+    let release!: () => void;
+    runtime.gate = new Promise((r) => (release = r));
+    runtime.cri.onRuntime('ListContainers', () => {
+      reads++;
+      return { containers: [...runtime.containers].map(([id, c]) => container(id, c.uid, c.state)) };
+    });
+    const first = runner.onRuntimeMessage(event('b', 'c1', 'CONTAINER_CREATED_EVENT', 'CONTAINER_CREATED'));
+    await clock.step(0);
+    for (let i = 0; i < 5; i++) await runner.onRuntimeMessage(event('b', 'c1', 'CONTAINER_STARTED_EVENT', 'CONTAINER_RUNNING'));
+    runtime.gate = undefined;
+    release();
+    await first;
+    assert.equal(reads, 2, 'six events, two reads');
+    runner.stop();
+  });
+
+  it('a broken stream falls back to the 1s relist at once; once the relay has streamed for 30s the events are used again, with a relist at once; both are told', async () => {
+    const { clock, cache, runner, reporter, relists } = setupRunner('evented', () => Promise.resolve(streaming()));
+    runner.start();
+    await clock.step(0);
+    await runner.onRuntimeMessage({ type: STATUS, state: 'reconnecting', detail: 'Unavailable: connection refused' });
     assert.equal(runner.mode.effective, 'generic');
-    assert.match(runner.mode.fallbackReason ?? '', /does not stream container events/);
-    const t = cache.global;
+    assert.match(runner.mode.fallbackReason ?? '', /stream broke: Unavailable: connection refused/);
+    let t = relists();
     await clock.step(1000);
-    assert.ok(cache.global > t, 'relisting every second again');
-    runner.setMode('evented');
+    assert.ok(relists() > t, 'relisting every second');
+    await runner.onRuntimeMessage(streaming('gw-2'));
+    await clock.step(29_000);
+    assert.equal(runner.mode.effective, 'generic', 'not before 30s of streaming');
+    await clock.step(1000);
+    assert.equal(runner.mode.effective, 'evented');
+    assert.equal(cache.relistThresholdMs, 600_000, 'a relist at once on the return, in evented mode (its threshold written)');
+    t = relists();
+    await clock.step(5000);
+    assert.equal(relists(), t, 'then every 5 minutes again');
+    assert.deepEqual(reporter.told, ['connected', 'fault: the container event stream broke: Unavailable: connection refused', 'resumed']);
+    runner.stop();
+  });
+
+  it('a relay that stops streaming before the 30s are up starts the wait over; a fallback soon after a return waits twice as long', async () => {
+    const { clock, runner } = setupRunner('evented', () => Promise.resolve(streaming()));
+    runner.start();
+    await clock.step(0);
+    await runner.onRuntimeMessage({ type: STATUS, state: 'stopped', detail: '' });
+    assert.match(runner.mode.fallbackReason ?? '', /stopped/);
+    await runner.onRuntimeMessage(streaming('gw-2'));
+    await clock.step(20_000);
+    await runner.onRuntimeMessage({ type: STATUS, state: 'reconnecting', detail: 'the stream ended' });
+    await runner.onRuntimeMessage(streaming('gw-3'));
+    await clock.step(20_000);
+    assert.equal(runner.mode.effective, 'generic', 'the wait started over');
+    await clock.step(10_000);
+    assert.equal(runner.mode.effective, 'evented');
+    await clock.step(60_000);
+    await runner.onRuntimeMessage({ type: STATUS, state: 'reconnecting', detail: 'the stream ended' });
+    await runner.onRuntimeMessage(streaming('gw-4'));
+    await clock.step(30_000);
+    assert.equal(runner.mode.effective, 'generic', 'a second fallback within 5 minutes of a return: 60s');
+    await clock.step(30_000);
     assert.equal(runner.mode.effective, 'evented');
     runner.stop();
   });
 
-  it('switching to evented mode asks the relay at once, and falls back at once when events are unsupported', async () => {
-    const askRelay = () => Promise.resolve({ type: 'kubelet.v1.container_events_status' as const, state: 'unsupported' as const, detail: 'unknown method GetContainerEvents' });
-    const { clock, runner } = setupRunner('generic', askRelay);
+  it('events that arrive long after the runtime made them (a lagging stream) make it fall back', async () => {
+    const { clock, sink, runtime, runner, reporter, event } = setupRunner('evented', () => Promise.resolve(streaming()));
+    runtime.sandboxes.set('sb-l', { uid: 'l', state: 'SANDBOX_READY' });
+    runner.start();
+    await clock.step(0);
+    sink.take();
+    runtime.containers.set('c1', { uid: 'l', state: 'CONTAINER_RUNNING' });
+    await runner.onRuntimeMessage(event('l', 'c1', 'CONTAINER_STARTED_EVENT', 'CONTAINER_RUNNING', 12_000));
+    assert.equal(runner.mode.effective, 'generic');
+    assert.match(runner.mode.fallbackReason ?? '', /container events arrive 12s after the runtime made them/);
+    assert.match(reporter.told.at(-1) ?? '', /^fault: /);
+    await clock.step(0);
+    assert.deepEqual(sink.take(), ['l/ContainerStarted/c1'], 'the relist that follows at once sees the container');
+    runner.stop();
+  });
+
+  it('a new stream seen while evented (a restarted cri-gateway, whose stream this PLEG never saw break) means a relist at once', async () => {
+    const { clock, runner, relists } = setupRunner('evented', () => Promise.resolve(streaming('gw-1')));
+    runner.start();
+    await clock.step(0);
+    await runner.onRuntimeMessage(streaming('gw-1'));
+    let t = relists();
+    await clock.step(10_000);
+    assert.equal(relists(), t, 'the same stream: no relist');
+    await runner.onRuntimeMessage(streaming('gw-restarted-1'));
+    t = relists();
+    await clock.step(0);
+    assert.ok(relists() > t);
+    assert.equal(runner.mode.effective, 'evented');
+    runner.stop();
+  });
+
+  it('a runtime that streams no events (containerd 1.6): evented mode falls back at once, told as no fault; switching again is allowed', async () => {
+    const askRelay = () => Promise.resolve({ type: STATUS, state: 'unsupported' as const, detail: 'unknown method GetContainerEvents' });
+    const { clock, runner, reporter, relists } = setupRunner('generic', askRelay);
     runner.start();
     runner.setMode('evented');
     await clock.step(0);
     assert.equal(runner.mode.desired, 'evented');
     assert.equal(runner.mode.effective, 'generic');
     assert.match(runner.mode.fallbackReason ?? '', /does not stream container events/);
+    assert.deepEqual(reporter.told, ['connected', 'fell back: the runtime does not stream container events: unknown method GetContainerEvents']);
+    const t = relists();
+    await clock.step(1000);
+    assert.ok(relists() > t, 'relisting every second');
+    runner.setMode('generic');
+    assert.equal(runner.mode.fallbackReason, undefined);
     runner.stop();
   });
 
   it('evented mode relists every 5 minutes and stays healthy between relists (threshold 10m, written to the cache); generic mode is back to 3m', async () => {
-    const { clock, cache, pleg, runner } = setupRunner('evented', () => Promise.resolve({ type: 'kubelet.v1.container_events_status' as const, state: 'streaming' as const, detail: '' }));
+    const { clock, cache, pleg, runner } = setupRunner('evented', () => Promise.resolve(streaming()));
     runner.start();
     await clock.step(0);
     assert.equal(cache.relistThresholdMs, 600_000);
     for (let t = 0; t < 290_000; t += 10_000) {
-      await runner.onRuntimeMessage({ type: 'kubelet.v1.container_events_status', state: 'streaming', detail: '' });
+      await runner.onRuntimeMessage(streaming());
       await clock.step(10_000);
     }
     assert.equal(pleg.healthy().ok, true, pleg.healthy().detail);
@@ -497,13 +655,14 @@ describe('PlegRunner', () => {
   });
 
   it('evented mode falls back when the relay is silent', async () => {
-    const { clock, runner } = setupRunner('evented');
+    const { clock, runner, reporter } = setupRunner('evented');
     runner.start();
     await clock.step(80_000);
     assert.equal(runner.mode.effective, 'evented');
     await clock.step(20_000);
     assert.equal(runner.mode.effective, 'generic');
     assert.match(runner.mode.fallbackReason ?? '', /no word from the container event relay/);
+    assert.match(reporter.told.at(-1) ?? '', /^fault: no word/);
     runner.stop();
   });
 });

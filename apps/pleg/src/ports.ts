@@ -22,6 +22,20 @@ export abstract class PlegMetrics {
   abstract discarded(count: number): void;
 }
 
+/**
+ * Where the evented PLEG tells how its container events are doing: the
+ * kubelet's kubelet_evented_pleg_connection_* metrics, and an event on the
+ * Node at each fallback and each return.
+ */
+export abstract class PlegModeReporter {
+  /** Events are used: at the start of evented mode (`resumed` false), or again after a fallback (`resumed` true). */
+  abstract connected(resumed: boolean): void;
+  /** Evented mode fell back to the 1s relist, for `reason`; `fault` when events failed (not when the runtime offers none). */
+  abstract fellBack(reason: string, fault: boolean): void;
+  /** Seconds from the runtime making an event to the PLEG receiving it. */
+  abstract latency(seconds: number): void;
+}
+
 /** cri-gateway's container event relay, asked how it is doing; undefined when it does not answer. */
 export abstract class RelayStatus {
   abstract ask(): Promise<ContainerEventsStatusMessage | undefined>;

@@ -182,6 +182,13 @@ export interface ContainerEventsStatusMessage {
   type: typeof MessageTypes.containerEventsStatus;
   state: 'starting' | 'streaming' | 'unsupported' | 'reconnecting' | 'stopped';
   detail: string;
+  /**
+   * Which stream: it changes whenever the relay opens a new one (a
+   * reconnect, a restarted cri-gateway). Events made between two streams
+   * were never relayed, so a PLEG that sees it change relists. Absent from
+   * relays older than it.
+   */
+  stream?: string;
 }
 
 /**
@@ -501,7 +508,11 @@ export const MESSAGE_FIELDS: { readonly [T in MessageType]: FieldsOf<MessageOf<T
   [MessageTypes.sourcesSnapshot]: {
     sources: arr(S.object<SourcesSnapshotMessage['sources'][number]>({ source: S.string(), ready: S.boolean(), pods: S.array(S.ref<Pod>('Pod')) })),
   },
-  [MessageTypes.containerEventsStatus]: { state: str(['starting', 'streaming', 'unsupported', 'reconnecting', 'stopped'] as const), detail: S.string() },
+  [MessageTypes.containerEventsStatus]: {
+    state: str(['starting', 'streaming', 'unsupported', 'reconnecting', 'stopped'] as const),
+    detail: S.string(),
+    stream: optional(describe('changes with every stream the relay opens; events between two were not relayed', S.string())),
+  },
   [MessageTypes.apiObjectRequest]: { kind: among(API_OBJECT_KINDS), name: str(), namespace: optional(describe('for the namespaced kinds (ConfigMap, Secret) only', S.string())) },
   [MessageTypes.apiObject]: {
     kind: among(API_OBJECT_KINDS),

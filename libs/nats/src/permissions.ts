@@ -205,7 +205,8 @@ export const NATS_ACCESS: Readonly<Record<ServiceName, NatsAccess>> = {
     reads: ['pods', 'pod-cache', 'pod-status', 'probe-results'],
   },
   pleg: {
-    publishes: ['pleg'],
+    // events: the evented PLEG's fallback to the relist and its return, on the Node (docs/adr/0040).
+    publishes: ['pleg', 'events'],
     subscribes: ['criEvents', 'plegInspect'],
     // Relisting only reads the runtime; evented mode asks the event relay how it is doing.
     requests: [{ family: 'criRuntime', only: CRI_RUNTIME_READS }, 'criEventsStatus'],
