@@ -15,7 +15,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { CriError, DEFAULT_CRI_TIMEOUTS, NatsCriClient, type ContainerConfig, type CriInput, type PodSandboxConfig } from '@app/cri';
 import { freePort, startNats, startService, type NatsServer, type ServiceProcess } from '../deploy/local/stack.js';
 import { failOnLeftovers } from './support/node-stack.js';
-import { runtimeAddress, scratchRuntime, type ScratchRuntime } from './support/runtime.js';
+import { runtimeAddress, runtimeStreamsEvents, scratchRuntime, type ScratchRuntime } from './support/runtime.js';
 import { unixFetch } from './support/unix-http.js';
 
 const NODE = 'cri-e2e';
@@ -106,13 +106,18 @@ describe('cri-gateway on the real containerd', { timeout: 300_000 }, () => {
     }
   });
 
-  it('/readyz says the runtime answered, with RuntimeReady, NetworkReady and container events unsupported', async () => {
+  it('/readyz says the runtime answered, with RuntimeReady, NetworkReady, and the container events relayed (containerd 2) or unsupported (containerd 1.6)', async () => {
     const body = (await (await fetch(`${http}/readyz`)).json()) as { ok: boolean; checks: Record<string, { ok: boolean; detail?: string }> };
     assert.equal(body.ok, true);
     assert.match(body.checks['runtime']?.detail ?? '', /containerd .*RuntimeReady=true NetworkReady=true/);
-    await until('the events relay to settle', async () => {
+    const settled = runtimeStreamsEvents() ? new RegExp(`relaying to cri\\.${NODE}\\.events`) : /unsupported by this runtime/;
+    let detail = '';
+    await until(`the events relay to settle (${settled})`, async () => {
       const b = (await (await fetch(`${http}/readyz`)).json()) as { checks: Record<string, { detail?: string }> };
-      return /unsupported by this runtime/.test(b.checks['containerEvents']?.detail ?? '') ? true : undefined;
+      detail = b.checks['containerEvents']?.detail ?? '';
+      return settled.test(detail) ? true : undefined;
+    }).catch((err: Error) => {
+      throw new Error(`${err.message}; containerEvents said: ${detail}`);
     });
   });
 

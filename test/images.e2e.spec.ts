@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { REPO_ROOT } from '../deploy/local/stack.js';
+import { runtimeKind } from './support/runtime.js';
 
 const address = process.env['KS_RUNTIME_ADDRESS'] ?? execFileSync('bash', [join(REPO_ROOT, 'deploy', 'runtime.sh'), 'address'], { encoding: 'utf8' }).trim();
 const PAUSE = 'localhost/kubelet-split/pause:3.10';
@@ -35,7 +36,8 @@ describe('locally built images in containerd', { timeout: 120_000 }, () => {
   it("the pause image is containerd's sandbox image", () => {
     // runtime.sh renders the config beside the socket's directory: <state>/containerd-config.toml.
     const conf = readFileSync(join(dirname(dirname(address)), 'containerd-config.toml'), 'utf8');
-    assert.match(conf, new RegExp(`sandbox_image = "${PAUSE}"`));
+    // containerd 1.6 (config version 2): the CRI plugin's sandbox_image; containerd 2 (version 3): the images plugin's pinned sandbox image.
+    assert.match(conf, runtimeKind() === 'containerd2' ? new RegExp(`\\[plugins\\.'io\\.containerd\\.cri\\.v1\\.images'\\.pinned_images\\]\\s+(#.*\\s+)*sandbox = "${PAUSE}"`) : new RegExp(`sandbox_image = "${PAUSE}"`));
   });
 
   it('a container from the test image runs and exits 0', () => {

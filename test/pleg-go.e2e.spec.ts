@@ -22,6 +22,7 @@ import { freePort, startService } from '../deploy/local/stack.js';
 import { NodeStack } from './support/node-stack.js';
 import { buildPlegGo } from './support/pleg-go.js';
 import { runtimeAddress } from './support/runtime.js';
+import { expectEventedModeFollowsRuntime } from './support/pleg-mode.js';
 
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
 const cs = (s: V1PodStatus, name: string): V1ContainerStatus | undefined => [...(s.containerStatuses ?? []), ...(s.initContainerStatuses ?? [])].find((c) => c.name === name);
@@ -191,23 +192,10 @@ describe('the Go PLEG in place of ours, split mode, on the real containerd', { t
     assert.ok(down < 4000 && up < 4000, `Ready flipped after ${down}ms and ${up}ms`);
   });
 
-  it('switching to evented mode on this runtime (containerd 1.6) falls back to generic by itself', async () => {
+  it('switched to evented mode, the PLEG follows the runtime: events on containerd 2, the relist by itself on containerd 1.6', async () => {
     const pleg = stack.procs.get('pleg#0');
     assert.ok(pleg);
-    const res = await fetch(`http://127.0.0.1:${pleg.port}/mode`, { method: 'POST', body: '{"mode":"evented"}' });
-    assert.equal(res.status, 200);
-    const deadline = Date.now() + 60_000;
-    let mode: { effective?: string; fallbackReason?: string } = {};
-    while (Date.now() < deadline) {
-      mode = (await (await fetch(`http://127.0.0.1:${pleg.port}/mode`)).json()) as typeof mode;
-      if (mode.effective === 'generic') break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    assert.equal(mode.effective, 'generic');
-    assert.match(mode.fallbackReason ?? '', /does not stream container events/);
-    const bad = await fetch(`http://127.0.0.1:${pleg.port}/mode`, { method: 'POST', body: '{"mode":"sideways"}' });
-    assert.equal(bad.status, 400);
-    assert.deepEqual(await bad.json(), { error: { code: 'InvalidArgument', description: 'mode must be "generic" or "evented", got "sideways"' } });
+    await expectEventedModeFollowsRuntime(pleg.port);
   });
 
   it('ours and the Go PLEG share one election: ours as standby leads when the Go PLEG stops, and goes on from the cache it wrote', async () => {

@@ -18,6 +18,7 @@ import { silentLogger } from '@app/observability';
 import { freePort, startNats, startService, type NatsServer, type ServiceProcess } from '../deploy/local/stack.js';
 import { failOnLeftovers } from './support/node-stack.js';
 import { runtimeAddress } from './support/runtime.js';
+import { expectEventedModeFollowsRuntime } from './support/pleg-mode.js';
 
 const NODE = 'pleg-e2e';
 const dec = new TextDecoder();
@@ -50,7 +51,7 @@ describe('pleg on the real containerd', { timeout: 180_000 }, () => {
     nc.subscribe(`kubelet.${NODE}.pleg.*`, { callback: (_e, m) => void events.push({ at: Date.now(), e: JSON.parse(dec.decode(m.data)) as PodLifecycleEventMessage }) });
     const env = { NODE_NAME: NODE, NATS_URL: nats.url, LOG_LEVEL: 'warn' };
     gateway = await startService('cri-gateway', { ...env, CONTAINER_RUNTIME_ENDPOINT: `unix://${runtimeAddress()}` }, { port: await freePort(), instance: 'g' });
-    pleg = await startService('pleg', { ...env, RELIST_PERIOD: '1s' }, { port: await freePort(), instance: 'p' });
+    pleg = await startService('pleg', { ...env, PLEG_MODE: 'generic', RELIST_PERIOD: '1s' }, { port: await freePort(), instance: 'p' });
     cri = new NatsCriClient(nc, NODE, 'pleg-e2e-test');
     cache = new KvPodCache({ kv: await new Kvm(nc).open('pod-cache'), node: NODE, clock: new SystemClock(), logger: silentLogger() });
     await cache.start();
@@ -126,19 +127,7 @@ describe('pleg on the real containerd', { timeout: 180_000 }, () => {
     assert.equal((await fetch(`http://127.0.0.1:${pleg.port}/healthz`)).status, 200);
   });
 
-  it('switching to evented mode on this runtime (containerd 1.6) falls back to generic by itself', async () => {
-    const res = await fetch(`http://127.0.0.1:${pleg.port}/mode`, { method: 'POST', body: '{"mode":"evented"}' });
-    assert.equal(res.status, 200);
-    const deadline = Date.now() + 60_000;
-    let mode: { effective?: string; fallbackReason?: string } = {};
-    while (Date.now() < deadline) {
-      mode = (await (await fetch(`http://127.0.0.1:${pleg.port}/mode`)).json()) as typeof mode;
-      if (mode.effective === 'generic') break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    assert.equal(mode.effective, 'generic');
-    assert.match(mode.fallbackReason ?? '', /does not stream container events/);
-    const bad = await fetch(`http://127.0.0.1:${pleg.port}/mode`, { method: 'POST', body: '{"mode":"sideways"}' });
-    assert.equal(bad.status, 400);
+  it('switched to evented mode, the PLEG follows the runtime: events on containerd 2, the relist by itself on containerd 1.6', async () => {
+    await expectEventedModeFollowsRuntime(pleg.port);
   });
 });

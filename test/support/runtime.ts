@@ -16,6 +16,24 @@ export function runtimeAddress(): string {
   return process.env['KS_RUNTIME_ADDRESS'] ?? execFileSync('bash', [script, 'address'], { encoding: 'utf8' }).trim();
 }
 
+export type RuntimeKind = 'containerd2' | 'containerd1.6';
+
+/**
+ * Which containerd the tests run on (deploy/runtime.sh kind: KS_RUNTIME, or
+ * the one running): containerd 2 streams container events over the CRI,
+ * containerd 1.6 does not (docs/adr/0040).
+ */
+export function runtimeKind(): RuntimeKind {
+  const kind = process.env['KS_RUNTIME'] || execFileSync('bash', [script, 'kind'], { encoding: 'utf8' }).trim();
+  if (kind !== 'containerd2' && kind !== 'containerd1.6') throw new Error(`deploy/runtime.sh kind said "${kind}", neither containerd2 nor containerd1.6`);
+  return kind;
+}
+
+/** Whether the runtime streams container events (GetContainerEvents): containerd 2 does, 1.6 does not. */
+export function runtimeStreamsEvents(): boolean {
+  return runtimeKind() === 'containerd2';
+}
+
 /**
  * An outage of the project's containerd (deploy/runtime.sh restart): the
  * daemon stops, stays down `downMs`, and starts again; the running tasks'

@@ -86,6 +86,10 @@ export class GenericPleg {
   private readonly toReinspect = new Set<string>();
   private lastTimestamp = 0;
   private lastRelistAt?: number;
+  /** The cache's time as the last successful relist wrote it (updateTime). */
+  private lastGlobal?: { timestamp: number };
+  /** Since when a shortened threshold counts (relistPeriodChanged); 0: since the last relist. */
+  private graceFrom = 0;
   private lastRelistStart?: number;
   private relisting = false;
   /** The health threshold now: RELIST_THRESHOLD, or longer while relists are rare (relistPeriodChanged). */
@@ -119,7 +123,17 @@ export class GenericPleg {
    * eventedPlegRelistThreshold (10m) is to its eventedPlegRelistPeriod (5m).
    */
   relistPeriodChanged(periodMs: number): void {
-    this.relistThresholdMs = Math.max(this.options.relistThresholdMs, 2 * periodMs);
+    const threshold = Math.max(this.options.relistThresholdMs, 2 * periodMs);
+    const now = this.clock.now();
+    if (threshold < this.relistThresholdMs && this.lastGlobal !== undefined) {
+      // Shorter (evented mode fell back): measured from now, not from a relist up to 5 minutes old, so
+      // neither this PLEG's health nor the sync loop's gate (the threshold written beside the cache's
+      // time) trips before the relist that runs at once could; a relist that keeps failing still does.
+      this.graceFrom = now;
+      const { timestamp } = this.lastGlobal;
+      void this.cache.updateTime(timestamp, now - timestamp + threshold).catch((err: Error) => this.logger.warn({ err: err.message }, 'PLEG: the shorter relist threshold could not be written to the pod cache'));
+    }
+    this.relistThresholdMs = threshold;
   }
 
   /**
@@ -136,6 +150,7 @@ export class GenericPleg {
     for (const e of entries) this.records.set(e.uid, viewFromCache(e));
     this.writer.restore(entries);
     this.lastTimestamp = Math.max(global, ...entries.map((e) => e.timestamp));
+    this.lastGlobal = global > 0 ? { timestamp: global } : undefined;
     return entries.length;
   }
 
@@ -145,7 +160,7 @@ export class GenericPleg {
     const failing = this.lastRelistError === undefined ? '' : `; relist failing: ${this.lastRelistError}`;
     if (this.lastRelistAt === undefined) return { ok: true, detail: `no relist yet${failing}` };
     const age = now - this.lastRelistAt;
-    return age > this.relistThresholdMs
+    return now - Math.max(this.lastRelistAt, this.graceFrom) > this.relistThresholdMs
       ? { ok: false, detail: `pleg was last seen active ${Math.round(age / 1000)}s ago; threshold is ${Math.round(this.relistThresholdMs / 1000)}s${failing}` }
       : { ok: true, detail: `last relist ${age}ms ago${failing}` };
   }
@@ -255,6 +270,7 @@ export class GenericPleg {
       for (const e of allEvents) if (!runInTrace(traces.get(e.id), () => this.sink.publish(e))) discarded++;
       if (discarded > 0) this.metrics?.discarded(discarded);
       await this.cache.updateTime(timestamp, this.relistThresholdMs);
+      this.lastGlobal = { timestamp };
 
       const finished = this.clock.now();
       this.metrics?.relisted((finished - started) / 1000, this.lastRelistStart === undefined ? undefined : (started - this.lastRelistStart) / 1000, finished);

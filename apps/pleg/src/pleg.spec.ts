@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
 import type { ContainerEventsStatusMessage, PodCacheEntry, PodLifecycleEventMessage } from '@app/contracts';
-import type { Container, PodSandbox } from '@app/cri';
+import { CriError, type Container, type PodSandbox } from '@app/cri';
 import { FakeCri } from '@app/cri/testing';
 import { currentTrace } from '@app/tracing';
 import { silentLogger } from '@app/observability';
@@ -60,7 +60,8 @@ class MemoryCacheStore extends PodCacheStore {
   timeline: string[] = [];
   relistThresholdMs?: number;
   updateTime(t: number, relistThresholdMs?: number): Promise<void> {
-    assert.ok(t > this.global, `the cache clock went back: ${t} <= ${this.global}`);
+    // The same time again only with a new threshold (a shorter one after evented mode fell back).
+    assert.ok(t > this.global || (t === this.global && relistThresholdMs !== this.relistThresholdMs), `the cache clock went back: ${t} <= ${this.global}`);
     this.global = t;
     this.relistThresholdMs = relistThresholdMs;
     this.reader.updateTime(t);
@@ -86,10 +87,15 @@ class Runtime {
   sandboxes = new Map<string, { uid: string; state: string }>();
   containers = new Map<string, { uid: string; state: string }>();
   hang = new Set<string>();
+  /** While set, every listing fails (containerd is gone). */
+  down = false;
   /** While set, PodSandboxStatus waits for it: an inspection caught between its listing and its write. */
   gate?: Promise<void>;
   cri = new FakeCri()
-    .onRuntime('ListPodSandbox', () => ({ items: [...this.sandboxes].map(([id, s]) => sandbox(id, s.uid, s.state)) }))
+    .onRuntime('ListPodSandbox', () => {
+      if (this.down) throw new CriError('Unavailable', 'connection refused');
+      return { items: [...this.sandboxes].map(([id, s]) => sandbox(id, s.uid, s.state)) };
+    })
     .onRuntime('ListContainers', () => ({ containers: [...this.containers].map(([id, c]) => container(id, c.uid, c.state)) }))
     .onRuntime('PodSandboxStatus', (req) => {
       const s = this.sandboxes.get(req.podSandboxId ?? '');
@@ -634,6 +640,32 @@ describe('PlegRunner', () => {
     runner.setMode('generic');
     await clock.step(0);
     assert.equal(cache.relistThresholdMs, 180_000);
+    runner.stop();
+  });
+
+  it('falling back from evented mode, the shorter threshold counts from the fallback: health and the gate hold while the relist at once runs, and trip after 3m of failing relists', async () => {
+    const { clock, cache, pleg, runner, runtime } = setupRunner('evented', () => Promise.resolve(streaming()));
+    runner.start();
+    await clock.step(0);
+    const relisted = cache.global;
+    for (let t = 0; t < 250_000; t += 10_000) {
+      await runner.onRuntimeMessage(streaming());
+      await clock.step(10_000);
+    }
+    // containerd goes away: the relay says so, and every relist fails from now on.
+    runtime.down = true;
+    await runner.onRuntimeMessage({ ...streaming(), state: 'reconnecting', detail: 'connection refused' });
+    await clock.step(0);
+    assert.equal(runner.mode.effective, 'generic');
+    assert.equal(pleg.healthy().ok, true, `not unhealthy at once for a relist 250s old: ${pleg.healthy().detail}`);
+    assert.equal(cache.global, relisted, 'the cache\'s time stays that of the last relist');
+    const gateThreshold = cache.relistThresholdMs ?? 0;
+    assert.equal(clock.now() - relisted + 180_000, gateThreshold, 'the gate gets 3m from the fallback');
+    await clock.step(179_000);
+    assert.equal(pleg.healthy().ok, true, pleg.healthy().detail);
+    await clock.step(2000);
+    assert.equal(pleg.healthy().ok, false, 'failing relists for 3m: unhealthy');
+    assert.ok(clock.now() - cache.global > gateThreshold, 'and past the gate\'s threshold');
     runner.stop();
   });
 
