@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what kubelet-split needs from Debian's packages, when missing:
-# nats-server, containerd, runc, busybox-static, the CNI plugins, iproute2,
+# nats-server, containerd, runc, libseccomp-dev, busybox-static, the CNI plugins, iproute2,
 # gcc with a static libc (for the pause image), and curl and unzip (for a Go
 # toolchain when the machine has none: deploy/control-plane/build.sh), and
 # chromium (the web console's browser tests, driven by playwright-core). Idempotent; needs root.
@@ -21,6 +21,9 @@ have curl || need+=(curl)
 have unzip || need+=(unzip)
 have iptables || need+=(iptables)
 [ -x /usr/bin/chromium ] || need+=(chromium)
+# runc 1.5 (deploy/containerd/build.sh) is built with cgo against libseccomp.
+[ -f /usr/include/seccomp.h ] || need+=(libseccomp-dev)
+have pkg-config || need+=(pkg-config)
 
 if [ ${#need[@]} -gt 0 ]; then
   mapfile -t need < <(printf '%s\n' "${need[@]}" | sort -u)
@@ -65,4 +68,12 @@ fi
 # with the machine's Go from the Go module proxy into /var/cache/kubelet-split/nats; with no Go
 # toolchain, Debian's nats-server (2.9.10, no message tracing) stays in use and build.sh says so.
 nats=$(bash "$(dirname "$0")/nats/build.sh" | tail -n 1)
-echo "install.sh: nats-server $("$nats" --version | awk '{print $2}') ($nats), containerd $(containerd --version | awk '{print $3}'), runc $(runc --version | awk 'NR==1{print $3}'), node $(node --version)"
+# containerd v2.4.2 and runc v1.5.3 (KS_RUNTIME=containerd2, deploy/runtime.sh's default once built),
+# built with the machine's Go from the Go module proxy into /var/cache/kubelet-split/containerd (a few
+# minutes the first time); where it cannot build, Debian's containerd 1.6 stays the default and it says why.
+if ctd=$(bash "$(dirname "$0")/containerd/build.sh" | tail -n 1); then
+  containerd2="containerd $("$ctd/containerd" --version | awk '{print $3}') and runc $("$ctd/runc" --version | awk 'NR==1{print $3}') ($ctd, the default)"
+else
+  containerd2="no containerd 2 (see above): KS_RUNTIME defaults to containerd1.6"
+fi
+echo "install.sh: nats-server $("$nats" --version | awk '{print $2}') ($nats), containerd $(containerd --version | awk '{print $3}') and runc $(runc --version | awk 'NR==1{print $3}') (Debian's), $containerd2, node $(node --version)"

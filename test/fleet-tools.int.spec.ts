@@ -79,6 +79,9 @@ async function record(nc: NatsConnection, node: string, service: ServiceName, ho
 
 
 
+/** The refusal the isolation test below provokes: node a's status manager asking for node b's trace stream. */
+const provoked = (violation: string) => violation.includes(`$JS.${nodeDomain(B)}.API.STREAM.INFO.${TRACE_STREAM}`) && violation.includes('user:status-manager');
+
 describe('the CLI across a fleet: a hub of three, two leaf nodes', { timeout: 180_000 }, () => {
   let dir: string;
   let hub: Hub;
@@ -131,6 +134,8 @@ describe('the CLI across a fleet: a hub of three, two leaf nodes', { timeout: 18
   after(async () => {
     for (const n of nodes) {
       await n.statusManager.close();
+      const others = n.nats.violations.filter((v) => !provoked(v));
+      n.nats.violations.splice(0, n.nats.violations.length, ...others);
       await n.podWorker.close();
       await n.nats.stop();
     }
@@ -206,8 +211,8 @@ describe('the CLI across a fleet: a hub of three, two leaf nodes', { timeout: 18
     await assert.rejects(a.statusManager.request(`$JS.${nodeDomain(B)}.API.STREAM.INFO.${TRACE_STREAM}`, enc.encode(''), { timeout: 3000 }));
     const jsm = await jetstreamManager(a.statusManager, { domain: nodeDomain(B), checkAPI: false, timeout: 3000 });
     await assert.rejects(jsm.streams.info(TRACE_STREAM), "node a's status manager read node b's stream info");
-    // Its own leaf refused it (a permission violation there), the one this test provokes.
-    await until('the violation logged', () => Promise.resolve(a.nats.violations.some((v) => v.includes(`$JS.${nodeDomain(B)}.API.STREAM.INFO.${TRACE_STREAM}`)) ? true : undefined), 5000);
-    a.nats.violations.splice(0);
+    // Its own leaf refused it (a permission violation there): what this test provokes, and nothing else, is
+    // forgiven when the servers stop (the second refusal may be logged after this test ends).
+    await until('the violation logged', () => Promise.resolve(a.nats.violations.some(provoked) ? true : undefined), 5000);
   });
 });
