@@ -6,7 +6,12 @@
  *  - containerd restarted (deploy/runtime.sh restart; the shims, and so the
  *    containers, keep running): the gateway's gRPC channel reconnects, the
  *    PLEG reports unhealthy while it cannot relist and recovers, and the sync
- *    loop skips its ticks meanwhile (the health gate).
+ *    loop skips its ticks meanwhile (the health gate);
+ *  - on containerd 2, where the PLEG is evented (docs/adr/0040), the event
+ *    stream broken mid-churn, by cri-gateway SIGKILLed and by the containerd
+ *    restart: the PLEG falls back to the relist at once and returns to the
+ *    events after, both seen in /mode, the kubelet_evented_pleg_* metrics and
+ *    the events on the Node; no pod lost, no container run twice.
  * Converged means what a user would check: every desired pod has exactly
  * one ready sandbox and exactly one running container per container name of
  * its spec in containerd, every deleted pod has nothing left in containerd,
@@ -22,7 +27,7 @@ import assert from 'node:assert/strict';
 import type { V1Pod } from '@kubernetes/client-node';
 import { KubeletLabels } from '@app/kube';
 import { NodeStack } from './support/node-stack.js';
-import { restartRuntime } from './support/runtime.js';
+import { restartRuntime, runtimeStreamsEvents } from './support/runtime.js';
 
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
 const NODE = 'outage-e2e';
@@ -146,6 +151,63 @@ async function health(url: string): Promise<{ status: number; body: string }> {
   }
 }
 
+interface PlegMode {
+  desired?: string;
+  effective?: string;
+  fallbackReason?: string;
+}
+
+/**
+ * The evented PLEG's view of a fault that breaks the event stream, while `fault` runs: whether it fell
+ * back (the reason /mode gave), then the wait for its return to events after it (generous: 30 s of
+ * streaming, doubled after a recent return, plus the reconnect), and what the metrics and the Node's
+ * events said. On containerd 1.6 the PLEG relists throughout: it says so, and nothing else is checked.
+ */
+async function watchEventedPleg(stack: NodeStack, url: (service: string, path: string) => string, fault: () => Promise<void>): Promise<() => Promise<string>> {
+  const mode = async (): Promise<PlegMode> => (await (await fetch(url('pleg', '/mode'), { signal: AbortSignal.timeout(2000) })).json()) as PlegMode;
+  const metric = async (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(await (await fetch(url('pleg', '/metrics'))).text())?.[1] ?? NaN);
+  if (!runtimeStreamsEvents()) {
+    await fault();
+    return async () => {
+      const m = await mode();
+      assert.equal(m.effective, 'generic');
+      assert.match(m.fallbackReason ?? '', /does not stream container events/);
+      return 'containerd 1.6: relisting throughout';
+    };
+  }
+  await stack.waitFor('the PLEG on events before the fault', async () => ((await mode()).effective === 'evented' ? true : undefined), 180_000);
+  const errors = await metric('kubelet_evented_pleg_connection_error_count');
+  const successes = await metric('kubelet_evented_pleg_connection_success_count');
+  const eventsBefore = stack.events.length;
+  let fellBack = '';
+  let done = false;
+  const watching = (async () => {
+    while (!done) {
+      const m: PlegMode = await mode().catch(() => ({}));
+      if (m.effective === 'generic' && !fellBack) fellBack = m.fallbackReason ?? '(no reason)';
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  const t0 = Date.now();
+  try {
+    await fault();
+  } finally {
+    done = true;
+    await watching;
+  }
+  return async () => {
+    assert.ok(fellBack, 'the PLEG fell back to the relist while the event stream was broken');
+    await stack.waitFor('the PLEG back on events', async () => ((await mode()).effective === 'evented' ? true : undefined), 240_000);
+    const back = Date.now() - t0;
+    assert.ok((await metric('kubelet_evented_pleg_connection_error_count')) > errors, 'the fallback counted');
+    assert.ok((await metric('kubelet_evented_pleg_connection_success_count')) > successes, 'the return counted');
+    const reasons = stack.events.slice(eventsBefore).map((e) => e.reason);
+    assert.ok(reasons.includes('ContainerEventsUnavailable'), `a ContainerEventsUnavailable event on the Node; got ${reasons.join(', ')}`);
+    await stack.waitFor('a ContainerEventsResumed event on the Node', () => (stack.events.slice(eventsBefore).some((e) => e.reason === 'ContainerEventsResumed') ? true : undefined), 10_000);
+    return `fell back (${fellBack}), on events again ${(back / 1000).toFixed(1)}s after the fault began`;
+  };
+}
+
 describe('outages: the node converges after its dependencies restart mid-churn', { timeout: 900_000 }, () => {
   const stack = new NodeStack({
     node: NODE,
@@ -178,18 +240,21 @@ describe('outages: the node converges after its dependencies restart mid-churn',
     for (const name of ['nats-0', 'nats-8']) before.set(name, (await stack.containers(name)).find((c) => c.state === 'CONTAINER_RUNNING')?.id ?? '');
     let plegUnhealthy = '';
     let gateClosed = '';
+    let evented: () => Promise<string> = () => Promise.resolve('');
     const { desired, deleted, faultEnded } = await churn(stack, 'ctd', async () => {
-      const outage = restartRuntime(CONTAINERD_DOWN_MS);
-      let done = false;
-      void outage.finally(() => (done = true));
-      while (!done) {
-        const h = await health(url('pleg', '/healthz'));
-        if (h.status !== 200 && !plegUnhealthy) plegUnhealthy = h.body;
-        const r = await health(url('sync-loop', '/readyz'));
-        if (/skipping pod synchronization/.test(r.body) && !gateClosed) gateClosed = r.body;
-        await sleep(250);
-      }
-      await outage;
+      evented = await watchEventedPleg(stack, url, async () => {
+        const outage = restartRuntime(CONTAINERD_DOWN_MS);
+        let done = false;
+        void outage.finally(() => (done = true));
+        while (!done) {
+          const h = await health(url('pleg', '/healthz'));
+          if (h.status !== 200 && !plegUnhealthy) plegUnhealthy = h.body;
+          const r = await health(url('sync-loop', '/readyz'));
+          if (/skipping pod synchronization/.test(r.body) && !gateClosed) gateClosed = r.body;
+          await sleep(250);
+        }
+        await outage;
+      });
     });
     const ms = await converge(stack, desired, deleted);
     const after = Date.now() - faultEnded;
@@ -202,5 +267,24 @@ describe('outages: the node converges after its dependencies restart mid-churn',
       const now = (await stack.containers(name)).find((c) => c.state === 'CONTAINER_RUNNING')?.id ?? '';
       assert.equal(now, id, `${name}'s container kept running through the containerd restart (its shim stayed)`);
     }
+    console.log(`# outage containerd restart, the PLEG: ${await evented()}`);
+  });
+
+  it('cri-gateway SIGKILLed mid-churn (the event stream with it) and restarted: the PLEG falls back and returns, and the node converges', async () => {
+    let evented: () => Promise<string> = () => Promise.resolve('');
+    const { desired, deleted } = await churn(stack, 'gw', async () => {
+      evented = await watchEventedPleg(stack, url, async () => {
+        const gw = stack.procs.get('cri-gateway#0');
+        assert.ok(gw, 'cri-gateway runs');
+        const exited = new Promise((r) => gw.process.once('exit', r));
+        gw.process.kill('SIGKILL');
+        await exited;
+        stack.procs.delete('cri-gateway#0');
+        await sleep(1500);
+        await stack.startService('cri-gateway');
+      });
+    });
+    const ms = await converge(stack, desired, deleted);
+    console.log(`# outage cri-gateway SIGKILL: converged ${(ms / 1000).toFixed(1)}s after the churn (${desired.size} pods desired, ${deleted.size} deleted); the PLEG: ${await evented()}`);
   });
 });
