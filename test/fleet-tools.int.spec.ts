@@ -132,15 +132,18 @@ describe('the CLI across a fleet: a hub of three, two leaf nodes', { timeout: 18
   });
 
   after(async () => {
+    // Everything is stopped even when a server's stop fails the test (a refusal it logged): a server left running keeps the file's process alive.
+    const failures: unknown[] = [];
     for (const n of nodes) {
       await n.statusManager.close();
       const others = n.nats.violations.filter((v) => !provoked(v));
       n.nats.violations.splice(0, n.nats.violations.length, ...others);
       await n.podWorker.close();
-      await n.nats.stop();
+      await n.nats.stop().catch((err: unknown) => failures.push(err));
     }
-    await hub?.stop();
+    await hub?.stop().catch((err: unknown) => failures.push(err));
     if (dir) rmSync(dir, { recursive: true, force: true });
+    if (failures.length > 0) throw failures[0];
   });
 
   it('trace POD --fleet: finds the pod on node b and prints its hops, read in node b\'s domain', async () => {
