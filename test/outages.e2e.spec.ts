@@ -215,7 +215,7 @@ describe('outages: the node converges after its dependencies restart mid-churn',
     env: {
       // A short threshold, so that a containerd down for some seconds shows as an unhealthy PLEG
       // (the sync loop reads the PLEG's last relist every 5s, so not shorter than that plus a relist).
-      pleg: { RELIST_THRESHOLD: '10s' },
+      pleg: { RELIST_THRESHOLD: '10s', PLEG_MODE: 'evented' },
       'pod-worker': { POD_SYNC_BACKOFF: '2s', SYNC_FREQUENCY: '10s' },
     },
   });

@@ -84,6 +84,8 @@ export class GenericPleg {
   /** podRecords: each pod as the last successful relist saw it. */
   private readonly records = new Map<string, PodView>();
   private readonly toReinspect = new Set<string>();
+  /** Pods an inspection found nothing of in the runtime, written as empty entries until a relist (inspectPod). */
+  private readonly absent = new Set<string>();
   private lastTimestamp = 0;
   private lastRelistAt?: number;
   /** The cache's time as the last successful relist wrote it (updateTime). */
@@ -147,7 +149,11 @@ export class GenericPleg {
     this.records.clear();
     this.toReinspect.clear();
     this.lastRelistAt = undefined;
-    for (const e of entries) this.records.set(e.uid, viewFromCache(e));
+    this.absent.clear();
+    for (const e of entries) {
+      if (e.sandboxStatuses.length === 0 && e.containerStatuses.length === 0) this.absent.add(e.uid);
+      else this.records.set(e.uid, viewFromCache(e));
+    }
     this.writer.restore(entries);
     this.lastTimestamp = Math.max(global, ...entries.map((e) => e.timestamp));
     this.lastGlobal = global > 0 ? { timestamp: global } : undefined;
@@ -212,8 +218,13 @@ export class GenericPleg {
       const filter = { labelSelector: { [KubeletLabels.podUid]: uid } };
       const [sandboxes, containers] = await this.withTimeout(Promise.all([this.cri.runtime('ListPodSandbox', { filter }), this.cri.runtime('ListContainers', { filter })]), uid);
       const view = groupByPod(sandboxes.items, containers.containers, this.options.node).get(uid);
-      const written = view ? await this.writer.set(await this.withTimeout(this.inspect(view, timestamp), uid)) : await this.writer.delete(uid, timestamp);
+      // Nothing in the runtime: an empty entry, not a removal, so that the pod worker waiting for news of the pod
+      // newer than its sync gets it now (a removal leaves it waiting for the next relist: 5 minutes in evented
+      // mode). The next relist removes the entry if the runtime still has nothing of the pod.
+      const written = view ? await this.writer.set(await this.withTimeout(this.inspect(view, timestamp), uid)) : await this.writer.set(absentEntry(uid, timestamp));
       if (!written) return { timestamp, written, events: [] };
+      if (view) this.absent.delete(uid);
+      else this.absent.add(uid);
       this.toReinspect.delete(uid);
       const events = this.record(uid, view);
       let discarded = 0;
@@ -250,8 +261,8 @@ export class GenericPleg {
       const current = groupByPod(sandboxes.items, containers.containers, this.options.node);
 
       const changed: string[] = [];
-      for (const uid of new Set([...this.records.keys(), ...current.keys()])) {
-        if (this.toReinspect.has(uid) || podEvents(uid, this.records.get(uid), current.get(uid)).length > 0) changed.push(uid);
+      for (const uid of new Set([...this.records.keys(), ...current.keys(), ...this.absent])) {
+        if (this.toReinspect.has(uid) || this.absent.has(uid) || podEvents(uid, this.records.get(uid), current.get(uid)).length > 0) changed.push(uid);
       }
 
       const inspected: string[] = [];
@@ -340,6 +351,7 @@ export class GenericPleg {
     }
     inspected.push(uid);
     if (!written) return;
+    this.absent.delete(uid);
     this.toReinspect.delete(uid);
     allEvents.push(...this.record(uid, view));
   }
@@ -370,4 +382,9 @@ export function viewFromCache(e: PodCacheEntry): PodView {
     containerIds.push(c.id);
   }
   return { uid: e.uid, name: e.name, namespace: e.namespace, states, sandboxIds, containerIds };
+}
+
+/** The entry of a pod the runtime has nothing of, as of `timestamp`. */
+function absentEntry(uid: string, timestamp: number): PodCacheEntry {
+  return { uid, name: '', namespace: '', timestamp, sandboxStatuses: [], containerStatuses: [], ips: [] };
 }

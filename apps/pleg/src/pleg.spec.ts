@@ -284,6 +284,30 @@ function assertMonotonic(timeline: string[]): void {
 }
 
 describe('GenericPleg.inspectPod: one pod inspected at once, outside the relist', () => {
+  it('a pod the runtime has nothing of (not made yet, or just removed): the waiting pod worker is released at once by an empty entry, which the next relist removes', async () => {
+    const { runtime, sink, pleg, cache, clock } = setup();
+    await pleg.relist();
+    await clock.step(100);
+    const syncEnd = clock.now();
+    const waiting = cache.reader.getNewerThan('new', syncEnd);
+    const inspected = await pleg.inspectPod('new', syncEnd);
+    assert.equal(inspected.written, true);
+    const seen = await waiting;
+    assert.ok(seen.timestamp > syncEnd, 'released with news newer than its sync, not at the next relist');
+    assert.deepEqual([seen.entry?.sandboxStatuses, seen.entry?.containerStatuses], [[], []], 'the runtime has nothing of the pod');
+    assert.deepEqual(sink.take(), []);
+    // The pod appears: the next relist (or inspection) writes it; one that finds it still absent removes the entry.
+    await clock.step(1000);
+    await pleg.relist();
+    assert.equal(cache.entries.has('new'), false, 'the relist removed the empty entry');
+    await pleg.inspectPod('gone-too');
+    runtime.sandboxes.set('sb-g', { uid: 'gone-too', state: 'SANDBOX_READY' });
+    await clock.step(1000);
+    await pleg.relist();
+    assert.equal(cache.entries.get('gone-too')?.sandboxStatuses.length, 1, 'a pod made after its empty entry is written by the relist');
+    assert.deepEqual(sink.take(), ['gone-too/ContainerStarted/sb-g']);
+  });
+
   it('a relist result older than an immediate inspection arrives after it: the cache keeps the newer one, and each event is sent once', async () => {
     const { runtime, sink, pleg, cache, clock } = setup();
     // The pod worker made the sandbox; a relist lists it and is caught inspecting it.
@@ -377,15 +401,17 @@ describe('GenericPleg.inspectPod: one pod inspected at once, outside the relist'
     const gone = await pleg.inspectPod('a', clock.now());
     assert.equal(gone.written, true);
     assert.deepEqual(gone.events.map((e) => `${e.eventType}/${e.data ?? ''}`).sort(), ['ContainerDied/c1', 'ContainerDied/sb-a', 'ContainerRemoved/c1', 'ContainerRemoved/sb-a']);
-    assert.equal(cache.entries.has('a'), false);
+    const empty = (uid: string) => cache.entries.get(uid)?.sandboxStatuses.length === 0 && cache.entries.get(uid)?.containerStatuses.length === 0;
+    assert.ok(empty('a'), 'an empty entry: the runtime has nothing of the pod');
     assert.equal(sink.take().length, 4);
     held.open();
     const relisted = await relisting;
     assert.deepEqual(relisted.events, []);
-    assert.equal(cache.entries.has('a'), false, 'the relist that listed the stopped pod before it was removed does not write it again');
-    assert.deepEqual(cache.timeline.slice(-1), ['a deleted']);
+    assert.ok(empty('a'), 'the relist that listed the stopped pod before it was removed does not write it again');
+    assert.deepEqual(cache.timeline.slice(-1), [`a@${gone.timestamp}`]);
     await clock.step(1000);
     await pleg.relist();
+    assert.deepEqual(cache.timeline.slice(-1), ['a deleted'], 'the next relist removes the empty entry');
     assert.deepEqual(sink.take(), [], 'each event once');
   });
 
@@ -483,7 +509,7 @@ describe('PlegRunner', () => {
     assert.deepEqual(sink.take(), ['z/ContainerRemoved/c9']);
     runtime.sandboxes.delete('sb-z');
     await runner.onRuntimeMessage(event('z', 'sb-z', 'CONTAINER_DELETED_EVENT', 'CONTAINER_EXITED'));
-    assert.equal(cache.entries.has('z'), false, 'the sandbox deleted: the pod leaves the cache');
+    assert.deepEqual([cache.entries.get('z')?.sandboxStatuses, cache.entries.get('z')?.containerStatuses], [[], []], 'the sandbox deleted: the runtime has nothing of the pod (an empty entry until the next relist)');
     assert.deepEqual(reporter.told, ['connected']);
     runner.stop();
   });
