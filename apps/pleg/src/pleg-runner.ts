@@ -295,8 +295,9 @@ export class PlegRunner {
         this.logger.warn({ err: (err as Error).message }, 'PLEG relist failed');
       }
     }
-    // In evented mode, wake up often enough to notice a silent relay.
-    this.schedule(this.effective === 'evented' ? Math.min(period, EVENTED_CHECK_MS) : period);
+    // The mode may have changed during the relist (a fallback while it ran): the next wake-up is the mode's now.
+    // In evented mode, often enough to notice a silent relay.
+    this.schedule(this.effective === 'evented' ? Math.min(this.options.eventedRelistPeriodMs, EVENTED_CHECK_MS) : this.options.relistPeriodMs);
   }
 }
 

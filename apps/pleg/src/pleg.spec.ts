@@ -695,6 +695,26 @@ describe('PlegRunner', () => {
     runner.stop();
   });
 
+  it('a fallback while the evented relist at start is still running: relisting every second after it, not 5 minutes later', async () => {
+    const { clock, runner, runtime, relists } = setupRunner('evented');
+    runtime.sandboxes.set('sb-a', { uid: 'a', state: 'SANDBOX_READY' });
+    const held = gate();
+    runtime.gate = held.wait;
+    runner.start();
+    await clock.step(0);
+    // The relay says the runtime has no stream (containerd 1.6) while the first relist waits on the runtime.
+    await runner.onRuntimeMessage({ type: STATUS, state: 'unsupported', detail: 'unknown method GetContainerEvents' });
+    runtime.gate = undefined;
+    held.open();
+    await clock.step(0);
+    assert.equal(runner.mode.effective, 'generic');
+    const t = relists();
+    await clock.step(1000);
+    await clock.step(1000);
+    assert.ok(relists() > t, 'relisting every second');
+    runner.stop();
+  });
+
   it('an inspection a pod worker asks for is made by the leader in either mode, and ignored by a standby', async () => {
     const { clock, sink, runtime, runner } = setupRunner('evented');
     runtime.sandboxes.set('sb-a', { uid: 'a', state: 'SANDBOX_READY' });
