@@ -28,6 +28,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { KubeletLabels } from '@app/kube';
 import { NodeStack } from './support/node-stack.js';
 import { restartRuntime, runtimeStreamsEvents } from './support/runtime.js';
+import { metricValue } from './support/pleg-mode.js';
 
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
 const NODE = 'outage-e2e';
@@ -165,7 +166,7 @@ interface PlegMode {
  */
 async function watchEventedPleg(stack: NodeStack, url: (service: string, path: string) => string, fault: () => Promise<void>): Promise<() => Promise<string>> {
   const mode = async (): Promise<PlegMode> => (await (await fetch(url('pleg', '/mode'), { signal: AbortSignal.timeout(2000) })).json()) as PlegMode;
-  const metric = async (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(await (await fetch(url('pleg', '/metrics'))).text())?.[1] ?? NaN);
+  const metric = (name: string) => metricValue(url('pleg', '/metrics'), name);
   if (!runtimeStreamsEvents()) {
     await fault();
     return async () => {

@@ -21,7 +21,7 @@ import { silentLogger } from '@app/observability';
 import { freePort, startNats, startService, type NatsServer, type ServiceProcess } from '../deploy/local/stack.js';
 import { failOnLeftovers } from './support/node-stack.js';
 import { runtimeAddress, runtimeStreamsEvents } from './support/runtime.js';
-import { expectEventedModeFollowsRuntime } from './support/pleg-mode.js';
+import { expectEventedModeFollowsRuntime, metricValue } from './support/pleg-mode.js';
 
 const NODE = 'pleg-e2e';
 const dec = new TextDecoder();
@@ -38,7 +38,7 @@ function plegOnContainerd(node: string, plegEnv: Record<string, string>) {
     events: [] as { at: number; e: PodLifecycleEventMessage }[],
     uid: randomUUID(),
     podSandboxId: '',
-    metric: async (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(await (await fetch(`http://127.0.0.1:${f.pleg.port}/metrics`)).text())?.[1] ?? NaN),
+    metric: (name: string) => metricValue(`http://127.0.0.1:${f.pleg.port}/metrics`, name),
   };
   before(async () => {
     f.nats = await startNats();

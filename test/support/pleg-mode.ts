@@ -48,3 +48,9 @@ export async function expectEventedModeFollowsRuntime(port: number): Promise<voi
   // Back to the mode the test found, for the tests after it.
   if (before.desired && before.desired !== 'evented') await fetch(url, { method: 'POST', body: JSON.stringify({ mode: before.desired }) });
 }
+
+/** A metric's value (the first sample of `name`, whatever its labels) from a /metrics URL; NaN when absent. */
+export async function metricValue(metricsUrl: string, name: string): Promise<number> {
+  const text = await (await fetch(metricsUrl)).text();
+  return Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+}
