@@ -6,13 +6,16 @@
  */
 import { readFileSync, readdirSync, rmdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { ListPodSandboxRequest, type ListPodSandboxResponse } from '@app/cri';
+import { ContainerStatusRequest, type ContainerStatusResponse, ListContainersRequest, type ListContainersResponse, ListPodSandboxRequest, type ListPodSandboxResponse } from '@app/cri';
+import { KubeletLabels } from '@app/kube';
 import { GrpcRuntimeConnection } from '../../../apps/cri-gateway/src/adapters/grpc-runtime-connection.js';
 
 /** What the read API says of one pod. */
 export interface PodView {
   phase: string;
   ready: boolean;
+  /** The containers' restartCount, summed. */
+  restarts: number;
 }
 
 export interface AgentProcess {
@@ -52,10 +55,11 @@ export function podViews(list: unknown): Map<string, PodView> {
   const out = new Map<string, PodView>();
   const items = (list as { items?: unknown[] } | null)?.items ?? [];
   for (const item of items) {
-    const p = item as { metadata?: { name?: string; namespace?: string }; status?: { phase?: string; conditions?: { type?: string; status?: string }[] } };
+    const p = item as { metadata?: { name?: string; namespace?: string }; status?: { phase?: string; conditions?: { type?: string; status?: string }[]; containerStatuses?: { restartCount?: number }[] } };
     if (!p.metadata?.name || (p.metadata.namespace ?? 'default') !== 'default') continue;
     const ready = (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
-    out.set(p.metadata.name, { phase: p.status?.phase ?? '', ready });
+    const restarts = (p.status?.containerStatuses ?? []).reduce((n, c) => n + (c.restartCount ?? 0), 0);
+    out.set(p.metadata.name, { phase: p.status?.phase ?? '', ready, restarts });
   }
   return out;
 }
@@ -76,6 +80,20 @@ export class CriObserver {
       out.set(name, (out.get(name) ?? false) || s.state === 'SANDBOX_READY');
     }
     return out;
+  }
+
+  /**
+   * The host PID of a running container of the pod (its name in the runtime's labels), from the runtime's verbose
+   * ContainerStatus: what a user's `kill` or the kernel's OOM killer would hit, behind the agent's back.
+   */
+  async runningContainerPid(podName: string): Promise<number> {
+    const list = (await this.conn.unary('runtime', 'ListContainers', ListContainersRequest.fromPartial({ filter: { state: { state: 'CONTAINER_RUNNING' }, labelSelector: { [KubeletLabels.podName]: podName } } }), 30_000)) as ListContainersResponse;
+    const id = list.containers[0]?.id;
+    if (!id) throw new Error(`no running container of pod ${podName} in the runtime`);
+    const status = (await this.conn.unary('runtime', 'ContainerStatus', ContainerStatusRequest.fromPartial({ containerId: id, verbose: true }), 30_000)) as ContainerStatusResponse;
+    const pid = (JSON.parse(status.info['info'] ?? '{}') as { pid?: number }).pid;
+    if (!pid) throw new Error(`the runtime's verbose status of container ${id} (pod ${podName}) has no pid`);
+    return pid;
   }
 
   close(): void {

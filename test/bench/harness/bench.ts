@@ -7,19 +7,25 @@
  * Prints a markdown table; writes bench.json, bench.md and p1.svg (the P1
  * latency distributions, one line per agent) to --out.
  *
- *   npm run build && node dist/test/bench/harness/bench.js [--smoke] [--agents kubelet-split,kubelet-split-one-process,kubelet] [--out .tmp/bench]
+ *   npm run build && node dist/test/bench/harness/bench.js [--smoke] [--agents kubelet-split,kubelet-split-one-process,kubelet] [--runtimes containerd2,containerd1.6] [--out .tmp/bench]
  *   npm run bench -- --fleet [--fleet-nodes 1,2,3] [--out .tmp/bench]   the fleet's figure instead (../fleet.bench.ts): fleet.json, fleet.md
  *
  * It uses the project's containerd (deploy/runtime.sh, started here when it
  * is not running, and stopped again): run it under the e2e lock on a shared
- * machine (`flock -o /tmp/e2e.lock npm run bench`). An agent that cannot
+ * machine (`flock -o /tmp/e2e.lock npm run bench`). `--runtimes` measures
+ * every agent on each runtime kind in turn (deploy/runtime.sh's KS_RUNTIME:
+ * containerd 2 with its event stream, Debian's containerd 1.6 without),
+ * switching the project's containerd between them and leaving the kind that
+ * ran before; the agents' columns then say the runtime. An agent that cannot
  * run is reported with the reason, and the others are still measured.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { VersionRequest, type VersionResponse } from '@app/cri';
+import { GrpcRuntimeConnection } from '../../../apps/cri-gateway/src/adapters/grpc-runtime-connection.js';
 import { REPO_ROOT } from '../../../deploy/local/stack.js';
 import { runtimeAddress } from '../../support/runtime.js';
 import type { Agent } from './agent.js';
@@ -44,17 +50,20 @@ const { values: args } = parseArgs({
     'p1-pods': { type: 'string' },
     'p2-pods': { type: 'string' },
     'p3-seconds': { type: 'string' },
+    'p7-kills': { type: 'string' },
+    runtimes: { type: 'string' },
     fleet: { type: 'boolean', default: false },
     'fleet-nodes': { type: 'string', default: '1,2,3' },
   },
 });
 const smoke = args.smoke === true;
 const int = (v: string | undefined, full: number, small: number) => (v === undefined ? (smoke ? small : full) : Number(v));
-const settings: BenchResult['settings'] = {
+const settings: BenchResult['settings'] & { p7Kills: number } = {
   p1Pods: int(args['p1-pods'], 30, 3),
   p2Pods: int(args['p2-pods'], 100, 3),
   p3Seconds: int(args['p3-seconds'], 30, 5),
   p6Pods: int(args['p2-pods'], 100, 3),
+  p7Kills: int(args['p7-kills'], 10, 2),
   pollMs: { p1: 20, p2: 100, p6: 20 },
 };
 const agentNames = (args.agents ?? AGENT_NAMES.join(',')).split(',').map((s) => s.trim()).filter(Boolean);
@@ -63,6 +72,18 @@ for (const a of agentNames) {
     process.stderr.write(`bench: unknown agent "${a}" (known: ${AGENT_NAMES.join(', ')})\n`);
     process.exit(2);
   }
+}
+const RUNTIME_KINDS = ['containerd2', 'containerd1.6'] as const;
+const runtimeKinds = args.runtimes === undefined ? [] : args.runtimes.split(',').map((s) => s.trim()).filter(Boolean);
+for (const k of runtimeKinds) {
+  if (!(RUNTIME_KINDS as readonly string[]).includes(k)) {
+    process.stderr.write(`bench: unknown runtime "${k}" in --runtimes (known: ${RUNTIME_KINDS.join(', ')})\n`);
+    process.exit(2);
+  }
+}
+if (settings.p7Kills > settings.p2Pods) {
+  process.stderr.write(`bench: --p7-kills ${settings.p7Kills} is more than the ${settings.p2Pods} pods P2 starts (--p2-pods)\n`);
+  process.exit(2);
 }
 const out = resolve(args.out ?? '.tmp/bench');
 const log = (line: string) => process.stderr.write(`bench ${new Date().toISOString().slice(11, 19)} ${line}\n`);
@@ -80,10 +101,15 @@ if (args.fleet) {
   await nodeFigures();
 }
 
-/** The node figures (the file's header): the raw CRI floor, P4, then each agent. */
+/** The node figures (the file's header): the raw CRI floor, P4, then each agent; on each runtime of --runtimes in turn. */
 async function nodeFigures(): Promise<void> {
   const runtimeScript = join(REPO_ROOT, 'deploy', 'runtime.sh');
-  const runtime = (cmd: string) => spawnSync('bash', [runtimeScript, cmd], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const runtime = (cmd: string, kind?: string) => {
+    const env = { ...process.env };
+    if (kind === undefined) delete env['KS_RUNTIME'];
+    else env['KS_RUNTIME'] = kind;
+    return spawnSync('bash', [runtimeScript, cmd], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env });
+  };
 
   async function agentFor(name: AgentName): Promise<Agent> {
     switch (name) {
@@ -100,24 +126,35 @@ async function nodeFigures(): Promise<void> {
 
   const measureOptions: MeasureOptions = { ...settings, p5Runs: smoke ? 1 : 3, log };
   const startedAt = new Date().toISOString();
-  let startedRuntime = false;
+  // What ran before: left as found (the same kind running, or none).
+  const before = runtime('status').status === 0 ? runtime('kind').stdout.trim() : undefined;
+  const kinds = runtimeKinds.length > 0 ? runtimeKinds : [before ?? runtime('kind').stdout.trim()];
   let current: Agent | undefined;
+
+  /** The project's containerd of this kind, running; another kind that runs is stopped first. */
+  const useRuntime = (kind: string) => {
+    if (runtime('status').status === 0 && runtime('kind').stdout.trim() !== kind) {
+      log(`stopping the running ${runtime('kind').stdout.trim()} for ${kind}`);
+      runtime('stop');
+    }
+    if (runtime('start', kind).status !== 0) throw new Error(`deploy/runtime.sh start (KS_RUNTIME=${kind}) failed`);
+    process.env['KS_RUNTIME'] = kind;
+  };
+  const restore = () => {
+    const now = runtime('status').status === 0 ? runtime('kind').stdout.trim() : undefined;
+    if (now === before) return;
+    if (now !== undefined) runtime('stop');
+    if (before !== undefined) runtime('start', before);
+  };
 
   async function onSignal(signal: string) {
     log(`${signal}: stopping`);
     await current?.stop().catch(() => undefined);
-    if (startedRuntime) runtime('stop');
+    restore();
     process.exit(130);
   }
   process.once('SIGINT', () => void onSignal('SIGINT'));
   process.once('SIGTERM', () => void onSignal('SIGTERM'));
-
-  if (runtime('status').status !== 0) {
-    log('starting containerd (deploy/runtime.sh)');
-    startedRuntime = true;
-  }
-  if (runtime('start').status !== 0) throw new Error('deploy/runtime.sh start failed');
-  const address = runtimeAddress();
 
   const git = (...a: string[]) => spawnSync('git', ['-C', REPO_ROOT, ...a], { encoding: 'utf8' });
   const result: BenchResult = {
@@ -125,19 +162,7 @@ async function nodeFigures(): Promise<void> {
     startedAt,
     finishedAt: '',
     smoke,
-    machine: {
-      cpus: cpus().length,
-      node: process.version,
-      kernel: release(),
-      loadavg: { start: loadavg(), end: [] },
-      containerd: (() => {
-        try {
-          return execFileSync('containerd', ['--version'], { encoding: 'utf8' }).trim().split(' ')[2] ?? '';
-        } catch {
-          return '';
-        }
-      })(),
-    },
+    machine: { cpus: cpus().length, node: process.version, kernel: release(), loadavg: { start: loadavg(), end: [] }, containerd: '' },
     settings,
     floor: { error: 'not measured' },
     p4: { error: 'not measured' },
@@ -145,41 +170,51 @@ async function nodeFigures(): Promise<void> {
   };
 
   try {
-    log(`raw CRI floor on ${address}`);
-    try {
-      result.floor = await measureFloor(`unix://${address}`, settings.p1Pods, settings.p2Pods, 4);
-    } catch (err) {
-      result.floor = { error: (err as Error).message };
-    }
-    log('P4: the NATS hop to cri-gateway against direct gRPC');
-    try {
-      const { calls, rows } = await measureNatsHop(address, smoke ? 200 : 1000);
-      result.p4 = { calls, rows };
-    } catch (err) {
-      result.p4 = { error: (err as Error).message };
-    }
+    for (const [k, kind] of kinds.entries()) {
+      useRuntime(kind);
+      const address = runtimeAddress();
+      const version = await runtimeVersion(address);
+      result.machine.containerd = [result.machine.containerd, kinds.length > 1 ? `${version} (${kind})` : version].filter(Boolean).join(', ');
+      if (k === 0) {
+        log(`raw CRI floor on ${address} (${kind} ${version})`);
+        try {
+          result.floor = await measureFloor(`unix://${address}`, settings.p1Pods, settings.p2Pods, 4);
+        } catch (err) {
+          result.floor = { error: (err as Error).message };
+        }
+        log('P4: the NATS hop to cri-gateway against direct gRPC');
+        try {
+          const { calls, rows } = await measureNatsHop(address, smoke ? 200 : 1000);
+          result.p4 = { calls, rows };
+        } catch (err) {
+          result.p4 = { error: (err as Error).message };
+        }
+      }
 
-    for (const name of agentNames as AgentName[]) {
-      let r: AgentResult;
-      try {
-        log(`${name}: starting`);
-        current = await agentFor(name);
-        const coldStart = await current.start();
-        r = { ok: true, ...(await measureAgent(current, coldStart, measureOptions)) };
-      } catch (err) {
-        r = { ok: false, reason: (err as Error).message };
-        log(`${name}: ${r.reason}`);
+      for (const name of agentNames as AgentName[]) {
+        const key = kinds.length > 1 ? `${name} @${kind}` : name;
+        let r: AgentResult;
+        try {
+          log(`${key}: starting`);
+          current = await agentFor(name);
+          const coldStart = await current.start();
+          r = { ok: true, ...(await measureAgent(current, coldStart, measureOptions)) };
+          r.description += ` (runtime ${kind}, containerd ${version})`;
+        } catch (err) {
+          r = { ok: false, reason: (err as Error).message };
+          log(`${key}: ${r.reason}`);
+        }
+        try {
+          await current?.stop();
+        } catch (err) {
+          if (r.ok) r = { ok: false, reason: `stopping it failed: ${(err as Error).message}` };
+        }
+        current = undefined;
+        result.agents[key] = r;
       }
-      try {
-        await current?.stop();
-      } catch (err) {
-        if (r.ok) r = { ok: false, reason: `stopping it failed: ${(err as Error).message}` };
-      }
-      current = undefined;
-      result.agents[name] = r;
     }
   } finally {
-    if (startedRuntime) runtime('stop');
+    restore();
   }
 
   result.finishedAt = new Date().toISOString();
@@ -190,4 +225,17 @@ async function nodeFigures(): Promise<void> {
   writeFileSync(join(out, 'bench.md'), table);
   writeFileSync(join(out, 'p1.svg'), p1Chart(result));
   process.stdout.write(`${table}\nwrote ${join(out, 'bench.json')}, bench.md and p1.svg\n`);
+}
+
+/** The runtime's own version (CRI Version: containerd's runtimeVersion, `v2.4.2`, `1.6.20~ds1`). */
+async function runtimeVersion(address: string): Promise<string> {
+  const conn = new GrpcRuntimeConnection(`unix://${address}`);
+  try {
+    const v = (await conn.unary('runtime', 'Version', VersionRequest.fromPartial({}), 10_000)) as VersionResponse;
+    return v.runtimeVersion;
+  } catch (err) {
+    return `unknown (${(err as Error).message})`;
+  } finally {
+    conn.close();
+  }
 }

@@ -12,6 +12,8 @@
  *   P6 one    one pod started; manifest removed -> its sandbox NOT_READY in the CRI
  *   P2        M manifests at once -> every pod Running and Ready
  *   P3        those M pods running, S seconds: CPU and RSS of the agent's processes
+ *   P7        K of those pods' containers SIGKILLed behind the agent's back, one at a time, at a random
+ *             moment: kill -> its pod's status in /pods shows it (not Ready, or a restart counted)
  *   P6 many   the M manifests removed at once -> every sandbox NOT_READY
  *   P5        each process restarted on the idle agent (cold start to ready)
  */
@@ -43,6 +45,8 @@ export interface MeasureOptions {
   p2Pods: number;
   p3Seconds: number;
   p5Runs: number;
+  /** P7: containers killed, one after another. */
+  p7Kills: number;
   pollMs: { p1: number; p2: number; p6: number };
   log: (line: string) => void;
 }
@@ -131,6 +135,33 @@ async function removeAll(agent: Agent, cri: CriObserver, names: string[], pollMs
   });
   const perPod = names.map((n) => notReadyAt.get(n) ?? Number.NaN);
   return { perPod, totalMs: Math.max(...perPod) };
+}
+
+/**
+ * P7: each pod's container SIGKILLed on the host (as `kill -9` or the OOM killer would: the agent is not told),
+ * one pod after another, each at a random moment of a second so that the kills fall anywhere in a relist period;
+ * each kill's time until the pod's status in /pods shows it: not Ready, or one restart more than before (an agent
+ * may have restarted the container before a poll sees it not Ready). Then until the pod is Running and Ready again.
+ */
+async function killsSeen(agent: Agent, cri: CriObserver, names: string[], pollMs: number): Promise<number[]> {
+  const seen: number[] = [];
+  for (const n of names) {
+    const pod = agent.podName(n);
+    const before = (await agent.pods()).get(pod);
+    if (before === undefined || !runningAndReady(before)) throw new Error(`P7: pod ${pod} is not Running and Ready before its kill`);
+    const pid = await cri.runningContainerPid(pod);
+    await sleep(Math.random() * 1000);
+    const t0 = performance.now();
+    process.kill(pid, 'SIGKILL');
+    seen.push(
+      await until(`${agent.name}'s status of ${pod} after its container (pid ${pid}) was killed`, 60_000, pollMs, async () => {
+        const p = (await agent.pods()).get(pod);
+        return p !== undefined && (!p.ready || p.restarts > before.restarts) ? performance.now() - t0 : undefined;
+      }),
+    );
+    await until(`${pod} Running and Ready again in ${agent.name}`, 120_000, 100, async () => (runningAndReady((await agent.pods()).get(pod)) ? true : undefined));
+  }
+  return seen;
 }
 
 /** Clock ticks per second (USER_HZ), the unit of /proc/<pid>/stat's utime and stime. */
@@ -226,6 +257,10 @@ export async function measureAgent(agent: Agent, coldStart: Record<string, numbe
     const processes = await footprint(agent.processes(), o.p3Seconds);
     const sum = (f: (p: ProcessFootprint) => number) => processes.reduce((s, p) => s + (Number.isFinite(f(p)) ? f(p) : 0), 0);
 
+    o.log(`${agent.name}: P7, ${o.p7Kills} containers killed behind its back`);
+    const p7 = await killsSeen(agent, cri, p2Names.slice(0, o.p7Kills), o.pollMs.p1);
+    o.log(`${agent.name}: P7 p50 ${Math.round(distribution(p7).p50)} ms`);
+
     o.log(`${agent.name}: P6, ${o.p2Pods} manifests removed at once`);
     const { result: many, cpu: p6Cpu } = await cpuDuring(agent, () => removeAll(agent, cri, p2Names, o.pollMs.p6, 600_000));
     await waitGone(agent, cri, p2Names, 300_000);
@@ -242,6 +277,7 @@ export async function measureAgent(agent: Agent, coldStart: Record<string, numbe
       p2: { pods: o.p2Pods, totalMs: p2.totalMs, perPod: distribution(p2.perPod), cpu: p2Cpu },
       p3: { pods: o.p2Pods, seconds: o.p3Seconds, cpuPercent: sum((p) => p.cpuPercent), rssMb: sum((p) => p.rssMb), ...(processes.every((p) => p.pssMb !== undefined) ? { pssMb: sum((p) => p.pssMb ?? 0) } : {}), processes },
       p5: { readiness: agent.readiness, services },
+      p7: distribution(p7),
       p6: { one, many: { pods: o.p2Pods, totalMs: many.totalMs, perPod: distribution(many.perPod), cpu: p6Cpu } },
     };
   } finally {

@@ -56,6 +56,12 @@ describe('bench report', () => {
     assert.match(t, /^\| P4 .* \| — \| ListContainers 0\.530 ms \(1\.000 ms\), floor 0\.310 ms \(0\.900 ms\); ContainerStatus 0\.400 ms \(0\.500 ms\) \|$/m);
   });
 
+  it("the P7 row gives each agent's kill-to-status times, and a dash for results from before P7 existed", () => {
+    const r = result({ 'kubelet-split @containerd2': { ok: true, ...figures([200]), p7: distribution([92, 135, 101]) }, 'kubelet-split @containerd1.6': { ok: true, ...figures([210]) } });
+    r.settings.p7Kills = 3;
+    assert.match(markdownTable(r), /^\| P7 .*\(3 kills\) \| — \| 101 ms \/ 135 ms \/ 135 ms \| — \|$/m);
+  });
+
   it('the chart has a line per agent that ran, and the floor dashed', () => {
     const svg = p1Chart(result({ kubelet: { ok: true, ...figures([938, 958]) }, 'kubelet-split': { ok: true, ...figures([951, 1006]) }, other: { ok: false, reason: 'x' } }));
     assert.equal([...svg.matchAll(/<path /g)].length, 3);

@@ -85,6 +85,8 @@ export interface AgentFigures {
   p3: { pods: number; seconds: number; cpuPercent: number; rssMb: number; pssMb?: number; processes: ProcessFootprint[] };
   /** P5: each process's cold start to ready, ms (several runs: each run's time). */
   p5: { readiness: string; services: Record<string, number[]> };
+  /** P7: a container SIGKILLed behind the agent's back -> its pod's status in the read API shows it, ms (absent in results of runs before it existed). */
+  p7?: Distribution;
   /** P6: manifest removed -> the pod's sandbox NOT_READY in the CRI: one pod, and `pods` pods at once (time until all; where the CPU went meanwhile). */
   p6: { one: number; many: { pods: number; totalMs: number; perPod: Distribution; cpu?: CpuShare } };
 }
@@ -99,7 +101,7 @@ export interface BenchResult {
   smoke: boolean;
   /** The machine, and its load average (1, 5, 15 min) when the run started and ended: the figures of a shared machine depend on it. */
   machine: { cpus: number; node: string; kernel: string; containerd: string; loadavg: { start: number[]; end: number[] } };
-  settings: { p1Pods: number; p2Pods: number; p3Seconds: number; p6Pods: number; pollMs: { p1: number; p2: number; p6: number } };
+  settings: { p1Pods: number; p2Pods: number; p3Seconds: number; p6Pods: number; p7Kills?: number; pollMs: { p1: number; p2: number; p6: number } };
   floor: FloorFigures | { error: string };
   p4: NatsHopFigures | { error: string };
   /** By agent name, in the order run: `kubelet` (upstream), `kubelet-split`, ... */
@@ -132,6 +134,7 @@ export function markdownTable(r: BenchResult): string {
     [`P3 ${r.settings.p2Pods} pods running, ${r.settings.p3Seconds} s: CPU of one core / RSS (containerd excluded)`, '—', ...cell((a) => `${a.p3.cpuPercent.toFixed(1)} % / ${Math.round(a.p3.rssMb)} MB`)],
     ['P5 cold start of each process to ready (median per process, min–max)', '—', ...cell(p5range)],
     [`P6 manifest removed -> sandbox not ready, one pod / ${r.settings.p6Pods} pods`, '—', ...cell((a) => `${ms(a.p6.one)} / ${ms(a.p6.many.totalMs)}`)],
+    [`P7 container killed behind the agent's back -> its pod's status shows it, p50 / p90 / max (${r.settings.p7Kills ?? 0} kills)`, '—', ...cell((a) => (a.p7 ? `${ms(a.p7.p50)} / ${ms(a.p7.p90)} / ${ms(a.p7.max)}` : '—'))],
     [
       'P4 what a NATS hop to cri-gateway adds over direct gRPC, p50 (p99); its floor, a bare NATS request/reply of the same sizes',
       '—',
