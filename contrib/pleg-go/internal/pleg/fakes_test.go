@@ -151,8 +151,11 @@ type fakeCache struct {
 	mu      sync.Mutex
 	entries map[string]PodCacheEntry
 	global  int64
-	writes  []string
-	failSet error
+	// threshold is the relistThresholdMs last written beside global.
+	threshold int64
+	writes    []string
+	failSet   error
+	failTime  error
 }
 
 func newFakeCache() *fakeCache { return &fakeCache{entries: map[string]PodCacheEntry{}} }
@@ -183,11 +186,28 @@ func (c *fakeCache) Delete(_ context.Context, uid string) error {
 	c.writes = append(c.writes, "delete "+uid)
 	return nil
 }
-func (c *fakeCache) UpdateTime(_ context.Context, ts int64, _ int64) error {
+func (c *fakeCache) UpdateTime(_ context.Context, ts int64, thresholdMs int64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.global = ts
+	if c.failTime != nil {
+		return c.failTime
+	}
+	c.global, c.threshold = ts, thresholdMs
 	return nil
+}
+
+// globalAndThreshold is `<node>.global` as last written.
+func (c *fakeCache) globalAndThreshold() (int64, int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.global, c.threshold
+}
+
+func (c *fakeCache) entry(uid string) (PodCacheEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[uid]
+	return e, ok
 }
 
 var _ PodCacheStore = (*fakeCache)(nil)

@@ -71,16 +71,30 @@ type Generic struct {
 	o      Options
 	writer *CacheWriter
 
-	mu              sync.Mutex
-	records         map[string]*PodView
-	toReinspect     map[string]bool
-	lastTimestamp   int64
-	lastRelistAt    *time.Time
+	mu          sync.Mutex
+	records     map[string]*PodView
+	toReinspect map[string]bool
+	// absent: pods an inspection found nothing of in the runtime, written as
+	// empty entries until a relist removes them (InspectPod).
+	absent        map[string]bool
+	lastTimestamp int64
+	lastRelistAt  *time.Time
+	// lastGlobal is the cache's time as the last successful relist wrote it
+	// (UpdateTime); 0: none known.
+	lastGlobal int64
+	// graceFrom: since when a shortened threshold counts (RelistPeriodChanged);
+	// zero: since the last relist.
+	graceFrom       time.Time
 	lastRelistStart *time.Time
 	relisting       bool
 	relistThreshold time.Duration
 	lastRelistError string
 	inFlight        map[int64]int
+
+	// globalMu orders the writes of `<node>.global`: the widened threshold
+	// (RelistPeriodChanged, written in the background) must never land after
+	// a newer relist's time and put the cache's clock back.
+	globalMu sync.Mutex
 }
 
 // NewGeneric makes a generic PLEG.
@@ -88,14 +102,54 @@ func NewGeneric(d Deps, o Options) *Generic {
 	if o.InspectConcurrency < 1 {
 		o.InspectConcurrency = 1
 	}
-	return &Generic{d: d, o: o, writer: NewCacheWriter(d.Cache), records: map[string]*PodView{}, toReinspect: map[string]bool{}, relistThreshold: o.RelistThreshold, inFlight: map[int64]int{}}
+	return &Generic{d: d, o: o, writer: NewCacheWriter(d.Cache), records: map[string]*PodView{}, toReinspect: map[string]bool{}, absent: map[string]bool{}, relistThreshold: o.RelistThreshold, inFlight: map[int64]int{}}
 }
 
-// RelistPeriodChanged makes the health threshold at least twice the period.
+// RelistPeriodChanged is told the relist period changed (evented mode
+// relists every 5 minutes): the health threshold becomes at least twice the
+// period, as upstream's eventedPlegRelistThreshold (10m) is to its
+// eventedPlegRelistPeriod (5m).
+//
+// A shorter threshold (evented mode fell back) counts from now, not from a
+// relist up to 5 minutes old, so neither this PLEG's health nor the sync
+// loop's gate (the threshold written beside the cache's time) trips before
+// the relist that runs at once could; a relist that keeps failing still
+// does. The widened threshold is written to `<node>.global` in the
+// background (the caller holds the runner's lock; ours does not wait either).
 func (g *Generic) RelistPeriodChanged(period time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.relistThreshold = max(g.o.RelistThreshold, 2*period)
+	threshold := max(g.o.RelistThreshold, 2*period)
+	if threshold < g.relistThreshold && g.lastGlobal != 0 {
+		now := g.d.Clock.Now()
+		g.graceFrom = now
+		ts := g.lastGlobal
+		widened := WidenedThreshold(ts, now, threshold)
+		go g.writeWidenedThreshold(ts, widened)
+	}
+	g.relistThreshold = threshold
+}
+
+// WidenedThreshold is the threshold that, written beside the cache's time
+// relistedAt (ms), lets the sync loop's gate trip only `threshold` after now.
+func WidenedThreshold(relistedAt int64, now time.Time, threshold time.Duration) time.Duration {
+	return now.Sub(time.UnixMilli(relistedAt)) + threshold
+}
+
+func (g *Generic) writeWidenedThreshold(ts int64, threshold time.Duration) {
+	g.globalMu.Lock()
+	defer g.globalMu.Unlock()
+	g.mu.Lock()
+	superseded := g.lastGlobal != ts
+	g.mu.Unlock()
+	if superseded {
+		return // a relist wrote a newer time, with the threshold of now
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := g.d.Cache.UpdateTime(ctx, ts, threshold.Milliseconds()); err != nil {
+		g.d.Logger.Warn("PLEG: the shorter relist threshold could not be written to the pod cache", "err", err.Error())
+	}
 }
 
 // Restore brings the previous view back from the cache, so the first relist
@@ -109,10 +163,17 @@ func (g *Generic) Restore(ctx context.Context) (int, error) {
 	defer g.mu.Unlock()
 	g.records = map[string]*PodView{}
 	g.toReinspect = map[string]bool{}
+	g.absent = map[string]bool{}
 	g.lastRelistAt = nil
 	g.lastTimestamp = max(g.lastTimestamp, global)
+	g.lastGlobal = global
 	for _, e := range entries {
-		g.records[e.UID] = ViewFromCache(e)
+		// An empty entry is a pod its predecessor found nothing of: the next relist removes it if that still holds.
+		if IsEmptyEntry(e) {
+			g.absent[e.UID] = true
+		} else {
+			g.records[e.UID] = ViewFromCache(e)
+		}
 		g.lastTimestamp = max(g.lastTimestamp, e.Timestamp)
 	}
 	g.writer.Restore(entries)
@@ -130,8 +191,13 @@ func (g *Generic) Healthy() (bool, string) {
 	if g.lastRelistAt == nil {
 		return true, "no relist yet" + failing
 	}
-	age := g.d.Clock.Now().Sub(*g.lastRelistAt)
-	if age > g.relistThreshold {
+	now := g.d.Clock.Now()
+	age := now.Sub(*g.lastRelistAt)
+	since := *g.lastRelistAt
+	if g.graceFrom.After(since) {
+		since = g.graceFrom
+	}
+	if now.Sub(since) > g.relistThreshold {
 		return false, fmt.Sprintf("pleg was last seen active %ds ago; threshold is %ds%s", int(math.Round(age.Seconds())), int(math.Round(g.relistThreshold.Seconds())), failing)
 	}
 	return true, fmt.Sprintf("last relist %dms ago%s", age.Milliseconds(), failing)
@@ -276,13 +342,23 @@ func (g *Generic) InspectPod(ctx context.Context, uid string, syncEnd int64) (In
 		return InspectResult{Timestamp: ts}, err
 	}
 	var events []Event
-	onWritten := func() { events = g.record(uid, view) }
-	var written bool
-	if view == nil {
-		written, err = g.writer.Delete(ctx, uid, ts, onWritten)
-	} else {
-		written, err = g.writer.Set(ctx, entry, onWritten)
+	onWritten := func() {
+		g.mu.Lock()
+		if view == nil {
+			g.absent[uid] = true
+		} else {
+			delete(g.absent, uid)
+		}
+		g.mu.Unlock()
+		events = g.record(uid, view)
 	}
+	if view == nil {
+		// Nothing in the runtime: an empty entry, not a removal, so that the pod worker waiting for news of the
+		// pod newer than its sync gets it now (a removal is no news for a key the cache never had: it waits for
+		// the next relist, 5 minutes in evented mode). The next relist removes it if the runtime still has nothing.
+		entry = AbsentEntry(uid, ts)
+	}
+	written, err := g.writer.Set(ctx, entry, onWritten)
 	if err != nil {
 		return InspectResult{Timestamp: ts}, err
 	}
@@ -303,7 +379,6 @@ func (g *Generic) Relist(ctx context.Context) (RelistResult, error) {
 	started := g.d.Clock.Now()
 	ts := g.nextTimestampLocked(0)
 	g.inFlight[ts]++
-	threshold := g.relistThreshold
 	g.mu.Unlock()
 	defer func() {
 		g.mu.Lock()
@@ -332,9 +407,12 @@ func (g *Generic) Relist(ctx context.Context) (RelistResult, error) {
 	for uid := range current {
 		uids[uid] = true
 	}
+	for uid := range g.absent {
+		uids[uid] = true
+	}
 	var changed []string
 	for uid := range uids {
-		if g.toReinspect[uid] || len(PodEvents(uid, g.records[uid], current[uid])) > 0 {
+		if g.toReinspect[uid] || g.absent[uid] || len(PodEvents(uid, g.records[uid], current[uid])) > 0 {
 			changed = append(changed, uid)
 		}
 	}
@@ -383,7 +461,19 @@ func (g *Generic) Relist(ctx context.Context) (RelistResult, error) {
 			g.publish(p.ctx, p.events)
 		}
 	}
-	if err := g.d.Cache.UpdateTime(ctx, ts, threshold.Milliseconds()); err != nil {
+	// The threshold of now, not of when the relist began: a fallback during it shortened it.
+	g.globalMu.Lock()
+	g.mu.Lock()
+	threshold := g.relistThreshold
+	g.mu.Unlock()
+	err = g.d.Cache.UpdateTime(ctx, ts, threshold.Milliseconds())
+	if err == nil {
+		g.mu.Lock()
+		g.lastGlobal = ts
+		g.mu.Unlock()
+	}
+	g.globalMu.Unlock()
+	if err != nil {
 		return fail(err)
 	}
 	finished := g.d.Clock.Now()
@@ -409,7 +499,12 @@ func (g *Generic) Relist(ctx context.Context) (RelistResult, error) {
 // and no event sent for the pod.
 func (g *Generic) inspectChanged(ctx context.Context, uid string, view *PodView, ts int64) ([]Event, bool) {
 	var events []Event
-	onWritten := func() { events = g.record(uid, view) }
+	onWritten := func() {
+		g.mu.Lock()
+		delete(g.absent, uid)
+		g.mu.Unlock()
+		events = g.record(uid, view)
+	}
 	var err error
 	if view == nil {
 		_, err = g.writer.Delete(ctx, uid, ts, onWritten)
@@ -555,4 +650,16 @@ func ViewFromCache(e PodCacheEntry) *PodView {
 		}
 	}
 	return v
+}
+
+// AbsentEntry is the entry of a pod the runtime has nothing of, as of ts
+// (ms): no sandboxes, no containers. Byte for byte ours (absentEntry): the
+// empty lists are `[]`, never null.
+func AbsentEntry(uid string, ts int64) PodCacheEntry {
+	return PodCacheEntry{UID: uid, Timestamp: ts, SandboxStatuses: []json.RawMessage{}, ContainerStatuses: []json.RawMessage{}, IPs: []string{}}
+}
+
+// IsEmptyEntry says whether an entry says the runtime had nothing of the pod.
+func IsEmptyEntry(e PodCacheEntry) bool {
+	return len(e.SandboxStatuses) == 0 && len(e.ContainerStatuses) == 0
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -280,5 +282,167 @@ func TestCacheWriterDropsOlderWritesAndKeepsTombstones(t *testing.T) {
 	}
 	if !reflect.DeepEqual(cache.writes, []string{"set u", "delete u"}) {
 		t.Fatalf("writes %v", cache.writes)
+	}
+}
+
+func TestInspectPodOfAPodTheRuntimeHasNothingOfWritesAnEmptyEntry(t *testing.T) {
+	r := newRig()
+	ctx := context.Background()
+	if _, err := r.g.Relist(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.clock.Step(100 * time.Millisecond)
+	syncEnd := r.clock.Now().UnixMilli()
+	res, err := r.g.InspectPod(ctx, "new", syncEnd)
+	if err != nil || !res.Written || res.Timestamp <= syncEnd || len(res.Events) != 0 {
+		t.Fatalf("a pod not made yet: written, stamped after the sync, no events: %+v %v", res, err)
+	}
+	e, ok := r.cache.entry("new")
+	if !ok {
+		t.Fatal("the waiting pod worker gets news now: an entry, not a removal")
+	}
+	// Byte for byte what ours writes (generic-pleg.ts absentEntry through JSON.stringify).
+	b, _ := json.Marshal(e)
+	if want := `{"uid":"new","name":"","namespace":"","timestamp":` + strconv.FormatInt(res.Timestamp, 10) + `,"sandboxStatuses":[],"containerStatuses":[],"ips":[]}`; string(b) != want {
+		t.Fatalf("the empty entry:\n got %s\nwant %s", b, want)
+	}
+	if len(r.sink.take()) != 0 {
+		t.Fatal("nothing happened to the pod: no events")
+	}
+	// The next relist that finds nothing of it removes the entry.
+	r.clock.Step(time.Second)
+	if _, err := r.g.Relist(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.cache.entry("new"); ok {
+		t.Fatal("the relist removes the empty entry")
+	}
+	// One that finds the pod made meanwhile writes it, with its events.
+	if _, err := r.g.InspectPod(ctx, "gone-too", 0); err != nil {
+		t.Fatal(err)
+	}
+	r.rt.set([]map[string]any{sandbox("sb-g", "gone-too", "SANDBOX_READY", 1, "")}, nil)
+	r.clock.Step(time.Second)
+	if _, err := r.g.Relist(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := r.cache.entry("gone-too"); len(e.SandboxStatuses) != 1 {
+		t.Fatalf("a pod made after its empty entry is written by the relist: %+v", e)
+	}
+	if got := types(r.sink.take()); !reflect.DeepEqual(got, []string{"ContainerStarted sb-g"}) {
+		t.Fatalf("events %v", got)
+	}
+	if !reflect.DeepEqual(r.cache.writes, []string{"set new", "delete new", "set gone-too", "set gone-too"}) {
+		t.Fatalf("writes %v", r.cache.writes)
+	}
+}
+
+func TestInspectPodOfAPodJustTornDownLeavesAnEmptyEntryTheNextRelistRemoves(t *testing.T) {
+	r := newRig()
+	ctx := context.Background()
+	r.rt.set([]map[string]any{sandbox("s1", "u1", "SANDBOX_READY", 1, "10.0.0.5")}, []map[string]any{container("c1", "u1", "CONTAINER_RUNNING")})
+	if _, err := r.g.Relist(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.sink.take()
+	// syncTerminatedPod removed the sandbox and its container, then asked for the pod's inspection.
+	r.rt.set(nil, nil)
+	r.clock.Step(100 * time.Millisecond)
+	res, err := r.g.InspectPod(ctx, "u1", r.clock.Now().UnixMilli())
+	if err != nil || !res.Written {
+		t.Fatalf("%+v %v", res, err)
+	}
+	got := types(r.sink.take())
+	sort.Strings(got)
+	if want := []string{"ContainerDied c1", "ContainerDied s1", "ContainerRemoved c1", "ContainerRemoved s1"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	if e, ok := r.cache.entry("u1"); !ok || !IsEmptyEntry(e) || !reflect.DeepEqual(e.IPs, []string{"10.0.0.5"}) {
+		t.Fatalf("an empty entry, its IPs kept as getPodIPs keeps them: %+v %v", e, ok)
+	}
+	r.clock.Step(time.Second)
+	res2, err := r.g.Relist(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.cache.entry("u1"); ok || len(res2.Events) != 0 || len(r.sink.take()) != 0 {
+		t.Fatalf("the next relist removes it and reports nothing again: %v", types(res2.Events))
+	}
+}
+
+func TestRestoreTakesEmptyEntriesAsAbsent(t *testing.T) {
+	r := newRig()
+	ctx := context.Background()
+	r.cache.entries["gone"] = AbsentEntry("gone", 5)
+	r.cache.global = 5
+	if n, err := r.g.Restore(ctx); err != nil || n != 1 {
+		t.Fatalf("%d %v", n, err)
+	}
+	if _, err := r.g.Relist(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.cache.entry("gone"); ok || len(r.sink.take()) != 0 {
+		t.Fatal("the predecessor's empty entry is removed by the first relist, with no events")
+	}
+}
+
+func TestAShorterThresholdCountsFromTheChange(t *testing.T) {
+	r := newRig()
+	ctx := context.Background()
+	r.g.RelistPeriodChanged(5 * time.Minute) // evented mode
+	if _, err := r.g.Relist(ctx); err != nil {
+		t.Fatal(err)
+	}
+	relisted, threshold := r.cache.globalAndThreshold()
+	if threshold != 600_000 {
+		t.Fatalf("the evented threshold, 10m, beside the relist time: %d", threshold)
+	}
+	r.clock.Step(250 * time.Second)
+	// The fallback: every relist fails from now on (containerd gone).
+	r.rt.fail["ListPodSandbox"] = errors.New("connection refused")
+	r.g.RelistPeriodChanged(time.Second)
+	if ok, detail := r.g.Healthy(); !ok {
+		t.Fatalf("not unhealthy at once for a relist 250s old: %s", detail)
+	}
+	waitFor(t, "the widened threshold in the cache", func() bool { _, th := r.cache.globalAndThreshold(); return th != 600_000 })
+	if g, th := r.cache.globalAndThreshold(); g != relisted || th != (250*time.Second+3*time.Minute).Milliseconds() {
+		t.Fatalf("the cache's time stays the last relist's; the gate gets 3m from the fallback: %d %d", g, th)
+	}
+	if _, err := r.g.Relist(ctx); err == nil {
+		t.Fatal("the runtime is down")
+	}
+	r.clock.Step(179 * time.Second)
+	if ok, detail := r.g.Healthy(); !ok {
+		t.Fatalf("within 3m of the fallback: %s", detail)
+	}
+	r.clock.Step(2 * time.Second)
+	if ok, detail := r.g.Healthy(); ok || !strings.HasPrefix(detail, "pleg was last seen active 431s ago; threshold is 180s") {
+		t.Fatalf("failing relists for 3m: unhealthy: %s", detail)
+	}
+}
+
+func TestTheWidenedThresholdNeverPutsTheCachesClockBack(t *testing.T) {
+	r := newRig()
+	ctx := context.Background()
+	if _, err := r.g.Relist(ctx); err != nil {
+		t.Fatal(err)
+	}
+	old, _ := r.cache.globalAndThreshold()
+	r.clock.Step(time.Second)
+	if _, err := r.g.Relist(ctx); err != nil {
+		t.Fatal(err)
+	}
+	newer, _ := r.cache.globalAndThreshold()
+	// A widened threshold for the older time, written after the newer relist's: dropped.
+	r.g.writeWidenedThreshold(old, time.Hour)
+	if g, th := r.cache.globalAndThreshold(); g != newer || th != 180_000 {
+		t.Fatalf("the newer relist's time and threshold stay: %d %d", g, th)
+	}
+}
+
+func TestWidenedThreshold(t *testing.T) {
+	now := time.UnixMilli(1_000_000)
+	if got := WidenedThreshold(1_000_000-250_000, now, 3*time.Minute); got != 430*time.Second {
+		t.Fatalf("%v", got)
 	}
 }
