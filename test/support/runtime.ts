@@ -72,3 +72,35 @@ export function scratchRuntime(): ScratchRuntime {
     },
   };
 }
+
+/**
+ * The project's containerd of `kind` running (deploy/runtime.sh with KS_RUNTIME): another kind that answers
+ * is stopped first (its tasks killed: nothing else may be using it). Returns how to leave the runtime as it was
+ * found: the same kind running again, or none. For the tools that compare the two kinds in one run (the bench's
+ * --runtimes, runtime-diff); KS_RUNTIME is set for this process's children meanwhile.
+ */
+export function useRuntimeKind(kind: RuntimeKind, log: (line: string) => void = () => undefined): () => void {
+  const run = (cmd: string, k?: string) => {
+    const env = { ...process.env };
+    if (k === undefined) delete env['KS_RUNTIME'];
+    else env['KS_RUNTIME'] = k;
+    return spawnSync('bash', [script, cmd], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env });
+  };
+  const running = () => (run('status').status === 0 ? run('kind').stdout.trim() : undefined);
+  const before = running();
+  const beforeEnv = process.env['KS_RUNTIME'];
+  if (before !== undefined && before !== kind) {
+    log(`stopping the running ${before} for ${kind}`);
+    run('stop');
+  }
+  if (run('start', kind).status !== 0) throw new Error(`deploy/runtime.sh start (KS_RUNTIME=${kind}) failed`);
+  process.env['KS_RUNTIME'] = kind;
+  return () => {
+    if (beforeEnv === undefined) delete process.env['KS_RUNTIME'];
+    else process.env['KS_RUNTIME'] = beforeEnv;
+    const now = running();
+    if (now === before) return;
+    if (now !== undefined) run('stop');
+    if (before !== undefined) run('start', before);
+  };
+}

@@ -27,7 +27,7 @@ import { parseArgs } from 'node:util';
 import { VersionRequest, type VersionResponse } from '@app/cri';
 import { GrpcRuntimeConnection } from '../../../apps/cri-gateway/src/adapters/grpc-runtime-connection.js';
 import { REPO_ROOT } from '../../../deploy/local/stack.js';
-import { runtimeAddress } from '../../support/runtime.js';
+import { runtimeAddress, runtimeKind, useRuntimeKind, type RuntimeKind } from '../../support/runtime.js';
 import type { Agent } from './agent.js';
 import { KubeletSplitAgent } from './kubelet-split-agent.js';
 import { measureAgent, measureFloor, type MeasureOptions } from './measure.js';
@@ -103,14 +103,6 @@ if (args.fleet) {
 
 /** The node figures (the file's header): the raw CRI floor, P4, then each agent; on each runtime of --runtimes in turn. */
 async function nodeFigures(): Promise<void> {
-  const runtimeScript = join(REPO_ROOT, 'deploy', 'runtime.sh');
-  const runtime = (cmd: string, kind?: string) => {
-    const env = { ...process.env };
-    if (kind === undefined) delete env['KS_RUNTIME'];
-    else env['KS_RUNTIME'] = kind;
-    return spawnSync('bash', [runtimeScript, cmd], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env });
-  };
-
   async function agentFor(name: AgentName): Promise<Agent> {
     switch (name) {
       case 'kubelet-split':
@@ -126,25 +118,12 @@ async function nodeFigures(): Promise<void> {
 
   const measureOptions: MeasureOptions = { ...settings, p5Runs: smoke ? 1 : 3, log };
   const startedAt = new Date().toISOString();
-  // What ran before: left as found (the same kind running, or none).
-  const before = runtime('status').status === 0 ? runtime('kind').stdout.trim() : undefined;
-  const kinds = runtimeKinds.length > 0 ? runtimeKinds : [before ?? runtime('kind').stdout.trim()];
+  const kinds = (runtimeKinds.length > 0 ? runtimeKinds : [runtimeKind()]) as RuntimeKind[];
   let current: Agent | undefined;
-
-  /** The project's containerd of this kind, running; another kind that runs is stopped first. */
-  const useRuntime = (kind: string) => {
-    if (runtime('status').status === 0 && runtime('kind').stdout.trim() !== kind) {
-      log(`stopping the running ${runtime('kind').stdout.trim()} for ${kind}`);
-      runtime('stop');
-    }
-    if (runtime('start', kind).status !== 0) throw new Error(`deploy/runtime.sh start (KS_RUNTIME=${kind}) failed`);
-    process.env['KS_RUNTIME'] = kind;
-  };
+  // Each kind's useRuntimeKind leaves the runtime as that round found it, so the first round's restore leaves it as the run found it.
+  const restores: (() => void)[] = [];
   const restore = () => {
-    const now = runtime('status').status === 0 ? runtime('kind').stdout.trim() : undefined;
-    if (now === before) return;
-    if (now !== undefined) runtime('stop');
-    if (before !== undefined) runtime('start', before);
+    for (const r of restores.splice(0).reverse()) r();
   };
 
   async function onSignal(signal: string) {
@@ -171,7 +150,7 @@ async function nodeFigures(): Promise<void> {
 
   try {
     for (const [k, kind] of kinds.entries()) {
-      useRuntime(kind);
+      restores.push(useRuntimeKind(kind, log));
       const address = runtimeAddress();
       const version = await runtimeVersion(address);
       result.machine.containerd = [result.machine.containerd, kinds.length > 1 ? `${version} (${kind})` : version].filter(Boolean).join(', ');
