@@ -274,6 +274,25 @@ describe('RuntimeManager.syncPod: the steps of kuberuntime_manager.go SyncPod, i
   });
 });
 
+describe('RuntimeManager: killPod and a runtime that no longer has what the status named', () => {
+  const cases: { name: string; code: 'NotFound' | 'Unavailable'; fails: boolean }[] = [
+    { name: 'a sandbox gone meanwhile (containerd 1.6 answers NotFound, 2 answers OK): the pod is killed', code: 'NotFound', fails: false },
+    { name: 'a runtime that does not answer: the kill fails, to be retried', code: 'Unavailable', fails: true },
+  ];
+  for (const tc of cases) {
+    it(tc.name, async () => {
+      const { cri, manager } = setup();
+      cri.onRuntime('StopPodSandbox', () => {
+        throw new CriError(tc.code, `sandbox sb1: ${tc.code}`);
+      });
+      const kill = manager.killPod(pod({}), status([sandbox('sb1')], [ctr(app, 'running')]), undefined);
+      if (tc.fails) await assert.rejects(kill, /failed to kill pod: sandbox sb1: Unavailable/);
+      else await kill;
+      assert.deepEqual(trace(cri), ['StopContainer app-id', 'StopPodSandbox sb1']);
+    });
+  }
+});
+
 describe('RuntimeManager: the pods a sync changes in the runtime are marked for the PLEG to inspect as the sync ends', () => {
   const cases: { name: string; run: (m: RuntimeManager) => Promise<unknown>; changed: boolean }[] = [
     { name: 'a new pod: a sandbox run and a container started', run: (m) => m.syncPod(pod({}), status([], []), noProbes), changed: true },

@@ -297,6 +297,9 @@ export class RuntimeManager {
         this.deps.inspections?.mark(pod.metadata.uid);
         await this.deps.cri.runtime('StopPodSandbox', { podSandboxId: sb.id });
       } catch (err) {
+        // A sandbox gone since the status was read is stopped, as upstream's killPodWithSyncResult takes it:
+        // containerd 1.6 answers NotFound for it, containerd 2 answers OK (docs/adr/0040).
+        if (err instanceof CriError && err.code === 'NotFound') continue;
         errors.push(`sandbox ${sb.id}: ${(err as Error).message}`);
       }
     }
