@@ -4,7 +4,7 @@ import { ApiError } from '@app/apiserver';
 import { FakeClock } from '@app/clock/testing';
 import { RuntimeState, nodeLabels } from '@app/kube';
 import { silentLogger } from '@app/observability';
-import { NodeStatusManager } from './node-status-manager.js';
+import { NodeStatusManager, mergePatch } from './node-status-manager.js';
 import { NodeLabelsSink, NodeWatch, RuntimeNetworkConfig } from './ports.js';
 import type { Node } from '@app/contracts';
 import { FakeKubeApi, FakeMachine, FakeNodePressure, FakeRuntimeVersion } from './testing.js';
@@ -270,5 +270,19 @@ describe('NodeStatusManager: the conditions it computed, for the fleet (Subjects
     assert.equal(api.nodes.get('n1')?.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'True', 'the apiserver still has the old status');
     manager.stop();
     assert.equal(manager.conditions.length, 0);
+  });
+});
+
+describe('mergePatch (PatchNodeStatus) of the runtime-reported fields', () => {
+  const node = (status: Node['status']): Node => ({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' }, spec: {}, status });
+  it('sends the runtime handlers and the features once the runtime reported them', () => {
+    const patch = mergePatch(node({}), node({ runtimeHandlers: [{ name: '', features: { recursiveReadOnlyMounts: true, userNamespaces: true } }], features: { supplementalGroupsPolicy: true } } as unknown as Node['status'])) as { status: Record<string, unknown> };
+    assert.deepEqual(patch.status['runtimeHandlers'], [{ name: '', features: { recursiveReadOnlyMounts: true, userNamespaces: true } }]);
+    assert.deepEqual(patch.status['features'], { supplementalGroupsPolicy: true });
+  });
+  it('removes handlers a runtime no longer reports (containerd 2 replaced by 1.6), and sends no features it never had', () => {
+    const patch = mergePatch(node({ runtimeHandlers: [{ name: '' }] }), node({})) as { status: Record<string, unknown> };
+    assert.equal(patch.status['runtimeHandlers'], null);
+    assert.ok(!('features' in patch.status));
   });
 });

@@ -25,7 +25,7 @@ import type { Node, NodeCondition } from '@app/contracts';
 import { configuredCapacity, goArch, nodeAllocatable, nodeReservationsFrom, type NodeReservations, type NodeResourceSettings, type ResourceAmounts, type RuntimeState } from '@app/kube';
 import { isAlreadyExists, ApiError } from '@app/apiserver';
 import type { Logger } from '@app/observability';
-import { ensureRequiredLabels, initialNode, nodeStatusHasChanged, reconcileExistingNode, setNodeStatus, type NodeStatusInputs } from './node-status.js';
+import { ensureRequiredLabels, initialNode, nodeStatusHasChanged, reconcileExistingNode, setNodeStatus, type NodeStatusFeatures, type NodeStatusInputs } from './node-status.js';
 import { Machine, NodeApi, NodeLabelsSink, NodePressureView, NodeWatch, RuntimeVersion, type MachineInfo, type RuntimeNetworkConfig } from './ports.js';
 
 /** kubelet config defaults: nodeStatusUpdateFrequency and nodeStatusReportFrequency. */
@@ -325,6 +325,8 @@ export class NodeStatusManager {
         architecture: goArch(),
       },
       kubeletPort: this.options.kubeletPort,
+      runtimeHandlers: this.runtimeState.runtimeHandlers(),
+      runtimeFeatures: this.runtimeState.runtimeFeatures(),
       runtimeErrors: this.runtimeState.runtimeErrors(),
       networkErrors: this.runtimeState.networkErrors(),
       memoryPressure: under('MemoryPressure'),
@@ -359,6 +361,8 @@ export function mergePatch(original: Node, node: Node): object {
     ...(s.conditions ? { conditions: s.conditions } : {}),
     ...(s.nodeInfo ? { nodeInfo: s.nodeInfo } : {}),
     ...(s.daemonEndpoints ? { daemonEndpoints: s.daemonEndpoints } : {}),
+    ...(s.runtimeHandlers ? { runtimeHandlers: s.runtimeHandlers } : o.runtimeHandlers ? { runtimeHandlers: null } : {}),
+    ...((s as { features?: NodeStatusFeatures }).features ? { features: (s as { features?: NodeStatusFeatures }).features } : {}),
   };
   const capacity = mapDiff(o.capacity, s.capacity);
   const allocatable = mapDiff(o.allocatable, s.allocatable);

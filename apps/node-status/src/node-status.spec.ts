@@ -112,6 +112,19 @@ describe('initialNode and the setters (kubelet_node_status.go, nodestatus/setter
     assert.equal(node.status?.capacity?.['example.com/dongle'], '2');
   });
 
+  it("RuntimeHandlers and NodeFeatures: containerd 2's handlers and SupplementalGroupsPolicy; containerd 1.6's none, the fields left out", () => {
+    const two = initialNode('n1', {}, inputs({ runtimeHandlers: [{ name: '', recursiveReadOnlyMounts: true, userNamespaces: true }, { name: 'runc', recursiveReadOnlyMounts: true, userNamespaces: true }], runtimeFeatures: { supplementalGroupsPolicy: true } }), T0);
+    assert.deepEqual(two.status?.runtimeHandlers, [
+      { name: '', features: { recursiveReadOnlyMounts: true, userNamespaces: true } },
+      { name: 'runc', features: { recursiveReadOnlyMounts: true, userNamespaces: true } },
+    ]);
+    assert.deepEqual((two.status as { features?: unknown }).features, { supplementalGroupsPolicy: true });
+    const old = initialNode('n1', {}, inputs(), T0);
+    assert.equal(old.status?.runtimeHandlers, undefined);
+    assert.equal((old.status as { features?: unknown }).features, undefined);
+    assert.ok(nodeStatusHasChanged(old.status, two.status), 'a runtime that gained them changes the Node');
+  });
+
   it('huge pages: a size that went away leaves capacity and allocatable', () => {
     const node = initialNode('n1', {}, inputs({ capacity: { ...inputs().capacity, 'hugepages-2Mi': 2 ** 30 }, allocatable: { ...inputs().allocatable, 'hugepages-2Mi': 2 ** 30 } }), T0);
     assert.equal(node.status?.capacity?.['hugepages-2Mi'], '1Gi');

@@ -4,11 +4,12 @@
  * tryRegisterWithAPIServer, updateNode, nodeStatusHasChanged) and
  * pkg/kubelet/nodestatus/setters.go (NodeAddress, MachineInfo, VersionInfo,
  * DaemonEndpoints, GoRuntime, MemoryPressureCondition, DiskPressureCondition,
- * PIDPressureCondition, ReadyCondition). Pure: what the machine, the runtime
+ * PIDPressureCondition, RuntimeHandlers, NodeFeatures, ReadyCondition). Pure: what the machine, the runtime
  * and the eviction signals say comes in as NodeStatusInputs.
  *
  *   setNodeStatus(node, inputs, now), in upstream's order:
  *     addresses ─ capacity/allocatable/nodeInfo ids ─ versions ─ daemonEndpoints ─ os/arch
+ *     ─ runtimeHandlers ─ features
  *     ─ MemoryPressure ─ DiskPressure ─ PIDPressure ─ Ready (last: version skew, kubernetes#16961)
  *
  * Invariants:
@@ -19,6 +20,7 @@
  *    controller's condition, an extended resource) are kept as they are.
  */
 import type { Node, NodeAddress, NodeCondition, NodeStatus, NodeSystemInfo } from '@app/contracts';
+import type { RuntimeFeaturesInfo, RuntimeHandlerInfo } from '@app/kube';
 import { DEFAULT_NODE_LABELS, LabelArchStable, LabelOSStable, isHugePageResourceName, parseQuantity, resourceAmount, rfc3339, toResourceList, type ResourceAmounts } from '@app/kube';
 
 
@@ -33,6 +35,10 @@ export interface NodeStatusInputs {
   nodeInfo: Omit<NodeSystemInfo, 'kubeProxyVersion'>;
   /** The kubelet's port (daemonEndpoints.kubeletEndpoint). */
   kubeletPort: number;
+  /** runtimeState's handlers (RuntimeHandlers setter): none before the runtime's first ready answer. */
+  runtimeHandlers?: readonly RuntimeHandlerInfo[];
+  /** runtimeState's features (NodeFeatures setter): undefined before the first ready answer, or where the runtime says nothing of them. */
+  runtimeFeatures?: RuntimeFeaturesInfo;
   /** runtimeState.runtimeErrors(): the runtime down or not ready, the PLEG unhealthy. */
   runtimeErrors?: string;
   /** runtimeState.networkErrors(). */
@@ -136,6 +142,7 @@ export function setNodeStatus(node: Node, inputs: NodeStatusInputs, now: number)
   };
   // DaemonEndpoints.
   status.daemonEndpoints = { kubeletEndpoint: { Port: inputs.kubeletPort } };
+  runtimeHandlersAndFeatures(status, inputs);
   const time = rfc3339(now);
   pressureCondition(status, NodeConditionType.MemoryPressure, inputs.memoryPressure, time, events, {
     trueReason: 'KubeletHasInsufficientMemory',
@@ -163,6 +170,21 @@ export function setNodeStatus(node: Node, inputs: NodeStatusInputs, now: number)
   });
   readyCondition(status, inputs, time, events);
   return events;
+}
+
+/** NodeStatus.features (v1.31, newer than the API types here). */
+export type NodeStatusFeatures = { supplementalGroupsPolicy?: boolean };
+
+/**
+ * RuntimeHandlers and NodeFeatures (both behind gates on by default in v1.34: RecursiveReadOnlyMounts,
+ * UserNamespacesSupport, SupplementalGroupsPolicy): what the runtime said of its handlers, each with both
+ * features; and its features once it said any (containerd 1.6 says none: the field stays as it was).
+ */
+function runtimeHandlersAndFeatures(status: NodeStatus & { features?: NodeStatusFeatures }, inputs: NodeStatusInputs): void {
+  const handlers = inputs.runtimeHandlers ?? [];
+  if (handlers.length > 0) status.runtimeHandlers = handlers.map((h) => ({ name: h.name, features: { recursiveReadOnlyMounts: h.recursiveReadOnlyMounts, userNamespaces: h.userNamespaces } }));
+  else delete status.runtimeHandlers; // an empty list is no field (omitempty)
+  if (inputs.runtimeFeatures) status.features = { supplementalGroupsPolicy: inputs.runtimeFeatures.supplementalGroupsPolicy };
 }
 
 /** updateNode's check of the labels the kubelet requires (os and arch); sets them, and says whether it had to. */

@@ -80,9 +80,9 @@ import { WORK_ACCEPT_TIMEOUT_MS, WorkDelivery } from './work-delivery.js';
     { provide: NodePressureStore, inject: [SERVICE_CONTEXT, LeaderFence], useFactory: (ctx: ServiceContext, fence: LeaderFence) => new KvNodePressureStore(bucketOf(ctx, 'pods'), ctx.config.NODE_NAME, fence) },
     {
       provide: SyncLoop,
-      inject: [PodStore, NodeState, RuntimeView, SyncLoopOutbox, EventRecorder, SERVICE_CONFIG, Clock, SERVICE_LOGGER, PodLogs, RuntimeCache, NodeLabelsView],
-      useFactory: (store: PodStore, state: NodeState, runtime: RuntimeView, out: SyncLoopOutbox, events: EventRecorder, cfg: SyncLoopConfig, clock: Clock, logger: Logger, podLogs: PodLogs, runtimePods: RuntimeCache, nodeLabels: NodeLabelsView) =>
-        new SyncLoop({ store, nodeState: state, runtime, out, events, clock, logger: logger.child({ component: 'sync-loop' }), podLogs, runtimePods, nodeLabels }, nodeInfoOf(cfg), { resyncIntervalMs: cfg.SYNC_FREQUENCY }),
+      inject: [PodStore, NodeState, RuntimeView, SyncLoopOutbox, EventRecorder, SERVICE_CONFIG, Clock, SERVICE_LOGGER, PodLogs, RuntimeCache, NodeLabelsView, RuntimeStateUpdater],
+      useFactory: (store: PodStore, state: NodeState, runtime: RuntimeView, out: SyncLoopOutbox, events: EventRecorder, cfg: SyncLoopConfig, clock: Clock, logger: Logger, podLogs: PodLogs, runtimePods: RuntimeCache, nodeLabels: NodeLabelsView, runtimeState: RuntimeStateUpdater) =>
+        new SyncLoop({ store, nodeState: state, runtime, out, events, clock, logger: logger.child({ component: 'sync-loop' }), podLogs, runtimePods, nodeLabels, runtimeFeatures: () => runtimeState.state.runtimeFeatures() }, nodeInfoOf(cfg), { resyncIntervalMs: cfg.SYNC_FREQUENCY }),
     },
     {
       // The eviction manager's summaryProvider: the status manager's /stats/summary reader, over the desired pods.

@@ -121,6 +121,27 @@ describe('SyncLoop: configCh', () => {
     assert.deepEqual(out.take(), []);
   });
 
+  it("a pod asking for SupplementalGroupsPolicy Strict: admitted where the runtime's Status says it honours it, rejected where it says nothing of it", async () => {
+    const strict = (uid: string): Pod => {
+      const p = pod(uid);
+      p.spec.securityContext = { supplementalGroupsPolicy: 'Strict' } as Pod['spec']['securityContext'];
+      return p;
+    };
+    let features: { supplementalGroupsPolicy: boolean } | undefined;
+    const clock = new FakeClock(T0);
+    const out = new RecordingOutbox();
+    const loop = new SyncLoop(
+      { store: new MemoryPodStore(), nodeState: new FakeNodeState(), runtime: new FakeRuntimeView(), out, events: new RecordingEventRecorder(), clock, logger: silentLogger(), runtimeFeatures: () => features },
+      nodeInfoFrom({ name: 'node-a', cpu: '2', memory: '4Gi', maxPods: 3 }),
+    );
+    await loop.handlePodUpdate(update('add', strict('old-runtime')));
+    assert.deepEqual(out.take(), [], 'containerd 1.6: no features');
+    assert.deepEqual(out.statuses[0]?.args['status'], { phase: 'Failed', reason: 'SupplementalGroupsPolicyNotSupported', message: 'Pod was rejected: SupplementalGroupsPolicy=Strict is not supported in this node', qosClass: 'BestEffort' });
+    features = { supplementalGroupsPolicy: true };
+    await loop.handlePodUpdate(update('add', strict('new-runtime')));
+    assert.deepEqual(out.take(), ['new-runtime:SyncPodCreate'], 'containerd 2');
+  });
+
   it('max pods counts only active admitted pods', async () => {
     const { loop, out } = setup();
     await loop.handlePodUpdate(update('add', pod('a'), pod('b'), pod('c'), pod('d')));

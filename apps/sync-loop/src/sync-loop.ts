@@ -34,7 +34,7 @@ import type {
   SyncPodType,
   WorkDoneMessage,
 } from '@app/contracts';
-import { canAdmitPod, getPodQOS, type AdmitResult, isMirrorPod, pastActiveDeadline as pastDeadline, diffListing, podsDifferSemantically, type NodeInfo, type PodOperations } from '@app/kube';
+import { canAdmitPod, getPodQOS, type AdmitResult, type RuntimeFeaturesInfo, isMirrorPod, pastActiveDeadline as pastDeadline, diffListing, podsDifferSemantically, type NodeInfo, type PodOperations } from '@app/kube';
 import type { Logger } from '@app/observability';
 import { decideHousekeeping, isTerminalPhase } from './housekeeping.js';
 import { removeContainerWithLog } from './gc/container-gc.js';
@@ -62,6 +62,8 @@ export interface SyncLoopDeps {
   podLogs?: PodLogs;
   /** The API Node's labels (node-status's `<node>.node-labels`), which admission matches node selectors against; none: the configured ones. */
   nodeLabels?: NodeLabelsView;
+  /** What the runtime said it implements at its last ready Status (runtimeState's features); none: nothing beyond the core. */
+  runtimeFeatures?: () => RuntimeFeaturesInfo | undefined;
 }
 
 export interface SyncLoopOptions {
@@ -93,6 +95,7 @@ export class SyncLoop {
   private readonly runtimePods: RuntimePods;
   private readonly podLogs: PodLogs | undefined;
   private readonly nodeLabels: NodeLabelsView | undefined;
+  private readonly runtimeFeatures: (() => RuntimeFeaturesInfo | undefined) | undefined;
 
   constructor(
     deps: SyncLoopDeps,
@@ -100,7 +103,7 @@ export class SyncLoop {
     private readonly node: NodeInfo,
     private readonly options: SyncLoopOptions = { resyncIntervalMs: 60_000 },
   ) {
-    ({ store: this.store, nodeState: this.nodeState, runtime: this.runtime, out: this.out, events: this.events, clock: this.clock, logger: this.logger, podLogs: this.podLogs, nodeLabels: this.nodeLabels } = deps);
+    ({ store: this.store, nodeState: this.nodeState, runtime: this.runtime, out: this.out, events: this.events, clock: this.clock, logger: this.logger, podLogs: this.podLogs, nodeLabels: this.nodeLabels, runtimeFeatures: this.runtimeFeatures } = deps);
     this.runtimePods = deps.runtimePods ?? new RuntimeCache(deps.runtime, deps.clock, 0);
   }
 
@@ -207,17 +210,19 @@ export class SyncLoop {
   /**
    * The node admission checks a pod against: the configured one, with the API Node's labels once
    * node-status has read them (upstream's getNodeAnyWay: the node lister's Node, a label someone
-   * set on it included). A failed read is the configured labels, logged.
+   * set on it included), and the runtime's features as the Node's status.features says them.
+   * A failed read is the configured labels, logged.
    */
   private async admissionNode(): Promise<NodeInfo> {
+    const node: NodeInfo = { ...this.node, supplementalGroupsPolicy: this.runtimeFeatures?.()?.supplementalGroupsPolicy ?? false };
     const view = this.nodeLabels;
-    if (!view) return this.node;
+    if (!view) return node;
     try {
       const labels = await view.read();
-      return labels ? { ...this.node, labels } : this.node;
+      return labels ? { ...node, labels } : node;
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, "reading the Node's labels failed: admission uses the configured ones");
-      return this.node;
+      return node;
     }
   }
 

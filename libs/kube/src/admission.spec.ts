@@ -104,6 +104,28 @@ describe('canAdmitPod: pod OS', () => {
   ]);
 });
 
+describe('canAdmitPod: supplementalGroupsPolicy (rejectPodAdmissionBasedOnSupplementalGroupsPolicy)', () => {
+  const withPolicy = (policy: string, o: PodOpts = {}): Pod => {
+    const p = mkPod(o);
+    p.spec.securityContext = { supplementalGroups: [1000], supplementalGroupsPolicy: policy } as Pod['spec']['securityContext'];
+    return p;
+  };
+  const notSupported = rejected('SupplementalGroupsPolicyNotSupported', 'SupplementalGroupsPolicy=Strict is not supported in this node');
+  run([
+    { name: 'Strict on a runtime that honours it (containerd 2) is admitted', pod: withPolicy('Strict'), node: { ...node, supplementalGroupsPolicy: true }, want: ADMIT },
+    { name: 'Strict on a runtime that says nothing of it (containerd 1.6) is rejected', pod: withPolicy('Strict'), node: { ...node, supplementalGroupsPolicy: false }, want: notSupported },
+    { name: 'Strict where the runtime has not been heard yet is rejected, as on a Node without features', pod: withPolicy('Strict'), want: notSupported },
+    { name: 'Merge needs nothing of the runtime', pod: withPolicy('Merge'), node: { ...node, supplementalGroupsPolicy: false }, want: ADMIT },
+    {
+      name: 'checked after the OS, before resources',
+      active: [mkPod(), mkPod(), mkPod()],
+      pod: withPolicy('Strict', { cpu: '100' }),
+      want: notSupported,
+    },
+    { name: 'the OS first', pod: withPolicy('Strict', { os: 'windows' }), want: rejected('PodOSNotSupported', "Failed to admit pod as the OS field doesn't match node OS") },
+  ]);
+});
+
 describe('canAdmitPod: resources', () => {
   run([
     { name: 'room for one more pod', active: [mkPod(), mkPod()], pod: mkPod(), want: ADMIT },
@@ -307,6 +329,7 @@ describe('AdmitReason', () => {
       'NodeName',
       'NodePorts',
       'AppArmor',
+      'SupplementalGroupsPolicyNotSupported',
     ]);
   });
 });

@@ -54,8 +54,8 @@ export { findContainerStatusByID, getContainerStatus, isRestartableInitContainer
 export { applyProbeResults } from './probe-status.js';
 export type { ContainerProbeState } from './probe-status.js';
 export { pastActiveDeadline } from './active-deadline.js';
-export { DEFAULT_PLEG_RELIST_THRESHOLD_MS, MAX_WAIT_FOR_CONTAINER_RUNTIME_MS, NodeHealth, RUNTIME_UP_PERIOD_MS, RuntimeState, RuntimeStateUpdater, plegHealth } from './runtime-state.js';
-export type { RuntimeStateUpdaterOptions } from './runtime-state.js';
+export { DEFAULT_PLEG_RELIST_THRESHOLD_MS, MAX_WAIT_FOR_CONTAINER_RUNTIME_MS, NodeHealth, RUNTIME_UP_PERIOD_MS, RuntimeState, RuntimeStateUpdater, plegHealth, runtimeHandlersAndFeatures } from './runtime-state.js';
+export type { RuntimeFeaturesInfo, RuntimeHandlerInfo, RuntimeStateUpdaterOptions } from './runtime-state.js';
 export {
   EvictionSignal,
   configuredCapacity,

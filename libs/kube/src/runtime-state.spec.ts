@@ -69,6 +69,36 @@ describe('RuntimeState (runtime_state.go) fed by updateRuntimeUp', () => {
   });
 });
 
+describe("RuntimeState: the runtime's handlers and features (updateRuntimeUp's setRuntimeHandlers, setRuntimeFeatures)", () => {
+  it('containerd 2: its handlers with their features, and SupplementalGroupsPolicy, once it answers ready', async () => {
+    const { health, state, updater } = setup();
+    health.status = { ...health.status, runtimeHandlers: [{ name: '', features: { recursiveReadOnlyMounts: true, userNamespaces: true } }, { name: 'runc' }], features: { supplementalGroupsPolicy: true } };
+    assert.equal(state.runtimeFeatures(), undefined, 'nothing known before the first answer');
+    await updater.update();
+    assert.deepEqual(state.runtimeHandlers(), [
+      { name: '', recursiveReadOnlyMounts: true, userNamespaces: true },
+      { name: 'runc', recursiveReadOnlyMounts: false, userNamespaces: false },
+    ]);
+    assert.deepEqual(state.runtimeFeatures(), { supplementalGroupsPolicy: true });
+  });
+
+  it('containerd 1.6: no handlers, no features', async () => {
+    const { state, updater } = setup();
+    await updater.update();
+    assert.deepEqual(state.runtimeHandlers(), []);
+    assert.equal(state.runtimeFeatures(), undefined);
+  });
+
+  it('a runtime that answers not ready changes neither (upstream sets them only on a ready answer)', async () => {
+    const { health, state, updater } = setup();
+    health.status = { ...health.status, features: { supplementalGroupsPolicy: true } };
+    await updater.update();
+    health.status = { status: { conditions: [{ type: 'RuntimeReady', status: false, reason: 'Starting', message: '' }] }, info: {}, runtimeHandlers: [] };
+    await updater.update();
+    assert.deepEqual(state.runtimeFeatures(), { supplementalGroupsPolicy: true });
+  });
+});
+
 describe('RuntimeStateUpdater timing', () => {
   it('updates at start, every second while unhealthy (so the gate opens soon after the PLEG\'s first relist), every 5s once healthy', async () => {
     const { clock, health, updater, state } = setup();

@@ -9,6 +9,9 @@
  *     CRI Status                    lastBaseRuntimeSync  networkErrors()   (sync-loop: the ticks wait)
  *     pod-cache <node>.global       runtimeError, networkError      ──▶ the Node's Ready condition
  *                                   health checks (PLEG)                (status-manager)
+ *                                   handlers, features  ──▶ runtimeFeatures() ──▶ admission (Strict
+ *                                                           runtimeHandlers()     supplemental groups),
+ *                                                                                 the Node's features
  *
  * One home for both readers (sync-loop and status-manager): each runs its
  * own updater on its own NodeHealth adapter, and both say the same thing.
@@ -55,11 +58,36 @@ export const DEFAULT_PLEG_RELIST_THRESHOLD_MS = 3 * 60_000;
 
 type HealthCheck = { name: string; fn: () => string | undefined };
 
+/** A runtime handler and what it supports (kubecontainer.RuntimeHandler), as the Node's status.runtimeHandlers reports it. */
+export interface RuntimeHandlerInfo {
+  /** The handler's name; `` is the default one. */
+  name: string;
+  recursiveReadOnlyMounts: boolean;
+  userNamespaces: boolean;
+}
+
+/**
+ * What the runtime implements beyond the CRI's core (kubecontainer.RuntimeFeatures), as the Node's
+ * status.features reports it; a runtime that says nothing of it (containerd 1.6) has none.
+ */
+export interface RuntimeFeaturesInfo {
+  /** SupplementalGroupsPolicy Strict honoured (containerd 2.0 and later). */
+  supplementalGroupsPolicy: boolean;
+}
+
+/** kuberuntime toKubeRuntimeStatus: the handlers (a handler without features supports neither) and the features of a Status answer. */
+export function runtimeHandlersAndFeatures(status: StatusResponse): { handlers: RuntimeHandlerInfo[]; features?: RuntimeFeaturesInfo } {
+  const handlers = status.runtimeHandlers.map((h) => ({ name: h.name, recursiveReadOnlyMounts: h.features?.recursiveReadOnlyMounts ?? false, userNamespaces: h.features?.userNamespaces ?? false }));
+  return status.features ? { handlers, features: { supplementalGroupsPolicy: status.features.supplementalGroupsPolicy } } : { handlers };
+}
+
 /** runtime_state.go runtimeState. */
 export class RuntimeState {
   private lastBaseRuntimeSync?: number;
   private runtimeError?: string;
   private networkError?: string;
+  private handlers: RuntimeHandlerInfo[] = [];
+  private features?: RuntimeFeaturesInfo;
   private readonly healthChecks: HealthCheck[] = [];
 
   constructor(
@@ -82,6 +110,24 @@ export class RuntimeState {
 
   setNetworkState(err: string | undefined): void {
     this.networkError = err;
+  }
+
+  setRuntimeHandlers(handlers: RuntimeHandlerInfo[]): void {
+    this.handlers = handlers;
+  }
+
+  setRuntimeFeatures(features: RuntimeFeaturesInfo | undefined): void {
+    this.features = features;
+  }
+
+  /** The handlers the runtime said it has at its last ready answer (none before it). */
+  runtimeHandlers(): readonly RuntimeHandlerInfo[] {
+    return this.handlers;
+  }
+
+  /** The features the runtime said it has at its last ready answer; undefined before it, or where it says nothing of them. */
+  runtimeFeatures(): RuntimeFeaturesInfo | undefined {
+    return this.features;
   }
 
   /** Why pod synchronization must wait, or undefined when it need not. */
@@ -187,6 +233,9 @@ export class RuntimeStateUpdater {
       return;
     }
     this.state.setRuntimeState(undefined);
+    const { handlers, features } = runtimeHandlersAndFeatures(s);
+    this.state.setRuntimeHandlers(handlers);
+    this.state.setRuntimeFeatures(features);
     this.state.setRuntimeSync(this.clock.now());
   }
 
