@@ -127,17 +127,17 @@ describe('SyncLoop: configCh', () => {
       p.spec.securityContext = { supplementalGroupsPolicy: 'Strict' } as Pod['spec']['securityContext'];
       return p;
     };
-    let features: { supplementalGroupsPolicy: boolean } | undefined;
+    const said: { features?: { supplementalGroupsPolicy: boolean } } = {};
     const clock = new FakeClock(T0);
     const out = new RecordingOutbox();
     const loop = new SyncLoop(
-      { store: new MemoryPodStore(), nodeState: new FakeNodeState(), runtime: new FakeRuntimeView(), out, events: new RecordingEventRecorder(), clock, logger: silentLogger(), runtimeFeatures: () => features },
+      { store: new MemoryPodStore(), nodeState: new FakeNodeState(), runtime: new FakeRuntimeView(), out, events: new RecordingEventRecorder(), clock, logger: silentLogger(), runtimeFeatures: () => said.features },
       nodeInfoFrom({ name: 'node-a', cpu: '2', memory: '4Gi', maxPods: 3 }),
     );
     await loop.handlePodUpdate(update('add', strict('old-runtime')));
     assert.deepEqual(out.take(), [], 'containerd 1.6: no features');
     assert.deepEqual(out.statuses[0]?.args['status'], { phase: 'Failed', reason: 'SupplementalGroupsPolicyNotSupported', message: 'Pod was rejected: SupplementalGroupsPolicy=Strict is not supported in this node', qosClass: 'BestEffort' });
-    features = { supplementalGroupsPolicy: true };
+    said.features = { supplementalGroupsPolicy: true };
     await loop.handlePodUpdate(update('add', strict('new-runtime')));
     assert.deepEqual(out.take(), ['new-runtime:SyncPodCreate'], 'containerd 2');
   });
