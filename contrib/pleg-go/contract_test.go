@@ -37,7 +37,7 @@ func TestPeerOutsideThePolicyDegradesReadinessOnce(t *testing.T) {
 	p := &peerContracts{claim: claimOf(1), self: "pleg@n#0", log: log, outside: map[string]*peerOutside{}}
 	p.heard("pod-worker@n#0", "pod-worker", "1", "kubelet.n.pleg.inspect.u")
 	p.heard("pleg@n#0", "pleg", "9", "x") // its own
-	p.heard("", "", "9", "x")            // nobody named
+	p.heard("", "", "9", "x")             // nobody named
 	p.heard("sync-loop@n#1", "sync-loop", "not-a-number", "x")
 	if r := p.check(); !r.OK || r.Degraded {
 		t.Fatalf("%+v", r)

@@ -23,7 +23,7 @@ func testHandler(host, token string) http.Handler {
 		liveness:  []namedCheck{{name: "pleg", fn: func() (bool, string) { return false, "pleg was last seen active 200s ago; threshold is 180s" }}},
 	}
 	g := pleg.NewGeneric(pleg.Deps{Clock: systemClock{}, Logger: nopLog{}}, pleg.Options{InspectTimeout: time.Second, RelistThreshold: time.Minute})
-	runner := pleg.NewRunner(g, nil, systemClock{}, nopLog{}, pleg.RunnerOptions{RelistPeriod: time.Second, EventedRelistPeriod: time.Minute, EventedSilence: time.Minute}, "generic", nil)
+	runner := pleg.NewRunner(pleg.RunnerDeps{Pleg: g, Clock: systemClock{}, Logger: nopLog{}}, pleg.RunnerOptions{RelistPeriod: time.Second, EventedRelistPeriod: time.Minute, EventedSilence: time.Minute}, "generic")
 	m := newPromMetrics("pleg", "node-a")
 	m.healthy = func() bool { return false }
 	return httpHandler(h, m, func() map[string]any { return map[string]any{"service": "pleg"} }, runner, host, token)

@@ -236,7 +236,24 @@ func run(cfg Config, log *jsonLogger) error {
 		}
 		return &s, true
 	}
-	runner := pleg.NewRunner(generic, sink, clock, log.child("component", "pleg-mode"), pleg.RunnerOptions{RelistPeriod: cfg.RelistPeriod, EventedRelistPeriod: cfg.EventedRelist, EventedSilence: 90 * time.Second}, cfg.PlegMode, askRelay)
+	reporter := &modeReporter{metrics: metrics, genericPeriod: cfg.RelistPeriod, eventedPeriod: cfg.EventedRelist, send: func(eventType, reason, message string) {
+		subject, body := nodeEvent(cfg.NodeName, eventType, reason, message, time.Now())
+		if err := nc.PublishMsg(&nats.Msg{Subject: subject, Header: messageHeaders(ctx, service, connName, ""), Data: body}); err != nil {
+			log.Warn("could not send an event on the Node", "reason", reason, "err", err.Error())
+		}
+	}}
+	// An event's inspection is a hop of its pod in the relay message's trace, when it carried one, else in a new one.
+	eventTrace := func(ctx context.Context, uid string) context.Context {
+		if cur := currentTrace(ctx); cur != nil && cur.TraceID != "" {
+			t := *cur
+			t.PodUID = uid
+			return withTrace(ctx, t)
+		}
+		return podTrace(ctx, uid)
+	}
+	runner := pleg.NewRunner(pleg.RunnerDeps{Pleg: generic, Clock: clock, Logger: log.child("component", "pleg-mode"), AskRelay: askRelay, Reporter: reporter, EventTrace: eventTrace},
+		pleg.RunnerOptions{RelistPeriod: cfg.RelistPeriod, EventedRelistPeriod: cfg.EventedRelist, EventedSilence: 90 * time.Second}, cfg.PlegMode)
+	metrics.evented = func() bool { return runner.Mode().Effective == "evented" }
 
 	var leadMu sync.Mutex
 	leading := false

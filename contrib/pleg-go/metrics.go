@@ -2,7 +2,8 @@ package main
 
 // The metrics pleg serves on /metrics, in Prometheus' text format, with the
 // default labels every service's registry has (service, node): the
-// kubelet's kubelet_pleg_* (pkg/kubelet/metrics), kubelet_split_pleg_healthy,
+// kubelet's kubelet_pleg_* and kubelet_evented_pleg_connection_*
+// (pkg/kubelet/metrics), kubelet_split_pleg_healthy, kubelet_split_pleg_evented,
 // leader_election_master_status, and the process' CPU and memory.
 
 import (
@@ -38,11 +39,17 @@ func (h *histogram) observe(v float64) {
 type promMetrics struct {
 	labels string
 
-	mu        sync.Mutex
-	duration  histogram
-	interval  histogram
-	lastSeen  float64
-	discards  uint64
+	mu       sync.Mutex
+	duration histogram
+	interval histogram
+	lastSeen float64
+	discards uint64
+	// The evented PLEG's stream (evented-pleg-reporter.ts): each connection and return, each fallback, each event's latency.
+	eventedSuccesses uint64
+	eventedErrors    uint64
+	eventedLatencies histogram
+	// evented: whether the runtime's container events are used now (kubelet_split_pleg_evented).
+	evented   func() bool
 	healthy   func() bool
 	isLeader  func() bool
 	contract  func() (version int, outside int)
@@ -66,6 +73,14 @@ func (m *promMetrics) Relisted(d, interval time.Duration, hasInterval bool, at t
 func (m *promMetrics) Discarded(n int) {
 	m.mu.Lock()
 	m.discards += uint64(n)
+	m.mu.Unlock()
+}
+
+func (m *promMetrics) eventedConnected() { m.mu.Lock(); m.eventedSuccesses++; m.mu.Unlock() }
+func (m *promMetrics) eventedFellBack()  { m.mu.Lock(); m.eventedErrors++; m.mu.Unlock() }
+func (m *promMetrics) eventedLatency(seconds float64) {
+	m.mu.Lock()
+	m.eventedLatencies.observe(seconds)
 	m.mu.Unlock()
 }
 
@@ -120,6 +135,12 @@ func (m *promMetrics) Text() string {
 	m.writeHistogram(&b, "kubelet_pleg_relist_interval_seconds", "Interval in seconds between relisting in PLEG.", &m.interval)
 	gauge(&b, "gauge", "kubelet_pleg_last_seen_seconds", "Timestamp in seconds when PLEG was last seen active.", m.labels, m.lastSeen)
 	gauge(&b, "counter", "kubelet_pleg_discard_events", "The number of discard events in PLEG.", m.labels, float64(m.discards))
+	gauge(&b, "counter", "kubelet_evented_pleg_connection_error_count", "The number of errors encountered during the establishment of streaming connection with the CRI runtime.", m.labels, float64(m.eventedErrors))
+	gauge(&b, "counter", "kubelet_evented_pleg_connection_success_count", "The number of times a streaming client was obtained to receive CRI Events.", m.labels, float64(m.eventedSuccesses))
+	m.writeHistogram(&b, "kubelet_evented_pleg_connection_latency_seconds", "The latency of streaming connection with the CRI runtime, measured in seconds.", &m.eventedLatencies)
+	if m.evented != nil {
+		gauge(&b, "gauge", "kubelet_split_pleg_evented", "1 while the PLEG uses the runtime's container events (evented mode, not fallen back to the relist).", m.labels, boolNum(m.evented()))
+	}
 	if m.healthy != nil {
 		gauge(&b, "gauge", "kubelet_split_pleg_healthy", "1 when the last successful relist is within RELIST_THRESHOLD.", m.labels, boolNum(m.healthy()))
 	}

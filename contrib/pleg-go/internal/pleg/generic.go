@@ -203,26 +203,6 @@ func (g *Generic) Healthy() (bool, string) {
 	return true, fmt.Sprintf("last relist %dms ago%s", age.Milliseconds(), failing)
 }
 
-// Observe writes a pod's entry seen outside a relist (an evented update)
-// unless a newer one was, and records it so the next relist does not report
-// it again. Returns whether it was written.
-func (g *Generic) Observe(ctx context.Context, e PodCacheEntry) (bool, error) {
-	return g.writer.Set(ctx, e, func() {
-		g.mu.Lock()
-		g.records[e.UID] = ViewFromCache(e)
-		g.mu.Unlock()
-	})
-}
-
-// Forget removes a pod gone from the runtime, seen outside a relist (its sandbox deleted).
-func (g *Generic) Forget(ctx context.Context, uid string, ts int64) (bool, error) {
-	return g.writer.Delete(ctx, uid, ts, func() {
-		g.mu.Lock()
-		delete(g.records, uid)
-		g.mu.Unlock()
-	})
-}
-
 // LastSeen is when the last successful relist finished.
 func (g *Generic) LastSeen() (time.Time, bool) {
 	g.mu.Lock()
