@@ -289,7 +289,7 @@ describe('PodWorkers: a sync that changed the runtime has the pod inspected as i
     assert.deepEqual(inspector.asked[0], { uid: 'a', syncEnd: lastSyncEnd });
   });
 
-  it('with the PLEG away, the worker asks once and waits for the relist as before', async () => {
+  it('with the PLEG away (a lost request), the worker asks again after 2 s, then 4 s, 8 s ... up to 30 s, until the entry comes (a relist)', async () => {
     const { workers, syncer, inspector, relist, clock } = setup();
     await relist();
     await workers.updatePod(upd('SyncPodCreate', pod('a')));
@@ -300,8 +300,19 @@ describe('PodWorkers: a sync that changed the runtime has the pod inspected as i
     await clock.step(0);
     assert.equal(syncer.calls.length, 1, 'no sync on a stale cache');
     assert.equal(inspector.asked.length, 1, 'asked once for that sync\'s end');
+    await clock.step(1_500);
+    assert.equal(inspector.asked.length, 2, 'again 2 s after the wait began');
+    await clock.step(4_000);
+    assert.equal(inspector.asked.length, 3, 'then 4 s later');
+    for (let i = 0; i < 20; i++) await clock.step(30_000);
+    const times: number = inspector.asked.length;
+    assert.ok(times >= 20 && times <= 24, `at most one ask per 30 s once the wait has doubled to it: ${times} asks`);
+    assert.ok(inspector.asked.every((a) => a.syncEnd === inspector.asked[0]?.syncEnd), 'each for the same sync end');
+    const first = inspector.asked[0]?.syncEnd;
     await relist();
     assert.equal(syncer.calls.length, 2);
+    await clock.step(120_000);
+    assert.equal(inspector.asked.filter((a) => a.syncEnd === first).length, times, 'no ask for that wait once its entry came (the update that was pending waits anew, for the next sync end)');
   });
 
   it('termination: the kill and the sandboxes\' removal each have the pod inspected, so terminating -> terminated -> finished needs no relist', async () => {

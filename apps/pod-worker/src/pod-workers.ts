@@ -50,7 +50,7 @@
  *    one terminates first. A generation held back waits for the back-off,
  *    or less when the generation it waits for finishes on this replica.
  */
-import { Clock } from '@app/clock';
+import { Clock, type Timer } from '@app/clock';
 import type { KillPodOptions, Pod, PodSyncStatusRecord, SyncPodType, UpdatePodOptionsMessage } from '@app/contracts';
 import type { Logger } from '@app/observability';
 import type { CacheResult, PodCache } from '@app/pod-cache';
@@ -309,6 +309,32 @@ export class PodWorkers {
     }
   }
 
+  /**
+   * GetNewerThan the worker's last sync, asking the PLEG again while the entry does not come: a request is a
+   * publish, lost when no PLEG leader hears it (one taking over, NATS reconnecting), and the next relist is up to
+   * 5 minutes away in evented mode (1 s in generic, where a second ask is rare). First after 2 s, doubling to 30 s.
+   */
+  private async newerThanLastSync(w: Worker): Promise<CacheResult> {
+    const waiting = this.deps.cache.getNewerThan(w.uid, w.lastSyncEnd, this.abort.signal);
+    const inspections = this.deps.inspections;
+    if (!inspections) return waiting;
+    let timer: Timer | undefined;
+    let delay = INSPECTION_REASK_FIRST_MS;
+    const reask = () => {
+      timer = this.deps.clock.setTimer(delay, () => {
+        inspections.inspect(w.uid, w.lastSyncEnd);
+        delay = Math.min(delay * 2, INSPECTION_REASK_MAX_MS);
+        reask();
+      });
+    };
+    reask();
+    try {
+      return await waiting;
+    } finally {
+      timer?.cancel();
+    }
+  }
+
   private async syncOnce(w: Worker, update: UpdatePodOptionsMessage): Promise<void> {
     if (await this.mustWaitToStart(w, update)) return;
     let cache: CacheResult;
@@ -318,7 +344,7 @@ export class PodWorkers {
         w.inspectionAsked = w.lastSyncEnd;
         this.deps.inspections.inspect(w.uid, w.lastSyncEnd);
       }
-      cache = await this.deps.cache.getNewerThan(w.uid, w.lastSyncEnd, this.abort.signal);
+      cache = await this.newerThanLastSync(w);
     } catch {
       return; // stopping
     }
@@ -460,6 +486,9 @@ export class SyncCancelled extends Error {
 /** pod_workers.go workerResyncIntervalJitterFactor and workerBackOffPeriodJitterFactor. */
 const RESYNC_JITTER_FACTOR = 0.5;
 const BACK_OFF_JITTER_FACTOR = 0.5;
+/** A pod worker waiting for its pod's cache entry asks the PLEG again after this long, doubling up to the max. */
+const INSPECTION_REASK_FIRST_MS = 2_000;
+const INSPECTION_REASK_MAX_MS = 30_000;
 /** pod_workers.go backOffOnTransientErrorPeriod: a pod waiting for the network is retried soon. */
 export const BACK_OFF_ON_TRANSIENT_ERROR_MS = 1000;
 /** kubelet.go NetworkNotReadyErrorMsg: a sync error that says it is recognised by this text, as upstream does. */
