@@ -15,6 +15,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { V1ContainerStatus, V1PodStatus } from '@kubernetes/client-node';
 import { NodeStack } from './support/node-stack.js';
+import { runtimeKind } from './support/runtime.js';
 
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
 const terminated = (s: V1PodStatus): V1ContainerStatus['state'] => s.containerStatuses?.[0]?.state;
@@ -96,6 +97,19 @@ describe('security context, /etc/hosts, termination messages and sysctls on the 
     assert.ok(rest.includes('NoNewPrivs:\t1'), text);
     assert.ok(rest.includes('CapEff:\t0000000000000000'), text);
     assert.ok(rest.some((l) => /Read-only file system/.test(l)), text);
+  });
+
+  it("the API status says whom the container ran as where the runtime reports it (containerd 2's ContainerStatus.user), nothing where it does not (1.6)", async () => {
+    await wrote('hardened');
+    const s = await stack.waitForPod('hardened', 'finished', finished, 60_000);
+    const user = s.containerStatuses?.[0]?.user;
+    if (runtimeKind() === 'containerd2') {
+      assert.equal(user?.linux?.uid, 1000, JSON.stringify(s.containerStatuses));
+      assert.equal(user?.linux?.gid, 3000);
+      for (const g of [2000, 4000]) assert.ok(user?.linux?.supplementalGroups?.includes(g), `group ${g} in ${JSON.stringify(user)}`);
+    } else {
+      assert.equal(user, undefined, JSON.stringify(s.containerStatuses));
+    }
   });
 
   it('capabilities added and dropped are the container\'s effective set; no NoNewPrivs when allowPrivilegeEscalation is unset', async () => {

@@ -638,3 +638,13 @@ describe('generateAPIPodStatus: ephemeral containers (ephemeralContainerStatuses
     assert.equal(s.ephemeralContainerStatuses, undefined);
   });
 });
+
+describe('generateAPIPodStatus: the container user (convertContainerStatusUser)', () => {
+  it("containerd 2's ContainerStatus.user is the status's user, groups and all; a runtime that says none leaves it out", () => {
+    const withUser = rc('app', 'running', { user: { linux: { uid: 1000, gid: 3000, supplementalGroups: [3000, 4000] } } });
+    const s = generateAPIPodStatus(inputs(mkPod(), runtime([withUser])));
+    assert.deepEqual((statusNamed(s.containerStatuses, 'app') as { user?: unknown }).user, { linux: { uid: 1000, gid: 3000, supplementalGroups: [3000, 4000] } });
+    const none = generateAPIPodStatus(inputs(mkPod(), runtime([rc('app', 'running')])));
+    assert.ok(!('user' in statusNamed(none.containerStatuses, 'app')));
+  });
+});

@@ -54,6 +54,7 @@ export interface CtrOpts {
   startedAt?: number;
   finishedAt?: number;
   restartCount?: number;
+  user?: RuntimeContainerStatus['user'];
 }
 
 /** One runtime container instance; its ID is `<name>-<restartCount>` unless given. */
@@ -72,6 +73,7 @@ export function rc(name: string, state: RuntimeContainerState, o: CtrOpts = {}):
     imageRef: IMAGE_REF,
     hash: 'h',
     restartCount,
+    ...(o.user ? { user: o.user } : {}),
   });
 }
 

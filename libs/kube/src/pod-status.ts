@@ -31,7 +31,7 @@ import { computePodPhase, isPodPhaseTerminal } from './pod-phase.js';
 import { isRestartableInitContainer } from './pod-util.js';
 import { applyProbeResults } from './probe-status.js';
 import { getPodQOS } from './qos.js';
-import type { RuntimeContainerStatus, RuntimePodStatus } from './runtime-status.js';
+import type { RuntimeContainerStatus, RuntimeContainerUser, RuntimePodStatus } from './runtime-status.js';
 import { ContainerStatusUnknown, UNKNOWN_AT_TERMINATION } from './terminate.js';
 
 /** The kubelet's reasonCache entry: why the last SyncPod could not start a container. */
@@ -137,6 +137,16 @@ function terminatedFrom(cs: RuntimeContainerStatus): ContainerStateTerminated {
   };
 }
 
+/** ContainerStatus.user (v1.31, newer than the API types here). */
+export interface ApiContainerUser {
+  linux?: { uid: number; gid: number; supplementalGroups?: number[] };
+}
+
+function apiContainerUser(u: RuntimeContainerUser): ApiContainerUser {
+  const l = u.linux;
+  return l ? { linux: { uid: l.uid, gid: l.gid, ...(l.supplementalGroups.length > 0 ? { supplementalGroups: l.supplementalGroups } : {}) } } : {};
+}
+
 /** convertContainerStatus: one runtime instance as an API status. */
 function convertRuntimeContainer(cs: RuntimeContainerStatus, spec: Container, old: ContainerStatus | undefined): ContainerStatus {
   const status: ContainerStatus = {
@@ -152,6 +162,9 @@ function convertRuntimeContainer(cs: RuntimeContainerStatus, spec: Container, ol
     imageID: cs.imageRef,
     containerID: containerIDOf(cs),
   };
+  // convertContainerStatusUser (SupplementalGroupsPolicy, on by default in v1.34): what the runtime says the
+  // process runs as, groups included; a runtime that says nothing (containerd 1.6) leaves it out.
+  if (cs.user) (status as ContainerStatus & { user?: ApiContainerUser }).user = apiContainerUser(cs.user);
   switch (cs.state) {
     case 'running':
       status.state = { running: cs.startedAt > 0 ? { startedAt: rfc3339(cs.startedAt) } : {} };

@@ -41,6 +41,13 @@ export interface RuntimeContainerStatus {
   /** The container spec hash the kubelet stored when it created the container. */
   hash: string;
   restartCount: number;
+  /** The identity its process runs as (CRI ContainerStatus.user): containerd 2 reports it, 1.6 does not. */
+  user?: RuntimeContainerUser;
+}
+
+/** kubecontainer.ContainerUser: the uid, gid and supplemental groups of the container's first process. */
+export interface RuntimeContainerUser {
+  linux?: { uid: number; gid: number; supplementalGroups: number[] };
 }
 
 /** kubecontainer.PodStatus */
@@ -86,7 +93,14 @@ export function toRuntimeContainerStatus(c: CriContainerStatus): RuntimeContaine
     imageRef: c.imageRef ?? '',
     hash: c.annotations?.[KubeletAnnotations.containerHash] ?? '',
     restartCount: Number(c.annotations?.[KubeletAnnotations.restartCount] ?? c.metadata?.attempt ?? 0) || 0,
+    ...(c.user ? { user: toRuntimeContainerUser(c.user) } : {}),
   };
+}
+
+/** toKubeContainerUser: int64s as numbers (the cache's JSON carries them as decimal strings or numbers). */
+function toRuntimeContainerUser(u: NonNullable<CriContainerStatus['user']>): RuntimeContainerUser {
+  const l = u.linux;
+  return l ? { linux: { uid: Number(l.uid), gid: Number(l.gid), supplementalGroups: (l.supplementalGroups ?? []).map(Number) } } : {};
 }
 
 /** The runtime pod status a cache entry describes; an empty one when the runtime has nothing. */
