@@ -153,12 +153,15 @@ async function startedAndCached(t: KitTarget, pod: KitPod, watch: PodWatch, kv: 
   );
 }
 
+/** pleg/generic.go RelistThreshold: a generic PLEG's, the default when the PLEG writes none. */
+const GENERIC_RELIST_THRESHOLD_MS = 3 * 60_000;
+
 const RUNS = ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done'];
 
 export const PLEG_CHECKS: readonly KitCheck[] = [
   leaderLeaseCheck('pleg'),
   {
-    name: 'relists: <node>.global in pod-cache moves forward, with a relist threshold',
+    name: 'relists: <node>.global in pod-cache within its relist threshold, moving forward at the generic period',
     async run(t, note) {
       const kv = await podCache(t);
       const read = async () => {
@@ -166,6 +169,15 @@ export const PLEG_CHECKS: readonly KitCheck[] = [
         return e && e.value.length > 0 ? (JSON.parse(dec.decode(e.value)) as PodCacheGlobal) : undefined;
       };
       const first = await expectWithin(`a relist time at ${kvKey(t.node, 'global')} in pod-cache`, read, t.timeoutMs);
+      const threshold = first.relistThresholdMs ?? GENERIC_RELIST_THRESHOLD_MS;
+      const age = Date.now() - first.timestamp;
+      // What the sync loop's gate reads (plegHealth): a relist older than its threshold stops the node's syncs.
+      if (age > threshold) throw new KitFailure(`${kvKey(t.node, 'global')}'s relist time is ${Math.round(age / 1000)} s old, past its threshold of ${Math.round(threshold / 1000)} s`);
+      if (threshold > GENERIC_RELIST_THRESHOLD_MS) {
+        // An evented PLEG (KEP-3386) relists every 5 minutes as a safety net and says so with a longer threshold: not waited for.
+        note(`relist time ${Math.round(age / 1000)} s old, within its threshold of ${Math.round(threshold / 1000)} s (an evented PLEG's: its relists are minutes apart)`);
+        return;
+      }
       const later = await expectWithin(`${kvKey(t.node, 'global')} later than ${first.timestamp}`, async () => {
         const g = await read();
         return g && g.timestamp > first.timestamp ? g : undefined;
