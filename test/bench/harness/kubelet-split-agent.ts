@@ -47,6 +47,9 @@ export class KubeletSplitAgent implements Agent {
     const shared = { LOG_LEVEL: 'info', CGROUP_ROOT: this.cgroupRoot, POD_WORKER_SHARDS: String(SHARDS), SHARD_LEASE_DURATION: '15s', FILE_CHECK_FREQUENCY: '20s' };
     const env: Partial<Record<ServiceName, Record<string, string>>> = {};
     for (const s of SERVICE_NAMES) env[s] = shared;
+    // PLEG_MODE=evented npm run bench: the PLEG on the runtime's events (it falls back to the relist where the runtime has none).
+    const plegMode = process.env['PLEG_MODE'];
+    if (plegMode) env.pleg = { ...shared, PLEG_MODE: plegMode };
     this.stack = new NodeStack({ node, services: START_ORDER, env, target: mode === 'split' ? 'group' : 'all' });
   }
 
@@ -56,7 +59,7 @@ export class KubeletSplitAgent implements Agent {
 
   get description(): string {
     const how = this.mode === 'split' ? `split mode: nats-server and ${SERVICE_NAMES.length} services in ${SERVICE_NAMES.length - STATUS_GROUP.length + 1} processes (the status group's ${STATUS_GROUP.length} in one, as the launcher runs them), ${this.podWorkers} pod-worker replicas (measured once they have balanced their ${SHARDS} shards)` : `one-process mode: nats-server and one process of ${SERVICE_NAMES.length} modules (TARGET=all)`;
-    return `${how}, ${process.env['KS_ENTRY'] === 'bundle' ? 'bundles (dist/bundle)' : 'tsc output with source maps'}, LOG_LEVEL=info, tracing on, pod cgroups on (CGROUPS_PER_QOS=true; the kubelet runs with cgroupsPerQOS false), CGROUP_ROOT=${this.cgroupRoot}, on ${this.criEndpoint.replace('unix://', '')}`;
+    return `${how}, PLEG_MODE=${process.env['PLEG_MODE'] ?? 'generic (default)'}, ${process.env['KS_ENTRY'] === 'bundle' ? 'bundles (dist/bundle)' : 'tsc output with source maps'}, LOG_LEVEL=info, tracing on, pod cgroups on (CGROUPS_PER_QOS=true; the kubelet runs with cgroupsPerQOS false), CGROUP_ROOT=${this.cgroupRoot}, on ${this.criEndpoint.replace('unix://', '')}`;
   }
 
   get manifests(): string {
