@@ -317,7 +317,8 @@ export class PodWorkers {
   private async newerThanLastSync(w: Worker): Promise<CacheResult> {
     const waiting = this.deps.cache.getNewerThan(w.uid, w.lastSyncEnd, this.abort.signal);
     const inspections = this.deps.inspections;
-    if (!inspections) return waiting;
+    // Most syncs find the entry there already: no timer for them.
+    if (!inspections || this.deps.cache.get(w.uid).timestamp > w.lastSyncEnd) return waiting;
     let timer: Timer | undefined;
     let delay = INSPECTION_REASK_FIRST_MS;
     const reask = () => {
