@@ -17,11 +17,11 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import type { V1ContainerStatus, V1PodStatus } from '@kubernetes/client-node';
 import { Kvm } from '@nats-io/kv';
-import type { PodCacheEntry } from '@app/contracts';
+import type { PodCacheEntry, PodCacheGlobal } from '@app/contracts';
 import { freePort, startService } from '../deploy/local/stack.js';
 import { NodeStack } from './support/node-stack.js';
 import { buildPlegGo } from './support/pleg-go.js';
-import { runtimeAddress } from './support/runtime.js';
+import { runtimeAddress, runtimeStreamsEvents } from './support/runtime.js';
 import { expectEventedModeFollowsRuntime } from './support/pleg-mode.js';
 
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
@@ -122,10 +122,14 @@ describe('the Go PLEG in place of ours, split mode, on the real containerd', { t
     assert.deepEqual([entry.uid, entry.name, entry.namespace], [uid, stack.podName('one'), 'default']);
     const containerId = (cs(s, 'main')?.containerID ?? '').replace('containerd://', '');
     assert.deepEqual((entry.containerStatuses as { id: string; state: string }[]).map((c) => [c.id, c.state]), [[containerId, 'CONTAINER_RUNNING']]);
-    const global = JSON.parse(new TextDecoder().decode((await kv.get('plego-e2e.global'))?.value)) as { timestamp: number; relistThresholdMs: number };
-    // The entry may be ahead of the cache's clock: an immediate inspection stamps it after the pod worker's sync.
-    assert.ok(Date.now() - global.timestamp < 10_000 && Date.now() - entry.timestamp < 60_000, `the cache's clock follows the relists: ${JSON.stringify(global)}, entry at ${entry.timestamp}`);
-    assert.equal(global.relistThresholdMs, 180_000);
+    const global = JSON.parse(new TextDecoder().decode((await kv.get('plego-e2e.global'))?.value)) as PodCacheGlobal;
+    // Evented (the default) where the runtime streams events: relists 5 minutes apart (threshold 10 min) and a heartbeat
+    // every 10 s between them; else the relist every second. The entry may be ahead of the cache's clock: an immediate
+    // inspection stamps it after the pod worker's sync.
+    const evented = runtimeStreamsEvents();
+    assert.equal(global.relistThresholdMs, evented ? 600_000 : 180_000, JSON.stringify(global));
+    assert.equal(global.aliveThresholdMs, 180_000);
+    assert.ok(Date.now() - global.timestamp < (evented ? 310_000 : 10_000) && Date.now() - (global.aliveAt ?? 0) < 20_000 && Date.now() - entry.timestamp < 60_000, `the cache's clock follows the relists, its sign of life the heartbeats: ${JSON.stringify(global)}, entry at ${entry.timestamp}`);
   });
 
   it('a container killed behind the stack\'s back (with ctr) is restarted', async () => {

@@ -197,10 +197,10 @@ func LoadConfig(env func(string) (string, bool)) (Config, error) {
 	c.LeaderLeaseDuration = p.duration("LEADER_LEASE_DURATION", 4*time.Second, "how long a standby waits after the leader lease last changed before it takes over (LeaseDuration)")
 	c.LeaderRenewDeadline = p.duration("LEADER_RENEW_DEADLINE", 3*time.Second, "how long a leader keeps acting without renewing its lease (RenewDeadline)")
 	c.LeaderRetryPeriod = p.duration("LEADER_RETRY_PERIOD", 500*time.Millisecond, "how often the leader renews its lease and a standby looks at it (RetryPeriod)")
-	c.PlegMode = p.oneOf("PLEG_MODE", "generic", []string{"generic", "evented"}, "generic, the relist alone; or evented, the runtime's container events with a relist as a safety net, falling back to the relist where the runtime streams none (containerd 1.6) or the stream breaks, and returning (docs/adr/0040)")
+	c.PlegMode = p.oneOf("PLEG_MODE", "evented", []string{"generic", "evented"}, "evented, the runtime's container events with a relist as a safety net, falling back to the relist where the runtime streams none (containerd 1.6) or the stream breaks, and returning; or generic, the relist alone (docs/adr/0040)")
 	c.RelistPeriod = p.duration("RELIST_PERIOD", time.Second, "the generic PLEG's relist period")
 	c.EventedRelist = p.duration("EVENTED_RELIST_PERIOD", 300*time.Second, "the evented PLEG's safety-net relist period")
-	c.RelistThreshold = p.duration("RELIST_THRESHOLD", 180*time.Second, "the PLEG is unhealthy when its last successful relist is older than this")
+	c.RelistThreshold = p.duration("RELIST_THRESHOLD", 180*time.Second, "the PLEG is unhealthy when its last successful relist (evented: its last heartbeat) is older than this")
 	c.InspectTimeout = p.duration("INSPECT_TIMEOUT", 5*time.Second, "how long inspecting one pod may take before it is left for the next relist")
 	c.InspectConcurrency = p.integer("INSPECT_CONCURRENCY", 4, 1, 64, "pods inspected at once during a relist")
 	if len(p.problems) == 0 {

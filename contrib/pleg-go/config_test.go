@@ -29,7 +29,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Port != 10313 || c.NatsUser != "pleg" || c.RelistPeriod != time.Second || c.RelistThreshold != 3*time.Minute || c.InspectConcurrency != 4 || c.PlegMode != "generic" || c.EventedRelist != 5*time.Minute || c.LeaderLeaseDuration != 4*time.Second || c.NatsURL[0] != "nats://127.0.0.1:4222" {
+	if c.Port != 10313 || c.NatsUser != "pleg" || c.RelistPeriod != time.Second || c.RelistThreshold != 3*time.Minute || c.InspectConcurrency != 4 || c.PlegMode != "evented" || c.EventedRelist != 5*time.Minute || c.LeaderLeaseDuration != 4*time.Second || c.NatsURL[0] != "nats://127.0.0.1:4222" {
 		t.Fatalf("%+v", c)
 	}
 }

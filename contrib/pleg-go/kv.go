@@ -113,11 +113,11 @@ func (s *kvPodCache) Delete(ctx context.Context, uid string) error {
 	return s.kv.Delete(ctx, nodeToken(s.node)+".pod."+uid)
 }
 
-func (s *kvPodCache) UpdateTime(ctx context.Context, ts int64, thresholdMs int64) error {
+func (s *kvPodCache) UpdateGlobal(ctx context.Context, g pleg.PodCacheGlobal) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	b, _ := json.Marshal(pleg.PodCacheGlobal{Timestamp: ts, RelistThresholdMs: &thresholdMs})
+	b, _ := json.Marshal(g)
 	_, err := s.kv.Put(ctx, nodeToken(s.node)+".global", b)
 	return err
 }

@@ -37,7 +37,7 @@ class NullCache extends PodCacheStore {
   delete() {
     return Promise.resolve();
   }
-  updateTime() {
+  updateGlobal() {
     return Promise.resolve();
   }
 }

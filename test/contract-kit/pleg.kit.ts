@@ -161,7 +161,7 @@ const RUNS = ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done'];
 export const PLEG_CHECKS: readonly KitCheck[] = [
   leaderLeaseCheck('pleg'),
   {
-    name: 'relists: <node>.global in pod-cache within its relist threshold, moving forward at the generic period',
+    name: 'relists: <node>.global in pod-cache within its relist threshold, moving forward at the generic period (or, evented, its sign of life between relists)',
     async run(t, note) {
       const kv = await podCache(t);
       const read = async () => {
@@ -174,8 +174,16 @@ export const PLEG_CHECKS: readonly KitCheck[] = [
       // What the sync loop's gate reads (plegHealth): a relist older than its threshold stops the node's syncs.
       if (age > threshold) throw new KitFailure(`${kvKey(t.node, 'global')}'s relist time is ${Math.round(age / 1000)} s old, past its threshold of ${Math.round(threshold / 1000)} s`);
       if (threshold > GENERIC_RELIST_THRESHOLD_MS) {
-        // An evented PLEG (KEP-3386) relists every 5 minutes as a safety net and says so with a longer threshold: not waited for.
-        note(`relist time ${Math.round(age / 1000)} s old, within its threshold of ${Math.round(threshold / 1000)} s (an evented PLEG's: its relists are minutes apart)`);
+        // An evented PLEG (KEP-3386) relists every 5 minutes as a safety net and says so with a longer threshold: not
+        // waited for. Between its relists it must show it is alive (aliveAt), or a PLEG that stops is seen only after 10 min.
+        if (first.aliveAt === undefined) throw new KitFailure(`${kvKey(t.node, 'global')} has a relist threshold of ${Math.round(threshold / 1000)} s and no aliveAt: a PLEG whose relists are minutes apart writes its sign of life between them, within aliveThresholdMs`);
+        const aliveThreshold = first.aliveThresholdMs ?? GENERIC_RELIST_THRESHOLD_MS;
+        const alive = await expectWithin(`${kvKey(t.node, 'global')}'s aliveAt later than ${first.aliveAt}`, async () => {
+          const g = await read();
+          return g?.aliveAt !== undefined && g.aliveAt > (first.aliveAt ?? 0) ? g : undefined;
+        }, Math.max(t.timeoutMs, aliveThreshold));
+        if (alive.timestamp < first.timestamp) throw new KitFailure(`${kvKey(t.node, 'global')}'s relist time went back from ${first.timestamp} to ${alive.timestamp} with a heartbeat`);
+        note(`relist time ${Math.round(age / 1000)} s old, within its threshold of ${Math.round(threshold / 1000)} s (an evented PLEG's: its relists are minutes apart); a sign of life ${(alive.aliveAt ?? 0) - (first.aliveAt ?? 0)} ms after the last (threshold ${Math.round(aliveThreshold / 1000)} s)`);
         return;
       }
       const later = await expectWithin(`${kvKey(t.node, 'global')} later than ${first.timestamp}`, async () => {

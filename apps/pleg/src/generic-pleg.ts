@@ -88,8 +88,12 @@ export class GenericPleg {
   private readonly absent = new Set<string>();
   private lastTimestamp = 0;
   private lastRelistAt?: number;
-  /** The cache's time as the last successful relist wrote it (updateTime). */
+  /** The cache's time as the last successful relist wrote it. */
   private lastGlobal?: { timestamp: number };
+  /** The relist threshold `<node>.global` carries: this.relistThresholdMs, or a widened one after a fallback (relistPeriodChanged). */
+  private globalThresholdMs: number;
+  /** The writes of `<node>.global`, one after another (writeGlobal). */
+  private globalWrites: Promise<void> = Promise.resolve();
   /** Since when a shortened threshold counts (relistPeriodChanged); 0: since the last relist. */
   private graceFrom = 0;
   private lastRelistStart?: number;
@@ -116,6 +120,7 @@ export class GenericPleg {
   ) {
     ({ cri: this.cri, cache: this.cache, sink: this.sink, clock: this.clock, logger: this.logger, metrics: this.metrics, files: this.files } = deps);
     this.relistThresholdMs = options.relistThresholdMs;
+    this.globalThresholdMs = options.relistThresholdMs;
     this.writer = new PodCacheWriter(deps.cache);
   }
 
@@ -132,10 +137,47 @@ export class GenericPleg {
       // neither this PLEG's health nor the sync loop's gate (the threshold written beside the cache's
       // time) trips before the relist that runs at once could; a relist that keeps failing still does.
       this.graceFrom = now;
-      const { timestamp } = this.lastGlobal;
-      void this.cache.updateTime(timestamp, now - timestamp + threshold).catch((err: Error) => this.logger.warn({ err: err.message }, 'PLEG: the shorter relist threshold could not be written to the pod cache'));
+      this.globalThresholdMs = now - this.lastGlobal.timestamp + threshold;
+      void this.writeGlobal().catch((err: Error) => this.logger.warn({ err: err.message }, 'PLEG: the shorter relist threshold could not be written to the pod cache'));
     }
     this.relistThresholdMs = threshold;
+  }
+
+  /**
+   * How often evented mode must show it is alive (heartbeat) for the sync
+   * loop's gate to see it within RELIST_THRESHOLD: a third of it, between 1
+   * and 10 seconds.
+   */
+  get heartbeatPeriodMs(): number {
+    return Math.min(10_000, Math.max(1000, Math.floor(this.options.relistThresholdMs / 3)));
+  }
+
+  /**
+   * A sign of life between relists (evented mode relists every 5 minutes):
+   * `<node>.global` written again with the same time and thresholds and a
+   * new `aliveAt`, so that a PLEG that stops is noticed within
+   * RELIST_THRESHOLD. Nothing before the first successful relist. The
+   * cache's time does not move: no pod worker waiting for news is released.
+   */
+  heartbeat(): Promise<void> {
+    return this.writeGlobal();
+  }
+
+  /**
+   * `<node>.global` written after every earlier write, from what is known
+   * when its turn comes (`timestamp`: a relist's new time; none: the last
+   * one), so that no write ever puts the cache's time back.
+   */
+  private writeGlobal(timestamp?: number): Promise<void> {
+    const write = this.globalWrites.then(async () => {
+      const at = timestamp ?? this.lastGlobal?.timestamp;
+      if (at === undefined) return;
+      if (timestamp !== undefined) this.globalThresholdMs = this.relistThresholdMs;
+      await this.cache.updateGlobal({ timestamp: at, relistThresholdMs: Math.max(this.globalThresholdMs, this.relistThresholdMs), aliveAt: this.clock.now(), aliveThresholdMs: this.options.relistThresholdMs });
+      this.lastGlobal = { timestamp: at };
+    });
+    this.globalWrites = write.catch(() => undefined);
+    return write;
   }
 
   /**
@@ -280,8 +322,7 @@ export class GenericPleg {
       let discarded = 0;
       for (const e of allEvents) if (!runInTrace(traces.get(e.id), () => this.sink.publish(e))) discarded++;
       if (discarded > 0) this.metrics?.discarded(discarded);
-      await this.cache.updateTime(timestamp, this.relistThresholdMs);
-      this.lastGlobal = { timestamp };
+      await this.writeGlobal(timestamp);
 
       const finished = this.clock.now();
       this.metrics?.relisted((finished - started) / 1000, this.lastRelistStart === undefined ? undefined : (started - this.lastRelistStart) / 1000, finished);

@@ -294,10 +294,13 @@ export class PlegRunner {
       } catch (err) {
         this.logger.warn({ err: (err as Error).message }, 'PLEG relist failed');
       }
+    } else if (this.effective === 'evented') {
+      // Between evented mode's rare relists, a sign of life for the sync loop's gate (a relist is one).
+      await this.pleg.heartbeat().catch((err: Error) => this.logger.warn({ err: err.message }, 'PLEG: the heartbeat could not be written to the pod cache'));
     }
     // The mode may have changed during the relist (a fallback while it ran): the next wake-up is the mode's now.
-    // In evented mode, often enough to notice a silent relay.
-    this.schedule(this.effective === 'evented' ? Math.min(this.options.eventedRelistPeriodMs, EVENTED_CHECK_MS) : this.options.relistPeriodMs);
+    // In evented mode, often enough to notice a silent relay and to show it is alive.
+    this.schedule(this.effective === 'evented' ? Math.min(this.options.eventedRelistPeriodMs, EVENTED_CHECK_MS, this.pleg.heartbeatPeriodMs) : this.options.relistPeriodMs);
   }
 }
 

@@ -1,11 +1,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
-import type { ContainerEventsStatusMessage, PodCacheEntry, PodLifecycleEventMessage } from '@app/contracts';
+import type { ContainerEventsStatusMessage, PodCacheEntry, PodCacheGlobal, PodLifecycleEventMessage } from '@app/contracts';
 import { CriError, type Container, type PodSandbox } from '@app/cri';
 import { FakeCri } from '@app/cri/testing';
 import { currentTrace } from '@app/tracing';
 import { silentLogger } from '@app/observability';
+import { plegHealth } from '@app/kube';
 import { MemoryPodCache } from '@app/pod-cache';
 import { generateEvents, groupByPod, type PlegContainerState } from './events.js';
 import { GenericPleg } from './generic-pleg.js';
@@ -59,12 +60,15 @@ class MemoryCacheStore extends PodCacheStore {
   /** Every entry written, as `<uid>@<timestamp>`, and every removal, in order. */
   timeline: string[] = [];
   relistThresholdMs?: number;
-  updateTime(t: number, relistThresholdMs?: number): Promise<void> {
-    // The same time again only with a new threshold (a shorter one after evented mode fell back).
-    assert.ok(t > this.global || (t === this.global && relistThresholdMs !== this.relistThresholdMs), `the cache clock went back: ${t} <= ${this.global}`);
-    this.global = t;
-    this.relistThresholdMs = relistThresholdMs;
-    this.reader.updateTime(t);
+  /** Every `<node>.global` written, in order. */
+  globals: PodCacheGlobal[] = [];
+  updateGlobal(g: PodCacheGlobal): Promise<void> {
+    // The same time again only with a new threshold (a shorter one after evented mode fell back) or as a heartbeat.
+    assert.ok(g.timestamp >= this.global, `the cache clock went back: ${g.timestamp} < ${this.global}`);
+    this.global = g.timestamp;
+    this.relistThresholdMs = g.relistThresholdMs;
+    this.globals.push(g);
+    this.reader.updateTime(g.timestamp);
     return Promise.resolve();
   }
 }
@@ -121,11 +125,11 @@ function container(id: string, uid: string, state: string): Container {
   return { id, podSandboxId: `sb-${uid}`, state, labels: { 'io.kubernetes.pod.uid': uid, 'io.kubernetes.container.name': id } } as unknown as Container;
 }
 
-function setup(cache = new MemoryCacheStore()) {
+function setup(cache = new MemoryCacheStore(), { relistThresholdMs = 180_000 } = {}) {
   const runtime = new Runtime();
   const sink = new Sink();
   const clock = new FakeClock(1_000_000);
-  const pleg = new GenericPleg({ cri: runtime.cri, cache, sink, clock, logger: silentLogger() }, { inspectTimeoutMs: 5000, inspectConcurrency: 4, relistThresholdMs: 180_000 });
+  const pleg = new GenericPleg({ cri: runtime.cri, cache, sink, clock, logger: silentLogger() }, { inspectTimeoutMs: 5000, inspectConcurrency: 4, relistThresholdMs });
   return { runtime, sink, clock, pleg, cache };
 }
 
@@ -667,6 +671,34 @@ describe('PlegRunner', () => {
     await clock.step(0);
     assert.equal(cache.relistThresholdMs, 180_000);
     runner.stop();
+  });
+
+  it('evented mode shows the sync loop\'s gate it is alive between its rare relists, without moving the cache\'s time; a PLEG that stops is unhealthy to the gate within RELIST_THRESHOLD', async () => {
+    const { clock, cache, runner } = setupRunner('evented', () => Promise.resolve(streaming()));
+    runner.start();
+    await clock.step(0);
+    const relisted = cache.global;
+    const writes = cache.globals.length;
+    for (let t = 0; t < 290_000; t += 10_000) {
+      await runner.onRuntimeMessage(streaming());
+      await clock.step(10_000);
+      const last = cache.globals.at(-1);
+      assert.equal(plegHealth(last, clock.now()), undefined, `healthy to the gate at ${t / 1000}s`);
+    }
+    assert.equal(cache.global, relisted, 'no relist, and the heartbeats leave the cache\'s time where it was (no pod worker released)');
+    assert.ok(cache.globals.length - writes >= 28, `a heartbeat every 10 s: ${cache.globals.length - writes} writes in 290 s`);
+    assert.deepEqual(cache.globals.at(-1), { timestamp: relisted, relistThresholdMs: 600_000, aliveAt: clock.now(), aliveThresholdMs: 180_000 });
+    runner.stop(); // the PLEG is gone
+    const last = cache.globals.at(-1);
+    assert.equal(plegHealth(last, clock.now() + 180_000), undefined);
+    assert.match(plegHealth(last, clock.now() + 181_000) ?? '', /last seen active 181s ago; threshold is 180s/, 'unhealthy after RELIST_THRESHOLD, not the 10-minute evented threshold');
+  });
+
+  it('the heartbeat comes often enough for a short RELIST_THRESHOLD: a third of it, at least a second', () => {
+    const period = (relistThresholdMs: number) => setup(undefined, { relistThresholdMs }).pleg.heartbeatPeriodMs;
+    assert.equal(period(180_000), 10_000);
+    assert.equal(period(5000), 1666);
+    assert.equal(period(1000), 1000);
   });
 
   it('falling back from evented mode, the shorter threshold counts from the fallback: health and the gate hold while the relist at once runs, and trip after 3m of failing relists', async () => {

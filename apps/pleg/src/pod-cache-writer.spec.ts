@@ -27,7 +27,7 @@ class SlowStore extends PodCacheStore {
     await this.held();
     this.writes.push(`${uid} deleted`);
   }
-  updateTime(): Promise<void> {
+  updateGlobal(): Promise<void> {
     return Promise.resolve();
   }
 }

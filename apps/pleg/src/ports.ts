@@ -1,13 +1,13 @@
 /** What the PLEG depends on: where the cache goes, where events go, its metrics, the relay's state. The adapters are in adapters/. */
-import type { ContainerEventsStatusMessage, PodCacheEntry, PodLifecycleEventMessage } from '@app/contracts';
+import type { ContainerEventsStatusMessage, PodCacheEntry, PodCacheGlobal, PodLifecycleEventMessage } from '@app/contracts';
 
 /** The `pod-cache` bucket; the PLEG is its only writer. */
 export abstract class PodCacheStore {
   abstract load(): Promise<{ entries: PodCacheEntry[]; global: number }>;
   abstract set(entry: PodCacheEntry): Promise<void>;
   abstract delete(uid: string): Promise<void>;
-  /** Advances the cache's clock to a successful relist's time; `relistThresholdMs` says how long it may age before the PLEG counts as unhealthy (the sync loop's gate reads both). */
-  abstract updateTime(timestamp: number, relistThresholdMs?: number): Promise<void>;
+  /** Writes `<node>.global`: the cache's clock (a successful relist's time), its thresholds and the PLEG's sign of life (the sync loop's gate reads them all). */
+  abstract updateGlobal(global: PodCacheGlobal): Promise<void>;
 }
 
 /** plegCh: `kubelet.<node>.pleg.<uid>`. */

@@ -174,6 +174,13 @@ export interface PodCacheGlobal {
   timestamp: number;
   /** The PLEG is unhealthy once `timestamp` (its last successful relist) is older than this (pleg/generic.go RelistThreshold); absent: 3 minutes. */
   relistThresholdMs?: number;
+  /**
+   * The PLEG's last sign of life (ms since the epoch): each write of this record, a relist's and, while the
+   * runtime's events are used and relists are 5 minutes apart, a heartbeat's. Absent from a PLEG that writes none.
+   */
+  aliveAt?: number;
+  /** The PLEG is unhealthy once `aliveAt` is older than this: RELIST_THRESHOLD as configured, never widened for evented mode. */
+  aliveThresholdMs?: number;
 }
 
 /**
@@ -269,6 +276,8 @@ export const RECORD_FIELDS = {
   PodCacheGlobal: {
     timestamp: describe('the last successful relist (ms since the epoch): every pod is at least this fresh', S.epochMs()),
     relistThresholdMs: optional(S.integer()),
+    aliveAt: optional(describe('the PLEG\'s last sign of life (ms since the epoch): a relist, or its heartbeat while container events are used', S.epochMs())),
+    aliveThresholdMs: optional(describe('the PLEG is unhealthy once aliveAt is older than this (RELIST_THRESHOLD)', S.integer())),
   } satisfies FieldsOf<PodCacheGlobal>,
   ProbeResultRecord: {
     podUid: S.string(),

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeClock } from '@app/clock/testing';
+import type { PodCacheGlobal } from '@app/contracts';
 import { silentLogger } from '@app/observability';
 import { RuntimeState, RuntimeStateUpdater, plegHealth } from './runtime-state.js';
 import { FakeNodeHealth } from './testing.js';
@@ -120,12 +121,20 @@ describe('RuntimeStateUpdater timing', () => {
 });
 
 describe('plegHealth (pleg/generic.go Healthy)', () => {
-  const cases: { name: string; global?: { timestamp: number; relistThresholdMs?: number }; now: number; want?: RegExp }[] = [
+  const cases: { name: string; global?: PodCacheGlobal; now: number; want?: RegExp }[] = [
     { name: 'no relist yet', now: T0, want: /pleg has yet to be successful/ },
     { name: 'a recent relist', global: { timestamp: T0 - 1000, relistThresholdMs: 180_000 }, now: T0 },
     { name: 'older than its threshold', global: { timestamp: T0 - 200_000, relistThresholdMs: 180_000 }, now: T0, want: /last seen active 200s ago; threshold is 180s/ },
     { name: 'evented: 5 minutes old is within its 10-minute threshold', global: { timestamp: T0 - 300_000, relistThresholdMs: 600_000 }, now: T0 },
     { name: 'no threshold written: 3 minutes', global: { timestamp: T0 - 181_000 }, now: T0, want: /threshold is 180s/ },
+    { name: 'evented, heartbeating: a 5-minute-old relist and a recent sign of life', global: { timestamp: T0 - 300_000, relistThresholdMs: 600_000, aliveAt: T0 - 2000, aliveThresholdMs: 5000 }, now: T0 },
+    {
+      name: 'evented, the PLEG stopped: its sign of life older than RELIST_THRESHOLD, however recent the relist',
+      global: { timestamp: T0 - 8000, relistThresholdMs: 600_000, aliveAt: T0 - 8000, aliveThresholdMs: 5000 },
+      now: T0,
+      want: /last seen active 8s ago; threshold is 5s/,
+    },
+    { name: 'alive but the relist past its threshold (evented relists keep failing)', global: { timestamp: T0 - 700_000, relistThresholdMs: 600_000, aliveAt: T0 - 1000, aliveThresholdMs: 180_000 }, now: T0, want: /700s ago; threshold is 600s/ },
   ];
   for (const tc of cases) {
     it(tc.name, () => {

@@ -148,13 +148,23 @@ export class RuntimeState {
   }
 }
 
-/** pleg/generic.go Healthy, from the last relist the PLEG wrote to the pod cache. */
+/**
+ * pleg/generic.go Healthy, from the record the PLEG keeps at `<node>.global`:
+ * unhealthy when its last successful relist is older than the relist
+ * threshold (widened to 10 minutes in evented mode, as upstream's), or when
+ * its last sign of life (a relist or, between evented mode's rare relists, a
+ * heartbeat) is older than RELIST_THRESHOLD. The second is what notices a
+ * PLEG that stopped in evented mode within RELIST_THRESHOLD, not 10 minutes:
+ * upstream's PLEG lives in the kubelet's process, ours may die alone.
+ */
 export function plegHealth(global: PodCacheGlobal | undefined, now: number): string | undefined {
   if (!global || global.timestamp <= 0) return 'pleg has yet to be successful';
-  const threshold = global.relistThresholdMs ?? DEFAULT_PLEG_RELIST_THRESHOLD_MS;
-  const elapsed = now - global.timestamp;
-  if (elapsed > threshold) return `pleg was last seen active ${Math.round(elapsed / 1000)}s ago; threshold is ${Math.round(threshold / 1000)}s`;
-  return undefined;
+  const alive = global.aliveAt === undefined ? undefined : staleness(now - global.aliveAt, global.aliveThresholdMs ?? DEFAULT_PLEG_RELIST_THRESHOLD_MS);
+  return alive ?? staleness(now - global.timestamp, global.relistThresholdMs ?? DEFAULT_PLEG_RELIST_THRESHOLD_MS);
+}
+
+function staleness(elapsedMs: number, thresholdMs: number): string | undefined {
+  return elapsedMs > thresholdMs ? `pleg was last seen active ${Math.round(elapsedMs / 1000)}s ago; threshold is ${Math.round(thresholdMs / 1000)}s` : undefined;
 }
 
 /** A runtime condition as upstream prints it in its errors. */

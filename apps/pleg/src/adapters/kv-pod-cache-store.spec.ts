@@ -13,12 +13,12 @@ describe('KvPodCacheStore', () => {
     const store = new KvPodCacheStore(kv, 'node-a', new FakeLeaderFence());
     const entry: PodCacheEntry = { uid: 'u1', name: 'web', namespace: 'default', timestamp: 5, sandboxStatuses: [], containerStatuses: [], ips: ['10.0.0.2'] };
     await store.set(entry);
-    await store.updateTime(7);
+    await store.updateGlobal({ timestamp: 7 });
     assert.ok(kv.text(podCacheKey('node-a', 'u1')));
     assert.deepEqual(JSON.parse(kv.text(podCacheGlobalKey('node-a')) ?? ''), { timestamp: 7 });
     assert.deepEqual(await store.load(), { entries: [entry], global: 7 });
-    await store.updateTime(8, 180_000);
-    assert.deepEqual(JSON.parse(kv.text(podCacheGlobalKey('node-a')) ?? ''), { timestamp: 8, relistThresholdMs: 180_000 }, 'the health threshold beside the relist time');
+    await store.updateGlobal({ timestamp: 8, relistThresholdMs: 600_000, aliveAt: 9, aliveThresholdMs: 180_000 });
+    assert.deepEqual(JSON.parse(kv.text(podCacheGlobalKey('node-a')) ?? ''), { timestamp: 8, relistThresholdMs: 600_000, aliveAt: 9, aliveThresholdMs: 180_000 }, 'the health thresholds and the sign of life beside the relist time');
     await store.delete('u1');
     assert.deepEqual(await store.load(), { entries: [], global: 8 });
   });
@@ -32,7 +32,7 @@ describe('KvPodCacheStore', () => {
     fence.token = undefined;
     await assert.rejects(store.set({ ...entry, timestamp: 6 }), NotLeaderError);
     await assert.rejects(store.delete('u1'), NotLeaderError);
-    await assert.rejects(store.updateTime(9), NotLeaderError);
+    await assert.rejects(store.updateGlobal({ timestamp: 9 }), NotLeaderError);
     assert.deepEqual(await store.load(), { entries: [entry], global: 0 });
   });
 });

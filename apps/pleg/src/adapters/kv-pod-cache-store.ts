@@ -5,7 +5,7 @@ import { PodCacheStore } from '../ports.js';
 
 /**
  * The `pod-cache` bucket: `<node>.pod.<uid>` per pod (podCacheKey),
- * `<node>.global` for the relist time (podCacheGlobalKey). Writes are the
+ * `<node>.global` for the relist time and the PLEG's sign of life (podCacheGlobalKey). Writes are the
  * leader's only: each is refused (NotLeaderError) once this instance may no
  * longer act as leader.
  */
@@ -35,8 +35,8 @@ export class KvPodCacheStore extends PodCacheStore {
     this.fence.check('write the pod cache');
     return this.entries.delete(uid);
   }
-  async updateTime(timestamp: number, relistThresholdMs?: number): Promise<void> {
+  async updateGlobal(global: PodCacheGlobal): Promise<void> {
     this.fence.check('write the pod cache');
-    return this.node.put('global', { timestamp, ...(relistThresholdMs !== undefined ? { relistThresholdMs } : {}) });
+    return this.node.put('global', global);
   }
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -153,9 +154,11 @@ type fakeCache struct {
 	global  int64
 	// threshold is the relistThresholdMs last written beside global.
 	threshold int64
-	writes    []string
-	failSet   error
-	failTime  error
+	// globals is every `<node>.global` written, in order.
+	globals  []PodCacheGlobal
+	writes   []string
+	failSet  error
+	failTime error
 }
 
 func newFakeCache() *fakeCache { return &fakeCache{entries: map[string]PodCacheEntry{}} }
@@ -186,14 +189,28 @@ func (c *fakeCache) Delete(_ context.Context, uid string) error {
 	c.writes = append(c.writes, "delete "+uid)
 	return nil
 }
-func (c *fakeCache) UpdateTime(_ context.Context, ts int64, thresholdMs int64) error {
+func (c *fakeCache) UpdateGlobal(_ context.Context, g PodCacheGlobal) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.failTime != nil {
 		return c.failTime
 	}
-	c.global, c.threshold = ts, thresholdMs
+	if g.Timestamp < c.global {
+		return fmt.Errorf("the cache clock went back: %d < %d", g.Timestamp, c.global)
+	}
+	c.global, c.threshold = g.Timestamp, *g.RelistThresholdMs
+	c.globals = append(c.globals, g)
 	return nil
+}
+
+// lastGlobal is `<node>.global` as last written.
+func (c *fakeCache) lastGlobal() (PodCacheGlobal, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.globals) == 0 {
+		return PodCacheGlobal{}, false
+	}
+	return c.globals[len(c.globals)-1], true
 }
 
 // globalAndThreshold is `<node>.global` as last written.

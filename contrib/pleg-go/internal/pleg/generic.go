@@ -95,6 +95,9 @@ type Generic struct {
 	// (RelistPeriodChanged, written in the background) must never land after
 	// a newer relist's time and put the cache's clock back.
 	globalMu sync.Mutex
+	// writtenThreshold is the relist threshold `<node>.global` carries (a
+	// widened one after a fallback), for the heartbeat to write again.
+	writtenThreshold time.Duration
 }
 
 // NewGeneric makes a generic PLEG.
@@ -147,9 +150,44 @@ func (g *Generic) writeWidenedThreshold(ts int64, threshold time.Duration) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := g.d.Cache.UpdateTime(ctx, ts, threshold.Milliseconds()); err != nil {
+	if err := g.d.Cache.UpdateGlobal(ctx, g.global(ts, threshold)); err != nil {
 		g.d.Logger.Warn("PLEG: the shorter relist threshold could not be written to the pod cache", "err", err.Error())
+		return
 	}
+	g.mu.Lock()
+	g.writtenThreshold = threshold
+	g.mu.Unlock()
+}
+
+// global is the `<node>.global` record for the cache's time ts and the
+// relist threshold, with a sign of life of now.
+func (g *Generic) global(ts int64, threshold time.Duration) PodCacheGlobal {
+	thresholdMs, aliveAt, aliveThresholdMs := threshold.Milliseconds(), g.d.Clock.Now().UnixMilli(), g.o.RelistThreshold.Milliseconds()
+	return PodCacheGlobal{Timestamp: ts, RelistThresholdMs: &thresholdMs, AliveAt: &aliveAt, AliveThresholdMs: &aliveThresholdMs}
+}
+
+// HeartbeatPeriod is how often evented mode must show it is alive
+// (Heartbeat) for the sync loop's gate to see it within RELIST_THRESHOLD: a
+// third of it, between 1 and 10 seconds.
+func (g *Generic) HeartbeatPeriod() time.Duration {
+	return min(10*time.Second, max(time.Second, (g.o.RelistThreshold/3).Truncate(time.Millisecond)))
+}
+
+// Heartbeat is a sign of life between relists (evented mode relists every
+// 5 minutes): `<node>.global` written again with the same time and
+// threshold and a new aliveAt, so that a PLEG that stops is noticed within
+// RELIST_THRESHOLD. Nothing before a relist time is known. The cache's time
+// does not move: no pod worker waiting for news is released.
+func (g *Generic) Heartbeat(ctx context.Context) error {
+	g.globalMu.Lock()
+	defer g.globalMu.Unlock()
+	g.mu.Lock()
+	ts, threshold := g.lastGlobal, max(g.relistThreshold, g.writtenThreshold)
+	g.mu.Unlock()
+	if ts == 0 {
+		return nil
+	}
+	return g.d.Cache.UpdateGlobal(ctx, g.global(ts, threshold))
 }
 
 // Restore brings the previous view back from the cache, so the first relist
@@ -446,10 +484,10 @@ func (g *Generic) Relist(ctx context.Context) (RelistResult, error) {
 	g.mu.Lock()
 	threshold := g.relistThreshold
 	g.mu.Unlock()
-	err = g.d.Cache.UpdateTime(ctx, ts, threshold.Milliseconds())
+	err = g.d.Cache.UpdateGlobal(ctx, g.global(ts, threshold))
 	if err == nil {
 		g.mu.Lock()
-		g.lastGlobal = ts
+		g.lastGlobal, g.writtenThreshold = ts, threshold
 		g.mu.Unlock()
 	}
 	g.globalMu.Unlock()

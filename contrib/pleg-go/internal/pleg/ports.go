@@ -24,9 +24,10 @@ type PodCacheStore interface {
 	Load(ctx context.Context) (entries []PodCacheEntry, global int64, err error)
 	Set(ctx context.Context, e PodCacheEntry) error
 	Delete(ctx context.Context, uid string) error
-	// UpdateTime advances the cache's clock to a successful relist's time,
-	// with the threshold past which the PLEG counts as unhealthy.
-	UpdateTime(ctx context.Context, timestamp int64, relistThresholdMs int64) error
+	// UpdateGlobal writes `<node>.global`: the cache's clock (a successful
+	// relist's time), the thresholds past which the PLEG counts as
+	// unhealthy, and its sign of life.
+	UpdateGlobal(ctx context.Context, g PodCacheGlobal) error
 }
 
 // EventSink is plegCh on NATS: `kubelet.<node>.pleg.<uid>`.
@@ -77,10 +78,18 @@ type PodCacheEntry struct {
 	IPs               []string          `json:"ips"`
 }
 
-// PodCacheGlobal is the record at `<node>.global`: the cache's clock.
+// PodCacheGlobal is the record at `<node>.global`: the cache's clock, and
+// what the sync loop's gate reads of the PLEG's health.
 type PodCacheGlobal struct {
 	Timestamp         int64  `json:"timestamp"`
 	RelistThresholdMs *int64 `json:"relistThresholdMs,omitempty"`
+	// AliveAt is the PLEG's last sign of life (ms since the epoch): each
+	// write of the record, a relist's and, between evented mode's rare
+	// relists, a heartbeat's (Generic.Heartbeat).
+	AliveAt *int64 `json:"aliveAt,omitempty"`
+	// AliveThresholdMs is RELIST_THRESHOLD as configured, never widened:
+	// the gate trips once AliveAt is older.
+	AliveThresholdMs *int64 `json:"aliveThresholdMs,omitempty"`
 }
 
 // EventType is pleg.PodLifecycleEventType.

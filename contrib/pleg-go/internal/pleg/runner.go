@@ -353,6 +353,8 @@ func (r *Runner) tick() {
 	if relist {
 		r.lastRelistAt = &now
 	}
+	// Between evented mode's rare relists, a sign of life for the sync loop's gate (a relist is one).
+	heartbeat := !relist && r.effective == "evented"
 	ctx := r.ctx
 	r.wg.Add(1)
 	r.mu.Unlock()
@@ -360,14 +362,18 @@ func (r *Runner) tick() {
 		if _, err := r.d.Pleg.Relist(ctx); err != nil {
 			r.d.Logger.Warn("PLEG relist failed", "err", err.Error())
 		}
+	} else if heartbeat {
+		if err := r.d.Pleg.Heartbeat(ctx); err != nil {
+			r.d.Logger.Warn("PLEG: the heartbeat could not be written to the pod cache", "err", err.Error())
+		}
 	}
 	r.wg.Done()
 	r.mu.Lock()
 	// The mode may have changed during the relist (a fallback while it ran): the next wake-up is the mode's now.
-	// In evented mode, often enough to notice a silent relay.
+	// In evented mode, often enough to notice a silent relay and to show it is alive.
 	next := r.periodLocked()
 	if r.effective == "evented" {
-		next = min(next, eventedCheck)
+		next = min(next, eventedCheck, r.d.Pleg.HeartbeatPeriod())
 	}
 	r.scheduleLocked(next)
 	r.mu.Unlock()

@@ -401,6 +401,38 @@ func TestEventedRelistsEvery5MinutesAndStaysHealthy(t *testing.T) {
 	waitFor(t, "generic's threshold", func() bool { _, th := r.cache.globalAndThreshold(); return th == 180_000 })
 }
 
+// Between evented mode's rare relists the PLEG shows the sync loop's gate it is alive without moving
+// the cache's time (no pod worker released), so that a PLEG that stops is noticed within
+// RELIST_THRESHOLD, not at the 10-minute evented threshold (pleg.spec.ts, the same case).
+func TestEventedHeartbeatsBetweenRelistsWithoutMovingTheCachesTime(t *testing.T) {
+	r := newRunnerRig("evented", streaming)
+	r.start(t)
+	defer r.run.Stop()
+	relisted := r.relists()
+	for i := range 29 {
+		r.send(status("streaming", ""))
+		r.clock.Step(10 * time.Second)
+		want := r.clock.Now().UnixMilli()
+		waitFor(t, "a heartbeat at "+strconv.Itoa(10*(i+1))+"s", func() bool {
+			g, ok := r.cache.lastGlobal()
+			return ok && g.AliveAt != nil && *g.AliveAt == want
+		})
+	}
+	g, _ := r.cache.lastGlobal()
+	if g.Timestamp != relisted || *g.RelistThresholdMs != 600_000 || *g.AliveThresholdMs != 180_000 {
+		t.Fatalf("a heartbeat writes the same time and thresholds: %+v (relisted at %d)", g, relisted)
+	}
+}
+
+func TestTheHeartbeatComesOftenEnoughForAShortRelistThreshold(t *testing.T) {
+	for _, c := range []struct{ threshold, want time.Duration }{{180 * time.Second, 10 * time.Second}, {5 * time.Second, 1666 * time.Millisecond}, {time.Second, time.Second}} {
+		g := NewGeneric(Deps{}, Options{RelistThreshold: c.threshold})
+		if got := g.HeartbeatPeriod(); got != c.want {
+			t.Errorf("RELIST_THRESHOLD %v: a heartbeat every %v, want %v", c.threshold, got, c.want)
+		}
+	}
+}
+
 func TestAStandbyIgnoresEverything(t *testing.T) {
 	r := newRunnerRig("evented", nil)
 	r.rt.set([]map[string]any{sandbox("s1", "u1", "SANDBOX_READY", 1, "")}, nil)
