@@ -73,6 +73,8 @@ export class PlegRunner {
   private stopped = true;
   private lastRelayMessageAt = 0;
   private lastRelistAt?: number;
+  /** The last relist failed: the next comes at the generic period, whatever the mode. */
+  private relistFailing = false;
   /** The relay's stream last heard of (ContainerEventsStatusMessage.stream). */
   private relayStream?: string;
   /** Since when the relay has said it streams, while fallen back; undefined once it says otherwise. */
@@ -286,12 +288,16 @@ export class PlegRunner {
       this.resume();
     }
     const now = this.clock.now();
-    const period = this.effective === 'evented' ? this.options.eventedRelistPeriodMs : this.options.relistPeriodMs;
+    const period = this.effective === 'evented' && !this.relistFailing ? this.options.eventedRelistPeriodMs : this.options.relistPeriodMs;
     if (this.lastRelistAt === undefined || now - this.lastRelistAt >= period) {
       this.lastRelistAt = now;
       try {
         await this.pleg.relist();
+        this.relistFailing = false;
       } catch (err) {
+        // Retried at the generic period in either mode, not 5 minutes later: until one succeeds the cache has no time,
+        // the sync loop's gate stays shut (a PLEG started before cri-gateway answers) and no heartbeat is written.
+        this.relistFailing = true;
         this.logger.warn({ err: (err as Error).message }, 'PLEG relist failed');
       }
     } else if (this.effective === 'evented') {
@@ -300,7 +306,7 @@ export class PlegRunner {
     }
     // The mode may have changed during the relist (a fallback while it ran): the next wake-up is the mode's now.
     // In evented mode, often enough to notice a silent relay and to show it is alive.
-    this.schedule(this.effective === 'evented' ? Math.min(this.options.eventedRelistPeriodMs, EVENTED_CHECK_MS, this.pleg.heartbeatPeriodMs) : this.options.relistPeriodMs);
+    this.schedule(this.effective === 'evented' && !this.relistFailing ? Math.min(this.options.eventedRelistPeriodMs, EVENTED_CHECK_MS, this.pleg.heartbeatPeriodMs) : this.options.relistPeriodMs);
   }
 }
 

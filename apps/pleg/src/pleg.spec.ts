@@ -747,6 +747,27 @@ describe('PlegRunner', () => {
     runner.stop();
   });
 
+  it('evented mode started before the runtime answers (cri-gateway not up yet): the failed relist is retried every second until one succeeds, then relists are 5 minutes apart again', async () => {
+    const { clock, runner, runtime, relists } = setupRunner('evented', () => Promise.resolve(streaming()));
+    runtime.down = true;
+    runner.start();
+    await clock.step(0);
+    assert.equal(relists(), 0, 'no relist has succeeded');
+    await clock.step(1000);
+    await clock.step(1000);
+    assert.equal(relists(), 0);
+    runtime.down = false;
+    await clock.step(1000);
+    const first = relists();
+    assert.ok(first > 0, 'retried within a second of the runtime answering, not 5 minutes later');
+    for (let t = 0; t < 60_000; t += 10_000) {
+      await runner.onRuntimeMessage(streaming());
+      await clock.step(10_000);
+    }
+    assert.equal(relists(), first, 'evented again: no relist for a minute');
+    runner.stop();
+  });
+
   it('an inspection a pod worker asks for is made by the leader in either mode, and ignored by a standby', async () => {
     const { clock, sink, runtime, runner } = setupRunner('evented');
     runtime.sandboxes.set('sb-a', { uid: 'a', state: 'SANDBOX_READY' });

@@ -142,6 +142,11 @@ type Runner struct {
 	fallbackReason   string
 	lastRelayMessage time.Time
 	lastRelistAt     *time.Time
+	// relistFailing: the last relist failed, and the next comes at the
+	// generic period whatever the mode: until one succeeds the cache has no
+	// time, the sync loop's gate stays shut (a PLEG started before
+	// cri-gateway answers) and no heartbeat is written.
+	relistFailing bool
 	// relayStream is the relay's stream last heard of (RelayStatus.Stream).
 	relayStream string
 	// streamingSince: since when the relay has said it streams, while fallen
@@ -293,6 +298,15 @@ func (r *Runner) periodLocked() time.Duration {
 	return r.o.RelistPeriod
 }
 
+// relistEveryLocked is how far apart relists are now: the mode's period, or
+// the generic one while relists fail.
+func (r *Runner) relistEveryLocked() time.Duration {
+	if r.relistFailing {
+		return r.o.RelistPeriod
+	}
+	return r.periodLocked()
+}
+
 func (r *Runner) scheduleLocked(d time.Duration) {
 	if r.timer != nil {
 		r.timer.Stop()
@@ -349,7 +363,7 @@ func (r *Runner) tick() {
 	if r.desired == "evented" && r.effective == "generic" && r.streamingSince != nil && now.Sub(*r.streamingSince) >= r.returnWaitLocked() {
 		r.resumeLocked()
 	}
-	relist := r.lastRelistAt == nil || now.Sub(*r.lastRelistAt) >= r.periodLocked()
+	relist := r.lastRelistAt == nil || now.Sub(*r.lastRelistAt) >= r.relistEveryLocked()
 	if relist {
 		r.lastRelistAt = &now
 	}
@@ -359,9 +373,13 @@ func (r *Runner) tick() {
 	r.wg.Add(1)
 	r.mu.Unlock()
 	if relist {
-		if _, err := r.d.Pleg.Relist(ctx); err != nil {
+		_, err := r.d.Pleg.Relist(ctx)
+		if err != nil {
 			r.d.Logger.Warn("PLEG relist failed", "err", err.Error())
 		}
+		r.mu.Lock()
+		r.relistFailing = err != nil
+		r.mu.Unlock()
 	} else if heartbeat {
 		if err := r.d.Pleg.Heartbeat(ctx); err != nil {
 			r.d.Logger.Warn("PLEG: the heartbeat could not be written to the pod cache", "err", err.Error())
@@ -371,8 +389,8 @@ func (r *Runner) tick() {
 	r.mu.Lock()
 	// The mode may have changed during the relist (a fallback while it ran): the next wake-up is the mode's now.
 	// In evented mode, often enough to notice a silent relay and to show it is alive.
-	next := r.periodLocked()
-	if r.effective == "evented" {
+	next := r.relistEveryLocked()
+	if r.effective == "evented" && !r.relistFailing {
 		next = min(next, eventedCheck, r.d.Pleg.HeartbeatPeriod())
 	}
 	r.scheduleLocked(next)

@@ -3,6 +3,7 @@ package pleg
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"sort"
 	"strconv"
@@ -430,6 +431,36 @@ func TestTheHeartbeatComesOftenEnoughForAShortRelistThreshold(t *testing.T) {
 		if got := g.HeartbeatPeriod(); got != c.want {
 			t.Errorf("RELIST_THRESHOLD %v: a heartbeat every %v, want %v", c.threshold, got, c.want)
 		}
+	}
+}
+
+// Evented mode started before the runtime answers (cri-gateway not up yet): the failed relist is retried
+// every second until one succeeds, then relists are 5 minutes apart again (pleg.spec.ts, the same case).
+func TestAFailedRelistIsRetriedAtTheGenericPeriodInEventedMode(t *testing.T) {
+	r := newRunnerRig("evented", streaming)
+	r.rt.mu.Lock()
+	r.rt.fail["ListPodSandbox"] = errors.New("no cri-gateway answers")
+	r.rt.mu.Unlock()
+	r.start(t)
+	defer r.run.Stop()
+	r.clock.Step(time.Second)
+	time.Sleep(5 * time.Millisecond)
+	if r.relists() != 0 {
+		t.Fatal("a relist succeeded against a runtime that fails")
+	}
+	r.rt.mu.Lock()
+	delete(r.rt.fail, "ListPodSandbox")
+	r.rt.mu.Unlock()
+	r.clock.Step(time.Second)
+	waitFor(t, "a relist within a second of the runtime answering", func() bool { return r.relists() > 0 })
+	first := r.relists()
+	for range 6 {
+		r.send(status("streaming", ""))
+		r.clock.Step(10 * time.Second)
+	}
+	time.Sleep(5 * time.Millisecond)
+	if r.relists() != first {
+		t.Fatalf("evented again: no relist for a minute, got the cache's time moved from %d to %d", first, r.relists())
 	}
 }
 
