@@ -97,6 +97,49 @@ const cases: Case[] = [
     },
   },
   {
+    name: 'crashed again and the instance before already removed (cleanUpContainersInPod keeps the newest dead one): the last termination the status gave for this instance stays',
+    inputs: inputs(
+      mkPod({
+        status: {
+          phase: 'Running',
+          containerStatuses: [
+            { name: 'app', state: running(ago(25)), lastState: { terminated: { exitCode: 1, reason: 'Error', containerID: 'containerd://app-2' } }, ready: false, restartCount: 3, image: IMG, imageID: IMAGE_REF, containerID: 'containerd://app-3' },
+          ],
+        },
+      }),
+      runtime([rc('app', 'exited', { exitCode: 1, reason: 'Error', restartCount: 3, createdAt: ago(26), startedAt: ago(25), finishedAt: ago(24) })]),
+    ),
+    want: { phase: 'Running', containers: { app: { state: { terminated: { exitCode: 1, reason: 'Error', startedAt: iso(ago(25)), finishedAt: iso(ago(24)), containerID: 'containerd://app-3' } }, lastState: { terminated: { exitCode: 1, reason: 'Error', containerID: 'containerd://app-2' } }, restartCount: 3 } } },
+  },
+  {
+    name: 'crashed again so fast no status showed it running, the instance before removed: its termination from the back-off status stays the last one',
+    inputs: inputs(
+      mkPod({
+        status: {
+          phase: 'Running',
+          containerStatuses: [
+            { name: 'app', state: waiting('CrashLoopBackOff', BACKOFF), lastState: { terminated: { exitCode: 1, reason: 'Error', containerID: 'containerd://app-2' } }, ready: false, restartCount: 2, image: IMG, imageID: IMAGE_REF, containerID: 'containerd://app-2' },
+          ],
+        },
+      }),
+      runtime([rc('app', 'exited', { exitCode: 1, reason: 'Error', restartCount: 3, createdAt: ago(26), startedAt: ago(25), finishedAt: ago(24) })]),
+    ),
+    want: { phase: 'Running', containers: { app: { lastState: { terminated: { exitCode: 1, reason: 'Error', containerID: 'containerd://app-2' } }, restartCount: 3, containerID: 'containerd://app-3' } } },
+  },
+  {
+    name: 'a new instance with no instance before in the runtime: no last termination taken from another instance\'s status',
+    inputs: inputs(
+      mkPod({
+        status: {
+          phase: 'Running',
+          containerStatuses: [{ name: 'app', state: running(ago(25)), lastState: { terminated: { exitCode: 1, reason: 'Error', containerID: 'containerd://app-1' } }, ready: false, restartCount: 2, image: IMG, imageID: IMAGE_REF, containerID: 'containerd://app-2' }],
+        },
+      }),
+      runtime([rc('app', 'running', { restartCount: 3, createdAt: ago(5), startedAt: ago(4) })]),
+    ),
+    want: { phase: 'Running', containers: { app: { state: running(ago(4)), lastState: {}, restartCount: 3 } } },
+  },
+  {
     name: 'restart count without the annotation: the dead instances still there are counted',
     inputs: inputs(mkPod(), runtime([rc('app', 'running', { id: 'c', createdAt: ago(10) }), rc('app', 'exited', { id: 'b', exitCode: 1, createdAt: ago(40) }), rc('app', 'exited', { id: 'a', exitCode: 1, createdAt: ago(80) })])),
     want: { phase: 'Running', containers: { app: { restartCount: 2, containerID: 'containerd://c' } } },

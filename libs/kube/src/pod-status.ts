@@ -191,6 +191,24 @@ function convertRuntimeContainer(cs: RuntimeContainerStatus, spec: Container, ol
 }
 
 /**
+ * The termination of the instance before `newest` as the previous status
+ * gave it, when the runtime no longer has that instance: cleanUpContainersInPod
+ * keeps only the newest dead one, and with the runtime's events the cache
+ * shows the removal within milliseconds, so a crash-looping container would
+ * otherwise lose its lastState until the next back-off. Only a termination
+ * the previous status says is of the instance just before (the same newest
+ * instance's lastState, or the termination of the instance whose restart
+ * count is one less); none when that is not known.
+ */
+function terminationBefore(newest: ContainerStatus, old: ContainerStatus | undefined): ContainerStateTerminated | undefined {
+  if (!old?.containerID) return undefined;
+  if (old.containerID === newest.containerID) return old.lastState?.terminated;
+  if (old.restartCount !== newest.restartCount - 1) return undefined;
+  const ended = old.state?.terminated ?? old.lastState?.terminated;
+  return ended?.containerID === old.containerID ? ended : undefined;
+}
+
+/**
  * convertToAPIContainerStatuses: one status per spec container, in spec
  * order. Upstream sorts regular containers by name; we keep the spec's order
  * for both lists, as the callers index them by position beside the spec.
@@ -241,6 +259,10 @@ function convertContainerStatuses(ctx: ConvertContext, specs: readonly Container
       // older kubelet), the dead instances still present are a lower bound.
       const instances = containers.filter((other) => other.name === cs.name).length;
       converted.restartCount = Math.max(converted.restartCount, instances - 1);
+      if (instances === 1) {
+        const known = terminationBefore(converted, oldStatuses.get(cs.name));
+        if (known) converted.lastState = { terminated: structuredClone(known) };
+      }
       statuses.set(cs.name, converted);
     } else {
       const current = statuses.get(cs.name);
