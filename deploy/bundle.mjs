@@ -19,7 +19,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const ENTRIES = ['config-source', 'sync-loop', 'pod-worker', 'pleg', 'prober', 'status-manager', 'kubelet-server', 'node-status', 'console', 'cri-gateway', 'kubelet'];
 const EXTERNAL = [
   '@kubernetes/client-node',
-  // Nest's optional peers (loaded with loadPackage only when used)
+  // Nest's optional peers (loaded with loadPackage only when used; platform-express only without an HTTP
+  // adapter of our own, and every service has one: libs/service http-adapter.ts)
+  '@nestjs/platform-express',
   '@nestjs/websockets',
   '@nestjs/websockets/*',
   '@nestjs/platform-fastify',

@@ -1,8 +1,8 @@
 import { Controller, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { EventPattern, MessagePattern, Payload } from '@nestjs/microservices';
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MessageTypes, Subjects, decodeMessage, isRecord } from '@app/contracts';
-import { readJsonBody, rpcError, toErrorReply } from '@app/service';
+import { readJsonBody, rpcError, toErrorReply, writeJson } from '@app/service';
 import { PlegRunner, type PlegMode } from './pleg-runner.js';
 
 function parseMode(body: unknown): PlegMode {
@@ -41,12 +41,12 @@ export class PlegController {
 
   @Post('mode')
   @HttpCode(200)
-  async postMode(@Req() req: Request, @Res() res: Response): Promise<void> {
+  async postMode(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
     try {
       this.runner.setMode(parseMode(await readJsonBody(req)));
-      res.json(this.runner.mode);
+      writeJson(res, 200, this.runner.mode);
     } catch (err) {
-      res.status(400).json(toErrorReply(err));
+      writeJson(res, 400, toErrorReply(err));
     }
   }
 }

@@ -20,6 +20,7 @@ import { leaderElectionOf, leaderElectionSchema, watchLeadership } from './leade
 import { CoreModule } from './core.module.js';
 import { HealthChecks } from './health.js';
 import { httpAccess, isLoopbackHost, readHttpToken } from './http-access.js';
+import { NodeHttpAdapter } from './http-adapter.js';
 import { KubeletNatsTransport } from './nats-transport.js';
 import { NestModuleLogger } from './nest-logger.js';
 import { PeerContracts } from './peer-contracts.js';
@@ -239,7 +240,8 @@ export async function bootstrapService<S extends EnvSchema>(def: ServiceDefiniti
   @Module({ imports: [CoreModule.forRoot(ctx), def.module] })
   class RootModule {}
 
-  const app = await NestFactory.create(RootModule, {
+  // Nest's HTTP platform on node:http (http-adapter.ts): no express in the process (docs/adr/0018).
+  const app = await NestFactory.create(RootModule, new NodeHttpAdapter(), {
     // Nest's logger is process-wide: in a process of several modules, each module's work logs through its own (run.ts).
     logger: new NestModuleLogger(new NestPinoLogger(logger.child({ component: 'nest' }))),
     forceCloseConnections: true,

@@ -1,11 +1,12 @@
 import { Controller, Get, Header, HttpCode, Inject, Module, Res, type DynamicModule } from '@nestjs/common';
 import { MessagePattern } from '@nestjs/microservices';
-import type { Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import { Subjects, type ServiceInfo } from '@app/contracts';
 import { LeaderElector, LeaderFence } from '@app/leader-election';
 import { NatsBus } from '@app/nats';
 import { Registry } from '@app/observability';
 import { HealthChecks } from './health.js';
+import { writeJson } from './http-body.js';
 import {
   METRICS_REGISTRY,
   NATS_CONNECTION,
@@ -24,22 +25,24 @@ export class HealthController {
   ) {}
 
   @Get('healthz')
-  healthz(@Res() res: Response): void {
+  healthz(@Res() res: ServerResponse): void {
     const report = this.health.healthy();
-    res.status(report.ok ? 200 : 503).json(report);
+    writeJson(res, report.ok ? 200 : 503, report);
   }
 
   @Get('readyz')
-  readyz(@Res() res: Response): void {
+  readyz(@Res() res: ServerResponse): void {
     const report = this.health.ready();
-    res.status(report.ok ? 200 : 503).json(report);
+    writeJson(res, report.ok ? 200 : 503, report);
   }
 
   @Get('metrics')
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
-  async metricsText(@Res() res: Response): Promise<void> {
-    res.type(this.metrics.contentType).send(await this.metrics.metrics());
+  async metricsText(@Res() res: ServerResponse): Promise<void> {
+    const text = await this.metrics.metrics();
+    res.writeHead(200, { 'content-type': this.metrics.contentType, 'content-length': Buffer.byteLength(text) });
+    res.end(text);
   }
 }
 

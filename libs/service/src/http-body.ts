@@ -3,7 +3,7 @@
  * a body that is not JSON gets the same `{error:{code, description}}` reply
  * as a bad NATS message, instead of a framework-shaped 400.
  */
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MessageError } from '@app/contracts';
 
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
@@ -25,4 +25,11 @@ export async function readJsonBody(req: IncomingMessage, maxBytes = MAX_BODY_BYT
   } catch (err) {
     throw new MessageError(`body is not JSON: ${(err as Error).message}`);
   }
+}
+
+/** Answers `status` with `body` as JSON (a handler that took the response with `@Res()`). */
+export function writeJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
 }

@@ -9,7 +9,8 @@ export { CoreModule, HealthController, ServiceInfoController } from './core.modu
 export { HealthChecks } from './health.js';
 export type { Check, CheckResult, HealthReport } from './health.js';
 export { KubeletNatsTransport, rpcError, toErrorReply } from './nats-transport.js';
-export { readJsonBody } from './http-body.js';
+export { readJsonBody, writeJson } from './http-body.js';
+export { NodeHttpAdapter, type HttpRequest } from './http-adapter.js';
 export { OPEN_PATHS, httpAccess, isLoopbackHost, readHttpToken } from './http-access.js';
 export { projectVersion } from './version.js';
 export { leaderElectionOf, leaderElectionSchema } from './leadership.js';
