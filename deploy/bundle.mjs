@@ -12,6 +12,7 @@
 // the image's `npm prune --omit=dev` keeps; test/dependencies.spec.ts).
 import { build } from 'esbuild';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -39,6 +40,32 @@ const EXTERNAL = [
 
 rmSync(join(root, 'dist', 'bundle'), { recursive: true, force: true }); // no chunk of an earlier build lingers
 
+// `node:http` through require, not as an ES module. Node builds an ES module's view of a builtin from all of its
+// exports, and http's include WebSocket, CloseEvent and MessageEvent, lazy getters that load undici (node's fetch,
+// 0.7 MB of source): an `import ... from 'node:http'` anywhere (Nest's core has one) cost every process about
+// 14 MB of RSS and 2.6 MB of heap for code no service runs (docs/adr/0018). The bundle's modules import it from
+// this stand-in instead, which requires it and exports its values; the lazy three are left out.
+const http = createRequire(import.meta.url)('node:http');
+const HTTP_EXPORTS = Object.entries(Object.getOwnPropertyDescriptors(http))
+  .filter(([name, d]) => 'value' in d && /^[A-Za-z_$][\w$]*$/.test(name))
+  .map(([name]) => name);
+const httpByRequire = {
+  name: 'node-http-by-require',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?http$/ }, (a) => (a.namespace === 'ks-http' ? { path: 'node:http', external: true } : { path: 'node:http', namespace: 'ks-http' }));
+    b.onLoad({ filter: /.*/, namespace: 'ks-http' }, () => ({
+      contents: [
+        "const http = require('node:http');",
+        'export default http;',
+        `export const { ${HTTP_EXPORTS.join(', ')} } = http;`,
+        'export const maxHeaderSize = http.maxHeaderSize;',
+        'export const globalAgent = http.globalAgent;',
+      ].join('\n'),
+      loader: 'js',
+    }));
+  },
+};
+
 // One build with code splitting: each entry point stays a small file that turns on the compile cache and then
 // imports its chunks, so the chunks are compiled with the cache on (main.ts), and the seven services share them.
 await build({
@@ -64,6 +91,7 @@ await build({
       'const __dirname = __ksDirname(__filename);',
     ].join('\n'),
   },
+  plugins: [httpByRequire],
   logLevel: 'warning',
 });
 
