@@ -1,7 +1,8 @@
 /**
- * `npm run bench` in its smoke mode (3 pods, 5 s of footprint), as a user
- * runs it, against the real stack and containerd: it exits 0 within two
- * minutes and its JSON has every figure (raw CRI floor, P1 to P6) with
+ * `npm run bench` in its smoke mode (3 pods, 5 s of footprint, 5 for the
+ * density figures), as a user runs it, against the real stack and
+ * containerd: it exits 0 within four minutes and its JSON has every figure
+ * (raw CRI floor, P1 to P7, the density figures) with
  * finite numbers, its markdown table a row per figure, and its chart a line
  * per agent. kubelet-split runs here, split and in one-process mode
  * (TARGET=all); the upstream kubelet
@@ -20,8 +21,8 @@ import type { BenchResult } from './bench/harness/report.js';
 
 const finite = (what: string, n: unknown) => assert.ok(typeof n === 'number' && Number.isFinite(n) && n >= 0, `${what} is a finite number (got ${String(n)})`);
 
-describe('npm run bench --smoke', { timeout: 150_000 }, () => {
-  it('measures every figure on 3 pods, in under two minutes, and writes the JSON, the table and the chart', async () => {
+describe('npm run bench --smoke', { timeout: 300_000 }, () => {
+  it('measures every figure on 3 pods (5 for density), in under four minutes, and writes the JSON, the table and the chart', async () => {
     const out = mkdtempSync(join(tmpdir(), 'ks-bench-smoke-'));
     try {
       const t0 = performance.now();
@@ -33,7 +34,7 @@ describe('npm run bench --smoke', { timeout: 150_000 }, () => {
       const code = await new Promise<number | null>((res) => child.once('exit', (c) => res(c)));
       const seconds = (performance.now() - t0) / 1000;
       assert.equal(code, 0, `bench --smoke exited ${code}:\n${stderr}\n${stdout}`);
-      assert.ok(seconds < 120, `bench --smoke took ${seconds.toFixed(0)} s`);
+      assert.ok(seconds < 240, `bench --smoke took ${seconds.toFixed(0)} s`);
 
       const r = JSON.parse(readFileSync(join(out, 'bench.json'), 'utf8')) as BenchResult;
       assert.equal(r.smoke, true);
@@ -75,10 +76,22 @@ describe('npm run bench --smoke', { timeout: 150_000 }, () => {
         finite(`${tc.agent} P6 one pod`, a.p6.one);
         assert.equal(a.p6.many.pods, 3);
         finite(`${tc.agent} P6 three pods`, a.p6.many.totalMs);
+        assert.equal(a.p7?.samples.length, 2, `${tc.agent} P7 has its two kills`);
+        const d = a.density;
+        assert.ok(d, `${tc.agent} has the density figures`);
+        assert.equal(d.pods, 5);
+        finite(`${tc.agent} density P2`, d.p2.totalMs);
+        assert.equal(d.p2.perPod.samples.length, 5);
+        finite(`${tc.agent} density P3 CPU`, d.p3.cpuPercent);
+        assert.ok(d.p3.rssMb > 50, `${tc.agent} density P3 RSS ${d.p3.rssMb} MB`);
+        assert.ok((d.p3.pssMb ?? 0) > 10 && (d.p3.pssMb ?? 0) <= d.p3.rssMb, `${tc.agent} density P3 PSS ${d.p3.pssMb} MB, at most its RSS`);
+        assert.deepEqual(d.p3.processes.map((p) => p.name).sort(), [...tc.processes].sort());
+        finite(`${tc.agent} density P6`, d.p6.totalMs);
+        assert.ok((d.p2.cpu?.processes.length ?? 0) > 0, `${tc.agent} density P2 says where the CPU went`);
       }
 
       const table = readFileSync(join(out, 'bench.md'), 'utf8');
-      for (const figure of ['P1', 'P2', 'P3', 'P4', 'P5', 'P6']) assert.match(table, new RegExp(`^\\| ${figure} `, 'm'), `the table has a ${figure} row`);
+      for (const figure of ['P1', 'P2', 'P3', 'P4', 'P5', 'P6', 'P7', 'P2 density', 'P3 density', 'P6 density']) assert.match(table, new RegExp(`^\\| ${figure}[ :]`, 'm'), `the table has a ${figure} row`);
       assert.match(stdout, /^\| figure \| raw CRI floor \| kubelet-split \| kubelet-split-one-process \|$/m, 'the table is printed');
       const svg = readFileSync(join(out, 'p1.svg'), 'utf8');
       assert.match(svg, /^<svg /);

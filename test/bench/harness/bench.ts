@@ -7,7 +7,7 @@
  * Prints a markdown table; writes bench.json, bench.md and p1.svg (the P1
  * latency distributions, one line per agent) to --out.
  *
- *   npm run build && node dist/test/bench/harness/bench.js [--smoke] [--agents kubelet-split,kubelet-split-one-process,kubelet] [--runtimes containerd2,containerd1.6] [--out .tmp/bench]
+ *   npm run build && node dist/test/bench/harness/bench.js [--smoke] [--density 250] [--agents kubelet-split,kubelet-split-one-process,kubelet] [--runtimes containerd2,containerd1.6] [--out .tmp/bench]
  *   npm run bench -- --fleet [--fleet-nodes 1,2,3] [--out .tmp/bench]   the fleet's figure instead (../fleet.bench.ts): fleet.json, fleet.md
  *
  * It uses the project's containerd (deploy/runtime.sh, started here when it
@@ -51,6 +51,7 @@ const { values: args } = parseArgs({
     'p2-pods': { type: 'string' },
     'p3-seconds': { type: 'string' },
     'p7-kills': { type: 'string' },
+    density: { type: 'string' },
     runtimes: { type: 'string' },
     fleet: { type: 'boolean', default: false },
     'fleet-nodes': { type: 'string', default: '1,2,3' },
@@ -58,12 +59,13 @@ const { values: args } = parseArgs({
 });
 const smoke = args.smoke === true;
 const int = (v: string | undefined, full: number, small: number) => (v === undefined ? (smoke ? small : full) : Number(v));
-const settings: BenchResult['settings'] & { p7Kills: number } = {
+const settings: BenchResult['settings'] & { p7Kills: number; densityPods: number } = {
   p1Pods: int(args['p1-pods'], 30, 3),
   p2Pods: int(args['p2-pods'], 100, 3),
   p3Seconds: int(args['p3-seconds'], 30, 5),
   p6Pods: int(args['p2-pods'], 100, 3),
   p7Kills: int(args['p7-kills'], 10, 2),
+  densityPods: int(args.density, 250, 5),
   pollMs: { p1: 20, p2: 100, p6: 20 },
 };
 const agentNames = (args.agents ?? AGENT_NAMES.join(',')).split(',').map((s) => s.trim()).filter(Boolean);
@@ -81,6 +83,12 @@ for (const k of runtimeKinds) {
     process.exit(2);
   }
 }
+if (!Number.isInteger(settings.densityPods) || settings.densityPods < 0) {
+  process.stderr.write(`bench: --density takes a number of pods (0: no density figures), got "${args.density}"\n`);
+  process.exit(2);
+}
+/** Every agent admits the most pods a phase runs at once (the kubelet's default, 110, or the density figures'). */
+const maxPods = Math.max(110, settings.p2Pods, settings.densityPods);
 if (settings.p7Kills > settings.p2Pods) {
   process.stderr.write(`bench: --p7-kills ${settings.p7Kills} is more than the ${settings.p2Pods} pods P2 starts (--p2-pods)\n`);
   process.exit(2);
@@ -106,12 +114,12 @@ async function nodeFigures(): Promise<void> {
   async function agentFor(name: AgentName): Promise<Agent> {
     switch (name) {
       case 'kubelet-split':
-        return new KubeletSplitAgent(`ks-bench-${process.pid}`, 'split');
+        return new KubeletSplitAgent(`ks-bench-${process.pid}`, 'split', maxPods);
       case 'kubelet-split-one-process':
-        return new KubeletSplitAgent(`ks-bench-${process.pid}-one`, 'one-process');
+        return new KubeletSplitAgent(`ks-bench-${process.pid}-one`, 'one-process', maxPods);
       case 'kubelet': {
         const { UpstreamKubeletAgent } = await import('./kubelet-agent.js');
-        return UpstreamKubeletAgent.create(log);
+        return UpstreamKubeletAgent.create(log, maxPods);
       }
     }
   }

@@ -35,6 +35,7 @@ export class UpstreamKubeletAgent implements Agent {
     private readonly binary: string,
     private readonly dir: string,
     private readonly ports: { server: number; readOnly: number; healthz: number },
+    private readonly maxPods: number,
   ) {
     this.manifests = join(dir, 'manifests');
     this.criEndpoint = `unix://${join(dir, 'containerd-state', 'containerd', 'containerd.sock')}`;
@@ -42,7 +43,7 @@ export class UpstreamKubeletAgent implements Agent {
   }
 
   /** Builds (or finds) the kubelet and prepares its directory; throws, saying why, when it cannot run here. */
-  static async create(log: (line: string) => void): Promise<UpstreamKubeletAgent> {
+  static async create(log: (line: string) => void, maxPods = 110): Promise<UpstreamKubeletAgent> {
     if (process.getuid?.() !== 0) throw new Error('the upstream kubelet needs root here (a mount namespace and a containerd of its own); the harness runs as another user');
     if (spawnSync('unshare', ['--version']).status !== 0) throw new Error('unshare (util-linux) is missing: the kubelet runs in a private mount namespace');
     log('kubelet: deploy/upstream-kubelet/build.sh (about 6 minutes of one core the first time)');
@@ -50,13 +51,13 @@ export class UpstreamKubeletAgent implements Agent {
     const binary = build.stdout.trim().split('\n').pop() ?? '';
     if (build.status !== 0 || !existsSync(binary)) throw new Error(`the kubelet could not be built (deploy/upstream-kubelet/build.sh exit ${build.status}): ${build.stderr.trim().split('\n').slice(-5).join(' | ')}`);
     const dir = mkdtempSync(join(tmpdir(), 'ks-bench-kubelet-'));
-    const agent = new UpstreamKubeletAgent(binary, dir, { server: await freePort(), readOnly: await freePort(), healthz: await freePort() });
+    const agent = new UpstreamKubeletAgent(binary, dir, { server: await freePort(), readOnly: await freePort(), healthz: await freePort() }, maxPods);
     agent.writeConfig();
     return agent;
   }
 
   get description(): string {
-    return `upstream kubelet v1.34.4 (${this.binary}), standalone, its own containerd (${this.criEndpoint.replace('unix://', '')}), cgroupfs, cgroupsPerQOS false, private mount namespace (deploy/upstream-kubelet/run.sh)`;
+    return `upstream kubelet v1.34.4 (${this.binary}), standalone, maxPods ${this.maxPods}, its own containerd (${this.criEndpoint.replace('unix://', '')}), cgroupfs, cgroupsPerQOS false, private mount namespace (deploy/upstream-kubelet/run.sh)`;
   }
 
   private writeConfig(): void {
@@ -75,6 +76,7 @@ export class UpstreamKubeletAgent implements Agent {
       podLogsDir: join(this.dir, 'pod-logs'),
       volumePluginDir: join(this.dir, 'volume-plugins'),
       containerRuntimeEndpoint: this.criEndpoint,
+      maxPods: this.maxPods,
     };
     writeFileSync(join(this.dir, 'kubelet-config.yaml'), kubeletConfigYaml(config));
   }

@@ -39,12 +39,13 @@ export class KubeletSplitAgent implements Agent {
   constructor(
     readonly node: string,
     readonly mode: KubeletSplitMode = 'split',
+    readonly maxPods = 110,
   ) {
     this.name = mode === 'split' ? 'kubelet-split' : 'kubelet-split one-process';
     this.podWorkers = mode === 'split' ? 2 : 1;
     this.cgroupRoot = `/${node}`;
     if (!SERVICE_NAMES.every((s) => START_ORDER.includes(s) || (STATUS_GROUP as readonly ServiceName[]).includes(s))) throw new Error('START_ORDER misses a service');
-    const shared = { LOG_LEVEL: 'info', CGROUP_ROOT: this.cgroupRoot, POD_WORKER_SHARDS: String(SHARDS), SHARD_LEASE_DURATION: '15s', FILE_CHECK_FREQUENCY: '20s' };
+    const shared = { LOG_LEVEL: 'info', CGROUP_ROOT: this.cgroupRoot, POD_WORKER_SHARDS: String(SHARDS), SHARD_LEASE_DURATION: '15s', FILE_CHECK_FREQUENCY: '20s', NODE_MAX_PODS: String(maxPods) };
     const env: Partial<Record<ServiceName, Record<string, string>>> = {};
     for (const s of SERVICE_NAMES) env[s] = shared;
     // PLEG_MODE=evented npm run bench: the PLEG on the runtime's events (it falls back to the relist where the runtime has none).
@@ -59,7 +60,7 @@ export class KubeletSplitAgent implements Agent {
 
   get description(): string {
     const how = this.mode === 'split' ? `split mode: nats-server and ${SERVICE_NAMES.length} services in ${SERVICE_NAMES.length - STATUS_GROUP.length + 1} processes (the status group's ${STATUS_GROUP.length} in one, as the launcher runs them), ${this.podWorkers} pod-worker replicas (measured once they have balanced their ${SHARDS} shards)` : `one-process mode: nats-server and one process of ${SERVICE_NAMES.length} modules (TARGET=all)`;
-    return `${how}, PLEG_MODE=${process.env['PLEG_MODE'] ?? 'generic (default)'}, ${process.env['KS_ENTRY'] === 'bundle' ? 'bundles (dist/bundle)' : 'tsc output with source maps'}, LOG_LEVEL=info, tracing on, pod cgroups on (CGROUPS_PER_QOS=true; the kubelet runs with cgroupsPerQOS false), CGROUP_ROOT=${this.cgroupRoot}, on ${this.criEndpoint.replace('unix://', '')}`;
+    return `${how}, PLEG_MODE=${process.env['PLEG_MODE'] ?? 'evented (the default)'}, NODE_MAX_PODS=${this.maxPods}, ${process.env['KS_ENTRY'] === 'bundle' ? 'bundles (dist/bundle)' : 'tsc output with source maps'}, LOG_LEVEL=info, tracing on, pod cgroups on (CGROUPS_PER_QOS=true; the kubelet runs with cgroupsPerQOS false), CGROUP_ROOT=${this.cgroupRoot}, on ${this.criEndpoint.replace('unix://', '')}`;
   }
 
   get manifests(): string {

@@ -15,6 +15,8 @@
  *   P7        K of those pods' containers SIGKILLed behind the agent's back, one at a time, at a random
  *             moment: kill -> its pod's status in /pods shows it (not Ready, or a restart counted)
  *   P6 many   the M manifests removed at once -> every sandbox NOT_READY
+ *   density   D pods (250 by default, as large nodes run; the agents' maxPods allows them): P2 for D at once,
+ *             P3 with D running, P6 for D at once
  *   P5        each process restarted on the idle agent (cold start to ready)
  */
 import { randomUUID } from 'node:crypto';
@@ -47,6 +49,8 @@ export interface MeasureOptions {
   p5Runs: number;
   /** P7: containers killed, one after another. */
   p7Kills: number;
+  /** The density figures' pods (P2, P3 and P6 again with this many); 0: none. */
+  densityPods: number;
   pollMs: { p1: number; p2: number; p6: number };
   log: (line: string) => void;
 }
@@ -265,6 +269,27 @@ export async function measureAgent(agent: Agent, coldStart: Record<string, numbe
     const { result: many, cpu: p6Cpu } = await cpuDuring(agent, () => removeAll(agent, cri, p2Names, o.pollMs.p6, 600_000));
     await waitGone(agent, cri, p2Names, 300_000);
 
+    let density: AgentFigures['density'];
+    if (o.densityPods > 0) {
+      const d = o.densityPods;
+      o.log(`${agent.name}: density, ${d} manifests at once`);
+      const names = Array.from({ length: d }, (_, i) => `bench-d-${String(i).padStart(3, '0')}`);
+      const { result: start, cpu: startCpu } = await cpuDuring(agent, () => startAll(agent, names, o.pollMs.p2, 1_200_000));
+      o.log(`${agent.name}: density P2 ${Math.round(start.totalMs)} ms; P3, ${o.p3Seconds} s with ${d} pods running`);
+      await sleep(Math.min(5000, o.p3Seconds * 200));
+      const running = await footprint(agent.processes(), o.p3Seconds);
+      const total = (f: (p: ProcessFootprint) => number) => running.reduce((x, p) => x + (Number.isFinite(f(p)) ? f(p) : 0), 0);
+      o.log(`${agent.name}: density P6, ${d} manifests removed at once`);
+      const { result: gone, cpu: goneCpu } = await cpuDuring(agent, () => removeAll(agent, cri, names, o.pollMs.p6, 1_200_000));
+      await waitGone(agent, cri, names, 600_000);
+      density = {
+        pods: d,
+        p2: { totalMs: start.totalMs, perPod: distribution(start.perPod), cpu: startCpu },
+        p3: { seconds: o.p3Seconds, cpuPercent: total((p) => p.cpuPercent), rssMb: total((p) => p.rssMb), ...(running.every((p) => p.pssMb !== undefined) ? { pssMb: total((p) => p.pssMb ?? 0) } : {}), processes: running },
+        p6: { totalMs: gone.totalMs, perPod: distribution(gone.perPod), cpu: goneCpu },
+      };
+    }
+
     const services: Record<string, number[]> = Object.fromEntries(Object.entries(coldStart).map(([k, v]) => [k, [v]]));
     for (let r = 1; r < o.p5Runs && agent.restartable; r++) {
       o.log(`${agent.name}: P5, restart ${r} of each process`);
@@ -279,6 +304,7 @@ export async function measureAgent(agent: Agent, coldStart: Record<string, numbe
       p5: { readiness: agent.readiness, services },
       p7: distribution(p7),
       p6: { one, many: { pods: o.p2Pods, totalMs: many.totalMs, perPod: distribution(many.perPod), cpu: p6Cpu } },
+      ...(density ? { density } : {}),
     };
   } finally {
     cri.close();

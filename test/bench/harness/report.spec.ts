@@ -62,6 +62,25 @@ describe('bench report', () => {
     assert.match(markdownTable(r), /^\| P7 .*\(3 kills\) \| — \| 101 ms \/ 135 ms \/ 135 ms \| — \|$/m);
   });
 
+  it('the density rows give P2, P3 and P6 with the density figures\' pods, and a dash for an agent without them', () => {
+    const f = figures([200]);
+    f.density = {
+      pods: 250,
+      p2: { totalMs: 61_200, perPod: distribution([30_000, 61_000]), cpu: { machineBusyPercent: 97, processes: [{ name: 'kubelet', cpuSeconds: 4.1 }] } },
+      p3: { seconds: 30, cpuPercent: 5.2, rssMb: 131, pssMb: 120, processes: [{ name: 'kubelet', pid: 1, cpuPercent: 5.2, rssMb: 131, pssMb: 120 }] },
+      p6: { totalMs: 12_400, perPod: distribution([12_400]) },
+    };
+    const r = result({ kubelet: { ok: true, ...f }, 'kubelet-split': { ok: true, ...figures([210]) } });
+    r.settings.densityPods = 250;
+    const t = markdownTable(r);
+    assert.match(t, /^\| P2 density: 250 manifests at once .* \| — \| 61\.2 s \(30\.0 s \/ 61\.0 s\); 4\.1 s of CPU \| — \|$/m);
+    assert.match(t, /^\| P3 density: 250 pods running, 30 s: .* \| — \| 5\.2 % \/ 131 MB \(120\) \| — \|$/m);
+    assert.match(t, /^\| P6 density: 250 manifests removed at once .* \| — \| 12\.4 s \| — \|$/m);
+    assert.match(t, /^ {2}- density P3 per process \(CPU \/ RSS \/ PSS\), 250 pods: kubelet 5\.2 % \/ 131 MB \/ 120 MB$/m);
+    delete r.settings.densityPods;
+    assert.doesNotMatch(markdownTable(r), /^\| P\d density/m, 'no density rows in a run without them');
+  });
+
   it('the chart has a line per agent that ran, and the floor dashed', () => {
     const svg = p1Chart(result({ kubelet: { ok: true, ...figures([938, 958]) }, 'kubelet-split': { ok: true, ...figures([951, 1006]) }, other: { ok: false, reason: 'x' } }));
     assert.equal([...svg.matchAll(/<path /g)].length, 3);

@@ -89,6 +89,13 @@ export interface AgentFigures {
   p7?: Distribution;
   /** P6: manifest removed -> the pod's sandbox NOT_READY in the CRI: one pod, and `pods` pods at once (time until all; where the CPU went meanwhile). */
   p6: { one: number; many: { pods: number; totalMs: number; perPod: Distribution; cpu?: CpuShare } };
+  /** The density figures: P2, P3 and P6 again with `pods` pods (250 by default; absent in runs before they existed or with --density 0). */
+  density?: {
+    pods: number;
+    p2: { totalMs: number; perPod: Distribution; cpu?: CpuShare };
+    p3: { seconds: number; cpuPercent: number; rssMb: number; pssMb?: number; processes: ProcessFootprint[] };
+    p6: { totalMs: number; perPod: Distribution; cpu?: CpuShare };
+  };
 }
 
 export type AgentResult = ({ ok: true } & AgentFigures) | { ok: false; reason: string };
@@ -101,7 +108,7 @@ export interface BenchResult {
   smoke: boolean;
   /** The machine, and its load average (1, 5, 15 min) when the run started and ended: the figures of a shared machine depend on it. */
   machine: { cpus: number; node: string; kernel: string; containerd: string; loadavg: { start: number[]; end: number[] } };
-  settings: { p1Pods: number; p2Pods: number; p3Seconds: number; p6Pods: number; p7Kills?: number; pollMs: { p1: number; p2: number; p6: number } };
+  settings: { p1Pods: number; p2Pods: number; p3Seconds: number; p6Pods: number; p7Kills?: number; densityPods?: number; pollMs: { p1: number; p2: number; p6: number } };
   floor: FloorFigures | { error: string };
   p4: NatsHopFigures | { error: string };
   /** By agent name, in the order run: `kubelet` (upstream), `kubelet-split`, ... */
@@ -110,6 +117,8 @@ export interface BenchResult {
 
 const ms = (n: number | undefined): string => (n === undefined || !Number.isFinite(n) ? '—' : n >= 10_000 ? `${(n / 1000).toFixed(1)} s` : n >= 1000 ? `${(n / 1000).toFixed(2)} s` : `${Math.round(n)} ms`);
 const ms3 = (n: number) => `${n.toFixed(3)} ms`;
+/** The agent's own CPU seconds in a window (its processes, not containerd's). */
+const cpuSeconds = (c: CpuShare | undefined): string => (c ? `${c.processes.reduce((x, p) => x + p.cpuSeconds, 0).toFixed(1)} s of CPU` : '—');
 
 /** The markdown table: one row per figure, a column for the raw CRI floor and one per agent. */
 export function markdownTable(r: BenchResult): string {
@@ -135,6 +144,13 @@ export function markdownTable(r: BenchResult): string {
     ['P5 cold start of each process to ready (median per process, min–max)', '—', ...cell(p5range)],
     [`P6 manifest removed -> sandbox not ready, one pod / ${r.settings.p6Pods} pods`, '—', ...cell((a) => `${ms(a.p6.one)} / ${ms(a.p6.many.totalMs)}`)],
     [`P7 container killed behind the agent's back -> its pod's status shows it, p50 / p90 / max (${r.settings.p7Kills ?? 0} kills)`, '—', ...cell((a) => (a.p7 ? `${ms(a.p7.p50)} / ${ms(a.p7.p90)} / ${ms(a.p7.max)}` : '—'))],
+    ...(r.settings.densityPods
+      ? [
+          [`P2 density: ${r.settings.densityPods} manifests at once -> all Running and Ready (each pod p50 / p99); the agent's CPU meanwhile`, '—', ...cell((a) => (a.density ? `${ms(a.density.p2.totalMs)} (${ms(a.density.p2.perPod.p50)} / ${ms(a.density.p2.perPod.p99)}); ${cpuSeconds(a.density.p2.cpu)}` : '—'))],
+          [`P3 density: ${r.settings.densityPods} pods running, ${r.settings.p3Seconds} s: CPU of one core / RSS (PSS)`, '—', ...cell((a) => (a.density ? `${a.density.p3.cpuPercent.toFixed(1)} % / ${Math.round(a.density.p3.rssMb)} MB${a.density.p3.pssMb === undefined ? '' : ` (${Math.round(a.density.p3.pssMb)})`}` : '—'))],
+          [`P6 density: ${r.settings.densityPods} manifests removed at once -> every sandbox not ready`, '—', ...cell((a) => (a.density ? ms(a.density.p6.totalMs) : '—'))],
+        ]
+      : []),
     [
       'P4 what a NATS hop to cri-gateway adds over direct gRPC, p50 (p99); its floor, a bare NATS request/reply of the same sizes',
       '—',
@@ -162,6 +178,12 @@ export function markdownTable(r: BenchResult): string {
     cpuNote('P2 CPU during the burst', a.p2.cpu);
     cpuNote(`P6 CPU while the ${a.p6.many.pods} pods were removed`, a.p6.many.cpu);
     if (a.p3.pssMb !== undefined) notes.push(`  - P3 PSS of all processes (each shared page counted once): ${Math.round(a.p3.pssMb)} MB`);
+    if (a.density) {
+      const d = a.density;
+      notes.push(`  - density P3 per process (CPU / RSS${d.p3.pssMb === undefined ? '' : ' / PSS'}), ${d.pods} pods: ${d.p3.processes.map((p) => `${p.name} ${p.cpuPercent.toFixed(1)} % / ${Math.round(p.rssMb)} MB${p.pssMb === undefined ? '' : ` / ${Math.round(p.pssMb)} MB`}`).join(', ')}`);
+      cpuNote(`density P2 CPU during the ${d.pods}-pod burst`, d.p2.cpu);
+      cpuNote(`density P6 CPU while the ${d.pods} pods were removed`, d.p6.cpu);
+    }
     notes.push(`  - P5 (${a.p5.readiness}): ${Object.entries(a.p5.services).map(([s, xs]) => `${s} ${xs.map((x) => ms(x)).join(', ')}`).join('; ')}`);
   }
   if ('error' in r.floor) notes.push(`- raw CRI floor not measured: ${r.floor.error}`);
