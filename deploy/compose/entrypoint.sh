@@ -35,7 +35,9 @@ if [ -n "${PORT_RANGE:-}" ]; then
 fi
 echo "${PORT:-}" > /tmp/port
 # The bundles (deploy/bundle.mjs) start faster than dist/apps/<service>/src/main.js; no source
-# maps (memory and start time). A small young generation in every process (docs/adr/0018-idle-footprint.md).
+# maps (memory and start time). A small young generation and at most two malloc arenas in every process
+# (docs/adr/0018-idle-footprint.md; the launcher's MODULES_NODE_ARGS and SERVICE_PROCESS_ENV).
+export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}"
 case "$what" in
   config-source|sync-loop|pod-worker|pleg|prober|status-manager|kubelet-server|node-status|console|cri-gateway)
     exec node --max-semi-space-size=1 "dist/bundle/$what.mjs" "$@" ;;

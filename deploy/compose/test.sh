@@ -205,6 +205,19 @@ check "scale pod-worker to 3: 3 replicas, all healthy" wait_for 120 all_healthy 
 check "  and each took its own port" bash -c '[ "$(for id in $(docker ps -q --filter label=com.docker.compose.project=ks-compose-test --filter label=com.docker.compose.service=pod-worker); do docker exec "$id" cat /tmp/port; done | sort -u | wc -l)" = 3 ]'
 sleep 5
 check "  the pod's containers untouched (same IDs, running)" same_pod
+# The memory levers (docs/adr/0018) in every service container's node: what the entrypoint gives it.
+levers() {
+  local id pid n=0
+  for id in $(compose ps -q 2>/dev/null); do
+    case "$(docker inspect -f '{{index .Config.Labels "com.docker.compose.service"}}' "$id" 2>/dev/null)" in nats|nats-credentials) continue ;; esac
+    pid=$(docker inspect -f '{{.State.Pid}}' "$id") || return 1
+    tr '\0' ' ' < "/proc/$pid/cmdline" | grep -q -- '--max-semi-space-size=1 ' && tr '\0' '\n' < "/proc/$pid/environ" | grep -qx MALLOC_ARENA_MAX=2 ||
+      { echo "container $id (pid $pid: $(tr '\0' ' ' < "/proc/$pid/cmdline")) runs without them" >&2; return 1; }
+    n=$((n + 1))
+  done
+  [ "$n" -ge 9 ]
+}
+check "  every service runs with a 1 MB young generation and two malloc arenas" levers
 
 # 6. Down: no service container left, the pod still runs.
 t=$SECONDS

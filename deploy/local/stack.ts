@@ -41,6 +41,14 @@ function nodeArgs(): string[] {
  */
 export const MODULES_NODE_ARGS: readonly string[] = ['--max-semi-space-size=1'];
 
+/**
+ * The environment every service process gets (compose's entrypoint sets the same): glibc's malloc keeps at most
+ * two arenas. Its default is one per thread that allocates (up to 8 per core), each reserving 64 MB and keeping
+ * what a burst left in it; a Node process allocates from its V8 and libuv worker threads too
+ * (docs/adr/0018-idle-footprint.md). A variable already set wins.
+ */
+export const SERVICE_PROCESS_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
+
 export function serviceEntry(service: ServiceName): string {
   return entryOf(service);
 }
@@ -359,7 +367,7 @@ export function spawnService(
   // launcher, which then stops the services before the nats-server they drain into.
   const child = spawn(process.execPath, [...nodeArgs(), ...MODULES_NODE_ARGS, serviceEntry(service)], {
     // TARGET is the one-process entry's (spawnModules): a service's own entry refuses any other than its name.
-    env: { ...process.env, TARGET: undefined, ...env, PORT: String(opts.port), INSTANCE_ID: opts.instance },
+    env: { ...SERVICE_PROCESS_ENV, ...process.env, TARGET: undefined, ...env, PORT: String(opts.port), INSTANCE_ID: opts.instance },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: opts.detached === true,
   });
@@ -411,7 +419,7 @@ export function spawnModules(
 ): ServiceProcess[] {
   const target = SERVICE_NAMES.every((s) => services.includes(s)) ? ALL_TARGET : services.join(',');
   const { PORT: _port, ...inherited } = process.env;
-  const env: Record<string, string | undefined> = { ...inherited, TARGET: target, INSTANCE_ID: opts.instance };
+  const env: Record<string, string | undefined> = { ...SERVICE_PROCESS_ENV, ...inherited, TARGET: target, INSTANCE_ID: opts.instance };
   const ports = new Map<ServiceName, number>();
   for (const service of services) {
     let own = envOf(service);
