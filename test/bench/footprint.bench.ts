@@ -10,7 +10,7 @@
  *
  *   npm run build && flock -o /tmp/e2e.lock node dist/test/bench/footprint.bench.js [--pods 10] [--window 20] [--modes group,split,all]
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { SERVICE_NAMES } from '@app/service';
 import { NodeStack } from '../support/node-stack.js';
@@ -21,13 +21,50 @@ const windowS = Number(values.window);
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
 const TICKS = 100; // USER_HZ
 
-function proc(pid: number): { rssMb: number; cpuTicks: number } {
+function proc(pid: number): { rssMb: number; pssMb: number; cpuTicks: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return { rssMb: Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024, cpuTicks: Number(stat[11] ?? 0) + Number(stat[12] ?? 0) };
+  return { rssMb: Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024, pssMb: holders(pid).pss, cpuTicks: Number(stat[11] ?? 0) + Number(stat[12] ?? 0) };
 }
 
-interface Row { mode: string; processes: number; rssMb: number; perProcess: string; cpuPct: number; natsRssMb: number }
+/**
+ * What holds a process's memory, MB, from /proc/<pid>/smaps (PSS: each shared page counted once across
+ * processes): the node binary's mappings, other files (libc, ...), malloc's main arena (`[heap]`), thread
+ * stacks, and the rest of the anonymous memory (V8's heap, malloc's other arenas, V8's zones).
+ */
+export function holders(pid: number): { pss: number; binary: number; files: number; brk: number; stacks: number; anon: number } {
+  const out = { pss: 0, binary: 0, files: 0, brk: 0, stacks: 0, anon: 0 };
+  let exe = '';
+  try {
+    exe = readlinkSync(`/proc/${pid}/exe`);
+  } catch {
+    return out;
+  }
+  let name = '';
+  let guardBefore = false;
+  let prevGuard = false;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ (\S{4}) \S+ \S+ \d+\s*(.*)$/.exec(line);
+    if (head) {
+      guardBefore = prevGuard;
+      prevGuard = head[1] === '---p' && (head[2] ?? '') === '';
+      name = head[2] ?? '';
+      continue;
+    }
+    const pss = /^Pss:\s+(\d+) kB/.exec(line);
+    if (!pss) continue;
+    const mb = Number(pss[1]) / 1024;
+    out.pss += mb;
+    if (name === exe) out.binary += mb;
+    else if (name.startsWith('/')) out.files += mb;
+    else if (name === '[heap]') out.brk += mb;
+    else if (name === '[stack]' || (name === '' && guardBefore && mb < 1)) out.stacks += mb; // a thread's stack: an anonymous mapping above its guard page
+    else out.anon += mb;
+  }
+  return out;
+}
+
+interface Row { mode: string; processes: number; rssMb: number; pssMb: number; perProcess: string; cpuPct: number; natsRssMb: number; natsPssMb: number }
 
 type Mode = 'group' | 'split' | 'all';
 
@@ -46,14 +83,18 @@ async function measure(mode: Mode): Promise<Row> {
     await new Promise((r) => setTimeout(r, windowS * 1000));
     const after = new Map(pids.map((pid) => [pid, proc(pid)]));
     const cpuTicks = pids.reduce((n, pid) => n + (after.get(pid)?.cpuTicks ?? 0) - (before.get(pid) ?? 0), 0);
-    const rss = pids.map((pid) => ({ name: pids.length === 1 ? 'all' : (names.get(pid) ?? ''), mb: after.get(pid)?.rssMb ?? 0 }));
+    const rss = pids.map((pid) => ({ name: pids.length === 1 ? 'all' : (names.get(pid) ?? ''), mb: after.get(pid)?.rssMb ?? 0, pss: after.get(pid)?.pssMb ?? 0, h: holders(pid) }));
+    const nats = proc(stack.nats.process.pid ?? 0);
+    const f = (n: number) => n.toFixed(1);
     return {
       mode,
       processes: pids.length,
       rssMb: rss.reduce((n, r) => n + r.mb, 0),
-      perProcess: rss.map((r) => `${r.name} ${r.mb.toFixed(0)}`).join(', '),
+      pssMb: rss.reduce((n, r) => n + r.pss, 0),
+      perProcess: rss.map((r) => `${r.name} ${r.mb.toFixed(0)}/${r.pss.toFixed(0)} (binary ${f(r.h.binary)}, files ${f(r.h.files)}, [heap] ${f(r.h.brk)}, stacks ${f(r.h.stacks)}, other anon ${f(r.h.anon)})`).join('; '),
       cpuPct: (cpuTicks / TICKS / windowS) * 100,
-      natsRssMb: proc(stack.nats.process.pid ?? 0).rssMb,
+      natsRssMb: nats.rssMb,
+      natsPssMb: nats.pssMb,
     };
   } finally {
     await stack.stop();
@@ -65,6 +106,6 @@ for (const mode of values.modes.split(',')) {
   if (mode !== 'group' && mode !== 'split' && mode !== 'all') throw new Error(`--modes: ${mode} is not group, split or all`);
   rows.push(await measure(mode));
 }
-process.stdout.write(`\n${pods} pods Running, ${windowS}s window (node ${process.version})\n\n| mode | processes | RSS of the services (MB) | CPU (% of one core) | nats-server RSS (MB) | per process (MB) |\n|---|---|---|---|---|---|\n`);
-for (const r of rows) process.stdout.write(`| ${r.mode} | ${r.processes} | ${r.rssMb.toFixed(0)} | ${r.cpuPct.toFixed(1)} | ${r.natsRssMb.toFixed(0)} | ${r.perProcess} |\n`);
+process.stdout.write(`\n${pods} pods Running, ${windowS}s window (node ${process.version}, KS_ENTRY=${process.env['KS_ENTRY'] ?? 'dist'})\n\n| mode | processes | RSS / PSS of the services (MB) | CPU (% of one core) | nats-server RSS / PSS (MB) | per process: RSS/PSS, and the PSS by what holds it (MB) |\n|---|---|---|---|---|---|\n`);
+for (const r of rows) process.stdout.write(`| ${r.mode} | ${r.processes} | ${r.rssMb.toFixed(0)} / ${r.pssMb.toFixed(0)} | ${r.cpuPct.toFixed(1)} | ${r.natsRssMb.toFixed(0)} / ${r.natsPssMb.toFixed(0)} | ${r.perProcess} |\n`);
 process.stdout.write(`\n${JSON.stringify(rows)}\n`);
