@@ -27,9 +27,9 @@ const NODE = 'ks-traffic';
 export function family(subject: string): string {
   const t = subject.split('.');
   if (t[0] === '_INBOX' || t[0]?.startsWith('_INBOX')) return '_INBOX.*';
-  if (t[0] === '$JS' && t[1] === 'ACK') return `$JS.ACK.${t[2] ?? ''}.${t[3] ?? ''}.*`;
+  if (t[0] === '$JS' && t[1] === 'ACK') return `$JS.ACK.${t[2] ?? ''}.*`;
   return t
-    .map((x) => (x === NODE ? '<node>' : /^[0-9a-f]{8}-[0-9a-f]{4}-|^[0-9a-f]{24,}$|^p\d+$|^(bench|traffic)-|\d{3,}/.test(x) ? '*' : x))
+    .map((x) => (x === NODE ? '<node>' : /^[0-9a-f]{8}-[0-9a-f]{4}-|^[0-9a-f]{24,}$|^p\d+$|^(bench|traffic)-|^oc_|\d{3,}/.test(x) ? '*' : x))
     .join('.');
 }
 
