@@ -150,12 +150,7 @@ const backOffOf = (cfg: PodWorkerConfig) => ({ initialMs: cfg.CRASHLOOP_BACKOFF_
       useFactory: (ctx: ServiceContext, clock: Clock, logger: Logger) => new KvPodCache({ kv: bucketOf(ctx, 'podCache'), node: ctx.config.NODE_NAME, clock, logger: logger.child({ component: 'pod-cache' }) }),
     },
     { provide: PodCache, useExisting: KvPodCache },
-    {
-      provide: KvLeaseStore,
-      inject: [SERVICE_CONTEXT, Clock, SERVICE_LOGGER],
-      useFactory: (ctx: ServiceContext, clock: Clock, logger: Logger) => new KvLeaseStore(bucketOf(ctx, 'leases'), ctx.config.NODE_NAME, { clock, logger: logger.child({ component: 'kv-mirror' }) }),
-    },
-    { provide: LeaseStore, useExisting: KvLeaseStore },
+    { provide: LeaseStore, inject: [SERVICE_CONTEXT], useFactory: (ctx: ServiceContext) => new KvLeaseStore(bucketOf(ctx, 'leases'), ctx.config.NODE_NAME) },
     {
       provide: KvDesiredPods,
       inject: [SERVICE_CONTEXT, Clock, SERVICE_LOGGER],
@@ -224,7 +219,6 @@ export class PodWorkerModule implements OnModuleInit, OnApplicationShutdown {
     private readonly housekeeping: PodWorkerHousekeeping,
     private readonly workerRecords: KvWorkerStore,
     private readonly desiredPods: KvDesiredPods,
-    private readonly leases: KvLeaseStore,
     @Inject(HealthChecks) private readonly health: HealthChecks,
     @Inject(NODE_FACTS) private readonly node: NodeFacts,
     private readonly events: EventRecorder,
@@ -236,7 +230,7 @@ export class PodWorkerModule implements OnModuleInit, OnApplicationShutdown {
     if (resolvConfProblem) this.events.nodeEvent('Warning', 'CheckLimitsForResolvConf', resolvConfProblem);
     this.metrics.collectWorking(this.workers);
     this.health.addReadiness('shards', () => ({ ok: true, detail: `owns shards [${this.shards.ownedShards.join(', ')}]` }));
-    await Promise.all([this.cache.start(), this.workerRecords.start(), this.desiredPods.start(), this.leases.start()]);
+    await Promise.all([this.cache.start(), this.workerRecords.start(), this.desiredPods.start()]);
     this.shards.start();
     this.housekeeping.start();
   }
@@ -249,6 +243,5 @@ export class PodWorkerModule implements OnModuleInit, OnApplicationShutdown {
     this.cache.stop();
     this.workerRecords.stop();
     this.desiredPods.stop();
-    this.leases.stop();
   }
 }

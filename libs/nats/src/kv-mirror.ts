@@ -145,14 +145,6 @@ export class KvMirror<T> {
     return this.slots.get(id)?.value;
   }
 
-  /** Every live value with its revision (for a compare-and-set on it), at the watch's lag. */
-  revisions(): Map<string, { value: T; revision: number }> {
-    this.mustBeLoaded();
-    const out = new Map<string, { value: T; revision: number }>();
-    for (const [id, s] of this.slots) if (s.value !== undefined) out.set(id, { value: s.value, revision: s.revision });
-    return out;
-  }
-
   /**
    * The writer's own write, made: `value` undefined for a delete. `revision`
    * is what the put answered; a delete has none, so it stands above what

@@ -1,36 +1,19 @@
-import type { Clock } from '@app/clock';
-import { KvMirror, kvKey, kvSnapshot, type KV } from '@app/nats';
-import type { Logger } from '@app/observability';
+import { kvKey, kvSnapshot, type KV } from '@app/nats';
 import { LeaseStore, type ReplicaHeartbeat, type ShardLease } from '../ports.js';
 
 /**
  * The `leases` bucket: shard leases at `<node>.pod-worker-shard.<shard>`,
  * created and replaced by compare-and-set, and each replica's heartbeat at
  * `<node>.pod-worker-replica.<owner>` (the owner's name escaped into a key
- * token; the value carries it as it is). The heartbeats are read from a
- * mirror kept by one watch once `start()` has loaded it (every round reads
- * them: a listing each time was a consumer created and deleted every round,
- * docs/adr/0018); a round counts a replica that just announced itself one
- * round late at worst, and a withdrawal is a compare-and-set on the
- * revision it saw. The shard leases are read with a get each.
+ * token; the value carries it as it is).
  */
 export class KvLeaseStore extends LeaseStore {
   private readonly dec = new TextDecoder();
-  private readonly heartbeats?: KvMirror<{ owner: string; expiresAt: number }>;
   constructor(
     private readonly kv: KV,
     private readonly node: string,
-    mirror?: { clock: Clock; logger: Logger },
   ) {
     super();
-    if (mirror) this.heartbeats = new KvMirror(kv, kvKey(node, 'pod-worker-replica'), { ...mirror, bucket: 'leases', watcher: 'pod-worker-replicas' });
-  }
-  /** Opens the heartbeats' watch; resolves once it holds what the bucket held. */
-  start(): Promise<void> {
-    return this.heartbeats?.start() ?? Promise.resolve();
-  }
-  stop(): void {
-    this.heartbeats?.stop();
   }
   private key(shard: number): string {
     return kvKey(this.node, 'pod-worker-shard', String(shard));
@@ -59,7 +42,6 @@ export class KvLeaseStore extends LeaseStore {
     await this.kv.put(this.replicaKey(owner), JSON.stringify({ owner, expiresAt }));
   }
   async replicas(): Promise<ReplicaHeartbeat[]> {
-    if (this.heartbeats?.ready) return [...this.heartbeats.revisions().values()].map(({ value, revision }) => ({ owner: value.owner, expiresAt: value.expiresAt, revision }));
     const out: ReplicaHeartbeat[] = [];
     for (const e of await kvSnapshot(this.kv, `${kvKey(this.node, 'pod-worker-replica')}.>`)) {
       if (e.value.length === 0) continue;
