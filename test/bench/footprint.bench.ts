@@ -70,8 +70,8 @@ type Mode = 'group' | 'split' | 'all';
 
 async function measure(mode: Mode): Promise<Row> {
   const stack = new NodeStack({ node: `fp-${mode}`, target: mode, services: [...SERVICE_NAMES] });
-  await stack.start();
   try {
+    await stack.start(); // inside: a stack that fails to start is stopped too, not left running
     for (let i = 0; i < pods; i++) {
       stack.writeManifest(`p${i}`, `apiVersion: v1\nkind: Pod\nmetadata:\n  name: p${i}\nspec:\n  hostNetwork: true\n  terminationGracePeriodSeconds: 1\n  containers:\n    - name: main\n      image: ${IMAGE}\n      command: ["sleep", "3600"]\n`);
     }

@@ -67,8 +67,8 @@ const manifest = (name: string) => `apiVersion: v1\nkind: Pod\nmetadata:\n  name
 const running = async (stack: NodeStack, n: number) => (await stack.podList()).items.filter((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length >= n;
 
 const stack = new NodeStack({ node: NODE, services: [...SERVICE_NAMES], target: 'group', env: Object.fromEntries(SERVICE_NAMES.map((s) => [s, { NODE_MAX_PODS: String(Math.max(110, pods + burst)), LOG_LEVEL: 'info' }])) });
-await stack.start();
 try {
+  await stack.start(); // inside: a stack that fails to start is stopped too, not left running
   for (let i = 0; i < pods; i++) stack.writeManifest(`p${i}`, manifest(`p${i}`));
   await stack.waitFor(`${pods} pods Ready`, async () => ((await running(stack, pods)) ? true : undefined), 600_000);
   await sleep(10_000); // the start's tail
