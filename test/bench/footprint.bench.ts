@@ -21,10 +21,10 @@ const windowS = Number(values.window);
 const IMAGE = 'localhost/kubelet-split/busybox:1.35';
 const TICKS = 100; // USER_HZ
 
-function proc(pid: number): { rssMb: number; pssMb: number; cpuTicks: number } {
+function proc(pid: number): { rssMb: number; cpuTicks: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return { rssMb: Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024, pssMb: holders(pid).pss, cpuTicks: Number(stat[11] ?? 0) + Number(stat[12] ?? 0) };
+  return { rssMb: Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024, cpuTicks: Number(stat[11] ?? 0) + Number(stat[12] ?? 0) };
 }
 
 /**
@@ -83,18 +83,18 @@ async function measure(mode: Mode): Promise<Row> {
     await new Promise((r) => setTimeout(r, windowS * 1000));
     const after = new Map(pids.map((pid) => [pid, proc(pid)]));
     const cpuTicks = pids.reduce((n, pid) => n + (after.get(pid)?.cpuTicks ?? 0) - (before.get(pid) ?? 0), 0);
-    const rss = pids.map((pid) => ({ name: pids.length === 1 ? 'all' : (names.get(pid) ?? ''), mb: after.get(pid)?.rssMb ?? 0, pss: after.get(pid)?.pssMb ?? 0, h: holders(pid) }));
-    const nats = proc(stack.nats.process.pid ?? 0);
+    const rss = pids.map((pid) => ({ name: pids.length === 1 ? 'all' : (names.get(pid) ?? ''), mb: after.get(pid)?.rssMb ?? 0, h: holders(pid) }));
+    const natsPid = stack.nats.process.pid ?? 0;
     const f = (n: number) => n.toFixed(1);
     return {
       mode,
       processes: pids.length,
       rssMb: rss.reduce((n, r) => n + r.mb, 0),
-      pssMb: rss.reduce((n, r) => n + r.pss, 0),
-      perProcess: rss.map((r) => `${r.name} ${r.mb.toFixed(0)}/${r.pss.toFixed(0)} (binary ${f(r.h.binary)}, files ${f(r.h.files)}, [heap] ${f(r.h.brk)}, stacks ${f(r.h.stacks)}, other anon ${f(r.h.anon)})`).join('; '),
+      pssMb: rss.reduce((n, r) => n + r.h.pss, 0),
+      perProcess: rss.map((r) => `${r.name} ${r.mb.toFixed(0)}/${r.h.pss.toFixed(0)} (binary ${f(r.h.binary)}, files ${f(r.h.files)}, [heap] ${f(r.h.brk)}, stacks ${f(r.h.stacks)}, other anon ${f(r.h.anon)})`).join('; '),
       cpuPct: (cpuTicks / TICKS / windowS) * 100,
-      natsRssMb: nats.rssMb,
-      natsPssMb: nats.pssMb,
+      natsRssMb: proc(natsPid).rssMb,
+      natsPssMb: holders(natsPid).pss,
     };
   } finally {
     await stack.stop();

@@ -47,6 +47,11 @@ function decodeParam(value: string): string {
   }
 }
 
+/** A layer's matcher: `/` as a prefix is any path; `end: false` matches a prefix (middleware), `end: true` the whole path. */
+function matcher(path: string, end: boolean): Layer['matches'] {
+  return path === '/' && !end ? ANY_PATH : match(path, { decode: decodeParam, end });
+}
+
 function unsupported(what: string): Error {
   return new Error(`${what} is not supported by kubelet-split's HTTP platform (libs/service http-adapter.ts)`);
 }
@@ -71,10 +76,10 @@ export class NodeHttpAdapter extends AbstractHttpAdapter<Server, HttpRequest, Se
 
   // Routes and middleware, in the order registered (as express keeps them).
   override use(...args: unknown[]): this {
-    const [path, handler] = typeof args[0] === 'string' ? [args[0], args[1]] : [undefined, args[0]];
+    const [path, handler] = typeof args[0] === 'string' ? [args[0], args[1]] : ['/', args[0]];
     if (typeof handler !== 'function') throw new TypeError('use() needs a handler function');
     const fn = handler as Handler | ErrorHandler;
-    this.layers.push({ matches: path === undefined || path === '/' ? ANY_PATH : match(path, { decode: decodeParam, end: false }), handler: fn, onError: fn.length === 4 });
+    this.layers.push({ matches: matcher(path, false), handler: fn, onError: fn.length === 4 });
     return this;
   }
   override get(...args: unknown[]): this {
@@ -105,7 +110,7 @@ export class NodeHttpAdapter extends AbstractHttpAdapter<Server, HttpRequest, Se
   private route(method: string | undefined, args: unknown[]): this {
     const [path, handler] = typeof args[0] === 'string' ? [args[0], args[1]] : ['/', args[0]];
     if (typeof handler !== 'function') throw new TypeError('a route needs a handler function');
-    this.layers.push({ ...(method ? { method } : {}), matches: match(path, { decode: decodeParam }), handler: handler as Handler, onError: false });
+    this.layers.push({ ...(method ? { method } : {}), matches: matcher(path, true), handler: handler as Handler, onError: false });
     return this;
   }
 
@@ -238,7 +243,7 @@ export class NodeHttpAdapter extends AbstractHttpAdapter<Server, HttpRequest, Se
       const exact = path.endsWith('$');
       const p = exact ? path.slice(0, -1) : path;
       const method = METHOD_NAMES[requestMethod];
-      this.layers.push({ ...(method ? { method } : {}), matches: p === '/' && !exact ? ANY_PATH : match(p, { decode: decodeParam, end: exact }), handler: callback as Handler, onError: false });
+      this.layers.push({ ...(method ? { method } : {}), matches: matcher(p, exact), handler: callback as Handler, onError: false });
     };
   }
   // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type -- Nest's signature

@@ -225,6 +225,12 @@ async function cpuDuring<T>(agent: Agent, fn: () => Promise<T>): Promise<{ resul
   };
 }
 
+/** A P3 window's sums over the agent's processes (PSS only when every process's could be read), and the processes. */
+function totals(processes: ProcessFootprint[]): { cpuPercent: number; rssMb: number; pssMb?: number; processes: ProcessFootprint[] } {
+  const sum = (f: (p: ProcessFootprint) => number) => processes.reduce((s, p) => s + (Number.isFinite(f(p)) ? f(p) : 0), 0);
+  return { cpuPercent: sum((p) => p.cpuPercent), rssMb: sum((p) => p.rssMb), ...(processes.every((p) => p.pssMb !== undefined) ? { pssMb: sum((p) => p.pssMb ?? 0) } : {}), processes };
+}
+
 /** P1, P2, P3, P5 and P6 on a started agent (see the file's header); `coldStart` is what start() returned. */
 export async function measureAgent(agent: Agent, coldStart: Record<string, number>, o: MeasureOptions): Promise<AgentFigures> {
   const cri = new CriObserver(agent.criEndpoint);
@@ -259,7 +265,6 @@ export async function measureAgent(agent: Agent, coldStart: Record<string, numbe
 
     await sleep(Math.min(5000, o.p3Seconds * 200)); // past the burst's tail (status writes, first probes of the runtime)
     const processes = await footprint(agent.processes(), o.p3Seconds);
-    const sum = (f: (p: ProcessFootprint) => number) => processes.reduce((s, p) => s + (Number.isFinite(f(p)) ? f(p) : 0), 0);
 
     o.log(`${agent.name}: P7, ${o.p7Kills} containers killed behind its back`);
     const p7 = await killsSeen(agent, cri, p2Names.slice(0, o.p7Kills), o.pollMs.p1);
@@ -278,14 +283,13 @@ export async function measureAgent(agent: Agent, coldStart: Record<string, numbe
       o.log(`${agent.name}: density P2 ${Math.round(start.totalMs)} ms; P3, ${o.p3Seconds} s with ${d} pods running`);
       await sleep(Math.min(5000, o.p3Seconds * 200));
       const running = await footprint(agent.processes(), o.p3Seconds);
-      const total = (f: (p: ProcessFootprint) => number) => running.reduce((x, p) => x + (Number.isFinite(f(p)) ? f(p) : 0), 0);
       o.log(`${agent.name}: density P6, ${d} manifests removed at once`);
       const { result: gone, cpu: goneCpu } = await cpuDuring(agent, () => removeAll(agent, cri, names, o.pollMs.p6, 1_200_000));
       await waitGone(agent, cri, names, 600_000);
       density = {
         pods: d,
         p2: { totalMs: start.totalMs, perPod: distribution(start.perPod), cpu: startCpu },
-        p3: { seconds: o.p3Seconds, cpuPercent: total((p) => p.cpuPercent), rssMb: total((p) => p.rssMb), ...(running.every((p) => p.pssMb !== undefined) ? { pssMb: total((p) => p.pssMb ?? 0) } : {}), processes: running },
+        p3: { seconds: o.p3Seconds, ...totals(running) },
         p6: { totalMs: gone.totalMs, perPod: distribution(gone.perPod), cpu: goneCpu },
       };
     }
@@ -300,7 +304,7 @@ export async function measureAgent(agent: Agent, coldStart: Record<string, numbe
       description: agent.description,
       p1: distribution(p1),
       p2: { pods: o.p2Pods, totalMs: p2.totalMs, perPod: distribution(p2.perPod), cpu: p2Cpu },
-      p3: { pods: o.p2Pods, seconds: o.p3Seconds, cpuPercent: sum((p) => p.cpuPercent), rssMb: sum((p) => p.rssMb), ...(processes.every((p) => p.pssMb !== undefined) ? { pssMb: sum((p) => p.pssMb ?? 0) } : {}), processes },
+      p3: { pods: o.p2Pods, seconds: o.p3Seconds, ...totals(processes) },
       p5: { readiness: agent.readiness, services },
       p7: distribution(p7),
       p6: { one, many: { pods: o.p2Pods, totalMs: many.totalMs, perPod: distribution(many.perPod), cpu: p6Cpu } },
